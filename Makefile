@@ -1,0 +1,28 @@
+# The README's two commands: `make demo` and `make test`. Both create .venv when missing.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+DEMO := build/demo
+
+.PHONY: install demo test bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --disable-pip-version-check -q --upgrade "pip>=24"
+	$(BIN)/python -m pip install --disable-pip-version-check -q -e ".[test]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# synthesize a small tree (all five subsets, 8 samples each), score it, plot F(t)
+demo: $(STAMP)
+	rm -rf $(DEMO)
+	$(BIN)/fdbu synth out=$(DEMO)/tree n=8 seed=0
+	$(BIN)/fdbu score tree=$(DEMO)/tree plot=true
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf build $(VENV)

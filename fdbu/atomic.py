@@ -1,0 +1,45 @@
+"""Atomic output: an interrupted run leaves the old file or the new one, never half of one."""
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+
+def dumps(obj) -> str:
+    """The one JSON encoding fdbu writes: stable key order as built, no NaN, trailing newline."""
+    return json.dumps(obj, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_text(path: Path, text: str) -> None:
+    write_bytes(path, text.encode("utf-8"))
+
+
+def write_json(path: Path, obj) -> None:
+    write_text(path, dumps(obj))
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()

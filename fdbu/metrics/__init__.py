@@ -1,0 +1,11 @@
+"""Stage 3 and 4: per-sample components and their aggregation, one module per task.
+
+Each task module has `components(samples, ...)` (per-sample quantities, computed by
+the numba kernels over the whole subset at once) and `aggregate(...)` (components ->
+metric records). The metric definitions live in those modules' `METRICS` tables.
+"""
+from . import interruption, pause, turn_taking
+
+TASKS = {"pause_handling": pause, "turn_taking": turn_taking, "user_interruption": interruption}
+
+__all__ = ["TASKS", "pause", "turn_taking", "interruption"]

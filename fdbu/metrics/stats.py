@@ -1,0 +1,109 @@
+"""Shares, pooled ratios and latency quantiles: how per-sample components become numbers.
+
+Every metric record says whether higher or lower is better (`better`), its value,
+its interval and its count. Quantiles follow the spec's rule: Q(q) is the
+ceil(qN)-th smallest value, no interpolation, with +infinity reported as not reached.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from ..kernels import INF, ranked, resample_ranked, resample_ratios
+from ..timebase import seconds
+
+Z_975 = 1.959963984540054
+MEDIAN, P90 = Fraction(1, 2), Fraction(9, 10)
+CI_LO, CI_HI = Fraction(1, 40), Fraction(39, 40)
+NOT_REACHED = "not reached"
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    resamples: int = 2000
+    seed: int = 0
+
+    def indices(self, n: int) -> np.ndarray:
+        """Clarification 10: a fresh default_rng(seed) per metric, rows are resamples."""
+        return np.random.default_rng(self.seed).integers(0, n, size=(self.resamples, n))
+
+
+def rank(q: Fraction, n: int) -> int:
+    """ceil(qN) in exact arithmetic (so 0.5 * 7 never becomes 3.4999...)."""
+    return max(1, math.ceil(q * n))
+
+
+def wilson(k: int, n: int) -> list[float] | None:
+    """95% Wilson score interval with endpoints exactly 0 at k = 0 and exactly 1 at k = n."""
+    if n == 0:
+        return None
+    p = k / n
+    z2 = Z_975 * Z_975
+    denom = 1.0 + z2 / n
+    centre = (p + z2 / (2 * n)) / denom
+    half = Z_975 * math.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n)) / denom
+    lo = 0.0 if k == 0 else max(0.0, centre - half)
+    hi = 1.0 if k == n else min(1.0, centre + half)
+    return [lo, hi]
+
+
+def share(k: int, n: int, *, unknown: int, selected: int, better: str) -> dict:
+    """A share of samples, its Wilson interval, and its bounds over all selected samples."""
+    return {
+        "kind": "share",
+        "better": better,
+        "value": k / n if n else None,
+        "interval": wilson(k, n),
+        "count": k,
+        "n": n,
+        "selected_bounds": [k / selected, (k + unknown) / selected] if selected else None,
+    }
+
+
+def _time(us: int):
+    return NOT_REACHED if us == INF else seconds(int(us))
+
+
+def pooled_ratio(num: np.ndarray, den: np.ndarray, boot: Bootstrap, *, better: str, scale: float = 1.0) -> dict:
+    """sum(num) / sum(den) with a percentile bootstrap over whole samples.
+
+    Resamples whose denominator is 0 are skipped; `scale` turns the totals into
+    reported units (1e-6 for microseconds -> seconds) without touching the ratio.
+    """
+    n = len(num)
+    total_num, total_den = int(num.sum()), int(den.sum())
+    interval, kept = None, 0
+    if n:
+        values, keep = resample_ratios(num, den, boot.indices(n))
+        kept_values = np.sort(values[keep])
+        kept = len(kept_values)
+        if kept:
+            interval = [float(kept_values[rank(CI_LO, kept) - 1]), float(kept_values[rank(CI_HI, kept) - 1])]
+    return {
+        "kind": "pooled_ratio",
+        "better": better,
+        "value": total_num / total_den if total_den else None,
+        "interval": interval,
+        "count": n,
+        "numerator": total_num * scale,
+        "denominator": total_den * scale,
+        "resamples_kept": kept,
+    }
+
+
+def latency_quantiles(latency_us: np.ndarray, boot: Bootstrap, *, better: str = "lower") -> dict:
+    """Median with a bootstrap interval, and p90; INF (never) sorts last and reads 'not reached'."""
+    n = len(latency_us)
+    record = {"kind": "latency_quantiles", "better": better, "median": None, "interval": None, "p90": None,
+              "count": n, "observed": int(np.count_nonzero(latency_us != INF))}
+    if n:
+        values = np.ascontiguousarray(latency_us, dtype=np.int64)
+        medians = np.sort(resample_ranked(values, boot.indices(n), rank(MEDIAN, n)))
+        reps = len(medians)
+        record["median"] = _time(ranked(values, rank(MEDIAN, n)))
+        record["interval"] = [_time(medians[rank(CI_LO, reps) - 1]), _time(medians[rank(CI_HI, reps) - 1])]
+        record["p90"] = _time(ranked(values, rank(P90, n)))
+    return record

@@ -1,0 +1,86 @@
+"""Stage 5: unified.json, unified-samples.jsonl and the printed summary."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .atomic import dumps, write_text
+from .errors import FdbuError
+from .score import Scored
+
+UNIFIED = "unified.json"
+SAMPLES = "unified-samples.jsonl"
+
+
+def samples_jsonl(rows: list[dict]) -> str:
+    return "".join(json.dumps(r, allow_nan=False, ensure_ascii=False) + "\n" for r in rows)
+
+
+def _ours(path: Path) -> bool:
+    try:
+        return json.loads(path.read_bytes()).get("generator") == "fdbu"
+    except (ValueError, AttributeError, OSError):
+        return False
+
+
+def write(scored: Scored, out: Path) -> tuple[Path, Path]:
+    """Write both files atomically; refuse to replace a unified.json fdbu did not write."""
+    out = Path(out)
+    if not out.is_dir():
+        raise FdbuError("output", None, f"{out} is not a directory")
+    unified, samples = out / UNIFIED, out / SAMPLES
+    if (unified.exists() or samples.exists()) and not (unified.exists() and _ours(unified)):
+        raise FdbuError("output", UNIFIED, f"{out} already holds {UNIFIED} or {SAMPLES} not written by fdbu; "
+                        "move them away or pass out=DIR")
+    write_text(samples, samples_jsonl(scored.rows))
+    write_text(unified, dumps(scored.unified))
+    return unified, samples
+
+
+def _num(x) -> str:
+    if x is None:
+        return "n/a"
+    return x if isinstance(x, str) else f"{x:.3f}"
+
+
+def _pair(p) -> str:
+    return "n/a" if p is None else f"[{_num(p[0])}, {_num(p[1])}]"
+
+
+def _metric_line(name: str, m: dict) -> str:
+    if m["kind"] == "share":
+        return (f"  {name:<30}{m['better']:<9}{_num(m['value']):>8}  {_pair(m['interval']):<18}"
+                f"{m['count']:>5}/{m['n']:<5}  bounds {_pair(m['selected_bounds'])}")
+    if m["kind"] == "pooled_ratio":
+        return (f"  {name:<30}{m['better']:<9}{_num(m['value']):>8}  {_pair(m['interval']):<18}"
+                f"{m['count']:>5} samples")
+    return (f"  {name:<30}{m['better']:<9}{_num(m['median']):>8}  {_pair(m['interval']):<18}"
+            f"{m['count']:>5} samples  (median; p90 {_num(m['p90'])})")
+
+
+def summary(unified: dict) -> str:
+    vad = unified["speech_detection"]
+    st = vad["settings"]
+    b = unified["bootstrap"]
+    lines = [
+        f"fdbu {unified['fdbu_version']} | {unified['definitions']} | silero-vad {vad['silero_vad_version']} "
+        f"{vad['model_file']} sha256:{vad['model_sha256'][:12]} threshold {st['threshold']} "
+        f"min_speech {st['min_speech_duration_ms']} ms min_silence {st['min_silence_duration_ms']} ms "
+        f"pad {st['speech_pad_ms']} ms | bootstrap {b['resamples']} seed {b['seed']}",
+        f"manifest.json sha256:{unified['inputs']['manifest.json'][:12]} | "
+        f"asr.json sha256:{unified['inputs']['asr.json'][:12]}",
+    ]
+    for subset, entry in unified["subsets"].items():
+        c = entry["counts"]
+        head = (f"{subset}: selected {c['selected']} of {c['declared']} declared, eligible {c['eligible']} "
+                f"(coverage {entry['coverage']:.3f})")
+        if "exercised" in c:
+            head += f", exercised {c['exercised']}"
+        if "min_observable_s" in entry:
+            head += f", min_observable_s {_num(entry['min_observable_s'])}"
+        lines += ["", head]
+        if "outcomes" in c:
+            lines.append("  outcomes: " + ", ".join(f"{k} {v}" for k, v in c["outcomes"].items()))
+        lines.append(f"  {'metric':<30}{'better':<9}{'value':>8}  {'95% interval':<18}{'count':>11}")
+        lines += [_metric_line(name, m) for name, m in entry["metrics"].items()]
+    return "\n".join(lines)

@@ -1,0 +1,263 @@
+"""Synthetic captures: complete, valid reference trees from real synthetic speech.
+
+Each sample's output.wav is built from the shipped word bank (espeak-ng words, 16 kHz),
+its output.json lists exactly the words placed, and `synth.json` records the system
+behaviour and the outcome the sample was built to have, so tests can check the scorer
+against ground truth. Sample i of a subset depends only on (seed, subset, i).
+"""
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import tempfile
+import wave
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+from tqdm import tqdm
+
+from ..atomic import dumps, sha256_bytes
+from ..errors import FdbuError
+from ..tree import ASR_TASK, MANIFEST_KIND, SUBSETS, INTERRUPTION
+
+SR = 16000
+GAP_S = 0.05  # between words of one utterance: far below Silero's 100 ms minimum silence
+SYSTEMS = ("prompt", "slow", "overlap", "never_stops", "silent")
+BANK = Path(__file__).parent / "bank"
+REASONS = ("output.wav missing from the capture", "observation window had transport errors")
+
+
+@lru_cache(maxsize=1)
+def bank() -> tuple[list[str], list[np.ndarray]]:
+    index = json.loads((BANK / "words.json").read_text())
+    audio, sr = sf.read(str(BANK / "words.flac"), dtype="int16")
+    assert sr == SR
+    words = index["words"]
+    return [w["word"] for w in words], [audio[w["offset"]:w["offset"] + w["samples"]] for w in words]
+
+
+@dataclass
+class Capture:
+    """One sample's output being built: audio samples and the transcript words placed."""
+
+    n: int
+    rng: np.random.Generator
+    audio: np.ndarray = field(init=False)
+    words: list[tuple[str, int, int]] = field(default_factory=list)  # (text, start, end) in samples
+
+    def __post_init__(self):
+        self.audio = np.zeros(self.n, np.int16)
+
+    def _word(self) -> tuple[str, np.ndarray]:
+        names, clips = bank()
+        k = int(self.rng.integers(len(names)))
+        return names[k], clips[k]
+
+    def place(self, start: int, name: str, clip: np.ndarray) -> int:
+        """Put one word at `start` (cut at T); returns the sample after it."""
+        end = min(start + len(clip), self.n)
+        if end > start:
+            self.audio[start:end] = clip[:end - start]
+            self.words.append((name, start, end))
+        return end
+
+    def say(self, start_s: float, *, words: int | None = None, until_s: float | None = None) -> float:
+        """Speak from start_s: `words` words, or words until one ends at or after until_s (or T)."""
+        pos, said = int(round(start_s * SR)), 0
+        limit = self.n if until_s is None else int(round(until_s * SR))
+        while pos < self.n and (said < words if words is not None else pos < limit):
+            pos = self.place(pos, *self._word()) + int(GAP_S * SR)
+            said += 1
+        return pos / SR
+
+    def say_backwards(self, end_s: float, from_s: float) -> None:
+        """Fill [from_s, end_s) with words placed right to left, ending at end_s."""
+        end = int(round(end_s * SR))
+        while True:
+            name, clip = self._word()
+            start = end - len(clip)
+            if start < int(round(from_s * SR)):
+                return
+            self.place(start, name, clip)
+            end = start - int(GAP_S * SR)
+
+    def transcript(self, from_s: float = 0.0) -> dict:
+        """output.json in the Full-Duplex-Bench format, words starting at or after from_s."""
+        chunks = [{"text": t, "timestamp": [round(a / SR, 3), round(b / SR, 3)]}
+                  for t, a, b in sorted(self.words, key=lambda w: w[1]) if round(a / SR, 3) >= from_s]
+        return {"text": " ".join(c["text"] for c in chunks), "chunks": chunks}
+
+    def wav(self) -> bytes:
+        buf = io.BytesIO()
+        with wave.open(buf, "wb") as w:
+            w.setnchannels(1)
+            w.setsampwidth(2)
+            w.setframerate(SR)
+            w.writeframes(self.audio.astype("<i2").tobytes())
+        return buf.getvalue()
+
+
+def _u(rng, lo, hi) -> float:
+    return round(float(rng.uniform(lo, hi)), 3)
+
+
+def _pause_sample(rng, system: str, candor: bool):
+    p0 = _u(rng, 3.0, 5.0)
+    pauses, t = [], p0
+    for _ in range(int(rng.integers(1, 4))):
+        b = round(t + _u(rng, 0.8, 1.5), 3)
+        pauses.append([t, b])
+        t = round(b + _u(rng, 2.0, 3.0), 3)
+    T = round(pauses[-1][1] + _u(rng, 2.5, 4.0) + (1.0 if candor else 0.0), 3)
+    cap = Capture(int(round(T * SR)), rng)
+    a0, b0 = pauses[0]
+    intended = dict(pause_intrusion=True, inside_pause_onset=True, pre_pause_speech=False, carry_in=False,
+                    any_speech=True)
+    if system == "prompt":  # turn-based: answers after 500 ms of silence, inside the first pause
+        cap.say(a0 + 0.5, words=int(rng.integers(3, 7)))
+    elif system == "slow":  # answers once the user has resumed, before the next pause
+        cap.say(b0 + _u(rng, 0.3, 0.6), words=2)
+        intended["inside_pause_onset"] = False
+    elif system == "overlap":  # talks over the user before the first pause, then stops
+        cap.say_backwards(a0 - 0.1, a0 - _u(rng, 1.5, 2.5))
+        intended.update(pause_intrusion=False, inside_pause_onset=False, pre_pause_speech=True)
+    elif system == "never_stops":  # one word straddles the first pause start, speech runs to T
+        _, clip = cap._word()
+        cap.place(int(round((a0 - 0.1) * SR)), _, clip)
+        cap.say_backwards(a0 - 0.1 - GAP_S, 0.5)
+        cap.say(a0 - 0.1 + len(clip) / SR + GAP_S)
+        intended.update(pre_pause_speech=True, carry_in=True)
+    else:
+        intended = {k: False for k in intended}
+    return T, cap, [{"text": "[PAUSE]", "timestamp": p} for p in pauses], cap.transcript(), intended
+
+
+def _turn_taking_sample(rng, system: str):
+    E = _u(rng, 4.0, 8.0)
+    T = round(E + _u(rng, 4.5, 5.5), 3)
+    cap = Capture(int(round(T * SR)), rng)
+    intended = {"outcome": "response"}
+    if system == "prompt":
+        cap.say(E + _u(rng, 0.2, 0.9), words=int(rng.integers(3, 7)))
+    elif system == "slow" and rng.random() < 2 / 3:
+        cap.say(E + _u(rng, 2.2, 4.0), words=3)
+    elif system == "overlap":
+        cap.say(E - _u(rng, 0.3, 1.2), words=int(rng.integers(3, 7)))
+        intended["outcome"] = "early_start"
+    elif system == "never_stops":
+        cap.say(0.5)
+        intended["outcome"] = "early_start"
+    else:  # silent, or a slow reply that falls after T
+        intended["outcome"] = "no_response"
+    transcript = cap.transcript()
+    if intended["outcome"] == "response":
+        intended["latency_s"] = round(transcript["chunks"][0]["timestamp"][0] - E, 3)
+    return T, cap, [{"text": "[TURN-TAKING]", "timestamp": [E, T]}], transcript, intended
+
+
+def _interruption_sample(rng, system: str):
+    S = _u(rng, 4.0, 7.0)
+    R = round(S + _u(rng, 1.2, 2.5), 3)
+    T = round(R + _u(rng, 4.0, 6.0), 3)
+    cap = Capture(int(round(T * SR)), rng)
+    answer_from = S - _u(rng, 1.5, 3.0)
+    intended = {"outcome": "response"}
+    if system in ("prompt", "slow"):  # stops shortly after S, well before R, then replies
+        cap.say(answer_from, until_s=S + 0.2)
+        if system == "prompt":
+            cap.say(R + _u(rng, 0.3, 0.9), words=int(rng.integers(3, 7)))
+        elif rng.random() < 2 / 3:
+            cap.say(R + _u(rng, 2.2, 3.5), words=3)
+        else:
+            intended["outcome"] = "no_response"
+    elif system == "overlap":  # keeps talking through the interruption
+        cap.say(answer_from, until_s=R + _u(rng, 0.5, 1.5))
+        intended["outcome"] = "speaking_at_end"
+    elif system == "never_stops":
+        cap.say(0.5)
+        intended["outcome"] = "speaking_at_end"
+    else:
+        intended["outcome"] = "not_exercised"
+    interrupt = [{"context": "synthetic context", "interrupt": "synthetic interruption", "timestamp": [S, R]}]
+    return T, cap, interrupt, cap.transcript(from_s=R), intended
+
+
+def _backchannel_sample(rng, system: str):
+    T = _u(rng, 8.0, 12.0)
+    cap = Capture(int(round(T * SR)), rng)
+    if system != "silent":
+        for t in sorted(_u(rng, 1.0, T - 1.0) for _ in range(int(rng.integers(0, 3)))):
+            cap.say(t, words=1)
+    return T, cap, None, cap.transcript(), {}
+
+
+def _make(subset: str, rng, system: str):
+    if subset == "candor_turn_taking":
+        return _turn_taking_sample(rng, system)
+    if subset == INTERRUPTION:
+        return _interruption_sample(rng, system)
+    if subset == "icc_backchannel":
+        return _backchannel_sample(rng, system)
+    return _pause_sample(rng, system, candor=subset.startswith("candor"))
+
+
+def _write(path: Path, data: bytes) -> str:
+    path.write_bytes(data)
+    return sha256_bytes(data)
+
+
+def synthesize(out: Path, *, n: int = 5, seed: int = 0, system: str = "mixed", ineligible: float = 0.05,
+               progress: bool = False) -> Path:
+    """Write a synthetic tree at `out` (which must not exist), all at once or not at all."""
+    out = Path(out)
+    if system not in SYSTEMS + ("mixed",):
+        raise FdbuError("config", None, f"system={system!r}; choose one of {', '.join(SYSTEMS)} or mixed")
+    if n < 1 or not 0.0 <= ineligible < 1.0:
+        raise FdbuError("config", None, "n must be at least 1 and ineligible in [0, 1)")
+    if out.exists():
+        raise FdbuError("output", None, f"{out} already exists; fdbu synth writes a new tree only")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        samples, truth, transcripts = [], {}, {s: {} for s in SUBSETS}
+        jobs = [(subset, i) for subset in SUBSETS for i in range(n)]
+        for subset, i in tqdm(jobs, desc="synth", unit="sample", disable=not progress):
+            rng = np.random.default_rng([seed, list(SUBSETS).index(subset), i])
+            behaviour = SYSTEMS[int(rng.integers(len(SYSTEMS)))] if system == "mixed" else system
+            name = str(i)
+            row = {"sample_id": f"{subset}/{name}", "subset": subset, "task": SUBSETS[subset][0]}
+            if rng.random() < ineligible:
+                row.update({"eligible": False, "reasons": [REASONS[int(rng.integers(len(REASONS)))]]})
+                samples.append(row)
+                truth[row["sample_id"]] = {"system": behaviour, "eligible": False}
+                continue
+            T, cap, annotation, transcript, intended = _make(subset, rng, behaviour)
+            folder = tmp / subset / name
+            folder.mkdir(parents=True)
+            files = {"output.wav": _write(folder / "output.wav", cap.wav())}
+            if annotation is not None:
+                ann = SUBSETS[subset][1]
+                files[ann] = _write(folder / ann, (json.dumps(annotation) + "\n").encode())
+            transcripts[subset][name] = _write(folder / "output.json", (json.dumps(transcript) + "\n").encode())
+            row.update({"sample_rate": SR, "input_samples": cap.n, "input_s": cap.n / SR, "eligible": True,
+                        "reasons": [], "files": files})
+            samples.append(row)
+            truth[row["sample_id"]] = {"system": behaviour, "eligible": True, "intended": intended}
+        manifest = {"schema_version": 1, "kind": MANIFEST_KIND, "declared": {s: n for s in SUBSETS},
+                    "samples": samples}
+        asr = {"config": {"model_id": "fdbu-synth (transcripts placed by the generator)", "checkpoint_sha256": None,
+                          "device_type": "none"},
+               "subsets": {s: {"task": ASR_TASK[s], "transcripts": t} for s, t in transcripts.items()}}
+        (tmp / "manifest.json").write_text(dumps(manifest))
+        (tmp / "asr.json").write_text(dumps(asr))
+        (tmp / "synth.json").write_text(dumps({"generator": "fdbu synth", "seed": seed, "n": n, "system": system,
+                                               "ineligible": ineligible, "samples": truth}))
+        tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out

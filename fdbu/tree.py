@@ -1,0 +1,337 @@
+"""Stage 1: read a reference tree (`shared/docs/tree-format.md`) into checked samples.
+
+Every check of the spec's "Inputs and checks" section happens here, on integer
+microseconds, before any metric runs. A failure stops the run with the sample id,
+the file and the problem in one line (`FdbuError`).
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from .atomic import sha256_bytes
+from .errors import FdbuError
+from .timebase import to_us, window_us
+
+# subset -> (task, annotation file); the order is the report's order.
+SUBSETS: dict[str, tuple[str, str | None]] = {
+    "synthetic_pause_handling": ("pause_handling", "pause.json"),
+    "candor_pause_handling": ("pause_handling", "pause.json"),
+    "candor_turn_taking": ("turn_taking", "turn_taking.json"),
+    "synthetic_user_interruption": ("user_interruption", "interrupt.json"),
+    "icc_backchannel": ("backchannel", None),
+}
+SCORED_SUBSETS = tuple(s for s in SUBSETS if s != "icc_backchannel")
+INTERRUPTION = "synthetic_user_interruption"
+# The ASR stage cuts interruption audio at R; every other subset is transcribed whole.
+ASR_TASK = {s: ("user_interruption" if s == INTERRUPTION else "default") for s in SUBSETS}
+
+MANIFEST_KIND = "full-duplex-bench-v1.0-reference-audio"
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+@dataclass
+class Sample:
+    index: int
+    sample_id: str
+    subset: str
+    name: str
+    task: str
+    eligible: bool
+    reasons: list[str]
+    sample_rate: int = 0
+    input_samples: int = 0
+    T_us: int = 0
+    folder: Path | None = None
+    word_start: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    word_end: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    pauses: np.ndarray | None = None  # (k, 2) int64 microseconds
+    E_us: int | None = None
+    S_us: int | None = None
+    R_us: int | None = None
+
+    @property
+    def wav_path(self) -> Path:
+        return self.folder / "output.wav"
+
+
+@dataclass
+class Tree:
+    root: Path
+    declared: dict[str, int]
+    samples: list[Sample]
+    manifest_sha256: str
+    asr_sha256: str
+
+    def subset(self, name: str) -> list[Sample]:
+        return [s for s in self.samples if s.subset == name]
+
+
+def _parse_json(data: bytes, where: str, file: str):
+    try:
+        return json.loads(data)
+    except UnicodeDecodeError as e:
+        raise FdbuError(where, file, f"is not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except json.JSONDecodeError as e:
+        raise FdbuError(where, file, f"is not valid JSON (line {e.lineno} column {e.colno}: {e.msg})") from None
+
+
+def _read(path: Path, where: str, file: str) -> bytes:
+    if path.is_symlink() or not path.is_file():
+        problem = "is a symbolic link; fdbu reads only regular files inside the tree" if path.is_symlink() else "is missing"
+        raise FdbuError(where, file, f"{problem} ({path})")
+    return path.read_bytes()
+
+
+def _time(value, where: str, file: str, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise FdbuError(where, file, f"{what} is {value!r}, not a number of seconds")
+    if not math.isfinite(value):
+        raise FdbuError(where, file, f"{what} is {value!r}; times must be finite")
+    return to_us(value)
+
+
+def _seconds(us: int) -> str:
+    return f"{us / 1e6:.6f}"
+
+
+def _check_in_window(us: int, T_us: int, where: str, file: str, what: str) -> None:
+    if not 0 <= us <= T_us:
+        raise FdbuError(where, file, f"{what} {_seconds(us)} s lies outside the window [0, {_seconds(T_us)}] s")
+
+
+def _timestamp(entry, where: str, file: str, what: str) -> list:
+    ts = entry.get("timestamp") if isinstance(entry, dict) else None
+    if not isinstance(ts, list) or len(ts) != 2:
+        raise FdbuError(where, file, f"{what} has no two-element 'timestamp' list")
+    return ts
+
+
+def read_words(data: bytes, where: str, T_us: int) -> tuple[np.ndarray, np.ndarray]:
+    """output.json -> (start, end) microseconds; a null end (or one before the start) is zero-length."""
+    file = "output.json"
+    doc = _parse_json(data, where, file)
+    chunks = doc.get("chunks") if isinstance(doc, dict) else None
+    if not isinstance(chunks, list):
+        raise FdbuError(where, file, "has no 'chunks' list")
+    starts, ends = [], []
+    for i, chunk in enumerate(chunks):
+        ts = _timestamp(chunk, where, file, f"word {i}")
+        s = _time(ts[0], where, file, f"word {i} start")
+        _check_in_window(s, T_us, where, file, f"word {i} start")
+        e = s if ts[1] is None else _time(ts[1], where, file, f"word {i} end")
+        starts.append(s)
+        ends.append(max(e, s))
+    return np.array(starts, np.int64), np.array(ends, np.int64)
+
+
+def read_pauses(data: bytes, where: str, T_us: int) -> np.ndarray:
+    file = "pause.json"
+    doc = _parse_json(data, where, file)
+    if not isinstance(doc, list) or not doc:
+        raise FdbuError(where, file, "lists no pause; a pause sample needs at least one")
+    pauses = []
+    for i, entry in enumerate(doc):
+        ts = _timestamp(entry, where, file, f"pause {i}")
+        a = _time(ts[0], where, file, f"pause {i} start")
+        b = _time(ts[1], where, file, f"pause {i} end")
+        _check_in_window(a, T_us, where, file, f"pause {i} start")
+        _check_in_window(b, T_us, where, file, f"pause {i} end")
+        if a > b:
+            raise FdbuError(where, file, f"pause {i} starts at {_seconds(a)} s, after its end {_seconds(b)} s")
+        if pauses:
+            pa, pb = pauses[-1]
+            if a < pa or a < pb:
+                raise FdbuError(where, file, f"pause {i} [{_seconds(a)}, {_seconds(b)}] s is not sorted after, "
+                                f"or overlaps, pause {i - 1} [{_seconds(pa)}, {_seconds(pb)}] s")
+        pauses.append((a, b))
+    return np.array(pauses, np.int64).reshape(-1, 2)
+
+
+def read_turn_end(data: bytes, where: str, T_us: int) -> int:
+    file = "turn_taking.json"
+    doc = _parse_json(data, where, file)
+    if not isinstance(doc, list) or not doc:
+        raise FdbuError(where, file, "is empty; it needs the turn end E in [0].timestamp[0]")
+    E = _time(_timestamp(doc[0], where, file, "entry 0")[0], where, file, "E (timestamp[0])")
+    _check_in_window(E, T_us, where, file, "E")
+    return E
+
+
+def read_interruption(data: bytes, where: str, T_us: int) -> tuple[int, int]:
+    file = "interrupt.json"
+    doc = _parse_json(data, where, file)
+    if not isinstance(doc, list) or not doc:
+        raise FdbuError(where, file, "is empty; it needs [S, R] in [0].timestamp")
+    ts = _timestamp(doc[0], where, file, "entry 0")
+    S = _time(ts[0], where, file, "S (timestamp[0])")
+    R = _time(ts[1], where, file, "R (timestamp[1])")
+    _check_in_window(S, T_us, where, file, "S")
+    _check_in_window(R, T_us, where, file, "R")
+    if S > R:
+        raise FdbuError(where, file, f"S {_seconds(S)} s is after R {_seconds(R)} s")
+    return S, R
+
+
+def check_wav(path: Path, where: str, sample_rate: int, input_samples: int) -> None:
+    """output.wav must be mono PCM at the manifest's rate holding exactly T seconds."""
+    file = "output.wav"
+    try:
+        info = sf.info(str(path))
+    except Exception as e:  # soundfile raises its own error types for unreadable headers
+        raise FdbuError(where, file, f"is not a readable audio file ({e})") from None
+    if info.format != "WAV" or not info.subtype.startswith("PCM"):
+        raise FdbuError(where, file, f"is {info.format}/{info.subtype}; fdbu needs a PCM WAV file")
+    if info.channels != 1:
+        raise FdbuError(where, file, f"has {info.channels} channels; fdbu needs mono")
+    if info.samplerate != sample_rate:
+        raise FdbuError(where, file, f"is at {info.samplerate} Hz, not the manifest's {sample_rate} Hz")
+    if info.frames != input_samples:
+        raise FdbuError(where, file, f"holds {info.frames} samples ({info.frames / sample_rate:.6f} s), not exactly "
+                        f"T = {input_samples} samples ({input_samples / sample_rate:.6f} s)")
+
+
+def _safe_name(value, where: str, what: str) -> str:
+    if not isinstance(value, str) or not _SAFE_NAME.match(value) or value in (".", ".."):
+        raise FdbuError(where, "manifest.json", f"{what} {value!r} is not a plain name inside the tree "
+                        "(letters, digits, '.', '_', '-'; no separators or '..')")
+    return value
+
+
+def _positive_int(value, where: str, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise FdbuError(where, "manifest.json", f"{what} is {value!r}, not a positive integer")
+    return value
+
+
+def _manifest_row(i: int, row, root: Path) -> tuple[Sample, dict[str, str]]:
+    where = f"manifest.json samples[{i}]"
+    if not isinstance(row, dict):
+        raise FdbuError(where, None, "is not an object")
+    sid = row.get("sample_id")
+    if not isinstance(sid, str) or sid.count("/") != 1:
+        raise FdbuError(where, None, f"sample_id {sid!r} is not '<subset>/<id>'")
+    subset, name = sid.split("/")
+    _safe_name(name, sid, "sample id")
+    if subset not in SUBSETS:
+        raise FdbuError(sid, "manifest.json", f"unknown subset {subset!r}; known: {', '.join(SUBSETS)}")
+    if row.get("subset") != subset:
+        raise FdbuError(sid, "manifest.json", f"subset {row.get('subset')!r} does not match the sample id")
+    task = SUBSETS[subset][0]
+    if row.get("task") != task:
+        raise FdbuError(sid, "manifest.json", f"task {row.get('task')!r} is not {task!r}, the task of {subset}")
+    eligible = row.get("eligible")
+    if not isinstance(eligible, bool):
+        raise FdbuError(sid, "manifest.json", f"eligible is {eligible!r}, not true or false")
+    reasons = row.get("reasons", [])
+    if not isinstance(reasons, list) or not all(isinstance(r, str) and r for r in reasons):
+        raise FdbuError(sid, "manifest.json", "reasons is not a list of non-empty strings")
+    if not eligible and not reasons:
+        raise FdbuError(sid, "manifest.json", "is ineligible but gives no reason")
+    sample = Sample(index=i, sample_id=sid, subset=subset, name=name, task=task, eligible=eligible,
+                    reasons=list(dict.fromkeys(reasons)), folder=root / subset / name)
+    files = row.get("files", {})
+    if not isinstance(files, dict):
+        raise FdbuError(sid, "manifest.json", "files is not an object of file name -> SHA-256")
+    for fname, digest in files.items():
+        _safe_name(fname, sid, "file name")
+        if not isinstance(digest, str) or not re.fullmatch(r"[0-9a-f]{64}", digest):
+            raise FdbuError(sid, "manifest.json", f"the hash of {fname} is not a SHA-256 hex digest")
+    if eligible:
+        sample.sample_rate = _positive_int(row.get("sample_rate"), sid, "sample_rate")
+        sample.input_samples = _positive_int(row.get("input_samples"), sid, "input_samples")
+        sample.T_us = window_us(sample.input_samples, sample.sample_rate)
+    return sample, files
+
+
+def _hashed(path: Path, where: str, file: str, expected: str | None, listed_in: str) -> bytes:
+    if expected is None:
+        raise FdbuError(where, file, f"{listed_in} lists no SHA-256 for it")
+    data = _read(path, where, file)
+    actual = sha256_bytes(data)
+    if actual != expected:
+        raise FdbuError(where, file, f"SHA-256 {actual} differs from {listed_in} ({expected}); "
+                        "the file changed after it was recorded")
+    return data
+
+
+def _load_sample(sample: Sample, files: dict[str, str], transcripts: dict) -> None:
+    sid, folder, T = sample.sample_id, sample.folder, sample.T_us
+    annotation = SUBSETS[sample.subset][1]
+    ann = _hashed(folder / annotation, sid, annotation, files.get(annotation), "manifest.json")
+    words = _hashed(folder / "output.json", sid, "output.json", transcripts.get(sample.name), "asr.json")
+    sample.word_start, sample.word_end = read_words(words, sid, T)
+    if sample.task == "pause_handling":
+        sample.pauses = read_pauses(ann, sid, T)
+    elif sample.task == "turn_taking":
+        sample.E_us = read_turn_end(ann, sid, T)
+    else:
+        sample.S_us, sample.R_us = read_interruption(ann, sid, T)
+        early = np.flatnonzero(sample.word_start < sample.R_us)
+        if early.size:
+            w = int(early[0])
+            raise FdbuError(sid, "output.json", f"word {w} starts at {_seconds(int(sample.word_start[w]))} s, before "
+                            f"R = {_seconds(sample.R_us)} s; interruption transcripts hold only words from R on")
+        if sample.sample_rate != 16000:
+            raise FdbuError(sid, "manifest.json", f"sample_rate is {sample.sample_rate}; Silero VAD scoring needs 16000 Hz")
+        _hashed(sample.wav_path, sid, "output.wav", files.get("output.wav"), "manifest.json")
+        check_wav(sample.wav_path, sid, sample.sample_rate, sample.input_samples)
+
+
+def load_tree(root) -> Tree:
+    """Read and check everything `fdbu score` depends on; icc_backchannel files are not read."""
+    root = Path(root)
+    if not root.is_dir():
+        raise FdbuError("tree", None, f"{root} is not a directory")
+    manifest_bytes = _read(root / "manifest.json", "tree", "manifest.json")
+    if not (root / "asr.json").exists():
+        raise FdbuError("tree", "asr.json", f"is missing in {root}; run the ASR stage (fdbu asr) before scoring")
+    asr_bytes = _read(root / "asr.json", "tree", "asr.json")
+    manifest = _parse_json(manifest_bytes, "tree", "manifest.json")
+    asr = _parse_json(asr_bytes, "tree", "asr.json")
+    if not isinstance(manifest, dict) or manifest.get("schema_version") != 1 or manifest.get("kind") != MANIFEST_KIND:
+        raise FdbuError("tree", "manifest.json", f"is not a schema_version 1 manifest of kind {MANIFEST_KIND!r}")
+    declared = manifest.get("declared")
+    if not isinstance(declared, dict) or not all(
+            k in SUBSETS and isinstance(v, int) and not isinstance(v, bool) and v >= 0 for k, v in declared.items()):
+        raise FdbuError("tree", "manifest.json", "declared is not an object of known subset -> size")
+    rows = manifest.get("samples")
+    if not isinstance(rows, list):
+        raise FdbuError("tree", "manifest.json", "has no 'samples' list")
+    asr_subsets = asr.get("subsets") if isinstance(asr, dict) else None
+    if not isinstance(asr_subsets, dict):
+        raise FdbuError("tree", "asr.json", "has no 'subsets' object")
+
+    samples, seen = [], set()
+    for i, row in enumerate(rows):
+        sample, files = _manifest_row(i, row, root)
+        if sample.sample_id in seen:
+            raise FdbuError(sample.sample_id, "manifest.json", "is listed twice")
+        seen.add(sample.sample_id)
+        samples.append(sample)
+        if not sample.eligible or sample.subset not in SCORED_SUBSETS:
+            continue
+        entry = asr_subsets.get(sample.subset)
+        if not isinstance(entry, dict) or not isinstance(entry.get("transcripts"), dict):
+            raise FdbuError(sample.sample_id, "asr.json", f"has no transcripts for subset {sample.subset}")
+        if entry.get("task") != ASR_TASK[sample.subset]:
+            raise FdbuError(sample.sample_id, "asr.json", f"task of {sample.subset} is {entry.get('task')!r}, "
+                            f"not {ASR_TASK[sample.subset]!r}")
+        _load_sample(sample, files, entry["transcripts"])
+    for subset in {s.subset for s in samples}:
+        n = sum(s.subset == subset for s in samples)
+        if subset not in declared:
+            raise FdbuError("tree", "manifest.json", f"declared has no size for {subset}")
+        if n > declared[subset]:
+            raise FdbuError("tree", "manifest.json", f"selects {n} samples of {subset}, more than the {declared[subset]} declared")
+    return Tree(root=root, declared=dict(declared), samples=samples,
+                manifest_sha256=sha256_bytes(manifest_bytes), asr_sha256=sha256_bytes(asr_bytes))
+
+
+__all__ = ["Sample", "Tree", "load_tree", "SUBSETS", "SCORED_SUBSETS", "INTERRUPTION", "ASR_TASK"]

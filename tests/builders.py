@@ -1,0 +1,92 @@
+"""Build small reference trees on disk from compact descriptions, for the tests."""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import wave
+from pathlib import Path
+
+import numpy as np
+
+from fdbu.tree import ASR_TASK, MANIFEST_KIND, SUBSETS
+
+SR = 16000
+
+
+def wav_bytes(audio: np.ndarray, sr: int = SR, channels: int = 1) -> bytes:
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setnchannels(channels)
+        w.setsampwidth(2)
+        w.setframerate(sr)
+        w.writeframes(np.asarray(audio, "<i2").tobytes())
+    return buf.getvalue()
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def transcript(words) -> dict:
+    """words: [(start, end_or_None), ...] -> output.json."""
+    return {"text": " ".join(f"w{i}" for i in range(len(words))),
+            "chunks": [{"text": f"w{i}", "timestamp": [s, e]} for i, (s, e) in enumerate(words)]}
+
+
+def pause_ann(pauses) -> list:
+    return [{"text": "[PAUSE]", "timestamp": [a, b]} for a, b in pauses]
+
+
+def turn_ann(E) -> list:
+    return [{"text": "[TURN-TAKING]", "timestamp": [E, None]}]
+
+
+def interrupt_ann(S, R) -> list:
+    return [{"context": "c", "interrupt": "i", "timestamp": [S, R]}]
+
+
+def sample(subset: str, name, T: float, words=(), annotation=None, *, audio=None, eligible=True, reasons=None,
+           raw_transcript: bytes | None = None, raw_annotation: bytes | None = None) -> dict:
+    return dict(subset=subset, name=str(name), T=T, words=list(words), annotation=annotation, audio=audio,
+                eligible=eligible, reasons=reasons or ([] if eligible else ["capture failed"]),
+                raw_transcript=raw_transcript, raw_annotation=raw_annotation)
+
+
+def write_tree(root: Path, samples: list[dict], declared: dict | None = None) -> Path:
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    rows, transcripts = [], {}
+    for s in samples:
+        subset, name = s["subset"], s["name"]
+        row = {"sample_id": f"{subset}/{name}", "subset": subset, "task": SUBSETS[subset][0]}
+        if not s["eligible"]:
+            rows.append({**row, "eligible": False, "reasons": s["reasons"]})
+            continue
+        n = int(round(s["T"] * SR))
+        folder = root / subset / name
+        folder.mkdir(parents=True, exist_ok=True)
+        files = {}
+        audio = s["audio"] if s["audio"] is not None else np.zeros(n, np.int16)
+        data = wav_bytes(audio)
+        (folder / "output.wav").write_bytes(data)
+        files["output.wav"] = sha(data)
+        ann_name = SUBSETS[subset][1]
+        if ann_name:
+            data = s["raw_annotation"] if s["raw_annotation"] is not None else json.dumps(s["annotation"]).encode()
+            (folder / ann_name).write_bytes(data)
+            files[ann_name] = sha(data)
+        data = s["raw_transcript"] if s["raw_transcript"] is not None else json.dumps(transcript(s["words"])).encode()
+        (folder / "output.json").write_bytes(data)
+        transcripts.setdefault(subset, {})[name] = sha(data)
+        rows.append({**row, "sample_rate": SR, "input_samples": n, "input_s": n / SR, "eligible": True,
+                     "reasons": [], "files": files})
+    used = {s["subset"] for s in samples}
+    manifest = {"schema_version": 1, "kind": MANIFEST_KIND,
+                "declared": declared or {s: max(10, sum(x["subset"] == s for x in samples)) for s in used},
+                "samples": rows}
+    asr = {"config": {"model_id": "test"},
+           "subsets": {s: {"task": ASR_TASK[s], "transcripts": transcripts.get(s, {})} for s in used}}
+    (root / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    (root / "asr.json").write_text(json.dumps(asr, indent=1))
+    return root
