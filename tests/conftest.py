@@ -1,0 +1,42 @@
+import math
+
+import pytest
+
+from fdbu.metrics.stats import Bootstrap
+from fdbu.vad import SileroVAD
+
+Z = 1.959963984540054
+
+
+@pytest.fixture(scope="session")
+def vad():
+    return SileroVAD()
+
+
+@pytest.fixture(scope="session")
+def boot():
+    return Bootstrap(2000, 0)
+
+
+def wilson_closed_form(k, n):
+    """The Wilson interval written the other textbook way, for cross-checking."""
+    z2 = Z * Z
+    root = Z * math.sqrt(z2 + 4 * k * (n - k) / n)
+    return [(2 * k + z2 - root) / (2 * (n + z2)), (2 * k + z2 + root) / (2 * (n + z2))]
+
+
+def check_share(m, k, n, selected, unknown, better):
+    """A share record: value, Wilson interval (exact 0/1 ends), count and selected bounds."""
+    assert m["kind"] == "share" and m["better"] == better
+    assert (m["count"], m["n"]) == (k, n)
+    assert m["value"] == k / n
+    lo, hi = wilson_closed_form(k, n)
+    assert m["interval"][0] == (0.0 if k == 0 else pytest.approx(lo, abs=1e-12))
+    assert m["interval"][1] == (1.0 if k == n else pytest.approx(hi, abs=1e-12))
+    assert m["selected_bounds"] == [k / selected, (k + unknown) / selected]
+
+
+def percentile_interval(values):
+    """Q(0.025) and Q(0.975) of bootstrap values by the ceil(qN)-th smallest rule."""
+    v = sorted(values)
+    return [v[math.ceil(len(v) / 40) - 1], v[math.ceil(len(v) * 39 / 40) - 1]]
