@@ -40,3 +40,11 @@ def percentile_interval(values):
     """Q(0.025) and Q(0.975) of bootstrap values by the ceil(qN)-th smallest rule."""
     v = sorted(values)
     return [v[math.ceil(len(v) / 40) - 1], v[math.ceil(len(v) * 39 / 40) - 1]]
+
+
+@pytest.fixture(scope="session")
+def synth_tree(tmp_path_factory):
+    """A small synthetic tree of every system behaviour, shared read-only by several tests."""
+    from fdbu.synth import synthesize
+
+    return synthesize(tmp_path_factory.mktemp("synth") / "tree", n=12, seed=3, system="mixed", ineligible=0.1)

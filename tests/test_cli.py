@@ -1,0 +1,61 @@
+"""The `fdbu` console script: Hydra overrides, --cfg job, multirun, and one-line errors."""
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FDBU = str(Path(sys.executable).parent / "fdbu")
+
+
+def run(*args, cwd=None):
+    return subprocess.run([FDBU, *args], capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def test_help_lists_commands():
+    out = run("--help")
+    assert out.returncode == 0 and "score" in out.stdout and "synth" in out.stdout
+
+
+def test_cfg_job_shows_the_composed_config():
+    out = run("score", "tree=/some/tree", "vad.threshold=0.4", "--cfg", "job")
+    assert out.returncode == 0, out.stderr
+    assert "tree: /some/tree" in out.stdout and "threshold: 0.4" in out.stdout and "resamples: 2000" in out.stdout
+
+
+def test_multirun_scores_two_trees_and_prints_the_summary(synth_tree, tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(synth_tree, a)
+    synth = run("synth", f"out={b}", "n=2", "seed=9", "progress=false")
+    assert synth.returncode == 0, synth.stderr
+    out = run("score", "-m", f"tree={a},{b}", "progress=false", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    for tree in (a, b):
+        unified = json.loads((tree / "unified.json").read_text())
+        assert unified["definitions"] == "fdb-v1.0-unified-4"
+        assert unified["inputs"]["manifest.json"] and unified["speech_detection"]["model_sha256"]
+        assert len((tree / "unified-samples.jsonl").read_text().splitlines()) > 0
+    assert out.stdout.count("synthetic_user_interruption:") == 2
+    assert "exercised_rate" in out.stdout and "bounds [" in out.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b"]  # Hydra left nothing in the cwd
+
+
+def test_error_is_one_line_exits_non_zero_and_writes_nothing(synth_tree, tmp_path):
+    tree = tmp_path / "tree"
+    shutil.copytree(synth_tree, tree)
+    victim = next(p for p in sorted((tree / "candor_turn_taking").glob("*/output.json")))
+    victim.write_text(victim.read_text().replace('"chunks"', '"chunks" ', 1))
+    out = run("score", f"tree={tree}", "progress=false")
+    assert out.returncode != 0
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"fdbu: error: candor_turn_taking/{victim.parent.name}: output.json: SHA-256")
+    assert not (tree / "unified.json").exists() and not (tree / "unified-samples.jsonl").exists()
+
+
+def test_unknown_command_and_missing_tree(tmp_path):
+    assert run("frobnicate").returncode == 2
+    out = run("score", f"tree={tmp_path / 'nope'}")
+    assert out.returncode == 2 and "is not a directory" in out.stderr

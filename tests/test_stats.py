@@ -1,0 +1,45 @@
+"""The quantile rule, Wilson intervals and empty populations."""
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from fdbu.kernels import INF
+from fdbu.metrics.stats import Bootstrap, latency_quantiles, pooled_ratio, rank, share, wilson
+
+
+@pytest.mark.parametrize("q,n,want", [(Fraction(1, 2), 7, 4), (Fraction(1, 2), 6, 3), (Fraction(9, 10), 10, 9),
+                                      (Fraction(9, 10), 11, 10), (Fraction(1, 40), 2000, 50),
+                                      (Fraction(39, 40), 2000, 1950), (Fraction(1, 40), 1, 1)])
+def test_rank_is_exact_ceil_qn(q, n, want):
+    assert rank(q, n) == want
+
+
+def test_wilson_ends_are_exact():
+    assert wilson(0, 7)[0] == 0.0 and wilson(7, 7)[1] == 1.0
+    assert 0.0 < wilson(0, 7)[1] < 1.0 and 0.0 < wilson(7, 7)[0] < 1.0
+    assert wilson(0, 0) is None
+
+
+def test_empty_population_has_no_value_and_no_interval():
+    boot = Bootstrap()
+    assert share(0, 0, unknown=3, selected=3, better="lower")["value"] is None
+    assert share(0, 0, unknown=3, selected=3, better="lower")["interval"] is None
+    assert share(0, 0, unknown=3, selected=3, better="lower")["selected_bounds"] == [0.0, 1.0]
+    empty = np.zeros(0, np.int64)
+    assert pooled_ratio(empty, empty, boot, better="lower")["value"] is None
+    lat = latency_quantiles(empty, boot)
+    assert (lat["median"], lat["interval"], lat["p90"], lat["count"]) == (None, None, None, 0)
+
+
+def test_quantiles_are_order_statistics_without_interpolation():
+    lat = latency_quantiles(np.array([3_000_000, 1_000_000, 2_000_000, 4_000_000], np.int64), Bootstrap())
+    assert lat["median"] == 2.0 and lat["p90"] == 4.0  # 2nd and 4th smallest, never 2.5 or 3.7
+    silent = latency_quantiles(np.array([INF, INF, 500_000], np.int64), Bootstrap())
+    assert silent["median"] == "not reached" and silent["observed"] == 1
+
+
+def test_bootstrap_draw_convention():
+    idx = Bootstrap(2000, 0).indices(5)
+    assert np.array_equal(idx, np.random.default_rng(0).integers(0, 5, size=(2000, 5)))
+    assert np.array_equal(Bootstrap(2000, 0).indices(5), idx)  # fresh generator per metric
