@@ -11,10 +11,18 @@ def dumps(obj) -> str:
     return json.dumps(obj, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
 
 
+def umask_mode(mode: int = 0o666) -> int:
+    """What an ordinary open() would have given: temporary files start private (0600)."""
+    current = os.umask(0)
+    os.umask(current)
+    return mode & ~current
+
+
 def write_bytes(path: Path, data: bytes) -> None:
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, umask_mode())
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()

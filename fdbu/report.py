@@ -48,14 +48,12 @@ def _pair(p) -> str:
 
 
 def _metric_line(name: str, m: dict) -> str:
+    head = f"  {name:<29} {m['better']:<8}{_num(m['value']):>12}  {_pair(m['interval']):<26}"
     if m["kind"] == "share":
-        return (f"  {name:<30}{m['better']:<9}{_num(m['value']):>8}  {_pair(m['interval']):<18}"
-                f"{m['count']:>5}/{m['n']:<5}  bounds {_pair(m['selected_bounds'])}")
+        return f"{head}{m['count']:>5}/{m['n']:<5} bounds {_pair(m['selected_bounds'])}"
     if m["kind"] == "pooled_ratio":
-        return (f"  {name:<30}{m['better']:<9}{_num(m['value']):>8}  {_pair(m['interval']):<18}"
-                f"{m['count']:>5} samples")
-    return (f"  {name:<30}{m['better']:<9}{_num(m['median']):>8}  {_pair(m['interval']):<18}"
-            f"{m['count']:>5} samples  (median; p90 {_num(m['p90'])})")
+        return f"{head}{m['count']:>5} samples"
+    return f"{head}{m['count']:>5} samples (median; p90 {_num(m['p90'])})"
 
 
 def summary(unified: dict) -> str:
@@ -81,6 +79,6 @@ def summary(unified: dict) -> str:
         lines += ["", head]
         if "outcomes" in c:
             lines.append("  outcomes: " + ", ".join(f"{k} {v}" for k, v in c["outcomes"].items()))
-        lines.append(f"  {'metric':<30}{'better':<9}{'value':>8}  {'95% interval':<18}{'count':>11}")
+        lines.append(f"  {'metric':<29} {'better':<8}{'value':>12}  {'95% interval':<26}{'count':>5}")
         lines += [_metric_line(name, m) for name, m in entry["metrics"].items()]
     return "\n".join(lines)

@@ -29,14 +29,14 @@ def test_empty_population_has_no_value_and_no_interval():
     empty = np.zeros(0, np.int64)
     assert pooled_ratio(empty, empty, boot, better="lower")["value"] is None
     lat = latency_quantiles(empty, boot)
-    assert (lat["median"], lat["interval"], lat["p90"], lat["count"]) == (None, None, None, 0)
+    assert (lat["value"], lat["interval"], lat["p90"], lat["count"]) == (None, None, None, 0)
 
 
 def test_quantiles_are_order_statistics_without_interpolation():
     lat = latency_quantiles(np.array([3_000_000, 1_000_000, 2_000_000, 4_000_000], np.int64), Bootstrap())
-    assert lat["median"] == 2.0 and lat["p90"] == 4.0  # 2nd and 4th smallest, never 2.5 or 3.7
+    assert lat["value"] == 2.0 and lat["p90"] == 4.0  # 2nd and 4th smallest, never 2.5 or 3.7
     silent = latency_quantiles(np.array([INF, INF, 500_000], np.int64), Bootstrap())
-    assert silent["median"] == "not reached" and silent["observed"] == 1
+    assert silent["value"] == "not reached" and silent["observed"] == 1
 
 
 def test_bootstrap_draw_convention():

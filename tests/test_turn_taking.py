@@ -51,7 +51,7 @@ def test_latency_quantiles_with_non_responders_at_infinity(scored):
     m = scored.unified["subsets"][SUB]["metrics"]["response_latency_s"]
     lat = np.array([INF, 0.0, 1.0, 2.5, INF, 0.0])  # eligible samples in manifest order
     assert m["better"] == "lower" and m["count"] == 6 and m["observed"] == 4
-    assert m["median"] == 1.0   # ceil(0.5 * 6) = 3rd smallest of 0, 0, 1, 2.5, inf, inf
+    assert m["value"] == 1.0 and m["statistic"] == "median"   # ceil(0.5 * 6) = 3rd smallest of 0, 0, 1, 2.5, inf, inf
     assert m["p90"] == "not reached"  # ceil(0.9 * 6) = 6th smallest is inf
     idx = np.random.default_rng(0).integers(0, 6, size=(2000, 6))
     medians = [np.sort(lat[r])[2] for r in idx]

@@ -84,7 +84,7 @@ def aggregate(c, *, selected: int, ineligible: int, boot: Bootstrap) -> tuple[di
     metrics["stop_latency_s"] = latency_quantiles(c["stop_us"][ex], boot)
     metrics["speech_s_per_interruption_s"] = pooled_ratio(
         np.ascontiguousarray(c["speech_in_us"][ex]), np.ascontiguousarray((c["R_us"] - c["S_us"])[ex]), boot,
-        better="lower", scale=1e-6)
+        better="lower", microseconds=True)
     metrics["restart_rate"] = ex_share(np.count_nonzero(c["restarts"][ex] > 0), "lower")
     extra = {"outcomes": {name: int(np.count_nonzero(outcome == code)) for code, name in OUTCOMES.items()},
              "exercised": n_ex,

@@ -62,5 +62,5 @@ def aggregate(c, *, selected: int, ineligible: int, boot: Bootstrap) -> tuple[di
         elif name == "pause_intrusion_per_pause":
             metrics[name] = pooled_ratio(c["intruded_pauses"], c["pauses"], boot, better=better)
         else:
-            metrics[name] = pooled_ratio(c["covered_us"], c["pause_us"], boot, better=better, scale=1e-6)
+            metrics[name] = pooled_ratio(c["covered_us"], c["pause_us"], boot, better=better, microseconds=True)
     return metrics, {}

@@ -67,11 +67,11 @@ def _time(us: int):
     return NOT_REACHED if us == INF else seconds(int(us))
 
 
-def pooled_ratio(num: np.ndarray, den: np.ndarray, boot: Bootstrap, *, better: str, scale: float = 1.0) -> dict:
+def pooled_ratio(num: np.ndarray, den: np.ndarray, boot: Bootstrap, *, better: str, microseconds: bool = False) -> dict:
     """sum(num) / sum(den) with a percentile bootstrap over whole samples.
 
-    Resamples whose denominator is 0 are skipped; `scale` turns the totals into
-    reported units (1e-6 for microseconds -> seconds) without touching the ratio.
+    Resamples whose denominator is 0 are skipped. With `microseconds`, the reported
+    totals are seconds (integer microseconds / 1e6); the ratio is of the integer sums.
     """
     n = len(num)
     total_num, total_den = int(num.sum()), int(den.sum())
@@ -88,22 +88,22 @@ def pooled_ratio(num: np.ndarray, den: np.ndarray, boot: Bootstrap, *, better: s
         "value": total_num / total_den if total_den else None,
         "interval": interval,
         "count": n,
-        "numerator": total_num * scale,
-        "denominator": total_den * scale,
+        "numerator": seconds(total_num) if microseconds else total_num,
+        "denominator": seconds(total_den) if microseconds else total_den,
         "resamples_kept": kept,
     }
 
 
 def latency_quantiles(latency_us: np.ndarray, boot: Bootstrap, *, better: str = "lower") -> dict:
-    """Median with a bootstrap interval, and p90; INF (never) sorts last and reads 'not reached'."""
+    """`value` is the median, with a bootstrap interval, plus p90; INF (never) sorts last and reads 'not reached'."""
     n = len(latency_us)
-    record = {"kind": "latency_quantiles", "better": better, "median": None, "interval": None, "p90": None,
-              "count": n, "observed": int(np.count_nonzero(latency_us != INF))}
+    record = {"kind": "latency_quantiles", "better": better, "statistic": "median", "value": None, "interval": None,
+              "p90": None, "count": n, "observed": int(np.count_nonzero(latency_us != INF))}
     if n:
         values = np.ascontiguousarray(latency_us, dtype=np.int64)
         medians = np.sort(resample_ranked(values, boot.indices(n), rank(MEDIAN, n)))
         reps = len(medians)
-        record["median"] = _time(ranked(values, rank(MEDIAN, n)))
+        record["value"] = _time(ranked(values, rank(MEDIAN, n)))
         record["interval"] = [_time(medians[rank(CI_LO, reps) - 1]), _time(medians[rank(CI_HI, reps) - 1])]
         record["p90"] = _time(ranked(values, rank(P90, n)))
     return record

@@ -20,7 +20,7 @@ import numpy as np
 import soundfile as sf
 from tqdm import tqdm
 
-from ..atomic import dumps, sha256_bytes
+from ..atomic import dumps, sha256_bytes, umask_mode
 from ..errors import FdbuError
 from ..tree import ASR_TASK, MANIFEST_KIND, SUBSETS, INTERRUPTION
 
@@ -223,6 +223,7 @@ def synthesize(out: Path, *, n: int = 5, seed: int = 0, system: str = "mixed", i
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
+        tmp.chmod(umask_mode(0o777))
         samples, truth, transcripts = [], {}, {s: {} for s in SUBSETS}
         jobs = [(subset, i) for subset in SUBSETS for i in range(n)]
         for subset, i in tqdm(jobs, desc="synth", unit="sample", disable=not progress):
