@@ -209,3 +209,9 @@ def test_transcript_of_other_shape_is_named(tmp_path):
     write_tree(tmp_path, [sample(TT, "2", 10.0, annotation=turn_ann(5.0), raw_transcript=bad)])
     refuse(tmp_path, f"{TT}/2", "output.json", "word 0 has no two-element 'timestamp' list")
     assert transcript([(1.0, None)])["chunks"][0]["timestamp"] == [1.0, None]
+
+
+def test_word_end_before_start_is_zero_length(tmp_path):
+    write_tree(tmp_path, [sample(TT, "2", 10.0, [(5.0, 4.0)], turn_ann(5.0))])
+    s = load_tree(tmp_path).samples[0]
+    assert (s.word_start.tolist(), s.word_end.tolist()) == ([5_000_000], [5_000_000])
