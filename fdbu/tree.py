@@ -82,10 +82,12 @@ def _parse_json(data: bytes, where: str, file: str):
         raise FdbuError(where, file, f"is not valid JSON (line {e.lineno} column {e.colno}: {e.msg})") from None
 
 
-def _read(path: Path, where: str, file: str) -> bytes:
-    if path.is_symlink() or not path.is_file():
-        problem = "is a symbolic link; fdbu reads only regular files inside the tree" if path.is_symlink() else "is missing"
-        raise FdbuError(where, file, f"{problem} ({path})")
+def _read(path: Path, where: str, file: str, root: Path | None = None) -> bytes:
+    if root is not None and not path.resolve().is_relative_to(root.resolve()):
+        raise FdbuError(where, file, f"resolves to {path.resolve()}, outside the tree {root}; "
+                        "fdbu reads only files inside the tree")
+    if not path.is_file():
+        raise FdbuError(where, file, f"is missing ({path})")
     return path.read_bytes()
 
 
@@ -250,10 +252,10 @@ def _manifest_row(i: int, row, root: Path) -> tuple[Sample, dict[str, str]]:
     return sample, files
 
 
-def _hashed(path: Path, where: str, file: str, expected: str | None, listed_in: str) -> bytes:
+def _hashed(path: Path, where: str, file: str, expected: str | None, listed_in: str, root: Path) -> bytes:
     if expected is None:
         raise FdbuError(where, file, f"{listed_in} lists no SHA-256 for it")
-    data = _read(path, where, file)
+    data = _read(path, where, file, root)
     actual = sha256_bytes(data)
     if actual != expected:
         raise FdbuError(where, file, f"SHA-256 {actual} differs from {listed_in} ({expected}); "
@@ -261,11 +263,11 @@ def _hashed(path: Path, where: str, file: str, expected: str | None, listed_in: 
     return data
 
 
-def _load_sample(sample: Sample, files: dict[str, str], transcripts: dict) -> None:
+def _load_sample(sample: Sample, files: dict[str, str], transcripts: dict, root: Path) -> None:
     sid, folder, T = sample.sample_id, sample.folder, sample.T_us
     annotation = SUBSETS[sample.subset][1]
-    ann = _hashed(folder / annotation, sid, annotation, files.get(annotation), "manifest.json")
-    words = _hashed(folder / "output.json", sid, "output.json", transcripts.get(sample.name), "asr.json")
+    ann = _hashed(folder / annotation, sid, annotation, files.get(annotation), "manifest.json", root)
+    words = _hashed(folder / "output.json", sid, "output.json", transcripts.get(sample.name), "asr.json", root)
     sample.word_start, sample.word_end = read_words(words, sid, T)
     if sample.task == "pause_handling":
         sample.pauses = read_pauses(ann, sid, T)
@@ -280,7 +282,7 @@ def _load_sample(sample: Sample, files: dict[str, str], transcripts: dict) -> No
                             f"R = {_seconds(sample.R_us)} s; interruption transcripts hold only words from R on")
         if sample.sample_rate != 16000:
             raise FdbuError(sid, "manifest.json", f"sample_rate is {sample.sample_rate}; Silero VAD scoring needs 16000 Hz")
-        _hashed(sample.wav_path, sid, "output.wav", files.get("output.wav"), "manifest.json")
+        _hashed(sample.wav_path, sid, "output.wav", files.get("output.wav"), "manifest.json", root)
         check_wav(sample.wav_path, sid, sample.sample_rate, sample.input_samples)
 
 
@@ -323,7 +325,7 @@ def load_tree(root) -> Tree:
         if entry.get("task") != ASR_TASK[sample.subset]:
             raise FdbuError(sample.sample_id, "asr.json", f"task of {sample.subset} is {entry.get('task')!r}, "
                             f"not {ASR_TASK[sample.subset]!r}")
-        _load_sample(sample, files, entry["transcripts"])
+        _load_sample(sample, files, entry["transcripts"], root)
     for subset in {s.subset for s in samples}:
         n = sum(s.subset == subset for s in samples)
         if subset not in declared:

@@ -215,3 +215,18 @@ def test_word_end_before_start_is_zero_length(tmp_path):
     write_tree(tmp_path, [sample(TT, "2", 10.0, [(5.0, 4.0)], turn_ann(5.0))])
     s = load_tree(tmp_path).samples[0]
     assert (s.word_start.tolist(), s.word_end.tolist()) == ([5_000_000], [5_000_000])
+
+
+def test_refuses_a_sample_folder_that_links_out_of_the_tree(tmp_path):
+    root = good(tmp_path / "tree")
+    outside = tmp_path / "elsewhere"
+    (root / TT / "2").rename(outside)
+    (root / TT / "2").symlink_to(outside)
+    refuse(root, f"{TT}/2", "outside the tree")
+
+
+def test_links_inside_the_tree_are_followed(tmp_path):
+    root = good(tmp_path / "tree")
+    (root / TT / "2").rename(root / "store")
+    (root / TT / "2").symlink_to(root / "store")
+    assert load_tree(root).samples[1].E_us == 5_000_000
