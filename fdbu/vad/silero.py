@@ -76,8 +76,8 @@ class SileroVAD:
         self.model_sha256 = sha256_file(model_path())
 
     def signature(self) -> dict:
+        """What the segments depend on. No backend or device: those must not change a segment."""
         return {
-            "backend": self.backend,
             "silero_vad_version": self.version,
             "model_file": self.model_file,
             "model_sha256": self.model_sha256,
