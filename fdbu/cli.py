@@ -23,24 +23,32 @@ def _score(cfg) -> None:
     from .metrics.stats import Bootstrap
     from .report import summary, write
     from .score import score_path
-    from .vad import SileroSettings, SileroVAD
-
-    if cfg.vad.backend != "reference":
-        raise FdbuError("config", None, f"vad.backend={cfg.vad.backend!r}: this fdbu has the 'reference' backend only")
-    settings = SileroSettings(**{k: v for k, v in cfg.vad.items() if k != "backend"})
     if cfg.bootstrap.resamples < 1:
         raise FdbuError("config", None, "bootstrap.resamples must be at least 1")
     tree = Path(cfg.tree)
     out = Path(cfg.out) if cfg.out is not None else tree
-    scored = score_path(tree, SileroVAD(settings), Bootstrap(cfg.bootstrap.resamples, cfg.bootstrap.seed),
-                        progress=cfg.progress)
+    detector = make_detector(cfg)
+    scored = score_path(tree, detector, Bootstrap(cfg.bootstrap.resamples, cfg.bootstrap.seed))
     unified, samples = write(scored, out)
     print(summary(scored.unified))
-    print(f"\nwrote {unified} and {samples}")
+    print(f"\n{detector.stats.line()}\nwrote {unified} and {samples}")
     if cfg.plot:
         from .plot import latency_curves
 
         print(f"wrote {latency_curves(scored.rows, out / 'latency-curves.png')}")
+
+
+def make_detector(cfg):
+    """The speech detector a config asks for: Silero settings plus how to compute them."""
+    from .vad import SileroSettings, SpeechDetector
+
+    v = cfg.vad
+    settings = SileroSettings(threshold=v.threshold, min_speech_duration_ms=v.min_speech_duration_ms,
+                              min_silence_duration_ms=v.min_silence_duration_ms, speech_pad_ms=v.speech_pad_ms,
+                              sampling_rate=v.sampling_rate)
+    return SpeechDetector(settings, backend=v.backend, device=cfg.device, cache=v.cache,
+                          cache_dir=Path(v.cache_dir) if v.cache_dir else None, verify=v.verify,
+                          batch_seconds=v.batch_seconds, progress=cfg.progress)
 
 
 def _synth(cfg) -> None:

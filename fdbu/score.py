@@ -5,13 +5,11 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from tqdm import tqdm
-
 from . import __version__, DEFINITIONS_VERSION
 from .metrics import TASKS
 from .metrics.stats import Z_975, Bootstrap
 from .tree import INTERRUPTION, SCORED_SUBSETS, Tree, load_tree
-from .vad import SileroVAD
+from .vad import Job, SpeechDetector
 
 
 @dataclass
@@ -20,7 +18,7 @@ class Scored:
     rows: list[dict]
 
 
-def signature(tree: Tree, vad: SileroVAD, boot: Bootstrap) -> dict:
+def signature(tree: Tree, vad: SpeechDetector, boot: Bootstrap) -> dict:
     """The reproducibility header of unified.json (sacrebleu's signature)."""
     return {
         "generator": "fdbu",
@@ -36,12 +34,11 @@ def signature(tree: Tree, vad: SileroVAD, boot: Bootstrap) -> dict:
     }
 
 
-def detect_speech(samples, vad: SileroVAD, progress: bool) -> list:
-    return [vad.segments(s.wav_path, s.sample_id)
-            for s in tqdm(samples, desc="speech detection", unit="file", disable=not progress or not samples)]
+def detect_speech(samples, vad: SpeechDetector) -> list:
+    return vad.segments([Job(s.sample_id, s.wav_path, s.wav_sha256, s.input_samples) for s in samples])
 
 
-def score(tree: Tree, vad: SileroVAD, boot: Bootstrap, *, progress: bool = False, segments=None) -> Scored:
+def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None) -> Scored:
     """Score every scored subset present in the tree.
 
     `segments` (sample_id -> (k, 2) microseconds) replaces speech detection, for callers
@@ -58,7 +55,7 @@ def score(tree: Tree, vad: SileroVAD, boot: Bootstrap, *, progress: bool = False
         task = TASKS[selected[0].task]
         if subset == INTERRUPTION:
             segs = ([segments[s.sample_id] for s in eligible] if segments is not None
-                    else detect_speech(eligible, vad, progress))
+                    else detect_speech(eligible, vad))
             comps = task.components(eligible, segs)
         else:
             comps = task.components(eligible)
@@ -89,5 +86,5 @@ def score(tree: Tree, vad: SileroVAD, boot: Bootstrap, *, progress: bool = False
     return Scored(unified=unified, rows=rows)
 
 
-def score_path(root: Path, vad: SileroVAD, boot: Bootstrap, *, progress: bool = False) -> Scored:
-    return score(load_tree(root), vad, boot, progress=progress)
+def score_path(root: Path, vad: SpeechDetector, boot: Bootstrap) -> Scored:
+    return score(load_tree(root), vad, boot)

@@ -52,6 +52,7 @@ class Sample:
     word_start: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     word_end: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     pauses: np.ndarray | None = None  # (k, 2) int64 microseconds
+    wav_sha256: str | None = None  # checked against manifest.json (interruption samples)
     E_us: int | None = None
     S_us: int | None = None
     R_us: int | None = None
@@ -283,6 +284,7 @@ def _load_sample(sample: Sample, files: dict[str, str], transcripts: dict, root:
         if sample.sample_rate != 16000:
             raise FdbuError(sid, "manifest.json", f"sample_rate is {sample.sample_rate}; Silero VAD scoring needs 16000 Hz")
         _hashed(sample.wav_path, sid, "output.wav", files.get("output.wav"), "manifest.json", root)
+        sample.wav_sha256 = files["output.wav"]
         check_wav(sample.wav_path, sid, sample.sample_rate, sample.input_samples)
 
 

@@ -8,9 +8,10 @@ int64 microseconds; `INF` stands for +infinity (a latency that never happened).
 from .bootstrap import ranked, resample_ranked, resample_ratios
 from .outcomes import (INF, NOT_EXERCISED, NO_RESPONSE, RESPONSE, SPEAKING_AT_END, EARLY_START,
                        interruption_outcomes, pause_components, turn_taking_outcomes)
+from .segments import speech_segments
 
 __all__ = [
     "INF", "EARLY_START", "RESPONSE", "NO_RESPONSE", "NOT_EXERCISED", "SPEAKING_AT_END",
     "pause_components", "turn_taking_outcomes", "interruption_outcomes",
-    "ranked", "resample_ranked", "resample_ratios",
+    "ranked", "resample_ranked", "resample_ratios", "speech_segments",
 ]

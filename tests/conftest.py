@@ -3,14 +3,20 @@ import math
 import pytest
 
 from fdbu.metrics.stats import Bootstrap
-from fdbu.vad import SileroVAD
+from fdbu.vad import SileroVAD, SpeechDetector
 
 Z = 1.959963984540054
 
 
 @pytest.fixture(scope="session")
-def vad():
+def silero():
     return SileroVAD()
+
+
+@pytest.fixture(scope="session")
+def vad():
+    """The default detector (batched backend, guarded), without the on-disk cache."""
+    return SpeechDetector(backend="batched", device="cpu", cache=False)
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,10 @@
 """The `fdbu` console script: Hydra overrides, --cfg job, multirun, and one-line errors."""
 import json
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,8 +12,9 @@ import pytest
 FDBU = str(Path(sys.executable).parent / "fdbu")
 
 
-def run(*args, cwd=None):
-    return subprocess.run([FDBU, *args], capture_output=True, text=True, cwd=cwd, timeout=300)
+def run(*args, cwd=None, cache=None):
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache or Path(tempfile.gettempdir()) / "fdbu-test-cache")}
+    return subprocess.run([FDBU, *args], capture_output=True, text=True, cwd=cwd, timeout=300, env=env)
 
 
 def test_help_lists_commands():

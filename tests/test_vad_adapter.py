@@ -9,7 +9,7 @@ import soundfile as sf
 import torch
 from silero_vad import get_speech_timestamps, load_silero_vad
 
-from fdbu.vad import SileroSettings
+from fdbu.vad import Job, SileroSettings
 from fdbu.vad.silero import samples_to_us
 
 
@@ -22,21 +22,25 @@ def speech_wav(synth_tree):
     raise AssertionError("no speech in the synthetic tree")
 
 
-def test_segments_equal_the_spec_call(vad, synth_tree):
+def test_segments_equal_the_spec_call(silero, vad, synth_tree):
     wav, audio = speech_wav(synth_tree)
     model = load_silero_vad()
     direct = get_speech_timestamps(torch.from_numpy(audio), model, threshold=0.5, min_speech_duration_ms=250,
                                    min_silence_duration_ms=100, speech_pad_ms=0, sampling_rate=16000)
     assert direct, "Silero found no speech in espeak-ng words"
-    got = vad.segments(wav)
-    want = [[round(d["start"] / 16000, 6), round(d["end"] / 16000, 6)] for d in direct]
-    assert (got / 1e6).tolist() == want
+    stamps = [(d["start"], d["end"]) for d in direct]
+    assert silero.segment_samples(audio) == stamps
+    # the split at silero-vad's own seam (probabilities, then its from_probs step) is the same call
+    assert silero.segments_from_probs(silero.reference_probs(audio), len(audio)) == stamps
+    job = Job("x", wav, hashlib.sha256(wav.read_bytes()).hexdigest(), len(audio))
+    want = [[round(a / 16000, 6), round(b / 16000, 6)] for a, b in stamps]
+    assert (vad.segments([job])[0] / 1e6).tolist() == want
     padded = get_speech_timestamps(torch.from_numpy(audio), model, sampling_rate=16000)  # Silero's 30 ms default
-    assert [(d["start"], d["end"]) for d in padded] != vad.segment_samples(audio)
+    assert [(d["start"], d["end"]) for d in padded] != stamps
 
 
-def test_signature_names_version_model_and_settings(vad):
-    sig = vad.signature()
+def test_signature_names_version_model_and_settings(silero):
+    sig = silero.signature()
     assert sig["silero_vad_version"] == importlib.metadata.version("silero-vad")
     path = importlib.resources.files("silero_vad.data").joinpath("silero_vad.jit")
     assert sig["model_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()

@@ -1,7 +1,10 @@
 """The one module that calls silero-vad: every parameter passed explicitly (the lhotse way).
 
-The reference path is exactly the spec's call: `load_silero_vad()` and
-`get_speech_timestamps(...)` on the whole output.wav, one file at a time.
+The reference path is the spec's call, `load_silero_vad()` and `get_speech_timestamps(...)`
+on the whole output.wav, one file at a time. It is split at silero-vad's own seam: the
+window probabilities (`reference_probs`, the same model calls in the same order) and
+silero-vad's `get_speech_timestamps_from_probs`, so the probabilities can be cached.
+`segment_samples` is the literal one-call form, used to verify the split and the batched path.
 """
 from __future__ import annotations
 
@@ -12,7 +15,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
-import soundfile as sf
 import torch
 
 from ..atomic import sha256_file
@@ -61,9 +63,7 @@ def model_path() -> Path:
 
 
 class SileroVAD:
-    """Loads the packaged JIT model once; `segments()` gives one file's speech segments."""
-
-    backend = "reference"
+    """The packaged JIT model, loaded once, and the settings every call passes."""
 
     def __init__(self, settings: SileroSettings = SileroSettings()):
         from silero_vad import load_silero_vad
@@ -85,41 +85,51 @@ class SileroVAD:
             "settings": self.settings.as_dict(),
         }
 
+    @property
+    def neg_threshold(self) -> float:
+        """What silero-vad uses when neg_threshold is None."""
+        return max(self.settings.threshold - 0.15, 0.01)
+
+    def _call_kwargs(self) -> dict:
+        s = self.settings
+        return dict(threshold=s.threshold, sampling_rate=s.sampling_rate,
+                    min_speech_duration_ms=s.min_speech_duration_ms, max_speech_duration_s=float("inf"),
+                    min_silence_duration_ms=s.min_silence_duration_ms, speech_pad_ms=s.speech_pad_ms,
+                    return_seconds=False, time_resolution=1, visualize_probs=False, neg_threshold=None,
+                    min_silence_at_max_speech=98, use_max_poss_sil_at_max_speech=True)
+
     def segment_samples(self, audio: np.ndarray) -> list[tuple[int, int]]:
-        """Speech segments of a mono float waveform as [start, end) sample indices."""
+        """The spec's literal call: `get_speech_timestamps` on the whole waveform, [start, end) samples."""
         from silero_vad import get_speech_timestamps
 
-        s = self.settings
         with _one_thread():
-            stamps = get_speech_timestamps(
-                torch.from_numpy(np.ascontiguousarray(audio, dtype=np.float32)),
-                self.model,
-                threshold=s.threshold,
-                sampling_rate=s.sampling_rate,
-                min_speech_duration_ms=s.min_speech_duration_ms,
-                max_speech_duration_s=float("inf"),
-                min_silence_duration_ms=s.min_silence_duration_ms,
-                speech_pad_ms=s.speech_pad_ms,
-                return_seconds=False,
-                time_resolution=1,
-                visualize_probs=False,
-                progress_tracking_callback=None,
-                neg_threshold=None,
-                window_size_samples=512,
-                min_silence_at_max_speech=98,
-                use_max_poss_sil_at_max_speech=True,
-            )
+            stamps = get_speech_timestamps(torch.from_numpy(np.ascontiguousarray(audio, dtype=np.float32)),
+                                           self.model, progress_tracking_callback=None, window_size_samples=512,
+                                           **self._call_kwargs())
         return [(int(t["start"]), int(t["end"])) for t in stamps]
 
-    def segments(self, wav: Path, where: str = "") -> np.ndarray:
-        """Segments of output.wav in integer microseconds, (k, 2), sorted and disjoint."""
-        try:
-            audio, sr = sf.read(str(wav), dtype="float32", always_2d=False)
-        except Exception as e:
-            raise FdbuError(where or str(wav), "output.wav", f"cannot be decoded ({e})") from None
-        if sr != self.settings.sampling_rate or audio.ndim != 1:
-            raise FdbuError(where or str(wav), "output.wav", f"is not mono {self.settings.sampling_rate} Hz")
-        return samples_to_us(self.segment_samples(audio), sr)
+    @torch.no_grad()
+    def reference_probs(self, audio: np.ndarray) -> np.ndarray:
+        """The window probabilities `get_speech_timestamps` computes: same model calls, same order."""
+        x = torch.from_numpy(np.ascontiguousarray(audio, dtype=np.float32))
+        out = np.empty((len(x) + 511) // 512, np.float64)
+        with _one_thread():
+            self.model.reset_states()
+            for k, start in enumerate(range(0, len(x), 512)):
+                chunk = x[start:start + 512]
+                if len(chunk) < 512:
+                    chunk = torch.nn.functional.pad(chunk, (0, 512 - len(chunk)))
+                out[k] = self.model(chunk, self.settings.sampling_rate).item()
+        return out.astype(np.float32)
+
+    def segments_from_probs(self, probs: np.ndarray, audio_length: int) -> list[tuple[int, int]]:
+        """silero-vad's own probabilities -> segments step, as `get_speech_timestamps` ends."""
+        from silero_vad import get_speech_timestamps_from_probs
+
+        kw = self._call_kwargs()
+        stamps = get_speech_timestamps_from_probs([float(p) for p in probs], audio_length_samples=audio_length,
+                                                  step=1, **kw)
+        return [(int(t["start"]), int(t["end"])) for t in stamps]
 
 
 def samples_to_us(stamps: list[tuple[int, int]], sampling_rate: int) -> np.ndarray:

@@ -1,0 +1,121 @@
+"""Silero speech probabilities for many files at once, on CPU or GPU.
+
+The streaming model sees each 512-sample window with the 64 samples before it (zeros
+before the first), runs a frame-independent front end (STFT magnitude, four conv
+blocks) and then one LSTM step. Here the front end runs on every frame of every file in
+one batched call; only the LSTM runs step by step, across all files of the batch at
+once (sorted longest first, so the active files are always a prefix). The weights are
+the packaged JIT model's own.
+
+The probabilities differ from the reference path's by float rounding only (the STFT is
+an FFT of the same Hann-windowed frames). `fdbu.vad.detect` guards the comparisons that
+segments depend on, so the segments are the reference path's, bit for bit.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ..errors import FdbuError
+
+WINDOW, CONTEXT, FRAME = 512, 64, 576
+N_FFT, HOP = 256, 128
+
+
+class BatchedSilero:
+    def __init__(self, jit_model, device: str = "cpu", frame_chunk: int | None = None):
+        m = jit_model._model
+        self.device = torch.device(device)
+        # CPU: chunks small enough for the front end's intermediates to stay in cache
+        self.frame_chunk = frame_chunk or (32768 if self.device.type == "cuda" else 1024)
+        basis = m.stft.forward_basis_buffer[:, 0, :].double()
+        n = torch.arange(N_FFT, dtype=torch.float64)
+        window = 0.5 - 0.5 * torch.cos(2 * torch.pi * n / N_FFT)
+        k = torch.arange(N_FFT // 2 + 1, dtype=torch.float64)[:, None]
+        dft = torch.cat([torch.cos(2 * torch.pi * k * n / N_FFT), -torch.sin(2 * torch.pi * k * n / N_FFT)]) * window
+        convs = [getattr(getattr(m.encoder, str(i)), "reparam_conv") for i in range(4)]
+        if (tuple(m.stft.padding.padding) != (0, CONTEXT) or (basis - dft).abs().max() > 1e-6
+                or [(c.stride[0], c.padding[0], c.weight.shape[-1]) for c in convs] != [(1, 1, 3), (2, 1, 3), (2, 1, 3), (1, 1, 3)]):
+            raise FdbuError("vad", None, "this Silero model is not the network the batched backend computes "
+                            "(Hann STFT, four k=3 conv blocks, LSTM); use vad.backend=reference")
+        dev = self.device
+        self.window = window.float().to(dev)
+        # conv weights as (C_in * 3, C_out) matrices for channel-last im2col products
+        self.convs = [(c.stride[0], c.weight.detach().permute(1, 2, 0).reshape(-1, c.weight.shape[0]).to(dev),
+                       c.bias.detach().to(dev)) for c in convs]
+        rnn = m.decoder.rnn
+        self.w_ih = rnn.weight_ih.detach().T.contiguous().to(dev)
+        self.w_hh = rnn.weight_hh.detach().T.contiguous().to(dev)
+        self.b = (rnn.bias_ih + rnn.bias_hh).detach().to(dev)
+        conv = dict(m.decoder.decoder.named_children())["2"]
+        self.w_out = conv.weight.detach().reshape(-1, 1).to(dev)
+        self.b_out = conv.bias.detach().to(dev)
+
+    def _front_end(self, frames: torch.Tensor) -> torch.Tensor:
+        """(N, 576) frames -> (N, 512) LSTM input gates, in chunks to bound memory."""
+        out = torch.empty(frames.shape[0], 4 * 128, device=self.device)
+        for a in range(0, frames.shape[0], self.frame_chunk):
+            x = frames[a:a + self.frame_chunk]
+            n = x.shape[0]
+            x = torch.nn.functional.pad(x.unsqueeze(1), (0, CONTEXT), mode="reflect").squeeze(1)
+            z = torch.view_as_real(torch.fft.rfft(x.unfold(1, N_FFT, HOP) * self.window, dim=-1))
+            x = z.square().sum(-1).sqrt()  # (n, L=4, 129): channel-last magnitude
+            for stride, w, b in self.convs:
+                x = torch.nn.functional.pad(x, (0, 0, 1, 1))  # pad time by 1 on both sides
+                cols = x.unfold(1, 3, stride)  # (n, L_out, C, 3)
+                L = cols.shape[1]
+                x = torch.relu(torch.addmm(b, cols.reshape(n * L, -1), w)).reshape(n, L, -1)
+            torch.addmm(self.b, x.reshape(n, -1), self.w_ih, out=out[a:a + n])
+        return out
+
+    @torch.no_grad()
+    def probabilities(self, audios: list[np.ndarray]) -> list[np.ndarray]:
+        """Window probabilities (float32) of each mono 16 kHz float waveform, as the streaming model gives them."""
+        if self._cuda:
+            tf32 = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+            torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
+        try:
+            return self._probabilities(audios)
+        finally:
+            if self._cuda:
+                torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = tf32
+
+    @property
+    def _cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    def _probabilities(self, audios: list[np.ndarray]) -> list[np.ndarray]:
+        counts = np.array([(len(a) + WINDOW - 1) // WINDOW for a in audios], np.int64)
+        if not len(audios) or counts.max() == 0:
+            return [np.zeros(0, np.float32) for _ in audios]
+        # time-major order: step t holds frame t of every file that long, longest files first,
+        # so each LSTM step reads and writes one contiguous block of rows
+        order = np.argsort(-counts, kind="stable")
+        sorted_counts = counts[order]
+        steps = int(sorted_counts[0])
+        active = (sorted_counts[None, :] > np.arange(steps)[:, None]).sum(1)
+        block = np.concatenate([[0], np.cumsum(active)])
+        padded = np.zeros((len(audios), CONTEXT + steps * WINDOW), np.float32)
+        for k, i in enumerate(order):
+            padded[k, CONTEXT:CONTEXT + len(audios[i])] = audios[i]
+        all_frames = np.lib.stride_tricks.sliding_window_view(padded, FRAME, axis=1)[:, ::WINDOW]  # (B, steps, 576)
+        t_idx = np.repeat(np.arange(steps), active)
+        f_idx = np.concatenate([np.arange(n) for n in active])
+        frames = torch.from_numpy(np.ascontiguousarray(all_frames[f_idx, t_idx])).to(self.device)
+        gates = self._front_end(frames)
+        del frames
+        hidden = torch.empty(gates.shape[0], 128, device=self.device)
+        h = torch.zeros(len(audios), 128, device=self.device)
+        c = torch.zeros_like(h)
+        for t in range(steps):
+            a, n = int(block[t]), int(active[t])
+            g = torch.addmm(gates[a:a + n], h[:n], self.w_hh)
+            s = torch.sigmoid(g)
+            c = s[:, 128:256] * c[:n] + s[:, :128] * torch.tanh(g[:, 256:384])
+            h = torch.mul(s[:, 384:], torch.tanh(c), out=hidden[a:a + n])
+        probs = torch.sigmoid(torch.addmm(self.b_out, torch.relu(hidden), self.w_out)).reshape(-1).cpu().numpy()
+        out: list[np.ndarray] = [np.zeros(0, np.float32)] * len(audios)
+        positions = block[:-1]
+        for k, i in enumerate(order):
+            out[i] = probs[positions[:sorted_counts[k]] + k]
+        return out

@@ -1,0 +1,73 @@
+"""On-disk cache of Silero window probabilities, keyed by what they depend on.
+
+An entry is one file: a JSON header line, then the float32 probabilities. The header
+repeats the key (wav SHA-256, silero-vad version, model SHA-256), says whether the
+probabilities are the reference path's own (`exact`) or the batched backend's (with its
+guard margin), and holds the SHA-256 of the payload. Anything that does not match,
+cannot be parsed or is truncated is treated as missing and recomputed, never trusted.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..atomic import sha256_bytes, write_bytes
+
+FORMAT = "fdbu-vad-probs-1"
+
+
+def default_dir() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fdbu" / "vad-probs"
+
+
+@dataclass
+class Entry:
+    probs: np.ndarray  # float32, one per 512-sample window
+    exact: bool        # computed by the reference path
+    margin: float | None
+
+
+class ProbabilityCache:
+    def __init__(self, root: Path, silero_version: str, model_sha256: str):
+        self.root = Path(root)
+        self.version = silero_version
+        self.model = model_sha256
+        self.rejected = 0
+
+    def _path(self, wav_sha256: str) -> Path:
+        return self.root / wav_sha256[:2] / f"{wav_sha256}.probs"
+
+    def _key(self, wav_sha256: str) -> dict:
+        return {"format": FORMAT, "wav_sha256": wav_sha256, "silero_vad_version": self.version,
+                "model_sha256": self.model}
+
+    def get(self, wav_sha256: str, frames: int) -> Entry | None:
+        path = self._path(wav_sha256)
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        try:
+            head, payload = data.split(b"\n", 1)
+            header = json.loads(head)
+            ok = (all(header.get(k) == v for k, v in self._key(wav_sha256).items())
+                  and header.get("frames") == frames and len(payload) == 4 * frames
+                  and header.get("payload_sha256") == sha256_bytes(payload))
+        except (ValueError, AttributeError):
+            ok = False
+        if not ok:
+            self.rejected += 1
+            return None
+        return Entry(np.frombuffer(payload, "<f4").copy(), bool(header["exact"]), header.get("margin"))
+
+    def put(self, wav_sha256: str, entry: Entry) -> None:
+        payload = np.ascontiguousarray(entry.probs, "<f4").tobytes()
+        header = {**self._key(wav_sha256), "frames": len(entry.probs), "exact": entry.exact, "margin": entry.margin,
+                  "payload_sha256": sha256_bytes(payload)}
+        path = self._path(wav_sha256)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes(path, json.dumps(header).encode() + b"\n" + payload)

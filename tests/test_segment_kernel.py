@@ -1,0 +1,44 @@
+"""The probabilities -> segments kernel equals silero-vad's own function."""
+import numpy as np
+from hypothesis import given, settings, strategies as st
+from silero_vad import get_speech_timestamps_from_probs
+
+from fdbu.kernels import speech_segments
+
+
+def library(probs, length, threshold, min_speech_ms, min_silence_ms):
+    return [(d["start"], d["end"]) for d in get_speech_timestamps_from_probs(
+        [float(p) for p in probs], sampling_rate=16000, threshold=threshold, min_speech_duration_ms=min_speech_ms,
+        max_speech_duration_s=float("inf"), min_silence_duration_ms=min_silence_ms, speech_pad_ms=0,
+        return_seconds=False, time_resolution=1, visualize_probs=False, neg_threshold=None,
+        min_silence_at_max_speech=98, use_max_poss_sil_at_max_speech=True, audio_length_samples=length, step=1)]
+
+
+def kernel(files, threshold, min_speech_ms, min_silence_ms):
+    flat = np.concatenate([np.asarray(p, np.float64) for p, _ in files] + [np.zeros(0)])
+    off = np.concatenate([[0], np.cumsum([len(p) for p, _ in files])]).astype(np.int64)
+    lengths = np.array([n for _, n in files], np.int64)
+    a, b, seg_off = speech_segments(flat, off, lengths, threshold, max(threshold - 0.15, 0.01),
+                                    16000 * min_speech_ms / 1000, 16000 * min_silence_ms / 1000)
+    return [list(zip(a[seg_off[i]:seg_off[i + 1]].tolist(), b[seg_off[i]:seg_off[i + 1]].tolist()))
+            for i in range(len(files))]
+
+
+@st.composite
+def prob_file(draw):
+    """Runs of speech-like and silence-like probabilities, with values exactly at the thresholds."""
+    probs = []
+    for _ in range(draw(st.integers(0, 12))):
+        level = draw(st.sampled_from([0.02, 0.2, 0.35, 0.4, 0.5, 0.7, 0.98]))
+        probs += [draw(st.sampled_from([level, level + 1e-9, level - 1e-9, draw(st.floats(0, 1))]))
+                  for _ in range(draw(st.integers(1, 20)))]
+    length = max(0, len(probs) * 512 - draw(st.integers(0, 511)))
+    return probs, length
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(prob_file(), min_size=1, max_size=5), st.sampled_from([0.3, 0.4, 0.5, 0.6, 0.7]),
+       st.sampled_from([0, 100, 250]), st.sampled_from([50, 100, 200, 500]))
+def test_kernel_equals_silero_function(files, threshold, min_speech_ms, min_silence_ms):
+    got = kernel(files, threshold, min_speech_ms, min_silence_ms)
+    assert got == [library(p, n, threshold, min_speech_ms, min_silence_ms) for p, n in files]
