@@ -52,10 +52,13 @@ def make_detector(cfg):
 
 
 def _synth(cfg) -> None:
+    from omegaconf import DictConfig
+
     from .synth import synthesize
 
-    tree = synthesize(Path(cfg.out), n=cfg.n, seed=cfg.seed, system=cfg.system, ineligible=cfg.ineligible,
-                      progress=cfg.progress)
+    n = dict(cfg.n) if isinstance(cfg.n, DictConfig) else cfg.n
+    tree = synthesize(Path(cfg.out), n=n, seed=cfg.seed, system=cfg.system, ineligible=cfg.ineligible,
+                      interruption_tail_s=tuple(cfg.interruption_tail_s), progress=cfg.progress)
     print(f"wrote synthetic tree {tree} ({cfg.n} samples per subset, system={cfg.system}, seed={cfg.seed})")
 
 

@@ -1,7 +1,12 @@
 """Speech probabilities -> speech segments: silero-vad's `get_speech_timestamps_from_probs`
 for the parameters fdbu uses (no padding, no maximum speech length), over many files at once.
 
-Segments depend on the probabilities only through `p >= threshold` and `p < neg_threshold`.
+Segments depend on the probabilities only through the comparisons the state machine
+evaluates: `p >= threshold` outside speech and during a tentative silence, `p < neg_threshold`
+inside speech. A file is *critical* when one of those evaluated comparisons has its
+probability within `margin` of its threshold. If no window of a file is critical, any
+perturbation of its probabilities smaller than `margin` leaves every evaluated comparison,
+and so the whole state trajectory and the segments, unchanged.
 """
 import numpy as np
 from numba import njit
@@ -10,20 +15,26 @@ WINDOW = 512
 
 
 @njit(cache=True)
-def _one(probs, audio_length, threshold, neg_threshold, min_speech_samples, min_silence_samples, starts, ends):
+def _one(probs, audio_length, threshold, neg_threshold, min_speech_samples, min_silence_samples, margin,
+         starts, ends):
     k = 0
+    critical = False
     triggered = False
     start = 0
     temp_end = 0
     for i in range(probs.shape[0]):
         p = probs[i]
         cur = WINDOW * i
+        if (not triggered or temp_end != 0) and abs(p - threshold) < margin:
+            critical = True
         if p >= threshold and temp_end != 0:
             temp_end = 0
         if p >= threshold and not triggered:
             triggered = True
             start = cur
             continue
+        if triggered and abs(p - neg_threshold) < margin:
+            critical = True
         if p < neg_threshold and triggered:
             if temp_end == 0:
                 temp_end = cur
@@ -39,23 +50,26 @@ def _one(probs, audio_length, threshold, neg_threshold, min_speech_samples, min_
         starts[k] = start
         ends[k] = audio_length
         k += 1
-    return k
+    return k, critical
 
 
 @njit(cache=True)
 def speech_segments(probs, prob_off, audio_length, threshold, neg_threshold, min_speech_samples,
-                    min_silence_samples):
+                    min_silence_samples, margin=0.0):
     """Segments of every file: probs[prob_off[i]:prob_off[i+1]] are file i's window probabilities.
 
-    Returns (start, end, seg_off) in samples; file i's segments are seg_off[i]:seg_off[i+1].
+    Returns (start, end, seg_off, critical) in samples; file i's segments are
+    seg_off[i]:seg_off[i+1]; critical[i] says a comparison came within `margin`.
     """
     n = audio_length.shape[0]
     cap = prob_off[n] // 2 + n
     start = np.empty(cap, np.int64)
     end = np.empty(cap, np.int64)
     seg_off = np.zeros(n + 1, np.int64)
+    critical = np.zeros(n, np.bool_)
     for i in range(n):
-        k = _one(probs[prob_off[i]:prob_off[i + 1]], audio_length[i], threshold, neg_threshold,
-                 min_speech_samples, min_silence_samples, start[seg_off[i]:], end[seg_off[i]:])
+        k, crit = _one(probs[prob_off[i]:prob_off[i + 1]], audio_length[i], threshold, neg_threshold,
+                       min_speech_samples, min_silence_samples, margin, start[seg_off[i]:], end[seg_off[i]:])
         seg_off[i + 1] = seg_off[i] + k
-    return start[:seg_off[n]], end[:seg_off[n]], seg_off
+        critical[i] = crit
+    return start[:seg_off[n]], end[:seg_off[n]], seg_off, critical

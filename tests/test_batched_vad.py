@@ -37,10 +37,12 @@ def test_probabilities_deviate_far_less_than_the_margin(silero, synth_tree):
 
 def test_guard_recomputes_files_near_a_threshold(synth_tree):
     jobs = jobs_of(synth_tree)
-    wide = SpeechDetector(backend="batched", device="cpu", cache=False, margin=0.49)
+    wide = SpeechDetector(backend="batched", device="cpu", cache=False, margin=0.3)
     ref = SpeechDetector(backend="reference", cache=False)
     got = wide.segments(jobs)
-    assert wide.stats.recomputed == len(jobs)  # every file with a window within 0.49 of 0.5 or 0.35
+    speaking = sum(len(r) > 0 for r in ref.segments(jobs))
+    # every file with speech crosses both thresholds, so a margin of 0.3 flags it
+    assert speaking > 0 and wide.stats.recomputed >= speaking
     assert [g.tolist() for g in got] == [r.tolist() for r in ref.segments(jobs)]
 
 

@@ -18,8 +18,8 @@ def kernel(files, threshold, min_speech_ms, min_silence_ms):
     flat = np.concatenate([np.asarray(p, np.float64) for p, _ in files] + [np.zeros(0)])
     off = np.concatenate([[0], np.cumsum([len(p) for p, _ in files])]).astype(np.int64)
     lengths = np.array([n for _, n in files], np.int64)
-    a, b, seg_off = speech_segments(flat, off, lengths, threshold, max(threshold - 0.15, 0.01),
-                                    16000 * min_speech_ms / 1000, 16000 * min_silence_ms / 1000)
+    a, b, seg_off, _ = speech_segments(flat, off, lengths, threshold, max(threshold - 0.15, 0.01),
+                                       16000 * min_speech_ms / 1000, 16000 * min_silence_ms / 1000)
     return [list(zip(a[seg_off[i]:seg_off[i + 1]].tolist(), b[seg_off[i]:seg_off[i + 1]].tolist()))
             for i in range(len(files))]
 
@@ -42,3 +42,17 @@ def prob_file(draw):
 def test_kernel_equals_silero_function(files, threshold, min_speech_ms, min_silence_ms):
     got = kernel(files, threshold, min_speech_ms, min_silence_ms)
     assert got == [library(p, n, threshold, min_speech_ms, min_silence_ms) for p, n in files]
+
+
+@settings(max_examples=400, deadline=None)
+@given(prob_file(), st.sampled_from([0.3, 0.5, 0.7]), st.sampled_from([1e-3, 0.02, 0.1]), st.integers(0, 2**32 - 1))
+def test_a_file_that_is_not_critical_keeps_its_segments_under_any_smaller_perturbation(file, threshold, margin, seed):
+    probs, length = file
+    p = np.asarray(probs, np.float64)
+    off = np.array([0, len(p)], np.int64)
+    args = (np.array([length], np.int64), threshold, max(threshold - 0.15, 0.01), 4000.0, 1600.0)
+    a, b, _, critical = speech_segments(p, off, *args, margin)
+    noise = np.random.default_rng(seed).uniform(-margin, margin, len(p)) * 0.999
+    a2, b2, _, _ = speech_segments(p + noise, off, *args, 0.0)
+    if not critical[0]:
+        assert (a.tolist(), b.tolist()) == (a2.tolist(), b2.tolist())

@@ -28,6 +28,8 @@ SR = 16000
 GAP_S = 0.05  # between words of one utterance: far below Silero's 100 ms minimum silence
 SYSTEMS = ("prompt", "slow", "overlap", "never_stops", "silent")
 BANK = Path(__file__).parent / "bank"
+RELEASE_SIZES = {"candor_pause_handling": 216, "candor_turn_taking": 119, "icc_backchannel": 55,
+                 "synthetic_pause_handling": 137, "synthetic_user_interruption": 200}
 REASONS = ("output.wav missing from the capture", "observation window had transport errors")
 
 
@@ -159,10 +161,10 @@ def _turn_taking_sample(rng, system: str):
     return T, cap, [{"text": "[TURN-TAKING]", "timestamp": [E, T]}], transcript, intended
 
 
-def _interruption_sample(rng, system: str):
+def _interruption_sample(rng, system: str, tail: tuple[float, float]):
     S = _u(rng, 4.0, 7.0)
     R = round(S + _u(rng, 1.2, 2.5), 3)
-    T = round(R + _u(rng, 4.0, 6.0), 3)
+    T = round(R + _u(rng, *tail), 3)
     cap = Capture(int(round(T * SR)), rng)
     answer_from = S - _u(rng, 1.5, 3.0)
     intended = {"outcome": "response"}
@@ -195,11 +197,11 @@ def _backchannel_sample(rng, system: str):
     return T, cap, None, cap.transcript(), {}
 
 
-def _make(subset: str, rng, system: str):
+def _make(subset: str, rng, system: str, tail: tuple[float, float]):
     if subset == "candor_turn_taking":
         return _turn_taking_sample(rng, system)
     if subset == INTERRUPTION:
-        return _interruption_sample(rng, system)
+        return _interruption_sample(rng, system, tail)
     if subset == "icc_backchannel":
         return _backchannel_sample(rng, system)
     return _pause_sample(rng, system, candor=subset.startswith("candor"))
@@ -210,14 +212,25 @@ def _write(path: Path, data: bytes) -> str:
     return sha256_bytes(data)
 
 
-def synthesize(out: Path, *, n: int = 5, seed: int = 0, system: str = "mixed", ineligible: float = 0.05,
-               progress: bool = False) -> Path:
-    """Write a synthetic tree at `out` (which must not exist), all at once or not at all."""
+def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str = "mixed", ineligible: float = 0.05,
+               interruption_tail_s: tuple[float, float] = (4.0, 6.0), progress: bool = False) -> Path:
+    """Write a synthetic tree at `out` (which must not exist), all at once or not at all.
+
+    `n` is samples per subset: a number, "release" (the v1.0 sizes, a full-size tree), or
+    a dict subset -> number (0 leaves a subset out). `interruption_tail_s` is the range of
+    T - R for interruption samples.
+    """
     out = Path(out)
+    sizes = dict(RELEASE_SIZES) if n == "release" else n if isinstance(n, dict) else dict.fromkeys(SUBSETS, n)
     if system not in SYSTEMS + ("mixed",):
         raise FdbuError("config", None, f"system={system!r}; choose one of {', '.join(SYSTEMS)} or mixed")
-    if n < 1 or not 0.0 <= ineligible < 1.0:
-        raise FdbuError("config", None, "n must be at least 1 and ineligible in [0, 1)")
+    if (not all(isinstance(sizes.get(s, 0), int) and sizes.get(s, 0) >= 0 for s in SUBSETS)
+            or not any(sizes.values()) or not 0.0 <= ineligible < 1.0):
+        raise FdbuError("config", None, f"n={n!r}: give a number of samples >= 1, 'release', or subset sizes; "
+                        "ineligible in [0, 1)")
+    lo, hi = interruption_tail_s
+    if not 0 < lo <= hi:
+        raise FdbuError("config", None, f"interruption_tail_s={interruption_tail_s!r} is not a range of seconds > 0")
     if out.exists():
         raise FdbuError("output", None, f"{out} already exists; fdbu synth writes a new tree only")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -225,7 +238,7 @@ def synthesize(out: Path, *, n: int = 5, seed: int = 0, system: str = "mixed", i
     try:
         tmp.chmod(umask_mode(0o777))
         samples, truth, transcripts = [], {}, {s: {} for s in SUBSETS}
-        jobs = [(subset, i) for subset in SUBSETS for i in range(n)]
+        jobs = [(subset, i) for subset in SUBSETS for i in range(sizes.get(subset, 0))]
         for subset, i in tqdm(jobs, desc="synth", unit="sample", disable=not progress):
             rng = np.random.default_rng([seed, list(SUBSETS).index(subset), i])
             behaviour = SYSTEMS[int(rng.integers(len(SYSTEMS)))] if system == "mixed" else system
@@ -236,7 +249,7 @@ def synthesize(out: Path, *, n: int = 5, seed: int = 0, system: str = "mixed", i
                 samples.append(row)
                 truth[row["sample_id"]] = {"system": behaviour, "eligible": False}
                 continue
-            T, cap, annotation, transcript, intended = _make(subset, rng, behaviour)
+            T, cap, annotation, transcript, intended = _make(subset, rng, behaviour, (lo, hi))
             folder = tmp / subset / name
             folder.mkdir(parents=True)
             files = {"output.wav": _write(folder / "output.wav", cap.wav())}
@@ -248,14 +261,15 @@ def synthesize(out: Path, *, n: int = 5, seed: int = 0, system: str = "mixed", i
                         "reasons": [], "files": files})
             samples.append(row)
             truth[row["sample_id"]] = {"system": behaviour, "eligible": True, "intended": intended}
-        manifest = {"schema_version": 1, "kind": MANIFEST_KIND, "declared": {s: n for s in SUBSETS},
+        manifest = {"schema_version": 1, "kind": MANIFEST_KIND,
+                    "declared": {s: sizes[s] for s in SUBSETS if sizes.get(s)},
                     "samples": samples}
         asr = {"config": {"model_id": "fdbu-synth (transcripts placed by the generator)", "checkpoint_sha256": None,
                           "device_type": "none"},
-               "subsets": {s: {"task": ASR_TASK[s], "transcripts": t} for s, t in transcripts.items()}}
+               "subsets": {s: {"task": ASR_TASK[s], "transcripts": t} for s, t in transcripts.items() if sizes.get(s)}}
         (tmp / "manifest.json").write_text(dumps(manifest))
         (tmp / "asr.json").write_text(dumps(asr))
-        (tmp / "synth.json").write_text(dumps({"generator": "fdbu synth", "seed": seed, "n": n, "system": system,
+        (tmp / "synth.json").write_text(dumps({"generator": "fdbu synth", "seed": seed, "n": sizes, "system": system,
                                                "ineligible": ineligible, "samples": truth}))
         tmp.rename(out)
     except BaseException:

@@ -13,19 +13,23 @@ segments depend on, so the segments are the reference path's, bit for bit.
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import torch
 
 from ..errors import FdbuError
+from .silero import torch_threads
 
 WINDOW, CONTEXT, FRAME = 512, 64, 576
 N_FFT, HOP = 256, 128
 
 
 class BatchedSilero:
-    def __init__(self, jit_model, device: str = "cpu", frame_chunk: int | None = None):
+    def __init__(self, jit_model, device: str = "cpu", frame_chunk: int | None = None, threads: int | None = None):
         m = jit_model._model
         self.device = torch.device(device)
+        self.threads = threads or len(os.sched_getaffinity(0))
         # CPU: chunks small enough for the front end's intermediates to stay in cache
         self.frame_chunk = frame_chunk or (32768 if self.device.type == "cuda" else 1024)
         basis = m.stft.forward_basis_buffer[:, 0, :].double()
@@ -75,7 +79,8 @@ class BatchedSilero:
             tf32 = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
             torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
         try:
-            return self._probabilities(audios)
+            with torch_threads(self.threads):
+                return self._probabilities(audios)
         finally:
             if self._cuda:
                 torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = tf32
@@ -95,13 +100,15 @@ class BatchedSilero:
         steps = int(sorted_counts[0])
         active = (sorted_counts[None, :] > np.arange(steps)[:, None]).sum(1)
         block = np.concatenate([[0], np.cumsum(active)])
-        padded = np.zeros((len(audios), CONTEXT + steps * WINDOW), np.float32)
+        frames = np.empty((int(block[-1]), FRAME), np.float32)
         for k, i in enumerate(order):
-            padded[k, CONTEXT:CONTEXT + len(audios[i])] = audios[i]
-        all_frames = np.lib.stride_tricks.sliding_window_view(padded, FRAME, axis=1)[:, ::WINDOW]  # (B, steps, 576)
-        t_idx = np.repeat(np.arange(steps), active)
-        f_idx = np.concatenate([np.arange(n) for n in active])
-        frames = torch.from_numpy(np.ascontiguousarray(all_frames[f_idx, t_idx])).to(self.device)
+            n = int(sorted_counts[k])
+            if n == 0:
+                continue
+            padded = np.zeros(CONTEXT + n * WINDOW, np.float32)
+            padded[CONTEXT:CONTEXT + len(audios[i])] = audios[i]
+            frames[block[:n] + k] = np.lib.stride_tricks.sliding_window_view(padded, FRAME)[::WINDOW]
+        frames = torch.from_numpy(frames).to(self.device)
         gates = self._front_end(frames)
         del frames
         hidden = torch.empty(gates.shape[0], 128, device=self.device)

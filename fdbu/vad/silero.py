@@ -48,14 +48,19 @@ class SileroSettings:
 
 
 @contextlib.contextmanager
-def _one_thread():
-    """One intra-op thread: the window loop gains nothing from more, and it pins the float sums."""
+def torch_threads(n: int):
+    """Run with n intra-op threads, then restore (silero-vad sets 1 globally when imported)."""
     before = torch.get_num_threads()
-    torch.set_num_threads(1)
+    torch.set_num_threads(n)
     try:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+def _one_thread():
+    """The reference path: one thread, as silero-vad runs; the window loop gains nothing from more."""
+    return torch_threads(1)
 
 
 def model_path() -> Path:

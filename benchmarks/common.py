@@ -1,0 +1,45 @@
+"""Shared by the benchmarks: synthetic captures of interruption outputs, and a wall-clock timer."""
+from __future__ import annotations
+
+import hashlib
+import platform
+import time
+from pathlib import Path
+
+import soundfile as sf
+import torch
+
+from fdbu.synth import synthesize
+from fdbu.vad import Job
+
+INTERRUPTION = "synthetic_user_interruption"
+
+
+def machine() -> str:
+    return (f"{platform.machine()}, {torch.get_num_threads()} torch threads, python {platform.python_version()}, "
+            f"torch {torch.__version__}, cuda {'yes: ' + torch.cuda.get_device_name() if torch.cuda.is_available() else 'no'}")
+
+
+def captures(root: Path, n: int, seed: int = 0, tail=(14.0, 22.0)) -> Path:
+    """A tree of n interruption captures, T - R drawn from `tail` (20-30 s captures by default)."""
+    tree = root / f"captures-{n}-{seed}"
+    if not tree.exists():
+        synthesize(tree, n={INTERRUPTION: n}, seed=seed, ineligible=0.0, interruption_tail_s=tail)
+    return tree
+
+
+def jobs(tree: Path) -> list[Job]:
+    out = []
+    for p in sorted((tree / INTERRUPTION).glob("*/output.wav"), key=lambda p: int(p.parent.name)):
+        out.append(Job(f"{INTERRUPTION}/{p.parent.name}", p, hashlib.sha256(p.read_bytes()).hexdigest(),
+                       sf.info(str(p)).frames))
+    return out
+
+
+class Timer:
+    def __enter__(self):
+        self.t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.s = time.perf_counter() - self.t0

@@ -1,0 +1,63 @@
+"""Measure how far the batched backend's probabilities stray from the reference path's.
+
+    python -m benchmarks.vad_margin [--files 300] [--device cpu]
+
+The corpus: synthetic interruption captures, each also with added noise at three levels
+and with its gain changed, so the probabilities visit the whole (0, 1) range. Prints the
+largest absolute deviation over every window of every file, the margin fdbu's guard uses
+(`fdbu.vad.MARGIN`), their ratio, and how many files the guard would recompute.
+"""
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from fdbu.vad import MARGIN, SpeechDetector
+from fdbu.vad.batched import BatchedSilero
+
+from .common import Timer, captures, jobs, machine
+
+
+def variants(audio: np.ndarray, rng: np.random.Generator) -> list[np.ndarray]:
+    out = [audio]
+    for level in (0.002, 0.02, 0.08):
+        out.append(np.clip(audio + rng.normal(0, level, len(audio)).astype(np.float32), -1, 1))
+    out.append(np.clip(audio * 3.0, -1, 1))
+    out.append(audio * 0.2)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--files", type=int, default=300)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--workdir", default=None)
+    args = ap.parse_args()
+    work = Path(args.workdir or tempfile.mkdtemp(prefix="fdbu-bench-"))
+    rng = np.random.default_rng(0)
+    audios = []
+    for job in jobs(captures(work, args.files // 6 + 1, seed=1, tail=(4.0, 14.0))):
+        audios += variants(sf.read(str(job.path), dtype="float32")[0], rng)
+    audios = audios[:args.files]
+    det = SpeechDetector(backend="batched", device=args.device, cache=False)
+    with Timer() as tb:
+        batched = BatchedSilero(det.silero.model, args.device).probabilities(audios)
+    with Timer() as tr:
+        reference = [det.silero.reference_probs(a) for a in audios]
+    dev = [float(np.abs(b.astype(np.float64) - r.astype(np.float64)).max()) for b, r in zip(batched, reference)]
+    near = sum(det.near_threshold(b) for b in batched)
+    windows = sum(len(r) for r in reference)
+    seconds = sum(len(a) for a in audios) / 16000
+    print(f"machine: {machine()}; device {args.device}")
+    print(f"{len(audios)} files, {seconds:.0f} s of audio, {windows} windows; reference {tr.s:.1f} s, batched {tb.s:.1f} s")
+    print(f"largest |batched - reference| probability: {max(dev):.2e} (99th percentile of per-file maxima "
+          f"{np.percentile(dev, 99):.2e}); guard margin {MARGIN:.0e} = {MARGIN / max(dev):.0f}x the largest")
+    print(f"files the guard recomputes: {near} of {len(audios)} ({100 * near / len(audios):.1f}%)")
+
+
+if __name__ == "__main__":
+    main()
