@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,8 +84,15 @@ def _parse_json(data: bytes, where: str, file: str):
         raise FdbuError(where, file, f"is not valid JSON (line {e.lineno} column {e.colno}: {e.msg})") from None
 
 
+def _escapes(path: Path, root: Path) -> bool:
+    """Names are plain (checked), so only a link at the subset, sample or file level can leave the tree."""
+    if not any(os.path.islink(p) for p in (path, path.parent, path.parent.parent)):
+        return False
+    return not path.resolve().is_relative_to(root.resolve())
+
+
 def _read(path: Path, where: str, file: str, root: Path | None = None) -> bytes:
-    if root is not None and not path.resolve().is_relative_to(root.resolve()):
+    if root is not None and _escapes(path, root):
         raise FdbuError(where, file, f"resolves to {path.resolve()}, outside the tree {root}; "
                         "fdbu reads only files inside the tree")
     if not path.is_file():

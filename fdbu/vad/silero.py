@@ -9,6 +9,7 @@ silero-vad's `get_speech_timestamps_from_probs`, so the probabilities can be cac
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.metadata
 import importlib.resources
 from dataclasses import asdict, dataclass
@@ -67,18 +68,31 @@ def model_path() -> Path:
     return Path(str(importlib.resources.files(MODEL_PACKAGE).joinpath(MODEL_FILE)))
 
 
+@functools.lru_cache(maxsize=1)
+def _model_sha256() -> str:
+    return sha256_file(model_path())
+
+
+@functools.lru_cache(maxsize=1)
+def _load_model():
+    """The packaged JIT model, loaded once per process (it is reset before every file)."""
+    from silero_vad import load_silero_vad
+
+    return load_silero_vad(onnx=False, opset_version=16, sequence=False, sampling_rate=16000, max_frames=512)
+
+
 class SileroVAD:
     """The packaged JIT model, loaded once, and the settings every call passes."""
 
     def __init__(self, settings: SileroSettings = SileroSettings()):
-        from silero_vad import load_silero_vad
-
         self.settings = settings
-        self.model = load_silero_vad(onnx=False, opset_version=16, sequence=False,
-                                     sampling_rate=settings.sampling_rate, max_frames=512)
         self.version = importlib.metadata.version("silero-vad")
         self.model_file = MODEL_FILE
-        self.model_sha256 = sha256_file(model_path())
+        self.model_sha256 = _model_sha256()
+
+    @property
+    def model(self):
+        return _load_model()
 
     def signature(self) -> dict:
         """What the segments depend on. No backend or device: those must not change a segment."""
