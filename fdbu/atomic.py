@@ -51,3 +51,11 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def written_by_fdbu(path: Path) -> bool:
+    """True when `path` is a JSON object fdbu wrote (`"generator": "fdbu"`), so it may be replaced."""
+    try:
+        return json.loads(Path(path).read_bytes()).get("generator") == "fdbu"
+    except (ValueError, AttributeError, OSError):
+        return False

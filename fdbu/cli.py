@@ -15,6 +15,7 @@ USAGE = """usage: fdbu COMMAND [key=value ...] [--cfg job] [-m]
 commands:
   score   score a reference tree:            fdbu score tree=PATH [out=DIR] [plot=true]
   synth   write a synthetic reference tree:   fdbu synth out=PATH [n=5] [seed=0] [system=mixed]
+  sweep   interruption metrics over VAD settings: fdbu sweep tree=PATH | tree=[A,B] out=DIR
 
 Hydra: --cfg job shows the composed config; -m runs a sweep (fdbu score -m tree=A,B)."""
 
@@ -62,7 +63,25 @@ def _synth(cfg) -> None:
     print(f"wrote synthetic tree {tree} ({cfg.n} samples per subset, system={cfg.system}, seed={cfg.seed})")
 
 
-COMMANDS = {"score": _score, "synth": _synth}
+def _sweep(cfg) -> None:
+    from omegaconf import ListConfig
+
+    from .metrics.stats import Bootstrap
+    from .sweep import grid, sweep, table, write
+
+    trees = [Path(t) for t in cfg.tree] if isinstance(cfg.tree, ListConfig) else [Path(cfg.tree)]
+    if cfg.out is None and len(trees) > 1:
+        raise FdbuError("config", None, "a sweep over several trees needs out=DIR for its outputs")
+    g = cfg.sweep
+    points = grid(list(g.thresholds), list(g.min_silence_ms), list(g.neg_threshold_offset), list(g.min_speech_ms))
+    detector = make_detector(cfg)
+    result = sweep(trees, detector, Bootstrap(cfg.bootstrap.resamples, cfg.bootstrap.seed), points)
+    written = write(result, Path(cfg.out) if cfg.out is not None else trees[0], plot=cfg.plot)
+    print(table(result))
+    print(f"\n{detector.stats.line()}\nwrote " + ", ".join(map(str, written)))
+
+
+COMMANDS = {"score": _score, "synth": _synth, "sweep": _sweep}
 
 
 def _task(fn):

@@ -49,3 +49,49 @@ def latency_curves(rows: list[dict], path: Path, horizon_s: float = 6.0) -> Path
     plt.close(fig)
     write_bytes(path, buf.getvalue())
     return Path(path)
+
+
+def sweep_heatmaps(tree: dict, path: Path, metrics) -> Path:
+    """One panel per metric: its value over threshold x minimum silence (other axes at their first value)."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pts = tree["points"]
+    first = pts[0]["settings"]
+    pts = [p for p in pts if p["settings"]["neg_threshold_offset"] == first["neg_threshold_offset"]
+           and p["settings"]["min_speech_ms"] == first["min_speech_ms"]]
+    thr = sorted({p["settings"]["threshold"] for p in pts})
+    sil = sorted({p["settings"]["min_silence_ms"] for p in pts})
+    cols = 4
+    rows = (len(metrics) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 2.9 * rows), dpi=110, squeeze=False)
+    for ax, name in zip(axes.flat, metrics):
+        grid = np.full((len(thr), len(sil)), np.nan)
+        for p in pts:
+            v = p["metrics"][name]["value"]
+            if isinstance(v, (int, float)):
+                grid[thr.index(p["settings"]["threshold"]), sil.index(p["settings"]["min_silence_ms"])] = v
+        im = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis")
+        for (i, j), v in np.ndenumerate(grid):
+            ax.text(j, i, "n/r" if np.isnan(v) else f"{v:.2f}", ha="center", va="center", fontsize=7, color="w")
+        ax.set_xticks(range(len(sil)), [f"{s:g}" for s in sil], fontsize=7)
+        ax.set_yticks(range(len(thr)), [f"{t:g}" for t in thr], fontsize=7)
+        ax.set_title(name + (" (median)" if p["metrics"][name]["kind"] == "latency_quantiles" else ""), fontsize=8)
+        ax.set_xlabel("min silence (ms)", fontsize=7)
+        ax.set_ylabel("threshold", fontsize=7)
+        fig.colorbar(im, ax=ax, fraction=0.046)
+    for ax in list(axes.flat)[len(metrics):]:
+        ax.axis("off")
+    fig.suptitle(f"{tree['tree']}: interruption metrics over the VAD grid (neg offset "
+                 f"{first['neg_threshold_offset']:g}, min speech {first['min_speech_ms']:g} ms; n/r: not reached)",
+                 fontsize=9)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    plt.close(fig)
+    write_bytes(path, buf.getvalue())
+    return Path(path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .atomic import dumps, write_text
+from .atomic import dumps, write_text, written_by_fdbu
 from .errors import FdbuError
 from .score import Scored
 
@@ -16,20 +16,13 @@ def samples_jsonl(rows: list[dict]) -> str:
     return "".join(json.dumps(r, allow_nan=False, ensure_ascii=False) + "\n" for r in rows)
 
 
-def _ours(path: Path) -> bool:
-    try:
-        return json.loads(path.read_bytes()).get("generator") == "fdbu"
-    except (ValueError, AttributeError, OSError):
-        return False
-
-
 def write(scored: Scored, out: Path) -> tuple[Path, Path]:
     """Write both files atomically; refuse to replace a unified.json fdbu did not write."""
     out = Path(out)
     if not out.is_dir():
         raise FdbuError("output", None, f"{out} is not a directory")
     unified, samples = out / UNIFIED, out / SAMPLES
-    if (unified.exists() or samples.exists()) and not (unified.exists() and _ours(unified)):
+    if (unified.exists() or samples.exists()) and not (unified.exists() and written_by_fdbu(unified)):
         raise FdbuError("output", UNIFIED, f"{out} already holds {UNIFIED} or {SAMPLES} not written by fdbu; "
                         "move them away or pass out=DIR")
     write_text(samples, samples_jsonl(scored.rows))

@@ -18,20 +18,20 @@ class Scored:
     rows: list[dict]
 
 
-def signature(tree: Tree, vad: SpeechDetector, boot: Bootstrap) -> dict:
-    """The reproducibility header of unified.json (sacrebleu's signature)."""
-    return {
-        "generator": "fdbu",
-        "fdbu_version": __version__,
-        "definitions": DEFINITIONS_VERSION,
-        "inputs": {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
+def signature(vad: SpeechDetector, boot: Bootstrap, inputs: dict | None = None) -> dict:
+    """The reproducibility header of unified.json and sweep.json (sacrebleu's signature)."""
+    head = {"generator": "fdbu", "fdbu_version": __version__, "definitions": DEFINITIONS_VERSION}
+    if inputs is not None:
+        head["inputs"] = inputs
+    head.update({
         "speech_detection": vad.signature(),
         "bootstrap": {"method": "percentile over whole samples", "resamples": boot.resamples, "seed": boot.seed,
                       "confidence": 0.95,
                       "draw": "numpy.random.default_rng(seed).integers(0, n, size=(resamples, n)), fresh per metric"},
         "share_interval": {"method": "wilson", "z": Z_975},
         "quantile_rule": "ceil(qN)-th smallest, no interpolation; +infinity reads 'not reached'",
-    }
+    })
+    return head
 
 
 def detect_speech(samples, vad: SpeechDetector) -> list:
@@ -44,7 +44,7 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None) ->
     `segments` (sample_id -> (k, 2) microseconds) replaces speech detection, for callers
     that already have the segments; by default Silero runs on each eligible interruption output.
     """
-    unified = signature(tree, vad, boot)
+    unified = signature(vad, boot, {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256})
     unified["subsets"] = {}
     per_sample: dict[str, dict] = {}
     for subset in SCORED_SUBSETS:

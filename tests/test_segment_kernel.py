@@ -6,19 +6,19 @@ from silero_vad import get_speech_timestamps_from_probs
 from fdbu.kernels import speech_segments
 
 
-def library(probs, length, threshold, min_speech_ms, min_silence_ms):
+def library(probs, length, threshold, min_speech_ms, min_silence_ms, neg=None):
     return [(d["start"], d["end"]) for d in get_speech_timestamps_from_probs(
         [float(p) for p in probs], sampling_rate=16000, threshold=threshold, min_speech_duration_ms=min_speech_ms,
         max_speech_duration_s=float("inf"), min_silence_duration_ms=min_silence_ms, speech_pad_ms=0,
-        return_seconds=False, time_resolution=1, visualize_probs=False, neg_threshold=None,
+        return_seconds=False, time_resolution=1, visualize_probs=False, neg_threshold=neg,
         min_silence_at_max_speech=98, use_max_poss_sil_at_max_speech=True, audio_length_samples=length, step=1)]
 
 
-def kernel(files, threshold, min_speech_ms, min_silence_ms):
+def kernel(files, threshold, min_speech_ms, min_silence_ms, neg=None):
     flat = np.concatenate([np.asarray(p, np.float64) for p, _ in files] + [np.zeros(0)])
     off = np.concatenate([[0], np.cumsum([len(p) for p, _ in files])]).astype(np.int64)
     lengths = np.array([n for _, n in files], np.int64)
-    a, b, seg_off, _ = speech_segments(flat, off, lengths, threshold, max(threshold - 0.15, 0.01),
+    a, b, seg_off, _ = speech_segments(flat, off, lengths, threshold, max(threshold - 0.15, 0.01) if neg is None else neg,
                                        16000 * min_speech_ms / 1000, 16000 * min_silence_ms / 1000)
     return [list(zip(a[seg_off[i]:seg_off[i + 1]].tolist(), b[seg_off[i]:seg_off[i + 1]].tolist()))
             for i in range(len(files))]
@@ -56,3 +56,12 @@ def test_a_file_that_is_not_critical_keeps_its_segments_under_any_smaller_pertur
     a2, b2, _, _ = speech_segments(p + noise, off, *args, 0.0)
     if not critical[0]:
         assert (a.tolist(), b.tolist()) == (a2.tolist(), b2.tolist())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(prob_file(), min_size=1, max_size=4), st.sampled_from([0.4, 0.5, 0.6]),
+       st.sampled_from([0.05, 0.15, 0.25, 0.35]))
+def test_kernel_equals_silero_function_with_an_explicit_neg_threshold(files, threshold, offset):
+    neg = max(threshold - offset, 0.01)
+    got = kernel(files, threshold, 250, 100, neg)
+    assert got == [library(p, n, threshold, 250, 100, neg) for p, n in files]

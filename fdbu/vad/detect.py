@@ -40,6 +40,21 @@ class Job:
     samples: int
 
 
+@dataclass(frozen=True)
+class SegmentRule:
+    """How probabilities become segments (16 kHz): silero-vad's thresholds and minimum durations."""
+
+    threshold: float
+    neg_threshold: float
+    min_speech_ms: float
+    min_silence_ms: float
+
+    @classmethod
+    def of(cls, silero: SileroVAD) -> "SegmentRule":
+        s = silero.settings
+        return cls(s.threshold, silero.neg_threshold, s.min_speech_duration_ms, s.min_silence_duration_ms)
+
+
 @dataclass
 class DetectionStats:
     backend: str
@@ -110,7 +125,10 @@ class SpeechDetector:
         return entry
 
     def probabilities(self, jobs: list[Job]) -> list[Entry]:
-        """Window probabilities of every job, from the cache or computed; guarded when batched."""
+        """Window probabilities of every job, from the cache or computed (not yet guarded)."""
+        t0 = time.perf_counter()
+        if self.cache:
+            self.cache.rejected = 0
         entries: list[Entry | None] = [None] * len(jobs)
         todo = []
         for i, job in enumerate(jobs):
@@ -136,40 +154,51 @@ class SpeechDetector:
             self.stats.computed += len(batch)
             bar.update(round(sum(len(a) for _, a in batch) / 16000))
         bar.close()
+        self.stats.files += len(jobs)
+        self.stats.audio_s += sum(j.samples for j in jobs) / 16000
+        self.stats.cache_rejected += self.cache.rejected if self.cache else 0
+        self.stats.seconds += time.perf_counter() - t0
         return entries
 
-    def _kernel(self, entries: list[Entry], jobs: list[Job], margin: float):
-        s = self.silero.settings
+    def _kernel(self, entries: list[Entry], jobs: list[Job], margin: float, rule: "SegmentRule | None" = None):
+        rule = rule or SegmentRule.of(self.silero)
         flat = np.concatenate([e.probs.astype(np.float64) for e in entries] + [np.zeros(0)])
         off = np.concatenate([[0], np.cumsum([len(e.probs) for e in entries])]).astype(np.int64)
-        return speech_segments(flat, off, np.array([j.samples for j in jobs], np.int64), s.threshold,
-                               self.silero.neg_threshold, s.sampling_rate * s.min_speech_duration_ms / 1000,
-                               s.sampling_rate * s.min_silence_duration_ms / 1000, margin)
+        return speech_segments(flat, off, np.array([j.samples for j in jobs], np.int64), rule.threshold,
+                               rule.neg_threshold, 16000 * rule.min_speech_ms / 1000,
+                               16000 * rule.min_silence_ms / 1000, margin)
 
-    def segments(self, jobs: list[Job]) -> list[np.ndarray]:
-        """Speech segments of every job in integer microseconds, (k, 2) each."""
+    def guard(self, entries: list[Entry], jobs: list[Job], rules: list["SegmentRule"]) -> list[Entry]:
+        """Recompute on the reference path every inexact file that any rule finds critical."""
         t0 = time.perf_counter()
-        if self.cache:
-            self.cache.rejected = 0
-        entries = self.probabilities(jobs)
-        s = self.silero.settings
-        *_, critical = self._kernel(entries, jobs, self.margin)
+        entries = list(entries)
+        critical = np.zeros(len(jobs), bool)
+        for rule in rules:
+            critical |= self._kernel(entries, jobs, self.margin, rule)[3]
         for i in np.flatnonzero(critical):
             if not entries[i].exact:
                 entries[i] = self._reference(jobs[i])
                 self.stats.recomputed += 1
                 self.stats.recomputed_ids.append(jobs[i].where)
-        a, b, seg_off, _ = self._kernel(entries, jobs, 0.0)
+        self.stats.seconds += time.perf_counter() - t0
+        return entries
+
+    def stamps(self, entries: list[Entry], jobs: list[Job], rule: "SegmentRule") -> list[list[tuple[int, int]]]:
+        """Segments in samples under one rule, from guarded probabilities."""
+        a, b, seg_off, _ = self._kernel(entries, jobs, 0.0, rule)
+        return [list(zip(a[seg_off[i]:seg_off[i + 1]].tolist(), b[seg_off[i]:seg_off[i + 1]].tolist()))
+                for i in range(len(jobs))]
+
+    def segments(self, jobs: list[Job]) -> list[np.ndarray]:
+        """Speech segments of every job in integer microseconds, (k, 2) each."""
+        rule = SegmentRule.of(self.silero)
+        entries = self.guard(self.probabilities(jobs), jobs, [rule])
+        s = self.silero.settings
         if self.backend == "reference":  # silero-vad's own function, file by file
             stamps = [self.silero.segments_from_probs(e.probs, j.samples) for e, j in zip(entries, jobs)]
         else:
-            stamps = [list(zip(a[seg_off[i]:seg_off[i + 1]].tolist(), b[seg_off[i]:seg_off[i + 1]].tolist()))
-                      for i in range(len(jobs))]
+            stamps = self.stamps(entries, jobs, rule)
         self._verify(jobs, stamps)
-        self.stats.files += len(jobs)
-        self.stats.audio_s += sum(j.samples for j in jobs) / s.sampling_rate
-        self.stats.cache_rejected += self.cache.rejected if self.cache else 0
-        self.stats.seconds += time.perf_counter() - t0
         return [samples_to_us(st, s.sampling_rate) for st in stamps]
 
     def _verify(self, jobs: list[Job], stamps: list[list[tuple[int, int]]]) -> None:

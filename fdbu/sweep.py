@@ -1,0 +1,215 @@
+"""Sensitivity sweep: interruption outcomes over a grid of VAD settings, from one pass of the model.
+
+The Silero probabilities of every interruption output are computed once (or read from the
+cache); each grid point only re-derives segments (numba) and outcomes. The guard runs for
+every grid point's thresholds, so each point's segments are the reference path's under
+that point's settings, and the point with the spec's settings reproduces unified.json.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .atomic import dumps, write_text, written_by_fdbu
+from .errors import FdbuError
+from .metrics import interruption
+from .metrics.stats import NOT_REACHED, Bootstrap
+from .score import signature
+from .tree import INTERRUPTION, load_tree
+from .vad import Job, SpeechDetector
+from .vad.detect import SegmentRule
+from .vad.silero import samples_to_us
+
+SPEC = {"threshold": 0.5, "min_silence_ms": 100, "neg_threshold_offset": 0.15, "min_speech_ms": 250}
+# the metrics a sweep table shows, with their column labels; sweep.json has every interruption metric
+SHOWN = {"exercised_rate": "exercised", "speaking_at_end_rate": "spk_at_end", "response_rate_1s": "resp<=1s",
+         "response_rate_2s": "resp<=2s", "response_rate_5s": "resp<=5s", "stop_latency_s": "stop_med_s",
+         "speech_s_per_interruption_s": "speech/int", "restart_rate": "restart"}
+
+
+@dataclass(frozen=True)
+class GridPoint:
+    threshold: float
+    min_silence_ms: float
+    neg_threshold_offset: float
+    min_speech_ms: float
+
+    @property
+    def rule(self) -> SegmentRule:
+        """silero-vad's rule: neg_threshold = max(threshold - offset, 0.01)."""
+        return SegmentRule(self.threshold, max(self.threshold - self.neg_threshold_offset, 0.01),
+                           self.min_speech_ms, self.min_silence_ms)
+
+    @property
+    def is_spec(self) -> bool:
+        return asdict(self) == SPEC
+
+
+def grid(thresholds, min_silence_ms, neg_threshold_offset=(0.15,), min_speech_ms=(250,)) -> list[GridPoint]:
+    axes = {"sweep.thresholds": thresholds, "sweep.min_silence_ms": min_silence_ms,
+            "sweep.neg_threshold_offset": neg_threshold_offset, "sweep.min_speech_ms": min_speech_ms}
+    for name, values in axes.items():
+        if not values:
+            raise FdbuError("config", None, f"{name} is empty; a sweep needs at least one value on every axis")
+        if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in values):
+            raise FdbuError("config", None, f"{name} must be numbers, got {list(values)!r}")
+    if any(not 0 < t < 1 for t in thresholds):
+        raise FdbuError("config", None, f"sweep.thresholds {list(thresholds)}: every threshold must lie in (0, 1)")
+    for name in ("sweep.min_silence_ms", "sweep.min_speech_ms", "sweep.neg_threshold_offset"):
+        if any(v < 0 for v in axes[name]):
+            raise FdbuError("config", None, f"{name} {list(axes[name])}: values must not be negative")
+    points = [GridPoint(float(t), float(m), float(o), float(s))
+              for t, m, o, s in itertools.product(thresholds, min_silence_ms, neg_threshold_offset, min_speech_ms)]
+    if len(set(points)) != len(points):
+        raise FdbuError("config", None, "the grid lists a point twice")
+    return points
+
+
+def _point_record(point: GridPoint, metrics: dict, extra: dict) -> dict:
+    return {"settings": {**asdict(point), "neg_threshold": point.rule.neg_threshold}, "spec_settings": point.is_spec,
+            "counts": {"exercised": extra["exercised"], **extra["outcomes"]},
+            "min_observable_s": extra["min_observable_s"], "metrics": metrics}
+
+
+def _range(records: list[dict], name: str) -> dict:
+    """Smallest and largest value over the grid; for latencies, of the median and of p90."""
+    def span(values):
+        vals = [v for v in values if v is not None]
+        finite = [v for v in vals if v != NOT_REACHED]
+        if not vals:
+            return None
+        hi = NOT_REACHED if NOT_REACHED in vals else max(finite)
+        return [min(finite) if finite else NOT_REACHED, hi]
+
+    ms = [r["metrics"][name] for r in records]
+    out = {"value": span([m["value"] for m in ms])}
+    if ms[0]["kind"] == "latency_quantiles":
+        out["p90"] = span([m["p90"] for m in ms])
+    return out
+
+
+def sweep_tree(root: Path, detector: SpeechDetector, boot: Bootstrap, points: list[GridPoint]) -> dict:
+    tree = load_tree(root)
+    selected = tree.subset(INTERRUPTION)
+    if not selected:
+        raise FdbuError(str(root), "manifest.json", f"has no {INTERRUPTION} samples to sweep")
+    eligible = [s for s in selected if s.eligible]
+    jobs = [Job(s.sample_id, s.wav_path, s.wav_sha256, s.input_samples) for s in eligible]
+    entries = detector.guard(detector.probabilities(jobs), jobs, [p.rule for p in points])
+    records = []
+    for point in points:
+        segs = [samples_to_us(st, 16000) for st in detector.stamps(entries, jobs, point.rule)]
+        comps = interruption.components(eligible, segs)
+        metrics, extra = interruption.aggregate(comps, selected=len(selected),
+                                                ineligible=len(selected) - len(eligible), boot=boot)
+        records.append(_point_record(point, metrics, extra))
+    return {"tree": str(root), "inputs": {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
+            "counts": {"selected": len(selected), "eligible": len(eligible)},
+            "points": records, "ranges": {name: _range(records, name) for name in interruption.METRICS}}
+
+
+def sweep(roots: list[Path], detector: SpeechDetector, boot: Bootstrap, points: list[GridPoint]) -> dict:
+    head = signature(detector, boot)
+    head["kind"] = "sweep"
+    head["speech_detection"] = {k: v for k, v in head["speech_detection"].items() if k != "settings"}
+    head["grid"] = {"points": len(points), "thresholds": sorted({p.threshold for p in points}),
+                    "min_silence_ms": sorted({p.min_silence_ms for p in points}),
+                    "neg_threshold_offset": sorted({p.neg_threshold_offset for p in points}),
+                    "min_speech_ms": sorted({p.min_speech_ms for p in points})}
+    head["trees"] = [sweep_tree(Path(r), detector, boot, points) for r in roots]
+    if len(roots) > 1:
+        head["rankings"] = rankings(head["trees"])
+    return head
+
+
+def _key(m: dict) -> float | None:
+    v = m["value"]
+    return float("inf") if v == NOT_REACHED else v
+
+
+def rankings(trees: list[dict]) -> dict:
+    """For each metric: does the order of the systems stay the same at every grid point?"""
+    out = {}
+    for name in SHOWN:
+        orders = set()
+        for k in range(len(trees[0]["points"])):
+            vals = [_key(t["points"][k]["metrics"][name]) for t in trees]
+            if any(v is None for v in vals):
+                orders.add(None)
+                continue
+            orders.add(tuple(sorted(range(len(trees)), key=lambda i: (vals[i], i))))
+        out[name] = {"stable": len(orders) == 1 and None not in orders,
+                     "orders": sorted([list(o) for o in orders if o is not None])}
+    return out
+
+
+def _fmt(x) -> str:
+    if x is None:
+        return "n/a"
+    return x if isinstance(x, str) else f"{x:.3f}"
+
+
+def table(result: dict) -> str:
+    lines = []
+    for t in result["trees"]:
+        lines += ["", f"{t['tree']}: {t['counts']['eligible']} eligible of {t['counts']['selected']} selected",
+                  "  thr   neg  min_sil min_sp | not_ex  s@end  resp  no_r | " + " ".join(f"{v:>10}" for v in SHOWN.values())]
+        for r in t["points"]:
+            s, c = r["settings"], r["counts"]
+            cells = " ".join(f"{_fmt(r['metrics'][n]['value']):>10}" for n in SHOWN)
+            star = "*" if r["spec_settings"] else " "
+            lines.append(f"{star} {s['threshold']:.2f} {s['neg_threshold']:.2f} {s['min_silence_ms']:7.0f} "
+                         f"{s['min_speech_ms']:6.0f} | {c['not_exercised']:6d} {c['speaking_at_end']:6d} "
+                         f"{c['response']:5d} {c['no_response']:5d} | {cells}")
+        lines.append("  range over the grid: " + "; ".join(
+            f"{n} [{_fmt(t['ranges'][n]['value'][0])}, {_fmt(t['ranges'][n]['value'][1])}]"
+            for n in SHOWN if t["ranges"][n]["value"]))
+    if "rankings" in result:
+        lines += ["", "rankings of the systems across the grid (order of tree indices, lowest value first):"]
+        lines += [f"  {n}: {'stable' if r['stable'] else 'changes'} {r['orders']}" for n, r in result["rankings"].items()]
+    lines.append("\n* the spec's settings (threshold 0.5, min silence 100 ms, min speech 250 ms, neg offset 0.15)")
+    return "\n".join(lines)
+
+
+def to_csv(result: dict) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    names = list(interruption.METRICS)
+    w.writerow(["tree", "threshold", "neg_threshold", "min_silence_ms", "min_speech_ms", "spec_settings",
+                "exercised", "not_exercised", "speaking_at_end", "response", "no_response"]
+               + [f"{n}_{part}" for n in names for part in ("value", "lo", "hi", "p90")])
+    for t in result["trees"]:
+        for r in t["points"]:
+            s, c = r["settings"], r["counts"]
+            row = [t["tree"], s["threshold"], s["neg_threshold"], s["min_silence_ms"], s["min_speech_ms"],
+                   r["spec_settings"], c["exercised"], c["not_exercised"], c["speaking_at_end"], c["response"],
+                   c["no_response"]]
+            for n in names:
+                m = r["metrics"][n]
+                iv = m["interval"] or [None, None]
+                row += [m["value"], iv[0], iv[1], m.get("p90")]
+            w.writerow(["" if v is None else v for v in row])
+    return buf.getvalue()
+
+
+def write(result: dict, out: Path, plot: bool = True) -> list[Path]:
+    out = Path(out)
+    if not out.is_dir():
+        raise FdbuError("output", None, f"{out} is not a directory")
+    target = out / "sweep.json"
+    if target.exists() and not written_by_fdbu(target):
+        raise FdbuError("output", "sweep.json", f"{out} already holds a sweep.json not written by fdbu; "
+                        "move it away or pass out=DIR")
+    write_text(out / "sweep.csv", to_csv(result))
+    write_text(target, dumps(result))
+    written = [target, out / "sweep.csv"]
+    if plot:
+        from .plot import sweep_heatmaps
+
+        for k, t in enumerate(result["trees"]):
+            written.append(sweep_heatmaps(t, out / f"sweep-heatmaps-{k}.png", list(SHOWN)))
+    return written
+
