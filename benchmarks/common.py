@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import platform
 import time
 from pathlib import Path
@@ -16,7 +17,7 @@ INTERRUPTION = "synthetic_user_interruption"
 
 
 def machine() -> str:
-    return (f"{platform.machine()}, {torch.get_num_threads()} torch threads, python {platform.python_version()}, "
+    return (f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores, python {platform.python_version()}, "
             f"torch {torch.__version__}, cuda {'yes: ' + torch.cuda.get_device_name() if torch.cuda.is_available() else 'no'}")
 
 

@@ -1,0 +1,52 @@
+"""A 25-point VAD sweep against one scoring pass, and against 25 separate reference runs.
+
+    python -m benchmarks.sweep [--files 200] [--device cpu] [--workdir DIR]
+
+On the same tree of N interruption captures (20-30 s), cache off: one `fdbu score` pass
+with batched VAD; the default 5 x 5 sweep (thresholds x minimum silences); and one
+scoring pass with the reference backend, which 25 separate reference runs would repeat
+25 times (one run is measured; the 25-run figure is 25 times it).
+"""
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+from fdbu.metrics.stats import Bootstrap
+from fdbu.score import score_path
+from fdbu.sweep import grid, sweep
+from fdbu.vad import SpeechDetector
+
+from .common import Timer, captures, machine
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--files", type=int, default=200)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--workdir", default=None)
+    args = ap.parse_args()
+    work = Path(args.workdir or tempfile.mkdtemp(prefix="fdbu-bench-"))
+    tree = captures(work, args.files)
+    boot = Bootstrap()
+    points = grid([0.3, 0.4, 0.5, 0.6, 0.7], [50, 100, 200, 300, 500])
+    SpeechDetector(backend="batched", device=args.device, cache=False).batched  # load outside the timing
+    score_path(tree, SpeechDetector(backend="batched", device=args.device, cache=False), boot)  # warm caches, jit
+    with Timer() as one:
+        score_path(tree, SpeechDetector(backend="batched", device=args.device, cache=False), boot)
+    det = SpeechDetector(backend="batched", device=args.device, cache=False)
+    with Timer() as sw:
+        sweep([tree], det, boot, points)
+    with Timer() as ref:
+        score_path(tree, SpeechDetector(backend="reference", cache=False), boot)
+    print(f"machine: {machine()}; device {args.device}; {args.files} interruption captures")
+    print(f"  one scoring pass, batched VAD:   {one.s:.2f} s")
+    print(f"  25-point sweep, batched VAD:     {sw.s:.2f} s = {sw.s / one.s:.2f}x one scoring pass "
+          f"({det.stats.recomputed} files recomputed by the guard over the grid)")
+    print(f"  one scoring pass, reference VAD: {ref.s:.2f} s; 25 such runs: {25 * ref.s:.0f} s "
+          f"= {25 * ref.s / sw.s:.0f}x the sweep")
+
+
+if __name__ == "__main__":
+    main()
