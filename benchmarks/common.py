@@ -1,9 +1,11 @@
 """Shared by the benchmarks: synthetic captures of interruption outputs, and a wall-clock timer."""
 from __future__ import annotations
 
+import argparse
 import hashlib
 import os
 import platform
+import tempfile
 import time
 from pathlib import Path
 
@@ -44,3 +46,17 @@ class Timer:
 
     def __exit__(self, *exc):
         self.s = time.perf_counter() - self.t0
+
+
+def parse(doc: str, files: int, **extra) -> tuple[argparse.Namespace, Path]:
+    """The benchmarks' common options (--files, --device, --workdir) plus `extra` (name -> (type, default))."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--files", type=int, default=files)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--workdir", default=None)
+    for name, (kind, default) in extra.items():
+        ap.add_argument(f"--{name.replace('_', '-')}", type=kind, default=default)
+    args = ap.parse_args()
+    work = Path(args.workdir or tempfile.mkdtemp(prefix="fdbu-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    return args, work

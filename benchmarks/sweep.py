@@ -9,25 +9,17 @@ scoring pass with the reference backend, which 25 separate reference runs would 
 """
 from __future__ import annotations
 
-import argparse
-import tempfile
-from pathlib import Path
 
 from fdbu.metrics.stats import Bootstrap
 from fdbu.score import score_path
 from fdbu.sweep import grid, sweep
 from fdbu.vad import SpeechDetector
 
-from .common import Timer, captures, machine
+from .common import Timer, captures, machine, parse
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--files", type=int, default=200)
-    ap.add_argument("--device", default="cpu")
-    ap.add_argument("--workdir", default=None)
-    args = ap.parse_args()
-    work = Path(args.workdir or tempfile.mkdtemp(prefix="fdbu-bench-"))
+    args, work = parse(__doc__, files=200)
     tree = captures(work, args.files)
     boot = Bootstrap()
     points = grid([0.3, 0.4, 0.5, 0.6, 0.7], [50, 100, 200, 300, 500])

@@ -12,12 +12,10 @@
 """
 from __future__ import annotations
 
-import argparse
 import json
 import resource
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from fdbu.metrics.stats import Bootstrap
@@ -25,7 +23,7 @@ from fdbu.score import score_path
 from fdbu.synth import synthesize
 from fdbu.vad import SpeechDetector
 
-from .common import Timer, captures, jobs, machine
+from .common import Timer, captures, jobs, machine, parse
 
 
 def vad_compare(work: Path, n: int, device: str) -> None:
@@ -89,16 +87,8 @@ def scaling(work: Path, sizes: list[int], device: str) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--files", type=int, default=200)
-    ap.add_argument("--scaling", default="100,1000,5000")
-    ap.add_argument("--device", default="cpu")
-    ap.add_argument("--workdir", default=None)
-    ap.add_argument("--skip", default="", help="comma list of parts to skip: vad,score,scale")
-    ap.add_argument("--one-scale", type=int, default=None, help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    work = Path(args.workdir or tempfile.mkdtemp(prefix="fdbu-bench-"))
-    work.mkdir(parents=True, exist_ok=True)
+    # --skip: comma list of parts to skip (vad, score, scale); --one-scale: internal, one scaling point
+    args, work = parse(__doc__, files=200, scaling=(str, "100,1000,5000"), skip=(str, ""), one_scale=(int, None))
     if args.one_scale:
         print(json.dumps(_one_scale(work, args.one_scale, args.device)))
         return

@@ -9,8 +9,6 @@ largest absolute deviation over every window of every file, the margin fdbu's gu
 """
 from __future__ import annotations
 
-import argparse
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +18,7 @@ from fdbu.vad import MARGIN, Job, SpeechDetector
 from fdbu.vad.cache import Entry
 from fdbu.vad.batched import BatchedSilero
 
-from .common import Timer, captures, jobs, machine
+from .common import Timer, captures, jobs, machine, parse
 
 
 def variants(audio: np.ndarray, rng: np.random.Generator) -> list[np.ndarray]:
@@ -33,12 +31,7 @@ def variants(audio: np.ndarray, rng: np.random.Generator) -> list[np.ndarray]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--files", type=int, default=300)
-    ap.add_argument("--device", default="cpu")
-    ap.add_argument("--workdir", default=None)
-    args = ap.parse_args()
-    work = Path(args.workdir or tempfile.mkdtemp(prefix="fdbu-bench-"))
+    args, work = parse(__doc__, files=300)
     rng = np.random.default_rng(0)
     audios = []
     for job in jobs(captures(work, args.files // 6 + 1, seed=1, tail=(4.0, 14.0))):

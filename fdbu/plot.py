@@ -6,6 +6,7 @@ so a curve that stays below 0.5 is a median that is not reached.
 """
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,25 @@ from .atomic import write_bytes
 CURVES = {"candor_turn_taking": "turn-taking (from E)", "synthetic_user_interruption": "interruption (from R)"}
 
 
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig, path: Path) -> Path:
+    """PNG bytes without a timestamp or version stamp, written atomically."""
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    _pyplot().close(fig)
+    write_bytes(path, buf.getvalue())
+    return Path(path)
+
+
 def curve(rows: list[dict], subset: str) -> tuple[np.ndarray, int]:
     """Sorted latencies of the responders and the population size."""
     pop = [r for r in rows if r["subset"] == subset and r["eligible"] and r.get("outcome") != "not_exercised"]
@@ -22,13 +42,7 @@ def curve(rows: list[dict], subset: str) -> tuple[np.ndarray, int]:
 
 
 def latency_curves(rows: list[dict], path: Path, horizon_s: float = 6.0) -> Path:
-    import io
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
     for subset, label in CURVES.items():
         lat, n = curve(rows, subset)
@@ -43,23 +57,12 @@ def latency_curves(rows: list[dict], path: Path, horizon_s: float = 6.0) -> Path
     ax.set(xlim=(0, horizon_s), ylim=(0, 1.02), xlabel="latency t (s)", ylabel="F(t): share responded by t",
            title="Response-latency curves (fdbu unified)")
     ax.legend(loc="lower right")
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
-    plt.close(fig)
-    write_bytes(path, buf.getvalue())
-    return Path(path)
+    return _save(fig, path)
 
 
 def sweep_heatmaps(tree: dict, path: Path, metrics) -> Path:
     """One panel per metric: its value over threshold x minimum silence (other axes at their first value)."""
-    import io
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     pts = tree["points"]
     first = pts[0]["settings"]
     pts = [p for p in pts if p["settings"]["neg_threshold_offset"] == first["neg_threshold_offset"]
@@ -89,9 +92,4 @@ def sweep_heatmaps(tree: dict, path: Path, metrics) -> Path:
     fig.suptitle(f"{tree['tree']}: interruption metrics over the VAD grid (neg offset "
                  f"{first['neg_threshold_offset']:g}, min speech {first['min_speech_ms']:g} ms; n/r: not reached)",
                  fontsize=9)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
-    plt.close(fig)
-    write_bytes(path, buf.getvalue())
-    return Path(path)
+    return _save(fig, path)

@@ -7,7 +7,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import pytest
 
 FDBU = str(Path(sys.executable).parent / "fdbu")
 
