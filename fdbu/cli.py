@@ -5,6 +5,7 @@ feature (`--cfg job`, `-m` multirun, overrides) works per command.
 """
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -16,11 +17,13 @@ commands:
   score   score a reference tree:            fdbu score tree=PATH [out=DIR] [plot=true]
   synth   write a synthetic reference tree:   fdbu synth out=PATH [n=5] [seed=0] [system=mixed]
   sweep   interruption metrics over VAD settings: fdbu sweep tree=PATH | tree=[A,B] out=DIR
+  evaluate the official rules (reference column): fdbu evaluate tree=PATH [evaluate.gt_distribution=JSON]
 
 Hydra: --cfg job shows the composed config; -m runs a sweep (fdbu score -m tree=A,B)."""
 
 
 def _score(cfg) -> None:
+    from .evaluate import reference_column
     from .metrics.stats import Bootstrap
     from .report import summary, write
     from .score import score_path
@@ -32,6 +35,10 @@ def _score(cfg) -> None:
     scored = score_path(tree, detector, Bootstrap(cfg.bootstrap.resamples, cfg.bootstrap.seed))
     unified, samples = write(scored, out)
     print(summary(scored.unified))
+    inputs = scored.unified["inputs"]
+    column = reference_column(tree, inputs["manifest.json"], inputs["asr.json"])
+    if column:
+        print("\n" + column)
     print(f"\n{detector.stats.line()}\nwrote {unified} and {samples}")
     if cfg.plot:
         from .plot import latency_curves
@@ -81,7 +88,18 @@ def _sweep(cfg) -> None:
     print(f"\n{detector.stats.line()}\nwrote " + ", ".join(map(str, written)))
 
 
-COMMANDS = {"score": _score, "synth": _synth, "sweep": _sweep}
+def _evaluate(cfg) -> None:
+    from .evaluate import evaluate, write
+
+    gt = Path(cfg.evaluate.gt_distribution) if cfg.evaluate.gt_distribution else None
+    result = evaluate(Path(cfg.tree), gt_distribution=gt)
+    path = write(result, Path(cfg.tree))
+    for subset, numbers in result["subsets"].items():
+        print(f"{subset}: {json.dumps(numbers)}")
+    print(f"wrote {path}")
+
+
+COMMANDS = {"score": _score, "synth": _synth, "sweep": _sweep, "evaluate": _evaluate}
 
 
 def _task(fn):

@@ -127,6 +127,19 @@ class SileroVAD:
                                            **self._call_kwargs())
         return [(int(t["start"]), int(t["end"])) for t in stamps]
 
+    def official_backchannel_segments(self, audio: np.ndarray) -> list[tuple[float, float]]:
+        """eval_backchannel.py's call: silero-vad's defaults (30 ms padding), seconds to 0.1 s."""
+        from silero_vad import get_speech_timestamps
+
+        with _one_thread():
+            stamps = get_speech_timestamps(
+                torch.from_numpy(np.asarray(audio, dtype=np.float64)).float().unsqueeze(0), self.model,
+                threshold=0.5, sampling_rate=16000, min_speech_duration_ms=250, max_speech_duration_s=float("inf"),
+                min_silence_duration_ms=100, speech_pad_ms=30, return_seconds=True, time_resolution=1,
+                visualize_probs=False, progress_tracking_callback=None, neg_threshold=None, window_size_samples=512,
+                min_silence_at_max_speech=98, use_max_poss_sil_at_max_speech=True)
+        return [(float(t["start"]), float(t["end"])) for t in stamps]
+
     @torch.no_grad()
     def reference_probs(self, audio: np.ndarray) -> np.ndarray:
         """The window probabilities `get_speech_timestamps` computes: same model calls, same order."""

@@ -1,0 +1,73 @@
+"""fdbu evaluate -> summary.json, and the reference column fdbu score prints beside the unified metrics."""
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fdbu import official
+from fdbu.errors import FdbuError
+from fdbu.evaluate import evaluate, reference_column, write
+
+FDBU = str(Path(sys.executable).parent / "fdbu")
+
+
+@pytest.fixture()
+def tree(synth_tree, tmp_path):
+    t = tmp_path / "tree"
+    shutil.copytree(synth_tree, t)
+    return t
+
+
+def chunks(tree, sid):
+    return json.loads((tree / sid / "output.json").read_text())["chunks"]
+
+
+def test_summary_reproduces_the_rules_on_the_trees_files(tree, silero, tmp_path):
+    gt = {str(i): list(map(float, range(1, 11))) for i in range(20)}
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    result = evaluate(tree, gt_distribution=tmp_path / "gt.json", silero=silero)
+    manifest = json.loads((tree / "manifest.json").read_text())
+    eligible = [r["sample_id"] for r in manifest["samples"] if r["eligible"]]
+    tt = [(chunks(tree, s), json.loads((tree / s / "turn_taking.json").read_text())[0]["timestamp"][0])
+          for s in eligible if s.startswith("candor_turn_taking/")]
+    assert result["subsets"]["candor_turn_taking"] == official.smooth_turn_taking(tt)
+    ph = [chunks(tree, s) for s in eligible if s.startswith("candor_pause_handling/")]
+    assert result["subsets"]["candor_pause_handling"] == official.pause_handling(ph)
+    bc = result["subsets"]["icc_backchannel"]
+    assert set(bc) >= {"jsd", "take_turn_rate", "frequency_per_s"} and bc["samples"] > 0
+    assert result["inputs"]["manifest.json"] and result["judge"] is None
+
+
+def test_score_prints_the_reference_column_while_the_inputs_match(tree):
+    write(evaluate(tree), tree)
+    out = subprocess.run([FDBU, "score", f"tree={tree}", "progress=false", "vad.cache=false"], capture_output=True,
+                         text=True)
+    assert out.returncode == 0, out.stderr
+    assert "reference column (official rules, from summary.json):" in out.stdout
+    assert "rating pending: no judge configured" in out.stdout
+
+
+def test_a_changed_input_leaves_the_column_out_and_says_which(tree):
+    summary = evaluate(tree)
+    summary["inputs"]["asr.json"] = "0" * 64
+    write(summary, tree)
+    line = reference_column(tree, summary["inputs"]["manifest.json"], "f" * 64)
+    assert line == ("reference column left out: summary.json was computed from a different asr.json "
+                    "(run fdbu evaluate again)")
+
+
+def test_refuses_to_replace_a_foreign_summary(tree):
+    (tree / "summary.json").write_text('{"from": "the official scripts"}')
+    with pytest.raises(FdbuError, match="not written by fdbu"):
+        write(evaluate(tree), tree)
+    assert json.loads((tree / "summary.json").read_text()) == {"from": "the official scripts"}
+
+
+def test_backchannel_files_are_hash_checked(tree):
+    wav = next((tree / "icc_backchannel").glob("*/output.json"))
+    wav.write_text(wav.read_text() + " ")
+    with pytest.raises(FdbuError, match="differs from its recorded SHA-256"):
+        evaluate(tree)
