@@ -18,6 +18,7 @@ commands:
   synth   write a synthetic reference tree:   fdbu synth out=PATH [n=5] [seed=0] [system=mixed]
   sweep   interruption metrics over VAD settings: fdbu sweep tree=PATH | tree=[A,B] out=DIR
   evaluate the official rules (reference column): fdbu evaluate tree=PATH [evaluate.gt_distribution=JSON]
+  export  a tree from the v1.0 release + outputs:  fdbu export dataset=DIR [outputs=DIR] out=DIR [export.length=fit]
 
 Hydra: --cfg job shows the composed config; -m runs a sweep (fdbu score -m tree=A,B)."""
 
@@ -99,7 +100,20 @@ def _evaluate(cfg) -> None:
     print(f"wrote {path}")
 
 
-COMMANDS = {"score": _score, "synth": _synth, "sweep": _sweep, "evaluate": _evaluate}
+def _export(cfg) -> None:
+    from .export import export
+
+    only = list(cfg.export.only) if cfg.export.only is not None else None
+    tree = export(Path(cfg.dataset), Path(cfg.outputs) if cfg.outputs else None, Path(cfg.out),
+                  length=cfg.export.length, only=only, progress=cfg.progress)
+    rows = json.loads((tree / "manifest.json").read_text())["samples"]
+    bad = [r for r in rows if not r["eligible"]]
+    print(f"wrote {tree}: {len(rows)} samples, {len(rows) - len(bad)} eligible, {len(bad)} ineligible")
+    for r in bad:
+        print(f"  {r['sample_id']}: {'; '.join(r['reasons'])}")
+
+
+COMMANDS = {"score": _score, "synth": _synth, "sweep": _sweep, "evaluate": _evaluate, "export": _export}
 
 
 def _task(fn):

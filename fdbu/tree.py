@@ -28,6 +28,9 @@ SUBSETS: dict[str, tuple[str, str | None]] = {
     "synthetic_user_interruption": ("user_interruption", "interrupt.json"),
     "icc_backchannel": ("backchannel", None),
 }
+# the v1.0 release's subset sizes (manifest.json's `declared`)
+RELEASE_SIZES = {"candor_pause_handling": 216, "candor_turn_taking": 119, "icc_backchannel": 55,
+                 "synthetic_pause_handling": 137, "synthetic_user_interruption": 200}
 SCORED_SUBSETS = tuple(s for s in SUBSETS if s != "icc_backchannel")
 INTERRUPTION = "synthetic_user_interruption"
 # The ASR stage cuts interruption audio at R; every other subset is transcribed whole.

@@ -22,14 +22,12 @@ from tqdm import tqdm
 
 from ..atomic import dumps, sha256_bytes, umask_mode
 from ..errors import FdbuError
-from ..tree import ASR_TASK, MANIFEST_KIND, SUBSETS, INTERRUPTION
+from ..tree import ASR_TASK, INTERRUPTION, MANIFEST_KIND, RELEASE_SIZES, SUBSETS
 
 SR = 16000
 GAP_S = 0.05  # between words of one utterance: far below Silero's 100 ms minimum silence
 SYSTEMS = ("prompt", "slow", "overlap", "never_stops", "silent")
 BANK = Path(__file__).parent / "bank"
-RELEASE_SIZES = {"candor_pause_handling": 216, "candor_turn_taking": 119, "icc_backchannel": 55,
-                 "synthetic_pause_handling": 137, "synthetic_user_interruption": 200}
 REASONS = ("output.wav missing from the capture", "observation window had transport errors")
 
 
