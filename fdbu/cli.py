@@ -92,9 +92,22 @@ def _sweep(cfg) -> None:
 def _evaluate(cfg) -> None:
     from .evaluate import evaluate, write
 
-    gt = Path(cfg.evaluate.gt_distribution) if cfg.evaluate.gt_distribution else None
-    result = evaluate(Path(cfg.tree), gt_distribution=gt)
-    path = write(result, Path(cfg.tree))
+    e = cfg.evaluate
+    gt = Path(e.gt_distribution) if e.gt_distribution else None
+    judge = None
+    if e.judge.base_url:
+        import os
+
+        from .judge import Judge, load_official
+
+        if not e.official_checkout or not e.judge.model:
+            raise FdbuError("config", None, "a judge needs evaluate.official_checkout=DIR (for the official prompt) "
+                            "and evaluate.judge.model")
+        prompt = load_official(Path(e.official_checkout), dict(e.official_sha256 or {}))
+        judge = Judge(e.judge.base_url, e.judge.model, os.environ.get(e.judge.api_key_env), prompt,
+                      max_attempts=e.judge.max_attempts, timeout_s=e.judge.timeout_s)
+    result = evaluate(Path(cfg.tree), gt_distribution=gt, judge=judge)
+    path = write(result, Path(cfg.tree), judge.ledger if judge else None)
     for subset, numbers in result["subsets"].items():
         print(f"{subset}: {json.dumps(numbers)}")
     print(f"wrote {path}")

@@ -11,13 +11,14 @@ from pathlib import Path
 
 from . import __version__
 from . import official
-from .atomic import sha256_bytes, sha256_file, write_json, written_by_fdbu
+from .atomic import sha256_bytes, sha256_file, write_json, write_text, written_by_fdbu
 from .errors import FdbuError
 from .tree import SCORED_SUBSETS, Tree, load_tree
 from .vad import SileroVAD
 from .vad.audio import read_wav
 
 SUMMARY = "summary.json"
+LEDGER = "judge-ledger.jsonl"
 
 
 def _chunks(sample) -> list[dict]:
@@ -47,13 +48,33 @@ def _backchannel_samples(tree: Tree, manifest: dict) -> list:
     return out
 
 
-def evaluate(root: Path, *, gt_distribution: Path | None = None, silero: SileroVAD | None = None) -> dict:
+def _ratings(samples, judge) -> list[int | None] | None:
+    """Ask the judge about every official takeover, as eval_user_interruption.py does."""
+    if judge is None:
+        return None
+    out = []
+    for s, (chunks, R) in samples:
+        try:
+            tor, _ = official.take_turn_and_latency(chunks, R)
+        except official.OfficialFailure:
+            return None  # the script fails before any rating; user_interruption() reports why
+        if tor != 1:
+            out.append(None)
+            continue
+        ann = json.loads((s.folder / "interrupt.json").read_bytes())[0]
+        text = json.loads((s.folder / "output.json").read_bytes()).get("text", "")
+        out.append(judge.rate(s.sample_id, ann.get("context", ""), ann.get("interrupt", ""), text))
+    return out
+
+
+def evaluate(root: Path, *, gt_distribution: Path | None = None, silero: SileroVAD | None = None,
+             judge=None) -> dict:
     tree = load_tree(root)
     manifest = json.loads((tree.root / "manifest.json").read_bytes())
     result = {"generator": "fdbu", "kind": "reference-evaluation", "fdbu_version": __version__,
               "inputs": {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
               "rules": "Full-Duplex-Bench v1.0 official evaluation scripts, re-implemented (fdbu.official)",
-              "judge": None, "subsets": {}}
+              "judge": judge.identity() if judge is not None else None, "subsets": {}}
     for subset in SCORED_SUBSETS:
         eligible = [s for s in tree.subset(subset) if s.eligible]
         if not tree.subset(subset):
@@ -63,7 +84,12 @@ def evaluate(root: Path, *, gt_distribution: Path | None = None, silero: SileroV
         elif subset == "candor_turn_taking":
             numbers = official.smooth_turn_taking([(_chunks(s), _reference_time(s, "turn_taking.json", 0)) for s in eligible])
         else:
-            numbers = official.user_interruption([(_chunks(s), _reference_time(s, "interrupt.json", 1)) for s in eligible], None)
+            samples = [(s, (_chunks(s), _reference_time(s, "interrupt.json", 1))) for s in eligible]
+            ratings = _ratings(samples, judge)
+            numbers = official.user_interruption([x for _, x in samples], ratings)
+            if judge is not None:
+                rated = {e["sample_id"] for e in judge.ledger if e["status"] == "rated"}
+                numbers["judge_failed_samples"] = sorted({e["sample_id"] for e in judge.ledger} - rated)
         result["subsets"][subset] = numbers
     if tree.subset("icc_backchannel"):
         result["subsets"]["icc_backchannel"] = _backchannel(tree, manifest, gt_distribution, silero)
@@ -90,10 +116,13 @@ def _backchannel(tree: Tree, manifest: dict, gt_path: Path | None, silero: Siler
     return out
 
 
-def write(result: dict, root: Path) -> Path:
+def write(result: dict, root: Path, ledger: list[dict] | None = None) -> Path:
+    """summary.json, and beside it the judge's ledger (every request and reply) when a judge ran."""
     path = Path(root) / SUMMARY
     if path.exists() and not written_by_fdbu(path):
         raise FdbuError("output", SUMMARY, f"{root} already holds a summary.json not written by fdbu; move it away")
+    if ledger is not None:
+        write_text(Path(root) / LEDGER, "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in ledger))
     write_json(path, result)
     return path
 

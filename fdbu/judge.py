@@ -1,0 +1,134 @@
+"""The official interruption judge: its prompt and reply parsing, on any OpenAI-compatible endpoint.
+
+The prompt is not copied into fdbu: it is read at run time from the user's Full-Duplex-Bench
+checkout (`eval_user_interruption.py`), parsed with `ast` (the system message, the user
+message f-string, MODEL_NAME, the seed and the reply regex), and the file's SHA-256 is
+recorded and checked against the pins the run is given. Every request and reply goes into
+a ledger; a failed or unparsable reply is retried a bounded number of times and then
+recorded as failed, never as a rating.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import re
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .atomic import sha256_bytes
+from .errors import FdbuError
+
+SCRIPT_PATHS = ("v1_v1.5/evaluation/eval_user_interruption.py", "evaluation/eval_user_interruption.py")
+USER_FIELDS = {"in_before_interrupt_text": "context", "in_interrupt_text": "interrupt",
+               "out_after_interrupt_text": "response"}
+
+
+@dataclass
+class OfficialPrompt:
+    path: str
+    sha256: str
+    system_msg: str
+    user_parts: list  # str pieces and field names, in order
+    model: str
+    seed: int
+    pattern: re.Pattern
+
+    def user(self, context: str, interrupt: str, response: str) -> str:
+        values = {"context": context, "interrupt": interrupt, "response": response}
+        return "".join(p if isinstance(p, str) else values[p[0]] for p in self.user_parts)
+
+    def parse(self, reply: str) -> int | None:
+        """The official parse_output(reply + "\\n"): the last match's rating, or None."""
+        rating = None
+        for m in self.pattern.finditer(reply + "\n"):
+            rating = int(m.group(2).strip())
+        return rating
+
+
+def _constant(tree: ast.AST, name: str):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            return node.value
+    return None
+
+
+def load_official(checkout: Path, pins: dict[str, str] | None = None) -> OfficialPrompt:
+    checkout = Path(checkout)
+    for rel in SCRIPT_PATHS:
+        if (checkout / rel).is_file():
+            break
+    else:
+        raise FdbuError("official checkout", None, f"{checkout} has no {' or '.join(SCRIPT_PATHS)}; "
+                        "pass evaluate.official_checkout=DIR of a Full-Duplex-Bench clone")
+    data = (checkout / rel).read_bytes()
+    digest = sha256_bytes(data)
+    want = (pins or {}).get(rel)
+    if want is not None and want != digest:
+        raise FdbuError("official checkout", rel, f"SHA-256 {digest} differs from the pinned {want}; "
+                        "check out the pinned Full-Duplex-Bench revision")
+    try:
+        tree = ast.parse(data)
+        system = _constant(tree, "system_msg").value
+        user = _constant(tree, "user_msg")
+        model = _constant(tree, "MODEL_NAME").value
+        seed = _constant(tree, "seed").value
+        compile_call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "compile")
+        flags = re.DOTALL if any("DOTALL" in ast.unparse(a) for a in compile_call.args[1:]) else 0
+        pattern = re.compile(compile_call.args[0].value, flags)
+        parts = []
+        for v in user.values:
+            if isinstance(v, ast.Constant):
+                parts.append(v.value)
+            else:
+                parts.append((USER_FIELDS[v.value.id],))
+    except (AttributeError, StopIteration, KeyError, SyntaxError, TypeError) as e:
+        raise FdbuError("official checkout", rel, f"does not have the prompt, model, seed and reply pattern "
+                        f"fdbu reads ({type(e).__name__}: {e})") from None
+    return OfficialPrompt(rel, digest, system, parts, model, seed, pattern)
+
+
+@dataclass
+class Judge:
+    base_url: str
+    model: str
+    api_key: str | None
+    prompt: OfficialPrompt
+    max_attempts: int = 3
+    timeout_s: float = 60.0
+    backoff_s: float = 1.0
+    ledger: list[dict] = field(default_factory=list)
+
+    def identity(self) -> dict:
+        return {"model": self.model, "official_model": self.prompt.model, "base_url": self.base_url,
+                "seed": self.prompt.seed, "official_file": {self.prompt.path: self.prompt.sha256},
+                "max_attempts": self.max_attempts}
+
+    def _post(self, body: dict) -> str:
+        req = urllib.request.Request(self.base_url.rstrip("/") + "/chat/completions", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json",
+                                              **({"Authorization": f"Bearer {self.api_key}"} if self.api_key else {})})
+        with urllib.request.urlopen(req, timeout=self.timeout_s) as r:
+            return json.loads(r.read())["choices"][0]["message"]["content"]
+
+    def rate(self, sample_id: str, context: str, interrupt: str, response: str) -> int | None:
+        messages = [{"role": "system", "content": self.prompt.system_msg},
+                    {"role": "user", "content": self.prompt.user(context, interrupt, response)}]
+        body = {"model": self.model, "messages": messages, "seed": self.prompt.seed}
+        for attempt in range(1, self.max_attempts + 1):
+            entry = {"sample_id": sample_id, "attempt": attempt, "request": body}
+            try:
+                reply = self._post(body)
+                rating = self.prompt.parse(reply)
+                entry.update(reply=reply, rating=rating, status="rated" if rating is not None else "unparsable")
+            except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError, TypeError) as e:
+                rating = None
+                entry.update(status="failed", error=f"{type(e).__name__}: {e}")
+            self.ledger.append(entry)
+            if rating is not None:
+                return rating
+            if attempt < self.max_attempts:
+                time.sleep(self.backoff_s * attempt)
+        return None

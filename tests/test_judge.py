@@ -1,0 +1,135 @@
+"""The interruption judge over real HTTP: a local OpenAI-compatible server on loopback."""
+import json
+import shutil
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+import os
+
+import pytest
+
+from fdbu.errors import FdbuError
+from fdbu.evaluate import LEDGER, evaluate, write
+from fdbu.judge import Judge, load_official
+
+# A stand-in for the official script with the same shape (written here, not copied): fdbu
+# reads the prompt, MODEL_NAME, seed and reply pattern out of whatever checkout it is given.
+SCRIPT = '''
+import re
+
+
+def parse_output(data):
+    example_pattern = re.compile(
+        r"Analysis:\\s*(.*?)\\nI would rate the AI's response as (\\d+)", re.DOTALL
+    )
+
+
+def eval_user_interruption(root_dir, client):
+    MODEL_NAME = "judge-of-record"
+    seed = 0
+    system_msg = """Rate the reply to the interruption from 0 to 5."""
+    user_msg = f"""
+    - Context: {in_before_interrupt_text}
+    - Interruption: {in_interrupt_text}
+    - Reply: {out_after_interrupt_text}
+    """
+'''
+
+
+@pytest.fixture()
+def checkout(tmp_path):
+    path = tmp_path / "fdb" / "v1_v1.5" / "evaluation" / "eval_user_interruption.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(SCRIPT)
+    return tmp_path / "fdb"
+
+
+class Server:
+    """Replies from a script: each request pops the next (status, content) pair."""
+
+    def __init__(self, replies):
+        self.replies, self.requests = list(replies), []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append((self.path, self.headers.get("Authorization"), body))
+                status, content = outer.replies.pop(0) if outer.replies else (500, "")
+                payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *a):
+                pass
+
+        self.httpd = HTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_port}/v1"
+
+    def close(self):
+        self.httpd.shutdown()
+
+
+def test_prompt_and_parsing_come_from_the_checkout(checkout):
+    p = load_official(checkout)
+    assert p.model == "judge-of-record" and p.seed == 0 and p.system_msg.startswith("Rate the reply")
+    assert p.user("ctx", "stop!", "ok") == "\n    - Context: ctx\n    - Interruption: stop!\n    - Reply: ok\n    "
+    assert p.parse("Analysis: fine.\nI would rate the AI's response as 4") == 4
+    assert p.parse("no rating") is None
+
+
+def test_pins_are_checked(checkout):
+    with pytest.raises(FdbuError, match="differs from the pinned"):
+        load_official(checkout, {"v1_v1.5/evaluation/eval_user_interruption.py": "0" * 64})
+    with pytest.raises(FdbuError, match="has no v1_v1.5/evaluation/eval_user_interruption.py"):
+        load_official(checkout / "nowhere")
+
+
+def test_success_malformed_and_failure(checkout):
+    server = Server([(200, "Analysis: relevant.\nI would rate the AI's response as 5"),
+                     (200, "I refuse to use the format"), (200, "Analysis: meh.\nI would rate the AI's response as 2"),
+                     (500, ""), (500, ""), (200, "still no rating")])
+    try:
+        judge = Judge(server.url, "other-judge", "sk-test", load_official(checkout), max_attempts=3, backoff_s=0)
+        assert judge.rate("a", "ctx", "wait", "sure") == 5
+        assert judge.rate("b", "ctx", "wait", "sure") == 2          # malformed once, then parsed
+        assert judge.rate("c", "ctx", "wait", "sure") is None       # 500, 500, unparsable: failed
+    finally:
+        server.close()
+    assert [e["status"] for e in judge.ledger] == ["rated", "unparsable", "rated", "failed", "failed", "unparsable"]
+    path, auth, body = server.requests[0]
+    assert path == "/v1/chat/completions" and auth == "Bearer sk-test"
+    assert body["model"] == "other-judge" and body["seed"] == 0 and body["messages"][0]["role"] == "system"
+    assert "- Reply: sure" in body["messages"][1]["content"]
+
+
+def test_evaluate_with_a_judge_labels_it_and_keeps_a_ledger(checkout, synth_tree, tmp_path):
+    tree = tmp_path / "t"
+    shutil.copytree(synth_tree, tree)
+    server = Server([(200, "Analysis: x.\nI would rate the AI's response as 3")] * 200)
+    try:
+        judge = Judge(server.url, "other-judge", None, load_official(checkout), backoff_s=0)
+        result = evaluate(tree, judge=judge)
+        write(result, tree, judge.ledger)
+    finally:
+        server.close()
+    ui = result["subsets"]["synthetic_user_interruption"]
+    assert ui["rating"] == 3.0 and ui["judge_failed_samples"] == []
+    assert len(server.requests) == ui["takeovers"] > 0
+    assert result["judge"]["model"] == "other-judge" and result["judge"]["official_model"] == "judge-of-record"
+    ledger = [json.loads(x) for x in (tree / LEDGER).read_text().splitlines()]
+    assert len(ledger) == ui["takeovers"] and all(e["status"] == "rated" for e in ledger)
+    from fdbu.evaluate import reference_column
+
+    col = reference_column(tree, result["inputs"]["manifest.json"], result["inputs"]["asr.json"])
+    assert "rating (other-judge) 3.000" in col
+
+
+@pytest.mark.skipif(not os.environ.get("FDB_OFFICIAL"), reason="set FDB_OFFICIAL to a Full-Duplex-Bench checkout")
+def test_the_real_official_checkout_parses():
+    p = load_official(Path(os.environ["FDB_OFFICIAL"]))
+    assert p.model and p.pattern.pattern and "{" not in p.user("a", "b", "c")
