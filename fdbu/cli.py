@@ -107,10 +107,22 @@ def _evaluate(cfg) -> None:
         judge = Judge(e.judge.base_url, e.judge.model, os.environ.get(e.judge.api_key_env), prompt,
                       max_attempts=e.judge.max_attempts, timeout_s=e.judge.timeout_s)
     result = evaluate(Path(cfg.tree), gt_distribution=gt, judge=judge)
+    disagreements = []
+    if e.run_official:
+        from .official_run import run_official
+        from .tree import load_tree
+
+        if not e.official_checkout:
+            raise FdbuError("config", None, "evaluate.run_official=true needs evaluate.official_checkout=DIR")
+        result["official_run"], disagreements = run_official(load_tree(Path(cfg.tree)), Path(e.official_checkout),
+                                                             result)
     path = write(result, Path(cfg.tree), judge.ledger if judge else None)
     for subset, numbers in result["subsets"].items():
         print(f"{subset}: {json.dumps(numbers)}")
     print(f"wrote {path}")
+    if disagreements:
+        print("official scripts disagree with fdbu's rules:\n  " + "\n  ".join(disagreements), file=sys.stderr)
+        sys.exit(3)
 
 
 def _export(cfg) -> None:
