@@ -1,4 +1,5 @@
-# The README's two commands: `make demo` and `make test`. Both create .venv when missing.
+# The README's two commands: `make demo` and `make test`. Both create .venv when missing and
+# install fdbu with its test and asr extras (the tests run the real NeMo transcription path).
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
@@ -10,7 +11,7 @@ DEMO := build/demo
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --disable-pip-version-check -q --upgrade "pip>=24"
-	$(BIN)/python -m pip install --disable-pip-version-check -q -e ".[test]"
+	$(BIN)/python -m pip install --disable-pip-version-check -q -e ".[test,asr]"
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -19,6 +19,7 @@ commands:
   sweep   interruption metrics over VAD settings: fdbu sweep tree=PATH | tree=[A,B] out=DIR
   evaluate the official rules (reference column): fdbu evaluate tree=PATH [evaluate.gt_distribution=JSON]
   export  a tree from the v1.0 release + outputs:  fdbu export dataset=DIR [outputs=DIR] out=DIR [export.length=fit]
+  asr     transcripts with a local Parakeet .nemo:  fdbu asr tree=DIR asr.checkpoint=PATH.nemo [device=cuda]
 
 Hydra: --cfg job shows the composed config; -m runs a sweep (fdbu score -m tree=A,B)."""
 
@@ -138,7 +139,28 @@ def _export(cfg) -> None:
         print(f"  {r['sample_id']}: {'; '.join(r['reasons'])}")
 
 
-COMMANDS = {"score": _score, "synth": _synth, "sweep": _sweep, "evaluate": _evaluate, "export": _export}
+def _asr(cfg) -> None:
+    from .asr.stage import default_cache_dir, run
+    from .vad.detect import resolve_device
+
+    a = cfg.asr
+    if not a.checkpoint:
+        raise FdbuError("config", None, "fdbu asr needs asr.checkpoint=PATH.nemo (a local Parakeet checkpoint)")
+
+    def model():
+        from .asr.nemo_model import ParakeetASR
+
+        return ParakeetASR(Path(a.checkpoint), sha256=a.sha256, device=resolve_device(cfg.device))
+
+    cache = (Path(a.cache_dir) if a.cache_dir else default_cache_dir()) if a.cache else None
+    path, counts = run(Path(cfg.tree), model, model_id=a.model_id, batch_size=a.batch_size,
+                       max_batch_seconds=a.max_batch_seconds, resume=a.resume, cache_dir=cache, progress=cfg.progress)
+    print(f"wrote {path}: {counts['transcribed']} transcribed, {counts['from_cache']} from the cache, "
+          f"{counts['kept']} kept")
+
+
+COMMANDS = {"score": _score, "synth": _synth, "sweep": _sweep, "evaluate": _evaluate, "export": _export,
+            "asr": _asr}
 
 
 def _task(fn):

@@ -299,17 +299,22 @@ def _load_sample(sample: Sample, files: dict[str, str], transcripts: dict, root:
         check_wav(sample.wav_path, sid, sample.sample_rate, sample.input_samples)
 
 
-def load_tree(root) -> Tree:
-    """Read and check everything `fdbu score` depends on; icc_backchannel files are not read."""
+@dataclass
+class Manifest:
+    root: Path
+    declared: dict[str, int]
+    samples: list[Sample]
+    files: dict[str, dict[str, str]]  # sample id -> file name -> SHA-256
+    sha256: str
+
+
+def read_manifest(root) -> Manifest:
+    """manifest.json with every row checked; no other file is read (the ASR stage starts here)."""
     root = Path(root)
     if not root.is_dir():
         raise FdbuError("tree", None, f"{root} is not a directory")
-    manifest_bytes = _read(root / "manifest.json", "tree", "manifest.json")
-    if not (root / "asr.json").exists():
-        raise FdbuError("tree", "asr.json", f"is missing in {root}; run the ASR stage (fdbu asr) before scoring")
-    asr_bytes = _read(root / "asr.json", "tree", "asr.json")
-    manifest = _parse_json(manifest_bytes, "tree", "manifest.json")
-    asr = _parse_json(asr_bytes, "tree", "asr.json")
+    data = _read(root / "manifest.json", "tree", "manifest.json")
+    manifest = _parse_json(data, "tree", "manifest.json")
     if not isinstance(manifest, dict) or manifest.get("schema_version") != 1 or manifest.get("kind") != MANIFEST_KIND:
         raise FdbuError("tree", "manifest.json", f"is not a schema_version 1 manifest of kind {MANIFEST_KIND!r}")
     declared = manifest.get("declared")
@@ -319,17 +324,34 @@ def load_tree(root) -> Tree:
     rows = manifest.get("samples")
     if not isinstance(rows, list):
         raise FdbuError("tree", "manifest.json", "has no 'samples' list")
+    samples, files = [], {}
+    for i, row in enumerate(rows):
+        sample, sample_files = _manifest_row(i, row, root)
+        if sample.sample_id in files:
+            raise FdbuError(sample.sample_id, "manifest.json", "is listed twice")
+        files[sample.sample_id] = sample_files
+        samples.append(sample)
+    for subset in {s.subset for s in samples}:
+        n = sum(s.subset == subset for s in samples)
+        if subset not in declared:
+            raise FdbuError("tree", "manifest.json", f"declared has no size for {subset}")
+        if n > declared[subset]:
+            raise FdbuError("tree", "manifest.json", f"selects {n} samples of {subset}, more than the {declared[subset]} declared")
+    return Manifest(root, dict(declared), samples, files, sha256_bytes(data))
+
+
+def load_tree(root) -> Tree:
+    """Read and check everything `fdbu score` depends on; icc_backchannel files are not read."""
+    root = Path(root)
+    if root.is_dir() and not (root / "asr.json").exists():
+        raise FdbuError("tree", "asr.json", f"is missing in {root}; run the ASR stage (fdbu asr) before scoring")
+    m = read_manifest(root)
+    asr_bytes = _read(root / "asr.json", "tree", "asr.json")
+    asr = _parse_json(asr_bytes, "tree", "asr.json")
     asr_subsets = asr.get("subsets") if isinstance(asr, dict) else None
     if not isinstance(asr_subsets, dict):
         raise FdbuError("tree", "asr.json", "has no 'subsets' object")
-
-    samples, seen = [], set()
-    for i, row in enumerate(rows):
-        sample, files = _manifest_row(i, row, root)
-        if sample.sample_id in seen:
-            raise FdbuError(sample.sample_id, "manifest.json", "is listed twice")
-        seen.add(sample.sample_id)
-        samples.append(sample)
+    for sample in m.samples:
         if not sample.eligible or sample.subset not in SCORED_SUBSETS:
             continue
         entry = asr_subsets.get(sample.subset)
@@ -338,15 +360,6 @@ def load_tree(root) -> Tree:
         if entry.get("task") != ASR_TASK[sample.subset]:
             raise FdbuError(sample.sample_id, "asr.json", f"task of {sample.subset} is {entry.get('task')!r}, "
                             f"not {ASR_TASK[sample.subset]!r}")
-        _load_sample(sample, files, entry["transcripts"], root)
-    for subset in {s.subset for s in samples}:
-        n = sum(s.subset == subset for s in samples)
-        if subset not in declared:
-            raise FdbuError("tree", "manifest.json", f"declared has no size for {subset}")
-        if n > declared[subset]:
-            raise FdbuError("tree", "manifest.json", f"selects {n} samples of {subset}, more than the {declared[subset]} declared")
-    return Tree(root=root, declared=dict(declared), samples=samples,
-                manifest_sha256=sha256_bytes(manifest_bytes), asr_sha256=sha256_bytes(asr_bytes))
-
-
-__all__ = ["Sample", "Tree", "load_tree", "SUBSETS", "SCORED_SUBSETS", "INTERRUPTION", "ASR_TASK"]
+        _load_sample(sample, m.files[sample.sample_id], entry["transcripts"], root)
+    return Tree(root=root, declared=m.declared, samples=m.samples, manifest_sha256=m.sha256,
+                asr_sha256=sha256_bytes(asr_bytes))

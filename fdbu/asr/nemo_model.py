@@ -1,0 +1,70 @@
+"""The one module that calls NeMo: a local Parakeet checkpoint, batched word-timed transcription.
+
+Nothing is downloaded: the offline switches are set before NeMo is imported and the model
+is loaded with `restore_from` from a local `.nemo` file, pinned by SHA-256 before loading.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..atomic import sha256_file
+from ..errors import FdbuError
+
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+INSTALL = "pip install 'fdbu[asr]' (nemo_toolkit[asr]==3.0.0), or make install-asr"
+
+
+def require_nemo():
+    for k, v in OFFLINE.items():
+        os.environ.setdefault(k, v)
+    try:
+        import nemo
+        import nemo.collections.asr as nemo_asr
+    except ImportError as e:
+        raise FdbuError("asr", None, f"fdbu asr needs NeMo, which is not installed ({e.name}): {INSTALL}") from None
+    return nemo, nemo_asr
+
+
+@dataclass
+class Word:
+    text: str
+    start: float
+    end: float | None
+
+
+class ParakeetASR:
+    def __init__(self, checkpoint: Path, *, sha256: str | None = None, device: str = "cpu"):
+        checkpoint = Path(checkpoint)
+        if not checkpoint.is_file():
+            raise FdbuError("asr", "checkpoint", f"{checkpoint} does not exist; fdbu loads a local .nemo file and "
+                            "never downloads one (see the README for how to obtain and pin it)")
+        self.checkpoint_sha256 = sha256_file(checkpoint)
+        if sha256 is not None and sha256.lower() != self.checkpoint_sha256:
+            raise FdbuError("asr", "checkpoint", f"{checkpoint} has SHA-256 {self.checkpoint_sha256}, not the pinned "
+                            f"asr.sha256={sha256}; nothing was transcribed")
+        nemo, nemo_asr = require_nemo()
+        import torch
+
+        self.nemo_version = nemo.__version__
+        self.torch_version = torch.__version__
+        self.device = device
+        self.model = nemo_asr.models.ASRModel.restore_from(str(checkpoint), map_location=torch.device(device))
+        self.model.eval()
+
+    def transcribe(self, audios: list[np.ndarray], batch_size: int) -> list[list[Word]]:
+        """Word-timed transcripts of 16 kHz mono float waveforms (empty audio gives no words)."""
+        out: list[list[Word]] = [[] for _ in audios]
+        todo = [i for i, a in enumerate(audios) if len(a)]
+        if not todo:
+            return out
+        hyps = self.model.transcribe([np.ascontiguousarray(audios[i], dtype=np.float32) for i in todo],
+                                     batch_size=batch_size, timestamps=True, verbose=False, num_workers=0)
+        for i, h in zip(todo, hyps):
+            words = (h.timestamp or {}).get("word", [])
+            out[i] = [Word(w["word"], float(w["start"]), None if w.get("end") is None else float(w["end"]))
+                      for w in words]
+        return out

@@ -1,0 +1,179 @@
+"""`fdbu asr`: output.json for every eligible sample and asr.json, the way the official asr.py does.
+
+Official rules: every subset is transcribed whole, except synthetic_user_interruption,
+whose output.wav is cut at R = interrupt.json[0].timestamp[1] (first kept sample
+`int(R * sr)`) and R is added back to every word time. output.json holds `text` (the words
+joined by single spaces) and `chunks` ([{"text": word, "timestamp": [start, end]}]).
+
+Transcripts are cached by the audio's SHA-256, the checkpoint's SHA-256 and the cut, so
+re-exporting unchanged outputs does not transcribe them again. asr.json is written once,
+at the end, atomically; a run that stopped half way is continued with `asr.resume=true`.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from ..atomic import sha256_bytes, write_bytes, write_json
+from ..errors import FdbuError
+from ..tree import ASR_TASK, INTERRUPTION, SUBSETS, read_manifest
+from ..vad.audio import read_wav
+
+ASR_JSON = "asr.json"
+DEFAULT_MODEL_ID = "nvidia/parakeet-tdt-0.6b-v2"
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fdbu" / "asr"
+
+
+def transcript_bytes(words, offset: float) -> bytes:
+    """The official output.json: words joined by single spaces, times shifted by the cut."""
+    chunks = [{"text": w.text, "timestamp": [w.start + offset, None if w.end is None else w.end + offset]}
+              for w in words]
+    return (json.dumps({"text": " ".join(w.text for w in words), "chunks": chunks}, indent=4) + "\n").encode()
+
+
+@dataclass
+class Job:
+    sample_id: str
+    subset: str
+    name: str
+    folder: Path
+    wav_sha256: str
+    offset: float  # R for interruption samples, else 0.0
+    key: str = ""
+    audio: np.ndarray | None = None
+
+
+class TranscriptCache:
+    def __init__(self, root: Path | None):
+        self.root = Path(root) if root else None
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> bytes | None:
+        if self.root is None:
+            return None
+        try:
+            entry = json.loads(self._path(key).read_bytes())
+            data = entry["transcript"].encode()
+            if entry.get("key") == key and entry.get("sha256") == sha256_bytes(data):
+                return data
+        except (OSError, ValueError, KeyError, AttributeError):
+            pass
+        return None
+
+    def put(self, key: str, data: bytes) -> None:
+        if self.root is None:
+            return
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes(path, json.dumps({"key": key, "sha256": sha256_bytes(data), "transcript": data.decode()}).encode())
+
+
+def _jobs(root: Path) -> list[Job]:
+    m = read_manifest(root)
+    jobs = []
+    for s in m.samples:
+        if not s.eligible:
+            continue
+        files = m.files[s.sample_id]
+        wav = s.folder / "output.wav"
+        want = files.get("output.wav")
+        if want is None or not wav.is_file() or sha256_bytes(wav.read_bytes()) != want:
+            raise FdbuError(s.sample_id, "output.wav", "is missing or differs from the SHA-256 in manifest.json")
+        offset = 0.0
+        if s.subset == INTERRUPTION:
+            ann = s.folder / "interrupt.json"
+            if not ann.is_file() or sha256_bytes(ann.read_bytes()) != files.get("interrupt.json"):
+                raise FdbuError(s.sample_id, "interrupt.json", "is missing or differs from manifest.json")
+            R = json.loads(ann.read_bytes())[0]["timestamp"][1]
+            if isinstance(R, bool) or not isinstance(R, (int, float)) or not 0 <= R <= s.input_samples / s.sample_rate:
+                raise FdbuError(s.sample_id, "interrupt.json", f"R = {R!r} is not a time inside the window")
+            offset = R
+        jobs.append(Job(s.sample_id, s.subset, s.name, s.folder, want, offset))
+    return jobs
+
+
+def _batches(jobs: list[Job], batch_size: int, max_seconds: float) -> list[list[Job]]:
+    """Sorted by duration; at most batch_size files and max_seconds of audio each (at least one file)."""
+    ordered = sorted(jobs, key=lambda j: (len(j.audio), j.sample_id))
+    out, current, total = [], [], 0.0
+    for j in ordered:
+        secs = len(j.audio) / 16000
+        if current and (len(current) >= batch_size or total + secs > max_seconds):
+            out.append(current)
+            current, total = [], 0.0
+        current.append(j)
+        total += secs
+    return out + ([current] if current else [])
+
+
+def run(root: Path, model_factory, *, model_id: str = DEFAULT_MODEL_ID, batch_size: int = 16,
+        max_batch_seconds: float = 600.0, resume: bool = False, cache_dir: Path | None = None,
+        progress: bool = False) -> tuple[Path, dict]:
+    """Transcribe every eligible sample; returns (asr.json path, counts). `model_factory()` gives the model."""
+    root = Path(root)
+    if batch_size < 1 or max_batch_seconds <= 0:
+        raise FdbuError("config", None, "asr.batch_size must be >= 1 and asr.max_batch_seconds > 0")
+    jobs = _jobs(root)
+    if (root / ASR_JSON).exists() and not resume:
+        raise FdbuError("tree", ASR_JSON, f"{root} already has asr.json; pass asr.resume=true to continue or redo "
+                        "a run (transcripts matching their cached inputs are kept)")
+    if not resume:
+        stale = [j.sample_id for j in jobs if (j.folder / "output.json").exists()]
+        if stale:
+            raise FdbuError(stale[0], "output.json", "exists but the tree has no asr.json: a run was interrupted, "
+                            "or the transcript came from elsewhere; pass asr.resume=true to continue")
+    model = model_factory()
+    cache = TranscriptCache(cache_dir)
+    counts = {"kept": 0, "from_cache": 0, "transcribed": 0}
+    todo = []
+    for j in jobs:
+        audio = read_wav(j.folder / "output.wav", j.sample_id)
+        if j.subset == INTERRUPTION:
+            audio = audio[int(j.offset * 16000):]
+        j.key = sha256_bytes(f"{j.wav_sha256}|{model.checkpoint_sha256}|cut={j.offset!r}".encode())
+        cached = cache.get(j.key)
+        existing = j.folder / "output.json"
+        if resume and cached is not None and existing.is_file() and existing.read_bytes() == cached:
+            counts["kept"] += 1
+        elif cached is not None:
+            write_bytes(existing, cached)
+            counts["from_cache"] += 1
+        else:
+            j.audio = audio
+            todo.append(j)
+    bar = tqdm(total=len(todo), unit="file", desc="asr", disable=not progress or not todo)
+    seconds = 0.0
+    for batch in _batches(todo, batch_size, max_batch_seconds):
+        for j, words in zip(batch, model.transcribe([j.audio for j in batch], batch_size)):
+            data = transcript_bytes(words, j.offset)
+            write_bytes(j.folder / "output.json", data)
+            cache.put(j.key, data)
+            seconds += len(j.audio) / 16000
+            j.audio = None
+        counts["transcribed"] += len(batch)
+        bar.update(len(batch))
+        bar.set_postfix(audio_s=round(seconds))
+    bar.close()
+    receipt = {"config": {"model_id": model_id, "checkpoint_sha256": model.checkpoint_sha256,
+                          "device_type": model.device, "batch_size": batch_size,
+                          "max_batch_seconds": max_batch_seconds, "nemo_version": model.nemo_version,
+                          "torch_version": model.torch_version},
+               "subsets": {}}
+    for subset in SUBSETS:
+        mine = [j for j in jobs if j.subset == subset]
+        if mine:
+            receipt["subsets"][subset] = {"task": ASR_TASK[subset], "transcripts": {
+                j.name: sha256_bytes((j.folder / "output.json").read_bytes()) for j in mine}}
+    write_json(root / ASR_JSON, receipt)
+    return root / ASR_JSON, counts
+
