@@ -11,7 +11,7 @@ and so every score, are then the reference path's, whatever the backend or devic
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -67,7 +67,6 @@ class DetectionStats:
     verified: int = 0
     cache_rejected: int = 0
     seconds: float = 0.0
-    recomputed_ids: list[str] = field(default_factory=list)
 
     def line(self) -> str:
         return (f"speech detection: {self.files} files, {self.audio_s:.0f} s of audio, backend {self.backend} on "
@@ -179,7 +178,6 @@ class SpeechDetector:
             if not entries[i].exact:
                 entries[i] = self._reference(jobs[i])
                 self.stats.recomputed += 1
-                self.stats.recomputed_ids.append(jobs[i].where)
         self.stats.seconds += time.perf_counter() - t0
         return entries
 
