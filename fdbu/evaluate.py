@@ -11,9 +11,9 @@ from pathlib import Path
 
 from . import __version__
 from . import official
-from .atomic import sha256_bytes, sha256_file, write_json, write_text, written_by_fdbu
+from .atomic import sha256_bytes, write_json, write_text, written_by_fdbu
 from .errors import FdbuError
-from .tree import SCORED_SUBSETS, Tree, load_tree
+from .tree import SCORED_SUBSETS, Tree, hashed, load_tree
 from .vad import SileroVAD
 from .vad.audio import read_wav
 
@@ -40,10 +40,9 @@ def _backchannel_samples(tree: Tree, manifest: dict) -> list:
     for s in tree.subset("icc_backchannel"):
         if not s.eligible:
             continue
-        for name, want in (("output.json", receipts.get(s.name)), ("output.wav", rows[s.sample_id]["files"].get("output.wav"))):
-            path = s.folder / name
-            if want is None or not path.is_file() or sha256_file(path) != want:
-                raise FdbuError(s.sample_id, name, "is missing or differs from its recorded SHA-256")
+        hashed(s.folder / "output.json", s.sample_id, "output.json", receipts.get(s.name), "asr.json", tree.root)
+        hashed(s.wav_path, s.sample_id, "output.wav", rows[s.sample_id]["files"].get("output.wav"), "manifest.json",
+               tree.root)
         out.append(s)
     return out
 

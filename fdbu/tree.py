@@ -264,7 +264,8 @@ def _manifest_row(i: int, row, root: Path) -> tuple[Sample, dict[str, str]]:
     return sample, files
 
 
-def _hashed(path: Path, where: str, file: str, expected: str | None, listed_in: str, root: Path) -> bytes:
+def hashed(path: Path, where: str, file: str, expected: str | None, listed_in: str, root: Path) -> bytes:
+    """The file's bytes, after checking they still have the SHA-256 `listed_in` recorded for them."""
     if expected is None:
         raise FdbuError(where, file, f"{listed_in} lists no SHA-256 for it")
     data = _read(path, where, file, root)
@@ -278,8 +279,8 @@ def _hashed(path: Path, where: str, file: str, expected: str | None, listed_in: 
 def _load_sample(sample: Sample, files: dict[str, str], transcripts: dict, root: Path) -> None:
     sid, folder, T = sample.sample_id, sample.folder, sample.T_us
     annotation = SUBSETS[sample.subset][1]
-    ann = _hashed(folder / annotation, sid, annotation, files.get(annotation), "manifest.json", root)
-    words = _hashed(folder / "output.json", sid, "output.json", transcripts.get(sample.name), "asr.json", root)
+    ann = hashed(folder / annotation, sid, annotation, files.get(annotation), "manifest.json", root)
+    words = hashed(folder / "output.json", sid, "output.json", transcripts.get(sample.name), "asr.json", root)
     sample.word_start, sample.word_end = read_words(words, sid, T)
     if sample.task == "pause_handling":
         sample.pauses = read_pauses(ann, sid, T)
@@ -294,7 +295,7 @@ def _load_sample(sample: Sample, files: dict[str, str], transcripts: dict, root:
                             f"R = {_seconds(sample.R_us)} s; interruption transcripts hold only words from R on")
         if sample.sample_rate != 16000:
             raise FdbuError(sid, "manifest.json", f"sample_rate is {sample.sample_rate}; Silero VAD scoring needs 16000 Hz")
-        _hashed(sample.wav_path, sid, "output.wav", files.get("output.wav"), "manifest.json", root)
+        hashed(sample.wav_path, sid, "output.wav", files.get("output.wav"), "manifest.json", root)
         sample.wav_sha256 = files["output.wav"]
         check_wav(sample.wav_path, sid, sample.sample_rate, sample.input_samples)
 

@@ -141,3 +141,12 @@ def test_errors_before_any_transcription(checkpoint, tmp_path, monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_nemo)
     with pytest.raises(FdbuError, match=r"needs NeMo, which is not installed \(nemo\): pip install 'fdbu\[asr\]'"):
         nemo_model.require_nemo()
+
+
+def test_refuses_an_output_that_changed_after_export(synth_tree, tmp_path, model):
+    tree = untranscribed(synth_tree, tmp_path / "t")
+    wav = sorted((tree / UI).glob("*/output.wav"))[0]
+    wav.write_bytes(wav.read_bytes()[:-2] + b"\x01\x00")
+    with pytest.raises(FdbuError, match=rf"{UI}/\d+: output.wav: SHA-256 \w+ differs from manifest.json"):
+        run(tree, lambda: model, cache_dir=None)
+    assert transcripts(tree) == {} and not (tree / "asr.json").exists()

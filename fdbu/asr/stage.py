@@ -21,7 +21,7 @@ from tqdm import tqdm
 
 from ..atomic import sha256_bytes, write_bytes, write_json
 from ..errors import FdbuError
-from ..tree import ASR_TASK, INTERRUPTION, SUBSETS, read_manifest
+from ..tree import ASR_TASK, INTERRUPTION, SUBSETS, hashed, read_manifest
 from ..vad.audio import read_wav
 
 ASR_JSON = "asr.json"
@@ -85,20 +85,16 @@ def _jobs(root: Path) -> list[Job]:
         if not s.eligible:
             continue
         files = m.files[s.sample_id]
-        wav = s.folder / "output.wav"
-        want = files.get("output.wav")
-        if want is None or not wav.is_file() or sha256_bytes(wav.read_bytes()) != want:
-            raise FdbuError(s.sample_id, "output.wav", "is missing or differs from the SHA-256 in manifest.json")
+        hashed(s.wav_path, s.sample_id, "output.wav", files.get("output.wav"), "manifest.json", root)
         offset = 0.0
         if s.subset == INTERRUPTION:
-            ann = s.folder / "interrupt.json"
-            if not ann.is_file() or sha256_bytes(ann.read_bytes()) != files.get("interrupt.json"):
-                raise FdbuError(s.sample_id, "interrupt.json", "is missing or differs from manifest.json")
-            R = json.loads(ann.read_bytes())[0]["timestamp"][1]
+            ann = hashed(s.folder / "interrupt.json", s.sample_id, "interrupt.json", files.get("interrupt.json"),
+                         "manifest.json", root)
+            R = json.loads(ann)[0]["timestamp"][1]
             if isinstance(R, bool) or not isinstance(R, (int, float)) or not 0 <= R <= s.input_samples / s.sample_rate:
                 raise FdbuError(s.sample_id, "interrupt.json", f"R = {R!r} is not a time inside the window")
             offset = R
-        jobs.append(Job(s.sample_id, s.subset, s.name, s.folder, want, offset))
+        jobs.append(Job(s.sample_id, s.subset, s.name, s.folder, files["output.wav"], offset))
     return jobs
 
 
