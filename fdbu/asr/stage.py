@@ -47,8 +47,12 @@ class Job:
     folder: Path
     wav_sha256: str
     offset: float  # R for interruption samples, else 0.0
+    start: int     # first sample kept: int(R * 16000) for interruption samples, else 0
+    samples: int   # samples transcribed (after the cut), from the manifest
     key: str = ""
-    audio: np.ndarray | None = None
+
+    def audio(self) -> np.ndarray:
+        return read_wav(self.folder / "output.wav", self.sample_id)[self.start:]
 
 
 class TranscriptCache:
@@ -86,24 +90,25 @@ def _jobs(root: Path) -> list[Job]:
             continue
         files = m.files[s.sample_id]
         hashed(s.wav_path, s.sample_id, "output.wav", files.get("output.wav"), "manifest.json", root)
-        offset = 0.0
+        offset, start = 0.0, 0
         if s.subset == INTERRUPTION:
             ann = hashed(s.folder / "interrupt.json", s.sample_id, "interrupt.json", files.get("interrupt.json"),
                          "manifest.json", root)
             R = json.loads(ann)[0]["timestamp"][1]
             if isinstance(R, bool) or not isinstance(R, (int, float)) or not 0 <= R <= s.input_samples / s.sample_rate:
                 raise FdbuError(s.sample_id, "interrupt.json", f"R = {R!r} is not a time inside the window")
-            offset = R
-        jobs.append(Job(s.sample_id, s.subset, s.name, s.folder, files["output.wav"], offset))
+            offset, start = R, int(R * 16000)
+        jobs.append(Job(s.sample_id, s.subset, s.name, s.folder, files["output.wav"], offset, start,
+                        max(0, s.input_samples - start)))
     return jobs
 
 
 def _batches(jobs: list[Job], batch_size: int, max_seconds: float) -> list[list[Job]]:
     """Sorted by duration; at most batch_size files and max_seconds of audio each (at least one file)."""
-    ordered = sorted(jobs, key=lambda j: (len(j.audio), j.sample_id))
+    ordered = sorted(jobs, key=lambda j: (j.samples, j.sample_id))
     out, current, total = [], [], 0.0
     for j in ordered:
-        secs = len(j.audio) / 16000
+        secs = j.samples / 16000
         if current and (len(current) >= batch_size or total + secs > max_seconds):
             out.append(current)
             current, total = [], 0.0
@@ -133,9 +138,6 @@ def run(root: Path, model_factory, *, model_id: str = DEFAULT_MODEL_ID, batch_si
     counts = {"kept": 0, "from_cache": 0, "transcribed": 0}
     todo = []
     for j in jobs:
-        audio = read_wav(j.folder / "output.wav", j.sample_id)
-        if j.subset == INTERRUPTION:
-            audio = audio[int(j.offset * 16000):]
         j.key = sha256_bytes(f"{j.wav_sha256}|{model.checkpoint_sha256}|cut={j.offset!r}".encode())
         cached = cache.get(j.key)
         existing = j.folder / "output.json"
@@ -145,17 +147,15 @@ def run(root: Path, model_factory, *, model_id: str = DEFAULT_MODEL_ID, batch_si
             write_bytes(existing, cached)
             counts["from_cache"] += 1
         else:
-            j.audio = audio
             todo.append(j)
     bar = tqdm(total=len(todo), unit="file", desc="asr", disable=not progress or not todo)
     seconds = 0.0
-    for batch in _batches(todo, batch_size, max_batch_seconds):
-        for j, words in zip(batch, model.transcribe([j.audio for j in batch], batch_size)):
+    for batch in _batches(todo, batch_size, max_batch_seconds):  # audio is decoded one batch at a time
+        for j, words in zip(batch, model.transcribe([j.audio() for j in batch], batch_size)):
             data = transcript_bytes(words, j.offset)
             write_bytes(j.folder / "output.json", data)
             cache.put(j.key, data)
-            seconds += len(j.audio) / 16000
-            j.audio = None
+            seconds += j.samples / 16000
         counts["transcribed"] += len(batch)
         bar.update(len(batch))
         bar.set_postfix(audio_s=round(seconds))
