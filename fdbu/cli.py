@@ -92,6 +92,7 @@ def _sweep(cfg) -> None:
 
 def _evaluate(cfg) -> None:
     from .evaluate import evaluate, write
+    from .tree import load_tree
 
     e = cfg.evaluate
     gt = Path(e.gt_distribution) if e.gt_distribution else None
@@ -107,16 +108,15 @@ def _evaluate(cfg) -> None:
         prompt = load_official(Path(e.official_checkout), dict(e.official_sha256 or {}))
         judge = Judge(e.judge.base_url, e.judge.model, os.environ.get(e.judge.api_key_env), prompt,
                       max_attempts=e.judge.max_attempts, timeout_s=e.judge.timeout_s)
-    result = evaluate(Path(cfg.tree), gt_distribution=gt, judge=judge)
+    if e.run_official and not e.official_checkout:
+        raise FdbuError("config", None, "evaluate.run_official=true needs evaluate.official_checkout=DIR")
+    tree = load_tree(Path(cfg.tree))
+    result = evaluate(tree, gt_distribution=gt, judge=judge)
     disagreements = []
     if e.run_official:
         from .official_run import run_official
-        from .tree import load_tree
 
-        if not e.official_checkout:
-            raise FdbuError("config", None, "evaluate.run_official=true needs evaluate.official_checkout=DIR")
-        result["official_run"], disagreements = run_official(load_tree(Path(cfg.tree)), Path(e.official_checkout),
-                                                             result)
+        result["official_run"], disagreements = run_official(tree, Path(e.official_checkout), result)
     path = write(result, Path(cfg.tree), judge.ledger if judge else None)
     for subset, numbers in result["subsets"].items():
         print(f"{subset}: {json.dumps(numbers)}")

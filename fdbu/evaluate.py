@@ -31,17 +31,15 @@ def _reference_time(sample, file: str, index: int) -> float:
     return json.loads((sample.folder / file).read_bytes())[0]["timestamp"][index]
 
 
-def _backchannel_samples(tree: Tree, manifest: dict) -> list:
+def _backchannel_samples(tree: Tree) -> list:
     """icc_backchannel is not read by `fdbu score`; here its eligible samples are hash-checked too."""
-    asr = json.loads((tree.root / "asr.json").read_bytes())
-    receipts = asr.get("subsets", {}).get("icc_backchannel", {}).get("transcripts", {})
-    rows = {r["sample_id"]: r for r in manifest["samples"]}
+    receipts = tree.receipts.get("icc_backchannel", {})
     out = []
     for s in tree.subset("icc_backchannel"):
         if not s.eligible:
             continue
         hashed(s.folder / "output.json", s.sample_id, "output.json", receipts.get(s.name), "asr.json", tree.root)
-        hashed(s.wav_path, s.sample_id, "output.wav", rows[s.sample_id]["files"].get("output.wav"), "manifest.json",
+        hashed(s.wav_path, s.sample_id, "output.wav", tree.files[s.sample_id].get("output.wav"), "manifest.json",
                tree.root)
         out.append(s)
     return out
@@ -66,10 +64,10 @@ def _ratings(samples, judge) -> list[int | None] | None:
     return out
 
 
-def evaluate(root: Path, *, gt_distribution: Path | None = None, silero: SileroVAD | None = None,
+def evaluate(root: Path | Tree, *, gt_distribution: Path | None = None, silero: SileroVAD | None = None,
              judge=None) -> dict:
-    tree = load_tree(root)
-    manifest = json.loads((tree.root / "manifest.json").read_bytes())
+    """The official rules on a tree (a path, or a tree already loaded and checked)."""
+    tree = root if isinstance(root, Tree) else load_tree(root)
     result = {"generator": "fdbu", "kind": "reference-evaluation", "fdbu_version": __version__,
               "inputs": {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
               "rules": "Full-Duplex-Bench v1.0 official evaluation scripts, re-implemented (fdbu.official)",
@@ -91,12 +89,12 @@ def evaluate(root: Path, *, gt_distribution: Path | None = None, silero: SileroV
                 numbers["judge_failed_samples"] = sorted({e["sample_id"] for e in judge.ledger} - rated)
         result["subsets"][subset] = numbers
     if tree.subset("icc_backchannel"):
-        result["subsets"]["icc_backchannel"] = _backchannel(tree, manifest, gt_distribution, silero)
+        result["subsets"]["icc_backchannel"] = _backchannel(tree, gt_distribution, silero)
     return result
 
 
-def _backchannel(tree: Tree, manifest: dict, gt_path: Path | None, silero: SileroVAD | None) -> dict:
-    samples = _backchannel_samples(tree, manifest)
+def _backchannel(tree: Tree, gt_path: Path | None, silero: SileroVAD | None) -> dict:
+    samples = _backchannel_samples(tree)
     if gt_path is None:
         return official.Unavailable("needs the official icc_gt_distribution.json: evaluate.gt_distribution=PATH").as_json()
     try:

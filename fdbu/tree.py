@@ -73,6 +73,8 @@ class Tree:
     samples: list[Sample]
     manifest_sha256: str
     asr_sha256: str
+    files: dict[str, dict[str, str]] = field(default_factory=dict)  # sample id -> file -> SHA-256 (manifest)
+    receipts: dict[str, dict[str, str]] = field(default_factory=dict)  # subset -> id -> SHA-256 (asr.json)
 
     def subset(self, name: str) -> list[Sample]:
         return [s for s in self.samples if s.subset == name]
@@ -362,5 +364,7 @@ def load_tree(root) -> Tree:
             raise FdbuError(sample.sample_id, "asr.json", f"task of {sample.subset} is {entry.get('task')!r}, "
                             f"not {ASR_TASK[sample.subset]!r}")
         _load_sample(sample, m.files[sample.sample_id], entry["transcripts"], root)
+    receipts = {k: v["transcripts"] for k, v in asr_subsets.items()
+                if isinstance(v, dict) and isinstance(v.get("transcripts"), dict)}
     return Tree(root=root, declared=m.declared, samples=m.samples, manifest_sha256=m.sha256,
-                asr_sha256=sha256_bytes(asr_bytes))
+                asr_sha256=sha256_bytes(asr_bytes), files=m.files, receipts=receipts)
