@@ -26,15 +26,13 @@ Hydra: --cfg job shows the composed config; -m runs a sweep (fdbu score -m tree=
 
 def _score(cfg) -> None:
     from .evaluate import reference_column
-    from .metrics.stats import Bootstrap
     from .report import summary, write
     from .score import score_path
-    if cfg.bootstrap.resamples < 1:
-        raise FdbuError("config", None, "bootstrap.resamples must be at least 1")
+
     tree = Path(cfg.tree)
     out = Path(cfg.out) if cfg.out is not None else tree
     detector = make_detector(cfg)
-    scored = score_path(tree, detector, Bootstrap(cfg.bootstrap.resamples, cfg.bootstrap.seed))
+    scored = score_path(tree, detector, make_bootstrap(cfg))
     unified, samples = write(scored, out)
     print(summary(scored.unified))
     inputs = scored.unified["inputs"]
@@ -46,6 +44,15 @@ def _score(cfg) -> None:
         from .plot import latency_curves
 
         print(f"wrote {latency_curves(scored.rows, out / 'latency-curves.png')}")
+
+
+def make_bootstrap(cfg):
+    """The bootstrap a config asks for (score and sweep report the same intervals)."""
+    from .metrics.stats import Bootstrap
+
+    if cfg.bootstrap.resamples < 1:
+        raise FdbuError("config", None, "bootstrap.resamples must be at least 1")
+    return Bootstrap(cfg.bootstrap.resamples, cfg.bootstrap.seed)
 
 
 def make_detector(cfg):
@@ -75,7 +82,6 @@ def _synth(cfg) -> None:
 def _sweep(cfg) -> None:
     from omegaconf import ListConfig
 
-    from .metrics.stats import Bootstrap
     from .sweep import grid, sweep, table, write
 
     trees = [Path(t) for t in cfg.tree] if isinstance(cfg.tree, ListConfig) else [Path(cfg.tree)]
@@ -84,7 +90,7 @@ def _sweep(cfg) -> None:
     g = cfg.sweep
     points = grid(list(g.thresholds), list(g.min_silence_ms), list(g.neg_threshold_offset), list(g.min_speech_ms))
     detector = make_detector(cfg)
-    result = sweep(trees, detector, Bootstrap(cfg.bootstrap.resamples, cfg.bootstrap.seed), points)
+    result = sweep(trees, detector, make_bootstrap(cfg), points)
     written = write(result, Path(cfg.out) if cfg.out is not None else trees[0], plot=cfg.plot)
     print(table(result))
     print(f"\n{detector.stats.line()}\nwrote " + ", ".join(map(str, written)))

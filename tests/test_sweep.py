@@ -91,3 +91,11 @@ def test_cli_refuses_a_bad_grid_and_multi_tree_without_out(synth_tree, tmp_path)
     assert out.returncode == 2 and out.stderr.strip().count("\n") == 0 and "(0, 1)" in out.stderr
     out = subprocess.run([fdbu, "sweep", f"tree=[{synth_tree},{synth_tree}]"], capture_output=True, text=True)
     assert out.returncode == 2 and "needs out=DIR" in out.stderr
+
+
+def test_cli_sweep_refuses_zero_resamples_like_score(synth_tree):
+    fdbu = str(Path(sys.executable).parent / "fdbu")
+    for cmd in ("sweep", "score"):
+        out = subprocess.run([fdbu, cmd, f"tree={synth_tree}", "bootstrap.resamples=0"], capture_output=True,
+                             text=True)
+        assert out.returncode == 2 and "bootstrap.resamples must be at least 1" in out.stderr
