@@ -20,8 +20,8 @@ from pathlib import Path
 
 from .atomic import sha256_bytes
 from .errors import FdbuError
+from .official import script_path
 
-SCRIPT_PATHS = ("v1_v1.5/evaluation/eval_user_interruption.py", "evaluation/eval_user_interruption.py")
 USER_FIELDS = {"in_before_interrupt_text": "context", "in_interrupt_text": "interrupt",
                "out_after_interrupt_text": "response"}
 
@@ -57,12 +57,7 @@ def _constant(tree: ast.AST, name: str):
 
 def load_official(checkout: Path, pins: dict[str, str] | None = None) -> OfficialPrompt:
     checkout = Path(checkout)
-    for rel in SCRIPT_PATHS:
-        if (checkout / rel).is_file():
-            break
-    else:
-        raise FdbuError("official checkout", None, f"{checkout} has no {' or '.join(SCRIPT_PATHS)}; "
-                        "pass evaluate.official_checkout=DIR of a Full-Duplex-Bench clone")
+    rel = script_path(checkout, "eval_user_interruption.py")
     data = (checkout / rel).read_bytes()
     digest = sha256_bytes(data)
     want = (pins or {}).get(rel)

@@ -11,11 +11,27 @@ the reason, never an invented value.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from .errors import FdbuError
+
 TURN_DURATION_THRESHOLD = 1
 TURN_NUM_WORDS_THRESHOLD = 3
+
+
+SCRIPT_DIRS = ("v1_v1.5/evaluation", "evaluation")  # where a Full-Duplex-Bench checkout keeps its scripts
+
+
+def script_path(checkout: Path, name: str) -> str:
+    """The official script `name` inside a checkout, as a path relative to it (newer layout first)."""
+    candidates = [f"{d}/{name}" for d in SCRIPT_DIRS]
+    for rel in candidates:
+        if (Path(checkout) / rel).is_file():
+            return rel
+    raise FdbuError("official checkout", None, f"{checkout} has no {' or '.join(candidates)}; "
+                    "pass evaluate.official_checkout=DIR of a Full-Duplex-Bench clone")
 
 
 class OfficialFailure(Exception):

@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .errors import FdbuError
+from .official import script_path
 from .tree import SUBSETS, Tree
 
 TOLERANCE = 1e-9
@@ -27,13 +27,6 @@ SCRIPTS = {  # subset -> (script, {printed label: summary key})
 NOT_RUN = {"synthetic_user_interruption": "eval_user_interruption.py needs an API client object; its take-turn "
                                           "rate and latency are compared only through fdbu's rules",
            "icc_backchannel": "eval_backchannel.py needs loguru and its own working directory"}
-
-
-def _script(checkout: Path, name: str) -> Path:
-    for rel in (f"v1_v1.5/evaluation/{name}", f"evaluation/{name}"):
-        if (checkout / rel).is_file():
-            return checkout / rel
-    raise FdbuError("official checkout", name, f"is not in {checkout}")
 
 
 def _layout(tree: Tree, subset: str, dest: Path) -> None:
@@ -65,7 +58,7 @@ def run_official(tree: Tree, checkout: Path, result: dict) -> tuple[dict, list[s
             root = Path(tmp) / subset
             root.mkdir()
             _layout(tree, subset, root)
-            proc = subprocess.run([sys.executable, str(_script(checkout, script)), "--root_dir", str(root)],
+            proc = subprocess.run([sys.executable, str(checkout / script_path(checkout, script)), "--root_dir", str(root)],
                                   capture_output=True, text=True, cwd=tmp)
             if proc.returncode != 0:
                 report[subset] = {"official_failed": (proc.stderr.strip().splitlines() or ["(no output)"])[-1]}
