@@ -126,8 +126,8 @@ def _pause_sample(rng, system: str, candor: bool):
         cap.say_backwards(a0 - 0.1, a0 - _u(rng, 1.5, 2.5))
         intended.update(pause_intrusion=False, inside_pause_onset=False, pre_pause_speech=True)
     elif system == "never_stops":  # one word straddles the first pause start, speech runs to T
-        _, clip = cap._word()
-        cap.place(int(round((a0 - 0.1) * SR)), _, clip)
+        name, clip = cap._word()
+        cap.place(int(round((a0 - 0.1) * SR)), name, clip)
         cap.say_backwards(a0 - 0.1 - GAP_S, 0.5)
         cap.say(a0 - 0.1 + len(clip) / SR + GAP_S)
         intended.update(pre_pause_speech=True, carry_in=True)
