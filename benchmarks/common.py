@@ -23,6 +23,12 @@ def machine() -> str:
             f"torch {torch.__version__}, cuda {'yes: ' + torch.cuda.get_device_name() if torch.cuda.is_available() else 'no'}")
 
 
+def load() -> str:
+    """The machine's load now: benchmarks on a shared machine say how busy it was."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} / {five:.2f} / {fifteen:.2f} (1 / 5 / 15 min)"
+
+
 def captures(root: Path, n: int, seed: int = 0, tail=(14.0, 22.0)) -> Path:
     """A tree of n interruption captures, T - R drawn from `tail` (20-30 s captures by default)."""
     tree = root / f"captures-{n}-{seed}"

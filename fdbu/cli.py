@@ -20,6 +20,7 @@ commands:
   evaluate the official rules (reference column): fdbu evaluate tree=PATH [evaluate.gt_distribution=JSON]
   export  a tree from the v1.0 release + outputs:  fdbu export dataset=DIR [outputs=DIR] out=DIR [export.length=fit]
   asr     transcripts with a local Parakeet .nemo:  fdbu asr tree=DIR asr.checkpoint=PATH.nemo [device=cuda]
+  calibrate measure the batched VAD's guard margin on this device: fdbu calibrate [device=cuda]
 
 Hydra: --cfg job shows the composed config; -m runs a sweep (fdbu score -m tree=A,B)."""
 
@@ -55,7 +56,7 @@ def make_bootstrap(cfg):
     return Bootstrap(cfg.bootstrap.resamples, cfg.bootstrap.seed)
 
 
-def make_detector(cfg):
+def make_detector(cfg, backend: str | None = None):
     """The speech detector a config asks for: Silero settings plus how to compute them."""
     from .vad import SileroSettings, SpeechDetector
 
@@ -63,8 +64,8 @@ def make_detector(cfg):
     settings = SileroSettings(threshold=v.threshold, min_speech_duration_ms=v.min_speech_duration_ms,
                               min_silence_duration_ms=v.min_silence_duration_ms, speech_pad_ms=v.speech_pad_ms,
                               sampling_rate=v.sampling_rate)
-    return SpeechDetector(settings, backend=v.backend, device=cfg.device, cache=v.cache,
-                          cache_dir=Path(v.cache_dir) if v.cache_dir else None, verify=v.verify,
+    return SpeechDetector(settings, backend=backend or v.backend, device=cfg.device, cache=v.cache,
+                          cache_dir=Path(v.cache_dir) if v.cache_dir else None, verify=v.verify, threads=v.threads,
                           batch_seconds=v.batch_seconds, progress=cfg.progress)
 
 
@@ -88,7 +89,8 @@ def _sweep(cfg) -> None:
     if cfg.out is None and len(trees) > 1:
         raise FdbuError("config", None, "a sweep over several trees needs out=DIR for its outputs")
     g = cfg.sweep
-    points = grid(list(g.thresholds), list(g.min_silence_ms), list(g.neg_threshold_offset), list(g.min_speech_ms))
+    points = grid(list(g.thresholds), list(g.min_silence_ms), list(g.neg_threshold_offset), list(g.min_speech_ms),
+                  list(g.speech_pad_ms))
     detector = make_detector(cfg)
     result = sweep(trees, detector, make_bootstrap(cfg), points)
     written = write(result, Path(cfg.out) if cfg.out is not None else trees[0], plot=cfg.plot)
@@ -147,7 +149,7 @@ def _export(cfg) -> None:
 
 def _asr(cfg) -> None:
     from .asr.stage import default_cache_dir, run
-    from .vad.detect import resolve_device
+    from .device import resolve_device
 
     a = cfg.asr
     if not a.checkpoint:
@@ -165,8 +167,22 @@ def _asr(cfg) -> None:
           f"{counts['kept']} kept")
 
 
+def _calibrate(cfg) -> None:
+    from .vad.calibration import FLOOR, IMPLAUSIBLE, MULTIPLE
+
+    detector = make_detector(cfg, backend="batched")
+    cal = detector.calibration(force=True)
+    ident = cal.identity["device"]
+    print(f"device: {', '.join(f'{k} {v}' for k, v in ident.items() if v is not None)}")
+    print(f"corpus: {cal.windows} windows, {cal.audio_s:.0f} s of audio (sha256:{cal.corpus_sha256[:12]})")
+    print(f"largest |batched - reference| probability: {cal.deviation:.3e} (refused above {IMPLAUSIBLE:.0e})")
+    print(f"guard margin: {cal.margin:.3e} = max({MULTIPLE} x deviation, {FLOOR:.0e}); {cal.seconds:.1f} s")
+    stored = detector.cache_root / "calibration" / f"{cal.key}.json"
+    print(f"stored as {stored}" if stored.is_file() else f"not stored: {stored.parent} is not writable")
+
+
 COMMANDS = {"score": _score, "synth": _synth, "sweep": _sweep, "evaluate": _evaluate, "export": _export,
-            "asr": _asr}
+            "asr": _asr, "calibrate": _calibrate}
 
 
 def _task(fn):

@@ -62,11 +62,11 @@ def latency_curves(rows: list[dict], path: Path, horizon_s: float = 6.0) -> Path
 
 def sweep_heatmaps(tree: dict, path: Path, metrics) -> Path:
     """One panel per metric: its value over threshold x minimum silence (other axes at their first value)."""
+    others = ("neg_threshold_offset", "min_speech_ms", "speech_pad_ms")
     plt = _pyplot()
     pts = tree["points"]
     first = pts[0]["settings"]
-    pts = [p for p in pts if p["settings"]["neg_threshold_offset"] == first["neg_threshold_offset"]
-           and p["settings"]["min_speech_ms"] == first["min_speech_ms"]]
+    pts = [p for p in pts if all(p["settings"][k] == first[k] for k in others)]
     thr = sorted({p["settings"]["threshold"] for p in pts})
     sil = sorted({p["settings"]["min_silence_ms"] for p in pts})
     cols = 4
@@ -90,6 +90,7 @@ def sweep_heatmaps(tree: dict, path: Path, metrics) -> Path:
     for ax in list(axes.flat)[len(metrics):]:
         ax.axis("off")
     fig.suptitle(f"{tree['tree']}: interruption metrics over the VAD grid (neg offset "
-                 f"{first['neg_threshold_offset']:g}, min speech {first['min_speech_ms']:g} ms; n/r: not reached)",
+                 f"{first['neg_threshold_offset']:g}, min speech {first['min_speech_ms']:g} ms, pad {first['speech_pad_ms']:g} ms; "
+                 "n/r: not reached)",
                  fontsize=9)
     return _save(fig, path)

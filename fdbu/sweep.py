@@ -19,11 +19,14 @@ from .metrics import interruption
 from .metrics.stats import NOT_REACHED, Bootstrap
 from .score import signature
 from .tree import INTERRUPTION, load_tree
-from .vad import Job, SpeechDetector
-from .vad.detect import SegmentRule
+from .vad import Job, SegmentRule, SileroSettings, SpeechDetector
 from .vad.silero import samples_to_us
 
-SPEC = {"threshold": 0.5, "min_silence_ms": 100, "neg_threshold_offset": 0.15, "min_speech_ms": 250}
+_SPEC = SileroSettings()
+NEG_OFFSET = 0.15  # silero-vad's own: neg_threshold = max(threshold - 0.15, 0.01)
+SPEC = {"threshold": _SPEC.threshold, "min_silence_ms": _SPEC.min_silence_duration_ms,
+        "neg_threshold_offset": NEG_OFFSET, "min_speech_ms": _SPEC.min_speech_duration_ms,
+        "speech_pad_ms": _SPEC.speech_pad_ms}
 # the metrics a sweep table shows, with their column labels; sweep.json has every interruption metric
 SHOWN = {"exercised_rate": "exercised", "speaking_at_end_rate": "spk_at_end", "response_rate_1s": "resp<=1s",
          "response_rate_2s": "resp<=2s", "response_rate_5s": "resp<=5s", "stop_latency_s": "stop_med_s",
@@ -36,21 +39,24 @@ class GridPoint:
     min_silence_ms: float
     neg_threshold_offset: float
     min_speech_ms: float
+    speech_pad_ms: float
 
     @property
     def rule(self) -> SegmentRule:
         """silero-vad's rule: neg_threshold = max(threshold - offset, 0.01)."""
         return SegmentRule(self.threshold, max(self.threshold - self.neg_threshold_offset, 0.01),
-                           self.min_speech_ms, self.min_silence_ms)
+                           self.min_speech_ms, self.min_silence_ms, self.speech_pad_ms)
 
     @property
     def is_spec(self) -> bool:
         return asdict(self) == SPEC
 
 
-def grid(thresholds, min_silence_ms, neg_threshold_offset=(0.15,), min_speech_ms=(250,)) -> list[GridPoint]:
+def grid(thresholds, min_silence_ms, neg_threshold_offset=(NEG_OFFSET,), min_speech_ms=(SPEC["min_speech_ms"],),
+         speech_pad_ms=(SPEC["speech_pad_ms"],)) -> list[GridPoint]:
     axes = {"sweep.thresholds": thresholds, "sweep.min_silence_ms": min_silence_ms,
-            "sweep.neg_threshold_offset": neg_threshold_offset, "sweep.min_speech_ms": min_speech_ms}
+            "sweep.neg_threshold_offset": neg_threshold_offset, "sweep.min_speech_ms": min_speech_ms,
+            "sweep.speech_pad_ms": speech_pad_ms}
     for name, values in axes.items():
         if not values:
             raise FdbuError("config", None, f"{name} is empty; a sweep needs at least one value on every axis")
@@ -58,11 +64,11 @@ def grid(thresholds, min_silence_ms, neg_threshold_offset=(0.15,), min_speech_ms
             raise FdbuError("config", None, f"{name} must be numbers, got {list(values)!r}")
     if any(not 0 < t < 1 for t in thresholds):
         raise FdbuError("config", None, f"sweep.thresholds {list(thresholds)}: every threshold must lie in (0, 1)")
-    for name in ("sweep.min_silence_ms", "sweep.min_speech_ms", "sweep.neg_threshold_offset"):
+    for name in ("sweep.min_silence_ms", "sweep.min_speech_ms", "sweep.neg_threshold_offset", "sweep.speech_pad_ms"):
         if any(v < 0 for v in axes[name]):
             raise FdbuError("config", None, f"{name} {list(axes[name])}: values must not be negative")
-    points = [GridPoint(float(t), float(m), float(o), float(s))
-              for t, m, o, s in itertools.product(thresholds, min_silence_ms, neg_threshold_offset, min_speech_ms)]
+    points = [GridPoint(*map(float, values)) for values in
+              itertools.product(thresholds, min_silence_ms, neg_threshold_offset, min_speech_ms, speech_pad_ms)]
     if len(set(points)) != len(points):
         raise FdbuError("config", None, "the grid lists a point twice")
     return points
@@ -118,7 +124,8 @@ def sweep(roots: list[Path], detector: SpeechDetector, boot: Bootstrap, points: 
     head["grid"] = {"points": len(points), "thresholds": sorted({p.threshold for p in points}),
                     "min_silence_ms": sorted({p.min_silence_ms for p in points}),
                     "neg_threshold_offset": sorted({p.neg_threshold_offset for p in points}),
-                    "min_speech_ms": sorted({p.min_speech_ms for p in points})}
+                    "min_speech_ms": sorted({p.min_speech_ms for p in points}),
+                    "speech_pad_ms": sorted({p.speech_pad_ms for p in points})}
     head["trees"] = [sweep_tree(Path(r), detector, boot, points) for r in roots]
     if len(roots) > 1:
         head["rankings"] = rankings(head["trees"])
@@ -156,13 +163,13 @@ def table(result: dict) -> str:
     lines = []
     for t in result["trees"]:
         lines += ["", f"{t['tree']}: {t['counts']['eligible']} eligible of {t['counts']['selected']} selected",
-                  "  thr   neg  min_sil min_sp | not_ex  s@end  resp  no_r | " + " ".join(f"{v:>10}" for v in SHOWN.values())]
+                  "  thr   neg  min_sil min_sp pad | not_ex  s@end  resp  no_r | " + " ".join(f"{v:>10}" for v in SHOWN.values())]
         for r in t["points"]:
             s, c = r["settings"], r["counts"]
             cells = " ".join(f"{_fmt(r['metrics'][n]['value']):>10}" for n in SHOWN)
             star = "*" if r["spec_settings"] else " "
             lines.append(f"{star} {s['threshold']:.2f} {s['neg_threshold']:.2f} {s['min_silence_ms']:7.0f} "
-                         f"{s['min_speech_ms']:6.0f} | {c['not_exercised']:6d} {c['speaking_at_end']:6d} "
+                         f"{s['min_speech_ms']:6.0f} {s['speech_pad_ms']:3.0f} | {c['not_exercised']:6d} {c['speaking_at_end']:6d} "
                          f"{c['response']:5d} {c['no_response']:5d} | {cells}")
         lines.append("  range over the grid: " + "; ".join(
             f"{n} [{_fmt(t['ranges'][n]['value'][0])}, {_fmt(t['ranges'][n]['value'][1])}]"
@@ -170,7 +177,9 @@ def table(result: dict) -> str:
     if "rankings" in result:
         lines += ["", "rankings of the systems across the grid (order of tree indices, lowest value first):"]
         lines += [f"  {n}: {'stable' if r['stable'] else 'changes'} {r['orders']}" for n, r in result["rankings"].items()]
-    lines.append("\n* the spec's settings (threshold 0.5, min silence 100 ms, min speech 250 ms, neg offset 0.15)")
+    lines.append(f"\n* the spec's settings (threshold {SPEC['threshold']}, min silence {SPEC['min_silence_ms']} ms, "
+                 f"min speech {SPEC['min_speech_ms']} ms, neg offset {SPEC['neg_threshold_offset']}, "
+                 f"pad {SPEC['speech_pad_ms']} ms)")
     return "\n".join(lines)
 
 
@@ -178,14 +187,14 @@ def to_csv(result: dict) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     names = list(interruption.METRICS)
-    w.writerow(["tree", "threshold", "neg_threshold", "min_silence_ms", "min_speech_ms", "spec_settings",
+    w.writerow(["tree", "threshold", "neg_threshold", "min_silence_ms", "min_speech_ms", "speech_pad_ms", "spec_settings",
                 "exercised", "not_exercised", "speaking_at_end", "response", "no_response"]
                + [f"{n}_{part}" for n in names for part in ("value", "lo", "hi", "p90")])
     for t in result["trees"]:
         for r in t["points"]:
             s, c = r["settings"], r["counts"]
             row = [t["tree"], s["threshold"], s["neg_threshold"], s["min_silence_ms"], s["min_speech_ms"],
-                   r["spec_settings"], c["exercised"], c["not_exercised"], c["speaking_at_end"], c["response"],
+                   s["speech_pad_ms"], r["spec_settings"], c["exercised"], c["not_exercised"], c["speaking_at_end"], c["response"],
                    c["no_response"]]
             for n in names:
                 m = r["metrics"][n]

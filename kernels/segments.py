@@ -1,12 +1,14 @@
 """Speech probabilities -> speech segments: silero-vad's `get_speech_timestamps_from_probs`
-for the parameters fdbu uses (no padding, no maximum speech length), over many files at once.
+for the parameters fdbu uses (no maximum speech length), over many files at once, speech
+padding included.
 
 Segments depend on the probabilities only through the comparisons the state machine
 evaluates: `p >= threshold` outside speech and during a tentative silence, `p < neg_threshold`
 inside speech. A file is *critical* when one of those evaluated comparisons has its
 probability within `margin` of its threshold. If no window of a file is critical, any
 perturbation of its probabilities smaller than `margin` leaves every evaluated comparison,
-and so the whole state trajectory and the segments, unchanged.
+and so the whole state trajectory and the segments, unchanged. Padding is applied to the
+segments afterwards and reads no probability, so it cannot make a file critical.
 """
 import numpy as np
 from numba import njit
@@ -15,7 +17,7 @@ WINDOW = 512
 
 
 @njit(cache=True)
-def _one(probs, audio_length, threshold, neg_threshold, min_speech_samples, min_silence_samples, margin,
+def _one(probs, audio_length, threshold, neg_threshold, min_speech_samples, min_silence_samples, pad, margin,
          starts, ends):
     k = 0
     critical = False
@@ -50,16 +52,40 @@ def _one(probs, audio_length, threshold, neg_threshold, min_speech_samples, min_
         starts[k] = start
         ends[k] = audio_length
         k += 1
+    if pad > 0:
+        _pad(starts, ends, k, audio_length, pad)
     return k, critical
 
 
 @njit(cache=True)
+def _pad(starts, ends, k, audio_length, pad):
+    """silero-vad's padding loop, step for step: the first start moves back by `pad` (not below 0);
+    a gap shorter than 2 * pad is split between its neighbours (the earlier end gains gap // 2, the
+    later start loses gap // 2); otherwise each side moves by `pad`, clipped to [0, audio_length].
+    `pad` is a float (16000 * speech_pad_ms / 1000) and int() truncates, as in Python."""
+    for i in range(k):
+        if i == 0:
+            starts[0] = int(max(0.0, starts[0] - pad))
+        if i != k - 1:
+            gap = starts[i + 1] - ends[i]
+            if gap < 2 * pad:
+                ends[i] += gap // 2
+                starts[i + 1] = int(max(0.0, starts[i + 1] - gap // 2))
+            else:
+                ends[i] = int(min(float(audio_length), ends[i] + pad))
+                starts[i + 1] = int(max(0.0, starts[i + 1] - pad))
+        else:
+            ends[i] = int(min(float(audio_length), ends[i] + pad))
+
+
+@njit(cache=True)
 def speech_segments(probs, prob_off, audio_length, threshold, neg_threshold, min_speech_samples,
-                    min_silence_samples, margin=0.0):
+                    min_silence_samples, pad_samples, margin):
     """Segments of every file: probs[prob_off[i]:prob_off[i+1]] are file i's window probabilities.
 
     Returns (start, end, seg_off, critical) in samples; file i's segments are
-    seg_off[i]:seg_off[i+1]; critical[i] says a comparison came within `margin`.
+    seg_off[i]:seg_off[i+1]; critical[i] says an evaluated comparison came within
+    margin[i] of its threshold (file i's own guard margin; 0 guards nothing).
     """
     n = audio_length.shape[0]
     cap = prob_off[n] // 2 + n
@@ -69,7 +95,8 @@ def speech_segments(probs, prob_off, audio_length, threshold, neg_threshold, min
     critical = np.zeros(n, np.bool_)
     for i in range(n):
         k, crit = _one(probs[prob_off[i]:prob_off[i + 1]], audio_length[i], threshold, neg_threshold,
-                       min_speech_samples, min_silence_samples, margin, start[seg_off[i]:], end[seg_off[i]:])
+                       min_speech_samples, min_silence_samples, pad_samples, margin[i], start[seg_off[i]:],
+                       end[seg_off[i]:])
         seg_off[i + 1] = seg_off[i] + k
         critical[i] = crit
     return start[:seg_off[n]], end[:seg_off[n]], seg_off, critical

@@ -1,4 +1,7 @@
 import math
+import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -6,6 +9,20 @@ from fdbu.metrics.stats import Bootstrap
 from fdbu.vad import SileroVAD, SpeechDetector
 
 Z = 1.959963984540054
+_CACHE = None
+
+
+def pytest_configure(config):
+    """One cache root for the session and every fdbu it starts: the batched backend calibrates once
+    (fdbu.vad.calibration) on this machine, and nothing lands in the user's own cache."""
+    global _CACHE
+    _CACHE = tempfile.mkdtemp(prefix="fdbu-test-cache-")
+    os.environ["XDG_CACHE_HOME"] = _CACHE
+
+
+def pytest_unconfigure(config):
+    if _CACHE:
+        shutil.rmtree(_CACHE, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

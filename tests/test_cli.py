@@ -4,7 +4,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 
@@ -12,7 +11,7 @@ FDBU = str(Path(sys.executable).parent / "fdbu")
 
 
 def run(*args, cwd=None, cache=None):
-    env = {**os.environ, "XDG_CACHE_HOME": str(cache or Path(tempfile.gettempdir()) / "fdbu-test-cache")}
+    env = {**os.environ, **({"XDG_CACHE_HOME": str(cache)} if cache else {})}
     return subprocess.run([FDBU, *args], capture_output=True, text=True, cwd=cwd, timeout=300, env=env)
 
 

@@ -4,22 +4,24 @@ from hypothesis import given, settings, strategies as st
 from silero_vad import get_speech_timestamps_from_probs
 
 from fdbu.kernels import speech_segments
+from fdbu.vad import SegmentRule
 
 
-def library(probs, length, threshold, min_speech_ms, min_silence_ms, neg=None):
+def library(probs, length, threshold, min_speech_ms, min_silence_ms, neg=None, pad_ms=0):
     return [(d["start"], d["end"]) for d in get_speech_timestamps_from_probs(
         [float(p) for p in probs], sampling_rate=16000, threshold=threshold, min_speech_duration_ms=min_speech_ms,
-        max_speech_duration_s=float("inf"), min_silence_duration_ms=min_silence_ms, speech_pad_ms=0,
+        max_speech_duration_s=float("inf"), min_silence_duration_ms=min_silence_ms, speech_pad_ms=pad_ms,
         return_seconds=False, time_resolution=1, visualize_probs=False, neg_threshold=neg,
         min_silence_at_max_speech=98, use_max_poss_sil_at_max_speech=True, audio_length_samples=length, step=1)]
 
 
-def kernel(files, threshold, min_speech_ms, min_silence_ms, neg=None):
+def kernel(files, threshold, min_speech_ms, min_silence_ms, neg=None, pad_ms=0):
     flat = np.concatenate([np.asarray(p, np.float64) for p, _ in files] + [np.zeros(0)])
     off = np.concatenate([[0], np.cumsum([len(p) for p, _ in files])]).astype(np.int64)
     lengths = np.array([n for _, n in files], np.int64)
-    a, b, seg_off, _ = speech_segments(flat, off, lengths, threshold, max(threshold - 0.15, 0.01) if neg is None else neg,
-                                       16000 * min_speech_ms / 1000, 16000 * min_silence_ms / 1000)
+    rule = SegmentRule(threshold, max(threshold - 0.15, 0.01) if neg is None else neg, min_speech_ms, min_silence_ms,
+                       pad_ms)
+    a, b, seg_off, _ = speech_segments(flat, off, lengths, *rule.kernel_args(), np.zeros(len(files)))
     return [list(zip(a[seg_off[i]:seg_off[i + 1]].tolist(), b[seg_off[i]:seg_off[i + 1]].tolist()))
             for i in range(len(files))]
 
@@ -50,10 +52,10 @@ def test_a_file_that_is_not_critical_keeps_its_segments_under_any_smaller_pertur
     probs, length = file
     p = np.asarray(probs, np.float64)
     off = np.array([0, len(p)], np.int64)
-    args = (np.array([length], np.int64), threshold, max(threshold - 0.15, 0.01), 4000.0, 1600.0)
-    a, b, _, critical = speech_segments(p, off, *args, margin)
+    args = (np.array([length], np.int64), threshold, max(threshold - 0.15, 0.01), 4000.0, 1600.0, 480.0)
+    a, b, _, critical = speech_segments(p, off, *args, np.array([margin]))
     noise = np.random.default_rng(seed).uniform(-margin, margin, len(p)) * 0.999
-    a2, b2, _, _ = speech_segments(p + noise, off, *args, 0.0)
+    a2, b2, _, _ = speech_segments(p + noise, off, *args, np.zeros(1))
     if not critical[0]:
         assert (a.tolist(), b.tolist()) == (a2.tolist(), b2.tolist())
 
@@ -65,3 +67,28 @@ def test_kernel_equals_silero_function_with_an_explicit_neg_threshold(files, thr
     neg = max(threshold - offset, 0.01)
     got = kernel(files, threshold, 250, 100, neg)
     assert got == [library(p, n, threshold, 250, 100, neg) for p, n in files]
+
+
+# padding as silero-vad applies it: 30 ms is its default, 100 ms merges close segments, and the
+# odd values make the pad a fractional number of samples (int() truncation) or split odd gaps
+PADS = [0, 1, 13, 30, 100, 250, 0.03, 7.77]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(prob_file(), min_size=1, max_size=5), st.sampled_from([0.3, 0.5, 0.7]), st.sampled_from([0, 250]),
+       st.sampled_from([50, 100, 300]), st.sampled_from(PADS))
+def test_kernel_pads_exactly_as_silero(files, threshold, min_speech_ms, min_silence_ms, pad_ms):
+    got = kernel(files, threshold, min_speech_ms, min_silence_ms, pad_ms=pad_ms)
+    assert got == [library(p, n, threshold, min_speech_ms, min_silence_ms, pad_ms=pad_ms) for p, n in files]
+
+
+def test_padding_merges_clips_and_splits_as_silero_does():
+    # three segments: at 0 (the start cannot move below 0), 3 windows apart (a gap under 2 x pad,
+    # split in halves), and one running to the end of the file (the end cannot pass it)
+    probs = [0.9] * 20 + [0.01] * 5 + [0.9] * 20 + [0.01] * 40 + [0.9] * 30
+    length = len(probs) * 512 - 100
+    for pad_ms in (30, 100, 160):
+        got = kernel([(probs, length)], 0.5, 250, 50, pad_ms=pad_ms)[0]
+        assert got == library(probs, length, 0.5, 250, 50, pad_ms=pad_ms)
+        assert got[0][0] == 0 and got[-1][1] == length
+    assert kernel([(probs, length)], 0.5, 250, 50, pad_ms=100)[0] != kernel([(probs, length)], 0.5, 250, 50)[0]

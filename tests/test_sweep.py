@@ -37,6 +37,17 @@ def test_every_grid_point_equals_scoring_with_its_settings(synth_tree, boot, swe
         assert rec["counts"] == {"exercised": entry["counts"]["exercised"], **entry["counts"]["outcomes"]}
 
 
+def test_a_padding_axis_equals_scoring_with_that_padding(synth_tree, boot):
+    points = grid([0.45], [100], speech_pad_ms=[0, 30, 100])
+    result = sweep([synth_tree], SpeechDetector(backend="batched", device="cpu", cache=False), boot, points)
+    metrics = [r["metrics"] for r in result["trees"][0]["points"]]
+    for k, pad in ((1, 30), (2, 100)):
+        det = SpeechDetector(SileroSettings(threshold=0.45, speech_pad_ms=pad), backend="reference", cache=False)
+        assert metrics[k] == score_path(synth_tree, det, boot).unified["subsets"][SUB]["metrics"]
+    assert metrics[0] != metrics[2]  # 100 ms of padding moves stops and speech seconds
+    assert result["grid"]["speech_pad_ms"] == [0.0, 30.0, 100.0]
+
+
 def test_spec_point_reproduces_unified_json(synth_tree, boot, swept, tmp_path):
     tree = tmp_path / "t"
     shutil.copytree(synth_tree, tree)
@@ -77,6 +88,7 @@ def test_several_trees_side_by_side(synth_tree, boot, tmp_path):
     (dict(thresholds=[0.0, 0.5], min_silence_ms=[100]), "must lie in (0, 1)"),
     (dict(thresholds=[1.0], min_silence_ms=[100]), "must lie in (0, 1)"),
     (dict(thresholds=[0.5], min_silence_ms=[-50]), "sweep.min_silence_ms [-50]: values must not be negative"),
+    (dict(thresholds=[0.5], min_silence_ms=[100], speech_pad_ms=[-30]), "sweep.speech_pad_ms [-30]: values must not"),
     (dict(thresholds=[0.5, 0.5], min_silence_ms=[100]), "lists a point twice"),
 ])
 def test_refusals(kw, problem):

@@ -6,10 +6,20 @@ import soundfile as sf
 
 from fdbu.vad import Job, SpeechDetector
 
+MARGIN = 1e-3  # the cache does not care which margin: a fixed one spares each temporary cache a calibration
+
+
+def batched(cache_dir, **kw):
+    return SpeechDetector(backend="batched", device="cpu", cache_dir=cache_dir, margin=MARGIN, **kw)
+
 
 def job(tree):
-    p = sorted((tree / "synthetic_user_interruption").glob("*/output.wav"))[1]
-    return Job("x", p, hashlib.sha256(p.read_bytes()).hexdigest(), sf.info(str(p)).frames)
+    """An interruption output with speech in it."""
+    for p in sorted((tree / "synthetic_user_interruption").glob("*/output.wav")):
+        audio, _ = sf.read(str(p), dtype="float32")
+        if abs(audio).max() > 0.1:
+            return Job("x", p, hashlib.sha256(p.read_bytes()).hexdigest(), len(audio))
+    raise AssertionError("no speech in the synthetic tree")
 
 
 def entry_path(cache, j):
@@ -18,9 +28,9 @@ def entry_path(cache, j):
 
 def test_second_run_reads_the_cache(synth_tree, tmp_path):
     j = job(synth_tree)
-    first = SpeechDetector(backend="batched", device="cpu", cache_dir=tmp_path)
+    first = batched(tmp_path)
     a = first.segments([j])
-    second = SpeechDetector(backend="batched", device="cpu", cache_dir=tmp_path)
+    second = batched(tmp_path)
     assert second.segments([j])[0].tolist() == a[0].tolist()
     assert (first.stats.computed, second.stats.computed, second.stats.cache_hits) == (1, 0, 1)
 
@@ -44,17 +54,34 @@ def test_corrupt_and_stale_entries_are_recomputed(synth_tree, tmp_path):
 
 def test_reference_backend_does_not_trust_batched_probabilities(synth_tree, tmp_path):
     j = job(synth_tree)
-    SpeechDetector(backend="batched", device="cpu", cache_dir=tmp_path).segments([j])
-    assert json.loads(entry_path(tmp_path, j).read_bytes().split(b"\n", 1)[0])["exact"] is False
+    batched(tmp_path).segments([j])
+    header = json.loads(entry_path(tmp_path, j).read_bytes().split(b"\n", 1)[0])
+    assert header["exact"] is False and header["margin"] == MARGIN
     ref = SpeechDetector(backend="reference", cache_dir=tmp_path)
     ref.segments([j])
     assert (ref.stats.cache_hits, ref.stats.computed) == (0, 1)
     assert json.loads(entry_path(tmp_path, j).read_bytes().split(b"\n", 1)[0])["exact"] is True
-    again = SpeechDetector(backend="batched", device="cpu", cache_dir=tmp_path)  # exact entries serve every backend
+    again = batched(tmp_path)  # exact entries serve every backend
     again.segments([j])
     assert again.stats.cache_hits == 1
 
 
 def test_cache_off_writes_nothing(synth_tree, tmp_path):
-    SpeechDetector(backend="batched", device="cpu", cache=False, cache_dir=tmp_path).segments([job(synth_tree)])
+    batched(tmp_path, cache=False).segments([job(synth_tree)])
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_batched_entry_keeps_the_margin_of_the_device_that_computed_it(synth_tree, tmp_path):
+    """A cache shared between machines: the guard uses each entry's own margin, so an entry from a
+    device with a wider margin is guarded by that margin, not by this device's."""
+    j = job(synth_tree)
+    batched(tmp_path).segments([j])
+    wide = SpeechDetector(backend="batched", device="cpu", cache_dir=tmp_path, margin=0.3)
+    wide.segments([j])
+    assert (wide.stats.cache_hits, wide.stats.recomputed) == (1, 0)  # guarded by the entry's 1e-3, not 0.3
+    narrow = batched(tmp_path)
+    path = entry_path(tmp_path, j)
+    head, payload = path.read_bytes().split(b"\n", 1)
+    path.write_bytes(json.dumps({**json.loads(head), "margin": 0.3}).encode() + b"\n" + payload)
+    narrow.segments([j])
+    assert (narrow.stats.cache_hits, narrow.stats.recomputed) == (1, 1)  # an entry from a looser device

@@ -1,9 +1,10 @@
 """Stage 2: speech detection on output.wav (Silero VAD).
 
 `silero.py` is the adapter around silero-vad (the reference path), `batched.py` computes
-the same probabilities for many files at once, `detect.py` caches, guards and verifies.
+the same probabilities for many files at once, `calibration.py` measures the batched path's
+deviation on this device, `detect.py` caches, guards and verifies.
 """
-from .detect import BACKENDS, MARGIN, Job, SpeechDetector
-from .silero import SileroSettings, SileroVAD
+from .detect import BACKENDS, Job, SpeechDetector
+from .silero import SegmentRule, SileroSettings, SileroVAD
 
-__all__ = ["BACKENDS", "MARGIN", "Job", "SpeechDetector", "SileroSettings", "SileroVAD"]
+__all__ = ["BACKENDS", "Job", "SpeechDetector", "SegmentRule", "SileroSettings", "SileroVAD"]

@@ -2,8 +2,10 @@
 
 An entry is one file: a JSON header line, then the float32 probabilities. The header
 repeats the key (wav SHA-256, silero-vad version, model SHA-256), says whether the
-probabilities are the reference path's own (`exact`) or the batched backend's (with its
-guard margin), and holds the SHA-256 of the payload. Anything that does not match,
+probabilities are the reference path's own (`exact`) or the batched backend's (with the guard
+margin calibrated for the device that computed them, and that calibration's key), and holds
+the SHA-256 of the payload. The guard uses each entry's own margin, so entries computed on
+another device stay exact when a cache is shared. Anything that does not match,
 cannot be parsed or is truncated is treated as missing and recomputed, never trusted.
 """
 from __future__ import annotations
@@ -28,7 +30,13 @@ def default_dir() -> Path:
 class Entry:
     probs: np.ndarray  # float32, one per 512-sample window
     exact: bool        # computed by the reference path
-    margin: float | None
+    margin: float | None = None       # batched: the guard margin of the device that computed them
+    calibration: str | None = None    # batched: that device's calibration key
+
+    @property
+    def guarded(self) -> bool:
+        """Usable by the guard: exact, or batched with a margin in (0, 0.5)."""
+        return self.exact or (isinstance(self.margin, float) and 0 < self.margin < 0.5)
 
 
 class ProbabilityCache:
@@ -62,12 +70,13 @@ class ProbabilityCache:
         if not ok:
             self.rejected += 1
             return None
-        return Entry(np.frombuffer(payload, "<f4").copy(), bool(header["exact"]), header.get("margin"))
+        return Entry(np.frombuffer(payload, "<f4").copy(), header["exact"] is True, header.get("margin"),
+                     header.get("calibration"))
 
     def put(self, wav_sha256: str, entry: Entry) -> None:
         payload = np.ascontiguousarray(entry.probs, "<f4").tobytes()
         header = {**self._key(wav_sha256), "frames": len(entry.probs), "exact": entry.exact, "margin": entry.margin,
-                  "payload_sha256": sha256_bytes(payload)}
+                  "calibration": entry.calibration, "payload_sha256": sha256_bytes(payload)}
         path = self._path(wav_sha256)
         path.parent.mkdir(parents=True, exist_ok=True)
         write_bytes(path, json.dumps(header).encode() + b"\n" + payload)

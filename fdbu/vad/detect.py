@@ -2,32 +2,39 @@
 
 Segments depend on the window probabilities only through the comparisons with `threshold`
 and `neg_threshold` that silero-vad's state machine evaluates. The batched backend's
-probabilities are within `MARGIN` of the reference path's (measured, see
-`benchmarks/RESULTS.md`), so an evaluated comparison can only come out differently when
-its batched probability lies within `MARGIN` of the threshold; the segment kernel flags
-such files (`critical`) and every one is recomputed on the reference path. The segments,
-and so every score, are then the reference path's, whatever the backend or device.
+probabilities lie within a margin of the reference path's, measured on the device that
+computes them (`calibration.py`), so an evaluated comparison can only come out differently
+when its batched probability lies within that margin of the threshold; the segment kernel
+flags such files (`critical`) and every one is recomputed on the reference path. The
+segments, and so every score, are then the reference path's, whatever the backend or device.
+A sentinel (`verify`) re-runs a few files the reference way and stops if a probability ever
+strays beyond its margin or a segment differs.
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import torch
 from tqdm import tqdm
 
+from .. import device as devices
 from ..errors import FdbuError
 from ..kernels import speech_segments
+from . import calibration as calib
 from .audio import batches, read_wav
 from .cache import Entry, ProbabilityCache, default_dir
-from .silero import SileroSettings, SileroVAD, samples_to_us
+from .silero import SegmentRule, SileroSettings, SileroVAD, samples_to_us
 
-# Largest batched-vs-reference probability deviation measured on CPU: 1.55e-5 over 156k windows
-# of speech with added noise and gain changes (`python -m benchmarks.vad_margin`, RESULTS.md).
-MARGIN = 2e-4
 BACKENDS = ("reference", "batched")
+AUTO_VERIFY_FROM = 50  # vad.verify=auto checks files once a run holds this many batched ones
+
+
+def auto_verify(n: int) -> int:
+    """vad.verify=auto: none below AUTO_VERIFY_FROM batched files, then one per 200, 2 to 10."""
+    return 0 if n < AUTO_VERIFY_FROM else min(10, max(2, math.ceil(n / 200)))
 
 
 @dataclass
@@ -40,21 +47,6 @@ class Job:
     samples: int
 
 
-@dataclass(frozen=True)
-class SegmentRule:
-    """How probabilities become segments (16 kHz): silero-vad's thresholds and minimum durations."""
-
-    threshold: float
-    neg_threshold: float
-    min_speech_ms: float
-    min_silence_ms: float
-
-    @classmethod
-    def of(cls, silero: SileroVAD) -> "SegmentRule":
-        s = silero.settings
-        return cls(s.threshold, silero.neg_threshold, s.min_speech_duration_ms, s.min_silence_duration_ms)
-
-
 @dataclass
 class DetectionStats:
     backend: str
@@ -65,60 +57,93 @@ class DetectionStats:
     computed: int = 0
     recomputed: int = 0
     verified: int = 0
+    verify_ratio: float = 0.0  # largest |batched - reference| / margin seen by the sentinel
     cache_rejected: int = 0
     seconds: float = 0.0
+    threads: int | None = None
+    guard: str | None = None   # the calibration line, when the batched path ran
 
     def line(self) -> str:
-        return (f"speech detection: {self.files} files, {self.audio_s:.0f} s of audio, backend {self.backend} on "
-                f"{self.device}: {self.computed} computed, {self.cache_hits} from cache, {self.recomputed} "
-                f"recomputed on the reference path by the guard, {self.verified} verified, "
-                f"{self.cache_rejected} stale or corrupt cache entries recomputed, {self.seconds:.2f} s")
-
-
-def resolve_device(device: str) -> str:
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device not in ("cpu", "cuda"):
-        raise FdbuError("config", None, f"device={device!r}; choose cpu, cuda or auto")
-    if device == "cuda" and not torch.cuda.is_available():
-        raise FdbuError("config", None, "device=cuda but torch sees no CUDA device; use device=cpu or auto")
-    return device
+        where = self.device + (f" ({self.threads} threads)" if self.threads and self.device == "cpu" else "")
+        out = (f"speech detection: {self.files} files, {self.audio_s:.0f} s of audio, backend {self.backend} on "
+               f"{where}: {self.computed} computed, {self.cache_hits} from cache, {self.recomputed} recomputed on "
+               f"the reference path by the guard, {self.verified} verified")
+        if self.verified:
+            out += f" (largest deviation {self.verify_ratio:.2f} of the margin)"
+        out += f", {self.cache_rejected} stale or corrupt cache entries recomputed, {self.seconds:.2f} s"
+        return out + (f"\n  {self.guard}" if self.guard else "")
 
 
 class SpeechDetector:
+    """Silero settings plus how the probabilities are computed (backend, device, threads, cache, sentinel).
+
+    `margin` replaces the calibrated guard margin; it exists for tests and benchmarks only.
+    """
+
     def __init__(self, settings: SileroSettings = SileroSettings(), *, backend: str = "batched",
-                 device: str = "auto", cache: bool = True, cache_dir: Path | None = None, verify: int = 0,
-                 batch_seconds: float = 2000.0, margin: float = MARGIN, progress: bool = False):
+                 device: str = "auto", cache: bool = True, cache_dir: Path | None = None, verify: int | str = "auto",
+                 threads: int | None = None, batch_seconds: float = 2000.0, progress: bool = False,
+                 margin: float | None = None):
         if backend not in BACKENDS:
             raise FdbuError("config", None, f"vad.backend={backend!r}; choose {' or '.join(BACKENDS)}")
-        if verify < 0 or batch_seconds <= 0 or not 0 < margin < 0.5:
-            raise FdbuError("config", None, "vad.verify must be >= 0, vad.batch_seconds > 0, margin in (0, 0.5)")
+        if verify != "auto" and (isinstance(verify, bool) or not isinstance(verify, int) or verify < 0):
+            raise FdbuError("config", None, f"vad.verify={verify!r}; give auto or a number of files >= 0")
+        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+            raise FdbuError("config", None, f"vad.threads={threads!r}; give null (the free cores) or a number >= 1")
+        if batch_seconds <= 0 or (margin is not None and not 0 < margin < 0.5):
+            raise FdbuError("config", None, "vad.batch_seconds must be > 0 and a margin in (0, 0.5)")
         self.silero = SileroVAD(settings)
         self.backend = backend
-        self.device = resolve_device(device) if backend == "batched" else "cpu"
-        self.margin = margin
+        self.device = devices.resolve_device(device) if backend == "batched" else "cpu"
         self.verify = verify
         self.batch_seconds = batch_seconds
         self.progress = progress
-        self.cache = (ProbabilityCache(cache_dir or default_dir(), self.silero.version, self.silero.model_sha256)
-                      if cache else None)
+        self.cache_root = Path(cache_dir) if cache_dir else default_dir()
+        self.cache = ProbabilityCache(self.cache_root, self.silero.version, self.silero.model_sha256) if cache else None
+        self._threads = threads
+        self._margin = margin
         self._batched = None
+        self._calibration = None
         self.stats = DetectionStats(backend, self.device)
 
     def signature(self) -> dict:
         return self.silero.signature()
 
     @property
+    def threads(self) -> int:
+        """CPU threads of the batched path: vad.threads, or the cores free to this process right now."""
+        if self._threads is None:
+            self._threads = devices.free_cores() if self.device == "cpu" else 1
+        self.stats.threads = self._threads
+        return self._threads
+
+    @property
     def batched(self):
         if self._batched is None:
             from .batched import BatchedSilero
 
-            self._batched = BatchedSilero(self.silero.model, self.device)
+            self._batched = BatchedSilero(self.silero.model, self.device, threads=self.threads)
         return self._batched
+
+    def calibration(self, force: bool = False) -> calib.Calibration:
+        """This device's calibration: stored beside the probability cache, measured on first use."""
+        if self._calibration is None or force:
+            self._calibration = calib.calibration(self.cache_root / "calibration", self.silero, self.batched,
+                                                  self.device, self.threads, force=force)
+            self.stats.guard = self._calibration.line()
+        return self._calibration
+
+    def _batched_entries(self, audios: list[np.ndarray]) -> list[Entry]:
+        if self._margin is not None:
+            margin, key = self._margin, None
+        else:
+            cal = self.calibration()
+            margin, key = cal.margin, cal.key
+        return [Entry(p, False, margin, key) for p in self.batched.probabilities(audios)]
 
     def _reference(self, job: Job, audio: np.ndarray | None = None) -> Entry:
         audio = read_wav(job.path, job.where) if audio is None else audio
-        entry = Entry(self.silero.reference_probs(audio), True, None)
+        entry = Entry(self.silero.reference_probs(audio), True)
         if self.cache:
             self.cache.put(job.sha256, entry)
         return entry
@@ -132,8 +157,7 @@ class SpeechDetector:
         todo = []
         for i, job in enumerate(jobs):
             entry = self.cache.get(job.sha256, (job.samples + 511) // 512) if self.cache else None
-            usable = entry is not None and (entry.exact or (self.backend == "batched" and entry.margin == self.margin))
-            if usable:
+            if entry is not None and (entry.exact or (self.backend == "batched" and entry.guarded)):
                 entries[i] = entry
                 self.stats.cache_hits += 1
             else:
@@ -143,10 +167,10 @@ class SpeechDetector:
         for batch in batches([(jobs[i].where, jobs[i].path, jobs[i].samples) for i in todo], self.batch_seconds):
             idx = [todo[k] for k, _ in batch]
             if self.backend == "batched":
-                for i, probs in zip(idx, self.batched.probabilities([a for _, a in batch])):
-                    entries[i] = Entry(probs, False, self.margin)
+                for i, entry in zip(idx, self._batched_entries([a for _, a in batch])):
+                    entries[i] = entry
                     if self.cache:
-                        self.cache.put(jobs[i].sha256, entries[i])
+                        self.cache.put(jobs[i].sha256, entry)
             else:
                 for i, (_, audio) in zip(idx, batch):
                     entries[i] = self._reference(jobs[i], audio)
@@ -159,54 +183,72 @@ class SpeechDetector:
         self.stats.seconds += time.perf_counter() - t0
         return entries
 
-    def _kernel(self, entries: list[Entry], jobs: list[Job], margin: float, rule: "SegmentRule | None" = None):
-        rule = rule or SegmentRule.of(self.silero)
+    @staticmethod
+    def _kernel(entries: list[Entry], jobs: list[Job], rule: SegmentRule, guard: bool):
+        """Segments of every file under `rule`; with `guard`, also which inexact files are critical."""
         flat = np.concatenate([e.probs.astype(np.float64) for e in entries] + [np.zeros(0)])
         off = np.concatenate([[0], np.cumsum([len(e.probs) for e in entries])]).astype(np.int64)
-        return speech_segments(flat, off, np.array([j.samples for j in jobs], np.int64), rule.threshold,
-                               rule.neg_threshold, 16000 * rule.min_speech_ms / 1000,
-                               16000 * rule.min_silence_ms / 1000, margin)
+        margins = np.array([0.0 if (e.exact or not guard) else e.margin for e in entries], np.float64)
+        return speech_segments(flat, off, np.array([j.samples for j in jobs], np.int64), *rule.kernel_args(), margins)
 
-    def guard(self, entries: list[Entry], jobs: list[Job], rules: list["SegmentRule"]) -> list[Entry]:
-        """Recompute on the reference path every inexact file that any rule finds critical."""
+    def guard(self, entries: list[Entry], jobs: list[Job], rules: list[SegmentRule]) -> list[Entry]:
+        """Recompute on the reference path every inexact file that any rule finds critical, then
+        run the sentinel over the files that stay inexact."""
         t0 = time.perf_counter()
         entries = list(entries)
         critical = np.zeros(len(jobs), bool)
         for rule in rules:
-            critical |= self._kernel(entries, jobs, self.margin, rule)[3]
+            critical |= self._kernel(entries, jobs, rule, True)[3]
         for i in np.flatnonzero(critical):
-            if not entries[i].exact:
-                entries[i] = self._reference(jobs[i])
-                self.stats.recomputed += 1
+            entries[i] = self._reference(jobs[i])
+            self.stats.recomputed += 1
         self.stats.seconds += time.perf_counter() - t0
-        return entries
+        return self._verify(entries, jobs, rules)
 
-    def stamps(self, entries: list[Entry], jobs: list[Job], rule: "SegmentRule") -> list[list[tuple[int, int]]]:
+    def stamps(self, entries: list[Entry], jobs: list[Job], rule: SegmentRule) -> list[list[tuple[int, int]]]:
         """Segments in samples under one rule, from guarded probabilities."""
-        a, b, seg_off, _ = self._kernel(entries, jobs, 0.0, rule)
+        a, b, seg_off, _ = self._kernel(entries, jobs, rule, False)
         return [list(zip(a[seg_off[i]:seg_off[i + 1]].tolist(), b[seg_off[i]:seg_off[i + 1]].tolist()))
                 for i in range(len(jobs))]
 
     def segments(self, jobs: list[Job]) -> list[np.ndarray]:
         """Speech segments of every job in integer microseconds, (k, 2) each."""
-        rule = SegmentRule.of(self.silero)
+        rule = self.silero.settings.rule
         entries = self.guard(self.probabilities(jobs), jobs, [rule])
-        s = self.silero.settings
         if self.backend == "reference":  # silero-vad's own function, file by file
             stamps = [self.silero.segments_from_probs(e.probs, j.samples) for e, j in zip(entries, jobs)]
         else:
             stamps = self.stamps(entries, jobs, rule)
-        self._verify(jobs, stamps)
-        return [samples_to_us(st, s.sampling_rate) for st in stamps]
+        return [samples_to_us(st, 16000) for st in stamps]
 
-    def _verify(self, jobs: list[Job], stamps: list[list[tuple[int, int]]]) -> None:
-        """Re-run `verify` random files with the literal reference call; any difference stops the run."""
-        if not self.verify or not jobs:
-            return
-        pick = np.random.default_rng(0).choice(len(jobs), size=min(self.verify, len(jobs)), replace=False)
-        for i in sorted(pick.tolist()):
-            want = self.silero.segment_samples(read_wav(jobs[i].path, jobs[i].where))
-            if want != stamps[i]:
-                raise FdbuError(jobs[i].where, "output.wav", f"vad.verify: the {self.backend} backend's segments "
-                                f"{stamps[i]} differ from the reference path's {want}; please report this file")
+    def _verify(self, entries: list[Entry], jobs: list[Job], rules: list[SegmentRule]) -> list[Entry]:
+        """The sentinel: re-run a few random inexact files the reference way (the model calls
+        `get_speech_timestamps` makes, then its `get_speech_timestamps_from_probs`). A probability
+        beyond its margin, or any segment that differs under any rule, stops the run. Verified
+        files keep the exact probabilities."""
+        inexact = [i for i, e in enumerate(entries) if not e.exact]
+        n = auto_verify(len(inexact)) if self.verify == "auto" else self.verify
+        if not n or not inexact:
+            return entries
+        t0 = time.perf_counter()
+        pick = np.random.default_rng(0).choice(len(inexact), size=min(n, len(inexact)), replace=False)
+        for i in sorted(inexact[k] for k in pick.tolist()):
+            job, entry = jobs[i], entries[i]
+            exact = self._reference(job)
+            deviation = float(np.abs(entry.probs.astype(np.float64) - exact.probs.astype(np.float64)).max(initial=0))
+            if not deviation < entry.margin:
+                raise FdbuError(job.where, "output.wav", f"vad.verify: a batched probability deviates by "
+                                f"{deviation:.1e} from the reference path's, beyond the guard margin {entry.margin:.1e} "
+                                f"calibrated for this device; the segments may differ: rerun with "
+                                f"vad.backend=reference, and please report this file")
+            for rule in rules:
+                want = self.silero.segments_from_probs(exact.probs, job.samples, rule)
+                got = self.stamps([entry], [job], rule)[0]
+                if got != want:
+                    raise FdbuError(job.where, "output.wav", f"vad.verify: the batched backend's segments {got} "
+                                    f"differ from the reference path's {want}; please report this file")
+            entries[i] = exact
             self.stats.verified += 1
+            self.stats.verify_ratio = max(self.stats.verify_ratio, deviation / entry.margin)
+        self.stats.seconds += time.perf_counter() - t0
+        return entries

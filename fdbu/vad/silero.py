@@ -47,6 +47,36 @@ class SileroSettings:
     def as_dict(self) -> dict:
         return asdict(self)
 
+    @property
+    def rule(self) -> "SegmentRule":
+        return SegmentRule(self.threshold, max(self.threshold - 0.15, 0.01), self.min_speech_duration_ms,
+                           self.min_silence_duration_ms, self.speech_pad_ms)
+
+
+@dataclass(frozen=True)
+class SegmentRule:
+    """How window probabilities become segments (16 kHz): silero-vad's thresholds, minimum durations
+    and padding. neg_threshold is explicit; silero-vad's own default is max(threshold - 0.15, 0.01)."""
+
+    threshold: float
+    neg_threshold: float
+    min_speech_ms: float
+    min_silence_ms: float
+    pad_ms: float
+
+    def kernel_args(self) -> tuple:
+        """silero-vad's sample counts: 16000 * ms / 1000, as floats, in `speech_segments`' order."""
+        return (self.threshold, self.neg_threshold, 16000 * self.min_speech_ms / 1000,
+                16000 * self.min_silence_ms / 1000, 16000 * self.pad_ms / 1000)
+
+    def call_kwargs(self) -> dict:
+        """Every keyword `get_speech_timestamps(_from_probs)` takes, explicit (the lhotse way)."""
+        return dict(threshold=self.threshold, sampling_rate=16000, min_speech_duration_ms=self.min_speech_ms,
+                    max_speech_duration_s=float("inf"), min_silence_duration_ms=self.min_silence_ms,
+                    speech_pad_ms=self.pad_ms, return_seconds=False, time_resolution=1, visualize_probs=False,
+                    neg_threshold=self.neg_threshold, min_silence_at_max_speech=98,
+                    use_max_poss_sil_at_max_speech=True)
+
 
 @contextlib.contextmanager
 def torch_threads(n: int):
@@ -104,19 +134,6 @@ class SileroVAD:
             "settings": self.settings.as_dict(),
         }
 
-    @property
-    def neg_threshold(self) -> float:
-        """What silero-vad uses when neg_threshold is None."""
-        return max(self.settings.threshold - 0.15, 0.01)
-
-    def _call_kwargs(self) -> dict:
-        s = self.settings
-        return dict(threshold=s.threshold, sampling_rate=s.sampling_rate,
-                    min_speech_duration_ms=s.min_speech_duration_ms, max_speech_duration_s=float("inf"),
-                    min_silence_duration_ms=s.min_silence_duration_ms, speech_pad_ms=s.speech_pad_ms,
-                    return_seconds=False, time_resolution=1, visualize_probs=False, neg_threshold=None,
-                    min_silence_at_max_speech=98, use_max_poss_sil_at_max_speech=True)
-
     def segment_samples(self, audio: np.ndarray) -> list[tuple[int, int]]:
         """The spec's literal call: `get_speech_timestamps` on the whole waveform, [start, end) samples."""
         from silero_vad import get_speech_timestamps
@@ -124,7 +141,7 @@ class SileroVAD:
         with _one_thread():
             stamps = get_speech_timestamps(torch.from_numpy(np.ascontiguousarray(audio, dtype=np.float32)),
                                            self.model, progress_tracking_callback=None, window_size_samples=512,
-                                           **self._call_kwargs())
+                                           **self.settings.rule.call_kwargs())
         return [(int(t["start"]), int(t["end"])) for t in stamps]
 
     def official_backchannel_segments(self, audio: np.ndarray) -> list[tuple[float, float]]:
@@ -154,11 +171,13 @@ class SileroVAD:
                 out[k] = self.model(chunk, self.settings.sampling_rate).item()
         return out.astype(np.float32)
 
-    def segments_from_probs(self, probs: np.ndarray, audio_length: int) -> list[tuple[int, int]]:
-        """silero-vad's own probabilities -> segments step, as `get_speech_timestamps` ends."""
+    def segments_from_probs(self, probs: np.ndarray, audio_length: int,
+                            rule: SegmentRule | None = None) -> list[tuple[int, int]]:
+        """silero-vad's own probabilities -> segments step, as `get_speech_timestamps` ends
+        (under `rule`, by default this adapter's settings)."""
         from silero_vad import get_speech_timestamps_from_probs
 
-        kw = self._call_kwargs()
+        kw = (rule or self.settings.rule).call_kwargs()
         stamps = get_speech_timestamps_from_probs([float(p) for p in probs], audio_length_samples=audio_length,
                                                   step=1, **kw)
         return [(int(t["start"]), int(t["end"])) for t in stamps]

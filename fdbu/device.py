@@ -1,0 +1,106 @@
+"""Where work runs: the torch device, the CPU cores actually free to this process, and a device's identity.
+
+Speech detection and ASR both run on a device chosen by `device=cpu|cuda|auto`. On a shared
+node, threads that wait on each other under load throw a batched speed-up away, so the
+default thread count is the number of cores this process may use (affinity, cgroup quota)
+that are idle right now, measured over a short interval from /proc/stat.
+"""
+from __future__ import annotations
+
+import math
+import os
+import platform
+import time
+from pathlib import Path
+
+from .errors import FdbuError
+
+
+def resolve_device(device: str) -> str:
+    """cpu, cuda, or auto (the GPU when torch sees one)."""
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device not in ("cpu", "cuda"):
+        raise FdbuError("config", None, f"device={device!r}; choose cpu, cuda or auto")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise FdbuError("config", None, "device=cuda but torch sees no CUDA device; use device=cpu or auto")
+    return device
+
+
+def allowed_cores() -> int:
+    """Cores this process may run on: its CPU affinity, capped by a cgroup v2 CPU quota if one is set."""
+    cores = len(os.sched_getaffinity(0))
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
+        if quota != "max":
+            cores = min(cores, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return cores
+
+
+def _idle_jiffies(cpus: set[int]) -> dict[int, tuple[int, int]]:
+    """cpu -> (idle + iowait, total) jiffies from /proc/stat."""
+    out = {}
+    for line in Path("/proc/stat").read_text().splitlines():
+        name, *fields = line.split()
+        if name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in cpus:
+            values = [int(v) for v in fields]
+            out[int(name[3:])] = (values[3] + (values[4] if len(values) > 4 else 0), sum(values[:8]))
+    return out
+
+
+def free_cores(interval_s: float = 0.1) -> int:
+    """Cores idle right now among those this process may use (at least 1).
+
+    The sum over the allowed CPUs of their idle share over `interval_s`, rounded, capped by
+    `allowed_cores()`. Without /proc/stat (not Linux) it is `allowed_cores()`.
+    """
+    cpus = os.sched_getaffinity(0)
+    try:
+        before = _idle_jiffies(cpus)
+        time.sleep(interval_s)
+        after = _idle_jiffies(cpus)
+    except (OSError, ValueError):
+        return allowed_cores()
+    idle = 0.0
+    for cpu, (i1, t1) in after.items():
+        i0, t0 = before.get(cpu, (i1, t1))
+        idle += (i1 - i0) / (t1 - t0) if t1 > t0 else 1.0
+    return max(1, min(allowed_cores(), round(idle)))
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def identity(device: str, threads: int | None = None) -> dict:
+    """What float results on this device can depend on: the hardware and the kernels torch dispatches to.
+
+    CPU: model name, architecture, the instruction set torch's CPU kernels use, and the thread
+    count (reduction splits can follow it). GPU: name, compute capability, CUDA and cuDNN versions.
+    """
+    import torch
+
+    if device == "cuda":
+        props = torch.cuda.get_device_properties(0)
+        return {"type": "cuda", "name": props.name, "capability": f"{props.major}.{props.minor}",
+                "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(), "torch": torch.__version__}
+    return {"type": "cpu", "name": _cpu_model(), "machine": platform.machine(),
+            "capability": torch.backends.cpu.get_cpu_capability(), "threads": threads, "torch": torch.__version__}
+
+
+def describe(ident: dict) -> str:
+    """One short phrase for the console: `cpu AMD EPYC (AVX2, 2 threads)` or `cuda NVIDIA H200 (sm 9.0)`."""
+    if ident["type"] == "cuda":
+        return f"cuda {ident['name']} (sm {ident['capability']}, CUDA {ident['cuda']})"
+    threads = ident["threads"]
+    return f"cpu {ident['name']} ({ident['capability']}, {threads} thread{'' if threads == 1 else 's'})"

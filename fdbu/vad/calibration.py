@@ -1,0 +1,193 @@
+"""The batched backend's guard margin, measured on the device that computes, not assumed.
+
+The guard (`kernels/segments.py`) makes batched segments equal the reference path's as long
+as every batched probability lies within its margin of the reference path's. That deviation
+is float rounding, and it depends on the device: the CPU's instruction set and thread count,
+or the GPU and its CUDA libraries. So on first use on a device both paths run on a shipped
+calibration corpus, and the margin is `max(MULTIPLE x largest deviation, FLOOR)`. The result
+is stored beside the probability cache under the device's identity (hardware, torch,
+silero-vad and model hash, the batched code's own hash, the corpus), so any change in those
+calibrates again. A deviation beyond float rounding (`IMPLAUSIBLE`) means the batched path
+is broken on this device, and the batched backend is refused.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .. import device as devices
+from ..atomic import dumps, write_bytes, write_text
+from ..errors import FdbuError
+
+MULTIPLE = 8         # margin = MULTIPLE x the largest deviation measured on the device ...
+FLOOR = 1e-4         # ... and never less than this
+IMPLAUSIBLE = 1e-3   # float rounding stays far below this; a deviation above it is a broken path
+CORPUS_FILES, CORPUS_FILE_S, CORPUS_SEED = 48, 24, 20261130
+SR = 16000
+FORMAT = "fdbu-vad-calibration-1"
+
+
+def corpus() -> list[np.ndarray]:
+    """The calibration corpus: 48 files of 24 s built from the shipped word bank.
+
+    Words at five levels (gain 1 to 1/16) with gaps of 20-500 ms walk the probabilities through
+    both thresholds; each sixth of the files is clean, has added noise at one of three levels,
+    or its gain changed by x3 (clipped) or /5. Only integer arithmetic on PCM16 values and
+    integer draws of numpy's PCG64, so the corpus is the same samples on every machine.
+    """
+    from ..synth import bank
+
+    _, clips = bank()
+    rng = np.random.default_rng(CORPUS_SEED)
+    n = CORPUS_FILE_S * SR
+    out = []
+    for f in range(CORPUS_FILES):
+        x = np.zeros(n, np.int64)
+        pos = int(rng.integers(0, SR))
+        while pos < n:
+            clip = clips[int(rng.integers(len(clips)))].astype(np.int64) >> int(rng.integers(0, 5))
+            end = min(pos + len(clip), n)
+            x[pos:end] += clip[:end - pos]
+            pos = end + int(rng.integers(SR // 50, SR // 2))
+        variant = f % 6
+        if variant in (1, 2, 3):
+            a = (30, 300, 1200)[variant - 1]
+            x += rng.integers(-a, a + 1, n) + rng.integers(-a, a + 1, n) + rng.integers(-a, a + 1, n)
+        elif variant == 4:
+            x *= 3
+        elif variant == 5:
+            x //= 5
+        out.append(np.clip(x, -32768, 32767).astype(np.float32) / np.float32(32768))
+    return out
+
+
+def corpus_sha256(audios: list[np.ndarray]) -> str:
+    h = hashlib.sha256()
+    for a in audios:
+        h.update(np.ascontiguousarray(a, "<f4").tobytes())
+    return h.hexdigest()
+
+
+def batched_code_sha256() -> str:
+    """The batched path's version: the SHA-256 of its source, so any change to it calibrates again."""
+    from . import batched
+
+    return hashlib.sha256(Path(batched.__file__).read_bytes()).hexdigest()
+
+
+@dataclass
+class Calibration:
+    identity: dict
+    key: str
+    deviation: float      # largest |batched - reference| window probability on the corpus
+    margin: float         # the guard margin used on this device
+    windows: int
+    audio_s: float
+    corpus_sha256: str
+    seconds: float        # how long the calibration took
+
+    def line(self) -> str:
+        return (f"guard margin {self.margin:.1e} = max({MULTIPLE} x {self.deviation:.2e}, {FLOOR:.0e}), calibrated on "
+                f"{devices.describe(self.identity['device'])} over {self.windows} windows")
+
+
+def identity(silero, device: str, threads: int) -> dict:
+    return {"format": FORMAT, "device": devices.identity(device, threads if device == "cpu" else None),
+            "silero_vad_version": silero.version, "model_sha256": silero.model_sha256,
+            "batched_code_sha256": batched_code_sha256(),
+            "corpus": {"files": CORPUS_FILES, "file_s": CORPUS_FILE_S, "seed": CORPUS_SEED, "numpy": np.__version__},
+            "rule": {"multiple": MULTIPLE, "floor": FLOOR, "implausible": IMPLAUSIBLE}}
+
+
+def _key(ident: dict) -> str:
+    return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()
+
+
+def reference(folder: Path | None, silero, audios: list[np.ndarray]) -> list[np.ndarray]:
+    """The reference path's probabilities of the corpus on this CPU: the expensive half of a
+    calibration, kept so that another thread count or a GPU on the same host costs only the
+    batched pass. Keyed by the CPU identity (the reference runs on one CPU thread)."""
+    ident = {"format": FORMAT, "cpu": devices.identity("cpu"), "silero_vad_version": silero.version,
+             "model_sha256": silero.model_sha256, "corpus_sha256": corpus_sha256(audios)}
+    path = Path(folder) / f"reference-{_key(ident)}.f32" if folder else None
+    sizes = [(len(a) + 511) // 512 for a in audios]
+    try:
+        head, payload = path.read_bytes().split(b"\n", 1)
+        if json.loads(head) == {**ident, "payload_sha256": hashlib.sha256(payload).hexdigest()} \
+                and len(payload) == 4 * sum(sizes):
+            return np.split(np.frombuffer(payload, "<f4"), np.cumsum(sizes)[:-1])
+    except (AttributeError, OSError, ValueError):
+        pass
+    probs = [silero.reference_probs(a) for a in audios]
+    if path is not None:
+        payload = np.concatenate(probs).astype("<f4").tobytes()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_bytes(path, json.dumps({**ident, "payload_sha256": hashlib.sha256(payload).hexdigest()}).encode()
+                        + b"\n" + payload)
+        except OSError:
+            pass
+    return probs
+
+
+def measure(silero, batched, ident: dict, folder: Path | None = None) -> Calibration:
+    """Run both paths over the corpus and derive the margin (refusing a broken batched path)."""
+    t0 = time.perf_counter()
+    audios = corpus()
+    deviation, windows = 0.0, 0
+    for probs, ref in zip(batched.probabilities(audios), reference(folder, silero, audios)):
+        deviation = max(deviation, float(np.abs(probs.astype(np.float64) - ref.astype(np.float64)).max()))
+        windows += len(ref)
+    return Calibration(ident, _key(ident), deviation, max(MULTIPLE * deviation, FLOOR), windows,
+                       sum(len(a) for a in audios) / SR, corpus_sha256(audios), time.perf_counter() - t0)
+
+
+def check(cal: Calibration) -> Calibration:
+    if not cal.deviation <= IMPLAUSIBLE:
+        raise FdbuError("vad", None, f"the batched backend's probabilities differ from the reference path's by up to "
+                        f"{cal.deviation:.1e} on {devices.describe(cal.identity['device'])}, beyond float rounding "
+                        f"({IMPLAUSIBLE:.0e}): the batched path is broken on this device; use vad.backend=reference")
+    return cal
+
+
+def path_for(folder: Path, ident: dict) -> Path:
+    return Path(folder) / f"{_key(ident)}.json"
+
+
+def load(folder: Path, ident: dict) -> Calibration | None:
+    """A stored calibration for exactly this identity, or None (missing, unreadable or for something else)."""
+    try:
+        doc = json.loads(path_for(folder, ident).read_bytes())
+        cal = Calibration(**doc)
+    except (OSError, ValueError, TypeError):
+        return None
+    if cal.identity != json.loads(json.dumps(ident)) or cal.key != _key(ident):
+        return None
+    if not (isinstance(cal.deviation, float) and cal.margin == max(MULTIPLE * cal.deviation, FLOOR)):
+        return None
+    return cal
+
+
+def store(folder: Path, ident: dict, cal: Calibration) -> bool:
+    """Keep it for later runs; a cache folder that cannot be written only costs a recalibration."""
+    try:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        write_text(path_for(folder, ident), dumps(asdict(cal)))
+        return True
+    except OSError:
+        return False
+
+
+def calibration(folder: Path, silero, batched, device: str, threads: int, *, force: bool = False) -> Calibration:
+    """The stored calibration for this device, or a new one (stored when the folder is writable)."""
+    ident = identity(silero, device, threads)
+    cal = None if force else load(folder, ident)
+    if cal is None:
+        cal = measure(silero, batched, ident, folder)
+        store(folder, ident, cal)
+    return check(cal)
