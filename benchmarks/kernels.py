@@ -53,7 +53,7 @@ def with_kernels(pause, tt, ui, boot):
     we, _ = flatten([w[:, 1] for _, _, w in pause])
     pa, po = flatten([p[:, 0] for _, p, _ in pause])
     pb, _ = flatten([p[:, 1] for _, p, _ in pause])
-    flags, counts = pause_components(ws, we, wo, pa, pb, po, column([t for t, _, _ in pause]))
+    c = pause_components(ws, we, wo, pa, pb, po, column([t for t, _, _ in pause]))
     ts, to = flatten([w for _, w in tt])
     outcome, latency = turn_taking_outcomes(ts, to, column([e for e, _ in tt]))
     ga, go = flatten([g[:, 0] for *_, g, _ in ui])
@@ -61,10 +61,10 @@ def with_kernels(pause, tt, ui, boot):
     us, uo = flatten([w for *_, w in ui])
     res = interruption_outcomes(ga, gb, go, us, uo, *(column([u[k] for u in ui]) for k in (1, 2, 0)))
     idx_p, idx_t = boot.indices(len(pause)), boot.indices(len(tt))
-    boots = [resample_ratios(counts[:, 1].copy(), counts[:, 2].copy(), idx_p)[0],
-             resample_ratios(counts[:, 3].copy(), counts[:, 4].copy(), idx_p)[0],
+    boots = [resample_ratios(c.intruded_pauses, c.pauses, idx_p).values,
+             resample_ratios(c.covered_us, c.pause_us, idx_p).values,
              resample_ranked(latency, idx_t, (len(tt) + 1) // 2)]
-    return [int(x) for x in counts[:, 3]], [int(x) for x in latency], [int(x) for x in res[3]], \
+    return [int(x) for x in c.covered_us], [int(x) for x in latency], [int(x) for x in res.stop_us], \
         [np.asarray(b, dtype=float).tolist() for b in boots]
 
 

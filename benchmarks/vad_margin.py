@@ -49,7 +49,7 @@ def main() -> None:
     dev = [float(np.abs(b.astype(np.float64) - r.astype(np.float64)).max()) for b, r in zip(batched, reference)]
     entries = [Entry(b, False, cal.margin) for b in batched]
     fake = [Job(str(i), Path(), "", len(a)) for i, a in enumerate(audios)]
-    near = int(det._kernel(entries, fake, det.silero.settings.rule, True)[3].sum())
+    near = int(det._kernel(entries, fake, det.silero.settings.rule, True).critical.sum())
     windows = sum(len(r) for r in reference)
     seconds = sum(len(a) for a in audios) / 16000
     print(f"{len(audios)} files, {seconds:.0f} s of audio, {windows} windows; reference {tr.s:.1f} s, batched {tb.s:.1f} s")

@@ -114,7 +114,7 @@ def sweep_tree(root: Path, detector: SpeechDetector, boot: Bootstrap, points: li
         records.append(_point_record(point, metrics, extra))
     return {"tree": str(root), "inputs": {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
             "counts": {"selected": len(selected), "eligible": len(eligible)},
-            "points": records, "ranges": {name: _range(records, name) for name in interruption.METRICS}}
+            "points": records, "ranges": {m.name: _range(records, m.name) for m in interruption.METRICS}}
 
 
 def sweep(roots: list[Path], detector: SpeechDetector, boot: Bootstrap, points: list[GridPoint]) -> dict:
@@ -186,7 +186,7 @@ def table(result: dict) -> str:
 def to_csv(result: dict) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    names = list(interruption.METRICS)
+    names = [m.name for m in interruption.METRICS]
     w.writerow(["tree", "threshold", "neg_threshold", "min_silence_ms", "min_speech_ms", "speech_pad_ms", "spec_settings",
                 "exercised", "not_exercised", "speaking_at_end", "response", "no_response"]
                + [f"{n}_{part}" for n in names for part in ("value", "lo", "hi", "p90")])

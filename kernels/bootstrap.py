@@ -3,8 +3,15 @@
 The caller draws `idx = numpy.random.default_rng(0).integers(0, n, size=(2000, n))`
 (clarification 10); row r of idx is resample r.
 """
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
+
+
+class Resampled(NamedTuple):
+    values: np.ndarray  # the pooled ratio of each resample
+    kept: np.ndarray    # False where the resample's denominator is 0 (skipped)
 
 
 @njit(cache=True)
@@ -22,7 +29,7 @@ def resample_ratios(num, den, idx):
         if b != 0:
             out[r] = a / b
             kept[r] = True
-    return out, kept
+    return Resampled(out, kept)
 
 
 @njit(cache=True)

@@ -1,4 +1,9 @@
-"""Per-sample outcome classification (spec: Metrics), one kernel per task."""
+"""Per-sample outcome classification (README: Metrics), one kernel per task.
+
+Each kernel returns a named tuple of per-sample arrays, so a column is read by its name.
+"""
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -44,34 +49,68 @@ def _union_measure(lo, hi, clip_lo, clip_hi):
     return total + (cur_b - cur_a)
 
 
+class PauseComponents(NamedTuple):
+    """Per sample: five flags (bool) and five counts (int64; the last two in microseconds)."""
+
+    pause_intrusion: np.ndarray     # a word starts at or after the first pause start
+    inside_pause_onset: np.ndarray  # a word starts inside a pause [a, b)
+    pre_pause_speech: np.ndarray    # a word starts before the first pause start
+    carry_in: np.ndarray            # such a word ends after the first pause start
+    any_speech: np.ndarray          # any word at all
+    intrusion_words: np.ndarray     # words starting at or after the first pause start
+    intruded_pauses: np.ndarray     # pauses whose owned time holds a word start
+    pauses: np.ndarray
+    covered_us: np.ndarray          # pause time covered by the union of word spans
+    pause_us: np.ndarray            # annotated pause time
+
+
+class TurnTakingOutcomes(NamedTuple):
+    outcome: np.ndarray     # EARLY_START, RESPONSE or NO_RESPONSE
+    latency_us: np.ndarray  # first onset - E for a response, else INF
+
+
+class InterruptionOutcomes(NamedTuple):
+    outcome: np.ndarray              # NOT_EXERCISED, SPEAKING_AT_END, RESPONSE or NO_RESPONSE
+    speech_at_onset: np.ndarray      # a segment covers S (start <= S < end)
+    speech_at_end: np.ndarray        # a segment carries over R (start < R < end)
+    speech_before_onset: np.ndarray  # a segment starts before S
+    latency_us: np.ndarray           # first word at or after R, minus R, for a response; else INF
+    stop_us: np.ndarray              # S to the end of the segment covering S; INF when it runs to T; -1 if none
+    speech_in_us: np.ndarray         # detected speech inside [S, R]
+    restarts: np.ndarray             # segments starting inside (S, R)
+
+
 @njit(cache=True)
 def pause_components(word_start, word_end, word_off, pause_a, pause_b, pause_off, T):
-    """Pause-handling components per sample.
-
-    Returns (flags, counts): flags[i] = (pause_intrusion, inside_pause_onset,
-    pre_pause_speech, carry_in, any_speech) as 0/1; counts[i] = (intrusion_words,
-    intruded_pauses, pauses, covered_us, pause_us).
-    """
+    """Pause-handling components per sample (README: Metrics, Definitions 3, 4 and 6)."""
     n = T.shape[0]
-    flags = np.zeros((n, 5), np.int64)
-    counts = np.zeros((n, 5), np.int64)
+    intrusion = np.zeros(n, np.bool_)
+    inside = np.zeros(n, np.bool_)
+    pre = np.zeros(n, np.bool_)
+    carry = np.zeros(n, np.bool_)
+    anyw = np.zeros(n, np.bool_)
+    words = np.zeros(n, np.int64)
+    intruded = np.zeros(n, np.int64)
+    pauses = np.zeros(n, np.int64)
+    covered = np.zeros(n, np.int64)
+    total = np.zeros(n, np.int64)
     for i in range(n):
         w0, w1 = word_off[i], word_off[i + 1]
         p0, p1 = pause_off[i], pause_off[i + 1]
         first = pause_a[p0]
         for w in range(w0, w1):
             s = word_start[w]
-            flags[i, 4] = 1
+            anyw[i] = True
             if s >= first:
-                flags[i, 0] = 1
-                counts[i, 0] += 1
+                intrusion[i] = True
+                words[i] += 1
             else:
-                flags[i, 2] = 1
+                pre[i] = True
                 if word_end[w] > first:
-                    flags[i, 3] = 1
+                    carry[i] = True
             for p in range(p0, p1):
                 if pause_a[p] <= s < pause_b[p]:
-                    flags[i, 1] = 1
+                    inside[i] = True
                     break
         for p in range(p0, p1):
             lo = pause_a[p]
@@ -80,12 +119,12 @@ def pause_components(word_start, word_end, word_off, pause_a, pause_b, pause_off
             for w in range(w0, w1):
                 s = word_start[w]
                 if lo <= s and (s <= hi if last else s < hi):
-                    counts[i, 1] += 1
+                    intruded[i] += 1
                     break
-            counts[i, 3] += _union_measure(word_start[w0:w1], word_end[w0:w1], pause_a[p], pause_b[p])
-            counts[i, 4] += pause_b[p] - pause_a[p]
-        counts[i, 2] = p1 - p0
-    return flags, counts
+            covered[i] += _union_measure(word_start[w0:w1], word_end[w0:w1], pause_a[p], pause_b[p])
+            total[i] += pause_b[p] - pause_a[p]
+        pauses[i] = p1 - p0
+    return PauseComponents(intrusion, inside, pre, carry, anyw, words, intruded, pauses, covered, total)
 
 
 @njit(cache=True)
@@ -111,21 +150,17 @@ def turn_taking_outcomes(word_start, word_off, E):
             latency[i] = first - E[i]
         else:
             outcome[i] = NO_RESPONSE
-    return outcome, latency
+    return TurnTakingOutcomes(outcome, latency)
 
 
 @njit(cache=True)
 def interruption_outcomes(seg_start, seg_end, seg_off, word_start, word_off, S, R, T):
-    """Interruption outcomes per sample, decided in the spec's order.
-
-    Returns (outcome, flags, latency, stop, speech_in, restarts): flags[i] =
-    (speech_at_onset, speech_at_end, speech_before_onset); latency is INF unless
-    response; stop is S to the end of the segment covering S, INF when that segment
-    runs to T, and -1 when no segment covers S.
-    """
+    """Interruption outcomes per sample, decided in the spec's order (README: Metrics)."""
     n = S.shape[0]
     outcome = np.empty(n, np.int64)
-    flags = np.zeros((n, 3), np.int64)
+    onset = np.zeros(n, np.bool_)
+    at_end = np.zeros(n, np.bool_)
+    before = np.zeros(n, np.bool_)
     latency = np.full(n, INF, np.int64)
     stop = np.full(n, -1, np.int64)
     speech_in = np.zeros(n, np.int64)
@@ -136,12 +171,12 @@ def interruption_outcomes(seg_start, seg_end, seg_off, word_start, word_off, S, 
             a = seg_start[g]
             b = seg_end[g]
             if a <= S[i] < b and stop[i] == -1:
-                flags[i, 0] = 1
+                onset[i] = True
                 stop[i] = INF if b >= T[i] else b - S[i]
             if a < R[i] < b:
-                flags[i, 1] = 1
+                at_end[i] = True
             if a < S[i]:
-                flags[i, 2] = 1
+                before[i] = True
             if S[i] < a < R[i]:
                 restarts[i] += 1
         speech_in[i] = _union_measure(seg_start[g0:g1], seg_end[g0:g1], S[i], R[i])
@@ -150,13 +185,13 @@ def interruption_outcomes(seg_start, seg_end, seg_off, word_start, word_off, S, 
             s = word_start[w]
             if s >= R[i] and s < first:
                 first = s
-        if flags[i, 0] == 0:
+        if not onset[i]:
             outcome[i] = NOT_EXERCISED
-        elif flags[i, 1] == 1:
+        elif at_end[i]:
             outcome[i] = SPEAKING_AT_END
         elif first != INF:
             outcome[i] = RESPONSE
             latency[i] = first - R[i]
         else:
             outcome[i] = NO_RESPONSE
-    return outcome, flags, latency, stop, speech_in, restarts
+    return InterruptionOutcomes(outcome, onset, at_end, before, latency, stop, speech_in, restarts)

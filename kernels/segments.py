@@ -10,10 +10,21 @@ perturbation of its probabilities smaller than `margin` leaves every evaluated c
 and so the whole state trajectory and the segments, unchanged. Padding is applied to the
 segments afterwards and reads no probability, so it cannot make a file critical.
 """
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
 WINDOW = 512
+
+
+class Segments(NamedTuple):
+    """Segments of many files in samples: file i's are offsets[i]:offsets[i+1] of start and end."""
+
+    start: np.ndarray
+    end: np.ndarray
+    offsets: np.ndarray
+    critical: np.ndarray  # file i has an evaluated comparison within its guard margin
 
 
 @njit(cache=True)
@@ -83,9 +94,8 @@ def speech_segments(probs, prob_off, audio_length, threshold, neg_threshold, min
                     min_silence_samples, pad_samples, margin):
     """Segments of every file: probs[prob_off[i]:prob_off[i+1]] are file i's window probabilities.
 
-    Returns (start, end, seg_off, critical) in samples; file i's segments are
-    seg_off[i]:seg_off[i+1]; critical[i] says an evaluated comparison came within
-    margin[i] of its threshold (file i's own guard margin; 0 guards nothing).
+    critical[i] says an evaluated comparison came within margin[i] of its threshold (file i's
+    own guard margin; 0 guards nothing).
     """
     n = audio_length.shape[0]
     cap = prob_off[n] // 2 + n
@@ -99,4 +109,4 @@ def speech_segments(probs, prob_off, audio_length, threshold, neg_threshold, min
                        end[seg_off[i]:])
         seg_off[i + 1] = seg_off[i] + k
         critical[i] = crit
-    return start[:seg_off[n]], end[:seg_off[n]], seg_off, critical
+    return Segments(start[:seg_off[n]], end[:seg_off[n]], seg_off, critical)

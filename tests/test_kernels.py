@@ -39,12 +39,10 @@ def test_pause_kernel_equals_twin(samples):
     we, _ = flatten([np.array([w[1] for w in s[2]], np.int64) for s in samples])
     pa, poff = flatten([np.array([p[0] for p in s[1]], np.int64) for s in samples])
     pb, _ = flatten([np.array([p[1] for p in s[1]], np.int64) for s in samples])
-    flags, counts = pause_components(ws, we, woff, pa, pb, poff, column([s[0] for s in samples]))
+    c = pause_components(ws, we, woff, pa, pb, poff, column([s[0] for s in samples]))
     for i, (T, pauses, w) in enumerate(samples):
         want = twins.pause(w, pauses, T)
-        got = dict(zip(("pause_intrusion", "inside_pause_onset", "pre_pause_speech", "carry_in", "any_speech"),
-                       map(bool, flags[i])))
-        got.update(zip(("intrusion_words", "intruded_pauses", "pauses", "covered_us", "pause_us"), map(int, counts[i])))
+        got = {name: (bool if column.dtype == bool else int)(column[i]) for name, column in c._asdict().items()}
         assert got == want
 
 
@@ -58,7 +56,7 @@ def turn_sample(draw):
 @given(st.lists(turn_sample(), min_size=1, max_size=8))
 def test_turn_taking_kernel_equals_twin(samples):
     ws, woff = flatten([np.array(s[1], np.int64) for s in samples])
-    outcome, latency = turn_taking_outcomes(ws, woff, column([s[0] for s in samples]))
+    outcome, latency = turn_taking_outcomes(ws, woff, column([s[0] for s in samples]))  # a named tuple unpacks too
     for i, (E, starts) in enumerate(samples):
         assert (NAMES[int(outcome[i])], int(latency[i])) == twins.turn_taking(starts, E)
 
@@ -81,11 +79,12 @@ def test_interruption_kernel_equals_twin(samples):
     gb, _ = flatten([np.array([g[1] for g in s[3]], np.int64) for s in samples])
     ws, woff = flatten([np.array(s[4], np.int64) for s in samples])
     S, R, T = (column([s[k] for s in samples]) for k in (1, 2, 0))
-    outcome, flags, latency, stop, speech_in, restarts = interruption_outcomes(ga, gb, goff, ws, woff, S, R, T)
+    c = interruption_outcomes(ga, gb, goff, ws, woff, S, R, T)
     for i, (t, s, r, segs, starts) in enumerate(samples):
-        got = {"outcome": NAMES[int(outcome[i])], "latency": int(latency[i]), "stop": int(stop[i]),
-               "speech_at_onset": bool(flags[i, 0]), "speech_at_end": bool(flags[i, 1]),
-               "speech_before_onset": bool(flags[i, 2]), "speech_in": int(speech_in[i]), "restarts": int(restarts[i])}
+        got = {"outcome": NAMES[int(c.outcome[i])], "latency": int(c.latency_us[i]), "stop": int(c.stop_us[i]),
+               "speech_at_onset": bool(c.speech_at_onset[i]), "speech_at_end": bool(c.speech_at_end[i]),
+               "speech_before_onset": bool(c.speech_before_onset[i]), "speech_in": int(c.speech_in_us[i]),
+               "restarts": int(c.restarts[i])}
         assert got == twins.interruption(segs, starts, s, r, t)
 
 
@@ -116,15 +115,15 @@ def test_edge_cases_named_by_the_spec():
     # touching pauses, a word exactly at a pause start, a null-end word, the last pause owning T itself
     pauses = [(10, 20), (20, 30)]
     words = [(20, 20), (30, 30)]
-    flags, counts = pause_components(column([20, 30]), column([20, 30]), column([0, 2]), column([10, 20]),
-                                     column([20, 30]), column([0, 2]), column([30]))
-    assert twins.pause(words, pauses, 30)["intruded_pauses"] == int(counts[0, 1]) == 1
-    assert bool(flags[0, 1]) is True and int(counts[0, 3]) == 0
+    c = pause_components(column([20, 30]), column([20, 30]), column([0, 2]), column([10, 20]), column([20, 30]),
+                         column([0, 2]), column([30]))
+    assert twins.pause(words, pauses, 30)["intruded_pauses"] == int(c.intruded_pauses[0]) == 1
+    assert bool(c.inside_pause_onset[0]) is True and int(c.covered_us[0]) == 0
     # a reply exactly at R is a response with latency 0; a segment starting exactly at R is no carry-over
     out = interruption_outcomes(column([0, 50]), column([45, 60]), column([0, 2]), column([50]), column([0, 1]),
                                 column([40]), column([50]), column([100]))
-    assert NAMES[int(out[0][0])] == "response" and int(out[2][0]) == 0 and int(out[3][0]) == 5
+    assert NAMES[int(out.outcome[0])] == "response" and int(out.latency_us[0]) == 0 and int(out.stop_us[0]) == 5
     # a segment that runs to T has no observed stop
     out = interruption_outcomes(column([0]), column([100]), column([0, 1]), column([]), column([0, 0]),
                                 column([40]), column([50]), column([100]))
-    assert NAMES[int(out[0][0])] == "speaking_at_end" and int(out[3][0]) == INF
+    assert NAMES[int(out.outcome[0])] == "speaking_at_end" and int(out.stop_us[0]) == INF

@@ -7,86 +7,92 @@ outcome in their selected bounds.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from ..kernels import INF, NO_RESPONSE, NOT_EXERCISED, RESPONSE, SPEAKING_AT_END, interruption_outcomes
+from ..kernels import INF, NO_RESPONSE, NOT_EXERCISED, RESPONSE, SPEAKING_AT_END, InterruptionOutcomes, \
+    interruption_outcomes
 from ..timebase import seconds
 from .flat import column, flatten
-from .stats import Bootstrap, latency_quantiles, pooled_ratio, share
-from .turn_taking import WITHIN_S, response_shares
+from .stats import Bootstrap
+from .table import LATENCY, POOLED_RATIO, SHARE, Metric, aggregate as aggregate_table
+from .turn_taking import response_metrics
 
 OUTCOMES = {NOT_EXERCISED: "not_exercised", SPEAKING_AT_END: "speaking_at_end", RESPONSE: "response",
             NO_RESPONSE: "no_response"}
-
-METRICS = {
-    "exercised_rate": ("share", "context", "Eligible samples with speech at S"),
-    "speaking_at_end_rate": ("share", "lower", "Exercised samples that are speaking_at_end"),
-    **{f"response_rate_{k}s": ("share", "higher", f"Exercised samples with a response within {k} s") for k in WITHIN_S},
-    "no_response_rate": ("share", "lower", "Exercised samples that are no_response"),
-    "response_latency_s": ("latency_quantiles", "lower", "Median with its interval, and p90, over exercised samples"),
-    "stop_latency_s": ("latency_quantiles", "lower",
-                       "Median with its interval, and p90, of the time from S to the end of the segment covering S; "
-                       "a segment that runs to T has no observed stop"),
-    "speech_s_per_interruption_s": ("pooled_ratio", "lower",
-                                    "Detected speech seconds inside [S, R] over interruption seconds, pooled over exercised samples"),
-    "restart_rate": ("share", "lower", "Exercised samples with a segment starting inside (S, R)"),
-}
 FLAGS = ("speech_at_onset", "speech_at_end", "speech_before_onset")
 
+METRICS = (
+    Metric("exercised_rate", SHARE, "context", "eligible", "Eligible samples with speech at S",
+           lambda c: c.kernel.outcome != NOT_EXERCISED),
+    Metric("speaking_at_end_rate", SHARE, "lower", "exercised", "Exercised samples that are speaking_at_end",
+           lambda c: c.kernel.outcome == SPEAKING_AT_END),
+    *response_metrics("exercised", "Exercised samples"),
+    Metric("stop_latency_s", LATENCY, "lower", "exercised",
+           "Median with its interval, and p90, of the time from S to the end of the segment covering S; "
+           "a segment that runs to T has no observed stop", lambda c: c.kernel.stop_us),
+    Metric("speech_s_per_interruption_s", POOLED_RATIO, "lower", "exercised",
+           "Detected speech seconds inside [S, R] over interruption seconds, pooled over exercised samples",
+           lambda c: (c.kernel.speech_in_us, c.R_us - c.S_us), denominator="interruption seconds", seconds=True),
+    Metric("restart_rate", SHARE, "lower", "exercised", "Exercised samples with a segment starting inside (S, R)",
+           lambda c: c.kernel.restarts > 0),
+)
 
-def components(samples, segments: list[np.ndarray]) -> dict[str, np.ndarray]:
+
+@dataclass
+class Components:
+    kernel: InterruptionOutcomes
+    S_us: np.ndarray
+    R_us: np.ndarray
+    T_us: np.ndarray
+    segments: list
+
+    # the shared response metrics read these two by name
+    @property
+    def outcome(self) -> np.ndarray:
+        return self.kernel.outcome
+
+    @property
+    def latency_us(self) -> np.ndarray:
+        return self.kernel.latency_us
+
+
+def components(samples, segments: list[np.ndarray]) -> Components:
     """`segments[i]` is sample i's (k, 2) speech segments in microseconds."""
     ga, goff = flatten([g[:, 0] for g in segments])
     gb, _ = flatten([g[:, 1] for g in segments])
     ws, woff = flatten([s.word_start for s in samples])
     S, R, T = (column([getattr(s, f) for s in samples]) for f in ("S_us", "R_us", "T_us"))
-    outcome, flags, latency, stop, speech_in, restarts = interruption_outcomes(ga, gb, goff, ws, woff, S, R, T)
-    return {"outcome": outcome, "flags": flags, "latency_us": latency, "stop_us": stop, "speech_in_us": speech_in,
-            "restarts": restarts, "S_us": S, "R_us": R, "T_us": T, "segments": segments}
+    return Components(interruption_outcomes(ga, gb, goff, ws, woff, S, R, T), S, R, T, segments)
 
 
-def rows(samples, c) -> list[dict]:
+def rows(samples, c: Components) -> list[dict]:
+    k = c.kernel
     out = []
     for i, s in enumerate(samples):
-        lat, stop = int(c["latency_us"][i]), int(c["stop_us"][i])
-        exercised = int(c["outcome"][i]) != NOT_EXERCISED
+        lat, stop = int(k.latency_us[i]), int(k.stop_us[i])
+        exercised = int(k.outcome[i]) != NOT_EXERCISED
         row = {"T_s": seconds(s.T_us), "S_s": seconds(s.S_us), "R_s": seconds(s.R_us),
                "observable_s": seconds(s.T_us - s.R_us), "words": len(s.word_start),
-               "segments": [[seconds(int(a)), seconds(int(b))] for a, b in c["segments"][i]]}
-        row.update({name: bool(c["flags"][i, j]) for j, name in enumerate(FLAGS)})
-        row.update({"outcome": OUTCOMES[int(c["outcome"][i])],
+               "segments": [[seconds(int(a)), seconds(int(b))] for a, b in c.segments[i]]}
+        row.update({name: bool(getattr(k, name)[i]) for name in FLAGS})
+        row.update({"outcome": OUTCOMES[int(k.outcome[i])],
                     "latency_s": None if lat == INF else seconds(lat),
                     "stop_s": seconds(stop) if exercised and stop != INF else None,
                     "stop_observed": (stop != INF) if exercised else None,
-                    "speech_in_interruption_s": seconds(int(c["speech_in_us"][i])),
+                    "speech_in_interruption_s": seconds(int(k.speech_in_us[i])),
                     "interruption_s": seconds(s.R_us - s.S_us),
-                    "restarts": int(c["restarts"][i])})
+                    "restarts": int(k.restarts[i])})
         out.append(row)
     return out
 
 
-def aggregate(c, *, selected: int, ineligible: int, boot: Bootstrap) -> tuple[dict, dict]:
-    outcome = c["outcome"]
-    ex = outcome != NOT_EXERCISED
-    n_eligible, n_ex = len(outcome), int(np.count_nonzero(ex))
-    unknown = ineligible + (n_eligible - n_ex)
-    o, lat = outcome[ex], c["latency_us"][ex]
-
-    def ex_share(k, better):
-        return share(int(k), n_ex, unknown=unknown, selected=selected, better=better)
-
-    metrics = {
-        "exercised_rate": share(n_ex, n_eligible, unknown=ineligible, selected=selected, better="context"),
-        "speaking_at_end_rate": ex_share(np.count_nonzero(o == SPEAKING_AT_END), "lower"),
-    }
-    metrics.update(response_shares(o, lat, n_ex, unknown=unknown, selected=selected))
-    metrics["response_latency_s"] = latency_quantiles(lat, boot)
-    metrics["stop_latency_s"] = latency_quantiles(c["stop_us"][ex], boot)
-    metrics["speech_s_per_interruption_s"] = pooled_ratio(
-        np.ascontiguousarray(c["speech_in_us"][ex]), np.ascontiguousarray((c["R_us"] - c["S_us"])[ex]), boot,
-        better="lower", microseconds=True)
-    metrics["restart_rate"] = ex_share(np.count_nonzero(c["restarts"][ex] > 0), "lower")
+def aggregate(c: Components, *, selected: int, ineligible: int, boot: Bootstrap) -> tuple[dict, dict]:
+    outcome = c.kernel.outcome
+    populations = {"eligible": np.ones(len(outcome), bool), "exercised": outcome != NOT_EXERCISED}
+    metrics = aggregate_table(METRICS, c, populations, selected=selected, ineligible=ineligible, boot=boot)
     extra = {"outcomes": {name: int(np.count_nonzero(outcome == code)) for code, name in OUTCOMES.items()},
-             "exercised": n_ex,
-             "min_observable_s": seconds(int((c["T_us"] - c["R_us"]).min())) if n_eligible else None}
+             "exercised": int(np.count_nonzero(populations["exercised"])),
+             "min_observable_s": seconds(int((c.T_us - c.R_us).min())) if len(outcome) else None}
     return metrics, extra

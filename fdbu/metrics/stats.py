@@ -77,8 +77,8 @@ def pooled_ratio(num: np.ndarray, den: np.ndarray, boot: Bootstrap, *, better: s
     total_num, total_den = int(num.sum()), int(den.sum())
     interval, kept = None, 0
     if n:
-        values, keep = resample_ratios(num, den, boot.indices(n))
-        kept_values = np.sort(values[keep])
+        resampled = resample_ratios(num, den, boot.indices(n))
+        kept_values = np.sort(resampled.values[resampled.kept])
         kept = len(kept_values)
         if kept:
             interval = [float(kept_values[rank(CI_LO, kept) - 1]), float(kept_values[rank(CI_HI, kept) - 1])]

@@ -198,7 +198,7 @@ class SpeechDetector:
         entries = list(entries)
         critical = np.zeros(len(jobs), bool)
         for rule in rules:
-            critical |= self._kernel(entries, jobs, rule, True)[3]
+            critical |= self._kernel(entries, jobs, rule, True).critical
         for i in np.flatnonzero(critical):
             entries[i] = self._reference(jobs[i])
             self.stats.recomputed += 1
@@ -207,9 +207,9 @@ class SpeechDetector:
 
     def stamps(self, entries: list[Entry], jobs: list[Job], rule: SegmentRule) -> list[list[tuple[int, int]]]:
         """Segments in samples under one rule, from guarded probabilities."""
-        a, b, seg_off, _ = self._kernel(entries, jobs, rule, False)
-        return [list(zip(a[seg_off[i]:seg_off[i + 1]].tolist(), b[seg_off[i]:seg_off[i + 1]].tolist()))
-                for i in range(len(jobs))]
+        seg = self._kernel(entries, jobs, rule, False)
+        return [list(zip(seg.start[a:b].tolist(), seg.end[a:b].tolist()))
+                for a, b in zip(seg.offsets[:-1], seg.offsets[1:])]
 
     def segments(self, jobs: list[Job]) -> list[np.ndarray]:
         """Speech segments of every job in integer microseconds, (k, 2) each."""

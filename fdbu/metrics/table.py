@@ -1,0 +1,75 @@
+"""A metric is declared once, in its task's table; one function turns the declarations into records.
+
+Each `Metric` says its kind (a share of samples, a pooled ratio, or latency quantiles), which
+direction is better, the samples it is computed and resampled over (`over`: the eligible
+samples, or for interruption the exercised ones), what its denominator counts, and how to
+read its per-sample values from the task's components. Everything else follows from that:
+`aggregate` computes every record, unknown outcomes in the selected bounds are the
+ineligible samples plus the eligible ones outside `over` (README: Denominators), and the
+console report, unified.json, the sweep and comparisons read the same table.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .stats import Bootstrap, latency_quantiles, pooled_ratio, share
+
+SHARE, POOLED_RATIO, LATENCY = "share", "pooled_ratio", "latency_quantiles"
+KINDS = (SHARE, POOLED_RATIO, LATENCY)
+BETTER = ("lower", "higher", "context")
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    kind: str          # SHARE | POOLED_RATIO | LATENCY
+    better: str        # lower | higher | context
+    over: str          # the samples it is over (and resampled over): "eligible" or "exercised"
+    description: str
+    # per-sample values from the components: a bool array (share), a (numerator, denominator)
+    # pair of int64 arrays (pooled ratio), or int64 microseconds with INF for never (latency)
+    values: Callable
+    denominator: str = "samples"  # what a pooled ratio's denominator counts
+    seconds: bool = False         # a pooled ratio of microseconds, its totals reported in seconds
+
+    def __post_init__(self):
+        if self.kind not in KINDS or self.better not in BETTER:
+            raise ValueError(f"metric {self.name}: kind {self.kind!r} or better {self.better!r} is not known")
+
+    @property
+    def unknown(self) -> str:
+        """The unknown-outcome rule of its selected bounds (shares)."""
+        return "ineligible samples" + ("" if self.over == "eligible" else f" and eligible samples not {self.over}")
+
+
+def aggregate(table: tuple[Metric, ...], c, populations: dict[str, np.ndarray], *, selected: int,
+              ineligible: int, boot: Bootstrap) -> dict:
+    """Every declared metric's record, in the table's order.
+
+    `populations[over]` masks the eligible samples a metric is over; a share's unknown
+    outcomes are the ineligible samples plus the eligible ones outside its population.
+    """
+    eligible = len(next(iter(populations.values())))
+    out = {}
+    for m in table:
+        mask = populations[m.over]
+        n = int(np.count_nonzero(mask))
+        if m.kind == SHARE:
+            hits = int(np.count_nonzero(np.asarray(m.values(c))[mask]))
+            out[m.name] = share(hits, n, unknown=ineligible + eligible - n, selected=selected, better=m.better)
+        elif m.kind == POOLED_RATIO:
+            num, den = m.values(c)
+            out[m.name] = pooled_ratio(np.ascontiguousarray(num[mask]), np.ascontiguousarray(den[mask]), boot,
+                                       better=m.better, microseconds=m.seconds)
+        else:
+            out[m.name] = latency_quantiles(np.ascontiguousarray(m.values(c)[mask]), boot, better=m.better)
+    return out
+
+
+def declared(table: tuple[Metric, ...]) -> dict[str, dict]:
+    """The table as data (name -> kind, better, over, unknown, denominator, description)."""
+    return {m.name: {"kind": m.kind, "better": m.better, "over": m.over, "unknown": m.unknown,
+                     "denominator": m.denominator, "description": m.description} for m in table}
