@@ -12,7 +12,7 @@ from pathlib import Path
 
 from . import __version__
 from . import official
-from .atomic import sha256_bytes, write_json, write_text, written_by_fdbu
+from .atomic import write_json, write_text, written_by_fdbu
 from .errors import FdbuError
 from .official import GT_DISTRIBUTION
 from .tree import INTERRUPTION, SCORED_SUBSETS, Tree, hashed, load_tree

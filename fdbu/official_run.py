@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import re
 import shutil
@@ -128,12 +127,15 @@ _EXCEPTION = re.compile(r"^([A-Za-z_][\w.]*)(?::\s?(.*))?$")
 
 
 def raised(stderr: str) -> tuple[str, str] | None:
-    """The exception a Python traceback ends with: (name without module, message)."""
-    lines = [line for line in stderr.splitlines() if line.strip()]
-    if not lines or "Traceback (most recent call last):" not in stderr:
+    """The exception the last Python traceback in stderr names: (name without module, message).
+    It is the first unindented line after the frames (a progress bar may still write after it)."""
+    if "Traceback (most recent call last):" not in stderr:
         return None
-    m = _EXCEPTION.match(lines[-1])
-    return (m.group(1).rsplit(".", 1)[-1], m.group(2) or "") if m else None
+    for text in stderr.rsplit("Traceback (most recent call last):", 1)[1].splitlines():
+        m = _EXCEPTION.match(text)
+        if text and not text[0].isspace() and m:
+            return m.group(1).rsplit(".", 1)[-1], m.group(2) or ""
+    return None
 
 
 def parse_result(stdout: str, labels: dict[str, str]) -> dict[str, str]:
@@ -207,7 +209,7 @@ def compare(subset: str, rc: int, stdout: str, stderr: str, ours: dict) -> dict:
     keys = list(labels.values())
     exc = raised(stderr) if rc != 0 else None
     if rc != 0 and (exc is None or exc[0] in ("ImportError", "ModuleNotFoundError")):
-        why = (stderr.strip().splitlines() or [f"exit status {rc}, no output"])[-1]
+        why = f"{exc[0]}: {exc[1]}" if exc else (stderr.strip().splitlines() or [f"exit status {rc}, no output"])[-1]
         return {"script": script, "status": "could not run", "why": why}
     if exc is not None:
         name = exc[0]
@@ -242,16 +244,17 @@ def line(subset: str, record: dict) -> str:
 
 # ---- the whole run ----
 
-def check_files(tree: Tree, checkout: Path, gt_path: Path | None, pins: dict[str, str], allow_unpinned: bool) -> dict:
-    """The official files this run uses, with their SHA-256 against the pins (refused unless allowed)."""
-    names = [SCRIPTS[s][0] for s in SCRIPTS if tree.subset(s)]
-    files = {name: {"path": str(official.script_path(checkout, name))} for name in dict.fromkeys(names)}
+def check_files(tree: Tree, checkout: Path, gt_path: Path | None, pins: dict[str, str],
+                allow_unpinned: bool) -> tuple[dict[str, Path], dict[str, dict]]:
+    """The official files this run uses: ({name: path}, {name: SHA-256 against the pin}); a file
+    that is not the pinned one is refused unless allowed. (No paths go into summary.json.)"""
+    names = dict.fromkeys(SCRIPTS[s][0] for s in SCRIPTS if tree.subset(s))
+    paths = {name: official.script_path(checkout, name) for name in names}
     if tree.subset("icc_backchannel") and gt_path is not None:
-        files[official.GT_DISTRIBUTION] = {"path": str(gt_path)}
-    for name, f in files.items():
-        f.update(official.file_report(Path(f["path"]), name, pins))
+        paths[official.GT_DISTRIBUTION] = Path(gt_path)
+    files = {name: official.file_report(path, name, pins) for name, path in paths.items()}
     official.refuse_unpinned(files, allow_unpinned)
-    return files
+    return paths, files
 
 
 def run_official(tree: Tree, checkout: Path, result: dict, *, gt_path: Path | None = None,
@@ -263,13 +266,13 @@ def run_official(tree: Tree, checkout: Path, result: dict, *, gt_path: Path | No
 
     checkout = Path(checkout)
     pins = official.shipped_pins() if pins is None else pins
-    files = check_files(tree, checkout, gt_path, pins, allow_unpinned)
+    paths, files = check_files(tree, checkout, gt_path, pins, allow_unpinned)
     report = {"files": files, "allow_unpinned": allow_unpinned, "subsets": {}}
     with tempfile.TemporaryDirectory(prefix="fdbu-official-") as tmp:
         for subset, (script, mode, _) in SCRIPTS.items():
             if not tree.subset(subset) or subset not in result["subsets"]:
                 continue
-            path, root, ours = files[script]["path"], Path(tmp) / subset, result["subsets"][subset]
+            path, root, ours = paths[script], Path(tmp) / subset, result["subsets"][subset]
             _layout(tree, subset, root)
             extra = {}
             if mode is None:

@@ -4,7 +4,6 @@ import re
 import shutil
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from pathlib import Path
 
 import pytest
 

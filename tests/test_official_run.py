@@ -82,16 +82,12 @@ def test_disagreement_and_a_crashing_script_exit_3(tree, tmp_path):
         "official": "0.500001", "fdbu": 0.5, "bound": 1e-9, "agree": False}
 
 
-def test_a_number_within_1e_9_agrees(tree, tmp_path):
-    out = run(tree, checkout(tmp_path / "fdb", 1e-12), "evaluate.allow_unpinned=true")
-    assert "official eval_pause_handling.py on synthetic_pause_handling: agreed (take_turn_rate 0.500000000001)" \
-        in out.stdout
-
-
 def test_printed_precision_bounds():
     assert agrees("0.1235", 0.12345, rounded=True) == (True, 0.5e-4 + 1e-9)   # :.4f of 0.12345 may print 0.1235
     assert agrees("0.1235", 0.123449, rounded=True)[0] is False
     assert agrees("0.1235", 0.12345, rounded=False)[0] is False               # a repr float: 1e-9 only
+    assert agrees("0.500000000001", 0.5, rounded=False) == (True, 1e-9)
+    assert agrees("0.500000001", 0.5, rounded=False)[0] is False
     assert agrees("nan", "nan", rounded=True)[0] and not agrees("nan", 0.0, rounded=True)[0]
     assert not agrees("0.5", {"unavailable": "ZeroDivisionError: division by zero"}, rounded=False)[0]
 
@@ -103,8 +99,8 @@ def test_reading_what_a_script_did():
     ours = {"take_turn_rate": {"unavailable": "ZeroDivisionError: division by zero"}}
     r = compare("synthetic_pause_handling", 1, "", "evaluate: 0it\n" + TRACEBACK.format("ZeroDivisionError: division by zero"), ours)
     assert r["status"] == "agreed" and r["official_raised"] == "ZeroDivisionError: division by zero"
-    r = compare("synthetic_pause_handling", 1, "", TRACEBACK.format("KeyError: 'chunks'"), ours)
-    assert r["status"] == "differed"
+    r = compare("synthetic_pause_handling", 1, "", TRACEBACK.format("KeyError: 'chunks'") + "\revaluate: 0it\n", ours)
+    assert r["status"] == "differed" and r["official_raised"] == "KeyError: 'chunks'"
     r = compare("synthetic_user_interruption", 1, "", TRACEBACK.format("ModuleNotFoundError: No module named 'openai'"), {})
     assert r == {"script": "eval_user_interruption.py", "status": "could not run",
                  "why": "ModuleNotFoundError: No module named 'openai'"}
