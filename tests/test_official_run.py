@@ -87,7 +87,7 @@ def test_printed_precision_bounds():
     assert agrees("0.1235", 0.123449, rounded=True)[0] is False
     assert agrees("0.1235", 0.12345, rounded=False)[0] is False               # a repr float: 1e-9 only
     assert agrees("0.500000000001", 0.5, rounded=False) == (True, 1e-9)
-    assert agrees("0.500000001", 0.5, rounded=False)[0] is False
+    assert agrees("0.500000002", 0.5, rounded=False)[0] is False
     assert agrees("nan", "nan", rounded=True)[0] and not agrees("nan", 0.0, rounded=True)[0]
     assert not agrees("0.5", {"unavailable": "ZeroDivisionError: division by zero"}, rounded=False)[0]
 
