@@ -75,9 +75,9 @@ def evaluate(root: Path | Tree, *, gt_distribution: Path | None = None, silero: 
             continue
         eligible = [s for s in tree.subset(subset) if s.eligible]
         if subset.endswith("pause_handling"):
-            numbers = official.pause_handling([_doc(s, "output.json") for s in eligible])
+            numbers = official.pause_handling([(s.name, _doc(s, "output.json")) for s in eligible])
         elif subset == "candor_turn_taking":
-            numbers = official.smooth_turn_taking([(_doc(s, "turn_taking.json"), _doc(s, "output.json"))
+            numbers = official.smooth_turn_taking([(s.name, _doc(s, "turn_taking.json"), _doc(s, "output.json"))
                                                    for s in eligible])
         else:
             numbers = interruption(tree, judge)
@@ -102,7 +102,13 @@ def backchannel_speakers(tree: Tree, silero: SileroVAD | None = None) -> list[of
         audio = read_wav(s.wav_path, s.sample_id, s.sample_rate)
         return silero.official_backchannel_segments(audio), len(audio), s.sample_rate
 
-    return [official.Speaker(s.name, _doc(s, "output.json"), partial(listen, s)) for s in samples]
+    def transcript(s):
+        try:
+            return _doc(s, "output.json")
+        except ValueError as e:  # scored subsets are checked by the tree reader; this one only here
+            raise FdbuError(s.sample_id, "output.json", f"is not valid JSON ({e})") from None
+
+    return [official.Speaker(s.name, transcript(s), partial(listen, s)) for s in samples]
 
 
 def _backchannel(tree: Tree, gt_path: Path | None, silero: SileroVAD | None, pins: dict[str, str] | None) -> dict:

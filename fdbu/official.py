@@ -114,10 +114,17 @@ def take_turn_pause(chunks: list[dict]) -> int:
     return 1
 
 
-def pause_handling(outputs: list[dict]) -> dict:
-    """eval_pause_handling.py:30-68 over the parsed output.json files: `output_data["chunks"]`
-    (40), one TOR each (62), 'Average take turn' = sum / len (64), which raises
-    ZeroDivisionError when there is no sample."""
+def listed(name: str) -> bool:
+    """eval_pause_handling.py:18-22 (= eval_smooth_turn_taking.py:23-27): of the folders
+    `os.listdir` gives, those whose name ends in ".DS_Store" or ".md" are skipped."""
+    return not (name.endswith(".DS_Store") or name.endswith(".md"))
+
+
+def pause_handling(samples: list[tuple[str, dict]]) -> dict:
+    """eval_pause_handling.py:15-68 over (folder name, output.json): the folders `listed` (18-22),
+    `output_data["chunks"]` (40), one TOR each (62), 'Average take turn' = sum / len (64),
+    which raises ZeroDivisionError when there is no sample."""
+    outputs = [doc for name, doc in samples if listed(name)]
     try:
         rate = _divide([take_turn_pause(doc["chunks"]) for doc in outputs])
     except SCRIPT_ERRORS as e:
@@ -152,12 +159,14 @@ def kept_latency(latency) -> list:
     return []
 
 
-def smooth_turn_taking(samples: list[tuple[list, dict]]) -> dict:
-    """eval_smooth_turn_taking.py:39-97 over (turn_taking.json, output.json) pairs: E is
-    `input_turn[0]["timestamp"][0]` (48), the chunks `output_data["chunks"]` (57); each TOR
-    is appended (75) and a takeover's latency kept by lines 76-80. Both averages divide
-    without a guard (91-92) before anything is printed (94-98), so no sample, or no
-    takeover, raises ZeroDivisionError and neither number is printed."""
+def smooth_turn_taking(samples: list[tuple[str, list, dict]]) -> dict:
+    """eval_smooth_turn_taking.py:19-98 over (folder name, turn_taking.json, output.json): the
+    folders `listed` (23-27); E is `input_turn[0]["timestamp"][0]` (48), the chunks
+    `output_data["chunks"]` (57); each TOR is appended (75) and a takeover's latency kept by
+    lines 76-80. Both averages divide without a guard (91-92) before anything is printed
+    (94-98), so no sample, or no takeover, raises ZeroDivisionError and neither number is
+    printed."""
+    samples = [(turn, output) for name, turn, output in samples if listed(name)]
     tors, latencies, takeovers = [], [], None
     try:
         for turn, output in samples:

@@ -22,8 +22,15 @@ def test_pause_take_turn_rule():
     assert official.take_turn_pause(words((2.0, 2.3), (2.5, 3.0))) == 1        # span of exactly 1 s
     assert official.take_turn_pause(words((0.1, 0.4))) == 0                    # even before any pause: not read
     assert official.take_turn_pause(words((2.0, 2.1), (3.5, None))) == 1       # null last end: its start counts
-    assert official.pause_handling([out(), out((1.0, 2.5)), out((1.0, 1.1))]) == {"take_turn_rate": 1 / 3,
-                                                                                  "samples": 3}
+    assert official.pause_handling([("0", out()), ("1", out((1.0, 2.5))), ("2", out((1.0, 1.1)))]) == {
+        "take_turn_rate": 1 / 3, "samples": 3}
+
+
+def test_folders_named_like_md_or_ds_store_are_not_read():
+    assert official.pause_handling([("0", out()), ("1.md", out((1.0, 2.5))), ("x.DS_Store", out((1.0, 2.5)))]) == {
+        "take_turn_rate": 0.0, "samples": 1}
+    r = official.smooth_turn_taking([("a.md", [{"timestamp": [5.0, None]}], out((6.0, 7.5)))])
+    assert r["take_turn_rate"] == {"unavailable": "ZeroDivisionError: division by zero"} and r["samples"] == 0
 
 
 def test_pause_handling_of_nothing_is_the_scripts_zero_division():
@@ -36,19 +43,20 @@ def test_turn_taking_keeps_zero_clamps_negative_and_drops_non_takers():
                (words((6.0, 7.5)), 5.0),            # 1.0
                (words((6.0, 6.2)), 5.0),            # one short word: no takeover, not in the latency mean
                ([], 5.0)]                           # silent: no takeover
-    r = official.smooth_turn_taking([([{"timestamp": [E, None]}], {"chunks": c}) for c, E in samples])
+    r = official.smooth_turn_taking([(str(i), [{"timestamp": [E, None]}], {"chunks": c})
+                                     for i, (c, E) in enumerate(samples)])
     assert r == {"take_turn_rate": 3 / 5, "latency_s": 1 / 3, "samples": 5, "takeovers": 3}
 
 
 def test_turn_taking_null_last_end_raises_typeerror_like_the_script():
-    r = official.smooth_turn_taking([([{"timestamp": [5.0, None]}], out((6.0, 6.5), (7.0, None)))])
+    r = official.smooth_turn_taking([("0", [{"timestamp": [5.0, None]}], out((6.0, 6.5), (7.0, None)))])
     assert r["take_turn_rate"] == r["latency_s"] == {
         "unavailable": "TypeError: unsupported operand type(s) for -: 'NoneType' and 'float'"}
 
 
 def test_turn_taking_with_no_takeover_is_the_scripts_zero_division():
     """eval_smooth_turn_taking.py:92 divides by the number of takeovers, before printing anything."""
-    r = official.smooth_turn_taking([([{"timestamp": [5.0, None]}], out())])
+    r = official.smooth_turn_taking([("0", [{"timestamp": [5.0, None]}], out())])
     assert r["latency_s"] == r["take_turn_rate"] == {"unavailable": "ZeroDivisionError: division by zero"}
     assert r["takeovers"] == 0
 

@@ -119,6 +119,9 @@ def edge_tree(tmp_path_factory):
     silero = SileroVAD()
     samples = [sample("synthetic_pause_handling", i, 10.0, w, pause_ann([(3.0, 3.5)])) for i, (w, _) in enumerate(PAUSE)]
     samples.append(sample("synthetic_pause_handling", "gone", 10.0, eligible=False))
+    # folder names the pause and turn-taking scripts skip (eval_pause_handling.py:19-22)
+    samples.append(sample("synthetic_pause_handling", "notes.md", 10.0, [(5.0, 9.0)], pause_ann([(3.0, 3.5)])))
+    samples.append(sample("candor_turn_taking", "x.DS_Store", 10.0, [(9.0, 9.9)], turn_ann(5.0)))
     samples += [sample("candor_pause_handling", i, 10.0, w, pause_ann([(1.0, 2.0), (4.0, 4.5)]))
                 for i, (w, _) in enumerate(PAUSE[2:5])]
     samples += [sample("candor_turn_taking", i, 10.0, w, turn_ann(E)) for i, (w, E) in enumerate(TURN)]

@@ -31,9 +31,10 @@ def test_summary_reproduces_the_rules_on_the_trees_files(tree, silero, tmp_path)
     result = evaluate(tree, gt_distribution=tmp_path / "gt.json", silero=silero)
     manifest = json.loads((tree / "manifest.json").read_text())
     eligible = [r["sample_id"] for r in manifest["samples"] if r["eligible"]]
-    tt = [(doc(tree, s, "turn_taking.json"), doc(tree, s)) for s in eligible if s.startswith("candor_turn_taking/")]
+    tt = [(s.split("/")[1], doc(tree, s, "turn_taking.json"), doc(tree, s)) for s in eligible
+          if s.startswith("candor_turn_taking/")]
     assert result["subsets"]["candor_turn_taking"] == official.smooth_turn_taking(tt)
-    ph = [doc(tree, s) for s in eligible if s.startswith("candor_pause_handling/")]
+    ph = [(s.split("/")[1], doc(tree, s)) for s in eligible if s.startswith("candor_pause_handling/")]
     assert result["subsets"]["candor_pause_handling"] == official.pause_handling(ph)
     ui = sorted((s for s in eligible if s.startswith("synthetic_user_interruption/")), key=lambda s: s.split("/")[1])
     assert result["subsets"]["synthetic_user_interruption"] == official.user_interruption(
@@ -75,3 +76,11 @@ def test_backchannel_files_are_hash_checked(tree):
     wav.write_text(wav.read_text() + " ")
     with pytest.raises(FdbuError, match=r"icc_backchannel/\d+: output.json: SHA-256 \w+ differs from asr.json"):
         evaluate(tree)
+
+
+def test_a_backchannel_transcript_that_is_not_json_is_refused(tmp_path):
+    from builders import sample, write_tree
+
+    root = write_tree(tmp_path / "t", [sample("icc_backchannel", 0, 2.0, raw_transcript=b"{not json")])
+    with pytest.raises(FdbuError, match=r"^icc_backchannel/0: output.json: is not valid JSON"):
+        evaluate(root)
