@@ -7,10 +7,13 @@ the lines of the pinned script it reproduces (`eval_pause_handling.py:46-53` is 
 53 of that file); nothing else is added, quirks included. Nothing here feeds the unified
 metrics.
 
-The functions take what the scripts read (the parsed output.json and annotation, in the
-order the scripts visit them) and do the same arithmetic in the same order, so where a
-script raises on its input the same Python exception is raised here; it is recorded as
+The functions take what the scripts read (the folder names, the parsed output.json and
+annotation) and do the same arithmetic in the same order, so where a script raises on its
+input the same Python exception is raised here; it is recorded as
 `{"unavailable": "<ExceptionName>: <message>"}`, never replaced by an invented number.
+Samples come in manifest order, interruption samples sorted as that script sorts them; the
+other scripts' `os.listdir` order is the file system's and changes only the float
+summation order (README, "The reference column").
 """
 from __future__ import annotations
 
@@ -102,7 +105,8 @@ def take_turn_pause(chunks: list[dict]) -> int:
     """eval_pause_handling.py:42-60. No chunk: TOR = 0 (42-44). Otherwise the duration runs
     from the first chunk's start to the last chunk's `timestamp[-1]`, or to its start when
     that is `== None` (46-53); a duration under 1 s with at most 3 chunks is no takeover
-    (54-56), anything else is one (57-60). pause.json is never read."""
+    (54-56), anything else is one (57-60). pause.json is never read. (`is None` here: for a
+    JSON value the same test as `== None`.)"""
     if len(chunks) == 0:
         return 0
     if chunks[-1]["timestamp"][-1] is None:

@@ -130,6 +130,17 @@ def test_pcm16_loader_gives_torchaudio_loads_result(tmp_path):
         pcm16_load(str(tmp_path / "a.wav"), num_frames=3)
 
 
+def test_pcm16_loader_equals_torchaudio_load_where_torchcodec_is_installed(tmp_path):
+    pytest.importorskip("torchcodec", reason="TorchCodec (and FFmpeg) not installed: torchaudio.load cannot run here")
+    import torch
+    import torchaudio
+
+    pcm = np.concatenate([[-32768, -1, 0, 1, 32767], np.random.default_rng(0).integers(-32768, 32768, 50000)])
+    sf.write(tmp_path / "a.wav", pcm.astype(np.int16), 16000, subtype="PCM_16")
+    (want, want_sr), (got, got_sr) = torchaudio.load(str(tmp_path / "a.wav")), pcm16_load(str(tmp_path / "a.wav"))
+    assert torch.equal(want, got) and want_sr == got_sr
+
+
 def shipped_readme_pins(folder: Path) -> dict[str, str]:
     text = (folder / "README.md").read_text()
     return {name: digest for digest, name in re.findall(r"^\s*([0-9a-f]{64})\s+(\S+)\s*$", text, re.M)}
