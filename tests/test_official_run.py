@@ -43,6 +43,7 @@ def checkout(root: Path, offset: float) -> Path:
     ev.mkdir(parents=True)
     (ev / "eval_pause_handling.py").write_text(PAUSE.replace("OFFSET", repr(offset)))
     (ev / "eval_smooth_turn_taking.py").write_text(TURN)
+    (ev / "eval_backchannel.py").write_text("raise SystemExit('a stand-in never run: no ground truth given')\n")
     return root
 
 
@@ -52,6 +53,7 @@ def tree(tmp_path):
         sample("synthetic_pause_handling", 0, 10.0, [(5.0, 7.0)], pause_ann([(3.0, 3.5)])),
         sample("synthetic_pause_handling", 1, 10.0, [], pause_ann([(3.0, 3.5)])),
         sample("candor_turn_taking", 0, 10.0, [(6.0, 7.5)], turn_ann(5.0)),
+        sample("icc_backchannel", 0, 2.0),
     ])
 
 
@@ -64,7 +66,8 @@ def test_unpinned_scripts_are_refused_by_name(tree, tmp_path):
     out = run(tree, checkout(tmp_path / "fdb", 0.0))
     assert out.returncode == 2 and not (tree / "summary.json").exists()
     assert out.stderr.strip().splitlines() == [
-        "fdbu: error: official checkout: eval_pause_handling.py, eval_smooth_turn_taking.py: SHA-256 differs from "
+        "fdbu: error: official checkout: eval_backchannel.py, eval_pause_handling.py, eval_smooth_turn_taking.py: "
+        "SHA-256 differs from "
         "fdbu's pins (evaluate.official_sha256); check out the pinned Full-Duplex-Bench revision, or pass "
         "evaluate.allow_unpinned=true to compare anyway"]
 
@@ -75,6 +78,8 @@ def test_disagreement_and_a_crashing_script_exit_3(tree, tmp_path):
     assert "official eval_pause_handling.py on synthetic_pause_handling: differed: take_turn_rate official " \
            "0.500001, fdbu 0.5" in out.stdout
     assert "official eval_smooth_turn_taking.py on candor_turn_taking: differed (the script raised TypeError" in out.stdout
+    assert "official eval_backchannel.py on icc_backchannel: could not run (needs icc_gt_distribution.json: " \
+           "evaluate.gt_distribution=PATH)" in out.stdout
     assert "official scripts disagree with fdbu's rules:" in out.stderr
     run_ = json.loads((tree / "summary.json").read_text())["official_run"]
     assert run_["allow_unpinned"] is True and run_["files"]["eval_pause_handling.py"]["pinned"] is False
