@@ -17,7 +17,7 @@ commands:
   score   score a reference tree:            fdbu score tree=PATH [out=DIR] [plot=true]
   synth   write a synthetic reference tree:   fdbu synth out=PATH [n=5] [seed=0] [system=mixed]
   sweep   interruption metrics over VAD settings: fdbu sweep tree=PATH | tree=[A,B] out=DIR
-  evaluate the official rules (reference column): fdbu evaluate tree=PATH [evaluate.gt_distribution=JSON]
+  evaluate the official rules (reference column): fdbu evaluate tree=PATH [evaluate.official_checkout=DIR]
   export  a tree from the v1.0 release + outputs:  fdbu export dataset=DIR [outputs=DIR] out=DIR [export.length=fit]
   asr     transcripts with a local Parakeet .nemo:  fdbu asr tree=DIR asr.checkpoint=PATH.nemo [device=cuda]
   calibrate measure the batched VAD's guard margin on this device: fdbu calibrate [device=cuda]
@@ -100,34 +100,47 @@ def _sweep(cfg) -> None:
 
 def _evaluate(cfg) -> None:
     from .evaluate import evaluate, write
+    from .official import GT_DISTRIBUTION, SCRIPT_DIRS
     from .tree import load_tree
 
     e = cfg.evaluate
+    checkout = Path(e.official_checkout) if e.official_checkout else None
+    pins = dict(e.official_sha256 or {})
     gt = Path(e.gt_distribution) if e.gt_distribution else None
+    if gt is None and checkout is not None:  # the one beside the scripts, where upstream runs them
+        gt = next((checkout / d / GT_DISTRIBUTION for d in SCRIPT_DIRS if (checkout / d / GT_DISTRIBUTION).is_file()),
+                  None)
+    if e.run_official and checkout is None:
+        raise FdbuError("config", None, "evaluate.run_official=true needs evaluate.official_checkout=DIR")
     judge = None
     if e.judge.base_url:
         import os
 
         from .judge import Judge, load_official
 
-        if not e.official_checkout or not e.judge.model:
+        if checkout is None or not e.judge.model:
             raise FdbuError("config", None, "a judge needs evaluate.official_checkout=DIR (for the official prompt) "
                             "and evaluate.judge.model")
-        prompt = load_official(Path(e.official_checkout), dict(e.official_sha256 or {}))
+        prompt = load_official(checkout, pins, e.allow_unpinned)
         judge = Judge(e.judge.base_url, e.judge.model, os.environ.get(e.judge.api_key_env), prompt,
                       max_attempts=e.judge.max_attempts, timeout_s=e.judge.timeout_s)
-    if e.run_official and not e.official_checkout:
-        raise FdbuError("config", None, "evaluate.run_official=true needs evaluate.official_checkout=DIR")
     tree = load_tree(Path(cfg.tree))
-    result = evaluate(tree, gt_distribution=gt, judge=judge)
-    disagreements = []
+    lines, disagreements = [], []
+    if e.run_official:  # the pins are checked before anything is computed
+        from .official_run import check_files
+
+        check_files(tree, checkout, gt, pins, e.allow_unpinned)
+    result = evaluate(tree, gt_distribution=gt, judge=judge, pins=pins)
     if e.run_official:
         from .official_run import run_official
 
-        result["official_run"], disagreements = run_official(tree, Path(e.official_checkout), result)
+        result["official_run"], lines, disagreements = run_official(tree, checkout, result, gt_path=gt, pins=pins,
+                                                                    allow_unpinned=e.allow_unpinned)
     path = write(result, Path(cfg.tree), judge.ledger if judge else None)
     for subset, numbers in result["subsets"].items():
         print(f"{subset}: {json.dumps(numbers)}")
+    for text in lines:
+        print(text)
     print(f"wrote {path}")
     if disagreements:
         print("official scripts disagree with fdbu's rules:\n  " + "\n  ".join(disagreements), file=sys.stderr)

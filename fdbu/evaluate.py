@@ -7,13 +7,15 @@ It is never used for scoring.
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 from . import __version__
 from . import official
-from .atomic import sha256_bytes, write_json, write_text, written_by_fdbu
+from .atomic import write_json, write_text, written_by_fdbu
 from .errors import FdbuError
-from .tree import SCORED_SUBSETS, Tree, hashed, load_tree
+from .official import GT_DISTRIBUTION
+from .tree import INTERRUPTION, SCORED_SUBSETS, Tree, hashed, load_tree
 from .vad import SileroVAD
 from .vad.audio import read_wav
 
@@ -21,14 +23,10 @@ SUMMARY = "summary.json"
 LEDGER = "judge-ledger.jsonl"
 
 
-def _chunks(sample) -> list[dict]:
-    """The transcript as the official scripts read it (raw chunks, nulls kept); hash-checked on loading."""
-    return json.loads((sample.folder / "output.json").read_bytes())["chunks"]
-
-
-def _reference_time(sample, file: str, index: int) -> float:
-    """E or R exactly as the official scripts read it: the raw float of the annotation."""
-    return json.loads((sample.folder / file).read_bytes())[0]["timestamp"][index]
+def _doc(sample, file: str):
+    """A sample's JSON file as the official scripts read it (`json.load`, nulls kept); its bytes
+    were hash-checked when the tree was loaded."""
+    return json.loads((sample.folder / file).read_bytes())
 
 
 def _backchannel_samples(tree: Tree) -> list:
@@ -45,71 +43,86 @@ def _backchannel_samples(tree: Tree) -> list:
     return out
 
 
-def _ratings(samples, judge) -> list[int | None] | None:
-    """Ask the judge about every official takeover, as eval_user_interruption.py does."""
-    if judge is None:
-        return None
-    out = []
-    for s, (chunks, R) in samples:
-        try:
-            tor, _ = official.take_turn_and_latency(chunks, R)
-        except official.OfficialFailure:
-            return None  # the script fails before any rating; user_interruption() reports why
-        if tor != 1:
-            out.append(None)
-            continue
-        ann = json.loads((s.folder / "interrupt.json").read_bytes())[0]
-        text = json.loads((s.folder / "output.json").read_bytes()).get("text", "")
-        out.append(judge.rate(s.sample_id, ann.get("context", ""), ann.get("interrupt", ""), text))
-    return out
+def interruption_samples(tree: Tree) -> list[tuple[str, dict, list]]:
+    """(sample id, output.json, interrupt.json) of the eligible samples in eval_user_interruption.py's
+    order: `sorted` folder paths (line 65), all in one folder, so sorted by name."""
+    eligible = sorted((s for s in tree.subset(INTERRUPTION) if s.eligible), key=lambda s: s.name)
+    return [(s.sample_id, _doc(s, "output.json"), _doc(s, "interrupt.json")) for s in eligible]
+
+
+def interruption(tree: Tree, judge=None) -> dict:
+    """The interruption rules; the judge is asked only when the script would get to a rating for
+    every takeover (without one, a failure found first costs no request)."""
+    samples = interruption_samples(tree)
+    numbers = official.user_interruption(samples)
+    if judge is not None and not isinstance(numbers["take_turn_rate"], dict):
+        numbers = official.user_interruption(samples, judge.rate)
+    return numbers
 
 
 def evaluate(root: Path | Tree, *, gt_distribution: Path | None = None, silero: SileroVAD | None = None,
-             judge=None) -> dict:
-    """The official rules on a tree (a path, or a tree already loaded and checked)."""
+             judge=None, pins: dict[str, str] | None = None) -> dict:
+    """The official rules on a tree (a path, or a tree already loaded and checked). Each rule
+    runs over the subset's eligible samples (Definition 26); `pins` (file name -> SHA-256, default
+    the shipped ones) only label the ground-truth distribution's hash as pinned or not."""
     tree = root if isinstance(root, Tree) else load_tree(root)
     result = {"generator": "fdbu", "kind": "reference-evaluation", "fdbu_version": __version__,
               "inputs": {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
               "rules": "Full-Duplex-Bench v1.0 official evaluation scripts, re-implemented (fdbu.official)",
               "judge": judge.identity() if judge is not None else None, "subsets": {}}
     for subset in SCORED_SUBSETS:
-        eligible = [s for s in tree.subset(subset) if s.eligible]
         if not tree.subset(subset):
             continue
+        eligible = [s for s in tree.subset(subset) if s.eligible]
         if subset.endswith("pause_handling"):
-            numbers = official.pause_handling([_chunks(s) for s in eligible])
+            numbers = official.pause_handling([(s.name, _doc(s, "output.json")) for s in eligible])
         elif subset == "candor_turn_taking":
-            numbers = official.smooth_turn_taking([(_chunks(s), _reference_time(s, "turn_taking.json", 0)) for s in eligible])
+            numbers = official.smooth_turn_taking([(s.name, _doc(s, "turn_taking.json"), _doc(s, "output.json"))
+                                                   for s in eligible])
         else:
-            samples = [(s, (_chunks(s), _reference_time(s, "interrupt.json", 1))) for s in eligible]
-            ratings = _ratings(samples, judge)
-            numbers = official.user_interruption([x for _, x in samples], ratings)
+            numbers = interruption(tree, judge)
             if judge is not None:
                 rated = {e["sample_id"] for e in judge.ledger if e["status"] == "rated"}
                 numbers["judge_failed_samples"] = sorted({e["sample_id"] for e in judge.ledger} - rated)
         result["subsets"][subset] = numbers
     if tree.subset("icc_backchannel"):
-        result["subsets"]["icc_backchannel"] = _backchannel(tree, gt_distribution, silero)
+        result["subsets"]["icc_backchannel"] = _backchannel(tree, gt_distribution, silero, pins)
     return result
 
 
-def _backchannel(tree: Tree, gt_path: Path | None, silero: SileroVAD | None) -> dict:
+def backchannel_speakers(tree: Tree, silero: SileroVAD | None = None) -> list[official.Speaker]:
+    """The eligible backchannel samples as eval_backchannel.py reads them, in manifest order (the
+    script's `os.listdir` order is the file system's; it changes only the float summation order).
+    The audio is decoded and Silero run only for the speakers the rule reads."""
     samples = _backchannel_samples(tree)
+    if samples and silero is None:
+        silero = SileroVAD()
+
+    def listen(s):
+        audio = read_wav(s.wav_path, s.sample_id, s.sample_rate)
+        return silero.official_backchannel_segments(audio), len(audio), s.sample_rate
+
+    def transcript(s):
+        try:
+            return _doc(s, "output.json")
+        except ValueError as e:  # scored subsets are checked by the tree reader; this one only here
+            raise FdbuError(s.sample_id, "output.json", f"is not valid JSON ({e})") from None
+
+    return [official.Speaker(s.name, transcript(s), partial(listen, s)) for s in samples]
+
+
+def _backchannel(tree: Tree, gt_path: Path | None, silero: SileroVAD | None, pins: dict[str, str] | None) -> dict:
+    speakers = backchannel_speakers(tree, silero)
     if gt_path is None:
-        return official.Unavailable("needs the official icc_gt_distribution.json: evaluate.gt_distribution=PATH").as_json()
+        return {"pending": "needs the official icc_gt_distribution.json: evaluate.gt_distribution=PATH "
+                           "(or an evaluate.official_checkout holding it)"}
     try:
         gt = json.loads(Path(gt_path).read_bytes())
     except (OSError, ValueError) as e:
-        raise FdbuError("config", "icc_gt_distribution.json", f"cannot be read ({e})") from None
-    silero = silero or SileroVAD()
-    speakers = []
-    for s in samples:
-        if not s.name.isdigit():
-            continue
-        audio = read_wav(s.wav_path, s.sample_id, s.sample_rate)
-        speakers.append((s.name, silero.official_backchannel_segments(audio), _chunks(s), len(audio) / s.sample_rate))
+        raise FdbuError("config", GT_DISTRIBUTION, f"cannot be read ({e})") from None
     out = official.backchannel(speakers, gt)
-    out["gt_distribution_sha256"] = sha256_bytes(Path(gt_path).read_bytes())
+    out[GT_DISTRIBUTION] = official.file_report(gt_path, GT_DISTRIBUTION,
+                                                official.shipped_pins() if pins is None else pins)
     return out
 
 
@@ -142,16 +155,25 @@ def reference_column(root: Path, manifest_sha256: str, asr_sha256: str) -> str |
     judge = summary.get("judge") or {}
     lines = ["reference column (official rules, from summary.json):"]
     for subset, numbers in summary.get("subsets", {}).items():
+        if set(numbers) & set(STATES):
+            lines.append(f"  {subset}: {_cell(numbers)}")
+            continue
         cells = []
-        for key, value in numbers.items():
-            if key in ("samples", "takeovers", "gt_distribution_sha256"):
+        for key in NUMBERS:
+            if key not in numbers:
                 continue
             label = key
             if key == "rating" and judge and judge.get("model") != judge.get("official_model"):
                 label = f"rating ({judge.get('model')})"
-            cells.append(f"{label} {_cell(value)}")
+            cells.append(f"{label} {_cell(numbers[key])}")
         lines.append(f"  {subset}: " + ", ".join(cells))
     return "\n".join(lines)
+
+
+NUMBERS = ("take_turn_rate", "latency_s", "rating", "jsd", "frequency_per_s")
+# a number's place held by why there is none: the script raises (unavailable), it would still be
+# asking its judge (waiting), or fdbu lacks an input to compute it (pending)
+STATES = ("unavailable", "waiting", "pending")
 
 
 def _cell(value) -> str:
@@ -159,6 +181,7 @@ def _cell(value) -> str:
         return f"{value:.3f}"
     if isinstance(value, dict):
         if "mean" in value:
-            return f"{value['mean']:.3f} ± {value['std']:.3f}"
-        return next(f"{k}: {v}" for k, v in value.items())
+            return " ± ".join(v if isinstance(v, str) else f"{v:.3f}" for v in (value["mean"], value["std"]))
+        state = next(k for k in STATES if k in value)
+        return f"{state}: {value[state]}"
     return str(value)

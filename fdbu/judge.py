@@ -4,8 +4,10 @@ The prompt is not copied into fdbu: it is read at run time from the user's Full-
 checkout (`eval_user_interruption.py`), parsed with `ast` (the system message, the user
 message f-string, MODEL_NAME, the seed and the reply regex), and the file's SHA-256 is
 recorded and checked against the pins the run is given. Every request and reply goes into
-a ledger; a failed or unparsable reply is retried a bounded number of times and then
-recorded as failed, never as a rating.
+a ledger. The official script asks again, without limit, until a reply parses
+(eval_user_interruption.py:67, 139-140); fdbu asks at most `max_attempts` times, and a
+takeover left without a rating is reported as the official script still waiting
+(`fdbu.official.user_interruption`), never as a rating.
 """
 from __future__ import annotations
 
@@ -18,9 +20,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .atomic import sha256_bytes
 from .errors import FdbuError
-from .official import script_path
+from .official import INTERRUPTION_SCRIPT, Verdict, file_report, refuse_unpinned, script_path
 
 USER_FIELDS = {"in_before_interrupt_text": "context", "in_interrupt_text": "interrupt",
                "out_after_interrupt_text": "response"}
@@ -38,7 +39,7 @@ class OfficialPrompt:
 
     def user(self, context: str, interrupt: str, response: str) -> str:
         values = {"context": context, "interrupt": interrupt, "response": response}
-        return "".join(p if isinstance(p, str) else values[p[0]] for p in self.user_parts)
+        return "".join(p if isinstance(p, str) else format(values[p[0]]) for p in self.user_parts)  # as f"{x}"
 
     def parse(self, reply: str) -> int | None:
         """The official parse_output(reply + "\\n"): the last match's rating, or None."""
@@ -55,15 +56,15 @@ def _constant(tree: ast.AST, name: str):
     return None
 
 
-def load_official(checkout: Path, pins: dict[str, str] | None = None) -> OfficialPrompt:
-    checkout = Path(checkout)
-    rel = script_path(checkout, "eval_user_interruption.py")
-    data = (checkout / rel).read_bytes()
-    digest = sha256_bytes(data)
-    want = (pins or {}).get(rel)
-    if want is not None and want != digest:
-        raise FdbuError("official checkout", rel, f"SHA-256 {digest} differs from the pinned {want}; "
-                        "check out the pinned Full-Duplex-Bench revision")
+def load_official(checkout: Path, pins: dict[str, str] | None = None, allow_unpinned: bool = False) -> OfficialPrompt:
+    """The prompt of the checkout's eval_user_interruption.py; with `pins` (file name -> SHA-256)
+    a file that is not the pinned one is refused unless `allow_unpinned`."""
+    rel = INTERRUPTION_SCRIPT
+    path = script_path(Path(checkout), rel)
+    report = file_report(path, rel, pins or {})
+    if pins is not None:
+        refuse_unpinned({rel: report}, allow_unpinned)
+    data, digest = path.read_bytes(), report["sha256"]
     try:
         tree = ast.parse(data)
         system = _constant(tree, "system_msg").value
@@ -108,10 +109,13 @@ class Judge:
         with urllib.request.urlopen(req, timeout=self.timeout_s) as r:
             return json.loads(r.read())["choices"][0]["message"]["content"]
 
-    def rate(self, sample_id: str, context: str, interrupt: str, response: str) -> int | None:
+    def rate(self, sample_id: str, context, interrupt, response) -> Verdict:
+        """Ask until a reply parses, at most max_attempts times; replies that came back without
+        a rating are counted (the official script re-runs its loop body for each)."""
         messages = [{"role": "system", "content": self.prompt.system_msg},
                     {"role": "user", "content": self.prompt.user(context, interrupt, response)}]
         body = {"model": self.model, "messages": messages, "seed": self.prompt.seed}
+        unparsable = 0
         for attempt in range(1, self.max_attempts + 1):
             entry = {"sample_id": sample_id, "attempt": attempt, "request": body}
             try:
@@ -123,7 +127,8 @@ class Judge:
                 entry.update(status="failed", error=f"{type(e).__name__}: {e}")
             self.ledger.append(entry)
             if rating is not None:
-                return rating
-            if attempt < self.max_attempts:
+                return Verdict(rating, unparsable, attempt)
+            unparsable += entry["status"] == "unparsable"
+            if attempt < self.max_attempts and self.backoff_s:
                 time.sleep(self.backoff_s * attempt)
-        return None
+        return Verdict(None, unparsable, self.max_attempts)

@@ -1,80 +1,299 @@
-"""`evaluate.run_official=true`: run the official scripts unchanged and compare with fdbu's rules.
+"""`evaluate.run_official=true`: run the four official scripts unchanged and compare with fdbu's rules.
 
-Each script gets a temporary copy of the tree laid out the way it reads it
-(`<root_dir>/<id>/output.json` plus the annotation, eligible samples only), runs with this
-Python from the user's checkout, and its printed `[Result]` block is parsed. Numbers that
-differ from fdbu's re-implementation by more than 1e-9 are disagreements.
+Each script gets a temporary folder laid out the way it reads a subset (`<root_dir>/<id>/`
+with output.json and the annotation, or output.wav for backchannel; eligible samples only)
+and runs with this Python from the user's checkout, after its SHA-256 is checked against
+the pins. Pause handling and turn-taking run as `python SCRIPT --root_dir DIR`; the
+interruption and backchannel scripts through `fdbu.official_runner` (a client for the
+judge, a loader for torchaudio). The printed `[Result]` block is parsed, or the exception
+the script raised is read from its traceback.
+
+Agreement: a number printed with `print(label, x)` is Python's repr of the float, so it is
+compared to 1e-9 (the float summation order may differ: the scripts visit folders in
+`os.listdir` order); one printed with `:.4f` (backchannel) is known only to half a unit of its
+last printed digit, so fdbu's value agrees when it lies within that (plus the same 1e-9);
+"nan" agrees with "nan". A script that raises agrees when fdbu's numbers are all
+`unavailable` with the same exception name.
+
+The interruption judge is fdbu's stub on 127.0.0.1 (`StubJudge`), the same for the script
+and for fdbu's rules, so the rating is compared too.
 """
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from .official import script_path
-from .tree import SUBSETS, Tree
+from . import official
+from .official_runner import LOADER
+from .tree import INTERRUPTION, SUBSETS, Tree
 
 TOLERANCE = 1e-9
-SCRIPTS = {  # subset -> (script, {printed label: summary key})
-    "synthetic_pause_handling": ("eval_pause_handling.py", {"Average take turn": "take_turn_rate"}),
-    "candor_pause_handling": ("eval_pause_handling.py", {"Average take turn": "take_turn_rate"}),
-    "candor_turn_taking": ("eval_smooth_turn_taking.py", {"Average take turn": "take_turn_rate",
-                                                          "Average latency": "latency_s"}),
+# subset -> (script, runner mode or None for a plain run, {printed label: summary key})
+SCRIPTS = {
+    "synthetic_pause_handling": (official.PAUSE_SCRIPT, None, {"Average take turn": "take_turn_rate"}),
+    "candor_pause_handling": (official.PAUSE_SCRIPT, None, {"Average take turn": "take_turn_rate"}),
+    "candor_turn_taking": (official.TURN_SCRIPT, None, {"Average take turn": "take_turn_rate",
+                                                        "Average latency": "latency_s"}),
+    INTERRUPTION: (official.INTERRUPTION_SCRIPT, "interruption", {"Average rating": "rating",
+                                                                  "Average take turn": "take_turn_rate",
+                                                                  "Average latency": "latency_s"}),
+    "icc_backchannel": (official.BACKCHANNEL_SCRIPT, "backchannel", {"JSD": "jsd", "TOR": "take_turn_rate",
+                                                                     "Frequency": "frequency_per_s"}),
 }
-NOT_RUN = {"synthetic_user_interruption": "eval_user_interruption.py needs an API client object; its take-turn "
-                                          "rate and latency are compared only through fdbu's rules",
-           "icc_backchannel": "eval_backchannel.py needs loguru and its own working directory"}
 
+
+# ---- the stub judge ----
+
+class StubJudge:
+    """An OpenAI-compatible chat endpoint on 127.0.0.1 with fixed replies. The first request
+    with given messages and seed gets a reply without a rating (so the script's ask-again
+    loop runs, eval_user_interruption.py:139-140); every later one "I would rate the AI's
+    response as k", k = the first byte of SHA-256(messages, seed) mod 6."""
+
+    POLICY = ("first request per (messages, seed): a reply without a rating; then 'I would rate the AI's "
+              "response as k', k = first byte of SHA-256 of the JSON of messages and seed, mod 6")
+
+    def __init__(self):
+        self.seen: dict[str, int] = {}
+        self.requests = 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                payload = json.dumps(outer.reply(body)).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_port}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def reply(self, body: dict) -> dict:
+        key = json.dumps({"messages": body.get("messages"), "seed": body.get("seed")}, sort_keys=True)
+        digest = hashlib.sha256(key.encode()).digest()
+        self.requests += 1
+        count = self.seen[key] = self.seen.get(key, 0) + 1
+        content = ("Analysis: the stub judge gives no rating on a first request." if count == 1 else
+                   f"Analysis: a fixed reply.\nI would rate the AI's response as {digest[0] % 6}")
+        return {"id": f"stub-{self.requests}", "object": "chat.completion", "created": 0, "model": body.get("model"),
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": content}}]}
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+# ---- running a script ----
 
 def _layout(tree: Tree, subset: str, dest: Path) -> None:
+    """The eligible samples as `<dest>/<id>/` with the files the script reads (the wav linked)."""
+    dest.mkdir(parents=True)
     ann = SUBSETS[subset][1]
     for s in tree.subset(subset):
-        if s.eligible:
-            (dest / s.name).mkdir(parents=True)
-            for f in ("output.json", ann):
-                shutil.copyfile(s.folder / f, dest / s.name / f)
+        if not s.eligible:
+            continue
+        (dest / s.name).mkdir()
+        shutil.copyfile(s.folder / "output.json", dest / s.name / "output.json")
+        if ann:
+            shutil.copyfile(s.folder / ann, dest / s.name / ann)
+        else:
+            os.symlink(s.wav_path.resolve(), dest / s.name / "output.wav")
 
 
-def parse_result(stdout: str, labels: dict[str, str]) -> dict[str, float]:
+_EXCEPTION = re.compile(r"^([A-Za-z_][\w.]*)(?::\s?(.*))?$")
+
+
+def raised(stderr: str) -> tuple[str, str] | None:
+    """The exception the last Python traceback in stderr names: (name without module, message).
+    It is the first unindented line after the frames (a progress bar may still write after it)."""
+    if "Traceback (most recent call last):" not in stderr:
+        return None
+    for text in stderr.rsplit("Traceback (most recent call last):", 1)[1].splitlines():
+        m = _EXCEPTION.match(text)
+        if text and not text[0].isspace() and m:
+            return m.group(1).rsplit(".", 1)[-1], m.group(2) or ""
+    return None
+
+
+def parse_result(stdout: str, labels: dict[str, str]) -> dict[str, str]:
+    """The printed numbers of the `[Result]` block, as printed: {summary key: text}; for a
+    'LABEL - Mean: m ± s' line, {key: "m ± s"}."""
     block = stdout.split("[Result]", 1)[-1]
     out = {}
     for label, key in labels.items():
-        m = re.search(re.escape(label) + r":\s+(\S+)", block)
+        m = re.search(r"^" + re.escape(label) + r"(?::\s+| - Mean: )(\S+(?: ± \S+)?)\s*$", block, re.M)
         if m:
-            out[key] = float(m.group(1))
+            out[key] = m.group(1)
+    m = re.search(r"^Number of samples: (\d+)\s*$", block, re.M)
+    if m:
+        out["samples"] = m.group(1)
     return out
 
 
-def run_official(tree: Tree, checkout: Path, result: dict) -> tuple[dict, list[str]]:
-    """Returns ({subset: {key: {official, fdbu, agree}}}, disagreement lines)."""
-    report, disagreements = {}, []
+def run_script(mode: str | None, script: Path | str, root: Path, cwd: Path, url: str | None = None) -> tuple[int, str, str]:
+    """Run an official script on `root` -> (exit status, stdout, stderr): plainly (`mode` None)
+    or through fdbu.official_runner. The loopback stub is never sent to a proxy."""
+    if mode is None:
+        cmd = [sys.executable, str(script), "--root_dir", str(root)]
+    else:
+        cmd = [sys.executable, "-m", "fdbu.official_runner", mode, str(script), str(root)] + ([url] if url else [])
+    env = dict(os.environ)
+    env["NO_PROXY"] = ",".join(filter(None, [env.get("NO_PROXY"), "127.0.0.1"]))
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def gt_folder(dest: Path, gt_path: Path) -> Path:
+    """A working directory for eval_backchannel.py: it opens ./icc_gt_distribution.json (line 19)."""
+    dest.mkdir()
+    shutil.copyfile(gt_path, dest / official.GT_DISTRIBUTION)
+    return dest
+
+
+# ---- comparing ----
+
+def agrees(text: str, ours, rounded: bool) -> tuple[bool, float]:
+    """Whether fdbu's value lies within what the printed text pins down, and that bound: a
+    repr float to 1e-9; a rounded one (`:.4f`) also to half a unit of its last digit."""
+    if text == "nan":
+        return ours == "nan", 0.0
+    bound = TOLERANCE + (0.5 * 10 ** -len(text.split(".", 1)[1]) if rounded and "." in text else 0.0)
+    number = isinstance(ours, (int, float)) and not isinstance(ours, bool)
+    return number and abs(ours - float(text)) <= bound, bound
+
+
+def compare_printed(printed: dict[str, str], ours: dict, rounded: bool) -> dict:
+    """{key: {official (as printed), fdbu, bound, agree}} for every number the script printed."""
+    out = {}
+    for key, text in printed.items():
+        value = ours.get(key)
+        if key == "samples":
+            out[key] = {"official": text, "fdbu": value, "agree": value == int(text)}
+            continue
+        if " ± " in text:
+            cells = [agrees(part, value.get(sub) if isinstance(value, dict) else None, rounded)
+                     for part, sub in zip(text.split(" ± "), ("mean", "std"))]
+            agree, bound = all(c[0] for c in cells), max(c[1] for c in cells)
+        else:
+            agree, bound = agrees(text, value, rounded)
+        out[key] = {"official": text, "fdbu": value, "bound": bound, "agree": agree}
+    return out
+
+
+def compare(subset: str, rc: int, stdout: str, stderr: str, ours: dict) -> dict:
+    """The record of one script run against fdbu's numbers for the subset."""
+    script, _, labels = SCRIPTS[subset]
+    keys = list(labels.values())
+    exc = raised(stderr) if rc != 0 else None
+    if rc != 0 and (exc is None or exc[0] in ("ImportError", "ModuleNotFoundError")):
+        why = f"{exc[0]}: {exc[1]}" if exc else (stderr.strip().splitlines() or [f"exit status {rc}, no output"])[-1]
+        return {"script": script, "status": "could not run", "why": why}
+    if exc is not None:
+        name = exc[0]
+        same = all(isinstance(ours.get(k), dict) and str(ours[k].get("unavailable", "")).startswith(name + ":")
+                   for k in keys)
+        return {"script": script, "status": "agreed" if same else "differed",
+                "official_raised": f"{name}: {exc[1]}", "fdbu": {k: ours.get(k) for k in keys}}
+    printed = parse_result(stdout, labels)
+    if set(keys) - set(printed):
+        return {"script": script, "status": "could not run",
+                "why": f"its output has no [Result] line for {', '.join(sorted(set(keys) - set(printed)))}"}
+    numbers = compare_printed(printed, ours, rounded=subset == "icc_backchannel")
+    return {"script": script, "status": "agreed" if all(n["agree"] for n in numbers.values()) else "differed",
+            "numbers": numbers}
+
+
+def line(subset: str, record: dict) -> str:
+    """The console line for one script run."""
+    judge = " with fdbu's stub judge" if "judge" in record else ""
+    head = f"official {record['script']} on {subset}{judge}: {record['status']}"
+    if record["status"] == "could not run":
+        return f"{head} ({record['why']})"
+    if "official_raised" in record:
+        fdbu = "; ".join(f"{k} {json.dumps(v)}" for k, v in record["fdbu"].items())
+        return f"{head} (the script raised {record['official_raised']}" + (")" if record["status"] == "agreed" else
+                                                                            f"; fdbu: {fdbu})")
+    if record["status"] == "agreed":
+        return f"{head} (" + ", ".join(f"{k} {n['official']}" for k, n in record["numbers"].items()) + ")"
+    return f"{head}: " + "; ".join(f"{k} official {n['official']}, fdbu {json.dumps(n['fdbu'])}"
+                                   for k, n in record["numbers"].items() if not n["agree"])
+
+
+# ---- the whole run ----
+
+def check_files(tree: Tree, checkout: Path, gt_path: Path | None, pins: dict[str, str],
+                allow_unpinned: bool) -> tuple[dict[str, Path], dict[str, dict]]:
+    """The official files this run uses: ({name: path}, {name: SHA-256 against the pin}); a file
+    that is not the pinned one is refused unless allowed. (No paths go into summary.json.)"""
+    names = dict.fromkeys(SCRIPTS[s][0] for s in SCRIPTS if tree.subset(s))
+    paths = {name: official.script_path(checkout, name) for name in names}
+    if tree.subset("icc_backchannel") and gt_path is not None:
+        paths[official.GT_DISTRIBUTION] = Path(gt_path)
+    files = {name: official.file_report(path, name, pins) for name, path in paths.items()}
+    official.refuse_unpinned(files, allow_unpinned)
+    return paths, files
+
+
+def run_official(tree: Tree, checkout: Path, result: dict, *, gt_path: Path | None = None,
+                 pins: dict[str, str] | None = None, allow_unpinned: bool = False) -> tuple[dict, list[str], list[str]]:
+    """Run every script whose subset the tree has (`pins` default: the shipped ones). Returns
+    (summary.json's `official_run`, console lines, disagreement lines)."""
+    from .evaluate import interruption
+    from .judge import Judge, load_official
+
+    checkout = Path(checkout)
+    pins = official.shipped_pins() if pins is None else pins
+    paths, files = check_files(tree, checkout, gt_path, pins, allow_unpinned)
+    report = {"files": files, "allow_unpinned": allow_unpinned, "subsets": {}}
     with tempfile.TemporaryDirectory(prefix="fdbu-official-") as tmp:
-        for subset, (script, labels) in SCRIPTS.items():
+        for subset, (script, mode, _) in SCRIPTS.items():
             if not tree.subset(subset) or subset not in result["subsets"]:
                 continue
-            root = Path(tmp) / subset
-            root.mkdir()
+            path, root, ours = paths[script], Path(tmp) / subset, result["subsets"][subset]
             _layout(tree, subset, root)
-            proc = subprocess.run([sys.executable, str(checkout / script_path(checkout, script)), "--root_dir", str(root)],
-                                  capture_output=True, text=True, cwd=tmp)
-            if proc.returncode != 0:
-                report[subset] = {"official_failed": (proc.stderr.strip().splitlines() or ["(no output)"])[-1]}
-                ours = result["subsets"][subset]
-                if not any(isinstance(v, dict) and "unavailable" in v for v in ours.values()):
-                    disagreements.append(f"{subset}: the official {script} failed but fdbu computed numbers")
-                continue
-            printed = parse_result(proc.stdout, labels)
-            report[subset] = {}
-            for key, official in printed.items():
-                ours = result["subsets"][subset].get(key)
-                agree = isinstance(ours, (int, float)) and abs(ours - official) <= TOLERANCE
-                report[subset][key] = {"official": official, "fdbu": ours, "agree": agree}
-                if not agree:
-                    disagreements.append(f"{subset} {key}: official {official!r}, fdbu {ours!r}")
-    for subset, why in NOT_RUN.items():
-        if tree.subset(subset):
-            report[subset] = {"not_run": why}
-    return report, disagreements
+            extra = {}
+            if mode is None:
+                rc, out, err = run_script(mode, path, root, Path(tmp))
+            elif mode == "interruption":
+                prompt = load_official(checkout, pins, allow_unpinned)
+                with StubJudge() as stub:
+                    rc, out, err = run_script(mode, path, root, Path(tmp), stub.url)
+                    extra["judge"] = {"stub": StubJudge.POLICY, "official_requests": stub.requests}
+                with StubJudge() as stub:
+                    ours = interruption(tree, Judge(stub.url, prompt.model, None, prompt, max_attempts=2, backoff_s=0))
+                    extra["judge"]["fdbu_requests"] = stub.requests
+                extra["fdbu_numbers_with_the_stub"] = ours
+            else:
+                if gt_path is None or "pending" in ours:
+                    report["subsets"][subset] = {"script": script, "status": "could not run",
+                                                 "why": "needs icc_gt_distribution.json: evaluate.gt_distribution=PATH"}
+                    continue
+                rc, out, err = run_script(mode, path, root, gt_folder(Path(tmp) / f"{subset}-cwd", gt_path))
+                extra["loader"] = LOADER
+            report["subsets"][subset] = {**compare(subset, rc, out, err, ours), **extra}
+    lines = [line(subset, r) for subset, r in report["subsets"].items()]
+    disagreements = [line(subset, r) for subset, r in report["subsets"].items() if r["status"] == "differed"]
+    return report, lines, disagreements

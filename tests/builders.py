@@ -90,3 +90,14 @@ def write_tree(root: Path, samples: list[dict], declared: dict | None = None) ->
     (root / "manifest.json").write_text(json.dumps(manifest, indent=1))
     (root / "asr.json").write_text(json.dumps(asr, indent=1))
     return root
+
+
+def speech(T: float, utterances, seed: int = 0) -> np.ndarray:
+    """int16 audio of T seconds: for each (start_s, k), k words of the synth bank (real speech,
+    50 ms apart, so Silero hears one segment per utterance) from start_s on."""
+    from fdbu.synth import Capture
+
+    cap = Capture(int(round(T * SR)), np.random.default_rng(seed))
+    for start, k in utterances:
+        cap.say(start, words=k)
+    return cap.audio

@@ -1,16 +1,17 @@
 """The interruption judge over real HTTP: a local OpenAI-compatible server on loopback."""
 import json
+import re
 import shutil
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from pathlib import Path
-import os
 
 import pytest
 
 from fdbu.errors import FdbuError
-from fdbu.evaluate import LEDGER, evaluate, write
+from fdbu.evaluate import LEDGER, evaluate, reference_column, write
 from fdbu.judge import Judge, load_official
+from fdbu.official import Verdict
+from official_scripts import OFFICIAL, needs_official
 
 # A stand-in for the official script with the same shape (written here, not copied): fdbu
 # reads the prompt, MODEL_NAME, seed and reply pattern out of whatever checkout it is given.
@@ -83,9 +84,10 @@ def test_prompt_and_parsing_come_from_the_checkout(checkout):
 
 
 def test_pins_are_checked(checkout):
-    with pytest.raises(FdbuError, match="differs from the pinned"):
-        load_official(checkout, {"v1_v1.5/evaluation/eval_user_interruption.py": "0" * 64})
-    with pytest.raises(FdbuError, match="has no v1_v1.5/evaluation/eval_user_interruption.py"):
+    with pytest.raises(FdbuError, match="eval_user_interruption.py: SHA-256 differs from fdbu's pins"):
+        load_official(checkout, {"eval_user_interruption.py": "0" * 64})
+    assert load_official(checkout, {"eval_user_interruption.py": "0" * 64}, allow_unpinned=True).model
+    with pytest.raises(FdbuError, match="eval_user_interruption.py: is not in"):
         load_official(checkout / "nowhere")
 
 
@@ -95,9 +97,10 @@ def test_success_malformed_and_failure(checkout):
                      (500, ""), (500, ""), (200, "still no rating")])
     try:
         judge = Judge(server.url, "other-judge", "sk-test", load_official(checkout), max_attempts=3, backoff_s=0)
-        assert judge.rate("a", "ctx", "wait", "sure") == 5
-        assert judge.rate("b", "ctx", "wait", "sure") == 2          # malformed once, then parsed
-        assert judge.rate("c", "ctx", "wait", "sure") is None       # 500, 500, unparsable: failed
+        assert judge.rate("a", "ctx", "wait", "sure") == Verdict(5, 0, 1)
+        assert judge.rate("b", "ctx", "wait", "sure") == Verdict(2, 1, 2)   # malformed once, then parsed
+        # 500, 500, unparsable: no rating; only the reply that came back counts as one without a rating
+        assert judge.rate("c", "ctx", "wait", "sure") == Verdict(None, 1, 3)
     finally:
         server.close()
     assert [e["status"] for e in judge.ledger] == ["rated", "unparsable", "rated", "failed", "failed", "unparsable"]
@@ -123,13 +126,32 @@ def test_evaluate_with_a_judge_labels_it_and_keeps_a_ledger(checkout, synth_tree
     assert result["judge"]["model"] == "other-judge" and result["judge"]["official_model"] == "judge-of-record"
     ledger = [json.loads(x) for x in (tree / LEDGER).read_text().splitlines()]
     assert len(ledger) == ui["takeovers"] and all(e["status"] == "rated" for e in ledger)
-    from fdbu.evaluate import reference_column
-
     col = reference_column(tree, result["inputs"]["manifest.json"], result["inputs"]["asr.json"])
     assert "rating (other-judge) 3.000" in col
 
 
-@pytest.mark.skipif(not os.environ.get("FDB_OFFICIAL"), reason="set FDB_OFFICIAL to a Full-Duplex-Bench checkout")
+def test_a_judge_that_never_parses_leaves_the_reference_column_waiting(checkout, synth_tree, tmp_path):
+    tree = tmp_path / "t"
+    shutil.copytree(synth_tree, tree)
+    server = Server([(200, "no rating here")] * 200)
+    try:
+        judge = Judge(server.url, "judge-of-record", None, load_official(checkout), max_attempts=2, backoff_s=0)
+        result = evaluate(tree, judge=judge)
+        write(result, tree, judge.ledger)
+    finally:
+        server.close()
+    ui = result["subsets"]["synthetic_user_interruption"]
+    assert len(server.requests) == 2 and ui["judge_failed_samples"] == [judge.ledger[0]["sample_id"]]
+    assert ui["rating"] == ui["take_turn_rate"] == ui["latency_s"] and "waiting" in ui["rating"]
+    col = reference_column(tree, result["inputs"]["manifest.json"], result["inputs"]["asr.json"])
+    assert (f"rating waiting: the official script would still be asking the judge about "
+            f"{judge.ledger[0]['sample_id']}") in col and "2 attempts" in col
+
+
+@needs_official
 def test_the_real_official_checkout_parses():
-    p = load_official(Path(os.environ["FDB_OFFICIAL"]))
-    assert p.model and p.pattern.pattern and "{" not in p.user("a", "b", "c")
+    p = load_official(OFFICIAL)
+    assert p.model == "gpt-4-turbo" and p.seed == 0 and p.pattern.flags & re.DOTALL
+    assert p.user("a", "b", "c") == ("\n                - Contextual user turn: a\n                - User interrupting "
+                                     "turn: b\n                - AI's response: c\n                ")
+    assert p.parse("Analysis: x.\nI would rate the AI's response as 4.") == 4

@@ -1,26 +1,32 @@
-"""evaluate.run_official: the official scripts' printed numbers against fdbu's rules."""
+"""evaluate.run_official: pins, disagreements and how a script's output is read. The real
+scripts are run in test_official_scripts.py; here stand-ins (written here, not copied) make
+a script disagree or crash on purpose."""
 import json
-import os
-import shutil
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+import soundfile as sf
+
+from builders import pause_ann, sample, turn_ann, write_tree
+from fdbu import official
+from fdbu.official_run import agrees, compare
+from fdbu.official_runner import pcm16_load
+from official_scripts import OFFICIAL, needs_official
 
 FDBU = str(Path(sys.executable).parent / "fdbu")
 
-# Stand-ins with the official scripts' interface and result block (written here, not copied).
+# Stand-ins with the official scripts' interface and result block.
 PAUSE = '''
 import argparse, json, os
 p = argparse.ArgumentParser(); p.add_argument("--root_dir"); a = p.parse_args()
 tors = []
 for d in os.listdir(a.root_dir):
     c = json.load(open(os.path.join(a.root_dir, d, "output.json")))["chunks"]
-    if not c:
-        tors.append(0); continue
-    end = c[-1]["timestamp"][0] if c[-1]["timestamp"][-1] is None else c[-1]["timestamp"][-1]
-    tors.append(0 if end - c[0]["timestamp"][0] < 1 and len(c) <= 3 else 1)
+    tors.append(0 if not c else 1)
 print("---------------------------------------------------")
 print("[Result]")
 print("Average take turn: ", sum(tors) / len(tors) + OFFSET)
@@ -37,42 +43,119 @@ def checkout(root: Path, offset: float) -> Path:
     ev.mkdir(parents=True)
     (ev / "eval_pause_handling.py").write_text(PAUSE.replace("OFFSET", repr(offset)))
     (ev / "eval_smooth_turn_taking.py").write_text(TURN)
+    (ev / "eval_backchannel.py").write_text("raise SystemExit('a stand-in never run: no ground truth given')\n")
     return root
 
 
-def run(tree, fdb):
+@pytest.fixture()
+def tree(tmp_path):
+    return write_tree(tmp_path / "t", [
+        sample("synthetic_pause_handling", 0, 10.0, [(5.0, 7.0)], pause_ann([(3.0, 3.5)])),
+        sample("synthetic_pause_handling", 1, 10.0, [], pause_ann([(3.0, 3.5)])),
+        sample("candor_turn_taking", 0, 10.0, [(6.0, 7.5)], turn_ann(5.0)),
+        sample("icc_backchannel", 0, 2.0),
+    ])
+
+
+def run(tree, fdb, *extra):
     return subprocess.run([FDBU, "evaluate", f"tree={tree}", "evaluate.run_official=true",
-                           f"evaluate.official_checkout={fdb}"], capture_output=True, text=True)
+                           f"evaluate.official_checkout={fdb}", *extra], capture_output=True, text=True)
 
 
-def test_agreement_and_a_crashing_script(synth_tree, tmp_path):
-    tree = tmp_path / "t"
-    shutil.copytree(synth_tree, tree)
+def test_unpinned_scripts_are_refused_by_name(tree, tmp_path):
     out = run(tree, checkout(tmp_path / "fdb", 0.0))
-    summary = json.loads((tree / "summary.json").read_text())
-    report = summary["official_run"]
-    assert report["candor_pause_handling"]["take_turn_rate"]["agree"] is True
-    assert report["candor_pause_handling"]["take_turn_rate"]["official"] == \
-        summary["subsets"]["candor_pause_handling"]["take_turn_rate"]
-    assert report["candor_turn_taking"]["official_failed"].startswith("TypeError")
-    assert "not_run" in report["synthetic_user_interruption"]
-    # the turn-taking stand-in crashed while fdbu's rules gave numbers: that is a disagreement
-    assert out.returncode == 3 and "candor_turn_taking: the official eval_smooth_turn_taking.py failed" in out.stderr
+    assert out.returncode == 2 and not (tree / "summary.json").exists()
+    assert out.stderr.strip().splitlines() == [
+        "fdbu: error: official checkout: eval_backchannel.py, eval_pause_handling.py, eval_smooth_turn_taking.py: "
+        "SHA-256 differs from "
+        "fdbu's pins (evaluate.official_sha256); check out the pinned Full-Duplex-Bench revision, or pass "
+        "evaluate.allow_unpinned=true to compare anyway"]
 
 
-def test_a_different_number_is_a_disagreement(synth_tree, tmp_path):
-    tree = tmp_path / "t"
-    shutil.copytree(synth_tree, tree)
-    out = run(tree, checkout(tmp_path / "fdb", 1e-6))
+def test_disagreement_and_a_crashing_script_exit_3(tree, tmp_path):
+    out = run(tree, checkout(tmp_path / "fdb", 1e-6), "evaluate.allow_unpinned=true")
     assert out.returncode == 3
-    assert "synthetic_pause_handling take_turn_rate: official" in out.stderr
-    assert json.loads((tree / "summary.json").read_text())["official_run"]["synthetic_pause_handling"][
-        "take_turn_rate"]["agree"] is False
+    assert "official eval_pause_handling.py on synthetic_pause_handling: differed: take_turn_rate official " \
+           "0.500001, fdbu 0.5" in out.stdout
+    assert "official eval_smooth_turn_taking.py on candor_turn_taking: differed (the script raised TypeError" in out.stdout
+    assert "official eval_backchannel.py on icc_backchannel: could not run (needs icc_gt_distribution.json: " \
+           "evaluate.gt_distribution=PATH)" in out.stdout
+    assert "official scripts disagree with fdbu's rules:" in out.stderr
+    run_ = json.loads((tree / "summary.json").read_text())["official_run"]
+    assert run_["allow_unpinned"] is True and run_["files"]["eval_pause_handling.py"]["pinned"] is False
+    assert run_["subsets"]["synthetic_pause_handling"]["numbers"]["take_turn_rate"] == {
+        "official": "0.500001", "fdbu": 0.5, "bound": 1e-9, "agree": False}
 
 
-@pytest.mark.skipif(not os.environ.get("FDB_OFFICIAL"), reason="set FDB_OFFICIAL to a Full-Duplex-Bench checkout")
-def test_real_official_scripts_agree(synth_tree, tmp_path):
-    tree = tmp_path / "t"
-    shutil.copytree(synth_tree, tree)
-    out = run(tree, os.environ["FDB_OFFICIAL"])
-    assert out.returncode == 0, out.stderr
+def test_printed_precision_bounds():
+    assert agrees("0.1235", 0.12345, rounded=True) == (True, 0.5e-4 + 1e-9)   # :.4f of 0.12345 may print 0.1235
+    assert agrees("0.1235", 0.123449, rounded=True)[0] is False
+    assert agrees("0.1235", 0.12345, rounded=False)[0] is False               # a repr float: 1e-9 only
+    assert agrees("0.500000000001", 0.5, rounded=False) == (True, 1e-9)
+    assert agrees("0.500000002", 0.5, rounded=False)[0] is False
+    assert agrees("nan", "nan", rounded=True)[0] and not agrees("nan", 0.0, rounded=True)[0]
+    assert not agrees("0.5", {"unavailable": "ZeroDivisionError: division by zero"}, rounded=False)[0]
+
+
+TRACEBACK = "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n{}\n"
+
+
+def test_reading_what_a_script_did():
+    ours = {"take_turn_rate": {"unavailable": "ZeroDivisionError: division by zero"}}
+    r = compare("synthetic_pause_handling", 1, "", "evaluate: 0it\n" + TRACEBACK.format("ZeroDivisionError: division by zero"), ours)
+    assert r["status"] == "agreed" and r["official_raised"] == "ZeroDivisionError: division by zero"
+    r = compare("synthetic_pause_handling", 1, "", TRACEBACK.format("KeyError: 'chunks'") + "\revaluate: 0it\n", ours)
+    assert r["status"] == "differed" and r["official_raised"] == "KeyError: 'chunks'"
+    r = compare("synthetic_user_interruption", 1, "", TRACEBACK.format("ModuleNotFoundError: No module named 'openai'"), {})
+    assert r == {"script": "eval_user_interruption.py", "status": "could not run",
+                 "why": "ModuleNotFoundError: No module named 'openai'"}
+    r = compare("synthetic_user_interruption", 1, "", TRACEBACK.format("openai.APIConnectionError: Connection error."),
+                {"rating": {"unavailable": "APIConnectionError: x"}, "take_turn_rate": {"unavailable": "APIConnectionError: x"},
+                 "latency_s": {"unavailable": "APIConnectionError: x"}})
+    assert r["status"] == "agreed" and r["official_raised"] == "APIConnectionError: Connection error."
+    printed = "[Result]\nJSD - Mean: 0.5000 ± 0.1000\nTOR - Mean: nan ± nan\nFrequency - Mean: 0.0100 ± 0.0000\n" \
+              "\n[Raw Counts]\nNumber of samples: 2\n"
+    ours = {"jsd": {"mean": 0.50004, "std": 0.1}, "take_turn_rate": {"mean": "nan", "std": "nan"},
+            "frequency_per_s": {"mean": 0.01, "std": 0.0}, "samples": 2}
+    assert compare("icc_backchannel", 0, printed, "", ours)["status"] == "agreed"
+    assert compare("icc_backchannel", 0, printed, "", {**ours, "samples": 3})["status"] == "differed"
+
+
+def test_pcm16_loader_gives_torchaudio_loads_result(tmp_path):
+    """torchaudio.load of a PCM16 WAV: float32 (channels, frames), the samples / 32768."""
+    pcm = np.array([-32768, -1, 0, 1, 12345, 32767], np.int16)
+    sf.write(tmp_path / "a.wav", pcm, 16000, subtype="PCM_16")
+    wav, sr = pcm16_load(str(tmp_path / "a.wav"))
+    assert sr == 16000 and wav.dtype.is_floating_point and str(wav.dtype) == "torch.float32"
+    assert tuple(wav.shape) == (1, 6) and wav.numpy().tolist() == [(pcm.astype(np.float64) / 32768).tolist()]
+    sf.write(tmp_path / "b.wav", pcm, 16000, subtype="PCM_24")
+    with pytest.raises(NotImplementedError, match="PCM16 WAV only"):
+        pcm16_load(str(tmp_path / "b.wav"))
+    with pytest.raises(NotImplementedError):
+        pcm16_load(str(tmp_path / "a.wav"), num_frames=3)
+
+
+def test_pcm16_loader_equals_torchaudio_load_where_torchcodec_is_installed(tmp_path):
+    pytest.importorskip("torchcodec", reason="TorchCodec (and FFmpeg) not installed: torchaudio.load cannot run here")
+    import torch
+    import torchaudio
+
+    pcm = np.concatenate([[-32768, -1, 0, 1, 32767], np.random.default_rng(0).integers(-32768, 32768, 50000)])
+    sf.write(tmp_path / "a.wav", pcm.astype(np.int16), 16000, subtype="PCM_16")
+    (want, want_sr), (got, got_sr) = torchaudio.load(str(tmp_path / "a.wav")), pcm16_load(str(tmp_path / "a.wav"))
+    assert torch.equal(want, got) and want_sr == got_sr
+
+
+def shipped_readme_pins(folder: Path) -> dict[str, str]:
+    text = (folder / "README.md").read_text()
+    return {name: digest for digest, name in re.findall(r"^\s*([0-9a-f]{64})\s+(\S+)\s*$", text, re.M)}
+
+
+@needs_official
+def test_the_shipped_pins_are_the_official_files():
+    pins = official.shipped_pins()
+    assert set(pins) == set(official.OFFICIAL_FILES)
+    for name, digest in pins.items():
+        assert official.file_report(official.script_path(OFFICIAL, name), name, pins)["pinned"], name
+    if (OFFICIAL / "README.md").is_file():  # shared/official's README lists them
+        assert shipped_readme_pins(OFFICIAL) == pins

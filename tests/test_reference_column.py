@@ -21,8 +21,8 @@ def tree(synth_tree, tmp_path):
     return t
 
 
-def chunks(tree, sid):
-    return json.loads((tree / sid / "output.json").read_text())["chunks"]
+def doc(tree, sid, file="output.json"):
+    return json.loads((tree / sid / file).read_text())
 
 
 def test_summary_reproduces_the_rules_on_the_trees_files(tree, silero, tmp_path):
@@ -31,13 +31,17 @@ def test_summary_reproduces_the_rules_on_the_trees_files(tree, silero, tmp_path)
     result = evaluate(tree, gt_distribution=tmp_path / "gt.json", silero=silero)
     manifest = json.loads((tree / "manifest.json").read_text())
     eligible = [r["sample_id"] for r in manifest["samples"] if r["eligible"]]
-    tt = [(chunks(tree, s), json.loads((tree / s / "turn_taking.json").read_text())[0]["timestamp"][0])
-          for s in eligible if s.startswith("candor_turn_taking/")]
+    tt = [(s.split("/")[1], doc(tree, s, "turn_taking.json"), doc(tree, s)) for s in eligible
+          if s.startswith("candor_turn_taking/")]
     assert result["subsets"]["candor_turn_taking"] == official.smooth_turn_taking(tt)
-    ph = [chunks(tree, s) for s in eligible if s.startswith("candor_pause_handling/")]
+    ph = [(s.split("/")[1], doc(tree, s)) for s in eligible if s.startswith("candor_pause_handling/")]
     assert result["subsets"]["candor_pause_handling"] == official.pause_handling(ph)
+    ui = sorted((s for s in eligible if s.startswith("synthetic_user_interruption/")), key=lambda s: s.split("/")[1])
+    assert result["subsets"]["synthetic_user_interruption"] == official.user_interruption(
+        [(s, doc(tree, s), doc(tree, s, "interrupt.json")) for s in ui])
     bc = result["subsets"]["icc_backchannel"]
     assert set(bc) >= {"jsd", "take_turn_rate", "frequency_per_s"} and bc["samples"] > 0
+    assert bc["icc_gt_distribution.json"]["pinned"] is False  # not the official file
     assert result["inputs"]["manifest.json"] and result["judge"] is None
 
 
@@ -48,6 +52,7 @@ def test_score_prints_the_reference_column_while_the_inputs_match(tree):
     assert out.returncode == 0, out.stderr
     assert "reference column (official rules, from summary.json):" in out.stdout
     assert "rating pending: no judge configured" in out.stdout
+    assert "  icc_backchannel: pending: needs the official icc_gt_distribution.json" in out.stdout
 
 
 def test_a_changed_input_leaves_the_column_out_and_says_which(tree):
@@ -71,3 +76,11 @@ def test_backchannel_files_are_hash_checked(tree):
     wav.write_text(wav.read_text() + " ")
     with pytest.raises(FdbuError, match=r"icc_backchannel/\d+: output.json: SHA-256 \w+ differs from asr.json"):
         evaluate(tree)
+
+
+def test_a_backchannel_transcript_that_is_not_json_is_refused(tmp_path):
+    from builders import sample, write_tree
+
+    root = write_tree(tmp_path / "t", [sample("icc_backchannel", 0, 2.0, raw_transcript=b"{not json")])
+    with pytest.raises(FdbuError, match=r"^icc_backchannel/0: output.json: is not valid JSON"):
+        evaluate(root)

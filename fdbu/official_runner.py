@@ -1,0 +1,76 @@
+"""The child process of `evaluate.run_official` for the two scripts that cannot run from a plain
+`python SCRIPT --root_dir DIR`; each still runs unchanged, from the user's checkout.
+
+    python -m fdbu.official_runner interruption SCRIPT ROOT_DIR JUDGE_URL
+    python -m fdbu.official_runner backchannel SCRIPT ROOT_DIR
+
+interruption: eval_user_interruption.py's `__main__` passes no client, so the module is
+imported and `eval_user_interruption(root_dir, client)` called with an `openai.OpenAI`
+client on JUDGE_URL (fdbu's stub judge on loopback).
+
+backchannel: eval_backchannel.py calls `torchaudio.load`, which under torchaudio 2.9 needs
+TorchCodec (and FFmpeg). Before the script runs, `torchaudio.load` is replaced by
+`pcm16_load`, which returns what torchaudio.load returns for a PCM16 WAV: a float32 tensor
+of shape (channels, frames) holding the samples / 32768, and the sample rate. The script is
+then run as `python eval_backchannel.py --root_dir ROOT_DIR` runs it (`runpy`, `__main__`),
+in the working directory the caller chose (it opens ./icc_gt_distribution.json).
+
+Only this module is imported before the script, so the script's own imports are its own.
+"""
+from __future__ import annotations
+
+import runpy
+import sys
+from pathlib import Path
+
+LOADER = ("fdbu.official_runner.pcm16_load in place of torchaudio.load: soundfile.read(dtype='float32') "
+          "of a PCM16 WAV (samples / 32768) as a (channels, frames) float32 tensor, and the sample rate; "
+          "any other file or argument raises")
+
+
+def pcm16_load(uri, frame_offset=0, num_frames=-1, normalize=True, channels_first=True, format=None,
+               buffer_size=4096, backend=None):
+    """torchaudio.load's result for a PCM16 WAV, with torchaudio.load's signature; refuses the
+    cases where it would not be that (other encodings, non-default arguments)."""
+    import numpy as np
+    import soundfile as sf
+    import torch
+
+    if (frame_offset, num_frames, normalize, channels_first, format, backend) != (0, -1, True, True, None, None):
+        raise NotImplementedError("fdbu's PCM16 loader reproduces torchaudio.load(path) with default arguments only")
+    info = sf.info(str(uri))
+    if (info.format, info.subtype) != ("WAV", "PCM_16"):
+        raise NotImplementedError(f"fdbu's loader reads PCM16 WAV only, not {info.format}/{info.subtype} ({uri})")
+    data, sr = sf.read(str(uri), dtype="float32", always_2d=True)
+    return torch.from_numpy(np.ascontiguousarray(data.T)), sr
+
+
+def _as_main(script: str, root_dir: str) -> None:
+    """What `python SCRIPT --root_dir ROOT_DIR` does: argv, the script's folder first on the path."""
+    sys.argv = [script, "--root_dir", root_dir]
+    sys.path.insert(0, str(Path(script).resolve().parent))
+    runpy.run_path(script, run_name="__main__")
+
+
+def interruption(script: str, root_dir: str, url: str) -> None:
+    import importlib.util
+
+    import openai
+
+    sys.path.insert(0, str(Path(script).resolve().parent))
+    spec = importlib.util.spec_from_file_location("eval_user_interruption", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.eval_user_interruption(root_dir, openai.OpenAI(base_url=url, api_key="fdbu-stub-judge"))
+
+
+def backchannel(script: str, root_dir: str) -> None:
+    import torchaudio
+
+    torchaudio.load = pcm16_load
+    _as_main(script, root_dir)
+
+
+if __name__ == "__main__":
+    mode, *args = sys.argv[1:]
+    {"interruption": interruption, "backchannel": backchannel}[mode](*args)

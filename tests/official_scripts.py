@@ -1,0 +1,32 @@
+"""Where the tests find the official Full-Duplex-Bench scripts: $FDB_OFFICIAL (a clone or a
+folder holding them), else `shared/official/` beside the repository (CI lays shared/ next to
+its clone; a developer's worktree finds it beside the main checkout)."""
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _candidates():
+    yield ROOT.parent / "shared" / "official"
+    try:  # a git worktree elsewhere: beside the main checkout
+        common = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--path-format=absolute", "--git-common-dir"],
+                                capture_output=True, text=True, timeout=10).stdout.strip()
+        if common:
+            yield Path(common).parent.parent / "shared" / "official"
+    except (OSError, subprocess.SubprocessError):
+        pass
+
+
+def find_official() -> Path | None:
+    if os.environ.get("FDB_OFFICIAL"):
+        return Path(os.environ["FDB_OFFICIAL"])
+    return next((p for p in _candidates() if (p / "eval_pause_handling.py").is_file()), None)
+
+
+OFFICIAL = find_official()
+needs_official = pytest.mark.skipif(OFFICIAL is None, reason="no official scripts: set FDB_OFFICIAL to a "
+                                    "Full-Duplex-Bench checkout or lay shared/official/ beside the repository")
