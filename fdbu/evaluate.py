@@ -10,14 +10,15 @@ import json
 from functools import partial
 from pathlib import Path
 
-from . import __version__
-from . import official
+from dataclasses import dataclass
+
+from . import __version__, official, tasks
 from .atomic import write_json, write_text, written_by_fdbu
+from .audio import read_wav
 from .errors import FdbuError
 from .official import GT_DISTRIBUTION
-from .tree import INTERRUPTION, SCORED_SUBSETS, Tree, hashed, load_tree
+from .tree import Tree, hashed, load_tree
 from .vad import SileroVAD
-from .vad.audio import read_wav
 
 SUMMARY = "summary.json"
 LEDGER = "judge-ledger.jsonl"
@@ -29,11 +30,12 @@ def _doc(sample, file: str):
     return json.loads((sample.folder / file).read_bytes())
 
 
-def _backchannel_samples(tree: Tree) -> list:
-    """icc_backchannel is not read by `fdbu score`; here its eligible samples are hash-checked too."""
-    receipts = tree.receipts.get("icc_backchannel", {})
+def _backchannel_samples(tree: Tree, subset: str) -> list:
+    """A subset without unified metrics is not read by `fdbu score`; here its eligible samples are
+    hash-checked too."""
+    receipts = tree.receipts.get(subset, {})
     out = []
-    for s in tree.subset("icc_backchannel"):
+    for s in tree.subset(subset):
         if not s.eligible:
             continue
         hashed(s.folder / "output.json", s.sample_id, "output.json", receipts.get(s.name), "asr.json", tree.root)
@@ -43,21 +45,67 @@ def _backchannel_samples(tree: Tree) -> list:
     return out
 
 
-def interruption_samples(tree: Tree) -> list[tuple[str, dict, list]]:
+def interruption_samples(tree: Tree, subset: str) -> list[tuple[str, dict, list]]:
     """(sample id, output.json, interrupt.json) of the eligible samples in eval_user_interruption.py's
     order: `sorted` folder paths (line 65), all in one folder, so sorted by name."""
-    eligible = sorted((s for s in tree.subset(INTERRUPTION) if s.eligible), key=lambda s: s.name)
+    eligible = sorted((s for s in tree.subset(subset) if s.eligible), key=lambda s: s.name)
     return [(s.sample_id, _doc(s, "output.json"), _doc(s, "interrupt.json")) for s in eligible]
 
 
-def interruption(tree: Tree, judge=None) -> dict:
+def interruption(tree: Tree, subset: str, judge=None) -> dict:
     """The interruption rules; the judge is asked only when the script would get to a rating for
     every takeover (without one, a failure found first costs no request)."""
-    samples = interruption_samples(tree)
+    samples = interruption_samples(tree, subset)
     numbers = official.user_interruption(samples)
     if judge is not None and not isinstance(numbers["take_turn_rate"], dict):
         numbers = official.user_interruption(samples, judge.rate)
+    if judge is not None:
+        rated = {e["sample_id"] for e in judge.ledger if e["status"] == "rated"}
+        numbers["judge_failed_samples"] = sorted({e["sample_id"] for e in judge.ledger} - rated)
     return numbers
+
+
+@dataclass
+class Context:
+    """What some official rules need beyond the samples."""
+
+    gt_distribution: Path | None = None
+    silero: SileroVAD | None = None
+    judge: object = None
+    pins: dict[str, str] | None = None
+
+
+def _pause(tree: Tree, subset: str, ctx: Context) -> dict:
+    return official.pause_handling([(s.name, _doc(s, "output.json")) for s in tree.subset(subset) if s.eligible])
+
+
+def _turn_taking(tree: Tree, subset: str, ctx: Context) -> dict:
+    return official.smooth_turn_taking([(s.name, _doc(s, "turn_taking.json"), _doc(s, "output.json"))
+                                        for s in tree.subset(subset) if s.eligible])
+
+
+def _interruption(tree: Tree, subset: str, ctx: Context) -> dict:
+    return interruption(tree, subset, ctx.judge)
+
+
+def _backchannel(tree: Tree, subset: str, ctx: Context) -> dict:
+    speakers = backchannel_speakers(tree, subset, ctx.silero)
+    if ctx.gt_distribution is None:
+        return {"pending": "needs the official icc_gt_distribution.json: evaluate.gt_distribution=PATH "
+                           "(or an evaluate.official_checkout holding it)"}
+    try:
+        gt = json.loads(Path(ctx.gt_distribution).read_bytes())
+    except (OSError, ValueError) as e:
+        raise FdbuError("config", GT_DISTRIBUTION, f"cannot be read ({e})") from None
+    out = official.backchannel(speakers, gt)
+    out[GT_DISTRIBUTION] = official.file_report(ctx.gt_distribution, GT_DISTRIBUTION,
+                                                official.shipped_pins() if ctx.pins is None else ctx.pins)
+    return out
+
+
+# task -> its official rule (fdbu.official), over one subset's eligible samples
+RULES = {"pause_handling": _pause, "turn_taking": _turn_taking, "user_interruption": _interruption,
+         "backchannel": _backchannel}
 
 
 def evaluate(root: Path | Tree, *, gt_distribution: Path | None = None, silero: SileroVAD | None = None,
@@ -70,31 +118,18 @@ def evaluate(root: Path | Tree, *, gt_distribution: Path | None = None, silero: 
               "inputs": {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
               "rules": "Full-Duplex-Bench v1.0 official evaluation scripts, re-implemented (fdbu.official)",
               "judge": judge.identity() if judge is not None else None, "subsets": {}}
-    for subset in SCORED_SUBSETS:
-        if not tree.subset(subset):
-            continue
-        eligible = [s for s in tree.subset(subset) if s.eligible]
-        if subset.endswith("pause_handling"):
-            numbers = official.pause_handling([(s.name, _doc(s, "output.json")) for s in eligible])
-        elif subset == "candor_turn_taking":
-            numbers = official.smooth_turn_taking([(s.name, _doc(s, "turn_taking.json"), _doc(s, "output.json"))
-                                                   for s in eligible])
-        else:
-            numbers = interruption(tree, judge)
-            if judge is not None:
-                rated = {e["sample_id"] for e in judge.ledger if e["status"] == "rated"}
-                numbers["judge_failed_samples"] = sorted({e["sample_id"] for e in judge.ledger} - rated)
-        result["subsets"][subset] = numbers
-    if tree.subset("icc_backchannel"):
-        result["subsets"]["icc_backchannel"] = _backchannel(tree, gt_distribution, silero, pins)
+    ctx = Context(gt_distribution, silero, judge, pins)
+    for name, subset in tasks.SUBSETS.items():
+        if tree.subset(name):
+            result["subsets"][name] = RULES[subset.task.name](tree, name, ctx)
     return result
 
 
-def backchannel_speakers(tree: Tree, silero: SileroVAD | None = None) -> list[official.Speaker]:
+def backchannel_speakers(tree: Tree, subset: str, silero: SileroVAD | None = None) -> list[official.Speaker]:
     """The eligible backchannel samples as eval_backchannel.py reads them, in manifest order (the
     script's `os.listdir` order is the file system's; it changes only the float summation order).
     The audio is decoded and Silero run only for the speakers the rule reads."""
-    samples = _backchannel_samples(tree)
+    samples = _backchannel_samples(tree, subset)
     if samples and silero is None:
         silero = SileroVAD()
 
@@ -109,21 +144,6 @@ def backchannel_speakers(tree: Tree, silero: SileroVAD | None = None) -> list[of
             raise FdbuError(s.sample_id, "output.json", f"is not valid JSON ({e})") from None
 
     return [official.Speaker(s.name, transcript(s), partial(listen, s)) for s in samples]
-
-
-def _backchannel(tree: Tree, gt_path: Path | None, silero: SileroVAD | None, pins: dict[str, str] | None) -> dict:
-    speakers = backchannel_speakers(tree, silero)
-    if gt_path is None:
-        return {"pending": "needs the official icc_gt_distribution.json: evaluate.gt_distribution=PATH "
-                           "(or an evaluate.official_checkout holding it)"}
-    try:
-        gt = json.loads(Path(gt_path).read_bytes())
-    except (OSError, ValueError) as e:
-        raise FdbuError("config", GT_DISTRIBUTION, f"cannot be read ({e})") from None
-    out = official.backchannel(speakers, gt)
-    out[GT_DISTRIBUTION] = official.file_report(gt_path, GT_DISTRIBUTION,
-                                                official.shipped_pins() if pins is None else pins)
-    return out
 
 
 def write(result: dict, root: Path, ledger: list[dict] | None = None) -> Path:

@@ -10,10 +10,6 @@ in a temporary folder and renamed into place at the end.
 """
 from __future__ import annotations
 
-import io
-import shutil
-import tempfile
-import wave
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -23,11 +19,12 @@ import torch
 import torchaudio
 from tqdm import tqdm
 
-from .atomic import dumps, sha256_bytes, umask_mode
+from . import tasks
+from .atomic import dumps, new_folder, sha256_bytes
+from .audio import SAMPLE_RATE as SR, wav_bytes
 from .errors import FdbuError
-from .tree import MANIFEST_KIND, RELEASE_SIZES, SUBSETS, _SAFE_NAME
+from .tree import MANIFEST_KIND, SAFE_NAME
 
-SR = 16000
 LENGTH_POLICIES = ("strict", "fit")
 
 
@@ -38,13 +35,13 @@ def _sort_key(name: str):
 def discover(dataset: Path, only: list[str] | None) -> list[tuple[str, str]]:
     """(subset, id) of every release sample folder, in subset order then numeric id order."""
     found = []
-    for subset in SUBSETS:
+    for subset in tasks.SUBSETS:
         folder = dataset / subset
         if not folder.is_dir():
             continue
         for d in sorted((p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")),
                         key=lambda p: _sort_key(p.name)):
-            if not _SAFE_NAME.match(d.name):
+            if not SAFE_NAME.match(d.name):
                 raise FdbuError(f"{subset}/{d.name}", None, "is not a plain sample folder name")
             found.append((subset, d.name))
     if only is not None:
@@ -73,18 +70,6 @@ def read_audio(path: Path) -> tuple[np.ndarray, int]:
     return audio, sr
 
 
-def pcm16_wav(audio: np.ndarray) -> bytes:
-    """float in [-1, 1) -> PCM16 (x * 32768, rounded, clipped): PCM16 input comes back bit for bit."""
-    pcm = np.clip(np.round(audio.astype(np.float64) * 32768.0), -32768, 32767).astype("<i2")
-    buf = io.BytesIO()
-    with wave.open(buf, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(SR)
-        w.writeframes(pcm.tobytes())
-    return buf.getvalue()
-
-
 def _load(dataset: Path, outputs: Path, subset: str, name: str):
     """Everything one sample needs from disk; output problems are returned as reasons, not raised."""
     sid = f"{subset}/{name}"
@@ -93,7 +78,7 @@ def _load(dataset: Path, outputs: Path, subset: str, name: str):
         inp, in_sr = read_audio(src / "input.wav")
     except Exception as e:
         raise FdbuError(sid, "input.wav", f"cannot be read from the dataset ({e})") from None
-    ann_name = SUBSETS[subset][1]
+    ann_name = tasks.subset(subset).task.annotation
     ann = None
     if ann_name:
         try:
@@ -118,32 +103,24 @@ def export(dataset: Path, outputs: Path | None, out: Path, *, length: str = "str
     for what, d in (("dataset", dataset), ("outputs", outputs)):
         if not d.is_dir():
             raise FdbuError(what, None, f"{d} is not a directory")
-    if out.exists():
-        raise FdbuError("output", None, f"{out} already exists; fdbu export writes a new tree only")
     found = discover(dataset, only)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        tmp.chmod(umask_mode(0o777))
+    with new_folder(out, "fdbu export") as tmp:
         rows = []
         with ThreadPoolExecutor(max_workers=workers) as pool:
             loaded = pool.map(lambda job: _load(dataset, outputs, *job), found)
             for sid, inp, in_sr, ann, audio, out_sr, reason in tqdm(loaded, total=len(found), desc="export",
                                                                     unit="sample", disable=not progress):
                 rows.append(_sample(tmp, sid, inp, in_sr, ann, audio, out_sr, reason, length))
-        manifest = {"schema_version": 1, "kind": MANIFEST_KIND, "declared": dict(RELEASE_SIZES), "samples": rows}
+        manifest = {"schema_version": 1, "kind": MANIFEST_KIND, "declared": dict(sorted(tasks.release_sizes().items())),
+                    "samples": rows}
         (tmp / "manifest.json").write_text(dumps(manifest))
-        tmp.rename(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return out
 
 
 def _sample(tmp: Path, sid: str, inp, in_sr, ann, audio, out_sr, reason, length: str) -> dict:
     subset, name = sid.split("/")
     T = len(to_16k_mono(inp, in_sr))
-    row = {"sample_id": sid, "subset": subset, "task": SUBSETS[subset][0], "sample_rate": SR, "input_samples": T,
+    row = {"sample_id": sid, "subset": subset, "task": tasks.subset(subset).task.name, "sample_rate": SR, "input_samples": T,
            "input_s": T / SR, "source_sample_rate": {"input": in_sr}}
     flags = []
     if reason is None:
@@ -170,10 +147,10 @@ def _sample(tmp: Path, sid: str, inp, in_sr, ann, audio, out_sr, reason, length:
     folder = tmp / subset / name
     folder.mkdir(parents=True)
     files = {}
-    data = pcm16_wav(mono)
+    data = wav_bytes(mono)
     (folder / "output.wav").write_bytes(data)
     files["output.wav"] = sha256_bytes(data)
-    ann_name = SUBSETS[subset][1]
+    ann_name = tasks.subset(subset).task.annotation
     if ann_name:
         (folder / ann_name).write_bytes(ann)
         files[ann_name] = sha256_bytes(ann)

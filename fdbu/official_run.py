@@ -34,21 +34,10 @@ from pathlib import Path
 
 from . import official
 from .official_runner import LOADER
-from .tree import INTERRUPTION, SUBSETS, Tree
+from .tasks import SUBSETS
+from .tree import Tree
 
 TOLERANCE = 1e-9
-# subset -> (script, runner mode or None for a plain run, {printed label: summary key})
-SCRIPTS = {
-    "synthetic_pause_handling": (official.PAUSE_SCRIPT, None, {"Average take turn": "take_turn_rate"}),
-    "candor_pause_handling": (official.PAUSE_SCRIPT, None, {"Average take turn": "take_turn_rate"}),
-    "candor_turn_taking": (official.TURN_SCRIPT, None, {"Average take turn": "take_turn_rate",
-                                                        "Average latency": "latency_s"}),
-    INTERRUPTION: (official.INTERRUPTION_SCRIPT, "interruption", {"Average rating": "rating",
-                                                                  "Average take turn": "take_turn_rate",
-                                                                  "Average latency": "latency_s"}),
-    "icc_backchannel": (official.BACKCHANNEL_SCRIPT, "backchannel", {"JSD": "jsd", "TOR": "take_turn_rate",
-                                                                     "Frequency": "frequency_per_s"}),
-}
 
 
 # ---- the stub judge ----
@@ -111,7 +100,7 @@ class StubJudge:
 def _layout(tree: Tree, subset: str, dest: Path) -> None:
     """The eligible samples as `<dest>/<id>/` with the files the script reads (the wav linked)."""
     dest.mkdir(parents=True)
-    ann = SUBSETS[subset][1]
+    ann = SUBSETS[subset].task.annotation
     for s in tree.subset(subset):
         if not s.eligible:
             continue
@@ -205,7 +194,8 @@ def compare_printed(printed: dict[str, str], ours: dict, rounded: bool) -> dict:
 
 def compare(subset: str, rc: int, stdout: str, stderr: str, ours: dict) -> dict:
     """The record of one script run against fdbu's numbers for the subset."""
-    script, _, labels = SCRIPTS[subset]
+    spec = SUBSETS[subset].task.official
+    script, labels = spec.script, spec.labels
     keys = list(labels.values())
     exc = raised(stderr) if rc != 0 else None
     if rc != 0 and (exc is None or exc[0] in ("ImportError", "ModuleNotFoundError")):
@@ -221,7 +211,7 @@ def compare(subset: str, rc: int, stdout: str, stderr: str, ours: dict) -> dict:
     if set(keys) - set(printed):
         return {"script": script, "status": "could not run",
                 "why": f"its output has no [Result] line for {', '.join(sorted(set(keys) - set(printed)))}"}
-    numbers = compare_printed(printed, ours, rounded=subset == "icc_backchannel")
+    numbers = compare_printed(printed, ours, rounded=spec.printed_digits is not None)
     return {"script": script, "status": "agreed" if all(n["agree"] for n in numbers.values()) else "differed",
             "numbers": numbers}
 
@@ -248,9 +238,10 @@ def check_files(tree: Tree, checkout: Path, gt_path: Path | None, pins: dict[str
                 allow_unpinned: bool) -> tuple[dict[str, Path], dict[str, dict]]:
     """The official files this run uses: ({name: path}, {name: SHA-256 against the pin}); a file
     that is not the pinned one is refused unless allowed. (No paths go into summary.json.)"""
-    names = dict.fromkeys(SCRIPTS[s][0] for s in SCRIPTS if tree.subset(s))
+    present = [s for s in SUBSETS.values() if tree.subset(s.name)]
+    names = dict.fromkeys(s.task.official.script for s in present)
     paths = {name: official.script_path(checkout, name) for name in names}
-    if tree.subset("icc_backchannel") and gt_path is not None:
+    if any(s.task.official.runner == "backchannel" for s in present) and gt_path is not None:
         paths[official.GT_DISTRIBUTION] = Path(gt_path)
     files = {name: official.file_report(path, name, pins) for name, path in paths.items()}
     official.refuse_unpinned(files, allow_unpinned)
@@ -269,9 +260,10 @@ def run_official(tree: Tree, checkout: Path, result: dict, *, gt_path: Path | No
     paths, files = check_files(tree, checkout, gt_path, pins, allow_unpinned)
     report = {"files": files, "allow_unpinned": allow_unpinned, "subsets": {}}
     with tempfile.TemporaryDirectory(prefix="fdbu-official-") as tmp:
-        for subset, (script, mode, _) in SCRIPTS.items():
+        for subset, entry in SUBSETS.items():
             if not tree.subset(subset) or subset not in result["subsets"]:
                 continue
+            script, mode = entry.task.official.script, entry.task.official.runner
             path, root, ours = paths[script], Path(tmp) / subset, result["subsets"][subset]
             _layout(tree, subset, root)
             extra = {}
@@ -283,7 +275,8 @@ def run_official(tree: Tree, checkout: Path, result: dict, *, gt_path: Path | No
                     rc, out, err = run_script(mode, path, root, Path(tmp), stub.url)
                     extra["judge"] = {"stub": StubJudge.POLICY, "official_requests": stub.requests}
                 with StubJudge() as stub:
-                    ours = interruption(tree, Judge(stub.url, prompt.model, None, prompt, max_attempts=2, backoff_s=0))
+                    ours = interruption(tree, subset, Judge(stub.url, prompt.model, None, prompt, max_attempts=2,
+                                                            backoff_s=0))
                     extra["judge"]["fdbu_requests"] = stub.requests
                 extra["fdbu_numbers_with_the_stub"] = ours
             else:

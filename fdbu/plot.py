@@ -12,8 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from .atomic import write_bytes
-
-CURVES = {"candor_turn_taking": "turn-taking (from E)", "synthetic_user_interruption": "interruption (from R)"}
+from .tasks import SUBSETS
 
 
 def _pyplot():
@@ -44,7 +43,10 @@ def curve(rows: list[dict], subset: str) -> tuple[np.ndarray, int]:
 def latency_curves(rows: list[dict], path: Path, horizon_s: float = 6.0) -> Path:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
-    for subset, label in CURVES.items():
+    for subset, entry in SUBSETS.items():
+        if entry.task.reference is None:
+            continue
+        label = f"{entry.task.label}: {subset}"
         lat, n = curve(rows, subset)
         if n == 0:
             continue

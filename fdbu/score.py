@@ -5,10 +5,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import __version__, DEFINITIONS_VERSION
-from .metrics import TASKS
+from . import __version__, DEFINITIONS_VERSION, tasks
 from .metrics.stats import Z_975, Bootstrap
-from .tree import INTERRUPTION, SCORED_SUBSETS, Tree, load_tree
+from .tree import Tree, load_tree
 from .vad import Job, SpeechDetector
 
 
@@ -35,7 +34,7 @@ def signature(vad: SpeechDetector, boot: Bootstrap, inputs: dict | None = None) 
 
 
 def detect_speech(samples, vad: SpeechDetector) -> list:
-    return vad.segments([Job(s.sample_id, s.wav_path, s.wav_sha256, s.input_samples) for s in samples])
+    return vad.segments([Job.of(s) for s in samples])
 
 
 def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None) -> Scored:
@@ -47,13 +46,14 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None) ->
     unified = signature(vad, boot, {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256})
     unified["subsets"] = {}
     per_sample: dict[str, dict] = {}
-    for subset in SCORED_SUBSETS:
+    for subset in tasks.scored():
         selected = tree.subset(subset)
         if not selected:
             continue
         eligible = [s for s in selected if s.eligible]
-        task = TASKS[selected[0].task]
-        if subset == INTERRUPTION:
+        kind = tasks.subset(subset).task
+        task = kind.metrics
+        if kind.speech_detection:
             segs = ([segments[s.sample_id] for s in eligible] if segments is not None
                     else detect_speech(eligible, vad))
             comps = task.components(eligible, segs)
@@ -67,7 +67,7 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None) ->
         counts = {"declared": tree.declared[subset], "selected": len(selected), "eligible": len(eligible),
                   "ineligible": ineligible, "ineligible_reasons": dict(sorted(reasons.items()))}
         counts.update({k: v for k, v in extra.items() if k != "min_observable_s"})
-        entry = {"task": selected[0].task, "counts": counts, "coverage": len(eligible) / len(selected)}
+        entry = {"task": kind.name, "counts": counts, "coverage": len(eligible) / len(selected)}
         if "min_observable_s" in extra:
             entry["min_observable_s"] = extra["min_observable_s"]
         entry["metrics"] = metrics
@@ -75,7 +75,7 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None) ->
 
     rows = []
     for s in tree.samples:
-        if s.subset not in SCORED_SUBSETS:
+        if not s.kind.scored:
             continue
         row = {"sample_id": s.sample_id, "subset": s.subset, "task": s.task, "eligible": s.eligible}
         if s.eligible:

@@ -15,10 +15,11 @@ from pathlib import Path
 
 from .atomic import dumps, write_text, written_by_fdbu
 from .errors import FdbuError
-from .metrics import interruption
 from .metrics.stats import NOT_REACHED, Bootstrap
 from .score import signature
-from .tree import INTERRUPTION, load_tree
+from .audio import SAMPLE_RATE
+from .tasks import SUBSETS
+from .tree import load_tree
 from .vad import Job, SegmentRule, SileroSettings, SpeechDetector
 from .vad.silero import samples_to_us
 
@@ -97,24 +98,32 @@ def _range(records: list[dict], name: str) -> dict:
     return out
 
 
+def swept_subsets() -> list[str]:
+    """The subsets whose outcomes depend on speech detection (the interruption subset)."""
+    return [name for name, s in SUBSETS.items() if s.task.speech_detection]
+
+
 def sweep_tree(root: Path, detector: SpeechDetector, boot: Bootstrap, points: list[GridPoint]) -> dict:
     tree = load_tree(root)
-    selected = tree.subset(INTERRUPTION)
-    if not selected:
-        raise FdbuError(str(root), "manifest.json", f"has no {INTERRUPTION} samples to sweep")
+    subset = next((name for name in swept_subsets() if tree.subset(name)), None)
+    if subset is None:
+        raise FdbuError(str(root), "manifest.json", f"has no {' or '.join(swept_subsets())} samples to sweep")
+    selected = tree.subset(subset)
+    metric_module = SUBSETS[subset].task.metrics
     eligible = [s for s in selected if s.eligible]
-    jobs = [Job(s.sample_id, s.wav_path, s.wav_sha256, s.input_samples) for s in eligible]
+    jobs = [Job.of(s) for s in eligible]
     entries = detector.guard(detector.probabilities(jobs), jobs, [p.rule for p in points])
     records = []
     for point in points:
-        segs = [samples_to_us(st, 16000) for st in detector.stamps(entries, jobs, point.rule)]
-        comps = interruption.components(eligible, segs)
-        metrics, extra = interruption.aggregate(comps, selected=len(selected),
+        segs = [samples_to_us(st, SAMPLE_RATE) for st in detector.stamps(entries, jobs, point.rule)]
+        comps = metric_module.components(eligible, segs)
+        metrics, extra = metric_module.aggregate(comps, selected=len(selected),
                                                 ineligible=len(selected) - len(eligible), boot=boot)
         records.append(_point_record(point, metrics, extra))
-    return {"tree": str(root), "inputs": {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
+    return {"tree": str(root), "subset": subset,
+            "inputs": {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
             "counts": {"selected": len(selected), "eligible": len(eligible)},
-            "points": records, "ranges": {m.name: _range(records, m.name) for m in interruption.METRICS}}
+            "points": records, "ranges": {m.name: _range(records, m.name) for m in metric_module.METRICS}}
 
 
 def sweep(roots: list[Path], detector: SpeechDetector, boot: Bootstrap, points: list[GridPoint]) -> dict:
@@ -186,7 +195,7 @@ def table(result: dict) -> str:
 def to_csv(result: dict) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    names = [m.name for m in interruption.METRICS]
+    names = list(result["trees"][0]["ranges"])
     w.writerow(["tree", "threshold", "neg_threshold", "min_silence_ms", "min_speech_ms", "speech_pad_ms", "spec_settings",
                 "exercised", "not_exercised", "speaking_at_end", "response", "no_response"]
                + [f"{n}_{part}" for n in names for part in ("value", "lo", "hi", "p90")])

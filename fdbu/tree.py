@@ -1,13 +1,13 @@
-"""Stage 1: read a reference tree (`shared/docs/tree-format.md`) into checked samples.
+"""Stage 1: read a reference tree into checked samples.
 
-Every check of the spec's "Inputs and checks" section happens here, on integer
-microseconds, before any metric runs. A failure stops the run with the sample id,
-the file and the problem in one line (`FdbuError`).
+The tree (README: The reference tree) is manifest.json, asr.json and one folder per sample.
+Every check of the spec's "Inputs and checks" section happens here and in `readers.py`, on
+integer microseconds, before any metric runs; which files a sample has and how they are read
+comes from the task registry (`fdbu.tasks`). A failure stops the run with the sample id, the
+file and the problem in one line (`FdbuError`).
 """
 from __future__ import annotations
 
-import json
-import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -16,28 +16,15 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
+from . import tasks
 from .atomic import sha256_bytes
+from .audio import SAMPLE_RATE
 from .errors import FdbuError
-from .timebase import to_us, window_us
-
-# subset -> (task, annotation file); the order is the report's order.
-SUBSETS: dict[str, tuple[str, str | None]] = {
-    "synthetic_pause_handling": ("pause_handling", "pause.json"),
-    "candor_pause_handling": ("pause_handling", "pause.json"),
-    "candor_turn_taking": ("turn_taking", "turn_taking.json"),
-    "synthetic_user_interruption": ("user_interruption", "interrupt.json"),
-    "icc_backchannel": ("backchannel", None),
-}
-# the v1.0 release's subset sizes (manifest.json's `declared`)
-RELEASE_SIZES = {"candor_pause_handling": 216, "candor_turn_taking": 119, "icc_backchannel": 55,
-                 "synthetic_pause_handling": 137, "synthetic_user_interruption": 200}
-SCORED_SUBSETS = tuple(s for s in SUBSETS if s != "icc_backchannel")
-INTERRUPTION = "synthetic_user_interruption"
-# The ASR stage cuts interruption audio at R; every other subset is transcribed whole.
-ASR_TASK = {s: ("user_interruption" if s == INTERRUPTION else "default") for s in SUBSETS}
+from .readers import parse_json, read_words, seconds_text
+from .timebase import window_us
 
 MANIFEST_KIND = "full-duplex-bench-v1.0-reference-audio"
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 @dataclass
@@ -65,6 +52,10 @@ class Sample:
     def wav_path(self) -> Path:
         return self.folder / "output.wav"
 
+    @property
+    def kind(self) -> tasks.Task:
+        return tasks.subset(self.subset).task
+
 
 @dataclass
 class Tree:
@@ -78,15 +69,6 @@ class Tree:
 
     def subset(self, name: str) -> list[Sample]:
         return [s for s in self.samples if s.subset == name]
-
-
-def _parse_json(data: bytes, where: str, file: str):
-    try:
-        return json.loads(data)
-    except UnicodeDecodeError as e:
-        raise FdbuError(where, file, f"is not UTF-8 text ({e.reason} at byte {e.start})") from None
-    except json.JSONDecodeError as e:
-        raise FdbuError(where, file, f"is not valid JSON (line {e.lineno} column {e.colno}: {e.msg})") from None
 
 
 def _escapes(path: Path, root: Path) -> bool:
@@ -103,96 +85,6 @@ def _read(path: Path, where: str, file: str, root: Path | None = None) -> bytes:
     if not path.is_file():
         raise FdbuError(where, file, f"is missing ({path})")
     return path.read_bytes()
-
-
-def _time(value, where: str, file: str, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise FdbuError(where, file, f"{what} is {value!r}, not a number of seconds")
-    if not math.isfinite(value):
-        raise FdbuError(where, file, f"{what} is {value!r}; times must be finite")
-    return to_us(value)
-
-
-def _seconds(us: int) -> str:
-    return f"{us / 1e6:.6f}"
-
-
-def _check_in_window(us: int, T_us: int, where: str, file: str, what: str) -> None:
-    if not 0 <= us <= T_us:
-        raise FdbuError(where, file, f"{what} {_seconds(us)} s lies outside the window [0, {_seconds(T_us)}] s")
-
-
-def _timestamp(entry, where: str, file: str, what: str) -> list:
-    ts = entry.get("timestamp") if isinstance(entry, dict) else None
-    if not isinstance(ts, list) or len(ts) != 2:
-        raise FdbuError(where, file, f"{what} has no two-element 'timestamp' list")
-    return ts
-
-
-def read_words(data: bytes, where: str, T_us: int) -> tuple[np.ndarray, np.ndarray]:
-    """output.json -> (start, end) microseconds; a null end (or one before the start) is zero-length."""
-    file = "output.json"
-    doc = _parse_json(data, where, file)
-    chunks = doc.get("chunks") if isinstance(doc, dict) else None
-    if not isinstance(chunks, list):
-        raise FdbuError(where, file, "has no 'chunks' list")
-    starts, ends = [], []
-    for i, chunk in enumerate(chunks):
-        ts = _timestamp(chunk, where, file, f"word {i}")
-        s = _time(ts[0], where, file, f"word {i} start")
-        _check_in_window(s, T_us, where, file, f"word {i} start")
-        e = s if ts[1] is None else _time(ts[1], where, file, f"word {i} end")
-        starts.append(s)
-        ends.append(max(e, s))
-    return np.array(starts, np.int64), np.array(ends, np.int64)
-
-
-def read_pauses(data: bytes, where: str, T_us: int) -> np.ndarray:
-    file = "pause.json"
-    doc = _parse_json(data, where, file)
-    if not isinstance(doc, list) or not doc:
-        raise FdbuError(where, file, "lists no pause; a pause sample needs at least one")
-    pauses = []
-    for i, entry in enumerate(doc):
-        ts = _timestamp(entry, where, file, f"pause {i}")
-        a = _time(ts[0], where, file, f"pause {i} start")
-        b = _time(ts[1], where, file, f"pause {i} end")
-        _check_in_window(a, T_us, where, file, f"pause {i} start")
-        _check_in_window(b, T_us, where, file, f"pause {i} end")
-        if a > b:
-            raise FdbuError(where, file, f"pause {i} starts at {_seconds(a)} s, after its end {_seconds(b)} s")
-        if pauses:
-            pa, pb = pauses[-1]
-            if a < pa or a < pb:
-                raise FdbuError(where, file, f"pause {i} [{_seconds(a)}, {_seconds(b)}] s is not sorted after, "
-                                f"or overlaps, pause {i - 1} [{_seconds(pa)}, {_seconds(pb)}] s")
-        pauses.append((a, b))
-    return np.array(pauses, np.int64).reshape(-1, 2)
-
-
-def read_turn_end(data: bytes, where: str, T_us: int) -> int:
-    file = "turn_taking.json"
-    doc = _parse_json(data, where, file)
-    if not isinstance(doc, list) or not doc:
-        raise FdbuError(where, file, "is empty; it needs the turn end E in [0].timestamp[0]")
-    E = _time(_timestamp(doc[0], where, file, "entry 0")[0], where, file, "E (timestamp[0])")
-    _check_in_window(E, T_us, where, file, "E")
-    return E
-
-
-def read_interruption(data: bytes, where: str, T_us: int) -> tuple[int, int]:
-    file = "interrupt.json"
-    doc = _parse_json(data, where, file)
-    if not isinstance(doc, list) or not doc:
-        raise FdbuError(where, file, "is empty; it needs [S, R] in [0].timestamp")
-    ts = _timestamp(doc[0], where, file, "entry 0")
-    S = _time(ts[0], where, file, "S (timestamp[0])")
-    R = _time(ts[1], where, file, "R (timestamp[1])")
-    _check_in_window(S, T_us, where, file, "S")
-    _check_in_window(R, T_us, where, file, "R")
-    if S > R:
-        raise FdbuError(where, file, f"S {_seconds(S)} s is after R {_seconds(R)} s")
-    return S, R
 
 
 def check_wav(path: Path, where: str, sample_rate: int, input_samples: int) -> None:
@@ -214,7 +106,7 @@ def check_wav(path: Path, where: str, sample_rate: int, input_samples: int) -> N
 
 
 def _safe_name(value, where: str, what: str) -> str:
-    if not isinstance(value, str) or not _SAFE_NAME.match(value) or value in (".", ".."):
+    if not isinstance(value, str) or not SAFE_NAME.match(value) or value in (".", ".."):
         raise FdbuError(where, "manifest.json", f"{what} {value!r} is not a plain name inside the tree "
                         "(letters, digits, '.', '_', '-'; no separators or '..')")
     return value
@@ -235,11 +127,11 @@ def _manifest_row(i: int, row, root: Path) -> tuple[Sample, dict[str, str]]:
         raise FdbuError(where, None, f"sample_id {sid!r} is not '<subset>/<id>'")
     subset, name = sid.split("/")
     _safe_name(name, sid, "sample id")
-    if subset not in SUBSETS:
-        raise FdbuError(sid, "manifest.json", f"unknown subset {subset!r}; known: {', '.join(SUBSETS)}")
+    if subset not in tasks.SUBSETS:
+        raise FdbuError(sid, "manifest.json", f"unknown subset {subset!r}; known: {', '.join(tasks.SUBSETS)}")
     if row.get("subset") != subset:
         raise FdbuError(sid, "manifest.json", f"subset {row.get('subset')!r} does not match the sample id")
-    task = SUBSETS[subset][0]
+    task = tasks.subset(subset).task.name
     if row.get("task") != task:
         raise FdbuError(sid, "manifest.json", f"task {row.get('task')!r} is not {task!r}, the task of {subset}")
     eligible = row.get("eligible")
@@ -279,24 +171,24 @@ def hashed(path: Path, where: str, file: str, expected: str | None, listed_in: s
 
 
 def _load_sample(sample: Sample, files: dict[str, str], transcripts: dict, root: Path) -> None:
-    sid, folder, T = sample.sample_id, sample.folder, sample.T_us
-    annotation = SUBSETS[sample.subset][1]
-    ann = hashed(folder / annotation, sid, annotation, files.get(annotation), "manifest.json", root)
+    """A scored sample's transcript and annotation (and output.wav where its task detects speech)."""
+    sid, folder, T, task = sample.sample_id, sample.folder, sample.T_us, sample.kind
+    ann = hashed(folder / task.annotation, sid, task.annotation, files.get(task.annotation), "manifest.json", root)
     words = hashed(folder / "output.json", sid, "output.json", transcripts.get(sample.name), "asr.json", root)
     sample.word_start, sample.word_end = read_words(words, sid, T)
-    if sample.task == "pause_handling":
-        sample.pauses = read_pauses(ann, sid, T)
-    elif sample.task == "turn_taking":
-        sample.E_us = read_turn_end(ann, sid, T)
-    else:
-        sample.S_us, sample.R_us = read_interruption(ann, sid, T)
-        early = np.flatnonzero(sample.word_start < sample.R_us)
+    for name, value in task.read(ann, sid, T).items():
+        setattr(sample, name, value)
+    if task.asr_cut is not None:  # the ASR stage cut the audio here: no word can start before it
+        cut = getattr(sample, task.reference)
+        early = np.flatnonzero(sample.word_start < cut)
         if early.size:
             w = int(early[0])
-            raise FdbuError(sid, "output.json", f"word {w} starts at {_seconds(int(sample.word_start[w]))} s, before "
-                            f"R = {_seconds(sample.R_us)} s; interruption transcripts hold only words from R on")
-        if sample.sample_rate != 16000:
-            raise FdbuError(sid, "manifest.json", f"sample_rate is {sample.sample_rate}; Silero VAD scoring needs 16000 Hz")
+            raise FdbuError(sid, "output.json", f"word {w} starts at {seconds_text(int(sample.word_start[w]))} s, "
+                            f"before R = {seconds_text(cut)} s; interruption transcripts hold only words from R on")
+    if task.speech_detection:
+        if sample.sample_rate != SAMPLE_RATE:
+            raise FdbuError(sid, "manifest.json", f"sample_rate is {sample.sample_rate}; Silero VAD scoring needs "
+                            f"{SAMPLE_RATE} Hz")
         hashed(sample.wav_path, sid, "output.wav", files.get("output.wav"), "manifest.json", root)
         sample.wav_sha256 = files["output.wav"]
         check_wav(sample.wav_path, sid, sample.sample_rate, sample.input_samples)
@@ -317,12 +209,12 @@ def read_manifest(root) -> Manifest:
     if not root.is_dir():
         raise FdbuError("tree", None, f"{root} is not a directory")
     data = _read(root / "manifest.json", "tree", "manifest.json")
-    manifest = _parse_json(data, "tree", "manifest.json")
+    manifest = parse_json(data, "tree", "manifest.json")
     if not isinstance(manifest, dict) or manifest.get("schema_version") != 1 or manifest.get("kind") != MANIFEST_KIND:
         raise FdbuError("tree", "manifest.json", f"is not a schema_version 1 manifest of kind {MANIFEST_KIND!r}")
     declared = manifest.get("declared")
     if not isinstance(declared, dict) or not all(
-            k in SUBSETS and isinstance(v, int) and not isinstance(v, bool) and v >= 0 for k, v in declared.items()):
+            k in tasks.SUBSETS and isinstance(v, int) and not isinstance(v, bool) and v >= 0 for k, v in declared.items()):
         raise FdbuError("tree", "manifest.json", "declared is not an object of known subset -> size")
     rows = manifest.get("samples")
     if not isinstance(rows, list):
@@ -350,19 +242,19 @@ def load_tree(root) -> Tree:
         raise FdbuError("tree", "asr.json", f"is missing in {root}; run the ASR stage (fdbu asr) before scoring")
     m = read_manifest(root)
     asr_bytes = _read(root / "asr.json", "tree", "asr.json")
-    asr = _parse_json(asr_bytes, "tree", "asr.json")
+    asr = parse_json(asr_bytes, "tree", "asr.json")
     asr_subsets = asr.get("subsets") if isinstance(asr, dict) else None
     if not isinstance(asr_subsets, dict):
         raise FdbuError("tree", "asr.json", "has no 'subsets' object")
     for sample in m.samples:
-        if not sample.eligible or sample.subset not in SCORED_SUBSETS:
+        if not sample.eligible or not sample.kind.scored:
             continue
         entry = asr_subsets.get(sample.subset)
         if not isinstance(entry, dict) or not isinstance(entry.get("transcripts"), dict):
             raise FdbuError(sample.sample_id, "asr.json", f"has no transcripts for subset {sample.subset}")
-        if entry.get("task") != ASR_TASK[sample.subset]:
+        if entry.get("task") != sample.kind.asr_task:
             raise FdbuError(sample.sample_id, "asr.json", f"task of {sample.subset} is {entry.get('task')!r}, "
-                            f"not {ASR_TASK[sample.subset]!r}")
+                            f"not {sample.kind.asr_task!r}")
         _load_sample(sample, m.files[sample.sample_id], entry["transcripts"], root)
     receipts = {k: v["transcripts"] for k, v in asr_subsets.items()
                 if isinstance(v, dict) and isinstance(v.get("transcripts"), dict)}

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fdbu.tree import ASR_TASK, MANIFEST_KIND, SUBSETS
+from fdbu.tasks import SUBSETS
+from fdbu.tree import MANIFEST_KIND
 
 SR = 16000
 
@@ -59,7 +60,7 @@ def write_tree(root: Path, samples: list[dict], declared: dict | None = None) ->
     rows, transcripts = [], {}
     for s in samples:
         subset, name = s["subset"], s["name"]
-        row = {"sample_id": f"{subset}/{name}", "subset": subset, "task": SUBSETS[subset][0]}
+        row = {"sample_id": f"{subset}/{name}", "subset": subset, "task": SUBSETS[subset].task.name}
         if not s["eligible"]:
             rows.append({**row, "eligible": False, "reasons": s["reasons"]})
             continue
@@ -71,7 +72,7 @@ def write_tree(root: Path, samples: list[dict], declared: dict | None = None) ->
         data = wav_bytes(audio)
         (folder / "output.wav").write_bytes(data)
         files["output.wav"] = sha(data)
-        ann_name = SUBSETS[subset][1]
+        ann_name = SUBSETS[subset].task.annotation
         if ann_name:
             data = s["raw_annotation"] if s["raw_annotation"] is not None else json.dumps(s["annotation"]).encode()
             (folder / ann_name).write_bytes(data)
@@ -86,7 +87,7 @@ def write_tree(root: Path, samples: list[dict], declared: dict | None = None) ->
                 "declared": declared or {s: max(10, sum(x["subset"] == s for x in samples)) for s in used},
                 "samples": rows}
     asr = {"config": {"model_id": "test"},
-           "subsets": {s: {"task": ASR_TASK[s], "transcripts": transcripts.get(s, {})} for s in used}}
+           "subsets": {s: {"task": SUBSETS[s].task.asr_task, "transcripts": transcripts.get(s, {})} for s in used}}
     (root / "manifest.json").write_text(json.dumps(manifest, indent=1))
     (root / "asr.json").write_text(json.dumps(asr, indent=1))
     return root

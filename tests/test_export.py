@@ -16,7 +16,7 @@ from builders import wav_bytes
 from fdbu.errors import FdbuError
 from fdbu.export import export
 from fdbu.synth import synthesize
-from fdbu.tree import ASR_TASK, RELEASE_SIZES, SUBSETS
+from fdbu.tasks import SUBSETS, release_sizes
 
 FDBU = str(Path(sys.executable).parent / "fdbu")
 UI, TT, PH = "synthetic_user_interruption", "candor_turn_taking", "candor_pause_handling"
@@ -42,8 +42,8 @@ def release(tmp_path_factory):
                 sf.write(str(src / "input.wav"), np.repeat(audio, 3), 48000, subtype="PCM_16")
             else:
                 sf.write(str(src / "input.wav"), audio[::-1], 16000, subtype="PCM_16")
-            if SUBSETS[subset][1]:
-                shutil.copy(d / SUBSETS[subset][1], src / SUBSETS[subset][1])
+            if SUBSETS[subset].task.annotation:
+                shutil.copy(d / SUBSETS[subset].task.annotation, src / SUBSETS[subset].task.annotation)
             dst = outputs / subset / d.name
             dst.mkdir(parents=True)
             shutil.copy(d / "output.wav", dst / "output.wav")
@@ -74,7 +74,7 @@ def test_strict_export(release, tmp_path):
     assert (digest(dataset), digest(outputs)) == before  # never modified
     r = rows(tree)
     manifest = json.loads((tree / "manifest.json").read_text())
-    assert manifest["declared"] == RELEASE_SIZES and len(r) == 20
+    assert manifest["declared"] == release_sizes() and len(r) == 20
     assert r[f"{UI}/3"]["reasons"] == ["output.wav missing"]
     assert r[f"{TT}/0"]["reasons"][0].startswith("output.wav unreadable (")
     assert r[f"{TT}/1"]["reasons"] == ["output.wav has non-finite samples"]
@@ -133,7 +133,7 @@ def test_export_then_transcripts_then_evaluate_then_score(release, tmp_path):
             (tree / sid / "output.json").write_bytes(data)
             receipts[row["subset"]][sid.split("/")[1]] = hashlib.sha256(data).hexdigest()
     (tree / "asr.json").write_text(json.dumps({"config": {"model_id": "synthetic"}, "subsets": {
-        s: {"task": ASR_TASK[s], "transcripts": t} for s, t in receipts.items()}}))
+        s: {"task": SUBSETS[s].task.asr_task, "transcripts": t} for s, t in receipts.items()}}))
     for args in (["evaluate", f"tree={tree}"], ["score", f"tree={tree}", "progress=false", "vad.cache=false"]):
         out = subprocess.run([FDBU, *args], capture_output=True, text=True)
         assert out.returncode == 0, out.stderr

@@ -245,7 +245,7 @@ def test_interruption_without_a_text_field_raises_keyerror(tmp_path, silero):
 
 def _backchannel_folder(root: Path, silero):
     """fdbu's rule on a folder, visiting it in the order the script will (`os.listdir`)."""
-    from fdbu.vad.audio import read_wav
+    from fdbu.audio import read_wav
 
     def listen(name):
         audio = read_wav(root / name / "output.wav", name)

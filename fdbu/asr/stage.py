@@ -12,24 +12,25 @@ at the end, atomically; a run that stopped half way is continued with `asr.resum
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
+from .. import tasks
 from ..atomic import sha256_bytes, write_bytes, write_json
+from ..audio import SAMPLE_RATE, read_wav, seconds_of
+from ..cachedir import cache_root
 from ..errors import FdbuError
-from ..tree import ASR_TASK, INTERRUPTION, SUBSETS, hashed, read_manifest
-from ..vad.audio import read_wav
+from ..tree import hashed, read_manifest
 
 ASR_JSON = "asr.json"
 DEFAULT_MODEL_ID = "nvidia/parakeet-tdt-0.6b-v2"
 
 
 def default_cache_dir() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fdbu" / "asr"
+    return cache_root() / "asr"
 
 
 def transcript_bytes(words, offset: float) -> bytes:
@@ -40,14 +41,16 @@ def transcript_bytes(words, offset: float) -> bytes:
 
 
 @dataclass
-class Job:
+class AsrInput:
+    """One sample's audio for the ASR stage: the whole output.wav, or its part from the task's cut."""
+
     sample_id: str
     subset: str
     name: str
     folder: Path
     wav_sha256: str
     offset: float  # R for interruption samples, else 0.0
-    start: int     # first sample kept: int(R * 16000) for interruption samples, else 0
+    start: int     # first sample kept: int(R * 16000) where the task cuts, else 0
     samples: int   # samples transcribed (after the cut), from the manifest
     key: str = ""
 
@@ -82,7 +85,7 @@ class TranscriptCache:
         write_bytes(path, json.dumps({"key": key, "sha256": sha256_bytes(data), "transcript": data.decode()}).encode())
 
 
-def _jobs(root: Path) -> list[Job]:
+def _jobs(root: Path) -> list[AsrInput]:
     m = read_manifest(root)
     jobs = []
     for s in m.samples:
@@ -90,25 +93,23 @@ def _jobs(root: Path) -> list[Job]:
             continue
         files = m.files[s.sample_id]
         hashed(s.wav_path, s.sample_id, "output.wav", files.get("output.wav"), "manifest.json", root)
-        offset, start = 0.0, 0
-        if s.subset == INTERRUPTION:
-            ann = hashed(s.folder / "interrupt.json", s.sample_id, "interrupt.json", files.get("interrupt.json"),
+        offset, start, task = 0.0, 0, s.kind
+        if task.asr_cut is not None:  # the official asr.py cuts at R and adds R back to every word time
+            ann = hashed(s.folder / task.annotation, s.sample_id, task.annotation, files.get(task.annotation),
                          "manifest.json", root)
-            R = json.loads(ann)[0]["timestamp"][1]
-            if isinstance(R, bool) or not isinstance(R, (int, float)) or not 0 <= R <= s.input_samples / s.sample_rate:
-                raise FdbuError(s.sample_id, "interrupt.json", f"R = {R!r} is not a time inside the window")
-            offset, start = R, int(R * 16000)
-        jobs.append(Job(s.sample_id, s.subset, s.name, s.folder, files["output.wav"], offset, start,
-                        max(0, s.input_samples - start)))
+            offset = task.asr_cut(ann, s.sample_id, s.T_us)
+            start = int(offset * SAMPLE_RATE)
+        jobs.append(AsrInput(s.sample_id, s.subset, s.name, s.folder, files["output.wav"], offset, start,
+                             max(0, s.input_samples - start)))
     return jobs
 
 
-def _batches(jobs: list[Job], batch_size: int, max_seconds: float) -> list[list[Job]]:
+def _batches(jobs: list[AsrInput], batch_size: int, max_seconds: float) -> list[list[AsrInput]]:
     """Sorted by duration; at most batch_size files and max_seconds of audio each (at least one file)."""
     ordered = sorted(jobs, key=lambda j: (j.samples, j.sample_id))
     out, current, total = [], [], 0.0
     for j in ordered:
-        secs = j.samples / 16000
+        secs = seconds_of(j.samples)
         if current and (len(current) >= batch_size or total + secs > max_seconds):
             out.append(current)
             current, total = [], 0.0
@@ -155,7 +156,7 @@ def run(root: Path, model_factory, *, model_id: str = DEFAULT_MODEL_ID, batch_si
             data = transcript_bytes(words, j.offset)
             write_bytes(j.folder / "output.json", data)
             cache.put(j.key, data)
-            seconds += j.samples / 16000
+            seconds += seconds_of(j.samples)
         counts["transcribed"] += len(batch)
         bar.update(len(batch))
         bar.set_postfix(audio_s=round(seconds))
@@ -165,10 +166,10 @@ def run(root: Path, model_factory, *, model_id: str = DEFAULT_MODEL_ID, batch_si
                           "max_batch_seconds": max_batch_seconds, "nemo_version": model.nemo_version,
                           "torch_version": model.torch_version},
                "subsets": {}}
-    for subset in SUBSETS:
+    for subset, entry in tasks.SUBSETS.items():
         mine = [j for j in jobs if j.subset == subset]
         if mine:
-            receipt["subsets"][subset] = {"task": ASR_TASK[subset], "transcripts": {
+            receipt["subsets"][subset] = {"task": entry.task.asr_task, "transcripts": {
                 j.name: sha256_bytes((j.folder / "output.json").read_bytes()) for j in mine}}
     write_json(root / ASR_JSON, receipt)
     return root / ASR_JSON, counts

@@ -7,11 +7,7 @@ against ground truth. Sample i of a subset depends only on (seed, subset, i).
 """
 from __future__ import annotations
 
-import io
 import json
-import shutil
-import tempfile
-import wave
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -20,11 +16,12 @@ import numpy as np
 import soundfile as sf
 from tqdm import tqdm
 
-from ..atomic import dumps, sha256_bytes, umask_mode
+from .. import tasks
+from ..atomic import dumps, new_folder, sha256_bytes
+from ..audio import SAMPLE_RATE as SR, wav_bytes
 from ..errors import FdbuError
-from ..tree import ASR_TASK, INTERRUPTION, MANIFEST_KIND, RELEASE_SIZES, SUBSETS
+from ..tree import MANIFEST_KIND
 
-SR = 16000
 GAP_S = 0.05  # between words of one utterance: far below Silero's 100 ms minimum silence
 SYSTEMS = ("prompt", "slow", "overlap", "never_stops", "silent")
 BANK = Path(__file__).parent / "bank"
@@ -92,20 +89,14 @@ class Capture:
         return {"text": " ".join(c["text"] for c in chunks), "chunks": chunks}
 
     def wav(self) -> bytes:
-        buf = io.BytesIO()
-        with wave.open(buf, "wb") as w:
-            w.setnchannels(1)
-            w.setsampwidth(2)
-            w.setframerate(SR)
-            w.writeframes(self.audio.astype("<i2").tobytes())
-        return buf.getvalue()
+        return wav_bytes(self.audio)
 
 
 def _u(rng, lo, hi) -> float:
     return round(float(rng.uniform(lo, hi)), 3)
 
 
-def _pause_sample(rng, system: str, candor: bool):
+def _pause_sample(rng, system: str, *, candor: bool = False, **_):
     p0 = _u(rng, 3.0, 5.0)
     pauses, t = [], p0
     for _ in range(int(rng.integers(1, 4))):
@@ -136,7 +127,7 @@ def _pause_sample(rng, system: str, candor: bool):
     return T, cap, [{"text": "[PAUSE]", "timestamp": p} for p in pauses], cap.transcript(), intended
 
 
-def _turn_taking_sample(rng, system: str):
+def _turn_taking_sample(rng, system: str, **_):
     E = _u(rng, 4.0, 8.0)
     T = round(E + _u(rng, 4.5, 5.5), 3)
     cap = Capture(int(round(T * SR)), rng)
@@ -159,7 +150,7 @@ def _turn_taking_sample(rng, system: str):
     return T, cap, [{"text": "[TURN-TAKING]", "timestamp": [E, T]}], transcript, intended
 
 
-def _interruption_sample(rng, system: str, tail: tuple[float, float]):
+def _interruption_sample(rng, system: str, *, tail: tuple[float, float], **_):
     S = _u(rng, 4.0, 7.0)
     R = round(S + _u(rng, 1.2, 2.5), 3)
     T = round(R + _u(rng, *tail), 3)
@@ -186,7 +177,7 @@ def _interruption_sample(rng, system: str, tail: tuple[float, float]):
     return T, cap, interrupt, cap.transcript(from_s=R), intended
 
 
-def _backchannel_sample(rng, system: str):
+def _backchannel_sample(rng, system: str, **_):
     T = _u(rng, 8.0, 12.0)
     cap = Capture(int(round(T * SR)), rng)
     if system != "silent":
@@ -195,14 +186,9 @@ def _backchannel_sample(rng, system: str):
     return T, cap, None, cap.transcript(), {}
 
 
-def _make(subset: str, rng, system: str, tail: tuple[float, float]):
-    if subset == "candor_turn_taking":
-        return _turn_taking_sample(rng, system)
-    if subset == INTERRUPTION:
-        return _interruption_sample(rng, system, tail)
-    if subset == "icc_backchannel":
-        return _backchannel_sample(rng, system)
-    return _pause_sample(rng, system, candor=subset.startswith("candor"))
+# task -> the generator of one sample: (rng, system, tail=..., **the subset's synth options)
+GENERATORS = {"pause_handling": _pause_sample, "turn_taking": _turn_taking_sample,
+              "user_interruption": _interruption_sample, "backchannel": _backchannel_sample}
 
 
 def _write(path: Path, data: bytes) -> str:
@@ -219,7 +205,9 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
     T - R for interruption samples.
     """
     out = Path(out)
-    sizes = dict(RELEASE_SIZES) if n == "release" else n if isinstance(n, dict) else dict.fromkeys(SUBSETS, n)
+    SUBSETS = tasks.SUBSETS
+    sizes = (dict(sorted(tasks.release_sizes().items())) if n == "release" else n if isinstance(n, dict)
+             else dict.fromkeys(SUBSETS, n))
     if system not in SYSTEMS + ("mixed",):
         raise FdbuError("config", None, f"system={system!r}; choose one of {', '.join(SYSTEMS)} or mixed")
     if (not all(isinstance(sizes.get(s, 0), int) and sizes.get(s, 0) >= 0 for s in SUBSETS)
@@ -229,30 +217,27 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
     lo, hi = interruption_tail_s
     if not 0 < lo <= hi:
         raise FdbuError("config", None, f"interruption_tail_s={interruption_tail_s!r} is not a range of seconds > 0")
-    if out.exists():
-        raise FdbuError("output", None, f"{out} already exists; fdbu synth writes a new tree only")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        tmp.chmod(umask_mode(0o777))
+    with new_folder(out, "fdbu synth") as tmp:
         samples, truth, transcripts = [], {}, {s: {} for s in SUBSETS}
         jobs = [(subset, i) for subset in SUBSETS for i in range(sizes.get(subset, 0))]
         for subset, i in tqdm(jobs, desc="synth", unit="sample", disable=not progress):
             rng = np.random.default_rng([seed, list(SUBSETS).index(subset), i])
             behaviour = SYSTEMS[int(rng.integers(len(SYSTEMS)))] if system == "mixed" else system
             name = str(i)
-            row = {"sample_id": f"{subset}/{name}", "subset": subset, "task": SUBSETS[subset][0]}
+            kind = SUBSETS[subset].task
+            row = {"sample_id": f"{subset}/{name}", "subset": subset, "task": kind.name}
             if rng.random() < ineligible:
                 row.update({"eligible": False, "reasons": [REASONS[int(rng.integers(len(REASONS)))]]})
                 samples.append(row)
                 truth[row["sample_id"]] = {"system": behaviour, "eligible": False}
                 continue
-            T, cap, annotation, transcript, intended = _make(subset, rng, behaviour, (lo, hi))
+            T, cap, annotation, transcript, intended = GENERATORS[kind.name](rng, behaviour, tail=(lo, hi),
+                                                                             **SUBSETS[subset].synth)
             folder = tmp / subset / name
             folder.mkdir(parents=True)
             files = {"output.wav": _write(folder / "output.wav", cap.wav())}
             if annotation is not None:
-                ann = SUBSETS[subset][1]
+                ann = kind.annotation
                 files[ann] = _write(folder / ann, (json.dumps(annotation) + "\n").encode())
             transcripts[subset][name] = _write(folder / "output.json", (json.dumps(transcript) + "\n").encode())
             row.update({"sample_rate": SR, "input_samples": cap.n, "input_s": cap.n / SR, "eligible": True,
@@ -264,13 +249,10 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
                     "samples": samples}
         asr = {"config": {"model_id": "fdbu-synth (transcripts placed by the generator)", "checkpoint_sha256": None,
                           "device_type": "none"},
-               "subsets": {s: {"task": ASR_TASK[s], "transcripts": t} for s, t in transcripts.items() if sizes.get(s)}}
+               "subsets": {s: {"task": SUBSETS[s].task.asr_task, "transcripts": t} for s, t in transcripts.items()
+                           if sizes.get(s)}}
         (tmp / "manifest.json").write_text(dumps(manifest))
         (tmp / "asr.json").write_text(dumps(asr))
         (tmp / "synth.json").write_text(dumps({"generator": "fdbu synth", "seed": seed, "n": sizes, "system": system,
                                                "ineligible": ineligible, "samples": truth}))
-        tmp.rename(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return out

@@ -10,23 +10,11 @@ from pathlib import Path
 from typing import Iterator
 
 import numpy as np
-import soundfile as sf
 
-from ..errors import FdbuError
-
-
-def read_wav(path: Path, where: str, sample_rate: int = 16000) -> np.ndarray:
-    """Mono float32 in [-1, 1) (PCM16 / 32768, as torchaudio.load scales it)."""
-    try:
-        audio, sr = sf.read(str(path), dtype="float32", always_2d=False)
-    except Exception as e:
-        raise FdbuError(where, "output.wav", f"cannot be decoded ({e})") from None
-    if sr != sample_rate or audio.ndim != 1:
-        raise FdbuError(where, "output.wav", f"is not mono {sample_rate} Hz")
-    return audio
+from ..audio import SAMPLE_RATE, read_wav
 
 
-def batches(jobs: list[tuple[str, Path, int]], batch_seconds: float, sample_rate: int = 16000
+def batches(jobs: list[tuple[str, Path, int]], batch_seconds: float, sample_rate: int = SAMPLE_RATE
             ) -> Iterator[list[tuple[int, np.ndarray]]]:
     """jobs: (where, path, samples). Yields [(job index, audio)] batches of at most batch_seconds
     of audio (at least one file each), reading the next batch while the caller works."""

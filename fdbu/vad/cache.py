@@ -11,19 +11,19 @@ cannot be parsed or is truncated is treated as missing and recomputed, never tru
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..atomic import sha256_bytes, write_bytes
+from ..cachedir import cache_root
 
 FORMAT = "fdbu-vad-probs-1"
 
 
 def default_dir() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fdbu" / "vad-probs"
+    return cache_root() / "vad-probs"
 
 
 @dataclass

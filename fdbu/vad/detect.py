@@ -46,6 +46,11 @@ class Job:
     sha256: str
     samples: int
 
+    @classmethod
+    def of(cls, sample) -> "Job":
+        """A checked sample's output.wav (fdbu.tree.Sample)."""
+        return cls(sample.sample_id, sample.wav_path, sample.wav_sha256, sample.input_samples)
+
 
 @dataclass
 class DetectionStats:

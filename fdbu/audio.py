@@ -1,0 +1,50 @@
+"""Audio in and out, one way for every stage: 16 kHz mono, decoded as torchaudio.load scales it.
+
+Silero VAD and Parakeet both take 16 kHz mono; `fdbu export` normalises every output to it
+and writes PCM16, so a tree holds 16 kHz PCM16 WAV files only (README: Definitions 19, 25).
+"""
+from __future__ import annotations
+
+import io
+import wave
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from .errors import FdbuError
+
+SAMPLE_RATE = 16000
+
+
+def seconds_of(samples: int) -> float:
+    return samples / SAMPLE_RATE
+
+
+def read_wav(path: Path, where: str, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
+    """Mono float32 in [-1, 1) (PCM16 / 32768, as torchaudio.load scales it)."""
+    try:
+        audio, sr = sf.read(str(path), dtype="float32", always_2d=False)
+    except Exception as e:  # soundfile raises its own error types for unreadable files
+        raise FdbuError(where, "output.wav", f"cannot be decoded ({e})") from None
+    if sr != sample_rate or audio.ndim != 1:
+        raise FdbuError(where, "output.wav", f"is not mono {sample_rate} Hz")
+    return audio
+
+
+def pcm16(audio: np.ndarray) -> np.ndarray:
+    """float in [-1, 1) -> int16: x * 32768 rounded half to even, clipped (PCM16 input comes back bit for bit)."""
+    return np.clip(np.round(np.asarray(audio, np.float64) * 32768.0), -32768, 32767).astype("<i2")
+
+
+def wav_bytes(samples: np.ndarray, sample_rate: int = SAMPLE_RATE) -> bytes:
+    """A mono PCM16 WAV file of int16 samples (or floats, converted by `pcm16`)."""
+    samples = np.asarray(samples)
+    data = samples.astype("<i2") if samples.dtype.kind in "iu" else pcm16(samples)
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(sample_rate)
+        w.writeframes(data.tobytes())
+    return buf.getvalue()

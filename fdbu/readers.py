@@ -1,0 +1,125 @@
+"""Readers of a sample's JSON files: the transcript (output.json) and the dataset annotations.
+
+Every time becomes integer microseconds here, once (README: Definition 1), and every check of
+the spec's "Inputs and checks" on these files happens here. A failure names the sample, the
+file and the problem in one line (`FdbuError`). The task registry (`fdbu.tasks`) says which
+annotation reader each task uses.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+from .errors import FdbuError
+from .timebase import to_us
+
+
+def parse_json(data: bytes, where: str, file: str):
+    try:
+        return json.loads(data)
+    except UnicodeDecodeError as e:
+        raise FdbuError(where, file, f"is not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except json.JSONDecodeError as e:
+        raise FdbuError(where, file, f"is not valid JSON (line {e.lineno} column {e.colno}: {e.msg})") from None
+
+
+def _time(value, where: str, file: str, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise FdbuError(where, file, f"{what} is {value!r}, not a number of seconds")
+    if not math.isfinite(value):
+        raise FdbuError(where, file, f"{what} is {value!r}; times must be finite")
+    return to_us(value)
+
+
+def seconds_text(us: int) -> str:
+    return f"{us / 1e6:.6f}"
+
+
+def _check_in_window(us: int, T_us: int, where: str, file: str, what: str) -> None:
+    if not 0 <= us <= T_us:
+        raise FdbuError(where, file, f"{what} {seconds_text(us)} s lies outside the window [0, {seconds_text(T_us)}] s")
+
+
+def _timestamp(entry, where: str, file: str, what: str) -> list:
+    ts = entry.get("timestamp") if isinstance(entry, dict) else None
+    if not isinstance(ts, list) or len(ts) != 2:
+        raise FdbuError(where, file, f"{what} has no two-element 'timestamp' list")
+    return ts
+
+
+def read_words(data: bytes, where: str, T_us: int) -> tuple[np.ndarray, np.ndarray]:
+    """output.json -> (start, end) microseconds; a null end (or one before the start) is zero-length."""
+    file = "output.json"
+    doc = parse_json(data, where, file)
+    chunks = doc.get("chunks") if isinstance(doc, dict) else None
+    if not isinstance(chunks, list):
+        raise FdbuError(where, file, "has no 'chunks' list")
+    starts, ends = [], []
+    for i, chunk in enumerate(chunks):
+        ts = _timestamp(chunk, where, file, f"word {i}")
+        s = _time(ts[0], where, file, f"word {i} start")
+        _check_in_window(s, T_us, where, file, f"word {i} start")
+        e = s if ts[1] is None else _time(ts[1], where, file, f"word {i} end")
+        starts.append(s)
+        ends.append(max(e, s))
+    return np.array(starts, np.int64), np.array(ends, np.int64)
+
+
+def read_pauses(data: bytes, where: str, T_us: int) -> dict:
+    """pause.json -> {"pauses": (k, 2) microseconds}: at least one, inside [0, T], sorted, not overlapping."""
+    file = "pause.json"
+    doc = parse_json(data, where, file)
+    if not isinstance(doc, list) or not doc:
+        raise FdbuError(where, file, "lists no pause; a pause sample needs at least one")
+    pauses = []
+    for i, entry in enumerate(doc):
+        ts = _timestamp(entry, where, file, f"pause {i}")
+        a = _time(ts[0], where, file, f"pause {i} start")
+        b = _time(ts[1], where, file, f"pause {i} end")
+        _check_in_window(a, T_us, where, file, f"pause {i} start")
+        _check_in_window(b, T_us, where, file, f"pause {i} end")
+        if a > b:
+            raise FdbuError(where, file, f"pause {i} starts at {seconds_text(a)} s, after its end {seconds_text(b)} s")
+        if pauses:
+            pa, pb = pauses[-1]
+            if a < pa or a < pb:
+                raise FdbuError(where, file, f"pause {i} [{seconds_text(a)}, {seconds_text(b)}] s is not sorted after, "
+                                f"or overlaps, pause {i - 1} [{seconds_text(pa)}, {seconds_text(pb)}] s")
+        pauses.append((a, b))
+    return {"pauses": np.array(pauses, np.int64).reshape(-1, 2)}
+
+
+def read_turn_end(data: bytes, where: str, T_us: int) -> dict:
+    """turn_taking.json -> {"E_us": E}, E = [0].timestamp[0] inside [0, T]."""
+    file = "turn_taking.json"
+    doc = parse_json(data, where, file)
+    if not isinstance(doc, list) or not doc:
+        raise FdbuError(where, file, "is empty; it needs the turn end E in [0].timestamp[0]")
+    E = _time(_timestamp(doc[0], where, file, "entry 0")[0], where, file, "E (timestamp[0])")
+    _check_in_window(E, T_us, where, file, "E")
+    return {"E_us": E}
+
+
+def read_interruption(data: bytes, where: str, T_us: int) -> dict:
+    """interrupt.json -> {"S_us": S, "R_us": R}, [S, R] = [0].timestamp inside [0, T], S <= R."""
+    file = "interrupt.json"
+    doc = parse_json(data, where, file)
+    if not isinstance(doc, list) or not doc:
+        raise FdbuError(where, file, "is empty; it needs [S, R] in [0].timestamp")
+    ts = _timestamp(doc[0], where, file, "entry 0")
+    S = _time(ts[0], where, file, "S (timestamp[0])")
+    R = _time(ts[1], where, file, "R (timestamp[1])")
+    _check_in_window(S, T_us, where, file, "S")
+    _check_in_window(R, T_us, where, file, "R")
+    if S > R:
+        raise FdbuError(where, file, f"S {seconds_text(S)} s is after R {seconds_text(R)} s")
+    return {"S_us": S, "R_us": R}
+
+
+def interruption_cut_s(data: bytes, where: str, T_us: int) -> float:
+    """Where the ASR stage cuts an interruption output: R, the raw float the official asr.py reads
+    (`interrupt.json[0].timestamp[1]`), after the file passes every check above."""
+    read_interruption(data, where, T_us)
+    return json.loads(data)[0]["timestamp"][1]
