@@ -30,23 +30,24 @@ def write(scored: Scored, out: Path) -> tuple[Path, Path]:
     return unified, samples
 
 
-def _num(x) -> str:
+def fmt(x, digits: int = 3) -> str:
+    """A number for the console: n/a for null, "not reached" as is, else `digits` decimals."""
     if x is None:
         return "n/a"
-    return x if isinstance(x, str) else f"{x:.3f}"
+    return x if isinstance(x, str) else f"{x:.{digits}f}"
 
 
 def _pair(p) -> str:
-    return "n/a" if p is None else f"[{_num(p[0])}, {_num(p[1])}]"
+    return "n/a" if p is None else f"[{fmt(p[0])}, {fmt(p[1])}]"
 
 
 def _metric_line(name: str, m: dict) -> str:
-    head = f"  {name:<29} {m['better']:<8}{_num(m['value']):>12}  {_pair(m['interval']):<26}"
+    head = f"  {name:<29} {m['better']:<8}{fmt(m['value']):>12}  {_pair(m['interval']):<26}"
     if m["kind"] == "share":
         return f"{head}{m['count']:>5}/{m['n']:<5} bounds {_pair(m['selected_bounds'])}"
     if m["kind"] == "pooled_ratio":
         return f"{head}{m['count']:>5} samples"
-    return f"{head}{m['count']:>5} samples (median; p90 {_num(m['p90'])})"
+    return f"{head}{m['count']:>5} samples (median; p90 {fmt(m['p90'])})"
 
 
 def summary(unified: dict) -> str:
@@ -68,7 +69,7 @@ def summary(unified: dict) -> str:
         if "exercised" in c:
             head += f", exercised {c['exercised']}"
         if "min_observable_s" in entry:
-            head += f", min_observable_s {_num(entry['min_observable_s'])}"
+            head += f", min_observable_s {fmt(entry['min_observable_s'])}"
         lines += ["", head]
         if "outcomes" in c:
             lines.append("  outcomes: " + ", ".join(f"{k} {v}" for k, v in c["outcomes"].items()))

@@ -16,6 +16,7 @@ from pathlib import Path
 from .atomic import dumps, write_text, written_by_fdbu
 from .errors import FdbuError
 from .metrics.stats import NOT_REACHED, Bootstrap
+from .report import fmt
 from .score import signature
 from .audio import SAMPLE_RATE
 from .tasks import SUBSETS
@@ -162,12 +163,6 @@ def rankings(trees: list[dict]) -> dict:
     return out
 
 
-def _fmt(x) -> str:
-    if x is None:
-        return "n/a"
-    return x if isinstance(x, str) else f"{x:.3f}"
-
-
 def table(result: dict) -> str:
     lines = []
     for t in result["trees"]:
@@ -175,13 +170,13 @@ def table(result: dict) -> str:
                   "  thr   neg  min_sil min_sp pad | not_ex  s@end  resp  no_r | " + " ".join(f"{v:>10}" for v in SHOWN.values())]
         for r in t["points"]:
             s, c = r["settings"], r["counts"]
-            cells = " ".join(f"{_fmt(r['metrics'][n]['value']):>10}" for n in SHOWN)
+            cells = " ".join(f"{fmt(r['metrics'][n]['value']):>10}" for n in SHOWN)
             star = "*" if r["spec_settings"] else " "
             lines.append(f"{star} {s['threshold']:.2f} {s['neg_threshold']:.2f} {s['min_silence_ms']:7.0f} "
                          f"{s['min_speech_ms']:6.0f} {s['speech_pad_ms']:3.0f} | {c['not_exercised']:6d} {c['speaking_at_end']:6d} "
                          f"{c['response']:5d} {c['no_response']:5d} | {cells}")
         lines.append("  range over the grid: " + "; ".join(
-            f"{n} [{_fmt(t['ranges'][n]['value'][0])}, {_fmt(t['ranges'][n]['value'][1])}]"
+            f"{n} [{fmt(t['ranges'][n]['value'][0])}, {fmt(t['ranges'][n]['value'][1])}]"
             for n in SHOWN if t["ranges"][n]["value"]))
     if "rankings" in result:
         lines += ["", "rankings of the systems across the grid (order of tree indices, lowest value first):"]

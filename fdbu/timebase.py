@@ -1,15 +1,11 @@
-"""Integer microseconds: every time is converted once, on loading (clarification 1).
+"""Integer microseconds: every time is converted once, on loading (README: Definition 1).
 
 Later comparisons and subtractions are exact integer arithmetic, so an annotation
 at 6.32000000000005 and a word at 6.32 compare equal.
 """
 import math
 
-import numpy as np
-
 US_PER_S = 1_000_000
-# +infinity on the microsecond axis: a non-responder's latency, an unobserved stop.
-INF_US = int(np.iinfo(np.int64).max)
 
 
 def to_us(x: float) -> int:

@@ -1,6 +1,6 @@
 """numba kernels: the metric math as pure functions over flat integer arrays.
 
-This folder sits at the top of the repository (the design card's layout) and installs as
+This folder sits at the top of the repository (the layout ARCHITECTURE.md describes) and installs as
 `fdbu.kernels`: pyproject.toml maps it there (`package-dir`), so both an editable and a
 regular install import it as `fdbu.kernels`, never as `kernels`. Every sample of a subset is processed in one call:
 per-sample variable-length data (word starts and ends, pauses, speech segments)

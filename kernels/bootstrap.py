@@ -1,7 +1,7 @@
 """Percentile bootstrap over whole samples, re-aggregating per-sample components.
 
 The caller draws `idx = numpy.random.default_rng(0).integers(0, n, size=(2000, n))`
-(clarification 10); row r of idx is resample r.
+(README: Definition 10); row r of idx is resample r.
 """
 from typing import NamedTuple
 
