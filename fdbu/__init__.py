@@ -8,3 +8,8 @@ per-sample outcomes (`fdbu.kernels`, via `fdbu.metrics`) -> aggregates
 __version__ = "0.1.0"
 
 DEFINITIONS_VERSION = "fdb-v1.0-unified-4"
+
+from .api import Result, SweepResult, score, sweep  # noqa: E402  (the notebook API; see fdbu.api)
+from .errors import FdbuError  # noqa: E402
+
+__all__ = ["score", "sweep", "Result", "SweepResult", "FdbuError", "__version__", "DEFINITIONS_VERSION"]

@@ -1,158 +1,126 @@
-"""`fdbu COMMAND [hydra overrides]`: one Hydra app per command, configs in `fdbu.conf`.
+"""`fdbu COMMAND [key=value ...]`: one Hydra app per command, typed configs in `fdbu.config`.
 
-The command word is taken off argv before Hydra parses the rest, so every Hydra
-feature (`--cfg job`, `-m` multirun, overrides) works per command.
+The command word is taken off argv before Hydra parses the rest, so every Hydra feature
+(`--cfg job`, `-m` multirun, launchers, overrides) works per command. Every expected
+failure (input, file system, cache, output, config) is one line `fdbu: error: ...` and exit
+status 2; Ctrl-C is exit 130; anything else is a bug: its traceback, and a line asking to
+report it.
 """
 from __future__ import annotations
 
-import json
+import difflib
+import os
 import sys
+import traceback
 from pathlib import Path
 
+from . import __version__
 from .errors import FdbuError
 
-USAGE = """usage: fdbu COMMAND [key=value ...] [--cfg job] [-m]
+USAGE = """usage: fdbu COMMAND [key=value ...] [--cfg job] [-m]      fdbu COMMAND --help: every key
 
 commands:
-  score   score a reference tree:            fdbu score tree=PATH [out=DIR] [plot=true]
-  synth   write a synthetic reference tree:   fdbu synth out=PATH [n=5] [seed=0] [system=mixed]
-  sweep   interruption metrics over VAD settings: fdbu sweep tree=PATH | tree=[A,B] out=DIR
-  evaluate the official rules (reference column): fdbu evaluate tree=PATH [evaluate.official_checkout=DIR]
-  export  a tree from the v1.0 release + outputs:  fdbu export dataset=DIR [outputs=DIR] out=DIR [export.length=fit]
-  asr     transcripts with a local Parakeet .nemo:  fdbu asr tree=DIR asr.checkpoint=PATH.nemo [device=cuda]
-  calibrate measure the batched VAD's guard margin on this device: fdbu calibrate [device=cuda]
+  score     score a reference tree:               fdbu score tree=PATH [out=DIR] [plot=true]
+  sweep     interruption metrics over VAD settings: fdbu sweep tree=PATH | "tree=[A,B]" out=DIR
+  evaluate  the official rules (reference column): fdbu evaluate tree=PATH [evaluate.official_checkout=DIR]
+  export    a tree from the v1.0 release + outputs: fdbu export dataset=DIR [outputs=DIR] out=DIR
+  asr       transcripts with a local Parakeet .nemo: fdbu asr tree=DIR asr.checkpoint=PATH.nemo [device=cuda]
+  synth     write a synthetic reference tree:     fdbu synth out=PATH [n=5] [seed=0] [system=mixed]
+  calibrate the batched VAD's guard margin here:  fdbu calibrate [device=cuda]
 
-Hydra: --cfg job shows the composed config; -m runs a sweep (fdbu score -m tree=A,B)."""
+Hydra: --cfg job shows the composed config; -m runs several jobs (fdbu score -m tree=A,B).
+Python: import fdbu; fdbu.score("runs/modelA").to_pandas()  (see the README)."""
+
+
+def make_detector(vad, device: str, progress: bool, backend: str | None = None):
+    """The speech detector a VadConfig asks for: Silero settings plus how to compute them."""
+    from .vad import SpeechDetector
+
+    return SpeechDetector(vad.settings(), backend=backend or vad.backend, device=device, cache=vad.cache,
+                          cache_dir=Path(vad.cache_dir) if vad.cache_dir else None, verify=vad.verify,
+                          threads=vad.threads, batch_seconds=vad.batch_seconds, progress=progress)
 
 
 def _score(cfg) -> None:
+    from . import report
     from .evaluate import reference_column
-    from .report import summary, write
     from .score import score_path
 
     tree = Path(cfg.tree)
-    out = Path(cfg.out) if cfg.out is not None else tree
-    detector = make_detector(cfg)
-    scored = score_path(tree, detector, make_bootstrap(cfg))
-    unified, samples = write(scored, out)
-    print(summary(scored.unified))
+    outputs = report.outputs(Path(cfg.out) if cfg.out is not None else tree, cfg.plot)
+    detector = make_detector(cfg.vad, cfg.device, cfg.progress)
+    scored = score_path(tree, detector, cfg.bootstrap.make())
+    files = report.files(scored, cfg.plot)
     inputs = scored.unified["inputs"]
-    column = reference_column(tree, inputs["manifest.json"], inputs["asr.json"])
+    column = reference_column(tree, inputs["manifest.json"], inputs["asr.json"])  # never fails: before the commit
+    written = outputs.commit(files)
+    print(report.summary(scored.unified))
     if column:
         print("\n" + column)
-    print(f"\n{detector.stats.line()}\nwrote {unified} and {samples}")
-    if cfg.plot:
-        from .plot import latency_curves
-
-        print(f"wrote {latency_curves(scored.rows, out / 'latency-curves.png')}")
-
-
-def make_bootstrap(cfg):
-    """The bootstrap a config asks for (score and sweep report the same intervals)."""
-    from .metrics.stats import Bootstrap
-
-    if cfg.bootstrap.resamples < 1:
-        raise FdbuError("config", None, "bootstrap.resamples must be at least 1")
-    return Bootstrap(cfg.bootstrap.resamples, cfg.bootstrap.seed)
-
-
-def make_detector(cfg, backend: str | None = None):
-    """The speech detector a config asks for: Silero settings plus how to compute them."""
-    from .vad import SileroSettings, SpeechDetector
-
-    v = cfg.vad
-    settings = SileroSettings(threshold=v.threshold, min_speech_duration_ms=v.min_speech_duration_ms,
-                              min_silence_duration_ms=v.min_silence_duration_ms, speech_pad_ms=v.speech_pad_ms,
-                              sampling_rate=v.sampling_rate)
-    return SpeechDetector(settings, backend=backend or v.backend, device=cfg.device, cache=v.cache,
-                          cache_dir=Path(v.cache_dir) if v.cache_dir else None, verify=v.verify, threads=v.threads,
-                          batch_seconds=v.batch_seconds, progress=cfg.progress)
-
-
-def _synth(cfg) -> None:
-    from omegaconf import DictConfig
-
-    from .synth import synthesize
-
-    n = dict(cfg.n) if isinstance(cfg.n, DictConfig) else cfg.n
-    tree = synthesize(Path(cfg.out), n=n, seed=cfg.seed, system=cfg.system, ineligible=cfg.ineligible,
-                      interruption_tail_s=tuple(cfg.interruption_tail_s), progress=cfg.progress)
-    print(f"wrote synthetic tree {tree} ({cfg.n} samples per subset, system={cfg.system}, seed={cfg.seed})")
+    print("\n".join(["", detector.stats.line(), *outputs.notes, "wrote " + ", ".join(map(str, written))]))
 
 
 def _sweep(cfg) -> None:
-    from omegaconf import ListConfig
+    from . import sweep
 
-    from .sweep import grid, sweep, table, write
-
-    trees = [Path(t) for t in cfg.tree] if isinstance(cfg.tree, ListConfig) else [Path(cfg.tree)]
-    if cfg.out is None and len(trees) > 1:
-        raise FdbuError("config", None, "a sweep over several trees needs out=DIR for its outputs")
-    g = cfg.sweep
-    points = grid(list(g.thresholds), list(g.min_silence_ms), list(g.neg_threshold_offset), list(g.min_speech_ms),
-                  list(g.speech_pad_ms))
-    detector = make_detector(cfg)
-    result = sweep(trees, detector, make_bootstrap(cfg), points)
-    written = write(result, Path(cfg.out) if cfg.out is not None else trees[0], plot=cfg.plot)
-    print(table(result))
-    print(f"\n{detector.stats.line()}\nwrote " + ", ".join(map(str, written)))
+    trees = [Path(t) for t in cfg.trees()]
+    outputs = sweep.outputs(Path(cfg.out) if cfg.out is not None else trees[0], len(trees), cfg.plot)
+    detector = make_detector(cfg.vad, cfg.device, cfg.progress)
+    result = sweep.sweep(trees, detector, cfg.bootstrap.make(), cfg.sweep.points())
+    written = outputs.commit(sweep.files(result, cfg.plot))
+    print(sweep.table(result))
+    print("\n".join(["", detector.stats.line(), *outputs.notes, "wrote " + ", ".join(map(str, written))]))
 
 
 def _evaluate(cfg) -> None:
-    from .evaluate import evaluate, write
+    from . import evaluate as ev
     from .official import GT_DISTRIBUTION, SCRIPT_DIRS
     from .tree import load_tree
 
     e = cfg.evaluate
     checkout = Path(e.official_checkout) if e.official_checkout else None
-    pins = dict(e.official_sha256 or {})
+    pins = dict(e.official_sha256)
     gt = Path(e.gt_distribution) if e.gt_distribution else None
     if gt is None and checkout is not None:  # the one beside the scripts, where upstream runs them
         gt = next((checkout / d / GT_DISTRIBUTION for d in SCRIPT_DIRS if (checkout / d / GT_DISTRIBUTION).is_file()),
                   None)
-    if e.run_official and checkout is None:
-        raise FdbuError("config", None, "evaluate.run_official=true needs evaluate.official_checkout=DIR")
     judge = None
     if e.judge.base_url:
-        import os
-
         from .judge import Judge, load_official
 
-        if checkout is None or not e.judge.model:
-            raise FdbuError("config", None, "a judge needs evaluate.official_checkout=DIR (for the official prompt) "
-                            "and evaluate.judge.model")
         prompt = load_official(checkout, pins, e.allow_unpinned)
         judge = Judge(e.judge.base_url, e.judge.model, os.environ.get(e.judge.api_key_env), prompt,
                       max_attempts=e.judge.max_attempts, timeout_s=e.judge.timeout_s)
+    outputs = ev.outputs(Path(cfg.tree), judge is not None)
     tree = load_tree(Path(cfg.tree))
     lines, disagreements = [], []
     if e.run_official:  # the pins are checked before anything is computed
         from .official_run import check_files
 
         check_files(tree, checkout, gt, pins, e.allow_unpinned)
-    result = evaluate(tree, gt_distribution=gt, judge=judge, pins=pins)
+    result = ev.evaluate(tree, gt_distribution=gt, judge=judge, pins=pins)
     if e.run_official:
         from .official_run import run_official
 
         result["official_run"], lines, disagreements = run_official(tree, checkout, result, gt_path=gt, pins=pins,
                                                                     allow_unpinned=e.allow_unpinned)
-    path = write(result, Path(cfg.tree), judge.ledger if judge else None)
-    for subset, numbers in result["subsets"].items():
-        print(f"{subset}: {json.dumps(numbers)}")
+    written = outputs.commit(ev.files(result, judge.ledger if judge else None))
+    print(ev.table(result))
     for text in lines:
         print(text)
-    print(f"wrote {path}")
+    print("\n".join([*outputs.notes, "wrote " + ", ".join(map(str, written))]))
     if disagreements:
         print("official scripts disagree with fdbu's rules:\n  " + "\n  ".join(disagreements), file=sys.stderr)
         sys.exit(3)
 
 
 def _export(cfg) -> None:
+    import json
+
     from .export import export
 
-    only = list(cfg.export.only) if cfg.export.only is not None else None
     tree = export(Path(cfg.dataset), Path(cfg.outputs) if cfg.outputs else None, Path(cfg.out),
-                  length=cfg.export.length, only=only, progress=cfg.progress)
+                  length=cfg.export.length, only=cfg.export.only, progress=cfg.progress)
     rows = json.loads((tree / "manifest.json").read_text())["samples"]
     bad = [r for r in rows if not r["eligible"]]
     print(f"wrote {tree}: {len(rows)} samples, {len(rows) - len(bad)} eligible, {len(bad)} ineligible")
@@ -165,25 +133,31 @@ def _asr(cfg) -> None:
     from .device import resolve_device
 
     a = cfg.asr
-    if not a.checkpoint:
-        raise FdbuError("config", None, "fdbu asr needs asr.checkpoint=PATH.nemo (a local Parakeet checkpoint)")
 
     def model():
         from .asr.nemo_model import ParakeetASR
 
-        return ParakeetASR(Path(a.checkpoint), sha256=a.sha256, device=resolve_device(cfg.device))
+        return ParakeetASR(Path(a.checkpoint), sha256=a.sha256, device=resolve_device(cfg.device), verbose=a.verbose)
 
     cache = (Path(a.cache_dir) if a.cache_dir else default_cache_dir()) if a.cache else None
-    path, counts = run(Path(cfg.tree), model, model_id=a.model_id, batch_size=a.batch_size,
-                       max_batch_seconds=a.max_batch_seconds, resume=a.resume, cache_dir=cache, progress=cfg.progress)
+    path, counts = run(Path(cfg.tree), model, batch_size=a.batch_size, max_batch_seconds=a.max_batch_seconds,
+                       resume=a.resume, cache_dir=cache, progress=cfg.progress)
     print(f"wrote {path}: {counts['transcribed']} transcribed, {counts['from_cache']} from the cache, "
           f"{counts['kept']} kept")
+
+
+def _synth(cfg) -> None:
+    from .synth import synthesize
+
+    tree = synthesize(Path(cfg.out), n=cfg.n, seed=cfg.seed, system=cfg.system, ineligible=cfg.ineligible,
+                      interruption_tail_s=tuple(cfg.interruption_tail_s), progress=cfg.progress)
+    print(f"wrote synthetic tree {tree} ({cfg.n} samples per subset, system={cfg.system}, seed={cfg.seed})")
 
 
 def _calibrate(cfg) -> None:
     from .vad.calibration import FLOOR, IMPLAUSIBLE, MULTIPLE
 
-    detector = make_detector(cfg, backend="batched")
+    detector = make_detector(cfg.vad, cfg.device, cfg.progress, backend="batched")
     cal = detector.calibration(force=True)
     ident = cal.identity["device"]
     print(f"device: {', '.join(f'{k} {v}' for k, v in ident.items() if v is not None)}")
@@ -194,34 +168,83 @@ def _calibrate(cfg) -> None:
     print(f"stored as {stored}" if stored.is_file() else f"not stored: {stored.parent} is not writable")
 
 
-COMMANDS = {"score": _score, "synth": _synth, "sweep": _sweep, "evaluate": _evaluate, "export": _export,
-            "asr": _asr, "calibrate": _calibrate}
+COMMANDS = {"score": _score, "sweep": _sweep, "evaluate": _evaluate, "export": _export, "asr": _asr,
+            "synth": _synth, "calibrate": _calibrate}
+
+
+def error(message: str, status: int = 2):
+    print(f"fdbu: error: {message}", file=sys.stderr)
+    sys.exit(status)
 
 
 def _task(fn):
+    """Run one command on its composed config: validated into its dataclass first, errors as one line."""
     def run(cfg) -> None:
+        from omegaconf import OmegaConf
+        from omegaconf.errors import OmegaConfBaseException
+
+        from .config import composition_error
+
         try:
-            fn(cfg)
+            try:
+                obj = OmegaConf.to_object(cfg)
+            except OmegaConfBaseException as e:
+                raise FdbuError("config", None, composition_error(e)) from None
+            fn(obj)
         except FdbuError as e:
-            print(f"fdbu: error: {e}", file=sys.stderr)
-            sys.exit(2)
+            error(str(e).splitlines()[0])
+        except KeyboardInterrupt:
+            error("interrupted (Ctrl-C); nothing half-written was left behind", 130)
+        except RecursionError:
+            error("a JSON file is nested too deeply to read")
     return run
 
 
-def main(argv: list[str] | None = None) -> int:
-    import hydra
+def _command_help(command: str) -> str:
+    from .config import help_text
 
+    return (f"usage: fdbu {command} [key=value ...] [--cfg job] [-m]\n\n{help_text(command)}\n\n"
+            f"Hydra: --cfg job shows the composed config; -m runs several jobs; hydra/launcher=... picks a launcher.")
+
+
+def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(USAGE)
         return 0
+    if argv[0] in ("--version", "-V", "version"):
+        print(f"fdbu {__version__}")
+        return 0
     command, rest = argv[0], argv[1:]
     if command not in COMMANDS:
-        print(f"fdbu: error: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
+        near = difflib.get_close_matches(command, COMMANDS, n=1)
+        hint = f"; did you mean {near[0]!r}?" if near else ""
+        print(f"fdbu: error: unknown command {command!r}{hint}\n\n{USAGE}", file=sys.stderr)
         return 2
+    if any(a in ("-h", "--help") for a in rest):
+        print(_command_help(command))
+        return 0
+    import hydra
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    from .config import composition_error, register
+
+    register()
+    os.environ["HYDRA_FULL_ERROR"] = "1"  # composition errors reach this function, which prints one line
     sys.argv = [f"fdbu-{command}"] + rest
     app = hydra.main(version_base="1.3", config_path="pkg://fdbu.conf", config_name=command)(_task(COMMANDS[command]))
-    app()
+    try:
+        app()
+    except KeyboardInterrupt:
+        error("interrupted (Ctrl-C); nothing half-written was left behind", 130)
+    except (HydraException, OmegaConfBaseException) as e:  # composing the config, parsing the overrides
+        error(f"config: {composition_error(e)}")
+    except Exception:
+        traceback.print_exc()
+        print(f"fdbu {__version__}: this is a bug in fdbu, not a problem with your input; please report it with "
+              "the command and the traceback above", file=sys.stderr)
+        return 1
     return 0
 
 

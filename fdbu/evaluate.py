@@ -13,7 +13,8 @@ from pathlib import Path
 from dataclasses import dataclass
 
 from . import __version__, official, tasks
-from .atomic import write_json, write_text, written_by_fdbu
+from .atomic import dumps
+from .outputs import Outputs
 from .audio import read_wav
 from .errors import FdbuError
 from .official import GT_DISTRIBUTION
@@ -146,34 +147,50 @@ def backchannel_speakers(tree: Tree, subset: str, silero: SileroVAD | None = Non
     return [official.Speaker(s.name, transcript(s), partial(listen, s)) for s in samples]
 
 
-def write(result: dict, root: Path, ledger: list[dict] | None = None) -> Path:
-    """summary.json, and beside it the judge's ledger (every request and reply) when a judge ran."""
-    path = Path(root) / SUMMARY
-    if path.exists() and not written_by_fdbu(path):
-        raise FdbuError("output", SUMMARY, f"{root} already holds a summary.json not written by fdbu; move it away")
+def outputs(root: Path, judge: bool) -> Outputs:
+    """summary.json, and beside it the judge's ledger (every request and reply) when a judge runs."""
+    return Outputs(root, "evaluate", [SUMMARY] + ([LEDGER] if judge else []), head=SUMMARY)
+
+
+def files(result: dict, ledger: list[dict] | None = None) -> dict[str, bytes]:
+    out = {SUMMARY: dumps(result).encode()}
     if ledger is not None:
-        write_text(Path(root) / LEDGER, "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in ledger))
-    write_json(path, result)
-    return path
+        out[LEDGER] = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in ledger).encode()
+    return out
+
+
+def write(result: dict, root: Path, ledger: list[dict] | None = None) -> Path:
+    outputs(root, ledger is not None).commit(files(result, ledger))
+    return Path(root) / SUMMARY
 
 
 def reference_column(root: Path, manifest_sha256: str, asr_sha256: str) -> str | None:
-    """Lines for the printed report: summary.json's numbers, or why they are left out."""
+    """Lines for the printed report: summary.json's numbers, or why they are left out (never an error:
+    a stray or broken summary.json cannot change what `fdbu score` does)."""
     path = Path(root) / SUMMARY
-    if not path.exists():
+    if not path.is_file():
         return None
     try:
         summary = json.loads(path.read_bytes())
         inputs = summary["inputs"]
-    except (ValueError, KeyError, TypeError):
+        changed = [name for name, sha in (("manifest.json", manifest_sha256), ("asr.json", asr_sha256))
+                   if inputs.get(name) != sha]
+        if changed:
+            return (f"reference column left out: summary.json was computed from a different "
+                    f"{' and '.join(changed)} (run fdbu evaluate again)")
+        return "\n".join(["reference column (official rules, from summary.json):", *_lines(summary)])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, StopIteration, RecursionError):
         return f"reference column left out: {path} is not a summary.json fdbu can read"
-    changed = [name for name, sha in (("manifest.json", manifest_sha256), ("asr.json", asr_sha256))
-               if inputs.get(name) != sha]
-    if changed:
-        return (f"reference column left out: summary.json was computed from a different "
-                f"{' and '.join(changed)} (run fdbu evaluate again)")
+
+
+def table(result: dict) -> str:
+    """`fdbu evaluate`'s console table: the official rules' numbers per subset."""
+    return "\n".join(["reference column (fdbu's re-implementation of the pinned official scripts):", *_lines(result)])
+
+
+def _lines(summary: dict) -> list[str]:
     judge = summary.get("judge") or {}
-    lines = ["reference column (official rules, from summary.json):"]
+    lines = []
     for subset, numbers in summary.get("subsets", {}).items():
         if set(numbers) & set(STATES):
             lines.append(f"  {subset}: {_cell(numbers)}")
@@ -187,7 +204,7 @@ def reference_column(root: Path, manifest_sha256: str, asr_sha256: str) -> str |
                 label = f"rating ({judge.get('model')})"
             cells.append(f"{label} {_cell(numbers[key])}")
         lines.append(f"  {subset}: " + ", ".join(cells))
-    return "\n".join(lines)
+    return lines
 
 
 NUMBERS = ("take_turn_rate", "latency_s", "rating", "jsd", "frequency_per_s")

@@ -64,14 +64,20 @@ def script_path(checkout: Path, name: str) -> Path:
                     "Full-Duplex-Bench clone or of a folder holding the official scripts")
 
 
+# The upstream files fdbu reproduces (Full-Duplex-Bench `v1_v1.5/evaluation/`, commit d7336bd of
+# 2026-04-15), by SHA-256: the default of evaluate.official_sha256.
+PINS = {
+    BACKCHANNEL_SCRIPT: "1bf58f57e3f6041a2516a1c2ac0d715f1199aef2d1aa5b886039df294626167b",
+    PAUSE_SCRIPT: "1e86519b4f4543f2f667ce60b9bea2f6148a3bc4255bb20c1ea111b45e0adbb5",
+    TURN_SCRIPT: "cb7d6b987cd415e1b71b6eea06e67ea8fdc77a1167107e5c0552105bac05b2df",
+    INTERRUPTION_SCRIPT: "e701c14579c1477577b262265cfff75b28ac2e057beee5ba82572afa2a35963a",
+    GT_DISTRIBUTION: "92bcd0ff27246aaa9a0136737b476afd456cd393f003944c3394c140e590f2a8",
+}
+
+
 def shipped_pins() -> dict[str, str]:
-    """The default of evaluate.official_sha256 (conf/evaluate.yaml, installed as fdbu.conf)."""
-    from importlib.resources import files
-
-    from omegaconf import OmegaConf
-
-    conf = OmegaConf.create(files("fdbu.conf").joinpath("evaluate.yaml").read_text())
-    return dict(conf.evaluate.official_sha256)
+    """The default of evaluate.official_sha256."""
+    return dict(PINS)
 
 
 def file_report(path: Path, name: str, pins: dict[str, str]) -> dict:

@@ -7,11 +7,9 @@ so a curve that stays below 0.5 is a median that is not reached.
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import numpy as np
 
-from .atomic import write_bytes
 from .tasks import SUBSETS
 
 
@@ -24,14 +22,13 @@ def _pyplot():
     return plt
 
 
-def _save(fig, path: Path) -> Path:
-    """PNG bytes without a timestamp or version stamp, written atomically."""
+def _png(fig) -> bytes:
+    """PNG bytes without a timestamp or version stamp (the same figure gives the same bytes)."""
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", metadata={"Software": None})
     _pyplot().close(fig)
-    write_bytes(path, buf.getvalue())
-    return Path(path)
+    return buf.getvalue()
 
 
 def curve(rows: list[dict], subset: str) -> tuple[np.ndarray, int]:
@@ -40,7 +37,7 @@ def curve(rows: list[dict], subset: str) -> tuple[np.ndarray, int]:
     return np.sort([r["latency_s"] for r in pop if r["latency_s"] is not None]), len(pop)
 
 
-def latency_curves(rows: list[dict], path: Path, horizon_s: float = 6.0) -> Path:
+def latency_curves(rows: list[dict], horizon_s: float = 6.0) -> bytes:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
     for subset, entry in SUBSETS.items():
@@ -59,10 +56,10 @@ def latency_curves(rows: list[dict], path: Path, horizon_s: float = 6.0) -> Path
     ax.set(xlim=(0, horizon_s), ylim=(0, 1.02), xlabel="latency t (s)", ylabel="F(t): share responded by t",
            title="Response-latency curves (fdbu unified)")
     ax.legend(loc="lower right")
-    return _save(fig, path)
+    return _png(fig)
 
 
-def sweep_heatmaps(tree: dict, path: Path, metrics) -> Path:
+def sweep_heatmaps(tree: dict, metrics) -> bytes:
     """One panel per metric: its value over threshold x minimum silence (other axes at their first value)."""
     others = ("neg_threshold_offset", "min_speech_ms", "speech_pad_ms")
     plt = _pyplot()
@@ -95,4 +92,4 @@ def sweep_heatmaps(tree: dict, path: Path, metrics) -> Path:
                  f"{first['neg_threshold_offset']:g}, min speech {first['min_speech_ms']:g} ms, pad {first['speech_pad_ms']:g} ms; "
                  "n/r: not reached)",
                  fontsize=9)
-    return _save(fig, path)
+    return _png(fig)

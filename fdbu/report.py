@@ -4,30 +4,40 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .atomic import dumps, write_text, written_by_fdbu
-from .errors import FdbuError
+from .atomic import dumps
+from .outputs import Outputs
 from .score import Scored
 
 UNIFIED = "unified.json"
 SAMPLES = "unified-samples.jsonl"
+CURVES = "latency-curves.png"
 
 
 def samples_jsonl(rows: list[dict]) -> str:
     return "".join(json.dumps(r, allow_nan=False, ensure_ascii=False) + "\n" for r in rows)
 
 
-def write(scored: Scored, out: Path) -> tuple[Path, Path]:
-    """Write both files atomically; refuse to replace a unified.json fdbu did not write."""
-    out = Path(out)
-    if not out.is_dir():
-        raise FdbuError("output", None, f"{out} is not a directory")
-    unified, samples = out / UNIFIED, out / SAMPLES
-    if (unified.exists() or samples.exists()) and not (unified.exists() and written_by_fdbu(unified)):
-        raise FdbuError("output", UNIFIED, f"{out} already holds {UNIFIED} or {SAMPLES} not written by fdbu; "
-                        "move them away or pass out=DIR")
-    write_text(samples, samples_jsonl(scored.rows))
-    write_text(unified, dumps(scored.unified))
-    return unified, samples
+def names(plot: bool = False) -> list[str]:
+    return [UNIFIED, SAMPLES] + ([CURVES] if plot else [])
+
+
+def outputs(out: Path, plot: bool = False) -> Outputs:
+    """`fdbu score`'s outputs in `out`, checked before any work; unified.json is their header."""
+    return Outputs(out, "score", names(plot), head=UNIFIED)
+
+
+def files(scored: Scored, plot: bool = False) -> dict[str, bytes]:
+    out = {UNIFIED: dumps(scored.unified).encode(), SAMPLES: samples_jsonl(scored.rows).encode()}
+    if plot:
+        from .plot import latency_curves
+
+        out[CURVES] = latency_curves(scored.rows)
+    return out
+
+
+def write(scored: Scored, out: Path, plot: bool = False) -> list[Path]:
+    """unified.json and unified-samples.jsonl (and the curves) in `out`, as one unit."""
+    return outputs(out, plot).commit(files(scored, plot))
 
 
 def fmt(x, digits: int = 3) -> str:

@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from . import __version__, DEFINITIONS_VERSION, tasks
 from .metrics.stats import Z_975, Bootstrap
 from .tree import Tree, load_tree
-from .vad import Job, SpeechDetector
+from .vad import Job, SileroSettings, SpeechDetector
 
 
 @dataclass
@@ -17,9 +17,24 @@ class Scored:
     rows: list[dict]
 
 
-def signature(vad: SpeechDetector, boot: Bootstrap, inputs: dict | None = None) -> dict:
-    """The reproducibility header of unified.json and sweep.json (sacrebleu's signature)."""
+def non_default(vad: SpeechDetector | None, boot: Bootstrap) -> list[str]:
+    """Every setting that differs from the spec's (Silero's defaults without padding; 2000 resamples, seed 0)."""
+    out = []
+    if vad is not None:
+        spec = SileroSettings()
+        out += [f"vad.{k}={v}" for k, v in asdict(vad.silero.settings).items() if getattr(spec, k) != v]
+    out += [f"bootstrap.{k}={v}" for k, v in asdict(boot).items() if getattr(Bootstrap(), k) != v]
+    return out
+
+
+def signature(vad: SpeechDetector, boot: Bootstrap, inputs: dict | None = None, *, vad_settings: bool = True) -> dict:
+    """The reproducibility header of unified.json and sweep.json (sacrebleu's signature). `settings` says
+    whether every setting is the spec's; if not, `non_default` lists those that differ."""
     head = {"generator": "fdbu", "fdbu_version": __version__, "definitions": DEFINITIONS_VERSION}
+    changed = non_default(vad if vad_settings else None, boot)
+    head["settings"] = "non-default" if changed else "spec"
+    if changed:
+        head["non_default"] = changed
     if inputs is not None:
         head["inputs"] = inputs
     head.update({

@@ -13,7 +13,8 @@ import itertools
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .atomic import dumps, write_text, written_by_fdbu
+from .atomic import dumps
+from .outputs import Outputs
 from .errors import FdbuError
 from .metrics.stats import NOT_REACHED, Bootstrap
 from .report import fmt
@@ -128,7 +129,7 @@ def sweep_tree(root: Path, detector: SpeechDetector, boot: Bootstrap, points: li
 
 
 def sweep(roots: list[Path], detector: SpeechDetector, boot: Bootstrap, points: list[GridPoint]) -> dict:
-    head = signature(detector, boot)
+    head = signature(detector, boot, vad_settings=False)  # the VAD settings are the grid's points
     head["kind"] = "sweep"
     head["speech_detection"] = {k: v for k, v in head["speech_detection"].items() if k != "settings"}
     head["grid"] = {"points": len(points), "thresholds": sorted({p.threshold for p in points}),
@@ -208,21 +209,24 @@ def to_csv(result: dict) -> str:
     return buf.getvalue()
 
 
-def write(result: dict, out: Path, plot: bool = True) -> list[Path]:
-    out = Path(out)
-    if not out.is_dir():
-        raise FdbuError("output", None, f"{out} is not a directory")
-    target = out / "sweep.json"
-    if target.exists() and not written_by_fdbu(target):
-        raise FdbuError("output", "sweep.json", f"{out} already holds a sweep.json not written by fdbu; "
-                        "move it away or pass out=DIR")
-    write_text(out / "sweep.csv", to_csv(result))
-    write_text(target, dumps(result))
-    written = [target, out / "sweep.csv"]
+def names(result_trees: int, plot: bool = True) -> list[str]:
+    return ["sweep.json", "sweep.csv"] + ([f"sweep-heatmaps-{k}.png" for k in range(result_trees)] if plot else [])
+
+
+def outputs(out: Path, trees: int, plot: bool = True) -> Outputs:
+    """`fdbu sweep`'s outputs in `out`, checked before any work; sweep.json is their header."""
+    return Outputs(out, "sweep", names(trees, plot), head="sweep.json")
+
+
+def files(result: dict, plot: bool = True) -> dict[str, bytes]:
+    out = {"sweep.json": dumps(result).encode(), "sweep.csv": to_csv(result).encode()}
     if plot:
         from .plot import sweep_heatmaps
 
         for k, t in enumerate(result["trees"]):
-            written.append(sweep_heatmaps(t, out / f"sweep-heatmaps-{k}.png", list(SHOWN)))
-    return written
+            out[f"sweep-heatmaps-{k}.png"] = sweep_heatmaps(t, list(SHOWN))
+    return out
 
+
+def write(result: dict, out: Path, plot: bool = True) -> list[Path]:
+    return outputs(out, len(result["trees"]), plot).commit(files(result, plot))

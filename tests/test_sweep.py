@@ -110,4 +110,4 @@ def test_cli_sweep_refuses_zero_resamples_like_score(synth_tree):
     for cmd in ("sweep", "score"):
         out = subprocess.run([fdbu, cmd, f"tree={synth_tree}", "bootstrap.resamples=0"], capture_output=True,
                              text=True)
-        assert out.returncode == 2 and "bootstrap.resamples must be at least 1" in out.stderr
+        assert out.returncode == 2 and "bootstrap.resamples=0: a whole number from 1 to 100000" in out.stderr

@@ -15,17 +15,20 @@ from ..atomic import sha256_file
 from ..errors import FdbuError
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-INSTALL = "pip install 'fdbu[asr]' (nemo_toolkit[asr]==3.0.0), or make install-asr"
+INSTALL = "pip install 'fdbu[asr]' (nemo_toolkit[asr]==3.0.0); `make install` in a checkout"
 
 
-def require_nemo():
+def require_nemo(verbose: bool = False):
     for k, v in OFFLINE.items():
         os.environ.setdefault(k, v)
     try:
         import nemo
         import nemo.collections.asr as nemo_asr
+        from nemo.utils import logging as nemo_logging
     except ImportError as e:
         raise FdbuError("asr", None, f"fdbu asr needs NeMo, which is not installed ({e.name}): {INSTALL}") from None
+    # NeMo's info lines and telemetry would mix into fdbu's output: warnings only, unless asked
+    nemo_logging.set_verbosity(nemo_logging.INFO if verbose else nemo_logging.WARNING)
     return nemo, nemo_asr
 
 
@@ -37,8 +40,9 @@ class Word:
 
 
 class ParakeetASR:
-    def __init__(self, checkpoint: Path, *, sha256: str | None = None, device: str = "cpu"):
+    def __init__(self, checkpoint: Path, *, sha256: str | None = None, device: str = "cpu", verbose: bool = False):
         checkpoint = Path(checkpoint)
+        self.model_id = checkpoint.stem  # e.g. parakeet-tdt-0.6b-v2; the SHA-256 says which weights
         if not checkpoint.is_file():
             raise FdbuError("asr", "checkpoint", f"{checkpoint} does not exist; fdbu loads a local .nemo file and "
                             "never downloads one (see the README for how to obtain and pin it)")
@@ -46,13 +50,17 @@ class ParakeetASR:
         if sha256 is not None and sha256.lower() != self.checkpoint_sha256:
             raise FdbuError("asr", "checkpoint", f"{checkpoint} has SHA-256 {self.checkpoint_sha256}, not the pinned "
                             f"asr.sha256={sha256}; nothing was transcribed")
-        nemo, nemo_asr = require_nemo()
+        nemo, nemo_asr = require_nemo(verbose)
         import torch
 
         self.nemo_version = nemo.__version__
         self.torch_version = torch.__version__
         self.device = device
-        self.model = nemo_asr.models.ASRModel.restore_from(str(checkpoint), map_location=torch.device(device))
+        try:
+            self.model = nemo_asr.models.ASRModel.restore_from(str(checkpoint), map_location=torch.device(device))
+        except Exception as e:  # a file that is not a .nemo archive, or one NeMo cannot restore
+            raise FdbuError("asr", "checkpoint", f"{checkpoint} is not a NeMo checkpoint NeMo {nemo.__version__} can "
+                            f"load ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
         self.model.eval()
 
     def transcribe(self, audios: list[np.ndarray], batch_size: int) -> list[list[Word]]:

@@ -26,7 +26,6 @@ from ..errors import FdbuError
 from ..tree import hashed, read_manifest
 
 ASR_JSON = "asr.json"
-DEFAULT_MODEL_ID = "nvidia/parakeet-tdt-0.6b-v2"
 
 
 def default_cache_dir() -> Path:
@@ -118,7 +117,7 @@ def _batches(jobs: list[AsrInput], batch_size: int, max_seconds: float) -> list[
     return out + ([current] if current else [])
 
 
-def run(root: Path, model_factory, *, model_id: str = DEFAULT_MODEL_ID, batch_size: int = 16,
+def run(root: Path, model_factory, *, batch_size: int = 16,
         max_batch_seconds: float = 600.0, resume: bool = False, cache_dir: Path | None = None,
         progress: bool = False) -> tuple[Path, dict]:
     """Transcribe every eligible sample; returns (asr.json path, counts). `model_factory()` gives the model."""
@@ -161,7 +160,7 @@ def run(root: Path, model_factory, *, model_id: str = DEFAULT_MODEL_ID, batch_si
         bar.update(len(batch))
         bar.set_postfix(audio_s=round(seconds))
     bar.close()
-    receipt = {"config": {"model_id": model_id, "checkpoint_sha256": model.checkpoint_sha256,
+    receipt = {"config": {"model_id": model.model_id, "checkpoint_sha256": model.checkpoint_sha256,
                           "device_type": model.device, "batch_size": batch_size,
                           "max_batch_seconds": max_batch_seconds, "nemo_version": model.nemo_version,
                           "torch_version": model.torch_version},

@@ -196,6 +196,30 @@ def _write(path: Path, data: bytes) -> str:
     return sha256_bytes(data)
 
 
+def check(n, system: str, ineligible: float, interruption_tail_s: tuple) -> dict[str, int]:
+    """Refuse settings synth cannot honour; returns the samples per subset."""
+    sizes = (dict(sorted(tasks.release_sizes().items())) if n == "release" else dict(n) if isinstance(n, dict)
+             else dict.fromkeys(tasks.SUBSETS, n))
+    if system not in SYSTEMS + ("mixed",):
+        raise FdbuError("config", None, f"system={system!r}: choose one of {', '.join(SYSTEMS)} or mixed")
+    if (any(s not in tasks.SUBSETS for s in sizes)
+            or not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 100_000 for v in sizes.values())
+            or not any(sizes.values())):
+        raise FdbuError("config", None, f"n={n!r}: give a number of samples from 1 to 100000, 'release', or "
+                        f"{{subset: number}} over {', '.join(tasks.SUBSETS)}")
+    if not (_is_number(ineligible) and 0.0 <= ineligible < 1.0):
+        raise FdbuError("config", None, f"ineligible={ineligible!r}: a share in [0, 1)")
+    if len(interruption_tail_s) != 2 or not all(map(_is_number, interruption_tail_s)) \
+            or not 0 < interruption_tail_s[0] <= interruption_tail_s[1] <= 3600:
+        raise FdbuError("config", None, f"interruption_tail_s={list(interruption_tail_s)!r}: a range [lo, hi] of "
+                        "seconds, 0 < lo <= hi <= 3600")
+    return sizes
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
 def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str = "mixed", ineligible: float = 0.05,
                interruption_tail_s: tuple[float, float] = (4.0, 6.0), progress: bool = False) -> Path:
     """Write a synthetic tree at `out` (which must not exist), all at once or not at all.
@@ -206,17 +230,8 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
     """
     out = Path(out)
     SUBSETS = tasks.SUBSETS
-    sizes = (dict(sorted(tasks.release_sizes().items())) if n == "release" else n if isinstance(n, dict)
-             else dict.fromkeys(SUBSETS, n))
-    if system not in SYSTEMS + ("mixed",):
-        raise FdbuError("config", None, f"system={system!r}; choose one of {', '.join(SYSTEMS)} or mixed")
-    if (not all(isinstance(sizes.get(s, 0), int) and sizes.get(s, 0) >= 0 for s in SUBSETS)
-            or not any(sizes.values()) or not 0.0 <= ineligible < 1.0):
-        raise FdbuError("config", None, f"n={n!r}: give a number of samples >= 1, 'release', or subset sizes; "
-                        "ineligible in [0, 1)")
+    sizes = check(n, system, ineligible, interruption_tail_s)
     lo, hi = interruption_tail_s
-    if not 0 < lo <= hi:
-        raise FdbuError("config", None, f"interruption_tail_s={interruption_tail_s!r} is not a range of seconds > 0")
     with new_folder(out, "fdbu synth") as tmp:
         samples, truth, transcripts = [], {}, {s: {} for s in SUBSETS}
         jobs = [(subset, i) for subset in SUBSETS for i in range(sizes.get(subset, 0))]

@@ -69,7 +69,8 @@ class DetectionStats:
     guard: str | None = None   # the calibration line, when the batched path ran
 
     def line(self) -> str:
-        where = self.device + (f" ({self.threads} threads)" if self.threads and self.device == "cpu" else "")
+        where = self.device + (f" ({self.threads} thread{'' if self.threads == 1 else 's'})"
+                               if self.threads and self.device == "cpu" else "")
         out = (f"speech detection: {self.files} files, {self.audio_s:.0f} s of audio, backend {self.backend} on "
                f"{where}: {self.computed} computed, {self.cache_hits} from cache, {self.recomputed} recomputed on "
                f"the reference path by the guard, {self.verified} verified")

@@ -1,0 +1,357 @@
+"""Every command's settings, typed, with their defaults and meaning, validated once, here.
+
+The dataclasses are Hydra structured configs (registered in the ConfigStore, composed with
+`conf/<command>.yaml`), so a value of the wrong type is refused while Hydra composes the
+config, before any work; ranges and combinations are checked in `__post_init__`, which runs
+when the CLI turns the composed config into these objects and when the Python API builds
+them. Defaults come from the code that uses them (`SileroSettings`, `Bootstrap`, ...), and
+`fdbu COMMAND --help` prints each key with its type, default and the `help` of its field.
+"""
+import dataclasses
+import difflib
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+from omegaconf import MISSING
+
+from .errors import FdbuError
+from .metrics.stats import Bootstrap
+from .vad.silero import SileroSettings
+
+MAX_RESAMPLES = 100_000  # resamples x samples int64 indices: 100k x 1000 samples is 800 MB
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def opt(default, help: str, **kw):
+    """A field with its meaning (shown by --help)."""
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda: type(default)(default), metadata={"help": help}, **kw)
+    return field(default=default, metadata={"help": help}, **kw)
+
+
+def group(cls, help: str):
+    return field(default_factory=cls, metadata={"help": help})
+
+
+def refuse(key: str, value, allowed: str):
+    raise FdbuError("config", None, f"{key}={value!r}: {allowed}")
+
+
+def _check(ok: bool, key: str, value, allowed: str) -> None:
+    if not ok:
+        refuse(key, value, allowed)
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+@dataclass
+class VadConfig:
+    threshold: float = opt(SileroSettings.threshold, "Silero speech threshold, in (0, 1)")
+    min_speech_duration_ms: int = opt(SileroSettings.min_speech_duration_ms, "shortest speech segment kept, ms")
+    min_silence_duration_ms: int = opt(SileroSettings.min_silence_duration_ms, "silence that ends a segment, ms")
+    speech_pad_ms: int = opt(SileroSettings.speech_pad_ms, "padding on both sides of a segment, ms (spec: 0)")
+    backend: str = opt("batched", "batched: many files at once, guarded to equal silero-vad; reference: silero-vad "
+                                  "itself, one file at a time")
+    cache: bool = opt(True, "keep window probabilities on disk (keyed by the wav, silero-vad version and model)")
+    cache_dir: Optional[str] = opt(None, "the probability cache; null: <cache root>/vad-probs")
+    verify: Any = opt("auto", "sentinel: files re-run the reference way (auto: 2-10 files from 50 batched files)")
+    threads: Optional[int] = opt(None, "CPU threads of the batched backend; null: the cores free now")
+    batch_seconds: float = opt(2000.0, "audio seconds loaded and computed per batch (bounds memory)")
+
+    def __post_init__(self):
+        from .vad import BACKENDS
+
+        self.settings()  # SileroSettings checks its own values
+        _check(self.backend in BACKENDS, "vad.backend", self.backend, f"choose {' or '.join(BACKENDS)}")
+        _check(self.verify == "auto" or (isinstance(self.verify, int) and not isinstance(self.verify, bool)
+                                          and self.verify >= 0), "vad.verify", self.verify,
+               "auto or a number of files >= 0")
+        _check(self.threads is None or self.threads >= 1, "vad.threads", self.threads, "null or a number >= 1")
+        _check(0 < self.batch_seconds <= 1e6, "vad.batch_seconds", self.batch_seconds, "seconds in (0, 1e6]")
+
+    def settings(self) -> SileroSettings:
+        return SileroSettings(threshold=self.threshold, min_speech_duration_ms=self.min_speech_duration_ms,
+                              min_silence_duration_ms=self.min_silence_duration_ms, speech_pad_ms=self.speech_pad_ms)
+
+    def non_default(self) -> List[str]:
+        """The settings that differ from the spec's (Silero's defaults, no padding)."""
+        spec = SileroSettings()
+        return [f"vad.{k}={v}" for k, v in dataclasses.asdict(self.settings()).items() if getattr(spec, k) != v]
+
+
+@dataclass
+class BootstrapConfig:
+    resamples: int = opt(Bootstrap.resamples, f"bootstrap resamples, 1 to {MAX_RESAMPLES}")
+    seed: int = opt(Bootstrap.seed, "numpy.random.default_rng seed, >= 0")
+
+    def __post_init__(self):
+        _check(1 <= self.resamples <= MAX_RESAMPLES, "bootstrap.resamples", self.resamples,
+               f"a whole number from 1 to {MAX_RESAMPLES}")
+        _check(self.seed >= 0, "bootstrap.seed", self.seed, "a whole number >= 0")
+
+    def make(self) -> Bootstrap:
+        return Bootstrap(self.resamples, self.seed)
+
+
+@dataclass
+class Common:
+    """Settings every command shares."""
+
+    device: str = opt("auto", "cpu | cuda | auto (the GPU when torch sees one)")
+    progress: bool = opt(True, "progress bars on stderr")
+
+    def __post_init__(self):
+        _check(self.device in DEVICES, "device", self.device, "choose cpu, cuda or auto")
+
+
+@dataclass
+class ScoreConfig(Common):
+    tree: str = opt(MISSING, "the reference tree to score")
+    out: Optional[str] = opt(None, "where unified.json and unified-samples.jsonl go (created if missing); "
+                                   "null: the tree")
+    plot: bool = opt(False, "also write latency-curves.png (response-latency curves F(t))")
+    vad: VadConfig = group(VadConfig, "speech detection (Silero VAD)")
+    bootstrap: BootstrapConfig = group(BootstrapConfig, "percentile bootstrap of pooled ratios and medians")
+
+
+@dataclass
+class GridConfig:
+    thresholds: List[float] = opt([0.3, 0.4, 0.5, 0.6, 0.7], "Silero thresholds, each in (0, 1)")
+    min_silence_ms: List[float] = opt([50, 100, 200, 300, 500], "minimum silences, ms")
+    neg_threshold_offset: List[float] = opt([0.15], "neg_threshold = max(threshold - offset, 0.01)")
+    min_speech_ms: List[float] = opt([250], "minimum speech, ms")
+    speech_pad_ms: List[float] = opt([0], "speech padding, ms")
+
+    def __post_init__(self):
+        self.points()  # the grid checks its own axes
+
+    def points(self):  # -> list of fdbu.sweep.GridPoint
+        from .sweep import grid
+
+        return grid(self.thresholds, self.min_silence_ms, self.neg_threshold_offset, self.min_speech_ms,
+                    self.speech_pad_ms)
+
+
+@dataclass
+class SweepConfig(Common):
+    tree: Any = opt(MISSING, "one tree, or several side by side: tree=[runs/A,runs/B]")
+    out: Optional[str] = opt(None, "where sweep.json, sweep.csv and the heatmaps go; null: the tree (one tree only)")
+    plot: bool = opt(True, "write the heatmaps")
+    sweep: GridConfig = group(GridConfig, "the grid of VAD settings")
+    vad: VadConfig = group(VadConfig, "speech detection (its settings are the sweep's axes)")
+    bootstrap: BootstrapConfig = group(BootstrapConfig, "percentile bootstrap of pooled ratios and medians")
+
+    def __post_init__(self):
+        super().__post_init__()
+        trees = self.trees()
+        _check(bool(trees) and all(isinstance(t, str) and t for t in trees), "tree", self.tree,
+               "a path, or a list of paths")
+        _check(self.out is not None or len(trees) == 1, "out", self.out,
+               "a sweep over several trees needs out=DIR for its outputs")
+
+    def trees(self) -> List[str]:
+        return list(self.tree) if isinstance(self.tree, (list, tuple)) else [self.tree]
+
+
+@dataclass
+class JudgeConfig:
+    base_url: Optional[str] = opt(None, "an OpenAI-compatible endpoint; null: the rating stays pending")
+    model: Optional[str] = opt(None, "the judge model")
+    api_key_env: str = opt("OPENAI_API_KEY", "the environment variable holding the API key")
+    max_attempts: int = opt(3, "requests per takeover before the rating is recorded as failed, >= 1")
+    timeout_s: float = opt(60.0, "seconds per request, > 0")
+
+    def __post_init__(self):
+        _check(self.max_attempts >= 1, "evaluate.judge.max_attempts", self.max_attempts, "a number >= 1")
+        _check(self.timeout_s > 0, "evaluate.judge.timeout_s", self.timeout_s, "seconds > 0")
+
+
+def _shipped_pins() -> Dict[str, str]:
+    from .official import PINS
+
+    return dict(PINS)
+
+
+@dataclass
+class EvaluateOptions:
+    gt_distribution: Optional[str] = opt(None, "the official icc_gt_distribution.json (backchannel timing); "
+                                               "null: the one beside the official scripts, if given")
+    official_checkout: Optional[str] = opt(None, "a Full-Duplex-Bench clone, or a folder of its evaluation scripts")
+    official_sha256: Dict[str, str] = field(default_factory=_shipped_pins,
+                                  metadata={"help": "file name -> the SHA-256 the official files must have "
+                                                    "(default: the pinned upstream ones)"})
+    allow_unpinned: bool = opt(False, "compare against official files that differ from their pins")
+    run_official: bool = opt(False, "also run the official scripts unchanged and compare (exit 3 on a difference)")
+    judge: JudgeConfig = group(JudgeConfig, "the interruption judge")
+
+    def __post_init__(self):
+        _check(not self.run_official or self.official_checkout is not None, "evaluate.run_official",
+               self.run_official, "needs evaluate.official_checkout=DIR")
+        _check(not self.judge.base_url or (self.official_checkout is not None and bool(self.judge.model)),
+               "evaluate.judge.base_url", self.judge.base_url,
+               "a judge needs evaluate.official_checkout=DIR (for the official prompt) and evaluate.judge.model")
+
+
+@dataclass
+class EvaluateConfig(Common):
+    tree: str = opt(MISSING, "the reference tree")
+    evaluate: EvaluateOptions = group(EvaluateOptions, "the official rules (reference column)")
+
+
+@dataclass
+class ExportOptions:
+    length: str = opt("strict", "strict: an output whose 16 kHz length differs from T is ineligible; "
+                                "fit: pad or crop at T, flagged")
+    only: Optional[List[str]] = opt(None, "null, or the sample ids to export")
+
+    def __post_init__(self):
+        from .export import LENGTH_POLICIES
+
+        _check(self.length in LENGTH_POLICIES, "export.length", self.length, "choose strict or fit")
+
+
+@dataclass
+class ExportConfig(Common):
+    dataset: str = opt(MISSING, "the Full-Duplex-Bench v1.0 release: <subset>/<id>/input.wav and annotations")
+    outputs: Optional[str] = opt(None, "the system's <subset>/<id>/output.wav files; null: the dataset folder")
+    out: str = opt(MISSING, "the new reference tree (must not exist)")
+    export: ExportOptions = group(ExportOptions, "how outputs become a tree")
+
+
+@dataclass
+class AsrOptions:
+    checkpoint: str = opt(MISSING, "a local .nemo checkpoint of nvidia/parakeet-tdt-0.6b-v2 (never downloaded)")
+    sha256: Optional[str] = opt(None, "the checkpoint's SHA-256; a mismatch stops before any transcription")
+    batch_size: int = opt(16, "files per NeMo call, >= 1")
+    max_batch_seconds: float = opt(600.0, "audio seconds per NeMo call, > 0")
+    resume: bool = opt(False, "continue or redo a run; transcripts equal to their cached inputs are kept")
+    cache: bool = opt(True, "keep transcripts on disk (keyed by audio, checkpoint and cut)")
+    cache_dir: Optional[str] = opt(None, "the transcript cache; null: <cache root>/asr")
+    verbose: bool = opt(False, "show NeMo's own log lines")
+
+    def __post_init__(self):
+        _check(self.batch_size >= 1, "asr.batch_size", self.batch_size, "a number >= 1")
+        _check(self.max_batch_seconds > 0, "asr.max_batch_seconds", self.max_batch_seconds, "seconds > 0")
+
+
+@dataclass
+class AsrConfig(Common):
+    tree: str = opt(MISSING, "the reference tree to transcribe")
+    asr: AsrOptions = group(AsrOptions, "Parakeet through NeMo")
+
+
+@dataclass
+class SynthConfig:
+    out: str = opt(MISSING, "the new synthetic tree (must not exist)")
+    n: Any = opt(5, "samples per subset: a number, 'release' (the v1.0 sizes), or {subset: number}")
+    seed: int = opt(0, "sample i of a subset depends only on (seed, subset, i); >= 0")
+    system: str = opt("mixed", "prompt | slow | overlap | never_stops | silent | mixed")
+    ineligible: float = opt(0.05, "share of samples marked ineligible, in [0, 1)")
+    interruption_tail_s: List[float] = opt([4.0, 6.0], "range of T - R for interruption samples, seconds")
+    progress: bool = opt(True, "progress bar on stderr")
+
+    def __post_init__(self):
+        from .synth import check
+
+        _check(self.seed >= 0, "seed", self.seed, "a whole number >= 0")
+        check(self.n, self.system, self.ineligible, tuple(self.interruption_tail_s))
+
+
+@dataclass
+class CalibrateConfig(Common):
+    vad: VadConfig = group(VadConfig, "speech detection: cache_dir (where the calibration is kept) and threads")
+
+
+CONFIGS = {"score": ScoreConfig, "sweep": SweepConfig, "evaluate": EvaluateConfig, "export": ExportConfig,
+           "asr": AsrConfig, "synth": SynthConfig, "calibrate": CalibrateConfig}
+
+
+def register() -> None:
+    """Put every command's schema in Hydra's ConfigStore as `<command>_schema` (conf/<command>.yaml uses it)."""
+    from hydra.core.config_store import ConfigStore
+
+    cs = ConfigStore.instance()
+    for name, cls in CONFIGS.items():
+        cs.store(name=f"{name}_schema", node=cls)
+
+
+def build(command: str, values: Dict[str, Any]):
+    """The config object for a command from plain values (the Python API): the same types, defaults and checks."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    schema = OmegaConf.structured(CONFIGS[command])
+    try:
+        merged = OmegaConf.merge(schema, values)
+        return OmegaConf.to_object(merged)
+    except OmegaConfBaseException as e:
+        raise FdbuError("config", None, composition_error(e)) from None
+
+
+def composition_error(e: BaseException) -> str:
+    """One line for a config Hydra or OmegaConf refused: the key, the value, what is allowed."""
+    cause = e.__cause__ if e.__cause__ is not None else e
+    key = getattr(cause, "full_key", None)
+    text = str(cause).splitlines()[0] if str(cause) else type(cause).__name__
+    if "not in" in text and key:  # an unknown key: suggest the nearest known one
+        return f"{key} is not a setting{did_you_mean(key)}"
+    if type(cause).__name__ == "MissingMandatoryValue":
+        return f"{key or text} is required (e.g. {key}=PATH)"
+    return f"{key}: {text}" if key else text
+
+
+def known_keys(cls, prefix: str = "") -> List[str]:
+    out = []
+    for f in dataclasses.fields(cls):
+        if dataclasses.is_dataclass(f.type) or (isinstance(f.default_factory, type)
+                                                and dataclasses.is_dataclass(f.default_factory)):
+            out += known_keys(f.default_factory, f"{prefix}{f.name}.")
+        else:
+            out.append(prefix + f.name)
+    return out
+
+
+_ALL_KEYS = None
+
+
+def did_you_mean(key: str) -> str:
+    global _ALL_KEYS
+    if _ALL_KEYS is None:
+        _ALL_KEYS = sorted({k for cls in CONFIGS.values() for k in known_keys(cls)})
+    near = difflib.get_close_matches(key, _ALL_KEYS, n=1, cutoff=0.6)
+    return f"; did you mean {near[0]}?" if near else ""
+
+
+def _type_name(t) -> str:
+    import typing
+
+    args = [a for a in typing.get_args(t) if a is not type(None)]
+    if typing.get_origin(t) is typing.Union:
+        return "|".join(_type_name(a) for a in args) + "|null"
+    if args:
+        return f"{getattr(typing.get_origin(t), '__name__', 'list')}[{','.join(_type_name(a) for a in args)}]"
+    return "any" if t is Any else getattr(t, "__name__", str(t))
+
+
+def help_text(command: str) -> str:
+    """Every key of a command with its type, default and meaning (from the field's `help`)."""
+    lines = []
+
+    def walk(cls, prefix):
+        for f in dataclasses.fields(cls):
+            if isinstance(f.default_factory, type) and dataclasses.is_dataclass(f.default_factory):
+                lines.append(f"  {prefix}{f.name}.*: {f.metadata.get('help', '')}")
+                walk(f.default_factory, f"{prefix}{f.name}.")
+                continue
+            default = f.default if f.default is not dataclasses.MISSING else (
+                f.default_factory() if f.default_factory is not dataclasses.MISSING else "???")
+            default = "(required)" if default == MISSING else repr(default)
+            kind = _type_name(f.type)
+            lines.append(f"  {prefix + f.name:<34} {kind:<16} default {default}")
+            if f.metadata.get("help"):
+                lines.append(f"  {'':<34} {f.metadata['help']}")
+
+    walk(CONFIGS[command], "")
+    return "\n".join(lines)

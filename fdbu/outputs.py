@@ -1,0 +1,132 @@
+"""A command's outputs, written as one unit: checked before the work, moved in together after it.
+
+`Outputs(out, command, names, head)` is made before any work: `out` (or its nearest existing
+folder) must be a writable folder, no target may be a folder, and files that are there already
+may be replaced only when `head` (the command's JSON header file) is there and fdbu wrote it.
+After the work, `commit({name: bytes})` writes every file into a staging folder inside `out`,
+marks it complete (`COMMIT`), then renames each file into place. A run killed before the mark
+leaves only its staging folder, which the next run removes; a run killed after it leaves a
+complete staging folder, which the next run (or any fdbu command reading `out`, `recover`)
+finishes moving in. A staging folder's owner holds a lock on it, so a run never touches the
+staging folder of a run still going.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from . import faults
+from .atomic import umask_mode, written_by_fdbu
+from .errors import FdbuError
+
+STAGING = ".fdbu-staging-"
+COMMIT = "COMMIT"
+LOCK = "LOCK"
+
+
+def writable_folder(path: Path, what: str) -> Path:
+    """The nearest existing folder at or above `path`, checked writable by creating a file in it."""
+    probe = Path(path)
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if not probe.is_dir():
+        raise FdbuError("output", None, f"{what} {path}: {probe} is not a folder")
+    try:
+        with tempfile.TemporaryFile(dir=probe):
+            pass
+    except OSError as e:
+        raise FdbuError("output", None, f"{what} {path}: cannot write in {probe} ({e.strerror})") from None
+    return probe
+
+
+def _locked(folder: Path) -> bool:
+    """True when a live run holds the staging folder's lock."""
+    try:
+        fd = os.open(folder / LOCK, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def recover(out: Path) -> list[str]:
+    """Finish or remove what killed runs left in `out`; returns what was done, for the console."""
+    out = Path(out)
+    done = []
+    if not out.is_dir():
+        return done
+    for staging in sorted(out.glob(STAGING + "*")):
+        if not staging.is_dir() or _locked(staging):
+            continue
+        commit = staging / COMMIT
+        if commit.is_file():
+            names = json.loads(commit.read_text())
+            for name in names:
+                if (staging / name).exists():
+                    os.replace(staging / name, out / name)
+            done.append(f"finished moving in {', '.join(names)} from a run that was stopped after writing them")
+        else:
+            done.append(f"removed {staging.name}, left by a run that was stopped before its outputs were complete")
+        shutil.rmtree(staging, ignore_errors=True)
+    return done
+
+
+class Outputs:
+    def __init__(self, out: Path, command: str, names: list[str], head: str | None = None):
+        self.out, self.command, self.names, self.head = Path(out), command, list(names), head
+        writable_folder(self.out, "out=")
+        for name in self.names:
+            if (self.out / name).is_dir():
+                raise FdbuError("output", name, f"{self.out / name} is a folder; {command} writes a file there")
+        self.notes = recover(self.out)
+        present = [n for n in self.names if (self.out / n).exists()]
+        if present and head is not None and not ((self.out / head).is_file() and written_by_fdbu(self.out / head)):
+            raise FdbuError("output", present[0], f"{self.out} already holds {present[0]} not written by fdbu "
+                            f"{command}; move it away or pass out=DIR")
+
+    def path(self, name: str) -> Path:
+        return self.out / name
+
+    def commit(self, files: dict[str, bytes]) -> list[Path]:
+        """Move every file in at once (names in `files` must be among those announced)."""
+        unknown = set(files) - set(self.names)
+        if unknown:
+            raise ValueError(f"outputs not announced: {sorted(unknown)}")
+        self.out.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=STAGING + self.command + "-", dir=self.out))
+        lock = os.open(staging / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            for name, data in files.items():
+                fd = os.open(staging / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, umask_mode())
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                    f.flush()
+                    os.fsync(f.fileno())
+                faults.point(f"{self.command}:staged:{name}")
+            names = list(files)
+            tmp = staging / (COMMIT + ".tmp")
+            tmp.write_text(json.dumps(names))
+            os.replace(tmp, staging / COMMIT)
+            for k, name in enumerate(names):
+                os.replace(staging / name, self.out / name)
+                faults.point(f"{self.command}:moved:{k}")
+        except BaseException:
+            if not (staging / COMMIT).exists():
+                shutil.rmtree(staging, ignore_errors=True)
+            raise
+        finally:
+            os.close(lock)
+        shutil.rmtree(staging, ignore_errors=True)
+        return [self.out / n for n in files]
