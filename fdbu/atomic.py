@@ -1,9 +1,7 @@
 """Atomic output: an interrupted run leaves the old file or the new one, never half of one."""
-import contextlib
 import hashlib
 import json
 import os
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -61,23 +59,3 @@ def written_by_fdbu(path: Path) -> bool:
         return json.loads(Path(path).read_bytes()).get("generator") == "fdbu"
     except (ValueError, AttributeError, OSError):
         return False
-
-
-@contextlib.contextmanager
-def new_folder(out: Path, command: str):
-    """Build a new folder in a temporary one beside `out`, renamed into place at the end, so `out`
-    appears whole or not at all; an existing `out` is refused (`command` writes new folders only)."""
-    from .errors import FdbuError
-
-    out = Path(out)
-    if out.exists():
-        raise FdbuError("output", None, f"{out} already exists; {command} writes a new tree only")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        tmp.chmod(umask_mode(0o777))
-        yield tmp
-        tmp.rename(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise

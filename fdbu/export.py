@@ -19,8 +19,9 @@ import torch
 import torchaudio
 from tqdm import tqdm
 
-from . import tasks
-from .atomic import dumps, new_folder, sha256_bytes
+from . import faults, tasks
+from .atomic import dumps, sha256_bytes
+from .outputs import new_folder
 from .audio import SAMPLE_RATE as SR, wav_bytes
 from .errors import FdbuError
 from .tree import MANIFEST_KIND, SAFE_NAME
@@ -103,6 +104,8 @@ def export(dataset: Path, outputs: Path | None, out: Path, *, length: str = "str
     for what, d in (("dataset", dataset), ("outputs", outputs)):
         if not d.is_dir():
             raise FdbuError(what, None, f"{d} is not a directory")
+        if out.resolve().is_relative_to(d.resolve()):  # export only reads them; it never writes into them
+            raise FdbuError("output", None, f"out={out} lies inside the {what} folder {d}; pick a folder outside it")
     found = discover(dataset, only)
     with new_folder(out, "fdbu export") as tmp:
         rows = []
@@ -111,6 +114,7 @@ def export(dataset: Path, outputs: Path | None, out: Path, *, length: str = "str
             for sid, inp, in_sr, ann, audio, out_sr, reason in tqdm(loaded, total=len(found), desc="export",
                                                                     unit="sample", disable=not progress):
                 rows.append(_sample(tmp, sid, inp, in_sr, ann, audio, out_sr, reason, length))
+                faults.point(f"export:sample:{len(rows)}")
         manifest = {"schema_version": 1, "kind": MANIFEST_KIND, "declared": dict(sorted(tasks.release_sizes().items())),
                     "samples": rows}
         (tmp / "manifest.json").write_text(dumps(manifest))
@@ -123,6 +127,8 @@ def _sample(tmp: Path, sid: str, inp, in_sr, ann, audio, out_sr, reason, length:
     row = {"sample_id": sid, "subset": subset, "task": tasks.subset(subset).task.name, "sample_rate": SR, "input_samples": T,
            "input_s": T / SR, "source_sample_rate": {"input": in_sr}}
     flags = []
+    if T == 0:  # the dataset's own input is empty: no window to score (and no T for the manifest)
+        reason = "input.wav is empty"
     if reason is None:
         if len(audio) == 0:
             reason = "output.wav is empty"

@@ -12,10 +12,12 @@ staging folder of a run still going.
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -105,9 +107,8 @@ class Outputs:
             raise ValueError(f"outputs not announced: {sorted(unknown)}")
         self.out.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=STAGING + self.command + "-", dir=self.out))
-        lock = os.open(staging / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+        lock = _lock(staging)
         try:
-            fcntl.flock(lock, fcntl.LOCK_EX)
             for name, data in files.items():
                 fd = os.open(staging / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, umask_mode())
                 with os.fdopen(fd, "wb") as f:
@@ -130,3 +131,46 @@ class Outputs:
             os.close(lock)
         shutil.rmtree(staging, ignore_errors=True)
         return [self.out / n for n in files]
+
+
+def _lock(folder: Path) -> int:
+    fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def leftovers(out: Path) -> list[Path]:
+    """Temporary folders of killed runs that were building `out` (not those of a run still going)."""
+    out = Path(out)
+    if not out.parent.is_dir():
+        return []
+    return [p for p in sorted(out.parent.glob(f".{out.name}.*.fdbu-new"))
+            if p.is_dir() and (p / LOCK).exists() and not _locked(p)]
+
+
+@contextlib.contextmanager
+def new_folder(out: Path, command: str):
+    """Build a new folder in a temporary one beside `out`, renamed into place at the end, so `out`
+    appears whole or not at all. An existing `out` is refused (`command` writes new folders only);
+    what a killed run left beside it is removed first, and said on stderr."""
+    out = Path(out)
+    writable_folder(out.parent, "out=")
+    if out.exists():
+        raise FdbuError("output", None, f"{out} already exists; {command} writes a new tree only")
+    for old in leftovers(out):
+        shutil.rmtree(old, ignore_errors=True)
+        print(f"fdbu: note: removed {old.name}, left beside {out.name} by a {command} run that was stopped",
+              file=sys.stderr)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".fdbu-new", dir=out.parent))
+    lock = _lock(tmp)
+    try:
+        tmp.chmod(umask_mode(0o777))
+        yield tmp
+        (tmp / LOCK).unlink()
+        tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    finally:
+        os.close(lock)

@@ -15,6 +15,10 @@ import numpy as np
 from .errors import FdbuError
 from .timebase import to_us
 
+# No window is longer than this (about 31 years); a time beyond it is refused before it is
+# converted, so no number in a file can overflow the integer microseconds.
+MAX_SECONDS = 1e9
+
 
 def parse_json(data: bytes, where: str, file: str):
     try:
@@ -23,14 +27,26 @@ def parse_json(data: bytes, where: str, file: str):
         raise FdbuError(where, file, f"is not UTF-8 text ({e.reason} at byte {e.start})") from None
     except json.JSONDecodeError as e:
         raise FdbuError(where, file, f"is not valid JSON (line {e.lineno} column {e.colno}: {e.msg})") from None
+    except RecursionError:
+        raise FdbuError(where, file, "is nested too deeply to be a file fdbu reads") from None
 
 
 def _time(value, where: str, file: str, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise FdbuError(where, file, f"{what} is {value!r}, not a number of seconds")
+        raise FdbuError(where, file, f"{what} is {_short(value)}, not a number of seconds")
     if not math.isfinite(value):
         raise FdbuError(where, file, f"{what} is {value!r}; times must be finite")
+    if not -MAX_SECONDS <= value <= MAX_SECONDS:
+        raise FdbuError(where, file, f"{what} is {_short(value)} s, beyond any window ({MAX_SECONDS:.0e} s)")
     return to_us(value)
+
+
+def _short(value) -> str:
+    """A value for a message: huge integers by their size, long structures cut."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**18:
+        return f"an integer of {len(str(abs(value)))} digits"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def seconds_text(us: int) -> str:

@@ -20,10 +20,11 @@ from . import tasks
 from .atomic import sha256_bytes
 from .audio import SAMPLE_RATE
 from .errors import FdbuError
-from .readers import parse_json, read_words, seconds_text
+from .readers import MAX_SECONDS, parse_json, read_words, seconds_text
 from .timebase import window_us
 
 MANIFEST_KIND = "full-duplex-bench-v1.0-reference-audio"
+MAX_SAMPLE_RATE = 1_000_000
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -71,20 +72,27 @@ class Tree:
         return [s for s in self.samples if s.subset == name]
 
 
-def _escapes(path: Path, root: Path) -> bool:
+def _escapes(path: Path, root: Path, where: str, file: str) -> bool:
     """Names are plain (checked), so only a link at the subset, sample or file level can leave the tree."""
     if not any(os.path.islink(p) for p in (path, path.parent, path.parent.parent)):
         return False
-    return not path.resolve().is_relative_to(root.resolve())
+    try:
+        return not path.resolve(strict=True).is_relative_to(root.resolve(strict=True))
+    except (OSError, RuntimeError) as e:  # a dangling link, or a loop of links
+        raise FdbuError(where, file, f"is a link that leads nowhere ({getattr(e, 'strerror', None) or e})") from None
 
 
-def _read(path: Path, where: str, file: str, root: Path | None = None) -> bytes:
-    if root is not None and _escapes(path, root):
+def _read(path: Path, where: str, file: str, root: Path) -> bytes:
+    """A file inside the tree, or a one-line refusal naming it: missing, outside, unreadable."""
+    if _escapes(path, root, where, file):
         raise FdbuError(where, file, f"resolves to {path.resolve()}, outside the tree {root}; "
                         "fdbu reads only files inside the tree")
-    if not path.is_file():
-        raise FdbuError(where, file, f"is missing ({path})")
-    return path.read_bytes()
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise FdbuError(where, file, f"is missing ({path})") from None
+    except OSError as e:  # permission denied (a shared cluster), a folder, an I/O error
+        raise FdbuError(where, file, f"cannot be read: {e.strerror or e} ({path})") from None
 
 
 def check_wav(path: Path, where: str, sample_rate: int, input_samples: int) -> None:
@@ -112,9 +120,10 @@ def _safe_name(value, where: str, what: str) -> str:
     return value
 
 
-def _positive_int(value, where: str, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise FdbuError(where, "manifest.json", f"{what} is {value!r}, not a positive integer")
+def _positive_int(value, where: str, what: str, most: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= most:
+        shown = value if not isinstance(value, int) or abs(value) < 10**18 else f"an integer of {len(str(value))} digits"
+        raise FdbuError(where, "manifest.json", f"{what} is {shown!r}, not a whole number from 1 to {most}")
     return value
 
 
@@ -152,8 +161,9 @@ def _manifest_row(i: int, row, root: Path) -> tuple[Sample, dict[str, str]]:
         if not isinstance(digest, str) or not re.fullmatch(r"[0-9a-f]{64}", digest):
             raise FdbuError(sid, "manifest.json", f"the hash of {fname} is not a SHA-256 hex digest")
     if eligible:
-        sample.sample_rate = _positive_int(row.get("sample_rate"), sid, "sample_rate")
-        sample.input_samples = _positive_int(row.get("input_samples"), sid, "input_samples")
+        sample.sample_rate = _positive_int(row.get("sample_rate"), sid, "sample_rate", MAX_SAMPLE_RATE)
+        sample.input_samples = _positive_int(row.get("input_samples"), sid, "input_samples",
+                                             int(MAX_SECONDS * sample.sample_rate))
         sample.T_us = window_us(sample.input_samples, sample.sample_rate)
     return sample, files
 
@@ -208,7 +218,7 @@ def read_manifest(root) -> Manifest:
     root = Path(root)
     if not root.is_dir():
         raise FdbuError("tree", None, f"{root} is not a directory")
-    data = _read(root / "manifest.json", "tree", "manifest.json")
+    data = _read(root / "manifest.json", "tree", "manifest.json", root)
     manifest = parse_json(data, "tree", "manifest.json")
     if not isinstance(manifest, dict) or manifest.get("schema_version") != 1 or manifest.get("kind") != MANIFEST_KIND:
         raise FdbuError("tree", "manifest.json", f"is not a schema_version 1 manifest of kind {MANIFEST_KIND!r}")
@@ -241,7 +251,7 @@ def load_tree(root) -> Tree:
     if root.is_dir() and not (root / "asr.json").exists():
         raise FdbuError("tree", "asr.json", f"is missing in {root}; run the ASR stage (fdbu asr) before scoring")
     m = read_manifest(root)
-    asr_bytes = _read(root / "asr.json", "tree", "asr.json")
+    asr_bytes = _read(root / "asr.json", "tree", "asr.json", root)
     asr = parse_json(asr_bytes, "tree", "asr.json")
     asr_subsets = asr.get("subsets") if isinstance(asr, dict) else None
     if not isinstance(asr_subsets, dict):

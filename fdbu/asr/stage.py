@@ -11,18 +11,21 @@ at the end, atomically; a run that stopped half way is continued with `asr.resum
 """
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
-from .. import tasks
+from .. import faults, tasks
 from ..atomic import sha256_bytes, write_bytes, write_json
 from ..audio import SAMPLE_RATE, read_wav, seconds_of
 from ..cachedir import cache_root
 from ..errors import FdbuError
+from ..outputs import writable_folder
 from ..tree import hashed, read_manifest
 
 ASR_JSON = "asr.json"
@@ -60,6 +63,8 @@ class AsrInput:
 class TranscriptCache:
     def __init__(self, root: Path | None):
         self.root = Path(root) if root else None
+        if self.root is not None:
+            writable_folder(self.root, "asr.cache_dir")
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
@@ -72,7 +77,7 @@ class TranscriptCache:
             data = entry["transcript"].encode()
             if entry.get("key") == key and entry.get("sha256") == sha256_bytes(data):
                 return data
-        except (OSError, ValueError, KeyError, AttributeError):
+        except (OSError, ValueError, KeyError, AttributeError, TypeError, RecursionError):
             pass
         return None
 
@@ -80,8 +85,11 @@ class TranscriptCache:
         if self.root is None:
             return
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes(path, json.dumps({"key": key, "sha256": sha256_bytes(data), "transcript": data.decode()}).encode())
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_bytes(path, json.dumps({"key": key, "sha256": sha256_bytes(data), "transcript": data.decode()}).encode())
+        except OSError:  # a folder in the entry's place: the transcript is only not cached
+            pass
 
 
 def _jobs(root: Path) -> list[AsrInput]:
@@ -117,49 +125,85 @@ def _batches(jobs: list[AsrInput], batch_size: int, max_seconds: float) -> list[
     return out + ([current] if current else [])
 
 
+class Journal:
+    """What a run of the stage is writing (`.fdbu-asr.journal` in the tree): one line per transcript,
+    written before the transcript, with its key and SHA-256. The running stage holds a lock on it.
+    A journal nobody holds is a killed run's: its transcripts whose bytes are as recorded are the
+    stage's own, and the next run keeps them and does the rest."""
+
+    NAME = ".fdbu-asr.journal"
+
+    def __init__(self, root: Path):
+        self.path = Path(root) / self.NAME
+        self.fd = None
+
+    def left_by_a_killed_run(self) -> dict[str, tuple[str, str]]:
+        """sample id -> (key, SHA-256) from a killed run; refuses while another run holds the journal."""
+        if not self.path.exists():
+            return {}
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            raise FdbuError("tree", self.NAME, "another fdbu asr is writing this tree; wait for it") from None
+        finally:
+            os.close(fd)
+        out = {}
+        for line in self.path.read_text(errors="replace").splitlines():
+            try:
+                e = json.loads(line)
+                out[e["sample_id"]] = (e["key"], e["sha256"])
+            except (ValueError, KeyError, TypeError, RecursionError):
+                continue  # a line cut short by the kill
+        return out
+
+    def open(self) -> None:
+        self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+
+    def record(self, job: "AsrInput", data: bytes) -> None:
+        os.write(self.fd, (json.dumps({"sample_id": job.sample_id, "key": job.key,
+                                       "sha256": sha256_bytes(data)}) + "\n").encode())
+
+    def release(self) -> None:
+        """Let go of the lock; the file stays, so a run that failed is continued by the next."""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
 def run(root: Path, model_factory, *, batch_size: int = 16,
         max_batch_seconds: float = 600.0, resume: bool = False, cache_dir: Path | None = None,
         progress: bool = False) -> tuple[Path, dict]:
-    """Transcribe every eligible sample; returns (asr.json path, counts). `model_factory()` gives the model."""
+    """Transcribe every eligible sample; returns (asr.json path, counts). `model_factory()` gives the model.
+
+    A run that was killed is continued by the next one (its journal says which transcripts are
+    its own); transcripts from anywhere else are refused unless `resume`, which keeps those equal
+    to their cached transcript."""
     root = Path(root)
     if batch_size < 1 or max_batch_seconds <= 0:
         raise FdbuError("config", None, "asr.batch_size must be >= 1 and asr.max_batch_seconds > 0")
     jobs = _jobs(root)
+    journal = Journal(root)
+    killed = journal.left_by_a_killed_run()
     if (root / ASR_JSON).exists() and not resume:
         raise FdbuError("tree", ASR_JSON, f"{root} already has asr.json; pass asr.resume=true to continue or redo "
                         "a run (transcripts matching their cached inputs are kept)")
     if not resume:
-        stale = [j.sample_id for j in jobs if (j.folder / "output.json").exists()]
+        stale = [j.sample_id for j in jobs if (j.folder / "output.json").exists() and j.sample_id not in killed]
         if stale:
             raise FdbuError(stale[0], "output.json", "exists but the tree has no asr.json: a run was interrupted, "
                             "or the transcript came from elsewhere; pass asr.resume=true to continue")
     model = model_factory()
     cache = TranscriptCache(cache_dir)
-    counts = {"kept": 0, "from_cache": 0, "transcribed": 0}
-    todo = []
-    for j in jobs:
-        j.key = sha256_bytes(f"{j.wav_sha256}|{model.checkpoint_sha256}|cut={j.offset!r}".encode())
-        cached = cache.get(j.key)
-        existing = j.folder / "output.json"
-        if resume and cached is not None and existing.is_file() and existing.read_bytes() == cached:
-            counts["kept"] += 1
-        elif cached is not None:
-            write_bytes(existing, cached)
-            counts["from_cache"] += 1
-        else:
-            todo.append(j)
-    bar = tqdm(total=len(todo), unit="file", desc="asr", disable=not progress or not todo)
-    seconds = 0.0
-    for batch in _batches(todo, batch_size, max_batch_seconds):  # audio is decoded one batch at a time
-        for j, words in zip(batch, model.transcribe([j.audio() for j in batch], batch_size)):
-            data = transcript_bytes(words, j.offset)
-            write_bytes(j.folder / "output.json", data)
-            cache.put(j.key, data)
-            seconds += seconds_of(j.samples)
-        counts["transcribed"] += len(batch)
-        bar.update(len(batch))
-        bar.set_postfix(audio_s=round(seconds))
-    bar.close()
+    journal.open()
+    try:
+        counts = _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_batch_seconds, progress)
+    finally:
+        journal.release()
     receipt = {"config": {"model_id": model.model_id, "checkpoint_sha256": model.checkpoint_sha256,
                           "device_type": model.device, "batch_size": batch_size,
                           "max_batch_seconds": max_batch_seconds, "nemo_version": model.nemo_version,
@@ -171,5 +215,41 @@ def run(root: Path, model_factory, *, batch_size: int = 16,
             receipt["subsets"][subset] = {"task": entry.task.asr_task, "transcripts": {
                 j.name: sha256_bytes((j.folder / "output.json").read_bytes()) for j in mine}}
     write_json(root / ASR_JSON, receipt)
+    journal.remove()
     return root / ASR_JSON, counts
 
+
+def _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_batch_seconds, progress) -> dict:
+    """Keep, copy from the cache or transcribe every job's output.json, each journalled before it is written."""
+    counts = {"kept": 0, "from_cache": 0, "transcribed": 0}
+    todo = []
+    for j in jobs:
+        j.key = sha256_bytes(f"{j.wav_sha256}|{model.checkpoint_sha256}|cut={j.offset!r}".encode())
+        cached = cache.get(j.key)
+        existing = j.folder / "output.json"
+        current = existing.read_bytes() if existing.is_file() else None
+        if current is not None and ((resume and current == cached) or
+                                    killed.get(j.sample_id) == (j.key, sha256_bytes(current))):
+            journal.record(j, current)
+            counts["kept"] += 1
+        elif cached is not None:
+            journal.record(j, cached)
+            write_bytes(existing, cached)
+            counts["from_cache"] += 1
+        else:
+            todo.append(j)
+    bar = tqdm(total=len(todo), unit="file", desc="asr", disable=not progress or not todo)
+    seconds = 0.0
+    for k, batch in enumerate(_batches(todo, batch_size, max_batch_seconds)):  # decoded one batch at a time
+        for j, words in zip(batch, model.transcribe([j.audio() for j in batch], batch_size)):
+            data = transcript_bytes(words, j.offset)
+            journal.record(j, data)
+            write_bytes(j.folder / "output.json", data)
+            cache.put(j.key, data)
+            seconds += seconds_of(j.samples)
+        counts["transcribed"] += len(batch)
+        bar.update(len(batch))
+        bar.set_postfix(audio_s=round(seconds))
+        faults.point(f"asr:batch:{k}")
+    bar.close()
+    return counts

@@ -17,7 +17,8 @@ import soundfile as sf
 from tqdm import tqdm
 
 from .. import tasks
-from ..atomic import dumps, new_folder, sha256_bytes
+from ..atomic import dumps, sha256_bytes
+from ..outputs import new_folder
 from ..audio import SAMPLE_RATE as SR, wav_bytes
 from ..errors import FdbuError
 from ..tree import MANIFEST_KIND

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..atomic import sha256_bytes, write_bytes
 from ..cachedir import cache_root
+from ..outputs import writable_folder
 
 FORMAT = "fdbu-vad-probs-1"
 
@@ -45,6 +46,8 @@ class ProbabilityCache:
         self.version = silero_version
         self.model = model_sha256
         self.rejected = 0
+        self.unwritable = 0
+        writable_folder(self.root, "vad.cache_dir")  # a cache that cannot be kept is refused before any work
 
     def _path(self, wav_sha256: str) -> Path:
         return self.root / wav_sha256[:2] / f"{wav_sha256}.probs"
@@ -64,19 +67,27 @@ class ProbabilityCache:
             header = json.loads(head)
             ok = (all(header.get(k) == v for k, v in self._key(wav_sha256).items())
                   and header.get("frames") == frames and len(payload) == 4 * frames
-                  and header.get("payload_sha256") == sha256_bytes(payload))
-        except (ValueError, AttributeError):
+                  and header.get("payload_sha256") == sha256_bytes(payload) and isinstance(header.get("exact"), bool))
+        except (ValueError, AttributeError, RecursionError):
             ok = False
         if not ok:
             self.rejected += 1
             return None
-        return Entry(np.frombuffer(payload, "<f4").copy(), header["exact"] is True, header.get("margin"),
-                     header.get("calibration"))
+        margin = header.get("margin")
+        return Entry(np.frombuffer(payload, "<f4").copy(), header["exact"],
+                     float(margin) if isinstance(margin, (int, float)) and not isinstance(margin, bool) else None,
+                     header.get("calibration") if isinstance(header.get("calibration"), str) else None)
 
-    def put(self, wav_sha256: str, entry: Entry) -> None:
+    def put(self, wav_sha256: str, entry: Entry) -> bool:
+        """Store an entry; a path that cannot take it (a folder in its place) only costs the caching."""
         payload = np.ascontiguousarray(entry.probs, "<f4").tobytes()
         header = {**self._key(wav_sha256), "frames": len(entry.probs), "exact": entry.exact, "margin": entry.margin,
                   "calibration": entry.calibration, "payload_sha256": sha256_bytes(payload)}
         path = self._path(wav_sha256)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes(path, json.dumps(header).encode() + b"\n" + payload)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_bytes(path, json.dumps(header).encode() + b"\n" + payload)
+            return True
+        except OSError:
+            self.unwritable += 1
+            return False
