@@ -1,4 +1,5 @@
-"""The ASR stage on NeMo's real transcription path, with a tiny random model built here."""
+"""The ASR stage on NeMo's real transcription path, with tiny random models built here: a
+Conformer-RNNT and a FastConformer-TDT (Parakeet's head: durations, TDT word times)."""
 import builtins
 import hashlib
 import json
@@ -13,7 +14,7 @@ pytest.importorskip("nemo.collections.asr", reason="the asr extra (nemo_toolkit[
 import tiny_asr  # noqa: E402
 from fdbu.asr import nemo_model  # noqa: E402
 from fdbu.asr.nemo_model import ParakeetASR  # noqa: E402
-from fdbu.asr.stage import run  # noqa: E402
+from fdbu.asr.stage import _jobs, run  # noqa: E402
 from fdbu.errors import FdbuError  # noqa: E402
 from fdbu.tree import load_tree  # noqa: E402
 
@@ -21,13 +22,32 @@ UI = "synthetic_user_interruption"
 
 
 @pytest.fixture(scope="session")
-def checkpoint(tmp_path_factory):
-    return tiny_asr.build(tmp_path_factory.mktemp("tiny-asr"))
+def built(tmp_path_factory):
+    """kind -> (checkpoint, loaded model), each built once per session when first asked for."""
+    cache = {}
+
+    def get(kind):
+        if kind not in cache:
+            path = tiny_asr.build(tmp_path_factory.mktemp(f"tiny-{kind}"), kind=kind)
+            cache[kind] = (path, ParakeetASR(path, device="cpu"))
+        return cache[kind]
+
+    return get
+
+
+@pytest.fixture(scope="session", params=["rnnt", "tdt"])
+def kind(request):
+    return request.param
 
 
 @pytest.fixture(scope="session")
-def model(checkpoint):
-    return ParakeetASR(checkpoint, device="cpu")
+def checkpoint(built, kind):
+    return built(kind)[0]
+
+
+@pytest.fixture(scope="session")
+def model(built, kind):
+    return built(kind)[1]
 
 
 def untranscribed(synth_tree, dest):
@@ -122,8 +142,109 @@ def test_cache_skips_unchanged_outputs(synth_tree, tmp_path, model):
 
 
 def test_empty_and_silent_audio_are_not_errors(model):
+    # the tiny models are built to hear nothing in silence: NeMo's empty hypothesis, not a skipped call
     silent, empty = model.transcribe([np.zeros(16000, np.float32), np.zeros(0, np.float32)], 2)
-    assert empty == [] and isinstance(silent, list)  # a random model may "hear" words in silence
+    assert silent == [] and empty == []
+
+
+def test_the_adapter_reads_what_nemo_returns_for_rnnt_and_tdt_alike():
+    from nemo.collections.asr.parts.utils.rnnt_utils import Hypothesis
+
+    def hyp(text, timestamp):
+        return Hypothesis(score=0.0, y_sequence=[], text=text, timestamp=timestamp)
+
+    # an empty hypothesis: a dict of empty lists with timestamps, [] without
+    assert nemo_model.words_of(hyp("", {"timestep": [], "char": [], "word": [], "segment": []})) == []
+    assert nemo_model.words_of(hyp("", [])) == []
+    words = [{"word": "go", "start_offset": 3, "end_offset": 3, "start": 0.24, "end": 0.24},
+             {"word": "on", "start_offset": 5, "end_offset": None, "start": 0.4, "end": None}]
+    assert nemo_model.words_of(hyp("go on", {"word": words})) == [
+        nemo_model.Word("go", 0.24, 0.24), nemo_model.Word("on", 0.4, None)]  # TDT duration 0; a null end
+    with pytest.raises(FdbuError, match="'go on' without word timestamps"):
+        nemo_model.words_of(hyp("go on", [3, 5]))
+
+
+def record_hypotheses(model, monkeypatch) -> dict:
+    """SHA-256 of each waveform handed to NeMo -> the hypothesis NeMo returned for it."""
+    seen, real = {}, model.model.transcribe
+
+    def spy(audio, **kw):
+        hyps = real(audio, **kw)
+        for a, h in zip(audio, hyps):
+            seen[hashlib.sha256(a.tobytes()).hexdigest()] = h
+        return hyps
+
+    monkeypatch.setattr(model.model, "transcribe", spy)
+    return seen
+
+
+def words_from_frames(model, hyp) -> list[tuple[str, float, float, int]]:
+    """(word, start, end, duration of its last token) from the hypothesis' own tokens: a word is a
+    piece starting with the SentencePiece space and the pieces after it; it starts at its first
+    token's frame and ends at its last token's frame plus that token's TDT duration (RNNT: plus
+    one frame); a frame is the mel hop times the encoder's subsampling."""
+    nemo = model.model
+    stride = nemo.cfg.preprocessor.window_stride * nemo.encoder.subsampling_factor
+    sp = nemo.tokenizer.tokenizer
+    ids = [int(t) for t in hyp.y_sequence]
+    frames = [int(f) for f in hyp.timestamp["timestep"]]
+    tdt = nemo.cfg.decoding.get("model_type") == "tdt"
+    durations = [int(d) for d in hyp.token_duration] if tdt else [1] * len(ids)
+    assert len(frames) == len(durations) == len(ids)
+    words = []
+    for tok, frame, dur in zip(ids, frames, durations):
+        if sp.id_to_piece(tok).startswith("\u2581") or not words:
+            words.append([[tok], frame, frame + dur, dur])
+        else:
+            words[-1][0].append(tok)
+            words[-1][2:] = [frame + dur, dur]
+    return [(sp.decode(toks), f0 * stride, f1 * stride, d) for toks, f0, f1, d in words]
+
+
+def transcript_problems(tree, model, seen) -> tuple[list, list[int], int]:
+    """Every output.json word that differs from the words derived from its hypothesis (R added
+    back), the durations of the words' last tokens, and the number of words."""
+    problems, last_durations, n = [], [], 0
+    for job in _jobs(tree):
+        chunks = json.loads((job.folder / "output.json").read_text())["chunks"]
+        audio = job.audio()
+        want = words_from_frames(model, seen[hashlib.sha256(audio.tobytes()).hexdigest()]) if len(audio) else []
+        got = [(c["text"], c["timestamp"][0], c["timestamp"][1]) for c in chunks]
+        if len(got) != len(want):
+            problems.append((job.sample_id, "word count", len(got), len(want)))
+        for g, (text, start, end, dur) in zip(got, want):
+            w = (text, start + job.offset, end + job.offset)
+            if g != pytest.approx(w, abs=1e-9):  # float rounding only: a frame is 0.08 s
+                problems.append((job.sample_id, g, w))
+            last_durations.append(dur)
+        n += len(want)
+    return problems, last_durations, n
+
+
+def test_word_times_are_the_hypothesis_frames_and_durations(synth_tree, tmp_path, model, kind, monkeypatch):
+    tree = untranscribed(synth_tree, tmp_path / "t")
+    seen = record_hypotheses(model, monkeypatch)
+    run(tree, lambda: model, batch_size=4, cache_dir=None)
+    problems, last_durations, n = transcript_problems(tree, model, seen)
+    assert problems == [] and n > 50
+    if kind == "tdt":  # the check can tell TDT ends from RNNT ends (+1 frame) and zero-length words occur
+        assert 0 in last_durations and max(last_durations) >= 2
+
+
+def test_the_check_fails_when_tdt_durations_are_ignored(synth_tree, tmp_path, built, monkeypatch):
+    """A deliberately broken timestamp path: NeMo's TDT decoding made to place token ends the RNNT
+    way (one frame after the token), ignoring the predicted durations."""
+    from nemo.collections.asr.parts.submodules.rnnt_decoding import AbstractRNNTDecoding
+
+    model = built("tdt")[1]
+    tree = untranscribed(synth_tree, tmp_path / "t")
+    seen = record_hypotheses(model, monkeypatch)
+    model.model.transcribe([np.zeros(1600, np.float32)], batch_size=1, timestamps=True, verbose=False)
+    monkeypatch.setattr(model.model.decoding, "_compute_offsets", AbstractRNNTDecoding._compute_offsets)
+    run(tree, lambda: model, batch_size=4, cache_dir=None)
+    problems, last_durations, _ = transcript_problems(tree, model, seen)
+    assert len(problems) == sum(d != 1 for d in last_durations) > 0  # every word whose last duration is not 1
+    assert all(got[:2] == pytest.approx(want[:2]) and got[2] != pytest.approx(want[2]) for _, got, want in problems)
 
 
 def test_errors_before_any_transcription(checkpoint, tmp_path, monkeypatch):
@@ -150,3 +271,21 @@ def test_refuses_an_output_that_changed_after_export(synth_tree, tmp_path, model
     with pytest.raises(FdbuError, match=rf"{UI}/\d+: output.wav: SHA-256 \w+ differs from manifest.json"):
         run(tree, lambda: model, cache_dir=None)
     assert transcripts(tree) == {} and not (tree / "asr.json").exists()
+
+
+def test_nemo_batched_tdt_on_cpu_mixes_up_durations_so_fdbu_sends_one_file_per_call(synth_tree, built):
+    """NVIDIA-NeMo/Speech#16097 in the installed NeMo: batched greedy TDT on the plain PyTorch path
+    keeps tokens and frames but stores some tokens' durations from a later step. If this fails, the
+    installed NeMo has the fix and `stale_tdt_durations` can go."""
+    model = built("tdt")[1]
+    assert model.one_file_per_call and not built("rnnt")[1].one_file_per_call
+    audios = [sf.read(str(p), dtype="float32")[0] for p in sorted(synth_tree.glob(f"{UI}/*/output.wav"))]
+
+    def steps(hyps):
+        return [[(int(t), int(f), int(d)) for t, f, d in zip(h.y_sequence, h.timestamp["timestep"], h.token_duration)]
+                for h in hyps]
+
+    alone = steps(model.model.transcribe(audios, batch_size=1, timestamps=True, verbose=False))
+    together = steps(model.model.transcribe(audios, batch_size=len(audios), timestamps=True, verbose=False))
+    assert [[s[:2] for s in h] for h in together] == [[s[:2] for s in h] for h in alone]
+    assert together != alone

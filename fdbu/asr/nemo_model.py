@@ -62,6 +62,7 @@ class ParakeetASR:
             raise FdbuError("asr", "checkpoint", f"{checkpoint} is not a NeMo checkpoint NeMo {nemo.__version__} can "
                             f"load ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
         self.model.eval()
+        self.one_file_per_call = stale_tdt_durations(self.model.cfg.decoding, device)
 
     def transcribe(self, audios: list[np.ndarray], batch_size: int) -> list[list[Word]]:
         """Word-timed transcripts of 16 kHz mono float waveforms (empty audio gives no words)."""
@@ -70,9 +71,41 @@ class ParakeetASR:
         if not todo:
             return out
         hyps = self.model.transcribe([np.ascontiguousarray(audios[i], dtype=np.float32) for i in todo],
-                                     batch_size=batch_size, timestamps=True, verbose=False, num_workers=0)
+                                     batch_size=1 if self.one_file_per_call else batch_size, timestamps=True,
+                                     verbose=False, num_workers=0)
         for i, h in zip(todo, hyps):
-            words = (h.timestamp or {}).get("word", [])
-            out[i] = [Word(w["word"], float(w["start"]), None if w.get("end") is None else float(w["end"]))
-                      for w in words]
+            out[i] = words_of(h)
         return out
+
+
+def stale_tdt_durations(decoding, device: str) -> bool:
+    """Whether NeMo would decode batches with the greedy TDT loop of its plain PyTorch path (CPU,
+    or CUDA without CUDA graphs). In NeMo 3.0.0 that loop stores, for a token found while another
+    file of the batch was still searching, the duration predicted for the later step, so TDT word
+    ends depend on the batch (NVIDIA-NeMo/Speech#16097, fixed upstream after 3.0.0; the CUDA-graph
+    loop is right). fdbu then hands NeMo one file per call, as the official script does."""
+    tdt = decoding.get("model_type") == "tdt" or bool(decoding.get("durations"))
+    if not tdt or decoding.get("strategy") != "greedy_batch":
+        return False
+    graphs = (decoding.get("greedy") or {}).get("use_cuda_graph_decoder", True)
+    return not (str(device).startswith("cuda") and graphs)
+
+
+def words_of(hypothesis) -> list[Word]:
+    """The words of one NeMo hypothesis, with the times NeMo gives them.
+
+    RNNT and TDT hypotheses arrive the same way: `timestamp` is a dict whose "word" entry lists
+    {"word", "start", "end"} in seconds, empty for an empty hypothesis. The times differ in
+    origin: a word starts at the frame of its first token; an RNNT word ends one frame after its
+    last token's frame, a TDT word at that frame plus the token's predicted duration (0 to 4
+    frames, so a TDT word may end where it starts). A hypothesis with text but no word times
+    (timestamps not computed) is refused rather than written as an empty transcript.
+    """
+    stamps = hypothesis.timestamp if isinstance(hypothesis.timestamp, dict) else {}
+    words = stamps.get("word")
+    if words is None:
+        if hypothesis.text:
+            raise FdbuError("asr", None, f"NeMo returned the transcript {hypothesis.text[:40]!r} without word "
+                            "timestamps, which output.json needs")
+        return []
+    return [Word(w["word"], float(w["start"]), None if w.get("end") is None else float(w["end"])) for w in words]
