@@ -105,8 +105,11 @@ class Outputs:
         unknown = set(files) - set(self.names)
         if unknown:
             raise ValueError(f"outputs not announced: {sorted(unknown)}")
-        self.out.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=STAGING + self.command + "-", dir=self.out))
+        try:
+            self.out.mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(prefix=STAGING + self.command + "-", dir=self.out))
+        except OSError as e:
+            raise FdbuError("output", None, f"cannot write in {self.out}: {e.strerror or e}") from None
         lock = _lock(staging)
         try:
             for name, data in files.items():
@@ -123,9 +126,12 @@ class Outputs:
             for k, name in enumerate(names):
                 os.replace(staging / name, self.out / name)
                 faults.point(f"{self.command}:moved:{k}")
-        except BaseException:
+        except BaseException as e:
             if not (staging / COMMIT).exists():
                 shutil.rmtree(staging, ignore_errors=True)
+            if isinstance(e, OSError):  # a full disk, a file size limit, an I/O error: nothing was replaced
+                raise FdbuError("output", None, f"cannot write the outputs in {self.out}: {e.strerror or e}; "
+                                "no file there was changed") from None
             raise
         finally:
             os.close(lock)

@@ -4,6 +4,7 @@ import builtins
 import hashlib
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -63,7 +64,7 @@ def transcripts(tree):
     return {str(p.relative_to(tree)): p.read_bytes() for p in sorted(tree.glob("*/*/output.json"))}
 
 
-def test_cut_at_R_offset_added_back_and_the_official_format(synth_tree, tmp_path, model):
+def test_cut_at_R_offset_added_back_and_the_official_format(synth_tree, tmp_path, model, checkpoint):
     tree = untranscribed(synth_tree, tmp_path / "t")
     path, counts = run(tree, lambda: model, batch_size=4, cache_dir=None)
     manifest = json.loads((tree / "manifest.json").read_text())
@@ -85,7 +86,7 @@ def test_cut_at_R_offset_added_back_and_the_official_format(synth_tree, tmp_path
     assert some_words > 0
     receipt = json.loads(path.read_text())
     assert receipt["config"]["checkpoint_sha256"] == model.checkpoint_sha256
-    assert receipt["config"]["model_id"] == "tiny" and receipt["config"]["nemo_version"]  # the checkpoint, tiny.nemo
+    assert receipt["config"]["model_id"] == Path(checkpoint).stem and receipt["config"]["nemo_version"]
     assert receipt["subsets"][UI]["task"] == "user_interruption"
     assert receipt["subsets"]["candor_turn_taking"]["task"] == "default"
     for subset, entry in receipt["subsets"].items():
@@ -121,10 +122,16 @@ def test_resume_after_an_interrupted_run(synth_tree, tmp_path, model, monkeypatc
         run(tree, lambda: model, batch_size=3, cache_dir=tmp_path / "cache")
     monkeypatch.setattr(ParakeetASR, "transcribe", real)
     assert not (tree / "asr.json").exists() and len(transcripts(tree)) == 3
+    # a transcript the stopped run did not write is still refused ...
+    other = next(p for p in sorted(tree.glob("*/*/output.wav")) if not (p.parent / "output.json").exists())
+    (other.parent / "output.json").write_text('{"text": "", "chunks": []}')
     with pytest.raises(FdbuError, match="pass asr.resume=true"):
         run(tree, lambda: model, batch_size=3, cache_dir=tmp_path / "cache")
-    _, counts = run(tree, lambda: model, batch_size=3, resume=True, cache_dir=tmp_path / "cache")
+    (other.parent / "output.json").unlink()
+    # ... while the next run continues the stopped one by its journal, no option needed
+    _, counts = run(tree, lambda: model, batch_size=3, cache_dir=tmp_path / "cache")
     assert counts["kept"] == 3 and counts["transcribed"] == len(transcripts(tree)) - 3
+    assert not (tree / ".fdbu-asr.journal").exists()
     fresh = untranscribed(synth_tree, tmp_path / "fresh")
     run(fresh, lambda: model, batch_size=3, cache_dir=None)
     assert transcripts(tree) == transcripts(fresh)
