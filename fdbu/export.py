@@ -106,8 +106,8 @@ def export(dataset: Path, outputs: Path | None, out: Path, *, length: str = "str
             raise FdbuError(what, None, f"{d} is not a directory")
         if out.resolve().is_relative_to(d.resolve()):  # export only reads them; it never writes into them
             raise FdbuError("output", None, f"out={out} lies inside the {what} folder {d}; pick a folder outside it")
-    found = discover(dataset, only)
-    with new_folder(out, "fdbu export") as tmp:
+    with new_folder(out, "fdbu export") as tmp:  # out= is checked before the dataset is read
+        found = discover(dataset, only)
         rows = []
         with ThreadPoolExecutor(max_workers=workers) as pool:
             loaded = pool.map(lambda job: _load(dataset, outputs, *job), found)

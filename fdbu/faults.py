@@ -1,5 +1,6 @@
-"""Named points where a test can kill the process (`FDBU_KILL_AT=<point>`), to show that what a
-killed run leaves behind is recovered: the kill is injected at a known step, not timed."""
+"""Named points where a test can stop the process, to show what a stopped run leaves behind is
+handled: `FDBU_KILL_AT=<point>` kills it (SIGKILL), `FDBU_INTERRUPT_AT=<point>` interrupts it as
+Ctrl-C does (SIGINT). The stop is injected at a known step, not timed."""
 import os
 import signal
 
@@ -7,3 +8,5 @@ import signal
 def point(name: str) -> None:
     if os.environ.get("FDBU_KILL_AT") == name:
         os.kill(os.getpid(), signal.SIGKILL)
+    if os.environ.get("FDBU_INTERRUPT_AT") == name:
+        os.kill(os.getpid(), signal.SIGINT)

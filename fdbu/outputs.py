@@ -127,11 +127,14 @@ class Outputs:
                 os.replace(staging / name, self.out / name)
                 faults.point(f"{self.command}:moved:{k}")
         except BaseException as e:
-            if not (staging / COMMIT).exists():
+            committed = (staging / COMMIT).exists()
+            if not committed:
                 shutil.rmtree(staging, ignore_errors=True)
-            if isinstance(e, OSError):  # a full disk, a file size limit, an I/O error: nothing was replaced
+            if isinstance(e, OSError):  # a full disk, a file size limit, an I/O error
+                state = (f"they are complete in {staging.name}, which the next fdbu run moves in" if committed
+                         else "no file there was changed")
                 raise FdbuError("output", None, f"cannot write the outputs in {self.out}: {e.strerror or e}; "
-                                "no file there was changed") from None
+                                f"{state}") from None
             raise
         finally:
             os.close(lock)

@@ -34,9 +34,9 @@ def parse_json(data: bytes, where: str, file: str):
 def _time(value, where: str, file: str, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise FdbuError(where, file, f"{what} is {_short(value)}, not a number of seconds")
-    if not math.isfinite(value):
+    if isinstance(value, float) and not math.isfinite(value):
         raise FdbuError(where, file, f"{what} is {value!r}; times must be finite")
-    if not -MAX_SECONDS <= value <= MAX_SECONDS:
+    if not -MAX_SECONDS <= value <= MAX_SECONDS:  # exact for integers of any size
         raise FdbuError(where, file, f"{what} is {_short(value)} s, beyond any window ({MAX_SECONDS:.0e} s)")
     return to_us(value)
 

@@ -5,7 +5,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from . import __version__, DEFINITIONS_VERSION, tasks
+from . import __version__, DEFINITIONS_VERSION, faults, tasks
 from .metrics.stats import Z_975, Bootstrap
 from .tree import Tree, load_tree
 from .vad import Job, SileroSettings, SpeechDetector
@@ -102,4 +102,6 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None) ->
 
 
 def score_path(root: Path, vad: SpeechDetector, boot: Bootstrap) -> Scored:
-    return score(load_tree(root), vad, boot)
+    tree = load_tree(root)
+    faults.point("score:loaded")
+    return score(tree, vad, boot)

@@ -7,11 +7,38 @@ per-sample variable-length data (word starts and ends, pauses, speech segments)
 are concatenated, and `off[i]:off[i+1]` selects sample i's part. All times are
 int64 microseconds; `INF` stands for +infinity (a latency that never happened).
 """
-from .bootstrap import Resampled, ranked, resample_ranked, resample_ratios
+import os as _os
+
+
+def _numba_cache_dir() -> None:
+    """Compiled kernels are cached beside this file; where it is read-only (a system-wide install
+    used by another account), numba would refuse to import them, so they go to fdbu's cache root,
+    or to a private temporary folder when even that cannot be written."""
+    from numba.core import config
+
+    if config.CACHE_DIR or _os.access(_os.path.dirname(__file__), _os.W_OK):
+        return
+    import tempfile
+
+    from fdbu.cachedir import cache_root
+
+    for folder in (cache_root() / "numba", _os.path.join(tempfile.gettempdir(), f"fdbu-numba-{_os.getuid()}")):
+        try:
+            _os.makedirs(folder, mode=0o700, exist_ok=True)
+            if _os.access(folder, _os.W_OK):
+                config.CACHE_DIR = str(folder)
+                return
+        except OSError:
+            continue
+
+
+_numba_cache_dir()
+
+from .bootstrap import Resampled, ranked, resample_ranked, resample_ratios  # noqa: E402
 from .outcomes import (INF, NOT_EXERCISED, NO_RESPONSE, RESPONSE, SPEAKING_AT_END, EARLY_START,
                        InterruptionOutcomes, PauseComponents, TurnTakingOutcomes, interruption_outcomes,
-                       pause_components, turn_taking_outcomes)
-from .segments import Segments, speech_segments
+                       pause_components, turn_taking_outcomes)  # noqa: E402
+from .segments import Segments, speech_segments  # noqa: E402
 
 __all__ = [
     "INF", "EARLY_START", "RESPONSE", "NO_RESPONSE", "NOT_EXERCISED", "SPEAKING_AT_END",

@@ -102,3 +102,46 @@ def speech(T: float, utterances, seed: int = 0) -> np.ndarray:
     for start, k in utterances:
         cap.say(start, words=k)
     return cap.audio
+
+
+def fdbu_main(*args: str):
+    """`fdbu ARGS` in this process (the same `main` the console script runs), for speed: torch,
+    Silero and the compiled kernels load once. Returns a CompletedProcess with the exit status
+    and what it printed."""
+    import contextlib
+    import subprocess
+    import sys
+
+    from fdbu.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved = sys.argv[:]
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 1
+        finally:
+            sys.argv = saved
+    return subprocess.CompletedProcess(["fdbu", *args], code, out.getvalue(), err.getvalue())
+
+
+def release_dataset(tree: Path, dest: Path) -> Path:
+    """A folder in the Full-Duplex-Bench v1.0 release layout from a (synthetic) tree: each eligible
+    sample's input.wav (its output reversed: the same length T) and annotation, with the system's
+    output.wav beside them, as many harnesses leave them."""
+    import shutil
+
+    from fdbu.tasks import SUBSETS as REGISTRY
+
+    for folder in sorted(Path(tree).glob("*/*/output.wav")):
+        subset, name = folder.parent.parent.name, folder.parent.name
+        src = Path(dest) / subset / name
+        src.mkdir(parents=True)
+        audio = np.frombuffer(folder.read_bytes()[44:], "<i2")
+        (src / "input.wav").write_bytes(wav_bytes(audio[::-1]))
+        shutil.copy(folder, src / "output.wav")
+        ann = REGISTRY[subset].task.annotation
+        if ann:
+            shutil.copy(folder.parent / ann, src / ann)
+    return Path(dest)

@@ -71,3 +71,20 @@ def synth_tree(tmp_path_factory):
     from fdbu.synth import synthesize
 
     return synthesize(tmp_path_factory.mktemp("synth") / "tree", n=12, seed=3, system="mixed", ineligible=0.1)
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory):
+    """kind -> (checkpoint, loaded model), each built once per session when first asked for."""
+    cache = {}
+
+    def get(kind):
+        if kind not in cache:
+            import tiny_asr
+            from fdbu.asr.nemo_model import ParakeetASR
+
+            path = tiny_asr.build(tmp_path_factory.mktemp(f"tiny-{kind}"), kind=kind)
+            cache[kind] = (path, ParakeetASR(path, device="cpu"))
+        return cache[kind]
+
+    return get

@@ -12,7 +12,6 @@ import soundfile as sf
 
 pytest.importorskip("nemo.collections.asr", reason="the asr extra (nemo_toolkit[asr]) is not installed")
 
-import tiny_asr  # noqa: E402
 from fdbu.asr import nemo_model  # noqa: E402
 from fdbu.asr.nemo_model import ParakeetASR  # noqa: E402
 from fdbu.asr.stage import _jobs, run  # noqa: E402
@@ -20,20 +19,6 @@ from fdbu.errors import FdbuError  # noqa: E402
 from fdbu.tree import load_tree  # noqa: E402
 
 UI = "synthetic_user_interruption"
-
-
-@pytest.fixture(scope="session")
-def built(tmp_path_factory):
-    """kind -> (checkpoint, loaded model), each built once per session when first asked for."""
-    cache = {}
-
-    def get(kind):
-        if kind not in cache:
-            path = tiny_asr.build(tmp_path_factory.mktemp(f"tiny-{kind}"), kind=kind)
-            cache[kind] = (path, ParakeetASR(path, device="cpu"))
-        return cache[kind]
-
-    return get
 
 
 @pytest.fixture(scope="session", params=["rnnt", "tdt"])

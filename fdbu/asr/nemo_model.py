@@ -19,8 +19,12 @@ INSTALL = "pip install 'fdbu[asr]' (nemo_toolkit[asr]==3.0.0); `make install` in
 
 
 def require_nemo(verbose: bool = False):
+    import logging
+
     for k, v in OFFLINE.items():
         os.environ.setdefault(k, v)
+    if not verbose:  # NeMo's telemetry layer warns on import that it collects nothing
+        logging.getLogger("nv_one_logger").setLevel(logging.ERROR)
     try:
         import nemo
         import nemo.collections.asr as nemo_asr

@@ -1,0 +1,391 @@
+"""Every expected failure is one line `fdbu: error: ...`, exit status 2, and nothing written or changed.
+
+One test per class of failure that broke that promise before (numeric extremes, deep nesting,
+file-system errors, cache problems, unwritable outputs, outputs written as a pair, failures after
+writing, config values, export rows, ASR inputs), plus a fuzz test of the tree loader.
+"""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from builders import fdbu_main, interrupt_ann, pause_ann, sample, sha, turn_ann, write_tree
+from fdbu.errors import FdbuError
+from fdbu.tree import load_tree
+
+FDBU = str(Path(sys.executable).parent / "fdbu")
+ROOT = os.geteuid() == 0
+
+
+def snapshot(*folders: Path) -> dict:
+    """Every path under the folders with its bytes' hash, mode and kind: what 'nothing changed' compares."""
+    out = {}
+    for folder in folders:
+        for p in sorted(Path(folder).rglob("*")) + [Path(folder)]:
+            if p.is_symlink():
+                out[str(p)] = ("link", os.readlink(p))
+            elif p.is_file():
+                out[str(p)] = ("file", p.stat().st_mode, hashlib.sha256(p.read_bytes()).hexdigest())
+            elif p.is_dir():
+                out[str(p)] = ("dir", p.stat().st_mode)
+    return out
+
+
+def fdbu(*args, unprivileged=False, env=None):
+    """Run fdbu: in this process when it can (fast), as its own process when it needs another user,
+    environment or signals."""
+    if not unprivileged and env is None:
+        return fdbu_main(*args)
+    cmd = [FDBU, *args]
+    if unprivileged and ROOT:  # root reads and writes anything: run as nobody to meet a permission error
+        cmd = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", *cmd]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})})
+
+
+def refused(out, *fragments):
+    """One line on stderr, `fdbu: error: ...` naming what it should, exit status 2."""
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2, out.stderr
+    assert len(lines) == 1 and lines[0].startswith("fdbu: error: "), out.stderr
+    for f in fragments:
+        assert f in lines[0], (f, lines[0])
+    return lines[0]
+
+
+@pytest.fixture()
+def tmp_path():
+    """A temporary folder every user can enter (pytest's own is private to root), for runs as nobody."""
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="fdbu-refusals-"))
+    path.chmod(0o755)
+    yield path
+    for p in [path, *path.rglob("*")]:
+        if p.is_dir() and not p.is_symlink():
+            p.chmod(0o755)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture()
+def tree(tmp_path):
+    """A small valid tree of every scored task (silent outputs: fast to score)."""
+    return write_tree(tmp_path / "tree", [
+        sample("synthetic_pause_handling", 1, 10.0, [(4.0, 4.5)], pause_ann([(3.0, 3.5)])),
+        sample("candor_turn_taking", 1, 10.0, [(6.0, 6.5)], turn_ann(5.0)),
+        sample("synthetic_user_interruption", 1, 10.0, [(7.0, 7.5)], interrupt_ann(4.0, 6.0)),
+    ])
+
+
+def rewrite(tree: Path, sid: str, file: str, data: bytes) -> None:
+    """Replace a sample's file and the hash recorded for it, so only its content is wrong."""
+    (tree / sid / file).write_bytes(data)
+    if file == "output.json":
+        asr = json.loads((tree / "asr.json").read_text())
+        subset, name = sid.split("/")
+        asr["subsets"][subset]["transcripts"][name] = sha(data)
+        (tree / "asr.json").write_text(json.dumps(asr))
+    else:
+        manifest = json.loads((tree / "manifest.json").read_text())
+        next(r for r in manifest["samples"] if r["sample_id"] == sid)["files"][file] = sha(data)
+        (tree / "manifest.json").write_text(json.dumps(manifest))
+
+
+def manifest_row(tree: Path, sid: str, **changes) -> None:
+    manifest = json.loads((tree / "manifest.json").read_text())
+    next(r for r in manifest["samples"] if r["sample_id"] == sid).update(changes)
+    (tree / "manifest.json").write_text(json.dumps(manifest))
+
+
+# 1. numeric extremes, refused at parse time with the sample and file named
+@pytest.mark.parametrize("value", ["1e20", "1e303", "1" + "0" * 400])
+def test_numeric_extremes_in_a_transcript(tree, value):
+    rewrite(tree, "candor_turn_taking/1", "output.json",
+            f'{{"text": "w", "chunks": [{{"text": "w", "timestamp": [{value}, null]}}]}}'.encode())
+    before = snapshot(tree)
+    refused(fdbu("score", f"tree={tree}", "progress=false"), "candor_turn_taking/1: output.json: word 0 start")
+    assert snapshot(tree) == before
+
+
+def test_numeric_extremes_in_a_pause_and_the_manifest(tree):
+    rewrite(tree, "synthetic_pause_handling/1", "pause.json", b'[{"text": "[PAUSE]", "timestamp": [1e20, 2e20]}]')
+    refused(fdbu("score", f"tree={tree}"), "synthetic_pause_handling/1: pause.json: pause 0 start", "beyond any window")
+    manifest_row(tree, "synthetic_pause_handling/1", input_samples=10**30)
+    before = snapshot(tree)
+    refused(fdbu("score", f"tree={tree}"), "synthetic_pause_handling/1: manifest.json: input_samples is",
+            "not a whole number from 1 to")
+    assert snapshot(tree) == before
+
+
+# 2. deep nesting
+@pytest.mark.parametrize("sid,file", [(None, "manifest.json"), ("candor_turn_taking/1", "output.json"),
+                                      ("synthetic_pause_handling/1", "pause.json")])
+def test_deeply_nested_json(tree, sid, file):
+    deep = b"[" * 100000 + b"]" * 100000
+    if sid is None:
+        (tree / file).write_bytes(deep)
+    else:
+        rewrite(tree, sid, file, deep)
+    before = snapshot(tree)
+    refused(fdbu("score", f"tree={tree}"), f"{file}: is nested too deeply")
+    assert snapshot(tree) == before
+
+
+# 3. file-system errors: an unreadable annotation or wav, a link loop
+@pytest.mark.parametrize("file", ["pause.json", "output.wav"])
+def test_an_unreadable_file_is_named(tree, tmp_path, file):
+    sid = "synthetic_pause_handling/1" if file == "pause.json" else "synthetic_user_interruption/1"
+    target = tree / sid / file
+    target.chmod(0)
+    tree.chmod(0o777)  # outputs could be written: the refusal must be the unreadable file
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o777)
+    cache.chmod(0o777)
+    before = snapshot(tree)
+    line = refused(fdbu("score", f"tree={tree}", f"vad.cache_dir={cache}", unprivileged=True, env={
+        "XDG_CACHE_HOME": str(cache)}), f"{sid}: {file}:")
+    assert "Permission denied" in line or "readable" in line
+    assert snapshot(tree) == before
+
+
+def test_a_link_loop_is_named(tree):
+    target = tree / "candor_turn_taking" / "1" / "output.json"
+    target.unlink()
+    os.symlink("loop-b", target.parent / "loop-a")
+    os.symlink("loop-a", target.parent / "loop-b")
+    os.symlink("loop-a", target)
+    refused(fdbu("score", f"tree={tree}"), "candor_turn_taking/1: output.json: is a link that leads nowhere")
+
+
+def test_a_manifest_linked_from_outside_the_tree_is_refused(tree, tmp_path):
+    outside = tmp_path / "elsewhere.json"
+    shutil.move(tree / "manifest.json", outside)
+    os.symlink(outside, tree / "manifest.json")
+    refused(fdbu("score", f"tree={tree}"), "tree: manifest.json: resolves to", "outside the tree")
+
+
+# 4. caches that cannot be used are refused up front; broken entries are recomputed
+def test_a_cache_dir_that_is_a_file_or_read_only_is_refused(tree, tmp_path):
+    (tmp_path / "a-file").write_text("x")
+    before = snapshot(tree)
+    refused(fdbu("score", f"tree={tree}", f"vad.cache_dir={tmp_path / 'a-file'}"), "vad.cache_dir", "is not a folder")
+    ro = tmp_path / "read-only"
+    ro.mkdir()
+    ro.chmod(0o555)
+    out = tmp_path / "out"
+    out.mkdir(mode=0o777)
+    out.chmod(0o777)
+    refused(fdbu("score", f"tree={tree}", f"out={out}", f"vad.cache_dir={ro}", unprivileged=True,
+                 env={"XDG_CACHE_HOME": str(ro)}), "vad.cache_dir", "cannot write in")
+    assert snapshot(tree) == before
+
+
+def test_cache_entries_that_are_folders_or_lack_keys_are_recomputed(tree, tmp_path):
+    cache = tmp_path / "cache"
+    ref = "vad.backend=reference"  # a new cache folder would calibrate the batched backend again
+    assert fdbu("score", f"tree={tree}", f"vad.cache_dir={cache}", ref).returncode == 0
+    want = (tree / "unified.json").read_bytes()
+    entry = next(cache.glob("*/*.probs"))
+    head, payload = entry.read_bytes().split(b"\n", 1)
+    header = json.loads(head)
+    del header["exact"]
+    entry.write_bytes(json.dumps(header).encode() + b"\n" + payload)
+    out = fdbu("score", f"tree={tree}", f"vad.cache_dir={cache}", ref)
+    assert out.returncode == 0 and "1 stale or corrupt cache entries recomputed" in out.stdout
+    entry.unlink()
+    entry.mkdir()  # a folder where the entry belongs: recomputed, not cached, not an error
+    out = fdbu("score", f"tree={tree}", f"vad.cache_dir={cache}", ref)
+    assert out.returncode == 0, out.stderr
+    assert (tree / "unified.json").read_bytes() == want
+
+
+# 5. outputs that cannot be written are found before the work; a missing out= is created
+def test_unwritable_out_is_refused_before_any_work(tree, tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o777)
+    cache.chmod(0o777)
+    refused(fdbu("score", f"tree={tree}", f"out={ro}", unprivileged=True, env={"XDG_CACHE_HOME": str(cache)}),
+            f"out= {ro}: cannot write in")
+    assert list(ro.iterdir()) == []
+
+
+def test_a_missing_out_is_created(tree, tmp_path):
+    out = fdbu("score", f"tree={tree}", f"out={tmp_path / 'reports' / 'modelA'}")
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "reports" / "modelA" / "unified.json").is_file()
+
+
+def test_export_out_below_a_file_is_refused(tmp_path):
+    (tmp_path / "a-file").write_text("x")
+    (tmp_path / "data").mkdir()
+    refused(fdbu("export", f"dataset={tmp_path / 'data'}", f"out={tmp_path / 'a-file' / 'x'}"), "is not a folder")
+
+
+# 6. outputs as one unit: a run killed between its writes is finished by the next
+@pytest.mark.parametrize("point", ["score:staged:unified.json", "score:moved:0"])
+def test_a_score_killed_between_its_writes(tree, tmp_path, point):
+    clean = tmp_path / "clean"
+    shutil.copytree(tree, clean)
+    assert fdbu("score", f"tree={clean}").returncode == 0
+    killed = fdbu("score", f"tree={tree}", env={"FDBU_KILL_AT": point})
+    assert killed.returncode == -9
+    again = fdbu("score", f"tree={tree}")
+    assert again.returncode == 0, again.stderr
+    for f in ("unified.json", "unified-samples.jsonl"):
+        assert (tree / f).read_bytes() == (clean / f).read_bytes()
+    assert not list(tree.glob(".fdbu-staging-*"))
+
+
+def test_a_full_disk_is_one_line_and_changes_nothing(tree):
+    before = snapshot(tree)
+    out = subprocess.run(["bash", "-c", f"ulimit -f 1; exec {FDBU} score tree={tree}"], capture_output=True,
+                         text=True)
+    refused(out, "output: cannot write the outputs in", "no file there was changed")
+    assert snapshot(tree) == before
+
+
+# 7. nothing that can fail after the outputs are written does
+def test_a_broken_summary_or_a_folder_in_place_of_the_curves(tree):
+    (tree / "summary.json").write_text("[" * 5000 + "]" * 5000)
+    out = fdbu("score", f"tree={tree}")
+    assert out.returncode == 0 and "reference column left out" in out.stdout
+    (tree / "latency-curves.png").mkdir()
+    before = snapshot(tree)
+    refused(fdbu("score", f"tree={tree}", "plot=true"), "latency-curves.png", "is a folder")
+    assert snapshot(tree) == before
+
+
+# 8. config values of the wrong type or size
+@pytest.mark.parametrize("args,fragment", [
+    (["vad.threshold=abc"], "vad.threshold"), (["bootstrap.resamples=abc"], "bootstrap.resamples"),
+    (["bootstrap.resamples=10.5"], "bootstrap.resamples"), (["bootstrap.resamples=1000000000000"], "1 to 100000"),
+    (["bootstrap.seed=-1"], "bootstrap.seed=-1"), (["tree=[A,B]"], "tree"), (["plot=maybe"], "plot"),
+    (["vad.threshold=1.5"], "outside (0, 1)"), (["vad.thrshold=0.4"], "did you mean vad.threshold"),
+    ([], "tree is required")])
+def test_config_values(tree, args, fragment):
+    args = args if any(a.startswith("tree=") for a in args) or not args else [f"tree={tree}", *args]
+    before = snapshot(tree)
+    refused(fdbu("score", *args), "config:", fragment)
+    assert snapshot(tree) == before
+
+
+def test_sweep_config_values(tree):
+    refused(fdbu("sweep", f"tree={tree}", "sweep.thresholds=0.5"), "sweep.thresholds")
+    refused(fdbu("sweep", f"tree=[{tree},{tree}]"), "needs out=DIR")
+
+
+# 9. export never writes an eligible row it cannot score
+def test_an_empty_input_makes_its_sample_ineligible(tmp_path):
+    from builders import wav_bytes
+
+    data = tmp_path / "data" / "candor_turn_taking" / "1"
+    data.mkdir(parents=True)
+    (data / "input.wav").write_bytes(wav_bytes(np.zeros(0, np.int16)))
+    (data / "output.wav").write_bytes(wav_bytes(np.zeros(16000, np.int16)))
+    (data / "turn_taking.json").write_text(json.dumps(turn_ann(0.5)))
+    out = fdbu("export", f"dataset={tmp_path / 'data'}", f"out={tmp_path / 'tree'}", "export.length=fit")
+    assert out.returncode == 0, out.stderr
+    row = json.loads((tmp_path / "tree" / "manifest.json").read_text())["samples"][0]
+    assert row["eligible"] is False and row["reasons"] == ["input.wav is empty"]
+
+
+def test_export_refuses_out_inside_the_dataset(tmp_path):
+    (tmp_path / "data").mkdir()
+    before = snapshot(tmp_path / "data")
+    refused(fdbu("export", f"dataset={tmp_path / 'data'}", f"out={tmp_path / 'data' / 'tree'}"), "inside the dataset")
+    assert snapshot(tmp_path / "data") == before
+
+
+# 10. ASR inputs: a broken annotation, a file that is no checkpoint
+@pytest.mark.parametrize("data", [b"{}", b"{not json"])
+def test_asr_refuses_a_broken_interruption_annotation(tree, tmp_path, data):
+    pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
+    rewrite(tree, "synthetic_user_interruption/1", "interrupt.json", data)
+    (tree / "asr.json").unlink()
+    for p in tree.glob("*/*/output.json"):
+        p.unlink()
+    (tmp_path / "x.nemo").write_bytes(b"garbage")
+    before = snapshot(tree)
+    refused(fdbu("asr", f"tree={tree}", f"asr.checkpoint={tmp_path / 'x.nemo'}"),
+            "synthetic_user_interruption/1: interrupt.json:")
+    assert snapshot(tree) == before
+
+
+def test_asr_refuses_a_file_that_is_no_checkpoint(tree, tmp_path):
+    pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
+    (tree / "asr.json").unlink()
+    for p in tree.glob("*/*/output.json"):
+        p.unlink()
+    (tmp_path / "x.nemo").write_bytes(b"garbage")
+    refused(fdbu("asr", f"tree={tree}", f"asr.checkpoint={tmp_path / 'x.nemo'}"), "is not a NeMo checkpoint")
+
+
+def test_ctrl_c_is_exit_130_without_a_traceback(tree):
+    proc = subprocess.Popen([FDBU, "score", f"tree={tree}", "vad.backend=reference", "vad.cache=false"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "FDBU_INTERRUPT_AT": "score:loaded"})
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130 and "Traceback" not in err and err.startswith("fdbu: error: interrupted")
+
+
+# the fuzz test: whatever the JSON files of a tree hold, loading it raises FdbuError or nothing
+VALUES = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-10**30, 10**30), st.floats(allow_nan=True),
+                                st.text(max_size=5)),
+                      lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                              st.dictionaries(st.sampled_from(
+                                                  ["timestamp", "chunks", "text", "samples", "sample_id", "subset",
+                                                   "task", "eligible", "input_samples", "sample_rate", "files",
+                                                   "declared", "subsets", "transcripts", "reasons"]), inner,
+                                                  max_size=4)), max_leaves=12)
+
+
+@pytest.fixture(scope="module")
+def fuzz_tree(tmp_path_factory):
+    return write_tree(tmp_path_factory.mktemp("fuzz") / "tree", [
+        sample("synthetic_pause_handling", 1, 10.0, [(4.0, 4.5)], pause_ann([(3.0, 3.5)])),
+        sample("candor_turn_taking", 1, 10.0, [(6.0, 6.5)], turn_ann(5.0)),
+        sample("synthetic_user_interruption", 1, 10.0, [(7.0, 7.5)], interrupt_ann(4.0, 6.0))])
+
+
+FILES = ["manifest.json", "asr.json", "synthetic_pause_handling/1/output.json",
+         "synthetic_pause_handling/1/pause.json", "candor_turn_taking/1/turn_taking.json",
+         "synthetic_user_interruption/1/interrupt.json"]
+
+
+def _mutate(doc, path, value):
+    """Replace the node at `path` (a list of choices) in a JSON document."""
+    if not path or not isinstance(doc, (dict, list)) or not doc:
+        return value
+    keys = list(doc) if isinstance(doc, dict) else list(range(len(doc)))
+    k = keys[path[0] % len(keys)]
+    doc[k] = _mutate(doc[k], path[1:], value)
+    return doc
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(FILES), st.lists(st.integers(0, 7), max_size=4), VALUES, st.booleans())
+def test_the_tree_loader_raises_only_fdbu_errors(fuzz_tree, tmp_path, file, path, value, keep_hashes):
+    tree = tmp_path / "t"
+    if tree.exists():
+        shutil.rmtree(tree)
+    shutil.copytree(fuzz_tree, tree)
+    doc = _mutate(json.loads((tree / file).read_text()), path, value)
+    data = json.dumps(doc).encode()
+    if keep_hashes and "/" in file:
+        sid, name = file.rsplit("/", 1)
+        rewrite(tree, sid, name, data)
+    else:
+        (tree / file).write_bytes(data)
+    try:
+        load_tree(tree)
+    except FdbuError:
+        pass
