@@ -1,69 +1,338 @@
-"""ASR throughput: the official one-file-at-a-time way against fdbu's batched way, same files.
+"""ASR throughput: the official one-file-at-a-time way against fdbu's ASR stage, same captures.
 
-    python -m benchmarks.asr_throughput [--files 64] [--checkpoint PATH.nemo] [--device cpu|cuda]
-                                        [--batch-sizes 8,32] [--workdir DIR]
+    python -m benchmarks.asr_throughput [--model tiny|tiny-tdt|parakeet-size] [--checkpoint PATH.nemo]
+                                        [--files N] [--device cpu|cuda] [--batch-sizes 4,16] [--workdir DIR]
 
-Official way (v1_v1.5/get_transcript/asr.py): each output.wav is read, written to a
-temporary WAV and transcribed alone. Batched way: the same audio in memory, sorted by
-duration, `batch_size` files per call. Prints the real-time factor (processing seconds
-per audio second) and files per second of each, their ratio, and whether the words and
-times are identical. Without --checkpoint it builds the tiny random model the tests use
-(its speed says nothing about Parakeet's, only about the two ways of calling NeMo).
+Models: `tiny` (the default; 64 files) and `tiny-tdt` are the random test models (their speed says
+nothing about Parakeet's, only about the ways of calling NeMo); `parakeet-size` (16 files) is
+Parakeet-TDT-0.6B-v2's architecture at its published dimensions with random weights, built from
+benchmarks/parakeet_tdt_0.6b_v2.yaml into the workdir (reuse it with --workdir); --checkpoint
+takes a real .nemo file.
+
+The captures are interruption outputs (20-30 s), transcribed from R on as the stage cuts them.
+  official: each output.wav read, cut, written to a temporary WAV and transcribed alone
+            (v1_v1.5/get_transcript/asr.py);
+  stage:    `fdbu.asr.stage.run` on a copy of the tree, at each batch size. For a TDT model on
+            NeMo's PyTorch decoding path (CPU) the adapter hands NeMo one file per call
+            (`stale_tdt_durations`), so there is one stage row, and then
+  batched:  the stage with that guard lifted, at each batch size: NeMo decodes whole batches, as
+            on a GPU with CUDA graphs or with a fixed NeMo. Speed only: NeMo 3.0.0's batched TDT
+            word ends are wrong there.
+Each way: wall time, audio seconds per second, RTF, CPU seconds per wall second (about the
+number of cores it had; less means another process took some), peak memory (CPU: resident set
+of the process; CUDA: allocated), the split of its time (reading audio; mel front end; encoder;
+decoding with word timestamps; the rest: NeMo's data loader, temporary files, writing
+transcripts), and whether its words and times equal the official way's.
+
+Decoding bound (TDT). Random weights decode another number of steps than trained ones. Greedy
+TDT decoding is a loop whose every step does the same fixed-shape work whatever the weights; a
+step moves at most 4 frames on (the longest duration), and at most max_symbols tokens are
+emitted per frame. So any weights, trained Parakeet's included, decode in between two runs of
+the loop on the same encoder outputs with a constant joint: `fewest` (blank, jump 4: T/4 blank
+steps, no token) and `most` (a token of duration 0 every step: max_symbols tokens per frame,
+with their word timestamps). Both decode the encoder outputs of the stage's own NeMo calls
+(kept while it ran; `most` on the first two calls, scaled by its token steps), and the stage
+total is re-stated with each in place of the measured decoding. With a cap on the tokens per
+second of audio, every frame scanned by at most one blank step and every token costing one
+token step gives a tighter upper estimate, printed for 4 and 8 tokens per second.
 """
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import sys
 import tempfile
+import threading
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
-import numpy as np
 import soundfile as sf
 
+from fdbu.asr import stage
 from fdbu.asr.nemo_model import ParakeetASR
 
-from .common import Timer, captures, jobs, machine, parse
+from .common import Timer, captures, machine, parse
+
+HERE = Path(__file__).resolve().parent
+PARTS = ("read", "mel", "encoder", "decode", "rest")
+
+
+def checkpoint_for(args, work: Path) -> Path:
+    if args.checkpoint:
+        return Path(args.checkpoint)
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    import tiny_asr
+
+    if args.model == "parakeet-size":
+        path = work / "parakeet-size" / "parakeet_tdt_0.6b_v2.nemo"
+        return path if path.is_file() else tiny_asr.build_from_config(path.parent, HERE / "parakeet_tdt_0.6b_v2.yaml")
+    if args.model in ("tiny", "tiny-tdt"):
+        return tiny_asr.build(work / args.model, kind="tdt" if args.model == "tiny-tdt" else "rnnt")
+    raise SystemExit(f"--model must be tiny, tiny-tdt or parakeet-size, not {args.model!r}")
+
+
+class Probe:
+    """Seconds spent in each part while a way runs, and its peak memory."""
+
+    def __init__(self, asr: ParakeetASR):
+        import torch
+
+        self.torch, self.asr, self.cuda = torch, asr, str(asr.device).startswith("cuda")
+        self.spent = dict.fromkeys(PARTS, 0.0)
+        self._t0 = {}
+        self.encoded = None  # a list while the encoder's outputs are kept (for the decoding bound)
+        nemo = asr.model
+        for name, module in (("mel", nemo.preprocessor), ("encoder", nemo.encoder)):
+            module.register_forward_pre_hook(lambda *_, n=name: self._start(n))
+            module.register_forward_hook(lambda *_, n=name: self._stop(n))
+        nemo.encoder.register_forward_hook(self._keep)
+
+    def _keep(self, _module, _inputs, output):
+        if self.encoded is not None:
+            self.encoded.append((output[0].detach(), output[1].detach()))
+
+    def watch_decoding(self):
+        """Time the decoding object NeMo uses for timestamped transcription (made on first use)."""
+        decoding = self.asr.model.decoding
+        real = decoding.rnnt_decoder_predictions_tensor
+
+        def timed(*a, **k):
+            self._start("decode")
+            try:
+                return real(*a, **k)
+            finally:
+                self._stop("decode")
+
+        decoding.rnnt_decoder_predictions_tensor = timed
+
+    def _sync(self):
+        if self.cuda:
+            self.torch.cuda.synchronize()
+
+    def _start(self, name):
+        self._sync()
+        self._t0[name] = time.perf_counter()
+
+    def _stop(self, name):
+        self._sync()
+        self.spent[name] += time.perf_counter() - self._t0.pop(name)
+
+    @contextmanager
+    def reading(self):
+        self._start("read")
+        try:
+            yield
+        finally:
+            self._stop("read")
+
+    @contextmanager
+    def way(self):
+        """Reset the parts and measure wall time and peak memory of one way."""
+        self.spent = dict.fromkeys(PARTS, 0.0)
+        peak, stop = [rss()], threading.Event()
+        if self.cuda:
+            self.torch.cuda.reset_peak_memory_stats()
+        else:
+            def sample():
+                while not stop.wait(0.01):
+                    peak[0] = max(peak[0], rss())
+
+            sampler = threading.Thread(target=sample, daemon=True)
+            sampler.start()
+        self._sync()
+        result = {"t0": time.perf_counter(), "rss0": rss()}
+        cpu0 = os.times()
+        try:
+            yield result
+        finally:
+            self._sync()
+            result["wall"] = time.perf_counter() - result["t0"]
+            cpu1 = os.times()
+            result["cpu"] = (cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)
+            if self.cuda:
+                result["peak"] = self.torch.cuda.max_memory_allocated()
+            else:
+                stop.set()
+                sampler.join()
+                result["peak"] = max(peak[0], rss())
+            self.spent["rest"] = result["wall"] - sum(v for k, v in self.spent.items() if k != "rest")
+            result["parts"] = dict(self.spent)
+
+
+def rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def untranscribed(tree: Path, dest: Path) -> Path:
+    if dest.exists():
+        shutil.rmtree(dest)
+    shutil.copytree(tree, dest)
+    (dest / "asr.json").unlink(missing_ok=True)
+    for p in dest.glob("*/*/output.json"):
+        p.unlink()
+    return dest
+
+
+def official(asr: ParakeetASR, probe: Probe, jobs) -> dict:
+    """One file at a time through a temporary WAV; words with R added back, by sample id."""
+    out = {}
+    for j in jobs:
+        with probe.reading():
+            waveform, sr = sf.read(str(j.folder / "output.wav"))
+            tmp = tempfile.NamedTemporaryFile(suffix=".wav", delete=False)
+            sf.write(tmp.name, waveform[j.start:], sr)
+        hyp = asr.model.transcribe([tmp.name], timestamps=True, verbose=False)[0]
+        os.unlink(tmp.name)
+        out[j.sample_id] = [(w["word"], w["start"] + j.offset, w["end"] + j.offset) for w in hyp.timestamp["word"]]
+    return out
+
+
+def staged(asr: ParakeetASR, probe: Probe, tree: Path, batch_size: int) -> dict:
+    """The stage's output.json words by sample id, its audio reading timed."""
+    real = stage.read_wav
+
+    def timed_read(*a, **k):
+        with probe.reading():
+            return real(*a, **k)
+
+    stage.read_wav = timed_read
+    try:
+        stage.run(tree, lambda: asr, batch_size=batch_size, max_batch_seconds=3600.0, cache_dir=None)
+    finally:
+        stage.read_wav = real
+    return {j.sample_id: [(c["text"], *c["timestamp"]) for c in
+                          json.loads((j.folder / "output.json").read_text())["chunks"]] for j in stage._jobs(tree)}
+
+
+def decoding_bounds(asr: ParakeetASR, encoded: list, most_calls: int = 2) -> dict:
+    """Decoding seconds of the stage's own NeMo calls (their encoder outputs, kept) with the model's
+    joint and with the `fewest` joint, and seconds per token step of the `most` joint (timed on the
+    first `most_calls` calls: a step's cost does not depend on the weights)."""
+    import torch
+
+    nemo = asr.model
+    out_layer = nemo.joint.joint_net[-1]
+    vocab = nemo.tokenizer.vocab_size
+    durations = list(nemo.cfg.decoding.durations)
+    max_symbols = int(nemo.cfg.decoding.greedy.max_symbols)
+    saved = (out_layer.weight.detach().clone(), out_layer.bias.detach().clone())
+    frames = [int(n) for _, lengths in encoded for n in lengths]
+    out = {"frames": sum(frames), "blank_steps": sum(-(-n // max(durations)) for n in frames),
+           "max_symbols": max_symbols}
+
+    def decode(calls):
+        t0 = time.perf_counter()
+        hyps = [h for enc, lengths in calls for h in nemo.decoding.rnnt_decoder_predictions_tensor(enc, lengths)]
+        if str(asr.device).startswith("cuda"):
+            torch.cuda.synchronize()
+        return time.perf_counter() - t0, sum(len(h.y_sequence) for h in hyps)
+
+    with torch.no_grad():
+        out["model"], out["model_tokens"] = decode(encoded)
+        for name in ("fewest", "most"):
+            out_layer.weight.zero_()
+            out_layer.bias.fill_(-1e4)
+            if name == "fewest":  # blank, and the longest jump
+                out_layer.bias[vocab] = 0.0
+                out_layer.bias[vocab + 1 + durations.index(max(durations))] = 0.0
+                out["fewest"], _ = decode(encoded)
+            else:  # a token (never blank) of duration 0: max_symbols per frame
+                out_layer.bias[1] = 0.0
+                out_layer.bias[vocab + 1 + durations.index(0)] = 0.0
+                seconds, tokens = decode(encoded[:most_calls])
+                out["label_step"] = seconds / tokens
+            out_layer.weight.copy_(saved[0])
+            out_layer.bias.copy_(saved[1])
+    out["most"] = out["frames"] * max_symbols * out["label_step"]
+    return out
 
 
 def main() -> None:
-    args, work = parse(__doc__, files=64, checkpoint=(str, None), batch_sizes=(str, "8,32"))
-    checkpoint = args.checkpoint
-    if checkpoint is None:
-        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-        import tiny_asr
+    args, work = parse(__doc__, files=0, model=(str, "tiny"), checkpoint=(str, None), batch_sizes=(str, "4,16"))
+    files = args.files or (16 if args.model == "parakeet-size" else 64)
+    sizes = [int(x) for x in args.batch_sizes.split(",")]
+    checkpoint = checkpoint_for(args, work)
+    load = os.getloadavg()
+    with Timer() as t_load:
+        asr = ParakeetASR(checkpoint, device=args.device)
+    params = sum(p.numel() for p in asr.model.parameters())
+    tree = captures(work, files)
+    jobs = stage._jobs(tree)
+    audio_s = sum(j.samples for j in jobs) / 16000
+    probe = Probe(asr)
+    asr.transcribe([jobs[0].audio()[:16000 * 5]], 1)  # warm-up; makes NeMo's timestamped decoding
+    probe.watch_decoding()
+    tdt = asr.model.cfg.decoding.get("model_type") == "tdt"
+    print(f"machine: {machine()}; device {args.device}; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(f"checkpoint {checkpoint.name}: {params / 1e6:.1f} M parameters, {'TDT' if tdt else 'RNNT'}, "
+          f"loaded (hashed and restored) in {t_load.s:.1f} s, process resident {rss() / 1e9:.2f} GB; "
+          f"one NeMo call per file on this path: {'yes' if asr.one_file_per_call else 'no'}")
+    print(f"{len(jobs)} interruption captures, {audio_s:.0f} s of audio after the cut at R\n")
+    print("| way | wall s | audio s/s | RTF | CPU s / wall s | peak memory GB | read | mel | encoder | decode | rest "
+          "| same as official |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 
-        checkpoint = tiny_asr.build(work / "tiny-asr")
-    model = ParakeetASR(Path(checkpoint), device=args.device)
-    files = [j.path for j in jobs(captures(work, args.files))]
-    audios = [sf.read(str(p), dtype="float32")[0] for p in files]
-    audio_s = sum(len(a) for a in audios) / 16000
-    model.transcribe(audios[:2], 2)  # warm-up
+    def row(name, res, same):
+        p = res["parts"]
+        print(f"| {name} | {res['wall']:.1f} | {audio_s / res['wall']:.2f} | {res['wall'] / audio_s:.4f} | "
+              f"{res['cpu'] / res['wall']:.2f} | {res['peak'] / 1e9:.2f} | "
+              + " | ".join(f"{p[k]:.1f}" for k in PARTS) + f" | {same} |", flush=True)
 
-    def official():
-        out = []
-        for p in files:
-            waveform, sr = sf.read(str(p))
-            with tempfile.NamedTemporaryFile(suffix=".wav", delete=False) as tmp:
-                sf.write(tmp.name, waveform, sr)
-                out.append(model.model.transcribe([tmp.name], timestamps=True, verbose=False)[0])
-            os.unlink(tmp.name)
-        return [[(w["word"], w["start"], w["end"]) for w in h.timestamp["word"]] for h in out]
+    def compare(got, ref):
+        if got == ref:
+            return "yes"
+        texts = sum([w[0] for w in got[k]] != [w[0] for w in ref[k]] for k in ref)
+        same = [k for k in ref if [w[0] for w in got[k]] == [w[0] for w in ref[k]]]
+        starts = sum(a[1] != b[1] for k in same for a, b in zip(got[k], ref[k]))
+        ends = sum(a[2] != b[2] for k in same for a, b in zip(got[k], ref[k]))
+        return (f"words differ in {texts} of {len(ref)} files; in the others {starts} starts and {ends} ends "
+                f"of {sum(len(ref[k]) for k in same)} words differ")
 
-    with Timer() as t_off:
-        ref = official()
-    print(f"machine: {machine()}; device {args.device}; {len(files)} files, {audio_s:.0f} s of audio; "
-          f"checkpoint {Path(checkpoint).name}")
-    print(f"  official one file at a time: {t_off.s:.2f} s, RTF {t_off.s / audio_s:.4f}, "
-          f"{len(files) / t_off.s:.1f} files/s")
-    for bs in [int(x) for x in args.batch_sizes.split(",")]:
-        order = np.argsort([len(a) for a in audios], kind="stable")
-        with Timer() as t:
-            got = model.transcribe([audios[i] for i in order], bs)
-        words = [None] * len(files)
-        for k, i in enumerate(order):
-            words[i] = [(w.text, w.start, w.end) for w in got[k]]
-        print(f"  batched, batch_size {bs}: {t.s:.2f} s, RTF {t.s / audio_s:.4f}, {len(files) / t.s:.1f} files/s, "
-              f"{t_off.s / t.s:.1f}x the official way; same words and times: {'yes' if words == ref else 'NO'}")
+    def stage_row(name, bs, keep=False):
+        copy = untranscribed(tree, work / "stage-tree")
+        probe.encoded = [] if keep else None
+        with probe.way() as res:
+            got = staged(asr, probe, copy, bs)
+        row(name, res, compare(got, ref))
+        kept, probe.encoded = probe.encoded, None
+        return res, kept
+
+    with probe.way() as res:
+        ref = official(asr, probe, jobs)
+    row("official: temp WAV, one file per call", res, "(reference)")
+    if asr.one_file_per_call:  # the batch size only groups the reading: one row
+        stage_total, encoded = stage_row("stage (NeMo: one file per call)", sizes[0], keep=True)
+        asr.one_file_per_call = False
+        try:
+            for bs in sizes:
+                stage_row(f"batched: stage with NeMo decoding {bs} files per call", bs)
+        finally:
+            asr.one_file_per_call = True
+    else:
+        for bs in sizes:
+            res, kept = stage_row(f"stage, batch_size {bs}", bs, keep=bs == sizes[0])
+            if bs == sizes[0]:
+                stage_total, encoded = res, kept
+    if tdt:
+        b = decoding_bounds(asr, encoded)
+        base = stage_total["wall"] - stage_total["parts"]["decode"]
+        blank_step = b["fewest"] / b["blank_steps"]
+        print(f"\ndecoding the stage's calls again ({b['frames']} encoder frames): these random weights "
+              f"{b['model']:.1f} s ({b['model_tokens']} tokens); fewest steps (blank, jump 4) {b['fewest']:.1f} s "
+              f"= {1e3 * blank_step:.2f} ms per blank step; most steps ({b['max_symbols']} tokens per frame) "
+              f"{b['most']:.1f} s = {1e3 * b['label_step']:.2f} ms per token step")
+        print(f"stage total with any weights: RTF {(base + b['fewest']) / audio_s:.4f} to {(base + b['most']) / audio_s:.4f}"
+              f" ({audio_s / (base + b['most']):.2f} to {audio_s / (base + b['fewest']):.2f} audio s/s; "
+              f"measured with these random weights: RTF {stage_total['wall'] / audio_s:.4f})")
+        for rate in (4, 8):
+            decode = b["frames"] * blank_step + rate * audio_s * b["label_step"]
+            print(f"  with at most {rate} tokens per second of audio (and every frame scanned): decoding at most "
+                  f"{decode:.1f} s, RTF at most {(base + decode) / audio_s:.4f}")
+    load = os.getloadavg()
+    print(f"\nload average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
 
 
 if __name__ == "__main__":

@@ -177,6 +177,7 @@ def words_from_frames(model, hyp) -> list[tuple[str, float, float, int]]:
     one frame); a frame is the mel hop times the encoder's subsampling."""
     nemo = model.model
     stride = nemo.cfg.preprocessor.window_stride * nemo.encoder.subsampling_factor
+    assert stride == pytest.approx(0.08)  # Parakeet's: 10 ms hop, subsampling x8
     sp = nemo.tokenizer.tokenizer
     ids = [int(t) for t in hyp.y_sequence]
     frames = [int(f) for f in hyp.timestamp["timestep"]]
