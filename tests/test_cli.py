@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 
+from builders import fdbu_main
+
 FDBU = str(Path(sys.executable).parent / "fdbu")
 
 
@@ -21,7 +23,7 @@ def test_help_lists_commands():
 
 
 def test_cfg_job_shows_the_composed_config():
-    out = run("score", "tree=/some/tree", "vad.threshold=0.4", "--cfg", "job")
+    out = fdbu_main("score", "tree=/some/tree", "vad.threshold=0.4", "--cfg", "job")
     assert out.returncode == 0, out.stderr
     assert "tree: /some/tree" in out.stdout and "threshold: 0.4" in out.stdout and "resamples: 2000" in out.stdout
 
@@ -48,7 +50,7 @@ def test_error_is_one_line_exits_non_zero_and_writes_nothing(synth_tree, tmp_pat
     shutil.copytree(synth_tree, tree)
     victim = next(p for p in sorted((tree / "candor_turn_taking").glob("*/output.json")))
     victim.write_text(victim.read_text().replace('"chunks"', '"chunks" ', 1))
-    out = run("score", f"tree={tree}", "progress=false")
+    out = fdbu_main("score", f"tree={tree}", "progress=false")
     assert out.returncode != 0
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1
@@ -57,6 +59,6 @@ def test_error_is_one_line_exits_non_zero_and_writes_nothing(synth_tree, tmp_pat
 
 
 def test_unknown_command_and_missing_tree(tmp_path):
-    assert run("frobnicate").returncode == 2
-    out = run("score", f"tree={tmp_path / 'nope'}")
+    assert fdbu_main("frobnicate").returncode == 2
+    out = fdbu_main("score", f"tree={tmp_path / 'nope'}")
     assert out.returncode == 2 and "is not a directory" in out.stderr

@@ -230,21 +230,8 @@ def test_export_out_below_a_file_is_refused(tmp_path):
     refused(fdbu("export", f"dataset={tmp_path / 'data'}", f"out={tmp_path / 'a-file' / 'x'}"), "is not a folder")
 
 
-# 6. outputs as one unit: a run killed between its writes is finished by the next
-@pytest.mark.parametrize("point", ["score:staged:unified.json", "score:moved:0"])
-def test_a_score_killed_between_its_writes(tree, tmp_path, point):
-    clean = tmp_path / "clean"
-    shutil.copytree(tree, clean)
-    assert fdbu("score", f"tree={clean}").returncode == 0
-    killed = fdbu("score", f"tree={tree}", env={"FDBU_KILL_AT": point})
-    assert killed.returncode == -9
-    again = fdbu("score", f"tree={tree}")
-    assert again.returncode == 0, again.stderr
-    for f in ("unified.json", "unified-samples.jsonl"):
-        assert (tree / f).read_bytes() == (clean / f).read_bytes()
-    assert not list(tree.glob(".fdbu-staging-*"))
-
-
+# 6. outputs as one unit: a run killed between its writes is finished by the next (test_kill.py), and a
+# write that fails changes nothing
 def test_a_full_disk_is_one_line_and_changes_nothing(tree):
     before = snapshot(tree)
     out = subprocess.run(["bash", "-c", f"ulimit -f 1; exec {FDBU} score tree={tree}"], capture_output=True,

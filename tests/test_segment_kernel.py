@@ -38,7 +38,7 @@ def prob_file(draw):
     return probs, length
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(prob_file(), min_size=1, max_size=5), st.sampled_from([0.3, 0.4, 0.5, 0.6, 0.7]),
        st.sampled_from([0, 100, 250]), st.sampled_from([50, 100, 200, 500]))
 def test_kernel_equals_silero_function(files, threshold, min_speech_ms, min_silence_ms):
@@ -46,7 +46,7 @@ def test_kernel_equals_silero_function(files, threshold, min_speech_ms, min_sile
     assert got == [library(p, n, threshold, min_speech_ms, min_silence_ms) for p, n in files]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(prob_file(), st.sampled_from([0.3, 0.5, 0.7]), st.sampled_from([1e-3, 0.02, 0.1]), st.integers(0, 2**32 - 1))
 def test_a_file_that_is_not_critical_keeps_its_segments_under_any_smaller_perturbation(file, threshold, margin, seed):
     probs, length = file
@@ -60,7 +60,7 @@ def test_a_file_that_is_not_critical_keeps_its_segments_under_any_smaller_pertur
         assert (a.tolist(), b.tolist()) == (a2.tolist(), b2.tolist())
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(st.lists(prob_file(), min_size=1, max_size=4), st.sampled_from([0.4, 0.5, 0.6]),
        st.sampled_from([0.05, 0.15, 0.25, 0.35]))
 def test_kernel_equals_silero_function_with_an_explicit_neg_threshold(files, threshold, offset):
@@ -74,7 +74,7 @@ def test_kernel_equals_silero_function_with_an_explicit_neg_threshold(files, thr
 PADS = [0, 1, 13, 30, 100, 250, 0.03, 7.77]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(prob_file(), min_size=1, max_size=5), st.sampled_from([0.3, 0.5, 0.7]), st.sampled_from([0, 250]),
        st.sampled_from([50, 100, 300]), st.sampled_from(PADS))
 def test_kernel_pads_exactly_as_silero(files, threshold, min_speech_ms, min_silence_ms, pad_ms):

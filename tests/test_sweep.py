@@ -3,12 +3,10 @@ import csv
 import io
 import json
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from builders import fdbu_main
 from fdbu.errors import FdbuError
 from fdbu.report import write as write_unified
 from fdbu.score import score_path
@@ -97,17 +95,13 @@ def test_refusals(kw, problem):
 
 
 def test_cli_refuses_a_bad_grid_and_multi_tree_without_out(synth_tree, tmp_path):
-    fdbu = str(Path(sys.executable).parent / "fdbu")
-    out = subprocess.run([fdbu, "sweep", f"tree={synth_tree}", "sweep.thresholds=[1.5]"], capture_output=True,
-                         text=True)
+    out = fdbu_main("sweep", f"tree={synth_tree}", "sweep.thresholds=[1.5]")
     assert out.returncode == 2 and out.stderr.strip().count("\n") == 0 and "(0, 1)" in out.stderr
-    out = subprocess.run([fdbu, "sweep", f"tree=[{synth_tree},{synth_tree}]"], capture_output=True, text=True)
+    out = fdbu_main("sweep", f"tree=[{synth_tree},{synth_tree}]")
     assert out.returncode == 2 and "needs out=DIR" in out.stderr
 
 
 def test_cli_sweep_refuses_zero_resamples_like_score(synth_tree):
-    fdbu = str(Path(sys.executable).parent / "fdbu")
     for cmd in ("sweep", "score"):
-        out = subprocess.run([fdbu, cmd, f"tree={synth_tree}", "bootstrap.resamples=0"], capture_output=True,
-                             text=True)
+        out = fdbu_main(cmd, f"tree={synth_tree}", "bootstrap.resamples=0")
         assert out.returncode == 2 and "bootstrap.resamples=0: a whole number from 1 to 100000" in out.stderr

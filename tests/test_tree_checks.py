@@ -171,7 +171,7 @@ def _edit_manifest(root, fn):
     (lambda m: m["samples"][0]["files"].update({"../../etc/passwd": "0" * 64}), "file name '../../etc/passwd'"),
     (lambda m: m["samples"].append(dict(m["samples"][0])), "is listed twice"),
     (lambda m: m["samples"][0].update(task="turn_taking"), "task 'turn_taking' is not 'pause_handling'"),
-    (lambda m: m["samples"][0].update(input_samples=0), "input_samples is 0, not a positive integer"),
+    (lambda m: m["samples"][0].update(input_samples=0), "input_samples is 0, not a whole number from 1 to"),
     (lambda m: m["samples"][0].update(eligible=False, reasons=[]), "is ineligible but gives no reason"),
     (lambda m: m["declared"].update({PH: 0}), "selects 1 samples of synthetic_pause_handling, more than the 0"),
     (lambda m: m["samples"][0]["files"].pop("pause.json"), "manifest.json lists no SHA-256 for it"),
