@@ -1,17 +1,18 @@
 # The README's two commands: `make demo` and `make test`. Both create .venv when missing and
-# install fdbu with its test and asr extras (the tests run the real NeMo transcription path).
+# install fdbu with its test, asr and cluster extras (the tests run the real NeMo transcription
+# path and a real one-node SLURM cluster).
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO := build/demo
 
-.PHONY: install demo test clean
+.PHONY: install demo test clean cluster-tools
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --disable-pip-version-check -q --upgrade "pip>=24"
-	$(BIN)/python -m pip install --disable-pip-version-check -q -e ".[test,asr]"
+	$(BIN)/python -m pip install --disable-pip-version-check -q -e ".[test,asr,cluster]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -22,7 +23,16 @@ demo: $(STAMP)
 	$(BIN)/fdbu synth out=$(DEMO)/tree n=8 seed=0
 	$(BIN)/fdbu score tree=$(DEMO)/tree plot=true
 
-test: $(STAMP)
+# the one-node SLURM cluster the cluster tests start (Debian packages; skipped with a reason if they
+# cannot be installed, e.g. without root)
+cluster-tools:
+	@command -v slurmctld >/dev/null && command -v munged >/dev/null || \
+	  (DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends slurm-wlm munge >/dev/null 2>&1 || \
+	   (apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+	    --no-install-recommends slurm-wlm munge >/dev/null 2>&1) || \
+	   echo "slurm-wlm and munge could not be installed: the SLURM tests will be skipped")
+
+test: $(STAMP) cluster-tools
 	$(BIN)/python -m pytest -q
 
 clean:

@@ -89,7 +89,7 @@ class SweepResult:
 def _detector(cfg):
     from .cli import make_detector
 
-    return make_detector(cfg.vad, cfg.device, False)
+    return make_detector(cfg)
 
 
 def score(tree, *, write: bool = False, **settings) -> Result:

@@ -25,6 +25,7 @@ commands:
   evaluate  the official rules (reference column): fdbu evaluate tree=PATH [evaluate.official_checkout=DIR]
   export    a tree from the v1.0 release + outputs: fdbu export dataset=DIR [outputs=DIR] out=DIR
   asr       transcripts with a local Parakeet .nemo: fdbu asr tree=DIR asr.checkpoint=PATH.nemo [device=cuda]
+  vad       speech probabilities into the cache:  fdbu vad tree=DIR [shard=K shards=N] (then score assembles)
   synth     write a synthetic reference tree:     fdbu synth out=PATH [n=5] [seed=0] [system=mixed]
   calibrate the batched VAD's guard margin here:  fdbu calibrate [device=cuda]
 
@@ -32,13 +33,14 @@ Hydra: --cfg job shows the composed config; -m runs several jobs (fdbu score -m 
 Python: import fdbu; fdbu.score("runs/modelA").to_pandas()  (see the README)."""
 
 
-def make_detector(vad, device: str, progress: bool, backend: str | None = None):
-    """The speech detector a VadConfig asks for: Silero settings plus how to compute them."""
+def make_detector(cfg, backend: str | None = None, shard: str | None = None):
+    """The speech detector a command's config asks for: Silero settings plus how to compute them."""
     from .vad import SpeechDetector
 
-    return SpeechDetector(vad.settings(), backend=backend or vad.backend, device=device, cache=vad.cache,
-                          cache_dir=Path(vad.cache_dir) if vad.cache_dir else None, verify=vad.verify,
-                          threads=vad.threads, batch_seconds=vad.batch_seconds, progress=progress)
+    vad = cfg.vad
+    return SpeechDetector(vad.settings(), backend=backend or vad.backend, device=cfg.device, cache=vad.cache,
+                          cache_dir=cfg.cache_root() / "vad-probs", verify=vad.verify, threads=vad.threads,
+                          batch_seconds=vad.batch_seconds, progress=cfg.progress, shard=shard)
 
 
 def _score(cfg) -> None:
@@ -48,7 +50,7 @@ def _score(cfg) -> None:
 
     tree = Path(cfg.tree)
     outputs = report.outputs(Path(cfg.out) if cfg.out is not None else tree, cfg.plot)
-    detector = make_detector(cfg.vad, cfg.device, cfg.progress)
+    detector = make_detector(cfg)
     scored = score_path(tree, detector, cfg.bootstrap.make())
     files = report.files(scored, cfg.plot)
     inputs = scored.unified["inputs"]
@@ -65,7 +67,7 @@ def _sweep(cfg) -> None:
 
     trees = [Path(t) for t in cfg.trees()]
     outputs = sweep.outputs(Path(cfg.out) if cfg.out is not None else trees[0], len(trees), cfg.plot)
-    detector = make_detector(cfg.vad, cfg.device, cfg.progress)
+    detector = make_detector(cfg)
     result = sweep.sweep(trees, detector, cfg.bootstrap.make(), cfg.sweep.points())
     written = outputs.commit(sweep.files(result, cfg.plot))
     print(sweep.table(result))
@@ -129,21 +131,32 @@ def _export(cfg) -> None:
 
 
 def _asr(cfg) -> None:
-    from .asr.stage import default_cache_dir, run
+    from .asr import stage
+    from .asr.nemo_model import ParakeetASR
     from .device import resolve_device
 
     a = cfg.asr
+    model = ParakeetASR(Path(a.checkpoint), sha256=a.sha256, device=resolve_device(cfg.device), verbose=a.verbose)
+    cache = cfg.cache_root() / "asr" if a.cache else None
+    if cfg.sharded:
+        print(stage.run_shard(cfg.roots(), model, cache, cfg.shard, cfg.shards, batch_size=a.batch_size,
+                              max_batch_seconds=a.max_batch_seconds, progress=cfg.progress))
+        return
+    for root in cfg.roots():
+        path, counts = stage.run(root, lambda: model, batch_size=a.batch_size, max_batch_seconds=a.max_batch_seconds,
+                                 resume=a.resume, cache_dir=cache, progress=cfg.progress)
+        print(f"wrote {path}: {counts['transcribed']} transcribed, {counts['from_cache']} from the cache"
+              f"{stage.by_shards(counts)}, {counts['kept']} kept")
 
-    def model():
-        from .asr.nemo_model import ParakeetASR
 
-        return ParakeetASR(Path(a.checkpoint), sha256=a.sha256, device=resolve_device(cfg.device), verbose=a.verbose)
+def _vad(cfg) -> None:
+    from .shard import label
+    from .vad import stage
 
-    cache = (Path(a.cache_dir) if a.cache_dir else default_cache_dir()) if a.cache else None
-    path, counts = run(Path(cfg.tree), model, batch_size=a.batch_size, max_batch_seconds=a.max_batch_seconds,
-                       resume=a.resume, cache_dir=cache, progress=cfg.progress)
-    print(f"wrote {path}: {counts['transcribed']} transcribed, {counts['from_cache']} from the cache, "
-          f"{counts['kept']} kept")
+    detector = make_detector(cfg, shard=label(cfg.shard, cfg.shards) if cfg.sharded else None)
+    rules = [cfg.vad.settings().rule] + ([p.rule for p in cfg.sweep.points()] if cfg.for_sweep else [])
+    print(stage.run(cfg.roots(), detector, rules, cfg.shard, cfg.shards))
+    print(detector.stats.line())
 
 
 def _synth(cfg) -> None:
@@ -157,7 +170,7 @@ def _synth(cfg) -> None:
 def _calibrate(cfg) -> None:
     from .vad.calibration import FLOOR, IMPLAUSIBLE, MULTIPLE
 
-    detector = make_detector(cfg.vad, cfg.device, cfg.progress, backend="batched")
+    detector = make_detector(cfg, backend="batched")
     cal = detector.calibration(force=True)
     ident = cal.identity["device"]
     print(f"device: {', '.join(f'{k} {v}' for k, v in ident.items() if v is not None)}")
@@ -169,7 +182,7 @@ def _calibrate(cfg) -> None:
 
 
 COMMANDS = {"score": _score, "sweep": _sweep, "evaluate": _evaluate, "export": _export, "asr": _asr,
-            "synth": _synth, "calibrate": _calibrate}
+            "vad": _vad, "synth": _synth, "calibrate": _calibrate}
 
 
 def error(message: str, status: int = 2):

@@ -55,21 +55,15 @@ class VadConfig:
     backend: str = opt("batched", "batched: many files at once, guarded to equal silero-vad; reference: silero-vad "
                                   "itself, one file at a time")
     cache: bool = opt(True, "keep window probabilities on disk (keyed by the wav, silero-vad version and model)")
-    cache_dir: Optional[str] = opt(None, "the probability cache; null: <cache root>/vad-probs")
     verify: Any = opt("auto", "sentinel: files re-run the reference way (auto: 2-10 files from 50 batched files)")
     threads: Optional[int] = opt(None, "CPU threads of the batched backend; null: the cores free now")
     batch_seconds: float = opt(2000.0, "audio seconds loaded and computed per batch (bounds memory)")
 
     def __post_init__(self):
-        from .vad import BACKENDS
+        from .vad.detect import check_options
 
         self.settings()  # SileroSettings checks its own values
-        _check(self.backend in BACKENDS, "vad.backend", self.backend, f"choose {' or '.join(BACKENDS)}")
-        _check(self.verify == "auto" or (isinstance(self.verify, int) and not isinstance(self.verify, bool)
-                                          and self.verify >= 0), "vad.verify", self.verify,
-               "auto or a number of files >= 0")
-        _check(self.threads is None or self.threads >= 1, "vad.threads", self.threads, "null or a number >= 1")
-        _check(0 < self.batch_seconds <= 1e6, "vad.batch_seconds", self.batch_seconds, "seconds in (0, 1e6]")
+        check_options(self.backend, self.verify, self.threads, self.batch_seconds)
 
     def settings(self) -> SileroSettings:
         return SileroSettings(threshold=self.threshold, min_speech_duration_ms=self.min_speech_duration_ms,
@@ -101,9 +95,46 @@ class Common:
 
     device: str = opt("auto", "cpu | cuda | auto (the GPU when torch sees one)")
     progress: bool = opt(True, "progress bars on stderr")
+    cache_dir: Optional[str] = opt(None, "the root of every cache (vad-probs/, asr/); shared by machines that shard "
+                                         "a job; null: $XDG_CACHE_HOME/fdbu (~/.cache/fdbu)")
 
     def __post_init__(self):
         _check(self.device in DEVICES, "device", self.device, "choose cpu, cuda or auto")
+
+    def cache_root(self):
+        from pathlib import Path
+
+        from .cachedir import cache_root
+
+        return Path(self.cache_dir) if self.cache_dir else cache_root()
+
+
+@dataclass
+class Sharded(Common):
+    """One tree or several, and which shard of the work this run does (0 of 1: all of it)."""
+
+    tree: Optional[str] = opt(None, "one reference tree")
+    trees: Optional[List[str]] = opt(None, "several trees at once (their files are one pool of work)")
+    shard: int = opt(0, "which part of the work this run does, 0 to shards - 1")
+    shards: int = opt(1, "in how many parts the work is split; more than 1 only fills the cache, and the "
+                         "unsharded command assembles the outputs from it")
+
+    def __post_init__(self):
+        super().__post_init__()
+        from .shard import check
+
+        _check((self.tree is None) != (self.trees is None), "tree", self.tree, "give tree=PATH or trees=[A,B], one")
+        _check(self.trees is None or len(self.trees) > 0, "trees", self.trees, "a list of one or more trees")
+        check(self.shard, self.shards)
+
+    def roots(self):
+        from pathlib import Path
+
+        return [Path(t) for t in (self.trees if self.trees is not None else [self.tree])]
+
+    @property
+    def sharded(self) -> bool:
+        return self.shards > 1
 
 
 @dataclass
@@ -227,8 +258,7 @@ class AsrOptions:
     batch_size: int = opt(16, "files per NeMo call, >= 1")
     max_batch_seconds: float = opt(600.0, "audio seconds per NeMo call, > 0")
     resume: bool = opt(False, "continue or redo a run; transcripts equal to their cached inputs are kept")
-    cache: bool = opt(True, "keep transcripts on disk (keyed by audio, checkpoint and cut)")
-    cache_dir: Optional[str] = opt(None, "the transcript cache; null: <cache root>/asr")
+    cache: bool = opt(True, "keep transcripts on disk (keyed by audio, checkpoint and cut): <cache_dir>/asr")
     verbose: bool = opt(False, "show NeMo's own log lines")
 
     def __post_init__(self):
@@ -237,9 +267,26 @@ class AsrOptions:
 
 
 @dataclass
-class AsrConfig(Common):
-    tree: str = opt(MISSING, "the reference tree to transcribe")
+class AsrConfig(Sharded):
     asr: AsrOptions = group(AsrOptions, "Parakeet through NeMo")
+
+    def __post_init__(self):
+        super().__post_init__()
+        _check(not self.sharded or self.asr.cache, "asr.cache", self.asr.cache,
+               "a sharded run fills the transcript cache: asr.cache must be true")
+
+
+@dataclass
+class VadStageConfig(Sharded):
+    """`fdbu vad`: speech probabilities into the cache (for score and sweep to assemble from)."""
+
+    vad: VadConfig = group(VadConfig, "speech detection; its settings choose which files the guard recomputes")
+    for_sweep: bool = opt(False, "also guard every point of the sweep grid (sweep.*), so a sweep assembles too")
+    sweep: GridConfig = group(GridConfig, "the sweep grid (with for_sweep=true)")
+
+    def __post_init__(self):
+        super().__post_init__()
+        _check(self.vad.cache, "vad.cache", self.vad.cache, "fdbu vad fills the probability cache: it must be true")
 
 
 @dataclass
@@ -261,11 +308,11 @@ class SynthConfig:
 
 @dataclass
 class CalibrateConfig(Common):
-    vad: VadConfig = group(VadConfig, "speech detection: cache_dir (where the calibration is kept) and threads")
+    vad: VadConfig = group(VadConfig, "speech detection: threads (the calibration is kept under cache_dir)")
 
 
 CONFIGS = {"score": ScoreConfig, "sweep": SweepConfig, "evaluate": EvaluateConfig, "export": ExportConfig,
-           "asr": AsrConfig, "synth": SynthConfig, "calibrate": CalibrateConfig}
+           "asr": AsrConfig, "vad": VadStageConfig, "synth": SynthConfig, "calibrate": CalibrateConfig}
 
 
 def register() -> None:

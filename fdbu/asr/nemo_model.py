@@ -6,6 +6,7 @@ is loaded with `restore_from` from a local `.nemo` file, pinned by SHA-256 befor
 from __future__ import annotations
 
 import os
+import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,19 +55,38 @@ class ParakeetASR:
         if sha256 is not None and sha256.lower() != self.checkpoint_sha256:
             raise FdbuError("asr", "checkpoint", f"{checkpoint} has SHA-256 {self.checkpoint_sha256}, not the pinned "
                             f"asr.sha256={sha256}; nothing was transcribed")
-        nemo, nemo_asr = require_nemo(verbose)
+        nemo, _ = require_nemo(verbose)
         import torch
 
         self.nemo_version = nemo.__version__
         self.torch_version = torch.__version__
         self.device = device
-        try:
-            self.model = nemo_asr.models.ASRModel.restore_from(str(checkpoint), map_location=torch.device(device))
-        except Exception as e:  # a file that is not a .nemo archive, or one NeMo cannot restore
-            raise FdbuError("asr", "checkpoint", f"{checkpoint} is not a NeMo checkpoint NeMo {nemo.__version__} can "
-                            f"load ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
-        self.model.eval()
-        self.one_file_per_call = stale_tdt_durations(self.model.cfg.decoding, device)
+        self.checkpoint = checkpoint
+        if not tarfile.is_tarfile(checkpoint):  # refused now, not after the work that precedes loading
+            raise FdbuError("asr", "checkpoint", f"{checkpoint} is not a NeMo checkpoint (a .nemo file is a tar "
+                            "archive)")
+        self._model = None
+
+    @property
+    def model(self):
+        """The NeMo model, restored on first use (a run whose transcripts are all cached never loads it)."""
+        if self._model is None:
+            import torch
+            import nemo.collections.asr as nemo_asr
+
+            try:
+                self._model = nemo_asr.models.ASRModel.restore_from(str(self.checkpoint),
+                                                                    map_location=torch.device(self.device))
+            except Exception as e:  # an archive NeMo cannot restore
+                raise FdbuError("asr", "checkpoint", f"{self.checkpoint} is not a NeMo checkpoint NeMo "
+                                f"{self.nemo_version} can load ({type(e).__name__}: "
+                                f"{str(e).splitlines()[0] if str(e) else ''})") from None
+            self._model.eval()
+        return self._model
+
+    @property
+    def one_file_per_call(self) -> bool:
+        return stale_tdt_durations(self.model.cfg.decoding, self.device)
 
     def transcribe(self, audios: list[np.ndarray], batch_size: int) -> list[list[Word]]:
         """Word-timed transcripts of 16 kHz mono float waveforms (empty audio gives no words)."""
@@ -74,7 +94,8 @@ class ParakeetASR:
         todo = [i for i, a in enumerate(audios) if len(a)]
         if not todo:
             return out
-        hyps = self.model.transcribe([np.ascontiguousarray(audios[i], dtype=np.float32) for i in todo],
+        model = self.model
+        hyps = model.transcribe([np.ascontiguousarray(audios[i], dtype=np.float32) for i in todo],
                                      batch_size=1 if self.one_file_per_call else batch_size, timestamps=True,
                                      verbose=False, num_workers=0)
         for i, h in zip(todo, hyps):

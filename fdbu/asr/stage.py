@@ -61,10 +61,15 @@ class AsrInput:
 
 
 class TranscriptCache:
-    def __init__(self, root: Path | None):
+    """Transcripts by key (audio SHA-256, checkpoint SHA-256, cut); each entry records the shard that
+    made it, if a sharded run did (`by`, counted in `shards` when read)."""
+
+    def __init__(self, root: Path | None, by: str | None = None):
         self.root = Path(root) if root else None
+        self.by = by
+        self.shards: dict[str, int] = {}
         if self.root is not None:
-            writable_folder(self.root, "asr.cache_dir")
+            writable_folder(self.root, "cache_dir")
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
@@ -76,6 +81,8 @@ class TranscriptCache:
             entry = json.loads(self._path(key).read_bytes())
             data = entry["transcript"].encode()
             if entry.get("key") == key and entry.get("sha256") == sha256_bytes(data):
+                if isinstance(entry.get("by"), str):
+                    self.shards[entry["by"]] = self.shards.get(entry["by"], 0) + 1
                 return data
         except (OSError, ValueError, KeyError, AttributeError, TypeError, RecursionError):
             pass
@@ -87,7 +94,8 @@ class TranscriptCache:
         path = self._path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_bytes(path, json.dumps({"key": key, "sha256": sha256_bytes(data), "transcript": data.decode()}).encode())
+            write_bytes(path, json.dumps({"key": key, "sha256": sha256_bytes(data), "by": self.by,
+                                          "transcript": data.decode()}).encode())
         except OSError:  # a folder in the entry's place: the transcript is only not cached
             pass
 
@@ -123,6 +131,40 @@ def _batches(jobs: list[AsrInput], batch_size: int, max_seconds: float) -> list[
         current.append(j)
         total += secs
     return out + ([current] if current else [])
+
+
+def cache_key(job: "AsrInput", checkpoint_sha256: str) -> str:
+    """What a transcript depends on: the audio, the checkpoint and where the audio is cut."""
+    return sha256_bytes(f"{job.wav_sha256}|{checkpoint_sha256}|cut={job.offset!r}".encode())
+
+
+def by_shards(counts: dict) -> str:
+    """', made by shards 0/4, 1/4, ...' for the console, when the cache entries came from a sharded run."""
+    shards = counts.get("shards") or {}
+    return f" (made by shards {', '.join(sorted(shards, key=lambda s: tuple(map(int, s.split('/')))))})" if shards \
+        else ""
+
+
+def run_shard(roots: list[Path], model, cache_dir: Path, shard: int, shards: int, *, batch_size: int = 16,
+              max_batch_seconds: float = 600.0, progress: bool = False) -> str:
+    """A sharded run: this shard's transcripts of every tree, into the cache only (nothing in the trees).
+    The model is loaded only if something is missing from the cache. Returns the shard's report."""
+    from ..shard import label, select
+
+    cache = TranscriptCache(cache_dir, by=label(shard, shards))
+    pool = [j for root in roots for j in _jobs(root)]
+    for j in pool:
+        j.key = cache_key(j, model.checkpoint_sha256)
+    mine = select(pool, shard, shards, key=lambda j: j.key, weight=lambda j: j.samples)
+    todo = [j for j in mine if cache.get(j.key) is None]
+    bar = tqdm(total=len(todo), unit="file", desc=f"asr shard {shard}/{shards}", disable=not progress or not todo)
+    for batch in _batches(todo, batch_size, max_batch_seconds):
+        for j, words in zip(batch, model.transcribe([j.audio() for j in batch], batch_size)):
+            cache.put(j.key, transcript_bytes(words, j.offset))
+        bar.update(len(batch))
+    bar.close()
+    return (f"shard {shard}/{shards}: {len(mine)} files, {seconds_of(sum(j.samples for j in mine)):.0f} s of audio: "
+            f"{len(todo)} transcribed, {len(mine) - len(todo)} already cached")
 
 
 class Journal:
@@ -199,11 +241,14 @@ def run(root: Path, model_factory, *, batch_size: int = 16,
                             "or the transcript came from elsewhere; pass asr.resume=true to continue")
     model = model_factory()
     cache = TranscriptCache(cache_dir)
+    for j in jobs:
+        j.key = cache_key(j, model.checkpoint_sha256)
     journal.open()
     try:
         counts = _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_batch_seconds, progress)
     finally:
         journal.release()
+    counts["shards"] = dict(cache.shards)
     receipt = {"config": {"model_id": model.model_id, "checkpoint_sha256": model.checkpoint_sha256,
                           "device_type": model.device, "batch_size": batch_size,
                           "max_batch_seconds": max_batch_seconds, "nemo_version": model.nemo_version,
@@ -224,7 +269,6 @@ def _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_bat
     counts = {"kept": 0, "from_cache": 0, "transcribed": 0}
     todo = []
     for j in jobs:
-        j.key = sha256_bytes(f"{j.wav_sha256}|{model.checkpoint_sha256}|cut={j.offset!r}".encode())
         cached = cache.get(j.key)
         existing = j.folder / "output.json"
         current = existing.read_bytes() if existing.is_file() else None

@@ -33,6 +33,8 @@ class Entry:
     exact: bool        # computed by the reference path
     margin: float | None = None       # batched: the guard margin of the device that computed them
     calibration: str | None = None    # batched: that device's calibration key
+    by: str | None = None             # the shard that computed it ("3/16"), if a sharded run did
+    fresh: bool = False               # computed by this run (not stored)
 
     @property
     def guarded(self) -> bool:
@@ -47,7 +49,7 @@ class ProbabilityCache:
         self.model = model_sha256
         self.rejected = 0
         self.unwritable = 0
-        writable_folder(self.root, "vad.cache_dir")  # a cache that cannot be kept is refused before any work
+        writable_folder(self.root, "cache_dir")  # a cache that cannot be kept is refused before any work
 
     def _path(self, wav_sha256: str) -> Path:
         return self.root / wav_sha256[:2] / f"{wav_sha256}.probs"
@@ -74,15 +76,16 @@ class ProbabilityCache:
             self.rejected += 1
             return None
         margin = header.get("margin")
+        text = {k: header.get(k) if isinstance(header.get(k), str) else None for k in ("calibration", "by")}
         return Entry(np.frombuffer(payload, "<f4").copy(), header["exact"],
                      float(margin) if isinstance(margin, (int, float)) and not isinstance(margin, bool) else None,
-                     header.get("calibration") if isinstance(header.get("calibration"), str) else None)
+                     text["calibration"], text["by"])
 
     def put(self, wav_sha256: str, entry: Entry) -> bool:
         """Store an entry; a path that cannot take it (a folder in its place) only costs the caching."""
         payload = np.ascontiguousarray(entry.probs, "<f4").tobytes()
         header = {**self._key(wav_sha256), "frames": len(entry.probs), "exact": entry.exact, "margin": entry.margin,
-                  "calibration": entry.calibration, "payload_sha256": sha256_bytes(payload)}
+                  "calibration": entry.calibration, "by": entry.by, "payload_sha256": sha256_bytes(payload)}
         path = self._path(wav_sha256)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

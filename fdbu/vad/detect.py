@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
 from .. import device as devices
+from .. import faults
 from ..errors import FdbuError
 from ..kernels import speech_segments
 from . import calibration as calib
@@ -30,6 +31,21 @@ from .silero import SegmentRule, SileroSettings, SileroVAD, samples_to_us
 
 BACKENDS = ("reference", "batched")
 AUTO_VERIFY_FROM = 50  # vad.verify=auto checks files once a run holds this many batched ones
+
+
+def check_options(backend: str, verify, threads, batch_seconds: float) -> None:
+    """How the probabilities are computed (vad.backend, vad.verify, vad.threads, vad.batch_seconds)."""
+    def no(key, value, allowed):
+        raise FdbuError("config", None, f"{key}={value!r}: {allowed}")
+
+    if backend not in BACKENDS:
+        no("vad.backend", backend, f"choose {' or '.join(BACKENDS)}")
+    if verify != "auto" and (isinstance(verify, bool) or not isinstance(verify, int) or verify < 0):
+        no("vad.verify", verify, "auto or a number of files >= 0")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        no("vad.threads", threads, "null (the cores free now) or a number >= 1")
+    if not 0 < batch_seconds <= 1e6:
+        no("vad.batch_seconds", batch_seconds, "seconds in (0, 1e6]")
 
 
 def auto_verify(n: int) -> int:
@@ -65,6 +81,7 @@ class DetectionStats:
     verify_ratio: float = 0.0  # largest |batched - reference| / margin seen by the sentinel
     cache_rejected: int = 0
     seconds: float = 0.0
+    shards: dict = field(default_factory=dict)  # shard label -> cache hits computed by that shard
     threads: int | None = None
     guard: str | None = None   # the calibration line, when the batched path ran
 
@@ -77,6 +94,8 @@ class DetectionStats:
         if self.verified:
             out += f" (largest deviation {self.verify_ratio:.2f} of the margin)"
         out += f", {self.cache_rejected} stale or corrupt cache entries recomputed, {self.seconds:.2f} s"
+        if self.shards:
+            out += f"; from the caches of shards {', '.join(sorted(self.shards, key=lambda s: tuple(map(int, s.split('/')))))}"
         return out + (f"\n  {self.guard}" if self.guard else "")
 
 
@@ -89,15 +108,10 @@ class SpeechDetector:
     def __init__(self, settings: SileroSettings = SileroSettings(), *, backend: str = "batched",
                  device: str = "auto", cache: bool = True, cache_dir: Path | None = None, verify: int | str = "auto",
                  threads: int | None = None, batch_seconds: float = 2000.0, progress: bool = False,
-                 margin: float | None = None):
-        if backend not in BACKENDS:
-            raise FdbuError("config", None, f"vad.backend={backend!r}; choose {' or '.join(BACKENDS)}")
-        if verify != "auto" and (isinstance(verify, bool) or not isinstance(verify, int) or verify < 0):
-            raise FdbuError("config", None, f"vad.verify={verify!r}; give auto or a number of files >= 0")
-        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-            raise FdbuError("config", None, f"vad.threads={threads!r}; give null (the free cores) or a number >= 1")
-        if batch_seconds <= 0 or (margin is not None and not 0 < margin < 0.5):
-            raise FdbuError("config", None, "vad.batch_seconds must be > 0 and a margin in (0, 0.5)")
+                 margin: float | None = None, shard: str | None = None):
+        check_options(backend, verify, threads, batch_seconds)
+        if margin is not None and not 0 < margin < 0.5:
+            raise ValueError(f"margin {margin}: a test margin lies in (0, 0.5)")
         self.silero = SileroVAD(settings)
         self.backend = backend
         self.device = devices.resolve_device(device) if backend == "batched" else "cpu"
@@ -108,6 +122,7 @@ class SpeechDetector:
         self.cache = ProbabilityCache(self.cache_root, self.silero.version, self.silero.model_sha256) if cache else None
         self._threads = threads
         self._margin = margin
+        self.shard = shard  # recorded in the cache entries this detector computes
         self._batched = None
         self._calibration = None
         self.stats = DetectionStats(backend, self.device)
@@ -145,11 +160,11 @@ class SpeechDetector:
         else:
             cal = self.calibration()
             margin, key = cal.margin, cal.key
-        return [Entry(p, False, margin, key) for p in self.batched.probabilities(audios)]
+        return [Entry(p, False, margin, key, self.shard, fresh=True) for p in self.batched.probabilities(audios)]
 
     def _reference(self, job: Job, audio: np.ndarray | None = None) -> Entry:
         audio = read_wav(job.path, job.where) if audio is None else audio
-        entry = Entry(self.silero.reference_probs(audio), True)
+        entry = Entry(self.silero.reference_probs(audio), True, by=self.shard, fresh=True)
         if self.cache:
             self.cache.put(job.sha256, entry)
         return entry
@@ -166,11 +181,15 @@ class SpeechDetector:
             if entry is not None and (entry.exact or (self.backend == "batched" and entry.guarded)):
                 entries[i] = entry
                 self.stats.cache_hits += 1
+                if entry.by:
+                    self.stats.shards[entry.by] = self.stats.shards.get(entry.by, 0) + 1
             else:
                 todo.append(i)
         bar = tqdm(total=round(sum(jobs[i].samples for i in todo) / 16000), unit="audio s", desc="speech detection",
                    disable=not self.progress or not todo)
-        for batch in batches([(jobs[i].where, jobs[i].path, jobs[i].samples) for i in todo], self.batch_seconds):
+        for n, batch in enumerate(batches([(jobs[i].where, jobs[i].path, jobs[i].samples) for i in todo],
+                                          self.batch_seconds)):
+            faults.point(f"vad:batch:{n}")
             idx = [todo[k] for k, _ in batch]
             if self.backend == "batched":
                 for i, entry in zip(idx, self._batched_entries([a for _, a in batch])):
@@ -217,6 +236,12 @@ class SpeechDetector:
         return [list(zip(seg.start[a:b].tolist(), seg.end[a:b].tolist()))
                 for a, b in zip(seg.offsets[:-1], seg.offsets[1:])]
 
+    def fill_cache(self, jobs: list[Job], rules: list[SegmentRule]) -> None:
+        """A sharded run's work: every job's guarded, verified probabilities in the cache, nothing else."""
+        if self.cache is None:
+            raise FdbuError("config", None, "a sharded speech-detection run fills the cache: vad.cache must be true")
+        self.guard(self.probabilities(jobs), jobs, rules)
+
     def segments(self, jobs: list[Job]) -> list[np.ndarray]:
         """Speech segments of every job in integer microseconds, (k, 2) each."""
         rule = self.silero.settings.rule
@@ -228,11 +253,12 @@ class SpeechDetector:
         return [samples_to_us(st, 16000) for st in stamps]
 
     def _verify(self, entries: list[Entry], jobs: list[Job], rules: list[SegmentRule]) -> list[Entry]:
-        """The sentinel: re-run a few random inexact files the reference way (the model calls
-        `get_speech_timestamps` makes, then its `get_speech_timestamps_from_probs`). A probability
-        beyond its margin, or any segment that differs under any rule, stops the run. Verified
-        files keep the exact probabilities."""
-        inexact = [i for i, e in enumerate(entries) if not e.exact]
+        """The sentinel: re-run a few random files the batched path computed in this run the reference
+        way (the model calls `get_speech_timestamps` makes, then its `get_speech_timestamps_from_probs`).
+        A probability beyond its margin, or any segment that differs under any rule, stops the run.
+        Verified files keep the exact probabilities. (Cached entries were checked by the run that
+        computed them, so a run assembled from caches computes nothing here.)"""
+        inexact = [i for i, e in enumerate(entries) if not e.exact and e.fresh]
         n = auto_verify(len(inexact)) if self.verify == "auto" else self.verify
         if not n or not inexact:
             return entries

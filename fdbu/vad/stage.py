@@ -1,0 +1,39 @@
+"""`fdbu vad`: speech probabilities of every output a task runs Silero on, into the cache.
+
+The stage a cluster shards: each run takes its shard of the trees' files (`fdbu.shard`), computes
+their window probabilities, runs the guard (and the sentinel) for the settings `fdbu score` (and,
+with `for_sweep`, every point of `fdbu sweep`) will use, and leaves the results in the shared
+probability cache. The unsharded `fdbu score` or `fdbu sweep` then assembles from the cache and
+computes nothing that is there. Only manifest.json and the wavs are read (each hash-checked).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..audio import seconds_of
+from ..shard import select
+from ..tree import hashed, read_manifest
+from .detect import Job, SpeechDetector
+
+
+def jobs(roots: list[Path]) -> list[Job]:
+    """The output.wav of every eligible sample whose task detects speech, in every tree."""
+    out = []
+    for root in roots:
+        m = read_manifest(root)
+        for s in m.samples:
+            if s.eligible and s.kind.speech_detection:
+                digest = m.files[s.sample_id].get("output.wav")
+                hashed(s.wav_path, s.sample_id, "output.wav", digest, "manifest.json", root)
+                out.append(Job(s.sample_id, s.wav_path, digest, s.input_samples))
+    return out
+
+
+def run(roots: list[Path], detector: SpeechDetector, rules, shard: int = 0, shards: int = 1) -> str:
+    """Fill the cache with this shard's files; returns the shard's one-line report."""
+    mine = select(jobs(roots), shard, shards, key=lambda j: j.sha256, weight=lambda j: j.samples)
+    detector.fill_cache(mine, rules)
+    st = detector.stats
+    return (f"shard {shard}/{shards}: {len(mine)} files, {seconds_of(sum(j.samples for j in mine)):.0f} s of audio: "
+            f"{st.computed} computed, {st.cache_hits} already cached, {st.recomputed} recomputed by the guard, "
+            f"{st.verified} verified")

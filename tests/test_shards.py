@@ -1,0 +1,160 @@
+"""Sharded stages: N runs fill the caches, the unsharded command assembles the outputs, and the
+bytes equal a one-process run's; a killed shard is finished by its rerun; concurrent writers
+leave the cache valid."""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from builders import fdbu_main
+from fdbu.cachedir import cache_root
+from fdbu.shard import select, split
+from fdbu.synth import synthesize
+from fdbu.vad.cache import Entry, ProbabilityCache
+
+FDBU = str(Path(sys.executable).parent / "fdbu")
+SUB = "synthetic_user_interruption"
+
+
+def fresh_cache(path: Path) -> Path:
+    """An empty cache root with this machine's calibration (which a new cache root would otherwise redo)."""
+    src = cache_root() / "vad-probs" / "calibration"
+    if src.is_dir():
+        shutil.copytree(src, path / "vad-probs" / "calibration")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def ok(out):
+    assert out.returncode == 0, out.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def pool(tmp_path_factory, calibrated):
+    """Two systems' trees: their interruption outputs are one pool of work."""
+    root = tmp_path_factory.mktemp("pool")
+    a = synthesize(root / "a", n={SUB: 9, "candor_turn_taking": 3}, seed=21, ineligible=0.0)
+    b = synthesize(root / "b", n={SUB: 5}, seed=22, ineligible=0.1)
+    return a, b
+
+
+@pytest.mark.parametrize("shards", [2, 3, 7])
+def test_a_split_is_a_partition_balanced_by_audio(shards):
+    rng = np.random.default_rng(shards)
+    items = [(f"{k:04d}", float(w)) for k, w in enumerate(rng.uniform(1, 30, 40))]
+    parts = split(items + items[:5], shards, key=lambda x: x[0], weight=lambda x: x[1])  # duplicates count once
+    assert sorted(x for p in parts for x in p) == sorted(items)
+    loads = [sum(w for _, w in p) for p in parts]
+    assert max(loads) - min(loads) <= max(w for _, w in items)
+    assert select(list(reversed(items)), 1, shards, key=lambda x: x[0], weight=lambda x: x[1]) == parts[1]
+
+
+@pytest.mark.parametrize("shards", [1, 2, 3, 7])
+def test_sharded_speech_detection_assembles_to_the_one_process_bytes(pool, tmp_path, shards):
+    a, b = pool
+    one = fresh_cache(tmp_path / "one")
+    many = fresh_cache(tmp_path / "many")
+    want = {}
+    for tree in (a, b):
+        out = tmp_path / f"one-{tree.name}"
+        ok(fdbu_main("score", f"tree={tree}", f"out={out}", f"cache_dir={one}", "progress=false"))
+        want[tree.name] = [(out / f).read_bytes() for f in ("unified.json", "unified-samples.jsonl")]
+    reports = [ok(fdbu_main("vad", f"trees=[{a},{b}]", f"shard={k}", f"shards={shards}", f"cache_dir={many}",
+                            "progress=false")).stdout for k in range(shards)]
+    files = [int(r.split(": ")[1].split(" files")[0]) for r in reports]
+    assert sum(files) == 9 + sum(1 for _ in (b / SUB).glob("*/output.wav"))  # every file in exactly one shard
+    for tree in (a, b):
+        out = tmp_path / f"many-{tree.name}"
+        printed = ok(fdbu_main("score", f"tree={tree}", f"out={out}", f"cache_dir={many}", "progress=false")).stdout
+        assert "speech detection" in printed and " 0 computed" in printed and "recomputed on the reference path" in \
+            printed and " 0 recomputed" in printed
+        if shards > 1:
+            assert "from the caches of shards" in printed
+        assert [(out / f).read_bytes() for f in ("unified.json", "unified-samples.jsonl")] == want[tree.name]
+
+
+def test_a_sweep_assembles_from_shards_too(pool, tmp_path):
+    a, _ = pool
+    grid = ["sweep.thresholds=[0.35,0.5,0.65]", "sweep.min_silence_ms=[50,300]"]
+    one, many = fresh_cache(tmp_path / "one"), fresh_cache(tmp_path / "many")
+    ok(fdbu_main("sweep", f"tree={a}", f"out={tmp_path / 'one-out'}", f"cache_dir={one}", "plot=false", *grid))
+    for k in range(3):
+        ok(fdbu_main("vad", f"tree={a}", f"shard={k}", "shards=3", "for_sweep=true", f"cache_dir={many}", *grid))
+    printed = ok(fdbu_main("sweep", f"tree={a}", f"out={tmp_path / 'many-out'}", f"cache_dir={many}", "plot=false",
+                           *grid)).stdout
+    assert " 0 computed" in printed and " 0 recomputed" in printed
+    for f in ("sweep.json", "sweep.csv"):
+        assert (tmp_path / "many-out" / f).read_bytes() == (tmp_path / "one-out" / f).read_bytes()
+
+
+def test_a_killed_shard_is_finished_by_its_rerun(pool, tmp_path):
+    a, _ = pool
+    cache = fresh_cache(tmp_path / "cache")
+    args = [FDBU, "vad", f"tree={a}", "shard=0", "shards=2", f"cache_dir={cache}", "vad.batch_seconds=30",
+            "progress=false"]
+    killed = subprocess.run(args, capture_output=True, text=True, env={**os.environ, "FDBU_KILL_AT": "vad:batch:1"})
+    assert killed.returncode == -9
+    done_before = len(list((cache / "vad-probs").glob("*/*.probs")))
+    rerun = ok(fdbu_main(*args[1:]))
+    assert f"{done_before} already cached" in rerun.stdout and done_before > 0
+    ok(fdbu_main("vad", f"tree={a}", "shard=1", "shards=2", f"cache_dir={cache}", "progress=false"))
+    printed = ok(fdbu_main("score", f"tree={a}", f"out={tmp_path / 'out'}", f"cache_dir={cache}")).stdout
+    assert " 0 computed" in printed
+    assert not list((cache / "vad-probs").rglob("*.tmp"))  # nothing half-written
+
+
+def _writer(args):
+    root, k = args
+    cache = ProbabilityCache(Path(root), "6.2.3", "m" * 64)
+    probs = np.full(300, k / 10, np.float32)
+    for _ in range(40):
+        cache.put("ab" * 32, Entry(probs, False, 1e-3, "cal", f"{k}/4"))
+        got = cache.get("ab" * 32, 300)
+        assert got is None or (got.probs == got.probs[0]).all()  # a whole entry or none, never a mix
+    return True
+
+
+def test_concurrent_writers_of_one_entry_leave_it_valid(tmp_path):
+    with ProcessPoolExecutor(4) as ex:
+        assert all(ex.map(_writer, [(str(tmp_path), k) for k in range(4)]))
+    entry = ProbabilityCache(tmp_path, "6.2.3", "m" * 64).get("ab" * 32, 300)
+    assert entry is not None and entry.by in {f"{k}/4" for k in range(4)}
+    assert np.all(entry.probs == np.float32(int(entry.by[0]) / 10))
+    assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == [f"{'ab' * 32}.probs"]
+
+
+def test_sharded_asr_assembles_to_the_one_process_bytes(pool, tmp_path, built):
+    pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
+    from fdbu.asr import stage
+    from fdbu.asr.nemo_model import ParakeetASR
+
+    checkpoint, model = built("rnnt")
+    trees = {}
+    for name in ("one", "many"):
+        trees[name] = tmp_path / name
+        shutil.copytree(pool[0], trees[name])
+        (trees[name] / "asr.json").unlink()
+        for p in trees[name].glob("*/*/output.json"):
+            p.unlink()
+    stage.run(trees["one"], lambda: model, batch_size=4, cache_dir=None)
+    for k in range(3):
+        stage.run_shard([trees["many"]], model, tmp_path / "cache", k, 3, batch_size=4)
+    assembler = ParakeetASR(checkpoint, device="cpu")  # a fresh one: it must not need to load the model
+    _, counts = stage.run(trees["many"], lambda: assembler, batch_size=4, cache_dir=tmp_path / "cache")
+    assert counts["transcribed"] == 0 and assembler._model is None
+    assert set(counts["shards"]) == {"0/3", "1/3", "2/3"}
+
+    def digest(tree):
+        return {str(p.relative_to(tree)): hashlib.sha256(p.read_bytes()).hexdigest()
+                for p in sorted(tree.rglob("*.json"))}
+
+    assert digest(trees["many"]) == digest(trees["one"])
+    assert json.loads((trees["many"] / "asr.json").read_text())["config"]["nemo_version"]
