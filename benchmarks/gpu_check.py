@@ -17,7 +17,7 @@ from fdbu.device import allowed_cores, describe
 from fdbu.metrics.stats import Bootstrap
 from fdbu.atomic import dumps
 from fdbu.report import samples_jsonl
-from fdbu.score import score_path
+from fdbu.pipeline import score_path
 from fdbu.vad import SileroSettings, SpeechDetector
 
 from .common import Timer, captures, jobs, load, machine, parse

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 
 from fdbu.metrics.stats import Bootstrap
-from fdbu.score import score_path
-from fdbu.sweep import grid, sweep
+from fdbu.pipeline import score_path
+from fdbu.sensitivity import grid, sweep
 from fdbu.vad import SpeechDetector
 
 from .common import Timer, captures, machine, parse

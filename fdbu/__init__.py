@@ -2,7 +2,7 @@
 
 Data flows tree -> samples (`fdbu.tree`) -> speech segments (`fdbu.vad`) ->
 per-sample outcomes (`fdbu.kernels`, via `fdbu.metrics`) -> aggregates
-(`fdbu.metrics`) -> report (`fdbu.report`). `fdbu.score` runs that pipeline.
+(`fdbu.metrics`) -> report (`fdbu.report`). `fdbu.pipeline` runs that pipeline.
 """
 
 __version__ = "0.1.0"

@@ -69,7 +69,7 @@ class SweepResult:
         import csv
         import io
 
-        from .sweep import to_csv
+        from .sensitivity import to_csv
 
         rows = list(csv.DictReader(io.StringIO(to_csv(self.sweep))))
         for r in rows:
@@ -95,7 +95,7 @@ def _detector(cfg):
 def score(tree, *, write: bool = False, **settings) -> Result:
     """Score a reference tree (the keys of `fdbu score --help` as keyword arguments)."""
     from . import report
-    from .score import score_path
+    from .pipeline import score_path
 
     cfg = config.build("score", {"tree": str(tree), "progress": False, **settings})
     outputs = report.outputs(Path(cfg.out) if cfg.out is not None else Path(cfg.tree), cfg.plot) if write else None
@@ -107,7 +107,7 @@ def score(tree, *, write: bool = False, **settings) -> Result:
 
 def sweep(tree, *, write: bool = False, **settings) -> SweepResult:
     """Sweep VAD settings over one tree or a list of trees (the keys of `fdbu sweep --help`)."""
-    from . import sweep as sw
+    from . import sensitivity as sw
 
     trees = [str(t) for t in tree] if isinstance(tree, (list, tuple)) else str(tree)
     cfg = config.build("sweep", {"tree": trees, "progress": False, **settings})

@@ -46,7 +46,7 @@ def make_detector(cfg, backend: str | None = None, shard: str | None = None):
 def _score(cfg) -> None:
     from . import report
     from .evaluate import reference_column
-    from .score import score_path
+    from .pipeline import score_path
 
     tree = Path(cfg.tree)
     outputs = report.outputs(Path(cfg.out) if cfg.out is not None else tree, cfg.plot)
@@ -63,7 +63,7 @@ def _score(cfg) -> None:
 
 
 def _sweep(cfg) -> None:
-    from . import sweep
+    from . import sensitivity as sweep
 
     trees = [Path(t) for t in cfg.trees()]
     outputs = sweep.outputs(Path(cfg.out) if cfg.out is not None else trees[0], len(trees), cfg.plot)

@@ -158,8 +158,8 @@ class GridConfig:
     def __post_init__(self):
         self.points()  # the grid checks its own axes
 
-    def points(self):  # -> list of fdbu.sweep.GridPoint
-        from .sweep import grid
+    def points(self):  # -> list of fdbu.sensitivity.GridPoint
+        from .sensitivity import grid
 
         return grid(self.thresholds, self.min_silence_ms, self.neg_threshold_offset, self.min_speech_ms,
                     self.speech_pad_ms)

@@ -255,7 +255,8 @@ def run_official(tree: Tree, checkout: Path, result: dict, *, gt_path: Path | No
     from .evaluate import interruption
     from .judge import Judge, load_official
 
-    checkout = Path(checkout)
+    checkout = Path(checkout).resolve()  # the scripts run from temporary folders: no relative paths
+    gt_path = Path(gt_path).resolve() if gt_path is not None else None
     pins = official.shipped_pins() if pins is None else pins
     paths, files = check_files(tree, checkout, gt_path, pins, allow_unpinned)
     report = {"files": files, "allow_unpinned": allow_unpinned, "subsets": {}}

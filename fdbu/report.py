@@ -6,7 +6,7 @@ from pathlib import Path
 
 from .atomic import dumps
 from .outputs import Outputs
-from .score import Scored
+from .pipeline import Scored
 
 UNIFIED = "unified.json"
 SAMPLES = "unified-samples.jsonl"

@@ -6,7 +6,7 @@ import pytest
 from fdbu import atomic
 from fdbu.errors import FdbuError
 from fdbu.report import write
-from fdbu.score import Scored
+from fdbu.pipeline import Scored
 
 
 def test_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):

@@ -14,7 +14,7 @@ import soundfile as sf
 
 from fdbu.errors import FdbuError
 from fdbu.report import write
-from fdbu.score import score_path
+from fdbu.pipeline import score_path
 from fdbu.synth import bank
 from fdbu.vad import Job, SegmentRule, SileroSettings, SpeechDetector
 from fdbu.vad import calibration as calib

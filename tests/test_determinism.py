@@ -2,7 +2,7 @@
 import shutil
 
 from fdbu.report import write
-from fdbu.score import score_path
+from fdbu.pipeline import score_path
 
 
 def test_two_runs_write_identical_bytes(synth_tree, vad, boot, tmp_path):

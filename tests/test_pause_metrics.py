@@ -4,7 +4,7 @@ import pytest
 
 from builders import pause_ann, sample, write_tree
 from conftest import check_share, percentile_interval
-from fdbu.score import score
+from fdbu.pipeline import score
 from fdbu.tree import load_tree
 
 SUB = "synthetic_pause_handling"

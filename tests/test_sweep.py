@@ -9,8 +9,8 @@ import pytest
 from builders import fdbu_main
 from fdbu.errors import FdbuError
 from fdbu.report import write as write_unified
-from fdbu.score import score_path
-from fdbu.sweep import grid, sweep, to_csv, write
+from fdbu.pipeline import score_path
+from fdbu.sensitivity import grid, sweep, to_csv, write
 from fdbu.vad import SileroSettings, SpeechDetector
 
 SUB = "synthetic_user_interruption"

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from fdbu.errors import FdbuError
-from fdbu.score import score_path
+from fdbu.pipeline import score_path
 from fdbu.synth import SYSTEMS, synthesize
 from fdbu.tree import load_tree
 

@@ -4,7 +4,7 @@ import pytest
 
 from builders import sample, turn_ann, write_tree
 from conftest import check_share, percentile_interval
-from fdbu.score import score
+from fdbu.pipeline import score
 from fdbu.tree import load_tree
 
 SUB = "candor_turn_taking"

@@ -18,7 +18,7 @@ from .outputs import Outputs
 from .errors import FdbuError
 from .metrics.stats import NOT_REACHED, Bootstrap
 from .report import fmt
-from .score import signature
+from .pipeline import signature
 from .audio import SAMPLE_RATE
 from .tasks import SUBSETS
 from .tree import load_tree
