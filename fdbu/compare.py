@@ -104,6 +104,10 @@ def load(root: Path, name: str) -> System:
     if (not isinstance(unified, dict) or unified.get("generator") != "fdbu" or "kind" in unified
             or not isinstance(unified.get("subsets"), dict) or not isinstance(unified.get("inputs"), dict)):
         raise FdbuError(where, UNIFIED, "is not a unified.json written by fdbu score")
+    b = unified.get("bootstrap")
+    if not (isinstance(b, dict) and all(isinstance(b.get(k), int) and not isinstance(b.get(k), bool)
+                                        for k in ("resamples", "seed")) and b["resamples"] >= 1 and b["seed"] >= 0):
+        raise FdbuError(where, UNIFIED, "has no bootstrap settings (resamples, seed) fdbu can use")
     for file in ("manifest.json", "asr.json"):  # a tree rescored since, or changed after scoring
         path = root / file
         if path.is_file() and sha256_bytes(path.read_bytes()) != unified["inputs"].get(file):
@@ -146,14 +150,14 @@ def components(system: System, subset: str, rows: list[dict]):
 def _check_rows(system: System) -> None:
     """The rows must give unified.json's numbers back (every field but the bootstrap intervals), so the
     comparison is made from the run unified.json reports."""
-    seed = system.unified.get("bootstrap", {}).get("seed", 0)
+    seed = system.unified["bootstrap"]["seed"]
     for subset, rows in system.rows.items():
         entry = system.unified["subsets"][subset]
         eligible = [r for r in rows if r["eligible"]]
         module = tasks.subset(subset).task.metrics
         c = components(system, subset, eligible)
         metrics, _ = module.aggregate(c, selected=len(rows), ineligible=len(rows) - len(eligible),
-                                      boot=Bootstrap(1, seed if isinstance(seed, int) else 0))
+                                      boot=Bootstrap(1, seed))
         theirs = entry.get("metrics", {})
         for name, mine in metrics.items():
             other = theirs.get(name)
@@ -193,8 +197,8 @@ def signature(systems: list[System]) -> dict:
 
 
 def _bootstrap(sig: dict) -> Bootstrap:
-    b = sig.get("bootstrap", {})
-    return Bootstrap(int(b.get("resamples", 2000)), int(b.get("seed", 0)))
+    """The trees' own bootstrap settings (equal in every tree): the comparison draws as unified.json did."""
+    return Bootstrap(sig["bootstrap"]["resamples"], sig["bootstrap"]["seed"])
 
 
 def _inputs(row: dict, module) -> tuple:

@@ -293,8 +293,9 @@ def compare_forest(result: dict) -> dict[str, bytes]:
         ax.set_title(f"{subset}" + (": latency medians" if seconds else ""), fontsize=9)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper right", fontsize=8, frameon=False)
-    fig.suptitle("Paired differences (b - a) with 95% paired bootstrap intervals\n* the interval excludes 0; "
-                 "open marker at the edge: +-inf (one median not reached)", fontsize=9, x=0.02, ha="left")
+    fig.suptitle(f"Paired differences {', '.join(p['b'] + ' - ' + p['a'] for p in pairs)} with 95% paired bootstrap "
+                 "intervals\n* the interval excludes 0; open marker at the edge: +-inf (one median not reached)",
+                 fontsize=9, x=0.02, ha="left")
     return _save(fig)
 
 
