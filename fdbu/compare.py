@@ -385,7 +385,8 @@ def csv_rows(result: dict) -> list[dict]:
                 d = m["difference"]
                 iv, ivf = d["interval"] or [None, None], d["interval_flags"] or [None, None]
                 row.update({"diff": d["value"], "diff_lo": iv[0], "diff_hi": iv[1], "excludes_zero": d["excludes_zero"],
-                            "resamples_kept": d["resamples_kept"], "test": m["test"], "p": m["p"], "p_holm": m["p_holm"],
+                            "resamples_kept": d["resamples_kept"], "test": m["test"], "p": m["p"],
+                            "p_holm": m["p_holm"],
                             "discordant_a_only": m.get("discordant", {}).get("a_only"),
                             "discordant_b_only": m.get("discordant", {}).get("b_only")})
                 row.update(flags)

@@ -15,7 +15,7 @@ import fdbu
 from fdbu import tasks
 from fdbu.compare import compare as run_compare, load, names as output_names
 from fdbu.metrics.paired import bootstrap_p, holm, mcnemar_exact, resampled_differences
-from fdbu.metrics.stats import CI_HI, CI_LO, NOT_REACHED, Bootstrap, rank
+from fdbu.metrics.stats import CI_HI, CI_LO, NOT_REACHED, rank
 from fdbu.report import write as write_unified
 from fdbu.score import score_path
 from fdbu.synth import synthesize

@@ -142,8 +142,7 @@ def test_paired_ratio_difference_kernel_equals_twin(rows, reps):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.one_of(st.integers(0, 10**7), st.just(INF)), st.one_of(st.integers(0, 10**7), st.just(INF))),
-                min_size=1, max_size=15), st.data())
+@given(st.lists(st.tuples(*[st.one_of(st.integers(0, 10**7), st.just(INF))] * 2), min_size=1, max_size=15), st.data())
 def test_paired_quantile_difference_kernel_equals_twin(pairs, data):
     n = len(pairs)
     rank = data.draw(st.integers(1, n))
