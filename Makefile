@@ -17,11 +17,15 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# synthesize a small tree (all five subsets, 8 samples each), score it, plot F(t)
+# synthesize a small tree (all five subsets, 8 samples each), score it, plot F(t); then a second system
+# on the same samples (system=prompt, the same seed), scored and compared with the first
 demo: $(STAMP)
 	rm -rf $(DEMO)
 	$(BIN)/fdbu synth out=$(DEMO)/tree n=8 seed=0
 	$(BIN)/fdbu score tree=$(DEMO)/tree plot=true
+	$(BIN)/fdbu synth out=$(DEMO)/prompt n=8 seed=0 system=prompt
+	$(BIN)/fdbu score tree=$(DEMO)/prompt plot=true
+	$(BIN)/fdbu compare "trees=[$(DEMO)/tree,$(DEMO)/prompt]" "names=[mixed,prompt]" out=$(DEMO)/compare
 
 # the one-node SLURM cluster the cluster tests start (Debian packages; skipped with a reason if they
 # cannot be installed, e.g. without root)

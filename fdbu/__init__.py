@@ -2,14 +2,17 @@
 
 Data flows tree -> samples (`fdbu.tree`) -> speech segments (`fdbu.vad`) ->
 per-sample outcomes (`fdbu.kernels`, via `fdbu.metrics`) -> aggregates
-(`fdbu.metrics`) -> report (`fdbu.report`). `fdbu.pipeline` runs that pipeline.
+(`fdbu.metrics`) -> report (`fdbu.report`). `fdbu.pipeline` runs that pipeline. The
+notebook API is `fdbu.score`, `fdbu.sweep` and `fdbu.compare` (`fdbu.api`); no module is named
+like them, so they stay the functions.
 """
 
 __version__ = "0.1.0"
 
 DEFINITIONS_VERSION = "fdb-v1.0-unified-4"
 
-from .api import Result, SweepResult, score, sweep  # noqa: E402  (the notebook API; see fdbu.api)
+from .api import CompareResult, Result, SweepResult, compare, score, sweep  # noqa: E402  (the notebook API)
 from .errors import FdbuError  # noqa: E402
 
-__all__ = ["score", "sweep", "Result", "SweepResult", "FdbuError", "__version__", "DEFINITIONS_VERSION"]
+__all__ = ["score", "sweep", "compare", "Result", "SweepResult", "CompareResult", "FdbuError", "__version__",
+           "DEFINITIONS_VERSION"]

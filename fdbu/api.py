@@ -4,6 +4,7 @@
     result = fdbu.score("runs/modelA", vad={"threshold": 0.4})
     frames = result.to_pandas()          # {"pause_handling": DataFrame, "turn_taking": ..., ...}
     result.metrics()                     # one row per subset and metric
+    fdbu.compare(["runs/A", "runs/B"], names=["A", "B"]).to_pandas()   # paired differences
 
 Settings are the command's keys as keyword arguments (groups as dicts); they are validated
 by `fdbu.config`, so a bad value raises `FdbuError` with the same one-line message the CLI
@@ -86,6 +87,25 @@ class SweepResult:
         return _frame(rows)
 
 
+@dataclass
+class CompareResult:
+    """What `fdbu compare` computes: compare.json (as a dict)."""
+
+    compare: dict
+
+    def to_pandas(self):
+        """One row per pair, subset and metric (the columns of compare.csv; "not reached" is NaN with a flag)."""
+        from .comparison import csv_rows
+
+        return _frame(csv_rows(self.compare))
+
+    def leaderboard(self) -> str:
+        """The console leaderboard `fdbu compare` prints."""
+        from .comparison import leaderboard
+
+        return leaderboard(self.compare)
+
+
 def _detector(cfg):
     from .cli import make_detector
 
@@ -107,13 +127,32 @@ def score(tree, *, write: bool = False, **settings) -> Result:
 
 def sweep(tree, *, write: bool = False, **settings) -> SweepResult:
     """Sweep VAD settings over one tree or a list of trees (the keys of `fdbu sweep --help`)."""
-    from . import sensitivity as sw
+    from .sensitivity import files, outputs as sweep_outputs, sweep as run
 
     trees = [str(t) for t in tree] if isinstance(tree, (list, tuple)) else str(tree)
     cfg = config.build("sweep", {"tree": trees, "progress": False, **settings})
     roots = [Path(t) for t in cfg.trees()]
-    outputs = sw.outputs(Path(cfg.out) if cfg.out is not None else roots[0], len(roots), cfg.plot) if write else None
-    result = sw.sweep(roots, _detector(cfg), cfg.bootstrap.make(), cfg.sweep.points())
+    outputs = sweep_outputs(Path(cfg.out) if cfg.out is not None else roots[0], len(roots), cfg.plot) if write \
+        else None
+    result = run(roots, _detector(cfg), cfg.bootstrap.make(), cfg.sweep.points(), names=cfg.system_names())
     if outputs is not None:
-        outputs.commit(sw.files(result, cfg.plot))
+        outputs.commit(files(result, cfg.plot))
     return SweepResult(result)
+
+
+def compare(trees, *, write: bool = False, **settings) -> CompareResult:
+    """Compare scored trees pair by pair (the keys of `fdbu compare --help`: names, baseline, out, compare={...})."""
+    from .comparison import compare as run, files, load, outputs as compare_outputs
+
+    cfg = config.build("compare", {"trees": [str(t) for t in trees], **settings})
+    if write and cfg.out is None:
+        from .errors import FdbuError
+
+        raise FdbuError("config", None, "write=True needs out=DIR")
+    outputs = compare_outputs(Path(cfg.out), cfg.plot) if write else None
+    systems = [load(Path(t), name) for t, name in zip(cfg.trees, cfg.system_names())]
+    result = run(systems, baseline=cfg.baseline, pairs=cfg.compare.pairs,
+                 allow_different_samples=cfg.compare.allow_different_samples)
+    if outputs is not None:
+        outputs.commit(files(result, systems, cfg.plot))
+    return CompareResult(result)

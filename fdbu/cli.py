@@ -22,6 +22,7 @@ USAGE = """usage: fdbu COMMAND [key=value ...] [--cfg job] [-m]      fdbu COMMAN
 commands:
   score     score a reference tree:               fdbu score tree=PATH [out=DIR] [plot=true]
   sweep     interruption metrics over VAD settings: fdbu sweep tree=PATH | "tree=[A,B]" out=DIR
+  compare   scored systems, pair by pair:          fdbu compare "trees=[A,B]" [names=[a,b]] [out=DIR]
   evaluate  the official rules (reference column): fdbu evaluate tree=PATH [evaluate.official_checkout=DIR]
   export    a tree from the v1.0 release + outputs: fdbu export dataset=DIR [outputs=DIR] out=DIR
   asr       transcripts with a local Parakeet .nemo: fdbu asr tree=DIR asr.checkpoint=PATH.nemo [device=cuda]
@@ -63,15 +64,29 @@ def _score(cfg) -> None:
 
 
 def _sweep(cfg) -> None:
-    from . import sensitivity as sweep
+    from .sensitivity import files, outputs as sweep_outputs, sweep, table
 
     trees = [Path(t) for t in cfg.trees()]
-    outputs = sweep.outputs(Path(cfg.out) if cfg.out is not None else trees[0], len(trees), cfg.plot)
+    outputs = sweep_outputs(Path(cfg.out) if cfg.out is not None else trees[0], len(trees), cfg.plot)
     detector = make_detector(cfg)
-    result = sweep.sweep(trees, detector, cfg.bootstrap.make(), cfg.sweep.points())
-    written = outputs.commit(sweep.files(result, cfg.plot))
-    print(sweep.table(result))
+    result = sweep(trees, detector, cfg.bootstrap.make(), cfg.sweep.points(), names=cfg.system_names())
+    written = outputs.commit(files(result, cfg.plot))
+    print(table(result))
     print("\n".join(["", detector.stats.line(), *outputs.notes, "wrote " + ", ".join(map(str, written))]))
+
+
+def _compare(cfg) -> None:
+    from .comparison import compare, files, leaderboard, load, outputs as compare_outputs
+
+    outputs = compare_outputs(Path(cfg.out), cfg.plot) if cfg.out is not None else None
+    systems = [load(Path(t), name) for t, name in zip(cfg.trees, cfg.system_names())]
+    result = compare(systems, baseline=cfg.baseline, pairs=cfg.compare.pairs,
+                     allow_different_samples=cfg.compare.allow_different_samples)
+    written = outputs.commit(files(result, systems, cfg.plot)) if outputs is not None else []
+    print(leaderboard(result))
+    tail = [*outputs.notes, "wrote " + ", ".join(map(str, written))] if outputs is not None else \
+        ["pass out=DIR to write compare.json, compare.csv and the figures"]
+    print("\n".join(["", *tail]))
 
 
 def _evaluate(cfg) -> None:
@@ -181,8 +196,8 @@ def _calibrate(cfg) -> None:
     print(f"stored as {stored}" if stored.is_file() else f"not stored: {stored.parent} is not writable")
 
 
-COMMANDS = {"score": _score, "sweep": _sweep, "evaluate": _evaluate, "export": _export, "asr": _asr,
-            "vad": _vad, "synth": _synth, "calibrate": _calibrate}
+COMMANDS = {"score": _score, "sweep": _sweep, "compare": _compare, "evaluate": _evaluate, "export": _export,
+            "asr": _asr, "vad": _vad, "synth": _synth, "calibrate": _calibrate}
 
 
 def error(message: str, status: int = 2):

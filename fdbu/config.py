@@ -170,6 +170,7 @@ class SweepConfig(Common):
     tree: Any = opt(MISSING, "one tree, or several side by side: tree=[runs/A,runs/B]")
     out: Optional[str] = opt(None, "where sweep.json, sweep.csv and the heatmaps go; null: the tree (one tree only)")
     plot: bool = opt(True, "write the heatmaps")
+    names: Optional[List[str]] = opt(None, "a name per tree for tables and figures; null: the trees' folder names")
     sweep: GridConfig = group(GridConfig, "the grid of VAD settings")
     vad: VadConfig = group(VadConfig, "speech detection (its settings are the sweep's axes)")
     bootstrap: BootstrapConfig = group(BootstrapConfig, "percentile bootstrap of pooled ratios and medians")
@@ -181,9 +182,59 @@ class SweepConfig(Common):
                "a path, or a list of paths")
         _check(self.out is not None or len(trees) == 1, "out", self.out,
                "a sweep over several trees needs out=DIR for its outputs")
+        _names("names", self.names, len(trees))
 
     def trees(self) -> List[str]:
         return list(self.tree) if isinstance(self.tree, (list, tuple)) else [self.tree]
+
+    def system_names(self) -> List[str]:
+        from .comparison import default_names
+
+        return list(self.names) if self.names is not None else default_names(self.trees())
+
+
+def _names(key: str, names, count: int) -> None:
+    """A name per tree, each a non-empty string, all different."""
+    if names is None:
+        return
+    _check(len(names) == count, key, list(names), f"one name per tree ({count})")
+    _check(all(isinstance(n, str) and n.strip() for n in names), key, list(names), "names must be non-empty")
+    _check(len(set(names)) == len(names), key, list(names), "names must all differ")
+
+
+@dataclass
+class CompareOptions:
+    pairs: str = opt("baseline", "baseline: each system against the baseline; all: every pair of systems")
+    allow_different_samples: bool = opt(False, "compare trees whose subsets hold different samples, over the "
+                                               "samples both hold (what is dropped is printed and recorded)")
+
+    def __post_init__(self):
+        from .comparison import PAIRS
+
+        _check(self.pairs in PAIRS, "compare.pairs", self.pairs, "choose baseline or all")
+
+
+@dataclass
+class CompareConfig:
+    trees: List[str] = opt(MISSING, "the scored trees (unified.json + unified-samples.jsonl): trees=[runs/A,runs/B]")
+    names: Optional[List[str]] = opt(None, "a name per tree for tables and figures; null: the trees' folder names")
+    baseline: Optional[str] = opt(None, "the name every system is compared against; null: the first tree's")
+    out: Optional[str] = opt(None, "where compare.json, compare.csv and the figures go (created if missing); "
+                                   "null: print the leaderboard only")
+    plot: bool = opt(True, "write the figures (PNG and PDF) with compare.json")
+    compare: CompareOptions = group(CompareOptions, "how systems are paired")
+
+    def __post_init__(self):
+        _check(len(self.trees) >= 2 and all(isinstance(t, str) and t for t in self.trees), "trees", self.trees,
+               "a list of at least two scored trees")
+        _names("names", self.names, len(self.trees))
+        _check(self.baseline is None or self.baseline in self.system_names(), "baseline", self.baseline,
+               f"one of the names {self.system_names()}")
+
+    def system_names(self) -> List[str]:
+        from .comparison import default_names
+
+        return list(self.names) if self.names is not None else default_names(list(self.trees))
 
 
 @dataclass
@@ -311,8 +362,9 @@ class CalibrateConfig(Common):
     vad: VadConfig = group(VadConfig, "speech detection: threads (the calibration is kept under cache_dir)")
 
 
-CONFIGS = {"score": ScoreConfig, "sweep": SweepConfig, "evaluate": EvaluateConfig, "export": ExportConfig,
-           "asr": AsrConfig, "vad": VadStageConfig, "synth": SynthConfig, "calibrate": CalibrateConfig}
+CONFIGS = {"score": ScoreConfig, "sweep": SweepConfig, "compare": CompareConfig, "evaluate": EvaluateConfig,
+           "export": ExportConfig, "asr": AsrConfig, "vad": VadStageConfig, "synth": SynthConfig,
+           "calibrate": CalibrateConfig}
 
 
 def register() -> None:

@@ -128,7 +128,12 @@ def sweep_tree(root: Path, detector: SpeechDetector, boot: Bootstrap, points: li
             "points": records, "ranges": {m.name: _range(records, m.name) for m in metric_module.METRICS}}
 
 
-def sweep(roots: list[Path], detector: SpeechDetector, boot: Bootstrap, points: list[GridPoint]) -> dict:
+def sweep(roots: list[Path], detector: SpeechDetector, boot: Bootstrap, points: list[GridPoint],
+          names: list[str] | None = None) -> dict:
+    """Every tree over the grid; `names` name the systems in tables and figures (default: folder names)."""
+    from .comparison import default_names
+
+    names = list(names) if names is not None else default_names([str(r) for r in roots])
     head = signature(detector, boot, vad_settings=False)  # the VAD settings are the grid's points
     head["kind"] = "sweep"
     head["speech_detection"] = {k: v for k, v in head["speech_detection"].items() if k != "settings"}
@@ -137,7 +142,7 @@ def sweep(roots: list[Path], detector: SpeechDetector, boot: Bootstrap, points: 
                     "neg_threshold_offset": sorted({p.neg_threshold_offset for p in points}),
                     "min_speech_ms": sorted({p.min_speech_ms for p in points}),
                     "speech_pad_ms": sorted({p.speech_pad_ms for p in points})}
-    head["trees"] = [sweep_tree(Path(r), detector, boot, points) for r in roots]
+    head["trees"] = [{"name": name, **sweep_tree(Path(r), detector, boot, points)} for r, name in zip(roots, names)]
     if len(roots) > 1:
         head["rankings"] = rankings(head["trees"])
     return head
@@ -148,26 +153,56 @@ def _key(m: dict) -> float | None:
     return float("inf") if v == NOT_REACHED else v
 
 
+def weak_order(names: list[str], values: list) -> list[list[str]] | None:
+    """The systems grouped by equal value, lowest first ("not reached" highest); None when one has no value."""
+    if any(v is None for v in values):
+        return None
+    return [[n for n, v in zip(names, values) if v == level] for level in sorted(set(values))]
+
+
+def order_text(groups: list[list[str]]) -> str:
+    """mixed < prompt = slow: ties shown as ties."""
+    return " < ".join(" = ".join(g) for g in groups)
+
+
 def rankings(trees: list[dict]) -> dict:
-    """For each metric: does the order of the systems stay the same at every grid point?"""
+    """For every metric: the order of the systems at each grid point (ties as ties), and whether it holds at
+    every point. A point where a system has no value (no exercised sample) has no order."""
+    names = [t["name"] for t in trees]
     out = {}
-    for name in SHOWN:
-        orders = set()
+    for name in trees[0]["ranges"]:
+        seen: dict[str, int] = {}
+        undefined = 0
         for k in range(len(trees[0]["points"])):
-            vals = [_key(t["points"][k]["metrics"][name]) for t in trees]
-            if any(v is None for v in vals):
-                orders.add(None)
+            groups = weak_order(names, [_key(t["points"][k]["metrics"][name]) for t in trees])
+            if groups is None:
+                undefined += 1
                 continue
-            orders.add(tuple(sorted(range(len(trees)), key=lambda i: (vals[i], i))))
-        out[name] = {"stable": len(orders) == 1 and None not in orders,
-                     "orders": sorted([list(o) for o in orders if o is not None])}
+            text = order_text(groups)
+            seen[text] = seen.get(text, 0) + 1
+        orders = sorted(seen.items(), key=lambda kv: (-kv[1], kv[0]))
+        out[name] = {"better": trees[0]["points"][0]["metrics"][name]["better"],
+                     "holds": undefined == 0 and len(orders) == 1,
+                     "orders": [{"order": text, "points": count} for text, count in orders],
+                     "undefined_points": undefined}
     return out
+
+
+def _ranking_line(name: str, r: dict) -> str:
+    better = {"lower": "lower is better", "higher": "higher is better"}.get(r["better"], "context")
+    if r["holds"]:
+        return f"  {name} ({better}): holds at every point: {r['orders'][0]['order']}"
+    parts = [f"{o['order']} at {o['points']}" for o in r["orders"]]
+    if r["undefined_points"]:
+        parts.append(f"no order at {r['undefined_points']} (a system without a value)")
+    return f"  {name} ({better}): changes: " + "; ".join(parts)
 
 
 def table(result: dict) -> str:
     lines = []
     for t in result["trees"]:
-        lines += ["", f"{t['tree']}: {t['counts']['eligible']} eligible of {t['counts']['selected']} selected",
+        lines += ["", f"{t['name']} ({t['tree']}): {t['counts']['eligible']} eligible of {t['counts']['selected']} "
+                      "selected",
                   "  thr   neg  min_sil min_sp pad | not_ex  s@end  resp  no_r | " + " ".join(f"{v:>10}" for v in SHOWN.values())]
         for r in t["points"]:
             s, c = r["settings"], r["counts"]
@@ -180,8 +215,8 @@ def table(result: dict) -> str:
             f"{n} [{fmt(t['ranges'][n]['value'][0])}, {fmt(t['ranges'][n]['value'][1])}]"
             for n in SHOWN if t["ranges"][n]["value"]))
     if "rankings" in result:
-        lines += ["", "rankings of the systems across the grid (order of tree indices, lowest value first):"]
-        lines += [f"  {n}: {'stable' if r['stable'] else 'changes'} {r['orders']}" for n, r in result["rankings"].items()]
+        lines += ["", "order of the systems over the grid (lowest value first, = a tie; 'not reached' highest):"]
+        lines += [_ranking_line(n, r) for n, r in result["rankings"].items()]
     lines.append(f"\n* the spec's settings (threshold {SPEC['threshold']}, min silence {SPEC['min_silence_ms']} ms, "
                  f"min speech {SPEC['min_speech_ms']} ms, neg offset {SPEC['neg_threshold_offset']}, "
                  f"pad {SPEC['speech_pad_ms']} ms)")
@@ -192,13 +227,13 @@ def to_csv(result: dict) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     names = list(result["trees"][0]["ranges"])
-    w.writerow(["tree", "threshold", "neg_threshold", "min_silence_ms", "min_speech_ms", "speech_pad_ms", "spec_settings",
+    w.writerow(["system", "tree", "threshold", "neg_threshold", "min_silence_ms", "min_speech_ms", "speech_pad_ms", "spec_settings",
                 "exercised", "not_exercised", "speaking_at_end", "response", "no_response"]
                + [f"{n}_{part}" for n in names for part in ("value", "lo", "hi", "p90")])
     for t in result["trees"]:
         for r in t["points"]:
             s, c = r["settings"], r["counts"]
-            row = [t["tree"], s["threshold"], s["neg_threshold"], s["min_silence_ms"], s["min_speech_ms"],
+            row = [t["name"], t["tree"], s["threshold"], s["neg_threshold"], s["min_silence_ms"], s["min_speech_ms"],
                    s["speech_pad_ms"], r["spec_settings"], c["exercised"], c["not_exercised"], c["speaking_at_end"], c["response"],
                    c["no_response"]]
             for n in names:
@@ -209,8 +244,11 @@ def to_csv(result: dict) -> str:
     return buf.getvalue()
 
 
+HEATMAPS = ("sweep-heatmaps.png", "sweep-heatmaps.pdf")
+
+
 def names(result_trees: int, plot: bool = True) -> list[str]:
-    return ["sweep.json", "sweep.csv"] + ([f"sweep-heatmaps-{k}.png" for k in range(result_trees)] if plot else [])
+    return ["sweep.json", "sweep.csv"] + (list(HEATMAPS) if plot else [])
 
 
 def outputs(out: Path, trees: int, plot: bool = True) -> Outputs:
@@ -223,8 +261,9 @@ def files(result: dict, plot: bool = True) -> dict[str, bytes]:
     if plot:
         from .plot import sweep_heatmaps
 
-        for k, t in enumerate(result["trees"]):
-            out[f"sweep-heatmaps-{k}.png"] = sweep_heatmaps(t, list(SHOWN))
+        figure = sweep_heatmaps(result, spec=SPEC)
+        for name in HEATMAPS:
+            out[name] = figure[name.rsplit(".", 1)[1]]
     return out
 
 

@@ -34,7 +34,8 @@ class Task:
     name: str
     annotation: str | None                # the dataset annotation copied into each sample folder
     read: Callable | None                 # (bytes, where, T_us) -> Sample fields (readers.py)
-    metrics: ModuleType | None            # components / rows / aggregate / METRICS; None: no unified metric
+    metrics: ModuleType | None            # components / rows / from_rows / populations / aggregate / METRICS /
+                                          # INPUTS; None: no unified metric
     reference: str | None                 # the Sample field latencies count from ("E_us", "R_us")
     speech_detection: bool                # Silero on the whole output.wav
     asr_task: str                         # asr.json's task: "default", or the cut one

@@ -1,12 +1,16 @@
 """Percentile bootstrap over whole samples, re-aggregating per-sample components.
 
 The caller draws `idx = numpy.random.default_rng(0).integers(0, n, size=(2000, n))`
-(README: Definition 10); row r of idx is resample r.
+(README: Definition 10); row r of idx is resample r. The paired kernels resample pairs:
+row r picks the same samples from system A and system B, and each resample gives B's
+statistic minus A's (README: Comparing systems).
 """
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+
+_INF = np.iinfo(np.int64).max  # +infinity (never), as in outcomes.INF; -_INF is -infinity
 
 
 class Resampled(NamedTuple):
@@ -49,3 +53,58 @@ def resample_ranked(values, idx, rank):
             buf[j] = values[idx[r, j]]
         out[r] = ranked(buf, rank)
     return out
+
+
+@njit(cache=True)
+def paired_ratio_differences(num_a, den_a, num_b, den_b, idx):
+    """B's pooled ratio minus A's over each resample of pairs; kept[r] is False when either denominator is 0.
+
+    A share is the pooled ratio of its hits over denominators of 1."""
+    reps = idx.shape[0]
+    out = np.zeros(reps, np.float64)
+    kept = np.zeros(reps, np.bool_)
+    for r in range(reps):
+        na = 0
+        da = 0
+        nb = 0
+        db = 0
+        for j in range(idx.shape[1]):
+            k = idx[r, j]
+            na += num_a[k]
+            da += den_a[k]
+            nb += num_b[k]
+            db += den_b[k]
+        if da != 0 and db != 0:
+            out[r] = nb / db - na / da
+            kept[r] = True
+    return Resampled(out, kept)
+
+
+@njit(cache=True)
+def ranked_difference(a, b):
+    """b - a of two order statistics (int64 microseconds, INF for never): +INF when only b is INF, -INF when
+    only a is; (0, False) when both are (undefined)."""
+    if a == _INF and b == _INF:
+        return 0, False
+    if b == _INF:
+        return _INF, True
+    if a == _INF:
+        return -_INF, True
+    return b - a, True
+
+
+@njit(cache=True)
+def paired_ranked_differences(a, b, idx, rank):
+    """B's rank-th smallest minus A's over each resample of pairs (int64, +-INF as in `ranked_difference`);
+    kept[r] is False when both are INF."""
+    reps = idx.shape[0]
+    out = np.zeros(reps, np.int64)
+    kept = np.zeros(reps, np.bool_)
+    buf_a = np.empty(idx.shape[1], a.dtype)
+    buf_b = np.empty(idx.shape[1], b.dtype)
+    for r in range(reps):
+        for j in range(idx.shape[1]):
+            buf_a[j] = a[idx[r, j]]
+            buf_b[j] = b[idx[r, j]]
+        out[r], kept[r] = ranked_difference(ranked(buf_a, rank), ranked(buf_b, rank))
+    return Resampled(out, kept)

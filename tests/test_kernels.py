@@ -4,6 +4,7 @@ from hypothesis import given, settings, strategies as st
 
 import twins
 from fdbu.kernels import (EARLY_START, INF, NO_RESPONSE, NOT_EXERCISED, RESPONSE, SPEAKING_AT_END,
+                          paired_ranked_differences, paired_ratio_differences,
                           interruption_outcomes, pause_components, ranked, resample_ranked, resample_ratios,
                           turn_taking_outcomes)
 from fdbu.metrics.flat import column, flatten
@@ -127,3 +128,28 @@ def test_edge_cases_named_by_the_spec():
     out = interruption_outcomes(column([0]), column([100]), column([0, 1]), column([]), column([0, 0]),
                                 column([40]), column([50]), column([100]))
     assert NAMES[int(out.outcome[0])] == "speaking_at_end" and int(out.stop_us[0]) == INF
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 3), st.integers(0, 50), st.integers(0, 3)),
+                min_size=1, max_size=12), st.integers(1, 40))
+def test_paired_ratio_difference_kernel_equals_twin(rows, reps):
+    na, da, nb, db = (column([r[k] for r in rows]) for k in range(4))
+    idx = np.random.default_rng(reps).integers(0, len(rows), size=(reps, len(rows)))
+    values, kept = paired_ratio_differences(na, da, nb, db, idx)
+    want = twins.ratio_differences(na, da, nb, db, idx)
+    assert [None if not k else float(v) for v, k in zip(values, kept)] == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(*[st.one_of(st.integers(0, 10**7), st.just(INF))] * 2), min_size=1, max_size=15), st.data())
+def test_paired_quantile_difference_kernel_equals_twin(pairs, data):
+    n = len(pairs)
+    rank = data.draw(st.integers(1, n))
+    a, b = column([p[0] for p in pairs]), column([p[1] for p in pairs])
+    idx = np.random.default_rng(n).integers(0, n, size=(25, n))
+    values, kept = paired_ranked_differences(a, b, idx, rank)
+    assert [int(v) if k else None for v, k in zip(values, kept)] == twins.ranked_differences(a, b, idx, rank)
+    # swapping the systems negates every kept difference and keeps the same resamples
+    swapped, kept_swapped = paired_ranked_differences(b, a, idx, rank)
+    assert np.array_equal(kept, kept_swapped) and np.array_equal(swapped[kept], -values[kept])

@@ -10,7 +10,7 @@ from builders import fdbu_main
 from fdbu.errors import FdbuError
 from fdbu.report import write as write_unified
 from fdbu.pipeline import score_path
-from fdbu.sensitivity import grid, sweep, to_csv, write
+from fdbu.sensitivity import grid, order_text, rankings, sweep, to_csv, weak_order, write
 from fdbu.vad import SileroSettings, SpeechDetector
 
 SUB = "synthetic_user_interruption"
@@ -70,14 +70,44 @@ def test_several_trees_side_by_side(synth_tree, boot, tmp_path):
 
     synthesize(other, n={SUB: 6}, seed=8, system="prompt")
     points = grid([0.4, 0.6], [100])
-    result = sweep([synth_tree, other], SpeechDetector(backend="batched", device="cpu", cache=False), boot, points)
+    result = sweep([synth_tree, other], SpeechDetector(backend="batched", device="cpu", cache=False), boot, points,
+                   names=["mixed", "prompt"])
     assert [t["tree"] for t in result["trees"]] == [str(synth_tree), str(other)]
-    assert set(result["rankings"]) >= {"exercised_rate", "restart_rate"}
+    assert [t["name"] for t in result["trees"]] == ["mixed", "prompt"]
+    from fdbu.metrics.interruption import METRICS
+
+    assert list(result["rankings"]) == [m.name for m in METRICS]  # every metric, not only the table's
+    orders = {o["order"] for r in result["rankings"].values() for o in r["orders"]}
+    assert orders <= {"mixed < prompt", "prompt < mixed", "mixed = prompt"} and orders
     rows = list(csv.DictReader(io.StringIO(to_csv(result))))
-    assert len(rows) == 4 and {r["tree"] for r in rows} == {str(synth_tree), str(other)}
+    assert len(rows) == 4 and {(r["system"], r["tree"]) for r in rows} == {("mixed", str(synth_tree)),
+                                                                          ("prompt", str(other))}
     written = write(result, tmp_path, plot=True)
-    assert [p.name for p in written] == ["sweep.json", "sweep.csv", "sweep-heatmaps-0.png", "sweep-heatmaps-1.png"]
-    assert all(p.stat().st_size > 0 for p in written)
+    assert [p.name for p in written] == ["sweep.json", "sweep.csv", "sweep-heatmaps.png", "sweep-heatmaps.pdf"]
+    assert written[2].read_bytes()[:4] == b"\x89PNG" and written[3].read_bytes()[:4] == b"%PDF"
+    assert write(result, tmp_path / "again", plot=True) and all(
+        (tmp_path / "again" / p.name).read_bytes() == p.read_bytes() for p in written)
+
+
+def _point(values: dict) -> dict:
+    return {"metrics": {n: {"value": v, "better": "lower"} for n, v in values.items()}}
+
+
+def test_rankings_show_ties_as_ties_and_hold_only_when_the_same_everywhere():
+    trees = [{"name": "A", "ranges": {"m": None, "t": None, "u": None, "n": None},
+              "points": [_point({"m": 0.1, "t": 0.5, "u": 0.2, "n": None}), _point({"m": 0.2, "t": 0.5, "u": 0.2,
+                                                                                  "n": 0.3})]},
+             {"name": "B", "ranges": {}, "points": [_point({"m": 0.3, "t": 0.5, "u": 0.2, "n": 0.1}),
+                                                    _point({"m": "not reached", "t": 0.5, "u": 0.3, "n": 0.1})]}]
+    r = rankings(trees)
+    assert r["m"] == {"better": "lower", "holds": True, "orders": [{"order": "A < B", "points": 2}],
+                      "undefined_points": 0}  # "not reached" is the highest value
+    assert r["t"]["holds"] and r["t"]["orders"] == [{"order": "A = B", "points": 2}]  # a tie everywhere holds
+    assert not r["u"]["holds"] and r["u"]["orders"] == [{"order": "A < B", "points": 1},
+                                                        {"order": "A = B", "points": 1}]  # a tie is no order
+    assert not r["n"]["holds"] and r["n"]["undefined_points"] == 1
+    assert weak_order(["A", "B", "C"], [0.5, 0.25, 0.5]) == [["B"], ["A", "C"]]
+    assert order_text([["B"], ["A", "C"]]) == "B < A = C"
 
 
 @pytest.mark.parametrize("kw,problem", [

@@ -54,3 +54,18 @@ def test_refuses_existing_output_and_bad_settings(tmp_path):
     with pytest.raises(FdbuError, match="system='chatty'"):
         synthesize(tmp_path / "y", n=1, system="chatty")
     assert not (tmp_path / "y").exists() and [p.name for p in tmp_path.iterdir()] == ["x"]
+
+
+def test_one_seed_gives_the_same_dataset_whatever_the_system(tmp_path):
+    """Trees of two systems with one seed hold the same samples (T, annotations, eligibility), so they
+    can be compared pair by pair; only what the system said differs."""
+    a = json.loads((synthesize(tmp_path / "a", n=4, seed=6, system="mixed") / "manifest.json").read_text())
+    b = json.loads((synthesize(tmp_path / "b", n=4, seed=6, system="prompt") / "manifest.json").read_text())
+
+    def dataset(manifest):
+        return [(r["sample_id"], r["eligible"], r.get("input_samples"),
+                 {k: v for k, v in r.get("files", {}).items() if k != "output.wav"}) for r in manifest["samples"]]
+
+    assert dataset(a) == dataset(b)
+    assert [r.get("files", {}).get("output.wav") for r in a["samples"]] != \
+        [r.get("files", {}).get("output.wav") for r in b["samples"]]

@@ -83,3 +83,30 @@ def ratios(num, den, idx):
 
 def ranked(values, rank):
     return sorted(values)[rank - 1]
+
+
+def ratio_differences(num_a, den_a, num_b, den_b, idx):
+    """B's pooled ratio minus A's per resample of pairs; None where either has no denominator."""
+    out = []
+    for row in idx:
+        na, da = sum(int(num_a[j]) for j in row), sum(int(den_a[j]) for j in row)
+        nb, db = sum(int(num_b[j]) for j in row), sum(int(den_b[j]) for j in row)
+        out.append(None if da == 0 or db == 0 else nb / db - na / da)
+    return out
+
+
+def ranked_differences(a, b, idx, rank):
+    """B's rank-th smallest minus A's per resample; never minus a time is +infinity, a time minus never
+    is -infinity, never minus never is None."""
+    out = []
+    for row in idx:
+        ma, mb = ranked([int(a[j]) for j in row], rank), ranked([int(b[j]) for j in row], rank)
+        if ma == INF and mb == INF:
+            out.append(None)
+        elif mb == INF:
+            out.append(INF)
+        elif ma == INF:
+            out.append(-INF)
+        else:
+            out.append(mb - ma)
+    return out

@@ -2,7 +2,10 @@
 
 Each task module has `components(samples, ...)` (per-sample quantities, computed by
 the numba kernels over the whole subset at once) and `aggregate(...)` (components ->
-metric records). The metric definitions live in those modules' `METRICS` tables.
+metric records). The metric definitions live in those modules' `METRICS` tables;
+`populations(c)` masks the samples each metric is over, `from_rows(rows)` rebuilds the
+components from unified-samples.jsonl rows (for `fdbu compare`), and `INPUTS` names the row
+fields that come from the dataset. The paired statistics of a comparison are in `paired`.
 """
 from . import interruption, pause, turn_taking
 

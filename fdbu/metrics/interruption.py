@@ -13,15 +13,16 @@ import numpy as np
 
 from ..kernels import INF, NO_RESPONSE, NOT_EXERCISED, RESPONSE, SPEAKING_AT_END, InterruptionOutcomes, \
     interruption_outcomes
-from ..timebase import seconds
+from ..timebase import seconds, to_us
 from .flat import column, flatten
 from .stats import Bootstrap
 from .table import LATENCY, POOLED_RATIO, SHARE, Metric, aggregate as aggregate_table
-from .turn_taking import response_metrics
+from .turn_taking import latencies_us, outcome_codes, response_metrics
 
 OUTCOMES = {NOT_EXERCISED: "not_exercised", SPEAKING_AT_END: "speaking_at_end", RESPONSE: "response",
             NO_RESPONSE: "no_response"}
 FLAGS = ("speech_at_onset", "speech_at_end", "speech_before_onset")
+INPUTS = ("T_s", "S_s", "R_s")  # the row fields that come from the dataset, not the system
 
 METRICS = (
     Metric("exercised_rate", SHARE, "context", "eligible", "Eligible samples with speech at S",
@@ -88,11 +89,36 @@ def rows(samples, c: Components) -> list[dict]:
     return out
 
 
+def _stop_us(r: dict) -> int:
+    """stop_s back to microseconds: -1 for a not_exercised sample, INF for an unobserved stop."""
+    if r["outcome"] == OUTCOMES[NOT_EXERCISED]:
+        return -1
+    return to_us(r["stop_s"]) if r["stop_observed"] else INF
+
+
+def from_rows(rows: list[dict]) -> Components:
+    """The components back from unified-samples.jsonl rows (eligible ones): the inverse of `rows`."""
+    flags = {name: np.array([bool(r[name]) for r in rows], bool) for name in FLAGS}
+    kernel = InterruptionOutcomes(
+        outcome=outcome_codes(rows, OUTCOMES), latency_us=latencies_us(rows),
+        stop_us=column([_stop_us(r) for r in rows]),
+        speech_in_us=column([to_us(r["speech_in_interruption_s"]) for r in rows]),
+        restarts=column([int(r["restarts"]) for r in rows]), **flags)
+    S, R, T = (column([to_us(r[f]) for r in rows]) for f in ("S_s", "R_s", "T_s"))
+    segments = [np.array([[to_us(a), to_us(b)] for a, b in r["segments"]], np.int64).reshape(-1, 2) for r in rows]
+    return Components(kernel, S, R, T, segments)
+
+
+def populations(c: Components) -> dict[str, np.ndarray]:
+    """Every metric but exercised_rate is over the exercised samples."""
+    return {"eligible": np.ones(len(c.kernel.outcome), bool), "exercised": c.kernel.outcome != NOT_EXERCISED}
+
+
 def aggregate(c: Components, *, selected: int, ineligible: int, boot: Bootstrap) -> tuple[dict, dict]:
     outcome = c.kernel.outcome
-    populations = {"eligible": np.ones(len(outcome), bool), "exercised": outcome != NOT_EXERCISED}
-    metrics = aggregate_table(METRICS, c, populations, selected=selected, ineligible=ineligible, boot=boot)
+    pops = populations(c)
+    metrics = aggregate_table(METRICS, c, pops, selected=selected, ineligible=ineligible, boot=boot)
     extra = {"outcomes": {name: int(np.count_nonzero(outcome == code)) for code, name in OUTCOMES.items()},
-             "exercised": int(np.count_nonzero(populations["exercised"])),
+             "exercised": int(np.count_nonzero(pops["exercised"])),
              "min_observable_s": seconds(int((c.T_us - c.R_us).min())) if len(outcome) else None}
     return metrics, extra

@@ -9,12 +9,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import PauseComponents, pause_components
-from ..timebase import seconds
+from ..timebase import seconds, to_us
 from .flat import column, flatten
 from .stats import Bootstrap
 from .table import POOLED_RATIO, SHARE, Metric, aggregate as aggregate_table
 
 FLAGS = ("pause_intrusion", "inside_pause_onset", "pre_pause_speech", "carry_in", "any_speech")
+# the row fields that come from the dataset, not the system: equal in every system's tree for one sample
+INPUTS = ("T_s", "pauses", "first_pause_s", "pause_s")
 
 
 def _flag(name):
@@ -62,7 +64,19 @@ def rows(samples, c: PauseComponents) -> list[dict]:
     return out
 
 
+def from_rows(rows: list[dict]) -> PauseComponents:
+    """The components back from unified-samples.jsonl rows (eligible ones): the inverse of `rows`."""
+    flags = [np.array([bool(r[name]) for r in rows], bool) for name in FLAGS]
+    counts = [column([int(r[name]) for r in rows]) for name in ("intrusion_words", "intruded_pauses", "pauses")]
+    times = [column([to_us(r[name]) for r in rows]) for name in ("pause_covered_s", "pause_s")]
+    return PauseComponents(*flags, *counts, *times)
+
+
+def populations(c: PauseComponents) -> dict[str, np.ndarray]:
+    """The samples each metric is over (`Metric.over`), as masks over the eligible samples."""
+    return {"eligible": np.ones(len(c.pauses), bool)}
+
+
 def aggregate(c: PauseComponents, *, selected: int, ineligible: int, boot: Bootstrap) -> tuple[dict, dict]:
     """Returns (metrics, extra subset fields)."""
-    populations = {"eligible": np.ones(len(c.pauses), bool)}
-    return aggregate_table(METRICS, c, populations, selected=selected, ineligible=ineligible, boot=boot), {}
+    return aggregate_table(METRICS, c, populations(c), selected=selected, ineligible=ineligible, boot=boot), {}

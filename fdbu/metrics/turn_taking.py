@@ -10,13 +10,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kernels import EARLY_START, INF, NO_RESPONSE, RESPONSE, turn_taking_outcomes
-from ..timebase import US_PER_S, seconds
+from ..timebase import US_PER_S, seconds, to_us
 from .flat import column, flatten
 from .stats import Bootstrap
 from .table import LATENCY, SHARE, Metric, aggregate as aggregate_table
 
 OUTCOMES = {EARLY_START: "early_start", RESPONSE: "response", NO_RESPONSE: "no_response"}
 WITHIN_S = (1, 2, 5)
+INPUTS = ("T_s", "E_s")  # the row fields that come from the dataset, not the system
 
 
 def responded_within(k: int):
@@ -68,10 +69,29 @@ def rows(samples, c: Components) -> list[dict]:
     return out
 
 
+def outcome_codes(rows: list[dict], names: dict[int, str]) -> np.ndarray:
+    codes = {name: code for code, name in names.items()}
+    return column([codes[r["outcome"]] for r in rows])
+
+
+def latencies_us(rows: list[dict]) -> np.ndarray:
+    """latency_s back to microseconds; null (no response) is INF."""
+    return column([INF if r["latency_s"] is None else to_us(r["latency_s"]) for r in rows])
+
+
+def from_rows(rows: list[dict]) -> Components:
+    """The components back from unified-samples.jsonl rows (eligible ones): the inverse of `rows`."""
+    return Components(outcome_codes(rows, OUTCOMES), latencies_us(rows), column([to_us(r["E_s"]) for r in rows]),
+                      column([to_us(r["T_s"]) for r in rows]))
+
+
+def populations(c: Components) -> dict[str, np.ndarray]:
+    return {"eligible": np.ones(len(c.outcome), bool)}
+
+
 def aggregate(c: Components, *, selected: int, ineligible: int, boot: Bootstrap) -> tuple[dict, dict]:
     n = len(c.outcome)
-    metrics = aggregate_table(METRICS, c, {"eligible": np.ones(n, bool)}, selected=selected, ineligible=ineligible,
-                              boot=boot)
+    metrics = aggregate_table(METRICS, c, populations(c), selected=selected, ineligible=ineligible, boot=boot)
     extra = {"outcomes": {name: int(np.count_nonzero(c.outcome == code)) for code, name in OUTCOMES.items()},
              "min_observable_s": seconds(int((c.T_us - c.E_us).min())) if n else None}
     return metrics, extra

@@ -3,7 +3,9 @@
 Each sample's output.wav is built from the shipped word bank (espeak-ng words, 16 kHz),
 its output.json lists exactly the words placed, and `synth.json` records the system
 behaviour and the outcome the sample was built to have, so tests can check the scorer
-against ground truth. Sample i of a subset depends only on (seed, subset, i).
+against ground truth. Sample i of a subset depends only on (seed, subset, i), and its dataset
+part (T, annotation, eligibility) not on the system, so trees of several systems built with one
+seed hold the same samples and can be compared pair by pair (`fdbu compare`).
 """
 from __future__ import annotations
 
@@ -238,7 +240,8 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
         jobs = [(subset, i) for subset in SUBSETS for i in range(sizes.get(subset, 0))]
         for subset, i in tqdm(jobs, desc="synth", unit="sample", disable=not progress):
             rng = np.random.default_rng([seed, list(SUBSETS).index(subset), i])
-            behaviour = SYSTEMS[int(rng.integers(len(SYSTEMS)))] if system == "mixed" else system
+            drawn = SYSTEMS[int(rng.integers(len(SYSTEMS)))]  # drawn for every system: the dataset part
+            behaviour = drawn if system == "mixed" else system  # (T, annotation, eligibility) stays the same
             name = str(i)
             kind = SUBSETS[subset].task
             row = {"sample_id": f"{subset}/{name}", "subset": subset, "task": kind.name}
