@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import device as devices
 from ..atomic import dumps, write_bytes, write_text
+from ..cachedir import cache_root
 from ..errors import FdbuError
 
 MULTIPLE = 8         # margin = MULTIPLE x the largest deviation measured on the device ...
@@ -114,15 +115,18 @@ def reference(folder: Path | None, silero, audios: list[np.ndarray]) -> list[np.
     batched pass. Keyed by the CPU identity (the reference runs on one CPU thread)."""
     ident = {"format": FORMAT, "cpu": devices.identity("cpu"), "silero_vad_version": silero.version,
              "model_sha256": silero.model_sha256, "corpus_sha256": corpus_sha256(audios)}
-    path = Path(folder) / f"reference-{_key(ident)}.f32" if folder else None
+    name = f"reference-{_key(ident)}.f32"
+    path = Path(folder) / name if folder else None
     sizes = [(len(a) + 511) // 512 for a in audios]
-    try:
-        head, payload = path.read_bytes().split(b"\n", 1)
-        if json.loads(head) == {**ident, "payload_sha256": hashlib.sha256(payload).hexdigest()} \
-                and len(payload) == 4 * sum(sizes):
-            return np.split(np.frombuffer(payload, "<f4"), np.cumsum(sizes)[:-1])
-    except (AttributeError, OSError, ValueError):
-        pass
+    # this folder's, or the default cache root's (the same CPU computed it: another cache_dir need not redo it)
+    for candidate in (path, cache_root() / "vad-probs" / "calibration" / name):
+        try:
+            head, payload = candidate.read_bytes().split(b"\n", 1)
+            if json.loads(head) == {**ident, "payload_sha256": hashlib.sha256(payload).hexdigest()} \
+                    and len(payload) == 4 * sum(sizes):
+                return np.split(np.frombuffer(payload, "<f4"), np.cumsum(sizes)[:-1])
+        except (AttributeError, OSError, ValueError, RecursionError):
+            continue
     probs = [silero.reference_probs(a) for a in audios]
     if path is not None:
         payload = np.concatenate(probs).astype("<f4").tobytes()
