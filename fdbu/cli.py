@@ -151,14 +151,21 @@ def _asr(cfg) -> None:
     from .device import resolve_device
 
     a = cfg.asr
-    model = ParakeetASR(Path(a.checkpoint), sha256=a.sha256, device=resolve_device(cfg.device), verbose=a.verbose)
+    models = []
+
+    def model():  # made once, after the trees are checked; its weights load only if something is transcribed
+        if not models:
+            models.append(ParakeetASR(Path(a.checkpoint), sha256=a.sha256, device=resolve_device(cfg.device),
+                                      verbose=a.verbose))
+        return models[0]
+
     cache = cfg.cache_root() / "asr" if a.cache else None
     if cfg.sharded:
         print(stage.run_shard(cfg.roots(), model, cache, cfg.shard, cfg.shards, batch_size=a.batch_size,
                               max_batch_seconds=a.max_batch_seconds, progress=cfg.progress))
         return
     for root in cfg.roots():
-        path, counts = stage.run(root, lambda: model, batch_size=a.batch_size, max_batch_seconds=a.max_batch_seconds,
+        path, counts = stage.run(root, model, batch_size=a.batch_size, max_batch_seconds=a.max_batch_seconds,
                                  resume=a.resume, cache_dir=cache, progress=cfg.progress)
         print(f"wrote {path}: {counts['transcribed']} transcribed, {counts['from_cache']} from the cache"
               f"{stage.by_shards(counts)}, {counts['kept']} kept")

@@ -148,7 +148,7 @@ def test_an_unreadable_file_is_named(tree, tmp_path, file):
     cache.mkdir(mode=0o777)
     cache.chmod(0o777)
     before = snapshot(tree)
-    line = refused(fdbu("score", f"tree={tree}", f"vad.cache_dir={cache}", unprivileged=True, env={
+    line = refused(fdbu("score", f"tree={tree}", f"cache_dir={cache}", unprivileged=True, env={
         "XDG_CACHE_HOME": str(cache)}), f"{sid}: {file}:")
     assert "Permission denied" in line or "readable" in line
     assert snapshot(tree) == before
@@ -174,33 +174,33 @@ def test_a_manifest_linked_from_outside_the_tree_is_refused(tree, tmp_path):
 def test_a_cache_dir_that_is_a_file_or_read_only_is_refused(tree, tmp_path):
     (tmp_path / "a-file").write_text("x")
     before = snapshot(tree)
-    refused(fdbu("score", f"tree={tree}", f"vad.cache_dir={tmp_path / 'a-file'}"), "vad.cache_dir", "is not a folder")
+    refused(fdbu("score", f"tree={tree}", f"cache_dir={tmp_path / 'a-file'}"), "cache_dir", "is not a folder")
     ro = tmp_path / "read-only"
     ro.mkdir()
     ro.chmod(0o555)
     out = tmp_path / "out"
     out.mkdir(mode=0o777)
     out.chmod(0o777)
-    refused(fdbu("score", f"tree={tree}", f"out={out}", f"vad.cache_dir={ro}", unprivileged=True,
-                 env={"XDG_CACHE_HOME": str(ro)}), "vad.cache_dir", "cannot write in")
+    refused(fdbu("score", f"tree={tree}", f"out={out}", f"cache_dir={ro}", unprivileged=True,
+                 env={"XDG_CACHE_HOME": str(ro)}), "cache_dir", "cannot write in")
     assert snapshot(tree) == before
 
 
 def test_cache_entries_that_are_folders_or_lack_keys_are_recomputed(tree, tmp_path):
     cache = tmp_path / "cache"
-    ref = "vad.backend=reference"  # a new cache folder would calibrate the batched backend again
-    assert fdbu("score", f"tree={tree}", f"vad.cache_dir={cache}", ref).returncode == 0
+    ref = "vad.backend=reference"  # the cache under test holds exact entries
+    assert fdbu("score", f"tree={tree}", f"cache_dir={cache}", ref).returncode == 0
     want = (tree / "unified.json").read_bytes()
-    entry = next(cache.glob("*/*.probs"))
+    entry = next(cache.glob("vad-probs/*/*.probs"))
     head, payload = entry.read_bytes().split(b"\n", 1)
     header = json.loads(head)
     del header["exact"]
     entry.write_bytes(json.dumps(header).encode() + b"\n" + payload)
-    out = fdbu("score", f"tree={tree}", f"vad.cache_dir={cache}", ref)
+    out = fdbu("score", f"tree={tree}", f"cache_dir={cache}", ref)
     assert out.returncode == 0 and "1 stale or corrupt cache entries recomputed" in out.stdout
     entry.unlink()
     entry.mkdir()  # a folder where the entry belongs: recomputed, not cached, not an error
-    out = fdbu("score", f"tree={tree}", f"vad.cache_dir={cache}", ref)
+    out = fdbu("score", f"tree={tree}", f"cache_dir={cache}", ref)
     assert out.returncode == 0, out.stderr
     assert (tree / "unified.json").read_bytes() == want
 

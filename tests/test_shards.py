@@ -146,7 +146,7 @@ def test_sharded_asr_assembles_to_the_one_process_bytes(pool, tmp_path, built):
             p.unlink()
     stage.run(trees["one"], lambda: model, batch_size=4, cache_dir=None)
     for k in range(3):
-        stage.run_shard([trees["many"]], model, tmp_path / "cache", k, 3, batch_size=4)
+        stage.run_shard([trees["many"]], lambda: model, tmp_path / "cache", k, 3, batch_size=4)
     assembler = ParakeetASR(checkpoint, device="cpu")  # a fresh one: it must not need to load the model
     _, counts = stage.run(trees["many"], lambda: assembler, batch_size=4, cache_dir=tmp_path / "cache")
     assert counts["transcribed"] == 0 and assembler._model is None

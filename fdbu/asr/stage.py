@@ -145,14 +145,15 @@ def by_shards(counts: dict) -> str:
         else ""
 
 
-def run_shard(roots: list[Path], model, cache_dir: Path, shard: int, shards: int, *, batch_size: int = 16,
+def run_shard(roots: list[Path], model_factory, cache_dir: Path, shard: int, shards: int, *, batch_size: int = 16,
               max_batch_seconds: float = 600.0, progress: bool = False) -> str:
     """A sharded run: this shard's transcripts of every tree, into the cache only (nothing in the trees).
-    The model is loaded only if something is missing from the cache. Returns the shard's report."""
+    The model's weights are loaded only if something is missing from the cache. Returns the shard's report."""
     from ..shard import label, select
 
     cache = TranscriptCache(cache_dir, by=label(shard, shards))
     pool = [j for root in roots for j in _jobs(root)]
+    model = model_factory()
     for j in pool:
         j.key = cache_key(j, model.checkpoint_sha256)
     mine = select(pool, shard, shards, key=lambda j: j.key, weight=lambda j: j.samples)
@@ -248,7 +249,8 @@ def run(root: Path, model_factory, *, batch_size: int = 16,
         counts = _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_batch_seconds, progress)
     finally:
         journal.release()
-    counts["shards"] = dict(cache.shards)
+    if cache.shards:
+        counts["shards"] = dict(cache.shards)
     receipt = {"config": {"model_id": model.model_id, "checkpoint_sha256": model.checkpoint_sha256,
                           "device_type": model.device, "batch_size": batch_size,
                           "max_batch_seconds": max_batch_seconds, "nemo_version": model.nemo_version,
