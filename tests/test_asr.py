@@ -92,7 +92,8 @@ def test_batch_size_one_and_n_give_the_same_words_and_times(synth_tree, tmp_path
     assert transcripts(a) == transcripts(b)
 
 
-def test_resume_after_an_interrupted_run(synth_tree, tmp_path, model, monkeypatch):
+def test_resume_after_an_interrupted_run(synth_tree, tmp_path, built, monkeypatch):
+    model = built("rnnt")[1]  # the journal does not care which decoder wrote the transcripts
     tree = untranscribed(synth_tree, tmp_path / "t")
     real, calls = ParakeetASR.transcribe, []
 
@@ -124,7 +125,8 @@ def test_resume_after_an_interrupted_run(synth_tree, tmp_path, model, monkeypatc
         run(tree, lambda: model, cache_dir=None)
 
 
-def test_cache_skips_unchanged_outputs(synth_tree, tmp_path, model):
+def test_cache_skips_unchanged_outputs(synth_tree, tmp_path, built):
+    model = built("rnnt")[1]
     first = untranscribed(synth_tree, tmp_path / "first")
     run(first, lambda: model, cache_dir=tmp_path / "cache")
     again = untranscribed(synth_tree, tmp_path / "again")  # a re-export of the same outputs
@@ -240,7 +242,8 @@ def test_the_check_fails_when_tdt_durations_are_ignored(synth_tree, tmp_path, bu
     assert all(got[:2] == pytest.approx(want[:2]) and got[2] != pytest.approx(want[2]) for _, got, want in problems)
 
 
-def test_errors_before_any_transcription(checkpoint, tmp_path, monkeypatch):
+def test_errors_before_any_transcription(built, tmp_path, monkeypatch):
+    checkpoint = built("rnnt")[0]
     with pytest.raises(FdbuError, match="does not exist; fdbu loads a local .nemo file"):
         ParakeetASR(tmp_path / "missing.nemo")
     with pytest.raises(FdbuError, match="not the pinned asr.sha256=00"):
@@ -257,7 +260,8 @@ def test_errors_before_any_transcription(checkpoint, tmp_path, monkeypatch):
         nemo_model.require_nemo()
 
 
-def test_refuses_an_output_that_changed_after_export(synth_tree, tmp_path, model):
+def test_refuses_an_output_that_changed_after_export(synth_tree, tmp_path, built):
+    model = built("rnnt")[1]
     tree = untranscribed(synth_tree, tmp_path / "t")
     wav = sorted((tree / UI).glob("*/output.wav"))[0]
     wav.write_bytes(wav.read_bytes()[:-2] + b"\x01\x00")

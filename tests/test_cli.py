@@ -28,12 +28,13 @@ def test_cfg_job_shows_the_composed_config():
     assert "tree: /some/tree" in out.stdout and "threshold: 0.4" in out.stdout and "resamples: 2000" in out.stdout
 
 
-def test_multirun_scores_two_trees_and_prints_the_summary(synth_tree, tmp_path):
+def test_multirun_scores_two_trees_and_prints_the_summary(synth_tree, tmp_path, monkeypatch):
     a, b = tmp_path / "a", tmp_path / "b"
     shutil.copytree(synth_tree, a)
-    synth = run("synth", f"out={b}", "n=2", "seed=9", "progress=false")
+    synth = fdbu_main("synth", f"out={b}", "n=2", "seed=9", "progress=false")
     assert synth.returncode == 0, synth.stderr
-    out = run("score", "-m", f"tree={a},{b}", "progress=false", cwd=tmp_path)
+    monkeypatch.chdir(tmp_path)
+    out = fdbu_main("score", "-m", f"tree={a},{b}", "progress=false")
     assert out.returncode == 0, out.stderr
     for tree in (a, b):
         unified = json.loads((tree / "unified.json").read_text())

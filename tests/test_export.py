@@ -2,8 +2,6 @@
 import hashlib
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,13 +10,12 @@ import soundfile as sf
 import torch
 import torchaudio
 
-from builders import wav_bytes
+from builders import fdbu_main, wav_bytes
 from fdbu.errors import FdbuError
 from fdbu.export import export
 from fdbu.synth import synthesize
 from fdbu.tasks import SUBSETS, release_sizes
 
-FDBU = str(Path(sys.executable).parent / "fdbu")
 UI, TT, PH = "synthetic_user_interruption", "candor_turn_taking", "candor_pause_handling"
 
 
@@ -121,8 +118,8 @@ def test_only_and_refusals(release, tmp_path):
 
 def test_export_then_transcripts_then_evaluate_then_score(release, tmp_path):
     synth, dataset, outputs = release
-    out = subprocess.run([FDBU, "export", f"dataset={dataset}", f"outputs={outputs}", f"out={tmp_path / 'tree'}",
-                          "progress=false"], capture_output=True, text=True)
+    out = fdbu_main("export", f"dataset={dataset}", f"outputs={outputs}", f"out={tmp_path / 'tree'}",
+                    "progress=false")
     assert out.returncode == 0, out.stderr
     assert "20 samples, 14 eligible, 6 ineligible" in out.stdout
     tree = tmp_path / "tree"
@@ -135,7 +132,7 @@ def test_export_then_transcripts_then_evaluate_then_score(release, tmp_path):
     (tree / "asr.json").write_text(json.dumps({"config": {"model_id": "synthetic"}, "subsets": {
         s: {"task": SUBSETS[s].task.asr_task, "transcripts": t} for s, t in receipts.items()}}))
     for args in (["evaluate", f"tree={tree}"], ["score", f"tree={tree}", "progress=false", "vad.cache=false"]):
-        out = subprocess.run([FDBU, *args], capture_output=True, text=True)
+        out = fdbu_main(*args)
         assert out.returncode == 0, out.stderr
     assert "reference column (official rules, from summary.json):" in out.stdout
     unified = json.loads((tree / "unified.json").read_text())
