@@ -7,6 +7,7 @@ writing, config values, export rows, ASR inputs), plus a fuzz test of the tree l
 import hashlib
 import json
 import os
+import signal
 import shutil
 import subprocess
 import sys
@@ -319,7 +320,9 @@ def test_asr_refuses_a_file_that_is_no_checkpoint(tree, tmp_path):
 def test_ctrl_c_is_exit_130_without_a_traceback(tree):
     proc = subprocess.Popen([FDBU, "score", f"tree={tree}", "vad.backend=reference", "vad.cache=false"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "FDBU_INTERRUPT_AT": "score:loaded"})
+                            env={**os.environ, "FDBU_INTERRUPT_AT": "score:loaded"},
+                            # a shell's background job inherits SIGINT ignored; Ctrl-C reaches a foreground one
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 130 and "Traceback" not in err and err.startswith("fdbu: error: interrupted")
 
