@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO := build/demo
 
-.PHONY: install demo test clean cluster-tools
+.PHONY: install demo test clean cluster-tools system-tools
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,8 +36,18 @@ cluster-tools:
 	    --no-install-recommends slurm-wlm munge >/dev/null 2>&1) || \
 	   echo "slurm-wlm and munge could not be installed: the SLURM tests will be skipped")
 
-test: $(STAMP) cluster-tools
-	$(BIN)/python -m pytest -q
+# the FFmpeg libraries TorchCodec loads (torchaudio.load's backend), for the test that checks the
+# loader fdbu hands the official scripts against torchaudio.load itself
+system-tools: cluster-tools
+	@ldconfig -p | grep -q libavformat || \
+	  (DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends ffmpeg >/dev/null 2>&1 || \
+	   (apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+	    --no-install-recommends ffmpeg >/dev/null 2>&1) || \
+	   echo "the FFmpeg libraries could not be installed: the torchaudio.load test will be skipped")
+
+# two workers, each taking whole test files (the SLURM tests share one cluster, so one file, one worker)
+test: $(STAMP) system-tools
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 clean:
 	rm -rf build $(VENV)

@@ -1,6 +1,7 @@
 """evaluate.run_official: pins, disagreements and how a script's output is read. The real
 scripts are run in test_official_scripts.py; here stand-ins (written here, not copied) make
 a script disagree or crash on purpose."""
+import importlib
 import json
 import re
 import subprocess
@@ -136,7 +137,10 @@ def test_pcm16_loader_gives_torchaudio_loads_result(tmp_path):
 
 
 def test_pcm16_loader_equals_torchaudio_load_where_torchcodec_is_installed(tmp_path):
-    pytest.importorskip("torchcodec", reason="TorchCodec (and FFmpeg) not installed: torchaudio.load cannot run here")
+    try:
+        importlib.import_module("torchcodec.decoders")  # loads the FFmpeg libraries
+    except (ImportError, RuntimeError, OSError) as e:
+        pytest.skip(f"TorchCodec or the FFmpeg libraries are missing (make system-tools): torchaudio.load cannot run: {e}")
     import torch
     import torchaudio
 

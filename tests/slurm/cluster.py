@@ -43,6 +43,7 @@ class LocalSlurm:
     def __init__(self, root: Path):
         self.root = Path(root).resolve()
         self.host = socket.gethostname()
+        self._children: dict[str, subprocess.Popen] = {}
 
     @property
     def env(self) -> dict[str, str]:
@@ -106,6 +107,7 @@ class LocalSlurm:
         p = subprocess.Popen([shutil.which(argv[0], path="/usr/sbin:/usr/bin") or argv[0]] + argv[1:], env=env,
                              stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         (self.root / f"{name}.fdbu-pid").write_text(str(p.pid))
+        self._children[name] = p
 
     def _wait(self, ready, timeout_s: float, what: str) -> None:
         deadline = time.monotonic() + timeout_s
@@ -127,10 +129,18 @@ class LocalSlurm:
             pid = int(pidfile.read_text())
             try:
                 os.killpg(pid, signal.SIGTERM)
-                for _ in range(100):
-                    os.kill(pid, 0)
-                    time.sleep(0.1)
-                os.killpg(pid, signal.SIGKILL)
+                child = self._children.pop(name, None)
+                if child is not None:  # our own child: reap it (a zombie would answer kill(pid, 0) for ever)
+                    try:
+                        child.wait(timeout=10)
+                    except subprocess.TimeoutExpired:
+                        os.killpg(pid, signal.SIGKILL)
+                        child.wait()
+                else:
+                    for _ in range(100):
+                        os.kill(pid, 0)
+                        time.sleep(0.1)
+                    os.killpg(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
             pidfile.unlink()
