@@ -91,10 +91,15 @@ def vad_compare(work: Path, n: int, device: str, busy: int) -> None:
             label = f"batched ({device}), " + (f"{threads} thread{'s' if threads > 1 else ''}" if threads
                                                 else f"free cores ({det.threads})")
             rows[label] = (t.s, threads or det.threads, got, det.stats)
-        det = SpeechDetector(backend="batched", device=device, cache=False, threads=cores)
-        with Timer() as t_auto:
-            det.segments(js)
-        sentinel = (t_auto.s, det.stats)
+        # the sentinel's cost: 3 runs each way, alternating, medians (one run of each moves with the load)
+        plain, auto = [], []
+        for _ in range(3):
+            for verify, times in ((0, plain), ("auto", auto)):
+                det = SpeechDetector(backend="batched", device=device, cache=False, threads=cores, verify=verify)
+                with Timer() as t:
+                    det.segments(js)
+                times.append(t.s)
+        sentinel = (float(np.median(auto)), float(np.median(plain)), det.stats)
     finally:
         for p in spin:
             p.kill()
@@ -108,10 +113,10 @@ def vad_compare(work: Path, n: int, device: str, busy: int) -> None:
     bn = rows[f"batched ({device}), {cores} thread{'s' if cores > 1 else ''}"][0]
     print(f"  per core (1 thread each): batched {r1 / b1:.1f}x the reference; per machine ({cores} cores each): "
           f"batched {rn / bn:.1f}x the reference")
-    base = rows[f"batched ({device}), {cores} thread{'s' if cores > 1 else ''}"][0]
-    print(f"  sentinel (vad.verify=auto: {sentinel[1].verified} files verified, largest deviation "
-          f"{sentinel[1].verify_ratio:.2f} of the margin): {sentinel[0]:.2f} s against {base:.2f} s without, "
-          f"+{100 * (sentinel[0] - base) / base:.0f}%")
+    with_it, base, st = sentinel
+    print(f"  sentinel (vad.verify=auto: {st.verified} files verified, largest deviation {st.verify_ratio:.2f} of "
+          f"the margin): its own time {st.verify_seconds:.2f} s ({100 * st.verify_seconds / with_it:.0f}% of the run); "
+          f"median of 3 runs {with_it:.2f} s against {base:.2f} s with vad.verify=0, {100 * (with_it - base) / base:+.0f}%")
     if det.stats.guard:
         print(f"  {det.stats.guard}")
 

@@ -79,6 +79,7 @@ class DetectionStats:
     recomputed: int = 0
     verified: int = 0
     verify_ratio: float = 0.0  # largest |batched - reference| / margin seen by the sentinel
+    verify_seconds: float = 0.0  # the sentinel's own time (part of `seconds`)
     cache_rejected: int = 0
     seconds: float = 0.0
     shards: dict = field(default_factory=dict)  # shard label -> cache hits computed by that shard
@@ -92,7 +93,7 @@ class DetectionStats:
                f"{where}: {self.computed} computed, {self.cache_hits} from cache, {self.recomputed} recomputed on "
                f"the reference path by the guard, {self.verified} verified")
         if self.verified:
-            out += f" (largest deviation {self.verify_ratio:.2f} of the margin)"
+            out += f" (largest deviation {self.verify_ratio:.2f} of the margin; {self.verify_seconds:.2f} s)"
         out += f", {self.cache_rejected} stale or corrupt cache entries recomputed, {self.seconds:.2f} s"
         if self.shards:
             out += f"; from the caches of shards {', '.join(sorted(self.shards, key=lambda s: tuple(map(int, s.split('/')))))}"
@@ -282,5 +283,7 @@ class SpeechDetector:
             entries[i] = exact
             self.stats.verified += 1
             self.stats.verify_ratio = max(self.stats.verify_ratio, deviation / entry.margin)
-        self.stats.seconds += time.perf_counter() - t0
+        elapsed = time.perf_counter() - t0
+        self.stats.verify_seconds += elapsed
+        self.stats.seconds += elapsed
         return entries
