@@ -42,6 +42,12 @@ def _check(ok: bool, key: str, value, allowed: str) -> None:
         refuse(key, value, allowed)
 
 
+def _unused(cfg, command: str) -> None:
+    """`device` is Common to every command, but some run nothing on a device: a setting that could not
+    change anything is refused, not ignored."""
+    _check(cfg.device == "auto", "device", cfg.device, f"fdbu {command} runs nothing on a device: leave it out")
+
+
 def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -183,6 +189,12 @@ class SweepConfig(Common):
         _check(self.out is not None or len(trees) == 1, "out", self.out,
                "a sweep over several trees needs out=DIR for its outputs")
         _names("names", self.names, len(trees))
+        axes = {"threshold": "sweep.thresholds", "min_silence_duration_ms": "sweep.min_silence_ms",
+                "min_speech_duration_ms": "sweep.min_speech_ms", "speech_pad_ms": "sweep.speech_pad_ms"}
+        for setting in self.vad.non_default():  # "vad.<key>=<value>"
+            key = setting.split("=", 1)[0]
+            _check(False, key, getattr(self.vad, key[4:]), f"a sweep's segment settings are its axes: use "
+                   f"{axes[key[4:]]}=[...]")
 
     def trees(self) -> List[str]:
         return list(self.tree) if isinstance(self.tree, (list, tuple)) else [self.tree]
@@ -281,6 +293,10 @@ class EvaluateConfig(Common):
     tree: str = opt(MISSING, "the reference tree")
     evaluate: EvaluateOptions = group(EvaluateOptions, "the official rules (reference column)")
 
+    def __post_init__(self):
+        super().__post_init__()
+        _unused(self, "evaluate")
+
 
 @dataclass
 class ExportOptions:
@@ -300,6 +316,10 @@ class ExportConfig(Common):
     outputs: Optional[str] = opt(None, "the system's <subset>/<id>/output.wav files; null: the dataset folder")
     out: str = opt(MISSING, "the new reference tree (must not exist)")
     export: ExportOptions = group(ExportOptions, "how outputs become a tree")
+
+    def __post_init__(self):
+        super().__post_init__()
+        _unused(self, "export")
 
 
 @dataclass
@@ -360,6 +380,15 @@ class SynthConfig:
 @dataclass
 class CalibrateConfig(Common):
     vad: VadConfig = group(VadConfig, "speech detection: threads (the calibration is kept under cache_dir)")
+
+    def __post_init__(self):
+        super().__post_init__()
+        _check(self.vad.backend == "batched", "vad.backend", self.vad.backend,
+               "the calibration measures the batched backend against the reference: leave it out")
+        for setting in self.vad.non_default():  # "vad.<key>=<value>"
+            key = setting.split("=", 1)[0]
+            _check(False, key, getattr(self.vad, key[4:]),
+                   "the calibration measures probabilities, which no segment setting changes: leave it out")
 
 
 CONFIGS = {"score": ScoreConfig, "sweep": SweepConfig, "compare": CompareConfig, "evaluate": EvaluateConfig,

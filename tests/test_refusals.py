@@ -271,6 +271,24 @@ def test_sweep_config_values(tree):
     refused(fdbu("sweep", f"tree=[{tree},{tree}]"), "needs out=DIR")
 
 
+# a setting the command cannot honour is refused, not ignored
+@pytest.mark.parametrize("args,fragment", [
+    (["sweep", "vad.threshold=0.4"], "vad.threshold=0.4: a sweep's segment settings are its axes: use sweep.thresholds"),
+    (["sweep", "vad.speech_pad_ms=30"], "use sweep.speech_pad_ms"),
+    (["sweep", "vad.min_silence_duration_ms=50"], "use sweep.min_silence_ms"),
+    (["calibrate", "vad.backend=reference"], "vad.backend='reference': the calibration measures the batched"),
+    (["calibrate", "vad.speech_pad_ms=30"], "vad.speech_pad_ms=30: the calibration measures probabilities"),
+    (["evaluate", "device=cuda"], "device='cuda': fdbu evaluate runs nothing on a device"),
+    (["export", "dataset=d", "out=o", "device=cpu"], "device='cpu': fdbu export runs nothing on a device")])
+def test_settings_a_command_would_ignore(tree, tmp_path, args, fragment):
+    command, *rest = args
+    if command in ("sweep", "evaluate"):
+        rest.insert(0, f"tree={tree}")
+    before = snapshot(tree, tmp_path)
+    refused(fdbu(command, *rest, f"cache_dir={tmp_path / 'cache'}"), "config:", fragment)
+    assert snapshot(tree, tmp_path) == before
+
+
 # 9. export never writes an eligible row it cannot score
 def test_an_empty_input_makes_its_sample_ineligible(tmp_path):
     from builders import wav_bytes
@@ -315,6 +333,22 @@ def test_asr_refuses_a_file_that_is_no_checkpoint(tree, tmp_path):
         p.unlink()
     (tmp_path / "x.nemo").write_bytes(b"garbage")
     refused(fdbu("asr", f"tree={tree}", f"asr.checkpoint={tmp_path / 'x.nemo'}"), "is not a NeMo checkpoint")
+
+
+@pytest.mark.skipif(not ROOT, reason="runs fdbu as another user to meet a permission error")
+def test_asr_refuses_a_tree_it_cannot_write_before_loading_the_model(tree, tmp_path):
+    pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
+    (tree / "asr.json").unlink()
+    for p in tree.glob("*/*/output.json"):
+        p.unlink()
+    (tmp_path / "x.nemo").write_bytes(b"garbage")  # never opened: the tree is checked first
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o777)
+    cache.chmod(0o777)
+    before = snapshot(tree)
+    refused(fdbu("asr", f"tree={tree}", f"asr.checkpoint={tmp_path / 'x.nemo'}", f"cache_dir={cache}",
+                 unprivileged=True), f"asr: transcripts and asr.json go into {tree}: cannot write in {tree}")
+    assert snapshot(tree) == before
 
 
 def test_ctrl_c_is_exit_130_without_a_traceback(tree):

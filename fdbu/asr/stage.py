@@ -133,9 +133,12 @@ def _batches(jobs: list[AsrInput], batch_size: int, max_seconds: float) -> list[
     return out + ([current] if current else [])
 
 
-def cache_key(job: "AsrInput", checkpoint_sha256: str) -> str:
-    """What a transcript depends on: the audio, the checkpoint and where the audio is cut."""
-    return sha256_bytes(f"{job.wav_sha256}|{checkpoint_sha256}|cut={job.offset!r}".encode())
+def cache_key(job: "AsrInput", checkpoint_sha256: str, device: str) -> str:
+    """What a transcript depends on: the audio, the checkpoint, where the audio is cut, and the kind of
+    device (a GPU decodes in batches and in other float orders than a CPU, so near-ties can fall the
+    other way): a cache shared by CPU and GPU nodes never hands one's transcripts to the other."""
+    kind = str(device).split(":")[0]
+    return sha256_bytes(f"{job.wav_sha256}|{checkpoint_sha256}|cut={job.offset!r}|device={kind}".encode())
 
 
 def by_shards(counts: dict) -> str:
@@ -155,7 +158,7 @@ def run_shard(roots: list[Path], model_factory, cache_dir: Path, shard: int, sha
     pool = [j for root in roots for j in _jobs(root)]
     model = model_factory()
     for j in pool:
-        j.key = cache_key(j, model.checkpoint_sha256)
+        j.key = cache_key(j, model.checkpoint_sha256, model.device)
     mine = select(pool, shard, shards, key=lambda j: j.key, weight=lambda j: j.samples)
     todo = [j for j in mine if cache.get(j.key) is None]
     bar = tqdm(total=len(todo), unit="file", desc=f"asr shard {shard}/{shards}", disable=not progress or not todo)
@@ -240,10 +243,12 @@ def run(root: Path, model_factory, *, batch_size: int = 16,
         if stale:
             raise FdbuError(stale[0], "output.json", "exists but the tree has no asr.json: a run was interrupted, "
                             "or the transcript came from elsewhere; pass asr.resume=true to continue")
+    for folder in [root] + sorted({j.folder for j in jobs}):  # before the model loads, not mid-run
+        writable_folder(folder, "asr: transcripts and asr.json go into")
     model = model_factory()
     cache = TranscriptCache(cache_dir)
     for j in jobs:
-        j.key = cache_key(j, model.checkpoint_sha256)
+        j.key = cache_key(j, model.checkpoint_sha256, model.device)
     journal.open()
     try:
         counts = _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_batch_seconds, progress)
@@ -266,6 +271,13 @@ def run(root: Path, model_factory, *, batch_size: int = 16,
     return root / ASR_JSON, counts
 
 
+def _write(job: "AsrInput", data: bytes) -> None:
+    try:
+        write_bytes(job.folder / "output.json", data)
+    except OSError as e:
+        raise FdbuError(job.sample_id, "output.json", f"cannot write it ({e.strerror})") from None
+
+
 def _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_batch_seconds, progress) -> dict:
     """Keep, copy from the cache or transcribe every job's output.json, each journalled before it is written."""
     counts = {"kept": 0, "from_cache": 0, "transcribed": 0}
@@ -280,7 +292,7 @@ def _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_bat
             counts["kept"] += 1
         elif cached is not None:
             journal.record(j, cached)
-            write_bytes(existing, cached)
+            _write(j, cached)
             counts["from_cache"] += 1
         else:
             todo.append(j)
@@ -290,7 +302,7 @@ def _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_bat
         for j, words in zip(batch, model.transcribe([j.audio() for j in batch], batch_size)):
             data = transcript_bytes(words, j.offset)
             journal.record(j, data)
-            write_bytes(j.folder / "output.json", data)
+            _write(j, data)
             cache.put(j.key, data)
             seconds += seconds_of(j.samples)
         counts["transcribed"] += len(batch)
