@@ -34,13 +34,31 @@ Hydra: --cfg job shows the composed config; -m runs several jobs (fdbu score -m 
 Python: import fdbu; fdbu.score("runs/modelA").to_pandas()  (see the README)."""
 
 
+def launcher_share() -> int | None:
+    """Under Hydra's joblib launcher the jobs are parallel processes on this machine: each gets its
+    share of the cores (cores // workers), so they do not start on the same free cores and fight."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        launcher = HydraConfig.get().launcher
+    except (ImportError, ValueError):
+        return None
+    if "JoblibLauncher" not in str(launcher.get("_target_", "")):
+        return None
+    from .device import allowed_cores
+
+    cores, n = allowed_cores(), int(launcher.get("n_jobs") or -1)
+    return max(1, cores // (cores if n < 1 else min(n, cores)))
+
+
 def make_detector(cfg, backend: str | None = None, shard: str | None = None):
     """The speech detector a command's config asks for: Silero settings plus how to compute them."""
     from .vad import SpeechDetector
 
     vad = cfg.vad
+    threads = vad.threads if vad.threads is not None else launcher_share()
     return SpeechDetector(vad.settings(), backend=backend or vad.backend, device=cfg.device, cache=vad.cache,
-                          cache_dir=cfg.cache_root() / "vad-probs", verify=vad.verify, threads=vad.threads,
+                          cache_dir=cfg.cache_root() / "vad-probs", verify=vad.verify, threads=threads,
                           batch_seconds=vad.batch_seconds, progress=cfg.progress, shard=shard)
 
 
@@ -152,6 +170,11 @@ def _asr(cfg) -> None:
 
     a = cfg.asr
     models = []
+    share = launcher_share()
+    if share is not None:
+        import torch
+
+        torch.set_num_threads(share)
 
     def model():  # made once, after the trees are checked; its weights load only if something is transcribed
         if not models:

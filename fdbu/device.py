@@ -29,8 +29,13 @@ def resolve_device(device: str) -> str:
     return device
 
 
+THREAD_LIMITS = ("OMP_NUM_THREADS", "SLURM_CPUS_PER_TASK")
+
+
 def allowed_cores() -> int:
-    """Cores this process may run on: its CPU affinity, capped by a cgroup v2 CPU quota if one is set."""
+    """Cores this process may run on: its CPU affinity, capped by a cgroup v2 CPU quota and by a
+    thread limit set for it (OMP_NUM_THREADS, or a SLURM task's SLURM_CPUS_PER_TASK where the
+    cluster does not bind tasks to cores)."""
     cores = len(os.sched_getaffinity(0))
     try:
         quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
@@ -38,6 +43,10 @@ def allowed_cores() -> int:
             cores = min(cores, max(1, math.ceil(int(quota) / int(period))))
     except (OSError, ValueError):
         pass
+    for name in THREAD_LIMITS:
+        value = os.environ.get(name, "")
+        if value.isdigit() and int(value) >= 1:
+            cores = min(cores, int(value))
     return cores
 
 
