@@ -27,7 +27,7 @@ from .errors import FdbuError
 from .metrics.paired import PLUS_INF, UNDEFINED, difference, holm
 from .metrics.stats import NOT_REACHED, Bootstrap
 from .metrics.table import SHARE, aggregate
-from .outputs import Outputs
+from .outputs import Outputs, interrupted
 from .readers import parse_json
 from .report import SAMPLES, UNIFIED, fmt
 
@@ -99,6 +99,10 @@ def load(root: Path, name: str) -> System:
     where = str(root)
     if not root.is_dir():
         raise FdbuError(where, None, "is not a directory")
+    staging = interrupted(root)
+    if staging:
+        raise FdbuError(where, staging, "a scoring run was stopped while moving its outputs in (some may be "
+                        "new, some old): rerun fdbu score on this tree, which finishes the move")
     raw = _read(root, UNIFIED)
     unified = parse_json(raw, where, UNIFIED)
     if (not isinstance(unified, dict) or unified.get("generator") != "fdbu" or "kind" in unified

@@ -62,6 +62,15 @@ def _locked(folder: Path) -> bool:
         os.close(fd)
 
 
+def interrupted(out: Path) -> str | None:
+    """The staging folder of a run stopped while moving its outputs into `out` (some files new,
+    some old), if there is one: a reader refuses the folder until a writing run finishes the move."""
+    for staging in sorted(Path(out).glob(STAGING + "*")):
+        if staging.is_dir() and (staging / COMMIT).is_file() and not _locked(staging):
+            return staging.name
+    return None
+
+
 def recover(out: Path) -> list[str]:
     """Finish or remove what killed runs left in `out`; returns what was done, for the console."""
     out = Path(out)

@@ -35,6 +35,9 @@ def test_score(synth_tree, tmp_path, point):
     shutil.copytree(synth_tree, tree)
     assert run("score", f"tree={clean}", "progress=false").returncode == 0
     assert run("score", f"tree={tree}", "progress=false", kill_at=point).returncode == -9
+    if point == "score:moved:0":  # half moved in: a reader refuses the tree until a score finishes the move
+        read = run("compare", f"trees=[{tree},{tree}]", f"out={tmp_path / 'compared'}")
+        assert read.returncode == 2 and "stopped while moving its outputs in" in read.stderr, read.stderr
     again = run("score", f"tree={tree}", "progress=false")
     assert again.returncode == 0, again.stderr
     assert contents(tree) == contents(clean)  # no staging folder left either
