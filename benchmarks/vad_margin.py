@@ -2,7 +2,7 @@
 
     python -m benchmarks.vad_margin [--files 300] [--device cpu]
 
-Calibrates this device (`fdbu calibrate`: the shipped corpus, 48 files of 24 s), then measures
+Calibrates this device (`fdbu calibrate`: the shipped corpus, 48 files of 4 to 44 s), then measures
 the deviation on a different, larger corpus: synthetic interruption captures, each also with
 added noise at three levels and with its gain changed, so the probabilities visit the whole
 (0, 1) range. Prints both largest deviations, the calibrated margin and its ratio to the
