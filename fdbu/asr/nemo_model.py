@@ -19,7 +19,10 @@ OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFL
 INSTALL = "pip install 'fdbu[asr]' (nemo_toolkit[asr]==3.0.0); `make install` in a checkout"
 
 
-def require_nemo(verbose: bool = False):
+def require_nemo(verbose: bool = False, load: bool = True):
+    """NeMo, and with `load` its ASR collection. Without `load` only the package is checked (its
+    ASR collection takes 10-20 s to import; a run whose transcripts are all cached never needs it)."""
+    import importlib.util
     import logging
 
     for k, v in OFFLINE.items():
@@ -28,6 +31,10 @@ def require_nemo(verbose: bool = False):
         logging.getLogger("nv_one_logger").setLevel(logging.ERROR)
     try:
         import nemo
+        if importlib.util.find_spec("nemo.collections.asr") is None:
+            raise ImportError(name="nemo.collections.asr")
+        if not load:
+            return nemo, None
         import nemo.collections.asr as nemo_asr
         from nemo.utils import logging as nemo_logging
     except ImportError as e:
@@ -55,12 +62,13 @@ class ParakeetASR:
         if sha256 is not None and sha256.lower() != self.checkpoint_sha256:
             raise FdbuError("asr", "checkpoint", f"{checkpoint} has SHA-256 {self.checkpoint_sha256}, not the pinned "
                             f"asr.sha256={sha256}; nothing was transcribed")
-        nemo, _ = require_nemo(verbose)
+        nemo, _ = require_nemo(verbose, load=False)
         import torch
 
         self.nemo_version = nemo.__version__
         self.torch_version = torch.__version__
         self.device = device
+        self.verbose = verbose
         self.checkpoint = checkpoint
         if not tarfile.is_tarfile(checkpoint):  # refused now, not after the work that precedes loading
             raise FdbuError("asr", "checkpoint", f"{checkpoint} is not a NeMo checkpoint (a .nemo file is a tar "
@@ -72,7 +80,8 @@ class ParakeetASR:
         """The NeMo model, restored on first use (a run whose transcripts are all cached never loads it)."""
         if self._model is None:
             import torch
-            import nemo.collections.asr as nemo_asr
+
+            _, nemo_asr = require_nemo(self.verbose)
 
             try:
                 self._model = nemo_asr.models.ASRModel.restore_from(str(self.checkpoint),
