@@ -43,3 +43,12 @@ def test_bootstrap_draw_convention():
     idx = Bootstrap(2000, 0).indices(5)
     assert np.array_equal(idx, np.random.default_rng(0).integers(0, 5, size=(2000, 5)))
     assert np.array_equal(Bootstrap(2000, 0).indices(5), idx)  # fresh generator per metric
+
+
+def test_a_resample_matrix_too_large_is_refused_not_a_memory_error():
+    from fdbu.errors import FdbuError
+    from fdbu.metrics.stats import INDEX_BYTES
+
+    n = INDEX_BYTES // 8 // 100_000 + 1  # one sample more than 100,000 resamples may index
+    with pytest.raises(FdbuError, match=rf"bootstrap.resamples=100000 over {n} samples needs 4.0 GiB .* fewer"):
+        Bootstrap(100_000, 0).indices(n)

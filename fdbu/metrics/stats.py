@@ -12,6 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..errors import FdbuError
 from ..kernels import INF, ranked, resample_ranked, resample_ratios
 from ..timebase import seconds
 
@@ -19,6 +20,7 @@ Z_975 = 1.959963984540054
 MEDIAN, P90 = Fraction(1, 2), Fraction(9, 10)
 CI_LO, CI_HI = Fraction(1, 40), Fraction(39, 40)
 NOT_REACHED = "not reached"
+INDEX_BYTES = 4 * 2**30  # the resample index matrix of one metric, refused beyond this (not a MemoryError)
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,11 @@ class Bootstrap:
 
     def indices(self, n: int) -> np.ndarray:
         """Clarification 10: a fresh default_rng(seed) per metric, rows are resamples."""
+        need = 8 * self.resamples * n  # int64 indices
+        if need > INDEX_BYTES:
+            raise FdbuError("config", None, f"bootstrap.resamples={self.resamples} over {n} samples needs "
+                            f"{need / 2**30:.1f} GiB of resample indices (at most {INDEX_BYTES / 2**30:.0f} GiB): "
+                            "use fewer resamples")
         return np.random.default_rng(self.seed).integers(0, n, size=(self.resamples, n))
 
 
