@@ -266,6 +266,14 @@ def _command_help(command: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # printing into a reader that stopped (`| head`): what SIGPIPE would end with
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+
+
+def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(USAGE)
@@ -298,6 +306,8 @@ def main(argv: list[str] | None = None) -> int:
         error("interrupted (Ctrl-C); nothing half-written was left behind", 130)
     except (HydraException, OmegaConfBaseException) as e:  # composing the config, parsing the overrides
         error(f"config: {composition_error(e)}")
+    except BrokenPipeError:
+        raise
     except Exception:
         traceback.print_exc()
         print(f"fdbu {__version__}: this is a bug in fdbu, not a problem with your input; please report it with "

@@ -10,7 +10,7 @@ them. Defaults come from the code that uses them (`SileroSettings`, `Bootstrap`,
 import dataclasses
 import difflib
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, ClassVar, Dict, List, Optional
 
 from omegaconf import MISSING
 
@@ -42,12 +42,6 @@ def _check(ok: bool, key: str, value, allowed: str) -> None:
         refuse(key, value, allowed)
 
 
-def _unused(cfg, command: str) -> None:
-    """`device` is Common to every command, but some run nothing on a device: a setting that could not
-    change anything is refused, not ignored."""
-    _check(cfg.device == "auto", "device", cfg.device, f"fdbu {command} runs nothing on a device: leave it out")
-
-
 def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -75,10 +69,16 @@ class VadConfig:
         return SileroSettings(threshold=self.threshold, min_speech_duration_ms=self.min_speech_duration_ms,
                               min_silence_duration_ms=self.min_silence_duration_ms, speech_pad_ms=self.speech_pad_ms)
 
-    def non_default(self) -> List[str]:
-        """The settings that differ from the spec's (Silero's defaults, no padding)."""
+    def changed(self) -> List[str]:
+        """The segment settings that differ from the spec's (Silero's defaults, no padding)."""
         spec = SileroSettings()
-        return [f"vad.{k}={v}" for k, v in dataclasses.asdict(self.settings()).items() if getattr(spec, k) != v]
+        return [k for k, v in dataclasses.asdict(self.settings()).items() if getattr(spec, k) != v]
+
+    def refuse_segment_settings(self, why) -> None:
+        """For a command that sets or ignores the segment settings itself: any changed one is refused,
+        `why(key)` saying why and what to use instead."""
+        for key in self.changed():
+            refuse(f"vad.{key}", getattr(self, key), why(key))
 
 
 @dataclass
@@ -113,6 +113,18 @@ class Common:
         from .cachedir import cache_root
 
         return Path(self.cache_dir) if self.cache_dir else cache_root()
+
+
+@dataclass
+class DeviceFree(Common):
+    """Common settings of a command that runs nothing on a device: `device` is refused, not ignored."""
+
+    COMMAND: ClassVar[str] = ""
+
+    def __post_init__(self):
+        super().__post_init__()
+        _check(self.device == "auto", "device", self.device, f"fdbu {self.COMMAND} runs nothing on a device: "
+               "leave it out")
 
 
 @dataclass
@@ -191,10 +203,7 @@ class SweepConfig(Common):
         _names("names", self.names, len(trees))
         axes = {"threshold": "sweep.thresholds", "min_silence_duration_ms": "sweep.min_silence_ms",
                 "min_speech_duration_ms": "sweep.min_speech_ms", "speech_pad_ms": "sweep.speech_pad_ms"}
-        for setting in self.vad.non_default():  # "vad.<key>=<value>"
-            key = setting.split("=", 1)[0]
-            _check(False, key, getattr(self.vad, key[4:]), f"a sweep's segment settings are its axes: use "
-                   f"{axes[key[4:]]}=[...]")
+        self.vad.refuse_segment_settings(lambda key: f"a sweep's segment settings are its axes: use {axes[key]}=[...]")
 
     def trees(self) -> List[str]:
         return list(self.tree) if isinstance(self.tree, (list, tuple)) else [self.tree]
@@ -289,13 +298,10 @@ class EvaluateOptions:
 
 
 @dataclass
-class EvaluateConfig(Common):
+class EvaluateConfig(DeviceFree):
+    COMMAND: ClassVar[str] = "evaluate"
     tree: str = opt(MISSING, "the reference tree")
     evaluate: EvaluateOptions = group(EvaluateOptions, "the official rules (reference column)")
-
-    def __post_init__(self):
-        super().__post_init__()
-        _unused(self, "evaluate")
 
 
 @dataclass
@@ -311,15 +317,12 @@ class ExportOptions:
 
 
 @dataclass
-class ExportConfig(Common):
+class ExportConfig(DeviceFree):
+    COMMAND: ClassVar[str] = "export"
     dataset: str = opt(MISSING, "the Full-Duplex-Bench v1.0 release: <subset>/<id>/input.wav and annotations")
     outputs: Optional[str] = opt(None, "the system's <subset>/<id>/output.wav files; null: the dataset folder")
     out: str = opt(MISSING, "the new reference tree (must not exist)")
     export: ExportOptions = group(ExportOptions, "how outputs become a tree")
-
-    def __post_init__(self):
-        super().__post_init__()
-        _unused(self, "export")
 
 
 @dataclass
@@ -385,10 +388,8 @@ class CalibrateConfig(Common):
         super().__post_init__()
         _check(self.vad.backend == "batched", "vad.backend", self.vad.backend,
                "the calibration measures the batched backend against the reference: leave it out")
-        for setting in self.vad.non_default():  # "vad.<key>=<value>"
-            key = setting.split("=", 1)[0]
-            _check(False, key, getattr(self.vad, key[4:]),
-                   "the calibration measures probabilities, which no segment setting changes: leave it out")
+        self.vad.refuse_segment_settings(
+            lambda key: "the calibration measures probabilities, which no segment setting changes: leave it out")
 
 
 CONFIGS = {"score": ScoreConfig, "sweep": SweepConfig, "compare": CompareConfig, "evaluate": EvaluateConfig,

@@ -63,3 +63,12 @@ def test_unknown_command_and_missing_tree(tmp_path):
     assert fdbu_main("frobnicate").returncode == 2
     out = fdbu_main("score", f"tree={tmp_path / 'nope'}")
     assert out.returncode == 2 and "is not a directory" in out.stderr
+
+
+def test_output_into_a_closed_pipe_is_not_a_bug():
+    """`fdbu score --help | head -1`: the reader stops early; fdbu ends as SIGPIPE would, with no traceback."""
+    r, w = os.pipe()
+    os.close(r)
+    proc = subprocess.run([FDBU, "score", "--help"], stdout=w, stderr=subprocess.PIPE, text=True, timeout=120)
+    os.close(w)
+    assert proc.returncode == 141 and proc.stderr == ""
