@@ -78,7 +78,7 @@ def _score(cfg) -> None:
     print(report.summary(scored.unified))
     if column:
         print("\n" + column)
-    print("\n".join(["", detector.stats.line(), *outputs.notes, "wrote " + ", ".join(map(str, written))]))
+    print("\n".join(["", detector.stats.line(), *outputs.report(written)]))
 
 
 def _sweep(cfg) -> None:
@@ -90,7 +90,7 @@ def _sweep(cfg) -> None:
     result = sweep(trees, detector, cfg.bootstrap.make(), cfg.sweep.points(), names=cfg.system_names())
     written = outputs.commit(files(result, cfg.plot))
     print(table(result))
-    print("\n".join(["", detector.stats.line(), *outputs.notes, "wrote " + ", ".join(map(str, written))]))
+    print("\n".join(["", detector.stats.line(), *outputs.report(written)]))
 
 
 def _compare(cfg) -> None:
@@ -102,7 +102,7 @@ def _compare(cfg) -> None:
                      allow_different_samples=cfg.compare.allow_different_samples)
     written = outputs.commit(files(result, systems, cfg.plot)) if outputs is not None else []
     print(leaderboard(result))
-    tail = [*outputs.notes, "wrote " + ", ".join(map(str, written))] if outputs is not None else \
+    tail = outputs.report(written) if outputs is not None else \
         ["pass out=DIR to write compare.json, compare.csv and the figures"]
     print("\n".join(["", *tail]))
 
@@ -143,7 +143,7 @@ def _evaluate(cfg) -> None:
     print(ev.table(result))
     for text in lines:
         print(text)
-    print("\n".join([*outputs.notes, "wrote " + ", ".join(map(str, written))]))
+    print("\n".join(outputs.report(written)))
     if disagreements:
         print("official scripts disagree with fdbu's rules:\n  " + "\n  ".join(disagreements), file=sys.stderr)
         sys.exit(3)

@@ -62,13 +62,17 @@ def _locked(folder: Path) -> bool:
         os.close(fd)
 
 
+def _stopped(out: Path):
+    """(staging folder, complete) of each run stopped while writing into `out` (no live run holds it)."""
+    for staging in sorted(Path(out).glob(STAGING + "*")):
+        if staging.is_dir() and not _locked(staging):
+            yield staging, (staging / COMMIT).is_file()
+
+
 def interrupted(out: Path) -> str | None:
     """The staging folder of a run stopped while moving its outputs into `out` (some files new,
     some old), if there is one: a reader refuses the folder until a writing run finishes the move."""
-    for staging in sorted(Path(out).glob(STAGING + "*")):
-        if staging.is_dir() and (staging / COMMIT).is_file() and not _locked(staging):
-            return staging.name
-    return None
+    return next((staging.name for staging, complete in _stopped(out) if complete), None)
 
 
 def recover(out: Path) -> list[str]:
@@ -77,12 +81,9 @@ def recover(out: Path) -> list[str]:
     done = []
     if not out.is_dir():
         return done
-    for staging in sorted(out.glob(STAGING + "*")):
-        if not staging.is_dir() or _locked(staging):
-            continue
-        commit = staging / COMMIT
-        if commit.is_file():
-            names = json.loads(commit.read_text())
+    for staging, complete in _stopped(out):
+        if complete:
+            names = json.loads((staging / COMMIT).read_text())
             for name in names:
                 if (staging / name).exists():
                     os.replace(staging / name, out / name)
@@ -105,6 +106,10 @@ class Outputs:
         if present and head is not None and not ((self.out / head).is_file() and written_by_fdbu(self.out / head)):
             raise FdbuError("output", present[0], f"{self.out} already holds {present[0]} not written by fdbu "
                             f"{command}; move it away or pass out=DIR")
+
+    def report(self, written: list[Path]) -> list[str]:
+        """The console's last lines: what was finished or removed for stopped runs, and what was written."""
+        return [*self.notes, "wrote " + ", ".join(map(str, written))]
 
     def path(self, name: str) -> Path:
         return self.out / name

@@ -45,3 +45,8 @@ def select(items: Iterable[T], shard: int, shards: int, key: Callable[[T], str],
 def label(shard: int, shards: int) -> str:
     """How a cache entry records the shard that computed it."""
     return f"{shard}/{shards}"
+
+
+def listed(labels) -> str:
+    """Shard labels in order for the console: '0/4, 1/4, 3/4'."""
+    return ", ".join(sorted(labels, key=lambda s: tuple(map(int, s.split("/")))))

@@ -24,6 +24,7 @@ from .. import device as devices
 from .. import faults
 from ..errors import FdbuError
 from ..kernels import speech_segments
+from ..shard import listed
 from . import calibration as calib
 from .audio import batches, read_wav
 from .cache import Entry, ProbabilityCache, default_dir
@@ -96,7 +97,7 @@ class DetectionStats:
             out += f" (largest deviation {self.verify_ratio:.2f} of the margin; {self.verify_seconds:.2f} s)"
         out += f", {self.cache_rejected} stale or corrupt cache entries recomputed, {self.seconds:.2f} s"
         if self.shards:
-            out += f"; from the caches of shards {', '.join(sorted(self.shards, key=lambda s: tuple(map(int, s.split('/')))))}"
+            out += f"; from the caches of shards {listed(self.shards)}"
         return out + (f"\n  {self.guard}" if self.guard else "")
 
 
