@@ -107,7 +107,7 @@ def favour_words_with_gaps(model, sp, seed: int) -> None:
     hidden = _joint_inputs(model, (0.1 * rng.standard_normal(bursts.size) * bursts).astype(np.float32))
     silent = _joint_inputs(model, np.zeros(16000, np.float32)).mean(0)
     mean, std = hidden.mean(0), hidden.std(0)
-    live = std > 1e-3
+    live = std > 1e-3  # dead ReLU units have std exactly 0, live ones 0.014 and up (both models): no machine flips one
     w = torch.zeros_like(out.weight)
     w[:, live] = torch.randn(w.shape[0], int(live.sum()), generator=torch.Generator().manual_seed(seed))
     w[:, live] /= std[live] * live.sum().sqrt()

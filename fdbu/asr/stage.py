@@ -26,6 +26,7 @@ from ..audio import SAMPLE_RATE, read_wav, seconds_of
 from ..cachedir import cache_root
 from ..errors import FdbuError
 from ..outputs import writable_folder
+from ..shard import label, listed, select
 from ..tree import hashed, read_manifest
 
 ASR_JSON = "asr.json"
@@ -144,16 +145,13 @@ def cache_key(job: "AsrInput", checkpoint_sha256: str, device: str) -> str:
 def by_shards(counts: dict) -> str:
     """', made by shards 0/4, 1/4, ...' for the console, when the cache entries came from a sharded run."""
     shards = counts.get("shards") or {}
-    return f" (made by shards {', '.join(sorted(shards, key=lambda s: tuple(map(int, s.split('/')))))})" if shards \
-        else ""
+    return f" (made by shards {listed(shards)})" if shards else ""
 
 
 def run_shard(roots: list[Path], model_factory, cache_dir: Path, shard: int, shards: int, *, batch_size: int = 16,
               max_batch_seconds: float = 600.0, progress: bool = False) -> str:
     """A sharded run: this shard's transcripts of every tree, into the cache only (nothing in the trees).
     The model's weights are loaded only if something is missing from the cache. Returns the shard's report."""
-    from ..shard import label, select
-
     cache = TranscriptCache(cache_dir, by=label(shard, shards))
     pool = [j for root in roots for j in _jobs(root)]
     model = model_factory()
@@ -182,6 +180,7 @@ class Journal:
     def __init__(self, root: Path):
         self.path = Path(root) / self.NAME
         self.fd = None
+        self.written: dict[str, str] = {}  # sample id -> SHA-256 of the transcript this run recorded
 
     def left_by_a_killed_run(self) -> dict[str, tuple[str, str]]:
         """sample id -> (key, SHA-256) from a killed run; refuses while another run holds the journal."""
@@ -208,8 +207,9 @@ class Journal:
         fcntl.flock(self.fd, fcntl.LOCK_EX)
 
     def record(self, job: "AsrInput", data: bytes) -> None:
+        self.written[job.sample_id] = sha256_bytes(data)  # what asr.json records for the sample
         os.write(self.fd, (json.dumps({"sample_id": job.sample_id, "key": job.key,
-                                       "sha256": sha256_bytes(data)}) + "\n").encode())
+                                       "sha256": self.written[job.sample_id]}) + "\n").encode())
 
     def release(self) -> None:
         """Let go of the lock; the file stays, so a run that failed is continued by the next."""
@@ -265,7 +265,7 @@ def run(root: Path, model_factory, *, batch_size: int = 16,
         mine = [j for j in jobs if j.subset == subset]
         if mine:
             receipt["subsets"][subset] = {"task": entry.task.asr_task, "transcripts": {
-                j.name: sha256_bytes((j.folder / "output.json").read_bytes()) for j in mine}}
+                j.name: journal.written[j.sample_id] for j in mine}}
     write_json(root / ASR_JSON, receipt)
     journal.remove()
     return root / ASR_JSON, counts
