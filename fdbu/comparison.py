@@ -209,9 +209,10 @@ def _inputs(row: dict, module) -> tuple:
     return tuple(row.get(f) for f in module.INPUTS)
 
 
-def _pairing(a: System, b: System, subset: str, order: dict[str, int], allow: bool) -> tuple[list[str], dict]:
-    """The sample ids both trees hold (same id, same dataset fields), in the first tree's order, and what
-    was dropped; refused unless `allow` when the trees hold different samples."""
+def _pairing(a: System, b: System, subset: str, order: dict[str, int], allow: bool) -> tuple[list[str], dict,
+                                                                                           dict, dict]:
+    """The sample ids both trees hold (same id, same dataset fields), in the first tree's order, what
+    was dropped, and each tree's rows by id; refused unless `allow` when the trees hold different samples."""
     module = tasks.subset(subset).task.metrics
     ra = {r["sample_id"]: r for r in a.rows.get(subset, [])}
     rb = {r["sample_id"]: r for r in b.rows.get(subset, [])}
@@ -230,10 +231,11 @@ def _pairing(a: System, b: System, subset: str, order: dict[str, int], allow: bo
                             f"({'; '.join(parts)}; e.g. {example}); pass compare.allow_different_samples=true to "
                             "compare the samples both hold")
         dropped = {f"only_in_{a.name}": only_a, f"only_in_{b.name}": only_b, "different_dataset_fields": differ}
-    common = [i for i in ra if i in rb and i not in set(differ)]
+    excluded = set(differ)
+    common = [i for i in ra if i in rb and i not in excluded]
     position = {i: k for k, i in enumerate(ra)}
     common.sort(key=lambda i: (order.get(i, len(order)), position[i]))
-    return common, dropped
+    return common, dropped, ra, rb
 
 
 def _context(s: System, subset: str) -> dict:
@@ -254,9 +256,7 @@ def _populations(subset: str) -> list[str]:
 def compare_pair(a: System, b: System, subset: str, order: dict[str, int], boot: Bootstrap, allow: bool) -> dict:
     """Every metric of one subset for the pair (a, b): b - a on the paired samples."""
     module = tasks.subset(subset).task.metrics
-    common, dropped = _pairing(a, b, subset, order, allow)
-    ra = {r["sample_id"]: r for r in a.rows[subset]}
-    rb = {r["sample_id"]: r for r in b.rows[subset]}
+    common, dropped, ra, rb = _pairing(a, b, subset, order, allow)
     paired = [i for i in common if ra[i]["eligible"] and rb[i]["eligible"]]
     ca = components(a, subset, [ra[i] for i in paired])
     cb = components(b, subset, [rb[i] for i in paired])

@@ -14,7 +14,7 @@ from builders import fdbu_main, sample, turn_ann, write_tree
 import fdbu
 from fdbu import tasks
 from fdbu.comparison import compare as run_compare, load, names as output_names
-from fdbu.metrics.paired import bootstrap_p, holm, mcnemar_exact, resampled_differences
+from fdbu.metrics.paired import bootstrap_p, holm, mcnemar_exact, paired_arrays, resampled_differences
 from fdbu.metrics.stats import CI_HI, CI_LO, NOT_REACHED, rank
 from fdbu.report import write as write_unified
 from fdbu.pipeline import score_path
@@ -112,7 +112,7 @@ def test_swapping_the_systems_negates_every_difference(scored, boot):
         metric = next(x for x in module.METRICS if x.name == name)
         ca, cb = (module.from_rows(r) for r in rows)
         mask = module.populations(ca)[metric.over] & module.populations(cb)[metric.over]
-        kept = resampled_differences(metric, ca, cb, mask, boot)
+        kept = resampled_differences(metric, *paired_arrays(metric, ca, cb, mask), int(np.count_nonzero(mask)), boot)
         N = len(kept)
         assert d["resamples_kept"] == e["resamples_kept"] == N
         to_out = (lambda x: x / 1e6 if abs(int(x)) != (2**63 - 1) else None) if m["kind"] == "latency_quantiles" \

@@ -75,7 +75,7 @@ def _signed(value: float | None, flag: str | None) -> float | None:
     return math.inf if flag == PLUS_INF else -math.inf if flag == MINUS_INF else value
 
 
-def _arrays(m: Metric, ca, cb, mask: np.ndarray):
+def paired_arrays(m: Metric, ca, cb, mask: np.ndarray):
     """The paired per-sample values of both systems: (num, den) pairs for shares (den 1) and pooled ratios,
     int64 microseconds (INF for never) for latencies."""
     n = int(np.count_nonzero(mask))
@@ -88,12 +88,11 @@ def _arrays(m: Metric, ca, cb, mask: np.ndarray):
     return tuple(np.ascontiguousarray(np.asarray(m.values(c))[mask], dtype=np.int64) for c in (ca, cb))
 
 
-def resampled_differences(m: Metric, ca, cb, mask: np.ndarray, boot: Bootstrap) -> np.ndarray:
-    """B - A of every kept resample of the pairs, sorted (int64 with +-INF for latencies, else float)."""
-    n = int(np.count_nonzero(mask))
+def resampled_differences(m: Metric, a, b, n: int, boot: Bootstrap) -> np.ndarray:
+    """B - A of every kept resample of the n pairs (`paired_arrays`), sorted (int64 with +-INF for latencies,
+    else float)."""
     if n == 0:
         return np.zeros(0)
-    a, b = _arrays(m, ca, cb, mask)
     idx = boot.indices(n)
     if m.kind == LATENCY:
         r = paired_ranked_differences(a, b, idx, rank(MEDIAN, n))
@@ -110,7 +109,7 @@ def difference(m: Metric, ca, cb, mask: np.ndarray, boot: Bootstrap) -> dict:
     out = {"value": None, "value_flag": None, "interval": None, "interval_flags": None, "excludes_zero": None,
            "resamples_kept": 0}
     test = {"test": "mcnemar_exact" if m.kind == SHARE else "paired_bootstrap", "p": None}
-    a, b = _arrays(m, ca, cb, mask)
+    a, b = paired_arrays(m, ca, cb, mask)
     if m.kind == SHARE:
         hits_a, hits_b = a[0].astype(bool), b[0].astype(bool)
         test["discordant"] = {"a_only": int(np.count_nonzero(hits_a & ~hits_b)),
@@ -131,7 +130,7 @@ def difference(m: Metric, ca, cb, mask: np.ndarray, boot: Bootstrap) -> dict:
             out["value"] = int(b[0].sum()) / tb - int(a[0].sum()) / ta
         else:
             out["value_flag"] = UNDEFINED
-    kept = resampled_differences(m, ca, cb, mask, boot)
+    kept = resampled_differences(m, a, b, n, boot)
     out["resamples_kept"] = len(kept)
     if len(kept):
         lo, lo_flag = _extended(kept[rank(CI_LO, len(kept)) - 1], latency)
