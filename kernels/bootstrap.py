@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-_INF = np.iinfo(np.int64).max  # +infinity (never), as in outcomes.INF; -_INF is -infinity
+from .outcomes import INF  # +infinity (never); -INF is -infinity
 
 
 class Resampled(NamedTuple):
@@ -84,12 +84,12 @@ def paired_ratio_differences(num_a, den_a, num_b, den_b, idx):
 def ranked_difference(a, b):
     """b - a of two order statistics (int64 microseconds, INF for never): +INF when only b is INF, -INF when
     only a is; (0, False) when both are (undefined)."""
-    if a == _INF and b == _INF:
+    if a == INF and b == INF:
         return 0, False
-    if b == _INF:
-        return _INF, True
-    if a == _INF:
-        return -_INF, True
+    if b == INF:
+        return INF, True
+    if a == INF:
+        return -INF, True
     return b - a, True
 
 
