@@ -17,6 +17,11 @@ from .tasks import SUBSETS
 MARKS_S = (1, 2, 5)  # the response_rate_ks marks
 
 
+def _held(values: np.ndarray) -> np.ndarray:
+    """A step curve's values from 0, held at the last one to the plot's edge."""
+    return np.concatenate([[0.0], values, [values[-1] if len(values) else 0.0]])
+
+
 def _pyplot():
     import matplotlib
 
@@ -67,7 +72,7 @@ def latency_curves(rows: list[dict], horizon_s: float = 6.0) -> bytes:
         x = np.concatenate([[0.0], lat, [horizon_s]])
         y = np.concatenate([[0.0], np.arange(1, len(lat) + 1) / n, [len(lat) / n]])
         ax.step(x, y, where="post", label=f"{label}, n={n}")
-    for k in (1, 2, 5):
+    for k in MARKS_S:
         ax.axvline(k, color="0.85", lw=0.8, zorder=0)
     ax.axhline(0.5, color="0.6", lw=0.8, ls="--", zorder=0)
     ax.set(xlim=(0, horizon_s), ylim=(0, 1.02), xlabel="latency t (s)", ylabel="F(t): share responded by t",
@@ -115,8 +120,6 @@ def sweep_heatmaps(result: dict, spec: dict) -> dict[str, bytes]:
     per metric, the spec's point outlined (PNG and PDF)."""
     from matplotlib.colors import Normalize
     from matplotlib.patches import Rectangle
-
-    from .tasks import SUBSETS
 
     plt = _pyplot()
     trees = result["trees"]
@@ -203,10 +206,7 @@ def compare_latency_curves(curves: list[dict]) -> dict[str, bytes]:
             t = np.asarray(s["t_us"], np.float64) / 1e6
             keep = t <= xmax
             x = np.concatenate([[0.0], t[keep], [xmax]])
-            last = s["F"][keep][-1] if keep.any() else 0.0
-            y = np.concatenate([[0.0], s["F"][keep], [last]])
-            lo = np.concatenate([[0.0], s["lo"][keep], [s["lo"][keep][-1] if keep.any() else 0.0]])
-            hi = np.concatenate([[0.0], s["hi"][keep], [s["hi"][keep][-1] if keep.any() else 0.0]])
+            y, lo, hi = (_held(s[key][keep]) for key in ("F", "lo", "hi"))
             color = colors[k % len(colors)]
             ax.fill_between(x, lo, hi, step="post", color=color, alpha=0.18, lw=0)
             ax.step(x, y, where="post", color=color, label=f"{s['name']} (n={s['n']})")
