@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import tempfile
 import threading
@@ -53,7 +52,7 @@ import soundfile as sf
 from fdbu.asr import stage
 from fdbu.asr.nemo_model import ParakeetASR
 
-from .common import Timer, captures, machine, parse
+from .common import Timer, captures, machine, parse, untranscribed
 
 HERE = Path(__file__).resolve().parent
 PARTS = ("read", "mel", "encoder", "decode", "rest")
@@ -164,16 +163,6 @@ class Probe:
 def rss() -> int:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
-def untranscribed(tree: Path, dest: Path) -> Path:
-    if dest.exists():
-        shutil.rmtree(dest)
-    shutil.copytree(tree, dest)
-    (dest / "asr.json").unlink(missing_ok=True)
-    for p in dest.glob("*/*/output.json"):
-        p.unlink()
-    return dest
 
 
 def official(asr: ParakeetASR, probe: Probe, jobs) -> dict:

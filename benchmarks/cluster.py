@@ -21,7 +21,7 @@ from pathlib import Path
 
 from fdbu.cachedir import cache_root
 
-from .common import Timer, captures, load, machine, parse
+from .common import Timer, captures, load, machine, parse, untranscribed
 
 FDBU = str(Path(sys.executable).parent / "fdbu")
 
@@ -43,15 +43,6 @@ def empty_cache(work: Path, name: str) -> Path:
         shutil.copytree(src, path / "vad-probs" / "calibration")
     path.mkdir(parents=True, exist_ok=True)
     return path
-
-
-def untranscribed(tree: Path, dest: Path) -> Path:
-    shutil.rmtree(dest, ignore_errors=True)
-    shutil.copytree(tree, dest)
-    (dest / "asr.json").unlink()
-    for p in dest.glob("*/*/output.json"):
-        p.unlink()
-    return dest
 
 
 def main() -> None:

@@ -5,6 +5,7 @@ import argparse
 import hashlib
 import os
 import platform
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -66,3 +67,14 @@ def parse(doc: str, files: int, **extra) -> tuple[argparse.Namespace, Path]:
     work = Path(args.workdir or tempfile.mkdtemp(prefix="fdbu-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     return args, work
+
+
+def untranscribed(tree: Path, dest: Path) -> Path:
+    """A fresh copy of `tree` at `dest` as fdbu export leaves it, before the ASR stage: no asr.json,
+    no output.json."""
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(tree, dest)
+    (dest / "asr.json").unlink(missing_ok=True)
+    for p in dest.glob("*/*/output.json"):
+        p.unlink()
+    return dest

@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import shutil
 import wave
 from pathlib import Path
 
@@ -145,3 +146,15 @@ def release_dataset(tree: Path, dest: Path) -> Path:
         if ann:
             shutil.copy(folder.parent / ann, src / ann)
     return Path(dest)
+
+
+def untranscribed(tree: Path, dest: Path | None = None) -> Path:
+    """A tree as fdbu export leaves it, before the ASR stage: no asr.json, no output.json. A copy
+    of `tree` at `dest`, or `tree` itself without `dest`."""
+    if dest is not None:
+        shutil.copytree(tree, dest)
+        tree = dest
+    (tree / "asr.json").unlink()
+    for p in tree.glob("*/*/output.json"):
+        p.unlink()
+    return tree

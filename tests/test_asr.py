@@ -3,7 +3,6 @@ Conformer-RNNT and a FastConformer-TDT (Parakeet's head: durations, TDT word tim
 import builtins
 import hashlib
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +11,7 @@ import soundfile as sf
 
 pytest.importorskip("nemo.collections.asr", reason="the asr extra (nemo_toolkit[asr]) is not installed")
 
+from builders import untranscribed  # noqa: E402
 from fdbu.asr import nemo_model  # noqa: E402
 from fdbu.asr.nemo_model import ParakeetASR  # noqa: E402
 from fdbu.asr.stage import _jobs, run  # noqa: E402
@@ -34,15 +34,6 @@ def checkpoint(built, kind):
 @pytest.fixture(scope="session")
 def model(built, kind):
     return built(kind)[1]
-
-
-def untranscribed(synth_tree, dest):
-    """The synthetic tree as fdbu export leaves it: no output.json, no asr.json."""
-    shutil.copytree(synth_tree, dest)
-    (dest / "asr.json").unlink()
-    for p in dest.glob("*/*/output.json"):
-        p.unlink()
-    return dest
 
 
 def transcripts(tree):

@@ -3,14 +3,13 @@
 equal a one-process run's, byte for byte."""
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from builders import fdbu_main
+from builders import fdbu_main, untranscribed
 from test_shards import SUB, fresh_cache, ok
 from fdbu.synth import synthesize
 
@@ -75,13 +74,7 @@ def test_vad_shards_on_slurm(slurm, tree, tmp_path):
 def test_asr_shards_on_slurm(slurm, tree, tmp_path, built):
     pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
     checkpoint = built("rnnt")[0]
-    trees = {}
-    for name in ("one", "many"):
-        trees[name] = tmp_path / name
-        shutil.copytree(tree, trees[name])
-        (trees[name] / "asr.json").unlink()
-        for p in trees[name].glob("*/*/output.json"):
-            p.unlink()
+    trees = {name: untranscribed(tree, tmp_path / name) for name in ("one", "many")}
     args = [f"asr.checkpoint={checkpoint}", "asr.batch_size=4", "device=cpu", "progress=false"]
     ok(fdbu_main("asr", f"tree={trees['one']}", "asr.cache=false", *args))
     out = multirun("asr", "-m", f"tree={trees['many']}", "shard=range(0,2)", "shards=2",

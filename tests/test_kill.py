@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import fdbu_main
+from builders import fdbu_main, untranscribed
 
 FDBU = str(Path(sys.executable).parent / "fdbu")
 
@@ -68,13 +68,7 @@ def test_export(synth_tree, tmp_path):
 def test_asr(synth_tree, tmp_path, built):
     pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
     checkpoint = built("rnnt")[0]
-    trees = {}
-    for name in ("clean", "tree"):
-        trees[name] = tmp_path / name
-        shutil.copytree(synth_tree, trees[name])
-        (trees[name] / "asr.json").unlink()
-        for p in trees[name].glob("*/*/output.json"):
-            p.unlink()
+    trees = {name: untranscribed(synth_tree, tmp_path / name) for name in ("clean", "tree")}
     args = [f"asr.checkpoint={checkpoint}", "asr.cache=false", "asr.batch_size=4", "progress=false", "device=cpu"]
     assert run("asr", f"tree={trees['clean']}", *args).returncode == 0
     assert run("asr", f"tree={trees['tree']}", *args, kill_at="asr:batch:1").returncode == -9

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from builders import fdbu_main, interrupt_ann, pause_ann, sample, sha, turn_ann, write_tree
+from builders import fdbu_main, interrupt_ann, pause_ann, sample, sha, turn_ann, untranscribed, write_tree
 from fdbu.errors import FdbuError
 from fdbu.tree import load_tree
 
@@ -58,6 +58,14 @@ def refused(out, *fragments):
     for f in fragments:
         assert f in lines[0], (f, lines[0])
     return lines[0]
+
+
+def folder(path: Path, mode: int) -> Path:
+    """A new folder with exactly `mode` (not narrowed by the umask): 0o777 for one an unprivileged run
+    writes in, 0o555 for one nobody may write in."""
+    path.mkdir()
+    path.chmod(mode)
+    return path
 
 
 @pytest.fixture()
@@ -145,9 +153,7 @@ def test_an_unreadable_file_is_named(tree, tmp_path, file):
     target = tree / sid / file
     target.chmod(0)
     tree.chmod(0o777)  # outputs could be written: the refusal must be the unreadable file
-    cache = tmp_path / "cache"
-    cache.mkdir(mode=0o777)
-    cache.chmod(0o777)
+    cache = folder(tmp_path / "cache", 0o777)
     before = snapshot(tree)
     line = refused(fdbu("score", f"tree={tree}", f"cache_dir={cache}", unprivileged=True, env={
         "XDG_CACHE_HOME": str(cache)}), f"{sid}: {file}:")
@@ -176,12 +182,8 @@ def test_a_cache_dir_that_is_a_file_or_read_only_is_refused(tree, tmp_path):
     (tmp_path / "a-file").write_text("x")
     before = snapshot(tree)
     refused(fdbu("score", f"tree={tree}", f"cache_dir={tmp_path / 'a-file'}"), "cache_dir", "is not a folder")
-    ro = tmp_path / "read-only"
-    ro.mkdir()
-    ro.chmod(0o555)
-    out = tmp_path / "out"
-    out.mkdir(mode=0o777)
-    out.chmod(0o777)
+    ro = folder(tmp_path / "read-only", 0o555)
+    out = folder(tmp_path / "out", 0o777)
     refused(fdbu("score", f"tree={tree}", f"out={out}", f"cache_dir={ro}", unprivileged=True,
                  env={"XDG_CACHE_HOME": str(ro)}), "cache_dir", "cannot write in")
     assert snapshot(tree) == before
@@ -208,12 +210,8 @@ def test_cache_entries_that_are_folders_or_lack_keys_are_recomputed(tree, tmp_pa
 
 # 5. outputs that cannot be written are found before the work; a missing out= is created
 def test_unwritable_out_is_refused_before_any_work(tree, tmp_path):
-    ro = tmp_path / "ro"
-    ro.mkdir()
-    ro.chmod(0o555)
-    cache = tmp_path / "cache"
-    cache.mkdir(mode=0o777)
-    cache.chmod(0o777)
+    ro = folder(tmp_path / "ro", 0o555)
+    cache = folder(tmp_path / "cache", 0o777)
     refused(fdbu("score", f"tree={tree}", f"out={ro}", unprivileged=True, env={"XDG_CACHE_HOME": str(cache)}),
             f"out= {ro}: cannot write in")
     assert list(ro.iterdir()) == []
@@ -316,9 +314,7 @@ def test_export_refuses_out_inside_the_dataset(tmp_path):
 def test_asr_refuses_a_broken_interruption_annotation(tree, tmp_path, data):
     pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
     rewrite(tree, "synthetic_user_interruption/1", "interrupt.json", data)
-    (tree / "asr.json").unlink()
-    for p in tree.glob("*/*/output.json"):
-        p.unlink()
+    untranscribed(tree)
     (tmp_path / "x.nemo").write_bytes(b"garbage")
     before = snapshot(tree)
     refused(fdbu("asr", f"tree={tree}", f"asr.checkpoint={tmp_path / 'x.nemo'}"),
@@ -328,9 +324,7 @@ def test_asr_refuses_a_broken_interruption_annotation(tree, tmp_path, data):
 
 def test_asr_refuses_a_file_that_is_no_checkpoint(tree, tmp_path):
     pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
-    (tree / "asr.json").unlink()
-    for p in tree.glob("*/*/output.json"):
-        p.unlink()
+    untranscribed(tree)
     (tmp_path / "x.nemo").write_bytes(b"garbage")
     refused(fdbu("asr", f"tree={tree}", f"asr.checkpoint={tmp_path / 'x.nemo'}"), "is not a NeMo checkpoint")
 
@@ -338,13 +332,9 @@ def test_asr_refuses_a_file_that_is_no_checkpoint(tree, tmp_path):
 @pytest.mark.skipif(not ROOT, reason="runs fdbu as another user to meet a permission error")
 def test_asr_refuses_a_tree_it_cannot_write_before_loading_the_model(tree, tmp_path):
     pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
-    (tree / "asr.json").unlink()
-    for p in tree.glob("*/*/output.json"):
-        p.unlink()
+    untranscribed(tree)
     (tmp_path / "x.nemo").write_bytes(b"garbage")  # never opened: the tree is checked first
-    cache = tmp_path / "cache"
-    cache.mkdir(mode=0o777)
-    cache.chmod(0o777)
+    cache = folder(tmp_path / "cache", 0o777)
     before = snapshot(tree)
     refused(fdbu("asr", f"tree={tree}", f"asr.checkpoint={tmp_path / 'x.nemo'}", f"cache_dir={cache}",
                  unprivileged=True), f"asr: transcripts and asr.json go into {tree}: cannot write in {tree}")

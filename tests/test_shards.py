@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from builders import fdbu_main
+from builders import fdbu_main, untranscribed
 from fdbu.cachedir import cache_root
 from fdbu.shard import select, split
 from fdbu.synth import synthesize
@@ -140,13 +140,7 @@ def test_sharded_asr_assembles_to_the_one_process_bytes(pool, tmp_path, built, s
     from fdbu.asr.nemo_model import ParakeetASR
 
     checkpoint, model = built("rnnt")
-    trees = {}
-    for name in ("one", "many"):
-        trees[name] = tmp_path / name
-        shutil.copytree(pool[0], trees[name])
-        (trees[name] / "asr.json").unlink()
-        for p in trees[name].glob("*/*/output.json"):
-            p.unlink()
+    trees = {name: untranscribed(pool[0], tmp_path / name) for name in ("one", "many")}
     stage.run(trees["one"], lambda: model, batch_size=4, cache_dir=None)
     for k in range(shards):
         stage.run_shard([trees["many"]], lambda: model, tmp_path / "cache", k, shards, batch_size=4)
