@@ -57,26 +57,12 @@ def resample_ranked(values, idx, rank):
 
 @njit(cache=True)
 def paired_ratio_differences(num_a, den_a, num_b, den_b, idx):
-    """B's pooled ratio minus A's over each resample of pairs; kept[r] is False when either denominator is 0.
-
-    A share is the pooled ratio of its hits over denominators of 1."""
-    reps = idx.shape[0]
-    out = np.zeros(reps, np.float64)
-    kept = np.zeros(reps, np.bool_)
-    for r in range(reps):
-        na = 0
-        da = 0
-        nb = 0
-        db = 0
-        for j in range(idx.shape[1]):
-            k = idx[r, j]
-            na += num_a[k]
-            da += den_a[k]
-            nb += num_b[k]
-            db += den_b[k]
-        if da != 0 and db != 0:
-            out[r] = nb / db - na / da
-            kept[r] = True
+    """B's pooled ratio minus A's over each resample of pairs (the same rows of `idx` for both); kept[r]
+    is False when either denominator is 0. A share is the pooled ratio of its hits over denominators of 1."""
+    a = resample_ratios(num_a, den_a, idx)
+    b = resample_ratios(num_b, den_b, idx)
+    kept = a.kept & b.kept
+    out = np.where(kept, b.values - a.values, 0.0)
     return Resampled(out, kept)
 
 
@@ -97,14 +83,10 @@ def ranked_difference(a, b):
 def paired_ranked_differences(a, b, idx, rank):
     """B's rank-th smallest minus A's over each resample of pairs (int64, +-INF as in `ranked_difference`);
     kept[r] is False when both are INF."""
-    reps = idx.shape[0]
-    out = np.zeros(reps, np.int64)
-    kept = np.zeros(reps, np.bool_)
-    buf_a = np.empty(idx.shape[1], a.dtype)
-    buf_b = np.empty(idx.shape[1], b.dtype)
-    for r in range(reps):
-        for j in range(idx.shape[1]):
-            buf_a[j] = a[idx[r, j]]
-            buf_b[j] = b[idx[r, j]]
-        out[r], kept[r] = ranked_difference(ranked(buf_a, rank), ranked(buf_b, rank))
+    ra = resample_ranked(a, idx, rank)
+    rb = resample_ranked(b, idx, rank)
+    out = np.zeros(len(ra), np.int64)
+    kept = np.zeros(len(ra), np.bool_)
+    for r in range(len(ra)):
+        out[r], kept[r] = ranked_difference(ra[r], rb[r])
     return Resampled(out, kept)
