@@ -54,6 +54,12 @@ def make_detector(cfg, backend: str | None = None, shard: str | None = None):
                           batch_seconds=vad.batch_seconds, progress=cfg.progress, shard=shard)
 
 
+def _bootstrap(cfg):
+    from .metrics.stats import Bootstrap
+
+    return Bootstrap(cfg.bootstrap.resamples, cfg.bootstrap.seed)
+
+
 def _commit(outputs, files: dict) -> tuple[list, list]:
     """Write a command's files as one unit: (files written, the console's lines about them)."""
     if outputs is None:
@@ -71,7 +77,7 @@ def score(cfg, write: bool = True, reference_column: bool = False) -> Ran:
     tree = Path(cfg.tree)
     outputs = report.outputs(Path(cfg.out) if cfg.out is not None else tree, cfg.plot) if write else None
     detector = make_detector(cfg)
-    scored = score_path(tree, detector, cfg.bootstrap.make())
+    scored = score_path(tree, detector, _bootstrap(cfg))
     column = None
     if reference_column:
         from .evaluate import reference_column as official_column
@@ -91,7 +97,7 @@ def sweep(cfg, write: bool = True) -> Ran:
     outputs = sweep_outputs(Path(cfg.out) if cfg.out is not None else trees[0], len(trees), cfg.plot) if write \
         else None
     detector = make_detector(cfg)
-    result = run(trees, detector, cfg.bootstrap.make(), cfg.sweep.points(), names=cfg.system_names())
+    result = run(trees, detector, _bootstrap(cfg), cfg.sweep.points(), names=cfg.system_names())
     written, lines = _commit(outputs, files(result, cfg.plot) if write else {})
     return Ran(result, written, [detector.stats.line(), *lines])
 

@@ -8,7 +8,8 @@ from pathlib import Path
 from . import __version__, DEFINITIONS_VERSION, faults, tasks
 from .metrics.stats import Z_975, Bootstrap
 from .tree import Tree, load_tree
-from .vad import Job, SileroSettings, SpeechDetector
+from .settings import changed
+from .vad import Job, SpeechDetector
 
 
 @dataclass
@@ -21,8 +22,7 @@ def non_default(vad: SpeechDetector | None, boot: Bootstrap) -> list[str]:
     """Every setting that differs from the spec's (Silero's defaults without padding; 2000 resamples, seed 0)."""
     out = []
     if vad is not None:
-        spec = SileroSettings()
-        out += [f"vad.{k}={v}" for k, v in asdict(vad.silero.settings).items() if getattr(spec, k) != v]
+        out += [f"vad.{k}={getattr(vad.silero.settings, k)}" for k in changed(vad.silero.settings)]
     out += [f"bootstrap.{k}={v}" for k, v in asdict(boot).items() if getattr(Bootstrap(), k) != v]
     return out
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
-import itertools
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 from .atomic import dumps
@@ -18,63 +17,18 @@ from .outputs import Outputs
 from .errors import FdbuError
 from .metrics.stats import NOT_REACHED, Bootstrap
 from .report import fmt
+from .settings import SPEC, GridPoint, grid  # noqa: F401  (grid: the sweep's, re-exported)
 from .pipeline import signature
 from .audio import SAMPLE_RATE
 from .tasks import SUBSETS
 from .tree import load_tree
-from .vad import Job, SegmentRule, SileroSettings, SpeechDetector
+from .vad import Job, SpeechDetector
 from .vad.silero import samples_to_us
 
-_SPEC = SileroSettings()
-NEG_OFFSET = 0.15  # silero-vad's own: neg_threshold = max(threshold - 0.15, 0.01)
-SPEC = {"threshold": _SPEC.threshold, "min_silence_ms": _SPEC.min_silence_duration_ms,
-        "neg_threshold_offset": NEG_OFFSET, "min_speech_ms": _SPEC.min_speech_duration_ms,
-        "speech_pad_ms": _SPEC.speech_pad_ms}
 # the metrics a sweep table shows, with their column labels; sweep.json has every interruption metric
 SHOWN = {"exercised_rate": "exercised", "speaking_at_end_rate": "spk_at_end", "response_rate_1s": "resp<=1s",
          "response_rate_2s": "resp<=2s", "response_rate_5s": "resp<=5s", "stop_latency_s": "stop_med_s",
          "speech_s_per_interruption_s": "speech/int", "restart_rate": "restart"}
-
-
-@dataclass(frozen=True)
-class GridPoint:
-    threshold: float
-    min_silence_ms: float
-    neg_threshold_offset: float
-    min_speech_ms: float
-    speech_pad_ms: float
-
-    @property
-    def rule(self) -> SegmentRule:
-        """silero-vad's rule: neg_threshold = max(threshold - offset, 0.01)."""
-        return SegmentRule(self.threshold, max(self.threshold - self.neg_threshold_offset, 0.01),
-                           self.min_speech_ms, self.min_silence_ms, self.speech_pad_ms)
-
-    @property
-    def is_spec(self) -> bool:
-        return asdict(self) == SPEC
-
-
-def grid(thresholds, min_silence_ms, neg_threshold_offset=(NEG_OFFSET,), min_speech_ms=(SPEC["min_speech_ms"],),
-         speech_pad_ms=(SPEC["speech_pad_ms"],)) -> list[GridPoint]:
-    axes = {"sweep.thresholds": thresholds, "sweep.min_silence_ms": min_silence_ms,
-            "sweep.neg_threshold_offset": neg_threshold_offset, "sweep.min_speech_ms": min_speech_ms,
-            "sweep.speech_pad_ms": speech_pad_ms}
-    for name, values in axes.items():
-        if not values:
-            raise FdbuError("config", None, f"{name} is empty; a sweep needs at least one value on every axis")
-        if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in values):
-            raise FdbuError("config", None, f"{name} must be numbers, got {list(values)!r}")
-    if any(not 0 < t < 1 for t in thresholds):
-        raise FdbuError("config", None, f"sweep.thresholds {list(thresholds)}: every threshold must lie in (0, 1)")
-    for name in ("sweep.min_silence_ms", "sweep.min_speech_ms", "sweep.neg_threshold_offset", "sweep.speech_pad_ms"):
-        if any(v < 0 for v in axes[name]):
-            raise FdbuError("config", None, f"{name} {list(axes[name])}: values must not be negative")
-    points = [GridPoint(*map(float, values)) for values in
-              itertools.product(thresholds, min_silence_ms, neg_threshold_offset, min_speech_ms, speech_pad_ms)]
-    if len(set(points)) != len(points):
-        raise FdbuError("config", None, "the grid lists a point twice")
-    return points
 
 
 def _point_record(point: GridPoint, metrics: dict, extra: dict) -> dict:
