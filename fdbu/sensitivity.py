@@ -18,7 +18,7 @@ from .errors import FdbuError
 from .metrics.stats import NOT_REACHED, Bootstrap
 from .report import fmt
 from .settings import SPEC, GridPoint, grid  # noqa: F401  (grid: the sweep's, re-exported)
-from .pipeline import signature
+from .pipeline import score_subset, signature
 from .audio import SAMPLE_RATE
 from .tasks import SUBSETS
 from .tree import load_tree
@@ -65,21 +65,19 @@ def sweep_tree(root: Path, detector: SpeechDetector, boot: Bootstrap, points: li
     if subset is None:
         raise FdbuError(str(root), "manifest.json", f"has no {' or '.join(swept_subsets())} samples to sweep")
     selected = tree.subset(subset)
-    metric_module = SUBSETS[subset].task.metrics
+    kind = SUBSETS[subset].task
     eligible = [s for s in selected if s.eligible]
     jobs = [Job.of(s) for s in eligible]
     entries = detector.guard(detector.probabilities(jobs), jobs, [p.rule for p in points])
     records = []
     for point in points:
         segs = [samples_to_us(st, SAMPLE_RATE) for st in detector.stamps(entries, jobs, point.rule)]
-        comps = metric_module.components(eligible, segs)
-        metrics, extra = metric_module.aggregate(comps, selected=len(selected),
-                                                ineligible=len(selected) - len(eligible), boot=boot)
+        _, metrics, extra = score_subset(kind, selected, boot, segs)
         records.append(_point_record(point, metrics, extra))
     return {"tree": str(root), "subset": subset,
             "inputs": {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
             "counts": {"selected": len(selected), "eligible": len(eligible)},
-            "points": records, "ranges": {m.name: _range(records, m.name) for m in metric_module.METRICS}}
+            "points": records, "ranges": {m.name: _range(records, m.name) for m in kind.metrics.METRICS}}
 
 
 def sweep(roots: list[Path], detector: SpeechDetector, boot: Bootstrap, points: list[GridPoint],
