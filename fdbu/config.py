@@ -41,10 +41,6 @@ def _check(ok: bool, key: str, value, allowed: str) -> None:
         refuse(key, value, allowed)
 
 
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 @dataclass
 class VadConfig:
     threshold: float = opt(SileroSettings.threshold, "Silero speech threshold, in (0, 1)")
