@@ -1,4 +1,5 @@
-"""`fdbu COMMAND [key=value ...]`: one Hydra app per command, typed configs in `fdbu.config`.
+"""`fdbu COMMAND [key=value ...]`: one Hydra app per command, typed configs in `fdbu.config`, the
+work in `fdbu.commands`; this module parses, composes and prints.
 
 The command word is taken off argv before Hydra parses the rest, so every Hydra feature
 (`--cfg job`, `-m` multirun, launchers, overrides) works per command. Every expected
