@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import subprocess
 import time
-from pathlib import Path
 
 from .common import captures, load as machine_load, machine, parse
 

@@ -30,7 +30,6 @@ from .metrics.table import SHARE, aggregate
 from .outputs import Outputs, interrupted
 from .readers import parse_json
 from .report import SAMPLES, UNIFIED, fmt
-from .settings import PAIRS, default_names  # noqa: F401  (re-exported: the comparison's pairings and names)
 
 # what may differ between the signatures of compared trees: the inputs, and fdbu's version (the
 # definitions version pins the metric math); everything else (definitions, settings, speech

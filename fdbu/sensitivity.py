@@ -17,7 +17,7 @@ from .outputs import Outputs
 from .errors import FdbuError
 from .metrics.stats import NOT_REACHED, Bootstrap
 from .report import fmt
-from .settings import SPEC, GridPoint, grid  # noqa: F401  (grid: the sweep's, re-exported)
+from .settings import SPEC, GridPoint, default_names, grid  # noqa: F401  (grid: the sweep's, re-exported)
 from .pipeline import score_subset, signature
 from .audio import SAMPLE_RATE
 from .tasks import SUBSETS
@@ -83,8 +83,6 @@ def sweep_tree(root: Path, detector: SpeechDetector, boot: Bootstrap, points: li
 def sweep(roots: list[Path], detector: SpeechDetector, boot: Bootstrap, points: list[GridPoint],
           names: list[str] | None = None) -> dict:
     """Every tree over the grid; `names` name the systems in tables and figures (default: folder names)."""
-    from .comparison import default_names
-
     names = list(names) if names is not None else default_names([str(r) for r in roots])
     head = signature(detector, boot, vad_settings=False)  # the VAD settings are the grid's points
     head["kind"] = "sweep"

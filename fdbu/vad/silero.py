@@ -12,7 +12,6 @@ import contextlib
 import functools
 import importlib.metadata
 import importlib.resources
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
