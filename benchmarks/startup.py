@@ -5,20 +5,28 @@
 Timed, alternating the two executables, best of --runs: `fdbu score --help`, and `fdbu score` of a
 tree of --files interruption captures whose speech probabilities are already in the cache (both
 share one cache_dir, filled by one untimed run), so the work left is start-up, reading the tree,
-segments, metrics and writing. Both runs' unified.json must be the same bytes.
+segments, metrics and writing. Both runs' unified.json must be the same bytes. Wall time and the
+process's CPU time (user + system) are both recorded: on a busy shared machine the CPU time is what
+a quiet machine's wall time would be.
 """
 from __future__ import annotations
 
+import resource
 import subprocess
 import time
 
 from .common import captures, load as machine_load, machine, parse
 
 
-def timed(cmd: list[str]) -> float:
-    t0 = time.perf_counter()
+def timed(cmd: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the child process)."""
+    def cpu():
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    c0, t0 = cpu(), time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, cpu() - c0
 
 
 def main() -> None:
@@ -29,18 +37,18 @@ def main() -> None:
     score = {name: [exe, "score", f"tree={tree}", f"out={work / name}", f"cache_dir={cache}", "progress=false",
                     "vad.backend=batched", f"device={args.device}"] for name, exe in ways.items()}
     subprocess.run(score["after"], check=True, stdout=subprocess.DEVNULL)  # fills the cache (untimed)
-    best = {(name, what): float("inf") for name in ways for what in ("help", "score")}
+    best = {(name, what): (float("inf"), float("inf")) for name in ways for what in ("help", "score")}
     for _ in range(args.runs):
         for name, exe in ways.items():
-            best[name, "help"] = min(best[name, "help"], timed([exe, "score", "--help"]))
-            best[name, "score"] = min(best[name, "score"], timed(score[name]))
+            for what, cmd in (("help", [exe, "score", "--help"]), ("score", score[name])):
+                best[name, what] = tuple(map(min, best[name, what], timed(cmd)))
     same = (work / "before" / "unified.json").read_bytes() == (work / "after" / "unified.json").read_bytes()
     print(f"{machine()}; {machine_load()}")
     print(f"cached score of {args.files} captures: unified.json identical: {same}")
-    print("| work | before | after | ratio |\n|---|---:|---:|---:|")
+    print("| work | before: wall / CPU | after: wall / CPU | ratio (wall / CPU) |\n|---|---:|---:|---:|")
     for what, label in (("help", "`fdbu score --help`"), ("score", f"cached `fdbu score`, {args.files} captures")):
-        b, a = best["before", what], best["after", what]
-        print(f"| {label} | {b:.2f} s | {a:.2f} s | {b / a:.1f}x |")
+        (bw, bc), (aw, ac) = best["before", what], best["after", what]
+        print(f"| {label} | {bw:.2f} s / {bc:.2f} s | {aw:.2f} s / {ac:.2f} s | {bw / aw:.1f}x / {bc / ac:.1f}x |")
 
 
 if __name__ == "__main__":
