@@ -13,9 +13,8 @@ prints. Nothing is written unless `write=True` (then exactly what the CLI writes
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
-from . import config
+from . import commands, config
 
 
 def _frame(rows: list[dict]):
@@ -106,53 +105,25 @@ class CompareResult:
         return leaderboard(self.compare)
 
 
-def _detector(cfg):
-    from .cli import make_detector
-
-    return make_detector(cfg)
-
-
 def score(tree, *, write: bool = False, **settings) -> Result:
     """Score a reference tree (the keys of `fdbu score --help` as keyword arguments)."""
-    from . import report
-    from .pipeline import score_path
-
     cfg = config.build("score", {"tree": str(tree), "progress": False, **settings})
-    outputs = report.outputs(Path(cfg.out) if cfg.out is not None else Path(cfg.tree), cfg.plot) if write else None
-    scored = score_path(Path(cfg.tree), _detector(cfg), cfg.bootstrap.make())
-    if outputs is not None:
-        outputs.commit(report.files(scored, cfg.plot))
+    scored = commands.score(cfg, write=write).value
     return Result(scored.unified, scored.rows)
 
 
 def sweep(tree, *, write: bool = False, **settings) -> SweepResult:
     """Sweep VAD settings over one tree or a list of trees (the keys of `fdbu sweep --help`)."""
-    from .sensitivity import files, outputs as sweep_outputs, sweep as run
-
     trees = [str(t) for t in tree] if isinstance(tree, (list, tuple)) else str(tree)
     cfg = config.build("sweep", {"tree": trees, "progress": False, **settings})
-    roots = [Path(t) for t in cfg.trees()]
-    outputs = sweep_outputs(Path(cfg.out) if cfg.out is not None else roots[0], len(roots), cfg.plot) if write \
-        else None
-    result = run(roots, _detector(cfg), cfg.bootstrap.make(), cfg.sweep.points(), names=cfg.system_names())
-    if outputs is not None:
-        outputs.commit(files(result, cfg.plot))
-    return SweepResult(result)
+    return SweepResult(commands.sweep(cfg, write=write).value)
 
 
 def compare(trees, *, write: bool = False, **settings) -> CompareResult:
     """Compare scored trees pair by pair (the keys of `fdbu compare --help`: names, baseline, out, compare={...})."""
-    from .comparison import compare as run, files, load, outputs as compare_outputs
-
     cfg = config.build("compare", {"trees": [str(t) for t in trees], **settings})
     if write and cfg.out is None:
         from .errors import FdbuError
 
         raise FdbuError("config", None, "write=True needs out=DIR")
-    outputs = compare_outputs(Path(cfg.out), cfg.plot) if write else None
-    systems = [load(Path(t), name) for t, name in zip(cfg.trees, cfg.system_names())]
-    result = run(systems, baseline=cfg.baseline, pairs=cfg.compare.pairs,
-                 allow_different_samples=cfg.compare.allow_different_samples)
-    if outputs is not None:
-        outputs.commit(files(result, systems, cfg.plot))
-    return CompareResult(result)
+    return CompareResult(commands.compare(cfg, write=write).value)

@@ -8,6 +8,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+# the subfolders of the root: one per kind of cache (the calibrations live beside the probabilities)
+VAD_PROBS = "vad-probs"
+CALIBRATION = "calibration"   # under VAD_PROBS
+ASR = "asr"
+
 
 def cache_root() -> Path:
     """$XDG_CACHE_HOME/fdbu, or ~/.cache/fdbu."""

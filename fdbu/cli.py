@@ -1,4 +1,5 @@
-"""`fdbu COMMAND [key=value ...]`: one Hydra app per command, typed configs in `fdbu.config`.
+"""`fdbu COMMAND [key=value ...]`: one Hydra app per command, typed configs in `fdbu.config`, the
+work in `fdbu.commands`; this module parses, composes and prints.
 
 The command word is taken off argv before Hydra parses the rest, so every Hydra feature
 (`--cfg job`, `-m` multirun, launchers, overrides) works per command. Every expected
@@ -12,9 +13,8 @@ import difflib
 import os
 import sys
 import traceback
-from pathlib import Path
 
-from . import __version__
+from . import __version__, commands
 from .errors import FdbuError
 
 USAGE = """usage: fdbu COMMAND [key=value ...] [--cfg job] [-m]      fdbu COMMAND --help: every key
@@ -34,128 +34,47 @@ Hydra: --cfg job shows the composed config; -m runs several jobs (fdbu score -m 
 Python: import fdbu; fdbu.score("runs/modelA").to_pandas()  (see the README)."""
 
 
-def launcher_share() -> int | None:
-    """Under Hydra's joblib launcher the jobs are parallel processes on this machine: each gets its
-    share of the cores (cores // workers), so they do not start on the same free cores and fight."""
-    try:
-        from hydra.core.hydra_config import HydraConfig
-
-        launcher = HydraConfig.get().launcher
-    except (ImportError, ValueError):
-        return None
-    if "JoblibLauncher" not in str(launcher.get("_target_", "")):
-        return None
-    from .device import allowed_cores
-
-    cores, n = allowed_cores(), int(launcher.get("n_jobs") or -1)
-    return max(1, cores // (cores if n < 1 else min(n, cores)))
-
-
-def make_detector(cfg, backend: str | None = None, shard: str | None = None):
-    """The speech detector a command's config asks for: Silero settings plus how to compute them."""
-    from .vad import SpeechDetector
-
-    vad = cfg.vad
-    threads = vad.threads if vad.threads is not None else launcher_share()
-    return SpeechDetector(vad.settings(), backend=backend or vad.backend, device=cfg.device, cache=vad.cache,
-                          cache_dir=cfg.cache_root() / "vad-probs", verify=vad.verify, threads=threads,
-                          batch_seconds=vad.batch_seconds, progress=cfg.progress, shard=shard)
-
-
 def _score(cfg) -> None:
     from . import report
-    from .evaluate import reference_column
-    from .pipeline import score_path
 
-    tree = Path(cfg.tree)
-    outputs = report.outputs(Path(cfg.out) if cfg.out is not None else tree, cfg.plot)
-    detector = make_detector(cfg)
-    scored = score_path(tree, detector, cfg.bootstrap.make())
-    files = report.files(scored, cfg.plot)
-    inputs = scored.unified["inputs"]
-    column = reference_column(tree, inputs["manifest.json"], inputs["asr.json"])  # never fails: before the commit
-    written = outputs.commit(files)
-    print(report.summary(scored.unified))
-    if column:
-        print("\n" + column)
-    print("\n".join(["", detector.stats.line(), *outputs.report(written)]))
+    ran = commands.score(cfg, reference_column=True)
+    print(report.summary(ran.value.unified))
+    if ran.column:
+        print("\n" + ran.column)
+    print("\n".join(["", *ran.lines]))
 
 
 def _sweep(cfg) -> None:
-    from .sensitivity import files, outputs as sweep_outputs, sweep, table
+    from .sensitivity import table
 
-    trees = [Path(t) for t in cfg.trees()]
-    outputs = sweep_outputs(Path(cfg.out) if cfg.out is not None else trees[0], len(trees), cfg.plot)
-    detector = make_detector(cfg)
-    result = sweep(trees, detector, cfg.bootstrap.make(), cfg.sweep.points(), names=cfg.system_names())
-    written = outputs.commit(files(result, cfg.plot))
-    print(table(result))
-    print("\n".join(["", detector.stats.line(), *outputs.report(written)]))
+    ran = commands.sweep(cfg)
+    print(table(ran.value))
+    print("\n".join(["", *ran.lines]))
 
 
 def _compare(cfg) -> None:
-    from .comparison import compare, files, leaderboard, load, outputs as compare_outputs
+    from .comparison import leaderboard
 
-    outputs = compare_outputs(Path(cfg.out), cfg.plot) if cfg.out is not None else None
-    systems = [load(Path(t), name) for t, name in zip(cfg.trees, cfg.system_names())]
-    result = compare(systems, baseline=cfg.baseline, pairs=cfg.compare.pairs,
-                     allow_different_samples=cfg.compare.allow_different_samples)
-    written = outputs.commit(files(result, systems, cfg.plot)) if outputs is not None else []
-    print(leaderboard(result))
-    tail = outputs.report(written) if outputs is not None else \
-        ["pass out=DIR to write compare.json, compare.csv and the figures"]
-    print("\n".join(["", *tail]))
+    ran = commands.compare(cfg)
+    print(leaderboard(ran.value))
+    print("\n".join(["", *(ran.lines or ["pass out=DIR to write compare.json, compare.csv and the figures"])]))
 
 
 def _evaluate(cfg) -> None:
-    from . import evaluate as ev
-    from .official import GT_DISTRIBUTION, SCRIPT_DIRS
-    from .tree import load_tree
+    from .evaluate import table
 
-    e = cfg.evaluate
-    checkout = Path(e.official_checkout) if e.official_checkout else None
-    pins = dict(e.official_sha256)
-    gt = Path(e.gt_distribution) if e.gt_distribution else None
-    if gt is None and checkout is not None:  # the one beside the scripts, where upstream runs them
-        gt = next((checkout / d / GT_DISTRIBUTION for d in SCRIPT_DIRS if (checkout / d / GT_DISTRIBUTION).is_file()),
-                  None)
-    judge = None
-    if e.judge.base_url:
-        from .judge import Judge, load_official
-
-        prompt = load_official(checkout, pins, e.allow_unpinned)
-        judge = Judge(e.judge.base_url, e.judge.model, os.environ.get(e.judge.api_key_env), prompt,
-                      max_attempts=e.judge.max_attempts, timeout_s=e.judge.timeout_s)
-    outputs = ev.outputs(Path(cfg.tree), judge is not None)
-    tree = load_tree(Path(cfg.tree))
-    lines, disagreements = [], []
-    if e.run_official:  # the pins are checked before anything is computed
-        from .official_run import check_files
-
-        check_files(tree, checkout, gt, pins, e.allow_unpinned)
-    result = ev.evaluate(tree, gt_distribution=gt, judge=judge, pins=pins)
-    if e.run_official:
-        from .official_run import run_official
-
-        result["official_run"], lines, disagreements = run_official(tree, checkout, result, gt_path=gt, pins=pins,
-                                                                    allow_unpinned=e.allow_unpinned)
-    written = outputs.commit(ev.files(result, judge.ledger if judge else None))
-    print(ev.table(result))
-    for text in lines:
-        print(text)
-    print("\n".join(outputs.report(written)))
-    if disagreements:
-        print("official scripts disagree with fdbu's rules:\n  " + "\n  ".join(disagreements), file=sys.stderr)
+    ran = commands.evaluate(cfg)
+    print(table(ran.value))
+    print("\n".join(ran.lines))
+    if ran.disagreements:
+        print("official scripts disagree with fdbu's rules:\n  " + "\n  ".join(ran.disagreements), file=sys.stderr)
         sys.exit(3)
 
 
 def _export(cfg) -> None:
     import json
 
-    from .export import export
-
-    tree = export(Path(cfg.dataset), Path(cfg.outputs) if cfg.outputs else None, Path(cfg.out),
-                  length=cfg.export.length, only=cfg.export.only, progress=cfg.progress)
+    tree = commands.export(cfg).value
     rows = json.loads((tree / "manifest.json").read_text())["samples"]
     bad = [r for r in rows if not r["eligible"]]
     print(f"wrote {tree}: {len(rows)} samples, {len(rows) - len(bad)} eligible, {len(bad)} ineligible")
@@ -163,71 +82,33 @@ def _export(cfg) -> None:
         print(f"  {r['sample_id']}: {'; '.join(r['reasons'])}")
 
 
-def _asr(cfg) -> None:
-    from .asr import stage
-    from .asr.nemo_model import ParakeetASR
-    from .device import resolve_device
-
-    a = cfg.asr
-    models = []
-    share = launcher_share()
-    if share is not None:
-        import torch
-
-        torch.set_num_threads(share)
-
-    def model():  # made once, after the trees are checked; its weights load only if something is transcribed
-        if not models:
-            models.append(ParakeetASR(Path(a.checkpoint), sha256=a.sha256, device=resolve_device(cfg.device),
-                                      verbose=a.verbose))
-        return models[0]
-
-    cache = cfg.cache_root() / "asr" if a.cache else None
-    if cfg.sharded:
-        print(stage.run_shard(cfg.roots(), model, cache, cfg.shard, cfg.shards, batch_size=a.batch_size,
-                              max_batch_seconds=a.max_batch_seconds, progress=cfg.progress))
-        return
-    for root in cfg.roots():
-        path, counts = stage.run(root, model, batch_size=a.batch_size, max_batch_seconds=a.max_batch_seconds,
-                                 resume=a.resume, cache_dir=cache, progress=cfg.progress)
-        print(f"wrote {path}: {counts['transcribed']} transcribed, {counts['from_cache']} from the cache"
-              f"{stage.by_shards(counts)}, {counts['kept']} kept")
-
-
-def _vad(cfg) -> None:
-    from .shard import label
-    from .vad import stage
-
-    detector = make_detector(cfg, shard=label(cfg.shard, cfg.shards) if cfg.sharded else None)
-    rules = [cfg.vad.settings().rule] + ([p.rule for p in cfg.sweep.points()] if cfg.for_sweep else [])
-    print(stage.run(cfg.roots(), detector, rules, cfg.shard, cfg.shards))
-    print(detector.stats.line())
+def _lines(command):
+    """A command whose console output is its lines."""
+    def run(cfg) -> None:
+        print("\n".join(command(cfg).lines))
+    return run
 
 
 def _synth(cfg) -> None:
-    from .synth import synthesize
-
-    tree = synthesize(Path(cfg.out), n=cfg.n, seed=cfg.seed, system=cfg.system, ineligible=cfg.ineligible,
-                      interruption_tail_s=tuple(cfg.interruption_tail_s), progress=cfg.progress)
+    tree = commands.synth(cfg).value
     print(f"wrote synthetic tree {tree} ({cfg.n} samples per subset, system={cfg.system}, seed={cfg.seed})")
 
 
 def _calibrate(cfg) -> None:
     from .vad.calibration import FLOOR, IMPLAUSIBLE, MULTIPLE
 
-    detector = make_detector(cfg, backend="batched")
-    cal = detector.calibration(force=True)
+    ran = commands.calibrate(cfg)
+    cal = ran.value
     ident = cal.identity["device"]
     print(f"device: {', '.join(f'{k} {v}' for k, v in ident.items() if v is not None)}")
     print(f"corpus: {cal.windows} windows, {cal.audio_s:.0f} s of audio (sha256:{cal.corpus_sha256[:12]})")
     print(f"largest |batched - reference| probability: {cal.deviation:.3e} (refused above {IMPLAUSIBLE:.0e})")
     print(f"guard margin: {cal.margin:.3e} = max({MULTIPLE} x deviation, {FLOOR:.0e}); {cal.seconds:.1f} s")
-    stored = detector.cache_root / "calibration" / f"{cal.key}.json"
-    print(f"stored as {stored}" if stored.is_file() else f"not stored: {stored.parent} is not writable")
+    print("\n".join(ran.lines))
 
 
 COMMANDS = {"score": _score, "sweep": _sweep, "compare": _compare, "evaluate": _evaluate, "export": _export,
-            "asr": _asr, "vad": _vad, "synth": _synth, "calibrate": _calibrate}
+            "asr": _lines(commands.asr), "vad": _lines(commands.vad), "synth": _synth, "calibrate": _calibrate}
 
 
 def error(message: str, status: int = 2):

@@ -38,7 +38,6 @@ MAY_DIFFER = ("inputs", "fdbu_version", "subsets")
 FILES = ("compare.json", "compare.csv")
 FIGURES = ("compare-latency-curves", "compare-forest")
 FORMATS = ("png", "pdf")
-PAIRS = ("baseline", "all")
 DIFFERENCE = ("b - a: system b's value minus system a's, over the samples paired for the metric (eligible in "
               "both; exercised in both for a metric over the exercised samples)")
 
@@ -56,22 +55,6 @@ class System:
     @property
     def where(self) -> str:
         return str(self.root)
-
-
-def default_names(trees: list[str]) -> list[str]:
-    """A name per tree from its path: the folder name, or as many trailing parts as make the names differ;
-    the same path given twice gets #2, #3."""
-    parts = [Path(t).parts or (str(t),) for t in trees]
-    for k in range(1, max(len(p) for p in parts) + 1):
-        names = ["/".join(p[-k:]) for p in parts]
-        if len(set(names)) == len(names):
-            return names
-    seen: dict[str, int] = {}
-    out = []
-    for name in names:
-        seen[name] = seen.get(name, 0) + 1
-        out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
-    return out
 
 
 def _read(root: Path, file: str) -> bytes:

@@ -4,21 +4,24 @@ The dataclasses are Hydra structured configs (registered in the ConfigStore, com
 `conf/<command>.yaml`), so a value of the wrong type is refused while Hydra composes the
 config, before any work; ranges and combinations are checked in `__post_init__`, which runs
 when the CLI turns the composed config into these objects and when the Python API builds
-them. Defaults come from the code that uses them (`SileroSettings`, `Bootstrap`, ...), and
-`fdbu COMMAND --help` prints each key with its type, default and the `help` of its field.
+them. Defaults, ranges and derived values are the facts in `fdbu.settings` (`SileroSettings`,
+the grid, the bootstrap's spec), so the modules below receive checked values and never import
+this one; `fdbu COMMAND --help` prints each key with its type, default and the `help` of its field.
 """
 import dataclasses
 import difflib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, Dict, List, Optional
 
 from omegaconf import MISSING
 
+from .cachedir import cache_root
 from .errors import FdbuError
-from .metrics.stats import Bootstrap
-from .vad.silero import SileroSettings
+from .official import shipped_pins
+from .settings import (LENGTH_POLICIES, MAX_RESAMPLES, NEG_OFFSET, PAIRS, RESAMPLES, SEED, SileroSettings, changed,
+                       check_options, default_names, grid, refuse)
 
-MAX_RESAMPLES = 100_000  # resamples x samples int64 indices: 100k x 1000 samples is 800 MB
 DEVICES = ("auto", "cpu", "cuda")
 
 
@@ -33,17 +36,9 @@ def group(cls, help: str):
     return field(default_factory=cls, metadata={"help": help})
 
 
-def refuse(key: str, value, allowed: str):
-    raise FdbuError("config", None, f"{key}={value!r}: {allowed}")
-
-
 def _check(ok: bool, key: str, value, allowed: str) -> None:
     if not ok:
         refuse(key, value, allowed)
-
-
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 @dataclass
@@ -60,8 +55,6 @@ class VadConfig:
     batch_seconds: float = opt(2000.0, "audio seconds loaded and computed per batch (bounds memory)")
 
     def __post_init__(self):
-        from .vad.detect import check_options
-
         self.settings()  # SileroSettings checks its own values
         check_options(self.backend, self.verify, self.threads, self.batch_seconds)
 
@@ -71,8 +64,7 @@ class VadConfig:
 
     def changed(self) -> List[str]:
         """The segment settings that differ from the spec's (Silero's defaults, no padding)."""
-        spec = SileroSettings()
-        return [k for k, v in dataclasses.asdict(self.settings()).items() if getattr(spec, k) != v]
+        return changed(self.settings())
 
     def refuse_segment_settings(self, why) -> None:
         """For a command that sets or ignores the segment settings itself: any changed one is refused,
@@ -83,16 +75,13 @@ class VadConfig:
 
 @dataclass
 class BootstrapConfig:
-    resamples: int = opt(Bootstrap.resamples, f"bootstrap resamples, 1 to {MAX_RESAMPLES}")
-    seed: int = opt(Bootstrap.seed, "numpy.random.default_rng seed, >= 0")
+    resamples: int = opt(RESAMPLES, f"bootstrap resamples, 1 to {MAX_RESAMPLES}")
+    seed: int = opt(SEED, "numpy.random.default_rng seed, >= 0")
 
     def __post_init__(self):
         _check(1 <= self.resamples <= MAX_RESAMPLES, "bootstrap.resamples", self.resamples,
                f"a whole number from 1 to {MAX_RESAMPLES}")
         _check(self.seed >= 0, "bootstrap.seed", self.seed, "a whole number >= 0")
-
-    def make(self) -> Bootstrap:
-        return Bootstrap(self.resamples, self.seed)
 
 
 @dataclass
@@ -107,11 +96,7 @@ class Common:
     def __post_init__(self):
         _check(self.device in DEVICES, "device", self.device, "choose cpu, cuda or auto")
 
-    def cache_root(self):
-        from pathlib import Path
-
-        from .cachedir import cache_root
-
+    def cache_root(self) -> Path:
         return Path(self.cache_dir) if self.cache_dir else cache_root()
 
 
@@ -139,15 +124,14 @@ class Sharded(Common):
 
     def __post_init__(self):
         super().__post_init__()
-        from .shard import check
-
         _check((self.tree is None) != (self.trees is None), "tree", self.tree, "give tree=PATH or trees=[A,B], one")
         _check(self.trees is None or len(self.trees) > 0, "trees", self.trees, "a list of one or more trees")
-        check(self.shard, self.shards)
+        if not (isinstance(self.shards, int) and self.shards >= 1 and isinstance(self.shard, int)
+                and 0 <= self.shard < self.shards):
+            raise FdbuError("config", None, f"shard={self.shard!r} shards={self.shards!r}: shard must be a whole "
+                            "number in [0, shards)")
 
     def roots(self):
-        from pathlib import Path
-
         return [Path(t) for t in (self.trees if self.trees is not None else [self.tree])]
 
     @property
@@ -169,16 +153,14 @@ class ScoreConfig(Common):
 class GridConfig:
     thresholds: List[float] = opt([0.3, 0.4, 0.5, 0.6, 0.7], "Silero thresholds, each in (0, 1)")
     min_silence_ms: List[float] = opt([50, 100, 200, 300, 500], "minimum silences, ms")
-    neg_threshold_offset: List[float] = opt([0.15], "neg_threshold = max(threshold - offset, 0.01)")
+    neg_threshold_offset: List[float] = opt([NEG_OFFSET], "neg_threshold = max(threshold - offset, 0.01)")
     min_speech_ms: List[float] = opt([250], "minimum speech, ms")
     speech_pad_ms: List[float] = opt([0], "speech padding, ms")
 
     def __post_init__(self):
         self.points()  # the grid checks its own axes
 
-    def points(self):  # -> list of fdbu.sensitivity.GridPoint
-        from .sensitivity import grid
-
+    def points(self):  # -> list of fdbu.settings.GridPoint
         return grid(self.thresholds, self.min_silence_ms, self.neg_threshold_offset, self.min_speech_ms,
                     self.speech_pad_ms)
 
@@ -209,8 +191,6 @@ class SweepConfig(Common):
         return list(self.tree) if isinstance(self.tree, (list, tuple)) else [self.tree]
 
     def system_names(self) -> List[str]:
-        from .comparison import default_names
-
         return list(self.names) if self.names is not None else default_names(self.trees())
 
 
@@ -230,8 +210,6 @@ class CompareOptions:
                                                "samples both hold (what is dropped is printed and recorded)")
 
     def __post_init__(self):
-        from .comparison import PAIRS
-
         _check(self.pairs in PAIRS, "compare.pairs", self.pairs, "choose baseline or all")
 
 
@@ -253,8 +231,6 @@ class CompareConfig:
                f"one of the names {self.system_names()}")
 
     def system_names(self) -> List[str]:
-        from .comparison import default_names
-
         return list(self.names) if self.names is not None else default_names(list(self.trees))
 
 
@@ -271,18 +247,12 @@ class JudgeConfig:
         _check(self.timeout_s > 0, "evaluate.judge.timeout_s", self.timeout_s, "seconds > 0")
 
 
-def _shipped_pins() -> Dict[str, str]:
-    from .official import PINS
-
-    return dict(PINS)
-
-
 @dataclass
 class EvaluateOptions:
     gt_distribution: Optional[str] = opt(None, "the official icc_gt_distribution.json (backchannel timing); "
                                                "null: the one beside the official scripts, if given")
     official_checkout: Optional[str] = opt(None, "a Full-Duplex-Bench clone, or a folder of its evaluation scripts")
-    official_sha256: Dict[str, str] = field(default_factory=_shipped_pins,
+    official_sha256: Dict[str, str] = field(default_factory=shipped_pins,
                                   metadata={"help": "file name -> the SHA-256 the official files must have "
                                                     "(default: the pinned upstream ones)"})
     allow_unpinned: bool = opt(False, "compare against official files that differ from their pins")
@@ -311,8 +281,6 @@ class ExportOptions:
     only: Optional[List[str]] = opt(None, "null, or the sample ids to export")
 
     def __post_init__(self):
-        from .export import LENGTH_POLICIES
-
         _check(self.length in LENGTH_POLICIES, "export.length", self.length, "choose strict or fit")
 
 

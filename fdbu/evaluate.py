@@ -104,11 +104,6 @@ def _backchannel(tree: Tree, subset: str, ctx: Context) -> dict:
     return out
 
 
-# task -> its official rule (fdbu.official), over one subset's eligible samples
-RULES = {"pause_handling": _pause, "turn_taking": _turn_taking, "user_interruption": _interruption,
-         "backchannel": _backchannel}
-
-
 def evaluate(root: Path | Tree, *, gt_distribution: Path | None = None, silero: SileroVAD | None = None,
              judge=None, pins: dict[str, str] | None = None) -> dict:
     """The official rules on a tree (a path, or a tree already loaded and checked). Each rule
@@ -122,7 +117,7 @@ def evaluate(root: Path | Tree, *, gt_distribution: Path | None = None, silero: 
     ctx = Context(gt_distribution, silero, judge, pins)
     for name, subset in tasks.SUBSETS.items():
         if tree.subset(name):
-            result["subsets"][name] = RULES[subset.task.name](tree, name, ctx)
+            result["subsets"][name] = subset.task.official.rule(tree, name, ctx)
     return result
 
 

@@ -24,9 +24,9 @@ from .atomic import dumps, sha256_bytes
 from .outputs import new_folder
 from .audio import SAMPLE_RATE as SR, wav_bytes
 from .errors import FdbuError
+from .settings import LENGTH_POLICIES
 from .tree import MANIFEST_KIND, SAFE_NAME
 
-LENGTH_POLICIES = ("strict", "fit")
 
 
 def _sort_key(name: str):

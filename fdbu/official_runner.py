@@ -73,4 +73,4 @@ def backchannel(script: str, root_dir: str) -> None:
 
 if __name__ == "__main__":
     mode, *args = sys.argv[1:]
-    {"interruption": interruption, "backchannel": backchannel}[mode](*args)
+    globals()[mode](*args)  # the function a task's `Official.runner` names (fdbu.tasks)

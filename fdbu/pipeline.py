@@ -8,7 +8,8 @@ from pathlib import Path
 from . import __version__, DEFINITIONS_VERSION, faults, tasks
 from .metrics.stats import Z_975, Bootstrap
 from .tree import Tree, load_tree
-from .vad import Job, SileroSettings, SpeechDetector
+from .settings import changed
+from .vad import Job, SpeechDetector
 
 
 @dataclass
@@ -21,8 +22,7 @@ def non_default(vad: SpeechDetector | None, boot: Bootstrap) -> list[str]:
     """Every setting that differs from the spec's (Silero's defaults without padding; 2000 resamples, seed 0)."""
     out = []
     if vad is not None:
-        spec = SileroSettings()
-        out += [f"vad.{k}={v}" for k, v in asdict(vad.silero.settings).items() if getattr(spec, k) != v]
+        out += [f"vad.{k}={getattr(vad.silero.settings, k)}" for k in changed(vad.silero.settings)]
     out += [f"bootstrap.{k}={v}" for k, v in asdict(boot).items() if getattr(Bootstrap(), k) != v]
     return out
 
@@ -52,6 +52,17 @@ def detect_speech(samples, vad: SpeechDetector) -> list:
     return vad.segments([Job.of(s) for s in samples])
 
 
+def score_subset(kind: tasks.Task, selected: list, boot: Bootstrap, segs: list | None = None) -> tuple:
+    """One subset's per-sample components and aggregates (metrics, extra counts): what score and each
+    point of the sweep compute. `segs` are the eligible samples' speech segments (a task with speech
+    detection)."""
+    eligible = [s for s in selected if s.eligible]
+    task = kind.metrics
+    comps = task.components(eligible, segs) if kind.speech_detection else task.components(eligible)
+    metrics, extra = task.aggregate(comps, selected=len(selected), ineligible=len(selected) - len(eligible), boot=boot)
+    return comps, metrics, extra
+
+
 def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None) -> Scored:
     """Score every scored subset present in the tree.
 
@@ -67,17 +78,14 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None) ->
             continue
         eligible = [s for s in selected if s.eligible]
         kind = tasks.subset(subset).task
-        task = kind.metrics
+        segs = None
         if kind.speech_detection:
             segs = ([segments[s.sample_id] for s in eligible] if segments is not None
                     else detect_speech(eligible, vad))
-            comps = task.components(eligible, segs)
-        else:
-            comps = task.components(eligible)
-        for s, row in zip(eligible, task.rows(eligible, comps)):
+        comps, metrics, extra = score_subset(kind, selected, boot, segs)
+        for s, row in zip(eligible, kind.metrics.rows(eligible, comps)):
             per_sample[s.sample_id] = row
         ineligible = len(selected) - len(eligible)
-        metrics, extra = task.aggregate(comps, selected=len(selected), ineligible=ineligible, boot=boot)
         reasons = Counter(r for s in selected if not s.eligible for r in s.reasons)
         counts = {"declared": tree.declared[subset], "selected": len(selected), "eligible": len(eligible),
                   "ineligible": ineligible, "ineligible_reasons": dict(sorted(reasons.items()))}

@@ -35,9 +35,10 @@ def files(scored: Scored, plot: bool = False) -> dict[str, bytes]:
     return out
 
 
-def write(scored: Scored, out: Path, plot: bool = False) -> list[Path]:
-    """unified.json and unified-samples.jsonl (and the curves) in `out`, as one unit."""
-    return outputs(out, plot).commit(files(scored, plot))
+def write(scored: Scored, out: Path | Outputs, plot: bool = False) -> list[Path]:
+    """unified.json and unified-samples.jsonl (and the curves) in `out`, as one unit; `out` may be the
+    `outputs(...)` a command checked before its work."""
+    return (out if isinstance(out, Outputs) else outputs(out, plot)).commit(files(scored, plot))
 
 
 def fmt(x, digits: int = 3) -> str:

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
-import itertools
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 from .atomic import dumps
@@ -18,63 +17,18 @@ from .outputs import Outputs
 from .errors import FdbuError
 from .metrics.stats import NOT_REACHED, Bootstrap
 from .report import fmt
-from .pipeline import signature
+from .settings import SPEC, GridPoint, default_names, grid  # noqa: F401  (grid: the sweep's, re-exported)
+from .pipeline import score_subset, signature
 from .audio import SAMPLE_RATE
 from .tasks import SUBSETS
 from .tree import load_tree
-from .vad import Job, SegmentRule, SileroSettings, SpeechDetector
+from .vad import Job, SpeechDetector
 from .vad.silero import samples_to_us
 
-_SPEC = SileroSettings()
-NEG_OFFSET = 0.15  # silero-vad's own: neg_threshold = max(threshold - 0.15, 0.01)
-SPEC = {"threshold": _SPEC.threshold, "min_silence_ms": _SPEC.min_silence_duration_ms,
-        "neg_threshold_offset": NEG_OFFSET, "min_speech_ms": _SPEC.min_speech_duration_ms,
-        "speech_pad_ms": _SPEC.speech_pad_ms}
 # the metrics a sweep table shows, with their column labels; sweep.json has every interruption metric
 SHOWN = {"exercised_rate": "exercised", "speaking_at_end_rate": "spk_at_end", "response_rate_1s": "resp<=1s",
          "response_rate_2s": "resp<=2s", "response_rate_5s": "resp<=5s", "stop_latency_s": "stop_med_s",
          "speech_s_per_interruption_s": "speech/int", "restart_rate": "restart"}
-
-
-@dataclass(frozen=True)
-class GridPoint:
-    threshold: float
-    min_silence_ms: float
-    neg_threshold_offset: float
-    min_speech_ms: float
-    speech_pad_ms: float
-
-    @property
-    def rule(self) -> SegmentRule:
-        """silero-vad's rule: neg_threshold = max(threshold - offset, 0.01)."""
-        return SegmentRule(self.threshold, max(self.threshold - self.neg_threshold_offset, 0.01),
-                           self.min_speech_ms, self.min_silence_ms, self.speech_pad_ms)
-
-    @property
-    def is_spec(self) -> bool:
-        return asdict(self) == SPEC
-
-
-def grid(thresholds, min_silence_ms, neg_threshold_offset=(NEG_OFFSET,), min_speech_ms=(SPEC["min_speech_ms"],),
-         speech_pad_ms=(SPEC["speech_pad_ms"],)) -> list[GridPoint]:
-    axes = {"sweep.thresholds": thresholds, "sweep.min_silence_ms": min_silence_ms,
-            "sweep.neg_threshold_offset": neg_threshold_offset, "sweep.min_speech_ms": min_speech_ms,
-            "sweep.speech_pad_ms": speech_pad_ms}
-    for name, values in axes.items():
-        if not values:
-            raise FdbuError("config", None, f"{name} is empty; a sweep needs at least one value on every axis")
-        if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in values):
-            raise FdbuError("config", None, f"{name} must be numbers, got {list(values)!r}")
-    if any(not 0 < t < 1 for t in thresholds):
-        raise FdbuError("config", None, f"sweep.thresholds {list(thresholds)}: every threshold must lie in (0, 1)")
-    for name in ("sweep.min_silence_ms", "sweep.min_speech_ms", "sweep.neg_threshold_offset", "sweep.speech_pad_ms"):
-        if any(v < 0 for v in axes[name]):
-            raise FdbuError("config", None, f"{name} {list(axes[name])}: values must not be negative")
-    points = [GridPoint(*map(float, values)) for values in
-              itertools.product(thresholds, min_silence_ms, neg_threshold_offset, min_speech_ms, speech_pad_ms)]
-    if len(set(points)) != len(points):
-        raise FdbuError("config", None, "the grid lists a point twice")
-    return points
 
 
 def _point_record(point: GridPoint, metrics: dict, extra: dict) -> dict:
@@ -111,28 +65,24 @@ def sweep_tree(root: Path, detector: SpeechDetector, boot: Bootstrap, points: li
     if subset is None:
         raise FdbuError(str(root), "manifest.json", f"has no {' or '.join(swept_subsets())} samples to sweep")
     selected = tree.subset(subset)
-    metric_module = SUBSETS[subset].task.metrics
+    kind = SUBSETS[subset].task
     eligible = [s for s in selected if s.eligible]
     jobs = [Job.of(s) for s in eligible]
     entries = detector.guard(detector.probabilities(jobs), jobs, [p.rule for p in points])
     records = []
     for point in points:
         segs = [samples_to_us(st, SAMPLE_RATE) for st in detector.stamps(entries, jobs, point.rule)]
-        comps = metric_module.components(eligible, segs)
-        metrics, extra = metric_module.aggregate(comps, selected=len(selected),
-                                                ineligible=len(selected) - len(eligible), boot=boot)
+        _, metrics, extra = score_subset(kind, selected, boot, segs)
         records.append(_point_record(point, metrics, extra))
     return {"tree": str(root), "subset": subset,
             "inputs": {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
             "counts": {"selected": len(selected), "eligible": len(eligible)},
-            "points": records, "ranges": {m.name: _range(records, m.name) for m in metric_module.METRICS}}
+            "points": records, "ranges": {m.name: _range(records, m.name) for m in kind.metrics.METRICS}}
 
 
 def sweep(roots: list[Path], detector: SpeechDetector, boot: Bootstrap, points: list[GridPoint],
           names: list[str] | None = None) -> dict:
     """Every tree over the grid; `names` name the systems in tables and figures (default: folder names)."""
-    from .comparison import default_names
-
     names = list(names) if names is not None else default_names([str(r) for r in roots])
     head = signature(detector, boot, vad_settings=False)  # the VAD settings are the grid's points
     head["kind"] = "sweep"

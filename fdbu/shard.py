@@ -10,15 +10,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, TypeVar
 
-from .errors import FdbuError
-
 T = TypeVar("T")
-
-
-def check(shard: int, shards: int) -> None:
-    if not (isinstance(shards, int) and shards >= 1 and isinstance(shard, int) and 0 <= shard < shards):
-        raise FdbuError("config", None, f"shard={shard!r} shards={shards!r}: shard must be a whole number in "
-                        "[0, shards)")
 
 
 def split(items: Iterable[T], shards: int, key: Callable[[T], str], weight: Callable[[T], float]) -> list[list[T]]:
@@ -37,8 +29,7 @@ def split(items: Iterable[T], shards: int, key: Callable[[T], str], weight: Call
 
 def select(items: Iterable[T], shard: int, shards: int, key: Callable[[T], str],
            weight: Callable[[T], float]) -> list[T]:
-    """Shard `shard` of `shards`: its part of `split`."""
-    check(shard, shards)
+    """Shard `shard` of `shards` (checked by `fdbu.config`): its part of `split`."""
     return split(items, shards, key, weight)[shard]
 
 

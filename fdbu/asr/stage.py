@@ -23,17 +23,12 @@ from tqdm import tqdm
 from .. import faults, tasks
 from ..atomic import sha256_bytes, write_bytes, write_json
 from ..audio import SAMPLE_RATE, read_wav, seconds_of
-from ..cachedir import cache_root
 from ..errors import FdbuError
 from ..outputs import writable_folder
 from ..shard import label, listed, select
 from ..tree import hashed, read_manifest
 
 ASR_JSON = "asr.json"
-
-
-def default_cache_dir() -> Path:
-    return cache_root() / "asr"
 
 
 def transcript_bytes(words, offset: float) -> bytes:

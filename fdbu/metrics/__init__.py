@@ -9,6 +9,4 @@ fields that come from the dataset. The paired statistics of a comparison are in 
 """
 from . import interruption, pause, turn_taking
 
-TASKS = {"pause_handling": pause, "turn_taking": turn_taking, "user_interruption": interruption}
-
-__all__ = ["TASKS", "pause", "turn_taking", "interruption"]
+__all__ = ["pause", "turn_taking", "interruption"]

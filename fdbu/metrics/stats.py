@@ -13,6 +13,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import FdbuError
+from ..settings import RESAMPLES, SEED
 from ..kernels import INF, ranked, resample_ranked, resample_ratios
 from ..timebase import seconds
 
@@ -25,8 +26,8 @@ INDEX_BYTES = 4 * 2**30  # the resample index matrix of one metric, refused beyo
 
 @dataclass(frozen=True)
 class Bootstrap:
-    resamples: int = 2000
-    seed: int = 0
+    resamples: int = RESAMPLES
+    seed: int = SEED
 
     def indices(self, n: int) -> np.ndarray:
         """Clarification 10: a fresh default_rng(seed) per metric, rows are resamples."""

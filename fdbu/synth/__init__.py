@@ -189,11 +189,6 @@ def _backchannel_sample(rng, system: str, **_):
     return T, cap, None, cap.transcript(), {}
 
 
-# task -> the generator of one sample: (rng, system, tail=..., **the subset's synth options)
-GENERATORS = {"pause_handling": _pause_sample, "turn_taking": _turn_taking_sample,
-              "user_interruption": _interruption_sample, "backchannel": _backchannel_sample}
-
-
 def _write(path: Path, data: bytes) -> str:
     path.write_bytes(data)
     return sha256_bytes(data)
@@ -250,8 +245,8 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
                 samples.append(row)
                 truth[row["sample_id"]] = {"system": behaviour, "eligible": False}
                 continue
-            T, cap, annotation, transcript, intended = GENERATORS[kind.name](rng, behaviour, tail=(lo, hi),
-                                                                             **SUBSETS[subset].synth)
+            T, cap, annotation, transcript, intended = kind.generator(rng, behaviour, tail=(lo, hi),
+                                                                           **SUBSETS[subset].synth)
             folder = tmp / subset / name
             folder.mkdir(parents=True)
             files = {"output.wav": _write(folder / "output.wav", cap.wav())}

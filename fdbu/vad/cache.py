@@ -17,14 +17,14 @@ from pathlib import Path
 import numpy as np
 
 from ..atomic import sha256_bytes, write_bytes
-from ..cachedir import cache_root
+from ..cachedir import VAD_PROBS, cache_root
 from ..outputs import writable_folder
 
 FORMAT = "fdbu-vad-probs-1"
 
 
 def default_dir() -> Path:
-    return cache_root() / "vad-probs"
+    return cache_root() / VAD_PROBS
 
 
 @dataclass

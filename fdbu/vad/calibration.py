@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import device as devices
 from ..atomic import dumps, write_bytes, write_text
-from ..cachedir import cache_root
+from ..cachedir import CALIBRATION, VAD_PROBS, cache_root
 from ..errors import FdbuError
 
 MULTIPLE = 8         # margin = MULTIPLE x the largest deviation measured on the device ...
@@ -126,7 +126,7 @@ def reference(folder: Path | None, silero, audios: list[np.ndarray]) -> list[np.
     path = Path(folder) / name if folder else None
     sizes = [(len(a) + 511) // 512 for a in audios]
     # this folder's, or the default cache root's (the same CPU computed it: another cache_dir need not redo it)
-    for candidate in (path, cache_root() / "vad-probs" / "calibration" / name):
+    for candidate in (path, cache_root() / VAD_PROBS / CALIBRATION / name):
         try:
             head, payload = candidate.read_bytes().split(b"\n", 1)
             if json.loads(head) == {**ident, "payload_sha256": hashlib.sha256(payload).hexdigest()} \

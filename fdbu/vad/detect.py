@@ -22,31 +22,17 @@ from tqdm import tqdm
 
 from .. import device as devices
 from .. import faults
+from ..cachedir import CALIBRATION
 from ..errors import FdbuError
 from ..kernels import speech_segments
 from ..shard import listed
 from . import calibration as calib
 from .audio import batches, read_wav
 from .cache import Entry, ProbabilityCache, default_dir
+from ..settings import BACKENDS, check_options  # noqa: F401  (BACKENDS re-exported by fdbu.vad)
 from .silero import SegmentRule, SileroSettings, SileroVAD, samples_to_us
 
-BACKENDS = ("reference", "batched")
 AUTO_VERIFY_FROM = 50  # vad.verify=auto checks files once a run holds this many batched ones
-
-
-def check_options(backend: str, verify, threads, batch_seconds: float) -> None:
-    """How the probabilities are computed (vad.backend, vad.verify, vad.threads, vad.batch_seconds)."""
-    def no(key, value, allowed):
-        raise FdbuError("config", None, f"{key}={value!r}: {allowed}")
-
-    if backend not in BACKENDS:
-        no("vad.backend", backend, f"choose {' or '.join(BACKENDS)}")
-    if verify != "auto" and (isinstance(verify, bool) or not isinstance(verify, int) or verify < 0):
-        no("vad.verify", verify, "auto or a number of files >= 0")
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-        no("vad.threads", threads, "null (the cores free now) or a number >= 1")
-    if not 0 < batch_seconds <= 1e6:
-        no("vad.batch_seconds", batch_seconds, "seconds in (0, 1e6]")
 
 
 def auto_verify(n: int) -> int:
@@ -151,7 +137,7 @@ class SpeechDetector:
     def calibration(self, force: bool = False) -> calib.Calibration:
         """This device's calibration: stored beside the probability cache, measured on first use."""
         if self._calibration is None or force:
-            self._calibration = calib.calibration(self.cache_root / "calibration", self.silero, self.batched,
+            self._calibration = calib.calibration(self.cache_root / CALIBRATION, self.silero, self.batched,
                                                   self.device, self.threads, force=force)
             self.stats.guard = self._calibration.line()
         return self._calibration

@@ -12,7 +12,6 @@ import contextlib
 import functools
 import importlib.metadata
 import importlib.resources
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,62 +19,11 @@ import torch
 
 from ..atomic import sha256_file
 from ..errors import FdbuError
+from ..settings import SegmentRule, SileroSettings  # noqa: F401  (re-exported)
 from ..timebase import to_us
 
 MODEL_PACKAGE = "silero_vad.data"
 MODEL_FILE = "silero_vad.jit"
-
-
-@dataclass(frozen=True)
-class SileroSettings:
-    """The spec's settings: Silero's defaults except no padding."""
-
-    threshold: float = 0.5
-    min_speech_duration_ms: int = 250
-    min_silence_duration_ms: int = 100
-    speech_pad_ms: int = 0
-    sampling_rate: int = 16000
-
-    def __post_init__(self):
-        if not 0.0 < self.threshold < 1.0:
-            raise FdbuError("config", None, f"vad.threshold {self.threshold} is outside (0, 1)")
-        if self.min_speech_duration_ms < 0 or self.min_silence_duration_ms < 0 or self.speech_pad_ms < 0:
-            raise FdbuError("config", None, "vad durations must be non-negative")
-        if self.sampling_rate != 16000:
-            raise FdbuError("config", None, f"vad.sampling_rate {self.sampling_rate}: fdbu scores 16 kHz audio only")
-
-    def as_dict(self) -> dict:
-        return asdict(self)
-
-    @property
-    def rule(self) -> "SegmentRule":
-        return SegmentRule(self.threshold, max(self.threshold - 0.15, 0.01), self.min_speech_duration_ms,
-                           self.min_silence_duration_ms, self.speech_pad_ms)
-
-
-@dataclass(frozen=True)
-class SegmentRule:
-    """How window probabilities become segments (16 kHz): silero-vad's thresholds, minimum durations
-    and padding. neg_threshold is explicit; silero-vad's own default is max(threshold - 0.15, 0.01)."""
-
-    threshold: float
-    neg_threshold: float
-    min_speech_ms: float
-    min_silence_ms: float
-    pad_ms: float
-
-    def kernel_args(self) -> tuple:
-        """silero-vad's sample counts: 16000 * ms / 1000, as floats, in `speech_segments`' order."""
-        return (self.threshold, self.neg_threshold, 16000 * self.min_speech_ms / 1000,
-                16000 * self.min_silence_ms / 1000, 16000 * self.pad_ms / 1000)
-
-    def call_kwargs(self) -> dict:
-        """Every keyword `get_speech_timestamps(_from_probs)` takes, explicit (the lhotse way)."""
-        return dict(threshold=self.threshold, sampling_rate=16000, min_speech_duration_ms=self.min_speech_ms,
-                    max_speech_duration_s=float("inf"), min_silence_duration_ms=self.min_silence_ms,
-                    speech_pad_ms=self.pad_ms, return_seconds=False, time_resolution=1, visualize_probs=False,
-                    neg_threshold=self.neg_threshold, min_silence_at_max_speech=98,
-                    use_max_poss_sil_at_max_speech=True)
 
 
 @contextlib.contextmanager

@@ -1,0 +1,228 @@
+"""Every command as one function: its checked config (`fdbu.config`) in, a `Ran` out.
+
+The CLI (`fdbu.cli`: argv, Hydra, printing) and the Python API (`fdbu.api`: results in memory)
+both call these, so a command's steps (check the outputs, build the detector, compute, write
+as one unit) exist once; neither of them imports the other. Nothing here prints.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .cachedir import ASR, CALIBRATION, VAD_PROBS
+
+
+@dataclass
+class Ran:
+    """What a command computed (`value`), the files it wrote, and the lines the console shows after
+    its result (detector statistics, stopped runs finished or removed, what was written)."""
+
+    value: Any
+    written: list = field(default_factory=list)
+    lines: list = field(default_factory=list)
+    column: str | None = None          # score: the reference column, when asked for
+    disagreements: list = field(default_factory=list)  # evaluate: official scripts that differ from fdbu
+
+
+def launcher_share() -> int | None:
+    """Under a launcher whose jobs are parallel processes on this machine (it declares `n_jobs`, as
+    Hydra's joblib launcher does) each job gets its share of the cores (cores // workers), so they do
+    not start on the same free cores and fight."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        launcher = HydraConfig.get().launcher
+    except (ImportError, ValueError):
+        return None
+    if "n_jobs" not in launcher:
+        return None
+    from .device import allowed_cores
+
+    cores, n = allowed_cores(), int(launcher.get("n_jobs") or -1)
+    return max(1, cores // (cores if n < 1 else min(n, cores)))
+
+
+def make_detector(cfg, backend: str | None = None, shard: str | None = None):
+    """The speech detector a command's config asks for: Silero settings plus how to compute them."""
+    from .vad import SpeechDetector
+
+    vad = cfg.vad
+    threads = vad.threads if vad.threads is not None else launcher_share()
+    return SpeechDetector(vad.settings(), backend=backend or vad.backend, device=cfg.device, cache=vad.cache,
+                          cache_dir=cfg.cache_root() / VAD_PROBS, verify=vad.verify, threads=threads,
+                          batch_seconds=vad.batch_seconds, progress=cfg.progress, shard=shard)
+
+
+def _bootstrap(cfg):
+    from .metrics.stats import Bootstrap
+
+    return Bootstrap(cfg.bootstrap.resamples, cfg.bootstrap.seed)
+
+
+def _commit(outputs, files: dict) -> tuple[list, list]:
+    """Write a command's files as one unit: (files written, the console's lines about them)."""
+    if outputs is None:
+        return [], []
+    written = outputs.commit(files)
+    return written, outputs.report(written)
+
+
+def score(cfg, write: bool = True, reference_column: bool = False) -> Ran:
+    """`fdbu score`: value is the `fdbu.pipeline.Scored`; with `reference_column`, the official rules'
+    numbers for the console (computed before the commit, so they never stop it)."""
+    from . import report
+    from .pipeline import score_path
+
+    tree = Path(cfg.tree)
+    outputs = report.outputs(Path(cfg.out) if cfg.out is not None else tree, cfg.plot) if write else None
+    detector = make_detector(cfg)
+    scored = score_path(tree, detector, _bootstrap(cfg))
+    column = None
+    if reference_column:
+        from .evaluate import reference_column as official_column
+
+        inputs = scored.unified["inputs"]
+        column = official_column(tree, inputs["manifest.json"], inputs["asr.json"])
+    written = report.write(scored, outputs, cfg.plot) if outputs is not None else []
+    lines = outputs.report(written) if outputs is not None else []
+    return Ran(scored, written, [detector.stats.line(), *lines], column=column)
+
+
+def sweep(cfg, write: bool = True) -> Ran:
+    """`fdbu sweep`: value is sweep.json as a dict."""
+    from .sensitivity import files, outputs as sweep_outputs, sweep as run
+
+    trees = [Path(t) for t in cfg.trees()]
+    outputs = sweep_outputs(Path(cfg.out) if cfg.out is not None else trees[0], len(trees), cfg.plot) if write \
+        else None
+    detector = make_detector(cfg)
+    result = run(trees, detector, _bootstrap(cfg), cfg.sweep.points(), names=cfg.system_names())
+    written, lines = _commit(outputs, files(result, cfg.plot) if write else {})
+    return Ran(result, written, [detector.stats.line(), *lines])
+
+
+def compare(cfg, write: bool = True) -> Ran:
+    """`fdbu compare`: value is compare.json as a dict; written only where cfg.out names a folder."""
+    from .comparison import compare as run, files, load, outputs as compare_outputs
+
+    outputs = compare_outputs(Path(cfg.out), cfg.plot) if write and cfg.out is not None else None
+    systems = [load(Path(t), name) for t, name in zip(cfg.trees, cfg.system_names())]
+    result = run(systems, baseline=cfg.baseline, pairs=cfg.compare.pairs,
+                 allow_different_samples=cfg.compare.allow_different_samples)
+    written, lines = _commit(outputs, files(result, systems, cfg.plot) if outputs is not None else {})
+    return Ran(result, written, lines)
+
+
+def evaluate(cfg) -> Ran:
+    """`fdbu evaluate`: value is summary.json as a dict; `disagreements` lists where the official
+    scripts, when run, differ from fdbu's rules."""
+    import os
+
+    from . import evaluate as ev
+    from .official import GT_DISTRIBUTION, SCRIPT_DIRS
+    from .tree import load_tree
+
+    e = cfg.evaluate
+    checkout = Path(e.official_checkout) if e.official_checkout else None
+    pins = dict(e.official_sha256)
+    gt = Path(e.gt_distribution) if e.gt_distribution else None
+    if gt is None and checkout is not None:  # the one beside the scripts, where upstream runs them
+        gt = next((checkout / d / GT_DISTRIBUTION for d in SCRIPT_DIRS if (checkout / d / GT_DISTRIBUTION).is_file()),
+                  None)
+    judge = None
+    if e.judge.base_url:
+        from .judge import Judge, load_official
+
+        prompt = load_official(checkout, pins, e.allow_unpinned)
+        judge = Judge(e.judge.base_url, e.judge.model, os.environ.get(e.judge.api_key_env), prompt,
+                      max_attempts=e.judge.max_attempts, timeout_s=e.judge.timeout_s)
+    outputs = ev.outputs(Path(cfg.tree), judge is not None)
+    tree = load_tree(Path(cfg.tree))
+    lines, disagreements = [], []
+    if e.run_official:  # the pins are checked before anything is computed
+        from .official_run import check_files
+
+        check_files(tree, checkout, gt, pins, e.allow_unpinned)
+    result = ev.evaluate(tree, gt_distribution=gt, judge=judge, pins=pins)
+    if e.run_official:
+        from .official_run import run_official
+
+        result["official_run"], lines, disagreements = run_official(tree, checkout, result, gt_path=gt, pins=pins,
+                                                                    allow_unpinned=e.allow_unpinned)
+    written, report = _commit(outputs, ev.files(result, judge.ledger if judge else None))
+    return Ran(result, written, [*lines, *report], disagreements=disagreements)
+
+
+def export(cfg) -> Ran:
+    """`fdbu export`: value is the new tree's path."""
+    from .export import export as run
+
+    tree = run(Path(cfg.dataset), Path(cfg.outputs) if cfg.outputs else None, Path(cfg.out),
+               length=cfg.export.length, only=cfg.export.only, progress=cfg.progress)
+    return Ran(tree, [tree])
+
+
+def asr(cfg) -> Ran:
+    """`fdbu asr`: transcripts of every tree (or of one shard of their files, into the cache)."""
+    from .asr import stage
+    from .asr.nemo_model import ParakeetASR
+    from .device import resolve_device
+
+    a = cfg.asr
+    models = []
+    share = launcher_share()
+    if share is not None:
+        import torch
+
+        torch.set_num_threads(share)
+
+    def model():  # made once, after the trees are checked; its weights load only if something is transcribed
+        if not models:
+            models.append(ParakeetASR(Path(a.checkpoint), sha256=a.sha256, device=resolve_device(cfg.device),
+                                      verbose=a.verbose))
+        return models[0]
+
+    cache = cfg.cache_root() / ASR if a.cache else None
+    if cfg.sharded:
+        return Ran(None, lines=[stage.run_shard(cfg.roots(), model, cache, cfg.shard, cfg.shards,
+                                                batch_size=a.batch_size, max_batch_seconds=a.max_batch_seconds,
+                                                progress=cfg.progress)])
+    written, lines = [], []
+    for root in cfg.roots():
+        path, counts = stage.run(root, model, batch_size=a.batch_size, max_batch_seconds=a.max_batch_seconds,
+                                 resume=a.resume, cache_dir=cache, progress=cfg.progress)
+        written.append(path)
+        lines.append(f"wrote {path}: {counts['transcribed']} transcribed, {counts['from_cache']} from the cache"
+                     f"{stage.by_shards(counts)}, {counts['kept']} kept")
+    return Ran(None, written, lines)
+
+
+def vad(cfg) -> Ran:
+    """`fdbu vad`: speech probabilities into the cache, for score and sweep to assemble from."""
+    from .shard import label
+    from .vad import stage
+
+    detector = make_detector(cfg, shard=label(cfg.shard, cfg.shards) if cfg.sharded else None)
+    rules = [cfg.vad.settings().rule] + ([p.rule for p in cfg.sweep.points()] if cfg.for_sweep else [])
+    return Ran(None, lines=[stage.run(cfg.roots(), detector, rules, cfg.shard, cfg.shards), detector.stats.line()])
+
+
+def synth(cfg) -> Ran:
+    """`fdbu synth`: value is the new tree's path."""
+    from .synth import synthesize
+
+    tree = synthesize(Path(cfg.out), n=cfg.n, seed=cfg.seed, system=cfg.system, ineligible=cfg.ineligible,
+                      interruption_tail_s=tuple(cfg.interruption_tail_s), progress=cfg.progress)
+    return Ran(tree, [tree])
+
+
+def calibrate(cfg) -> Ran:
+    """`fdbu calibrate`: value is the `fdbu.vad.calibration.Calibration`; written: where it is stored
+    (nothing where the cache is not writable)."""
+    detector = make_detector(cfg, backend="batched")
+    cal = detector.calibration(force=True)
+    stored = detector.cache_root / CALIBRATION / f"{cal.key}.json"
+    if stored.is_file():
+        return Ran(cal, [stored], [f"stored as {stored}"])
+    return Ran(cal, [], [f"not stored: {stored.parent} is not writable"])
