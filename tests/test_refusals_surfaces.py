@@ -1,0 +1,171 @@
+"""The one-line-refusal promise on the surfaces added later (issue 25): compare's inputs, staged-output
+recovery, config extremes, FIFOs, the Python API, Ctrl-C at start-up. Each root cause is one test with
+its reproduction: one line on stderr (`fdbu: error: ...`), exit status 2 (130 for Ctrl-C), no
+traceback, nothing outside fdbu's outputs changed; plus a fuzz test of what compare reads.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from builders import fdbu_main
+from fdbu.errors import FdbuError
+from test_refusals import FDBU, ROOT, folder, fdbu, refused, snapshot, tmp_path, tree  # noqa: F401 (fixtures)
+
+@pytest.fixture(scope="module")
+def scored_pair(tmp_path_factory, vad, boot):
+    """A and B: scored synthetic trees of n=2 (every scored subset), shared read-only."""
+    from fdbu.pipeline import score_path
+    from fdbu.report import write
+    from fdbu.synth import synthesize
+
+    root = tmp_path_factory.mktemp("scored")
+    out = []
+    for name, system in (("A", "mixed"), ("B", "prompt")):
+        t = synthesize(root / name, n=2, seed=1, system=system, ineligible=0.0, progress=False)
+        write(score_path(t, vad, boot), t)
+        out.append(t)
+    return tuple(out)
+
+
+def copy(src: Path, dest: Path) -> Path:
+    shutil.copytree(src, dest)
+    return dest
+
+
+# 2. compare reads unified.json and unified-samples.jsonl as strictly as a tree is read
+def _edit_unified(tree: Path, edit) -> None:
+    doc = json.loads((tree / "unified.json").read_text())
+    edit(doc)
+    (tree / "unified.json").write_text(json.dumps(doc))
+
+
+def _edit_row(tree: Path, k: int, **changes) -> None:
+    lines = (tree / "unified-samples.jsonl").read_text().splitlines()
+    row = json.loads(lines[k])
+    row.update(changes)
+    lines[k] = json.dumps(row)
+    (tree / "unified-samples.jsonl").write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("edit,fragment", [
+    (lambda d: d["subsets"].__setitem__("candor_turn_taking", 5), "subsets.candor_turn_taking is not an object"),
+    (lambda d: d["subsets"]["candor_turn_taking"].__setitem__("coverage", 10**400), "coverage is an integer of"),
+    (lambda d: d["subsets"]["candor_turn_taking"].__setitem__("coverage", [1]), "coverage is [1], not a number"),
+    (lambda d: d["subsets"]["candor_turn_taking"]["metrics"]["early_start_rate"].__setitem__("interval", "x"),
+     "early_start_rate.interval is 'x'"),
+    (lambda d: d["bootstrap"].__setitem__("seed", 10**30), "bootstrap.seed is an integer of 31 digits"),
+    (lambda d: d["share_interval"].__setitem__("z", float("nan")), "share_interval.z is nan;"),
+])
+def test_compare_refuses_a_unified_json_fdbu_did_not_write(scored_pair, tmp_path, edit, fragment):
+    a, b = scored_pair
+    b = copy(b, tmp_path / "B")
+    _edit_unified(b, edit)
+    before = snapshot(a, b)
+    refused(fdbu_main("compare", f"trees=[{a},{b}]", f"out={tmp_path / 'out'}"), f"{b}: unified.json:", fragment)
+    assert snapshot(a, b) == before and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("line,changes,fragment", [
+    (4, {"T_s": 1e300}, "T_s is 1e+300, not a number of seconds"),
+    (4, {"latency_s": "1"}, "latency_s is '1'"),
+    (6, {"segments": [[1, 10**400]]}, "segments is"),
+    (6, {"restarts": -1}, "restarts is -1, not a whole number"),
+    (6, {"outcome": "maybe"}, "outcome is 'maybe', not one of"),
+    (0, {"eligible": 1}, "eligible is 1, not true or false"),
+    (0, {"subset": "candor_turn_taking"}, "is not 'candor_turn_taking/<id>'"),
+    (0, {"pause_intrusion": not None}, "its rows give"),  # the same types, another run's value
+])
+def test_compare_refuses_rows_fdbu_did_not_write(scored_pair, tmp_path, line, changes, fragment):
+    a, b = scored_pair
+    b = copy(b, tmp_path / "B")
+    _edit_row(b, line, **changes)
+    before = snapshot(a, b)
+    refused(fdbu_main("compare", f"trees=[{a},{b}]"), f"{b}: unified-samples.jsonl:", fragment)
+    assert snapshot(a, b) == before
+
+
+# 3. a manifest compare cannot read is one line (run as another user: root reads anything)
+@pytest.mark.skipif(not ROOT, reason="runs fdbu as another user to meet a permission error")
+def test_compare_names_an_unreadable_manifest(scored_pair, tmp_path):
+    a, b = (copy(t, tmp_path / t.name) for t in scored_pair)  # where nobody may read them
+    (b / "manifest.json").chmod(0)
+    before = snapshot(a, b)
+    refused(fdbu("compare", f"trees=[{a},{b}]", unprivileged=True), f"{b}: manifest.json: cannot be read",
+            "Permission denied")
+    assert snapshot(a, b) == before
+
+
+# 1. a FIFO (or any non-regular file) where a file is expected is refused by name, before it is opened
+@pytest.mark.parametrize("file", ["synthetic_user_interruption/1/output.wav", "candor_turn_taking/1/output.json",
+                                  "manifest.json"])
+def test_a_fifo_is_refused_not_read(tree, file):
+    path = tree / file
+    path.unlink()
+    os.mkfifo(path)
+    before = snapshot(tree)
+    out = subprocess.run([FDBU, "score", f"tree={tree}", "progress=false"], capture_output=True, text=True,
+                         timeout=120)  # before the fix it never returned
+    refused(out, file.rsplit("/", 1)[-1], "is a FIFO (named pipe), not a regular file")
+    assert snapshot(tree) == before
+
+
+def test_compare_refuses_a_fifo_in_place_of_its_rows(scored_pair, tmp_path):
+    a, b = scored_pair
+    b = copy(b, tmp_path / "B")
+    (b / "unified-samples.jsonl").unlink()
+    os.mkfifo(b / "unified-samples.jsonl")
+    refused(fdbu_main("compare", f"trees=[{a},{b}]"), "unified-samples.jsonl: is a FIFO")
+
+
+# the fuzz test: whatever unified.json and unified-samples.jsonl hold, compare raises FdbuError or nothing
+ODD = st.one_of(st.none(), st.booleans(), st.integers(-10**30, 10**30), st.sampled_from([10**400, -1, 2**63, 2**53]),
+                st.floats(allow_nan=True, allow_infinity=True), st.sampled_from(["not reached", "", "response"]),
+                st.text(max_size=4))
+VALUES = st.recursive(ODD, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                   st.dictionaries(st.text(max_size=3), inner, max_size=3)),
+                      max_leaves=6)
+
+
+def _mutate(doc, path, value):
+    """Replace the node at `path` (a list of choices) in a JSON document."""
+    if not path or not isinstance(doc, (dict, list)) or not doc:
+        return value
+    keys = list(doc) if isinstance(doc, dict) else list(range(len(doc)))
+    k = keys[path[0] % len(keys)]
+    doc[k] = _mutate(doc[k], path[1:], value)
+    return doc
+
+
+@settings(max_examples=250, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(st.sampled_from(["unified.json", "unified-samples.jsonl"]), st.lists(st.integers(0, 40), min_size=1,
+                                                                            max_size=6), VALUES)
+def test_compare_raises_only_fdbu_errors(scored_pair, tmp_path, file, path, value):
+    from fdbu.comparison import compare, files, leaderboard, load
+
+    a, src = scored_pair
+    b = tmp_path / "b"
+    shutil.rmtree(b, ignore_errors=True)
+    shutil.copytree(src, b)
+    if file == "unified.json":
+        _edit_unified(b, lambda d: _mutate(d, path, value))
+    else:
+        lines = (b / file).read_text().splitlines()
+        k = path[0] % len(lines)
+        lines[k] = json.dumps(_mutate(json.loads(lines[k]), path[1:], value), allow_nan=True)
+        (b / file).write_text("\n".join(lines) + "\n")
+    try:
+        systems = [load(a, "a"), load(b, "b")]
+        result = compare(systems, allow_different_samples=True)
+        leaderboard(result)
+        files(result, systems, plot=False)
+    except FdbuError:
+        pass
+
