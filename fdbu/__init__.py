@@ -11,8 +11,19 @@ __version__ = "0.1.0"
 
 DEFINITIONS_VERSION = "fdb-v1.0-unified-4"
 
-from .api import CompareResult, Result, SweepResult, compare, score, sweep  # noqa: E402  (the notebook API)
 from .errors import FdbuError  # noqa: E402
+
+_API = ("score", "sweep", "compare", "Result", "SweepResult", "CompareResult")
+
+
+def __getattr__(name: str):
+    """The notebook API (`fdbu.api`) loads on first use, so `import fdbu` is instant: the CLI can catch
+    Ctrl-C from its first moment, before torch and Hydra load."""
+    if name in _API:
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'fdbu' has no attribute {name!r}")
 
 __all__ = ["score", "sweep", "compare", "Result", "SweepResult", "CompareResult", "FdbuError", "__version__",
            "DEFINITIONS_VERSION"]

@@ -169,3 +169,86 @@ def test_compare_raises_only_fdbu_errors(scored_pair, tmp_path, file, path, valu
     except FdbuError:
         pass
 
+
+
+# 4. recovery trusts no COMMIT file: an empty one (a power loss before it was on disk) or one naming a file
+# outside the outputs is refused, nothing moved, the message naming the folder to delete
+def _stopped_run(tree: Path, commit: bytes) -> Path:
+    staging = tree / ".fdbu-staging-score-x1y2z3"
+    staging.mkdir()
+    (staging / "LOCK").write_bytes(b"")
+    (staging / "unified.json").write_text("{}")
+    (staging / "COMMIT").write_bytes(commit)
+    return staging
+
+
+@pytest.mark.parametrize("commit", [b"", b'["../notes.txt"]', b'["notes.txt"]', b'["unified.json", "x/../y"]',
+                                    b'{"a": 1}', b"[" * 100000])
+def test_a_commit_fdbu_cannot_trust_is_refused_touching_nothing(scored_pair, tmp_path, commit):
+    tree = copy(scored_pair[0], tmp_path / "A")
+    (tmp_path / "notes.txt").write_text("the user's notes")
+    (tree / "notes.txt").write_text("the user's notes in the tree")
+    staging = _stopped_run(tree, commit)
+    before = snapshot(tmp_path)
+    refused(fdbu_main("score", f"tree={tree}", "progress=false"), f"{staging / 'COMMIT'}",
+            f"nothing was moved: delete the folder {staging}")
+    assert snapshot(tmp_path) == before
+
+
+def test_the_commit_is_on_disk_before_it_counts(tmp_path, monkeypatch):
+    """COMMIT is fsynced, then renamed, then its folder fsynced, before the first output moves."""
+    from fdbu import outputs
+
+    calls = []
+    real_fsync, real_replace = os.fsync, os.replace
+    monkeypatch.setattr(os, "fsync", lambda fd: calls.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+                        or real_fsync(fd))
+    monkeypatch.setattr(os, "replace", lambda a, b: calls.append(("replace", str(b))) or real_replace(a, b))
+    outputs.Outputs(tmp_path, "score", ["unified.json"], head="unified.json").commit({"unified.json": b"{}"})
+    staging = next(Path(p) for kind, p in calls if kind == "replace" and p.endswith("/COMMIT")).parent
+    want = [("fsync", str(staging / "COMMIT.tmp")), ("replace", str(staging / "COMMIT")), ("fsync", str(staging)),
+            ("replace", str(tmp_path / "unified.json"))]
+    assert calls[-4:] == want, calls
+
+
+# 9. Ctrl-C: one line and exit 130 at any moment of the start-up; during the move, what the next run does
+def _started_at(args, delay, env=None):
+    proc = subprocess.Popen([FDBU, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})},
+                            # a shell's background job inherits SIGINT ignored; Ctrl-C reaches a foreground one
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    if delay is not None:
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=300)
+    return proc.returncode, err
+
+
+def _interpreter_start() -> float:
+    """How long this machine takes to start Python itself (site, .pth files) before any fdbu code runs:
+    a Ctrl-C in that window is the interpreter's, which no program can catch."""
+    runs = []
+    for _ in range(3):
+        t = time.perf_counter()
+        subprocess.run([os.sys.executable, "-c", "pass"], check=True)
+        runs.append(time.perf_counter() - t)
+    return max(runs)
+
+
+def test_ctrl_c_at_any_moment_of_the_start_up(scored_pair, tmp_path):
+    start = 2 * _interpreter_start()
+    for delay in (0.1, 0.3, 0.6, 1.0, 1.5):
+        code, err = _started_at(["score", f"tree={scored_pair[0]}", f"out={tmp_path}"], start + delay)
+        assert code == 130 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, (delay, err)
+        assert err.startswith("fdbu: error: interrupted (Ctrl-C)"), err
+
+
+def test_ctrl_c_during_the_move_says_what_the_next_run_does(scored_pair, tmp_path):
+    tree = copy(scored_pair[0], tmp_path / "A")
+    code, err = _started_at(["score", f"tree={tree}", "progress=false", "vad.cache=false"], None,
+                            env={"FDBU_INTERRUPT_AT": "score:moved:0"})
+    assert code == 130 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert "some outputs in" in err and "which the next fdbu score there moves in" in err, err
+    assert "nothing half-written" not in err
+    again = fdbu_main("score", f"tree={tree}", "progress=false")
+    assert again.returncode == 0 and "finished moving in" in again.stdout, again.stderr
