@@ -320,8 +320,10 @@ def _main(argv: list[str] | None) -> int:
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    from .config import composition_error, register
+    from .config import composition_error, register, too_large
 
+    if too_large(rest):
+        return error(f"config: {too_large(rest)}")
     register()
     os.environ["HYDRA_FULL_ERROR"] = "1"  # composition errors reach this function, which prints one line
     sys.argv = [f"fdbu-{command}"] + rest
