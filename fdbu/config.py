@@ -251,8 +251,9 @@ class GridConfig:
         within(self, "sweep.", thresholds=OPEN_UNIT, min_silence_ms=MS, neg_threshold_offset=UNIT, min_speech_ms=MS,
                speech_pad_ms=MS)
         size = len(self.points())  # the grid checks its own axes
-        _check(size <= MAX_POINTS or self.allow_large, "sweep", f"{size} points", f"more than {MAX_POINTS} points "
-               "(time and memory grow with points x files, and sweep.json with points); pass sweep.allow_large=true")
+        if size > MAX_POINTS and not self.allow_large:
+            raise FdbuError("config", None, f"the sweep grid has {size} points, more than {MAX_POINTS} (time and memory "
+                            "grow with points x files, sweep.json with points); pass sweep.allow_large=true")
 
     def points(self):  # -> list of fdbu.sensitivity.GridPoint
         from .sensitivity import grid

@@ -252,3 +252,73 @@ def test_ctrl_c_during_the_move_says_what_the_next_run_does(scored_pair, tmp_pat
     assert "nothing half-written" not in err
     again = fdbu_main("score", f"tree={tree}", "progress=false")
     assert again.returncode == 0 and "finished moving in" in again.stdout, again.stderr
+
+
+# 5, 6. config extremes: NaN, infinities and integers no float holds, refused before any work (CLI and API)
+BIG = "1" + "0" * 400
+
+
+@pytest.mark.parametrize("command,args,fragment", [
+    ("sweep", ["sweep.neg_threshold_offset=[nan]"], "sweep.neg_threshold_offset=[... nan ...]: a number from 0 to 1"),
+    ("sweep", ["sweep.min_silence_ms=[inf]"], "sweep.min_silence_ms=[... inf ...]: milliseconds from 0 to"),
+    ("sweep", [f"sweep.min_speech_ms=[250,{BIG}]"], "sweep.min_speech_ms=<an integer of 401 digits>"),
+    ("score", [f"vad.min_speech_duration_ms={BIG}"], "vad.min_speech_duration_ms=<an integer of 401 digits>"),
+    ("score", [f"vad.threshold={BIG}"], "vad.threshold=<an integer of 401 digits>"),
+    ("score", ["vad.min_silence_duration_ms=10000000000000000"], "vad.min_silence_duration_ms=10000000000000000: mil"),
+    ("score", ["bootstrap.seed=9223372036854775808"], "bootstrap.seed=<an integer of 19 digits>"),
+    ("score", ["vad.threshold=nan"], "vad.threshold=nan: a number in (0, 1)"),
+    ("sweep", ["sweep.thresholds=[0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9]",
+               "sweep.min_silence_ms=[" + ",".join(map(str, range(0, 1200, 10))) + "]"],
+     "the sweep grid has 1080 points, more than 1000"),
+])
+def test_config_extremes_are_refused_before_any_work(tree, tmp_path, command, args, fragment):
+    before = snapshot(tree)
+    refused(fdbu_main(command, f"tree={tree}", f"out={tmp_path / 'out'}", *args), "config:", fragment)
+    assert snapshot(tree) == before and not (tmp_path / "out").exists()
+
+
+def test_the_api_refuses_what_the_cli_refuses(tree):
+    import fdbu as api
+
+    for call, fragment in [(lambda: api.sweep(tree, sweep={"neg_threshold_offset": [float("nan")]}),
+                            "sweep.neg_threshold_offset=[... nan ...]"),
+                           (lambda: api.score(tree, vad={"min_speech_duration_ms": int(BIG)}),
+                            "vad.min_speech_duration_ms=<an integer of 401 digits>"),
+                           (lambda: api.compare(5), "trees=5: a list of paths"),  # 8. argument types
+                           (lambda: api.compare([tree, 5]), "trees=5: a path"),
+                           (lambda: api.score(None), "tree=None: a path"),
+                           (lambda: api.score(tree, write="yes"), "write='yes': True or False"),
+                           (lambda: api.sweep({"a": 1}), "tree={'a': 1}: a path")]:
+        with pytest.raises(FdbuError, match="^config: ") as caught:
+            call()
+        assert fragment in str(caught.value), (fragment, str(caught.value))
+
+
+def test_a_sweep_grid_beyond_the_bound_runs_with_allow_large():
+    from fdbu import config
+
+    grid = {"thresholds": [0.5], "min_silence_ms": list(range(1001))}
+    with pytest.raises(FdbuError, match="more than 1000 points"):
+        config.build("sweep", {"tree": "t", "sweep": grid})
+    assert len(config.build("sweep", {"tree": "t", "sweep": {**grid, "allow_large": True}}).sweep.points()) == 1001
+
+
+# 7. vad.threads beyond the cores this process may use is capped, and said
+def test_vad_threads_is_capped_to_the_allowed_cores(tree):
+    from fdbu.device import allowed_cores
+
+    out = fdbu_main("score", f"tree={tree}", "vad.threads=1000000000", "progress=false")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.strip() == (f"fdbu: note: vad.threads=1000000000 is more than the {allowed_cores()} cores this "
+                                  f"process may use; using {allowed_cores()}")
+
+
+# Hydra's lexer refuses an unquoted newline or non-ASCII letter: the message says to quote the path
+@pytest.mark.parametrize("name", ["caf\u00e9", "a\nb"])
+def test_a_path_hydra_cannot_lex_says_to_quote_it(tmp_path, name):
+    line = refused(fdbu_main("score", f"tree={tmp_path / name}"), "config: cannot read the override",
+                   "quote a value holding spaces, tabs, newlines or non-ASCII letters")
+    assert f"\"tree='{tmp_path / name}'\"".replace("\n", "\\n") in line
+    (tmp_path / name).mkdir()
+    quoted = fdbu_main("score", f"tree='{tmp_path / name}'")
+    refused(quoted, "asr.json: is missing in")  # quoted, the path is read (and this empty folder is not a tree)
