@@ -28,12 +28,12 @@ from .metrics.paired import PLUS_INF, UNDEFINED, difference, holm
 from .metrics.stats import NOT_REACHED, Bootstrap
 from .metrics.table import SHARE, aggregate
 from .outputs import Outputs
-from .report import SAMPLES, UNIFIED, fmt
+from .report import ROWS_SHA256, SAMPLES, UNIFIED, fmt
 
 # what may differ between the signatures of compared trees: the inputs, and fdbu's version (the
 # definitions version pins the metric math); everything else (definitions, settings, speech
 # detection, bootstrap, share interval, quantile rule) must be equal
-MAY_DIFFER = ("inputs", "fdbu_version", "subsets")
+MAY_DIFFER = ("inputs", "fdbu_version", "subsets", ROWS_SHA256)
 FILES = ("compare.json", "compare.csv")
 FIGURES = ("compare-latency-curves", "compare-forest")
 FORMATS = ("png", "pdf")

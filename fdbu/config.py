@@ -131,9 +131,8 @@ class VadConfig:
     def __post_init__(self):
         from .vad.detect import check_options
 
-        within(self, "vad.", threshold=OPEN_UNIT, min_speech_duration_ms=MS, min_silence_duration_ms=MS,
-               speech_pad_ms=MS)
-        self.settings()  # SileroSettings checks its own values
+        within(self, "vad.", min_speech_duration_ms=MS, min_silence_duration_ms=MS, speech_pad_ms=MS)
+        self.settings()  # SileroSettings checks its own values (the threshold in (0, 1))
         check_options(self.backend, self.verify, self.threads, self.batch_seconds)
         self.threads = capped_threads(self.threads)
 

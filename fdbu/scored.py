@@ -1,8 +1,9 @@
 """Reading a scored tree back (unified.json + unified-samples.jsonl), as strictly as a tree is read.
 
 `fdbu compare` computes from these files, so every value it uses is checked here first: its type,
-its range, integers that fit in 64 bits, and that the two files are from one run (unified.json's
-counts are the rows', its records are what the rows give back, `comparison._check_rows`). A
+its range, integers that fit in 64 bits, and that the two files are from one run (unified.json
+records the rows' SHA-256, its counts are the rows', its records are what the rows give back,
+`comparison._check_rows`). A
 failure is one line naming the tree, the file, the line or key, and the problem (`FdbuError`);
 nothing here raises anything else, whatever the files hold.
 """
@@ -19,7 +20,7 @@ from .errors import FdbuError
 from .metrics.stats import NOT_REACHED
 from .outputs import interrupted
 from .readers import MAX_SECONDS, short, parse_json
-from .report import SAMPLES, UNIFIED
+from .report import ROWS_SHA256, SAMPLES, UNIFIED
 from .tree import regular
 
 MAX_INT = 2**63 - 1  # every integer fits an int64 (numpy) and a seed numpy accepts
@@ -151,7 +152,7 @@ def _unified(root: Path, raw: bytes) -> dict:
         r.refuse("", "is nested too deeply to be a file fdbu writes")
     if odd:
         r.refuse(f"{odd};", "fdbu writes only finite numbers and integers of 64 bits")
-    r.fields(doc, {"fdbu_version": "text", "definitions": "text"}, "")
+    r.fields(doc, {"fdbu_version": "text", "definitions": "text", ROWS_SHA256: "sha256"}, "")
     r.fields(r.obj(doc, "inputs", "inputs"), {"manifest.json": "sha256", "asr.json": "sha256"}, "inputs.")
     boot = r.obj(doc, "bootstrap", "bootstrap")
     r.fields(boot, {"resamples": "count", "seed": "count"}, "bootstrap.")
@@ -242,6 +243,10 @@ def read(root: Path) -> tuple[dict, dict[str, list[dict]], dict[str, str]]:
             raise FdbuError(where, file, f"changed after the tree was scored (unified.json was computed from "
                             f"sha256:{unified['inputs'][file][:12]}); run fdbu score again")
     raw_rows = _file(root, SAMPLES)
+    if sha256_bytes(raw_rows) != unified[ROWS_SHA256]:
+        raise FdbuError(where, SAMPLES, f"has SHA-256 {sha256_bytes(raw_rows)[:12]}..., not the {ROWS_SHA256} "
+                        f"{unified[ROWS_SHA256][:12]}... unified.json records; the two files are not from one run "
+                        "(run fdbu score again)")
     rows = _rows(root, raw_rows)
     _paired(root, unified, rows)
     return unified, rows, {UNIFIED: sha256_bytes(raw), SAMPLES: sha256_bytes(raw_rows)}

@@ -3,6 +3,7 @@ recovery, config extremes, FIFOs, the Python API, Ctrl-C at start-up. Each root 
 its reproduction: one line on stderr (`fdbu: error: ...`), exit status 2 (130 for Ctrl-C), no
 traceback, nothing outside fdbu's outputs changed; plus a fuzz test of what compare reads.
 """
+import hashlib
 import json
 import os
 import shutil
@@ -16,7 +17,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from builders import fdbu_main
 from fdbu.errors import FdbuError
-from test_refusals import FDBU, ROOT, folder, fdbu, refused, snapshot, tmp_path, tree  # noqa: F401 (fixtures)
+from test_refusals import FDBU, ROOT, _mutate, fdbu, refused, snapshot, tmp_path, tree  # noqa: F401 (fixtures)
 
 @pytest.fixture(scope="module")
 def scored_pair(tmp_path_factory, vad, boot):
@@ -46,12 +47,21 @@ def _edit_unified(tree: Path, edit) -> None:
     (tree / "unified.json").write_text(json.dumps(doc))
 
 
-def _edit_row(tree: Path, k: int, **changes) -> None:
+def _edit_rows(tree: Path, edit, keep_hash: bool = True) -> None:
+    """Change the rows; with `keep_hash`, unified.json records the new rows' SHA-256, so only their
+    content is wrong."""
     lines = (tree / "unified-samples.jsonl").read_text().splitlines()
-    row = json.loads(lines[k])
-    row.update(changes)
-    lines[k] = json.dumps(row)
-    (tree / "unified-samples.jsonl").write_text("\n".join(lines) + "\n")
+    edit(lines)
+    data = ("\n".join(lines) + "\n").encode()
+    (tree / "unified-samples.jsonl").write_bytes(data)
+    if keep_hash:
+        _edit_unified(tree, lambda d: d.__setitem__("samples_sha256", hashlib.sha256(data).hexdigest()))
+
+
+def _edit_row(tree: Path, k: int, **changes) -> None:
+    def edit(lines):
+        lines[k] = json.dumps({**json.loads(lines[k]), **changes})
+    _edit_rows(tree, edit)
 
 
 @pytest.mark.parametrize("edit,fragment", [
@@ -89,6 +99,14 @@ def test_compare_refuses_rows_fdbu_did_not_write(scored_pair, tmp_path, line, ch
     before = snapshot(a, b)
     refused(fdbu_main("compare", f"trees=[{a},{b}]"), f"{b}: unified-samples.jsonl:", fragment)
     assert snapshot(a, b) == before
+
+
+def test_compare_pairs_the_two_files_by_hash(scored_pair, tmp_path):
+    a, b = scored_pair
+    b = copy(b, tmp_path / "B")
+    _edit_rows(b, lambda lines: lines.reverse(), keep_hash=False)  # every row intact, the file another one
+    refused(fdbu_main("compare", f"trees=[{a},{b}]"), f"{b}: unified-samples.jsonl: has SHA-256",
+            "samples_sha256", "not from one run")
 
 
 # 3. a manifest compare cannot read is one line (run as another user: root reads anything)
@@ -133,21 +151,11 @@ VALUES = st.recursive(ODD, lambda inner: st.one_of(st.lists(inner, max_size=3),
                       max_leaves=6)
 
 
-def _mutate(doc, path, value):
-    """Replace the node at `path` (a list of choices) in a JSON document."""
-    if not path or not isinstance(doc, (dict, list)) or not doc:
-        return value
-    keys = list(doc) if isinstance(doc, dict) else list(range(len(doc)))
-    k = keys[path[0] % len(keys)]
-    doc[k] = _mutate(doc[k], path[1:], value)
-    return doc
-
-
 @settings(max_examples=250, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(st.sampled_from(["unified.json", "unified-samples.jsonl"]), st.lists(st.integers(0, 40), min_size=1,
-                                                                            max_size=6), VALUES)
-def test_compare_raises_only_fdbu_errors(scored_pair, tmp_path, file, path, value):
+                                                                            max_size=6), VALUES, st.booleans())
+def test_compare_raises_only_fdbu_errors(scored_pair, tmp_path, file, path, value, keep_hash):
     from fdbu.comparison import compare, files, leaderboard, load
 
     a, src = scored_pair
@@ -157,10 +165,10 @@ def test_compare_raises_only_fdbu_errors(scored_pair, tmp_path, file, path, valu
     if file == "unified.json":
         _edit_unified(b, lambda d: _mutate(d, path, value))
     else:
-        lines = (b / file).read_text().splitlines()
-        k = path[0] % len(lines)
-        lines[k] = json.dumps(_mutate(json.loads(lines[k]), path[1:], value), allow_nan=True)
-        (b / file).write_text("\n".join(lines) + "\n")
+        def edit(lines):
+            k = path[0] % len(lines)
+            lines[k] = json.dumps(_mutate(json.loads(lines[k]), path[1:], value), allow_nan=True)
+        _edit_rows(b, edit, keep_hash)
     try:
         systems = [load(a, "a"), load(b, "b")]
         result = compare(systems, allow_different_samples=True)
@@ -266,7 +274,7 @@ BIG = "1" + "0" * 400
     ("score", [f"vad.threshold={BIG}"], "vad.threshold=<an integer of 401 digits>"),
     ("score", ["vad.min_silence_duration_ms=10000000000000000"], "vad.min_silence_duration_ms=10000000000000000: mil"),
     ("score", ["bootstrap.seed=9223372036854775808"], "bootstrap.seed=<an integer of 19 digits>"),
-    ("score", ["vad.threshold=nan"], "vad.threshold=nan: a number in (0, 1)"),
+    ("score", ["vad.threshold=nan"], "vad.threshold nan is outside (0, 1)"),
     ("sweep", ["sweep.thresholds=[0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9]",
                "sweep.min_silence_ms=[" + ",".join(map(str, range(0, 1200, 10))) + "]"],
      "the sweep grid has 1080 points, more than 1000"),
