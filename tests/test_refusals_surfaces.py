@@ -90,11 +90,14 @@ def test_compare_refuses_a_unified_json_fdbu_did_not_write(scored_pair, tmp_path
     (6, {"outcome": "maybe"}, "outcome is 'maybe', not one of"),
     (0, {"eligible": 1}, "eligible is 1, not true or false"),
     (0, {"subset": "candor_turn_taking"}, "is not 'candor_turn_taking/<id>'"),
-    (0, {"pause_intrusion": not None}, "its rows give"),  # the same types, another run's value
+    (0, {"pause_intrusion": "flip"}, "its rows give"),  # the same types, another run's value
 ])
 def test_compare_refuses_rows_fdbu_did_not_write(scored_pair, tmp_path, line, changes, fragment):
     a, b = scored_pair
     b = copy(b, tmp_path / "B")
+    if changes == {"pause_intrusion": "flip"}:
+        row = json.loads((b / "unified-samples.jsonl").read_text().splitlines()[line])
+        changes = {"pause_intrusion": not row["pause_intrusion"]}
     _edit_row(b, line, **changes)
     before = snapshot(a, b)
     refused(fdbu_main("compare", f"trees=[{a},{b}]"), f"{b}: unified-samples.jsonl:", fragment)
@@ -306,7 +309,7 @@ def test_a_sweep_grid_beyond_the_bound_runs_with_allow_large():
     from fdbu import config
 
     grid = {"thresholds": [0.5], "min_silence_ms": list(range(1001))}
-    with pytest.raises(FdbuError, match="more than 1000 points"):
+    with pytest.raises(FdbuError, match="has 1001 points, more than 1000"):
         config.build("sweep", {"tree": "t", "sweep": grid})
     assert len(config.build("sweep", {"tree": "t", "sweep": {**grid, "allow_large": True}}).sweep.points()) == 1001
 
