@@ -155,11 +155,12 @@ def score(tree, *, write: bool = False, **settings) -> Result:
 
 def sweep(tree, *, write: bool = False, **settings) -> SweepResult:
     """Sweep VAD settings over one tree or a list of trees (the keys of `fdbu sweep --help`)."""
-    from .sensitivity import files, outputs as sweep_outputs, sweep as run
+    from .sensitivity import check_size, files, outputs as sweep_outputs, sweep as run
 
     _flags(write=write)
     cfg = config.build("sweep", {"tree": _paths(tree, "tree", True), "progress": False, **settings})
     roots = [Path(t) for t in cfg.trees()]
+    check_size(roots, cfg.sweep.points(), cfg.sweep.allow_large)
     outputs = sweep_outputs(Path(cfg.out) if cfg.out is not None else roots[0], len(roots), cfg.plot) if write \
         else None
     result = run(roots, _detector(cfg), cfg.bootstrap.make(), cfg.sweep.points(), names=cfg.system_names())

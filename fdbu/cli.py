@@ -97,9 +97,10 @@ def _score(cfg) -> None:
 
 
 def _sweep(cfg) -> None:
-    from .sensitivity import files, outputs as sweep_outputs, sweep, table
+    from .sensitivity import check_size, files, outputs as sweep_outputs, sweep, table
 
     trees = [Path(t) for t in cfg.trees()]
+    check_size(trees, cfg.sweep.points(), cfg.sweep.allow_large)
     outputs = sweep_outputs(Path(cfg.out) if cfg.out is not None else trees[0], len(trees), cfg.plot)
     detector = make_detector(cfg)
     result = sweep(trees, detector, cfg.bootstrap.make(), cfg.sweep.points(), names=cfg.system_names())

@@ -317,6 +317,20 @@ def test_a_sweep_grid_beyond_the_bound_runs_with_allow_large():
     assert len(config.build("sweep", {"tree": "t", "sweep": {**grid, "allow_large": True}}).sweep.points()) == 1001
 
 
+def test_a_sweep_of_too_many_points_x_files_is_refused_before_any_work(tree, tmp_path, monkeypatch):
+    from fdbu import sensitivity
+
+    monkeypatch.setattr(sensitivity, "MAX_WORK", 5)  # the tree has 1 interruption file: 6 points pass it
+    before = snapshot(tree)
+    refused(fdbu_main("sweep", f"tree={tree}", f"out={tmp_path / 'out'}", "sweep.thresholds=[0.3,0.5,0.7]",
+                      "sweep.min_silence_ms=[100,200]"), "config: the sweep is 6 points x 1 files = 6, more than 5",
+            "sweep.allow_large=true")
+    assert snapshot(tree) == before and not (tmp_path / "out").exists()
+    ok = fdbu_main("sweep", f"tree={tree}", f"out={tmp_path / 'out'}", "sweep.thresholds=[0.3,0.5,0.7]",
+                   "sweep.min_silence_ms=[100,200]", "sweep.allow_large=true", "plot=false", "progress=false")
+    assert ok.returncode == 0, ok.stderr
+
+
 # 7. vad.threads beyond the cores this process may use is capped, and said
 def test_vad_threads_is_capped_to_the_allowed_cores(tree):
     from fdbu.device import allowed_cores
