@@ -18,7 +18,7 @@ _API = ("score", "sweep", "compare", "Result", "SweepResult", "CompareResult")
 
 def __getattr__(name: str):
     """The notebook API, imported on first use: `import fdbu` (and so `fdbu --help`) loads no torch,
-    numba or NeMo until a function needs them."""
+    numba or NeMo until a function needs them, and the CLI can catch Ctrl-C from its first moment."""
     if name in _API:
         from . import api
 

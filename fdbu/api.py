@@ -105,23 +105,52 @@ class CompareResult:
         return leaderboard(self.compare)
 
 
+def _paths(value, key: str, many: bool):
+    """A path (str or os.PathLike), or with `many` a list of them, as strings; anything else is refused as
+    the CLI refuses it (FdbuError), not left to fail inside."""
+    import os
+
+    from .errors import FdbuError
+
+    def one(p) -> str:
+        if not isinstance(p, (str, os.PathLike)) or not str(p):
+            raise FdbuError("config", None, f"{key}={p!r}: a path (str or pathlib.Path)")
+        return str(p)
+
+    if many and isinstance(value, (list, tuple)):
+        return [one(p) for p in value]
+    if many == "only":
+        raise FdbuError("config", None, f"{key}={value!r}: a list of paths (str or pathlib.Path)")
+    return one(value)
+
+
+def _flags(**flags) -> None:
+    from .errors import FdbuError
+
+    for key, value in flags.items():
+        if not isinstance(value, bool):
+            raise FdbuError("config", None, f"{key}={value!r}: True or False")
+
+
 def score(tree, *, write: bool = False, **settings) -> Result:
     """Score a reference tree (the keys of `fdbu score --help` as keyword arguments)."""
-    cfg = config.build("score", {"tree": str(tree), "progress": False, **settings})
+    _flags(write=write)
+    cfg = config.build("score", {"tree": _paths(tree, "tree", False), "progress": False, **settings})
     scored = commands.score(cfg, write=write).value
     return Result(scored.unified, scored.rows)
 
 
 def sweep(tree, *, write: bool = False, **settings) -> SweepResult:
     """Sweep VAD settings over one tree or a list of trees (the keys of `fdbu sweep --help`)."""
-    trees = [str(t) for t in tree] if isinstance(tree, (list, tuple)) else str(tree)
-    cfg = config.build("sweep", {"tree": trees, "progress": False, **settings})
+    _flags(write=write)
+    cfg = config.build("sweep", {"tree": _paths(tree, "tree", True), "progress": False, **settings})
     return SweepResult(commands.sweep(cfg, write=write).value)
 
 
 def compare(trees, *, write: bool = False, **settings) -> CompareResult:
     """Compare scored trees pair by pair (the keys of `fdbu compare --help`: names, baseline, out, compare={...})."""
-    cfg = config.build("compare", {"trees": [str(t) for t in trees], **settings})
+    _flags(write=write)
+    cfg = config.build("compare", {"trees": _paths(trees, "trees", "only"), **settings})
     if write and cfg.out is None:
         from .errors import FdbuError
 

@@ -9,13 +9,28 @@ report it.
 """
 from __future__ import annotations
 
-import difflib
 import os
+import signal
 import sys
-import traceback
 
-from . import __version__, commands
-from .errors import FdbuError
+
+def _stop(signum=None, frame=None):
+    """Ctrl-C while fdbu starts (torch, Hydra and the config load for seconds): nothing was read or
+    written yet, so it ends here, in one line, whatever import it came in."""
+    os.write(2, b"fdbu: error: interrupted (Ctrl-C) while starting; nothing was read or written\n")
+    os._exit(130)
+
+
+# first of all, in the console script (not where a program imports fdbu): a shell's background job keeps
+# SIGINT ignored, which stays so
+if os.path.basename(sys.argv[0]) == "fdbu" and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    signal.signal(signal.SIGINT, _stop)
+
+import difflib  # noqa: E402
+import traceback  # noqa: E402
+
+from . import __version__, commands  # noqa: E402
+from .errors import FdbuError  # noqa: E402
 
 USAGE = """usage: fdbu COMMAND [key=value ...] [--cfg job] [-m]      fdbu COMMAND --help: every key
 
@@ -129,11 +144,13 @@ def _task(fn):
                 obj = OmegaConf.to_object(cfg)
             except OmegaConfBaseException as e:
                 raise FdbuError("config", None, composition_error(e)) from None
+            if signal.getsignal(signal.SIGINT) is _stop:  # the work starts: Ctrl-C unwinds it (outputs clean up)
+                signal.signal(signal.SIGINT, signal.default_int_handler)
             fn(obj)
         except FdbuError as e:
             error(str(e).splitlines()[0])
-        except KeyboardInterrupt:
-            error("interrupted (Ctrl-C); nothing half-written was left behind", 130)
+        except KeyboardInterrupt as e:
+            interrupted(e)
         except RecursionError:
             error("a JSON file is nested too deeply to read")
     return run
@@ -146,9 +163,18 @@ def _command_help(command: str) -> str:
             f"Hydra: --cfg job shows the composed config; -m runs several jobs; hydra/launcher=... picks a launcher.")
 
 
+def interrupted(e: KeyboardInterrupt):
+    """Ctrl-C: one line (a second Ctrl-C is ignored while it prints), exit 130. The message of a
+    KeyboardInterrupt raised with one (`Outputs.commit`) says what the next run will do."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    error(f"interrupted (Ctrl-C); {e.args[0] if e.args else 'nothing half-written was left behind'}", 130)
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
+    except KeyboardInterrupt as e:  # while the imports and the config load
+        interrupted(e)
     except BrokenPipeError:  # printing into a reader that stopped (`| head`): what SIGPIPE would end with
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
@@ -175,16 +201,18 @@ def _main(argv: list[str] | None) -> int:
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    from .config import composition_error, register
+    from .config import composition_error, register, too_large
 
+    if too_large(rest):
+        return error(f"config: {too_large(rest)}")
     register()
     os.environ["HYDRA_FULL_ERROR"] = "1"  # composition errors reach this function, which prints one line
     sys.argv = [f"fdbu-{command}"] + rest
     app = hydra.main(version_base="1.3", config_path="pkg://fdbu.conf", config_name=command)(_task(COMMANDS[command]))
     try:
         app()
-    except KeyboardInterrupt:
-        error("interrupted (Ctrl-C); nothing half-written was left behind", 130)
+    except KeyboardInterrupt as e:
+        interrupted(e)
     except (HydraException, OmegaConfBaseException) as e:  # composing the config, parsing the overrides
         error(f"config: {composition_error(e)}")
     except BrokenPipeError:

@@ -91,9 +91,10 @@ def score(cfg, write: bool = True, reference_column: bool = False) -> Ran:
 
 def sweep(cfg, write: bool = True) -> Ran:
     """`fdbu sweep`: value is sweep.json as a dict."""
-    from .sensitivity import files, outputs as sweep_outputs, sweep as run
+    from .sensitivity import check_size, files, outputs as sweep_outputs, sweep as run
 
     trees = [Path(t) for t in cfg.trees()]
+    check_size(trees, cfg.sweep.points(), cfg.sweep.allow_large)
     outputs = sweep_outputs(Path(cfg.out) if cfg.out is not None else trees[0], len(trees), cfg.plot) if write \
         else None
     detector = make_detector(cfg)

@@ -21,20 +21,19 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__, tasks
-from .atomic import dumps, sha256_bytes
+from . import __version__, scored, tasks
+from .atomic import dumps
 from .errors import FdbuError
 from .metrics.paired import PLUS_INF, UNDEFINED, difference, holm
 from .metrics.stats import NOT_REACHED, Bootstrap
 from .metrics.table import SHARE, aggregate
-from .outputs import Outputs, interrupted
-from .readers import parse_json
-from .report import SAMPLES, UNIFIED, fmt
+from .outputs import Outputs
+from .report import ROWS_SHA256, SAMPLES, UNIFIED, fmt
 
 # what may differ between the signatures of compared trees: the inputs, and fdbu's version (the
 # definitions version pins the metric math); everything else (definitions, settings, speech
 # detection, bootstrap, share interval, quantile rule) must be equal
-MAY_DIFFER = ("inputs", "fdbu_version", "subsets")
+MAY_DIFFER = ("inputs", "fdbu_version", "subsets", ROWS_SHA256)
 FILES = ("compare.json", "compare.csv")
 FIGURES = ("compare-latency-curves", "compare-forest")
 FORMATS = ("png", "pdf")
@@ -57,64 +56,11 @@ class System:
         return str(self.root)
 
 
-def _read(root: Path, file: str) -> bytes:
-    path = root / file
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise FdbuError(str(root), file, f"is missing: the tree is not scored (run fdbu score tree={root})") from None
-    except OSError as e:
-        raise FdbuError(str(root), file, f"cannot be read: {e.strerror or e}") from None
-
-
-def _row_problem(row) -> str | None:
-    if not isinstance(row, dict):
-        return "is not a JSON object"
-    for key, kind in (("sample_id", str), ("subset", str), ("eligible", bool)):
-        if not isinstance(row.get(key), kind):
-            return f"has no {key}"
-    return None
-
-
 def load(root: Path, name: str) -> System:
-    """A scored tree: unified.json and unified-samples.jsonl, refused when missing, not fdbu's, or stale."""
-    root = Path(root)
-    where = str(root)
-    if not root.is_dir():
-        raise FdbuError(where, None, "is not a directory")
-    staging = interrupted(root)
-    if staging:
-        raise FdbuError(where, staging, "a scoring run was stopped while moving its outputs in (some may be "
-                        "new, some old): rerun fdbu score on this tree, which finishes the move")
-    raw = _read(root, UNIFIED)
-    unified = parse_json(raw, where, UNIFIED)
-    if (not isinstance(unified, dict) or unified.get("generator") != "fdbu" or "kind" in unified
-            or not isinstance(unified.get("subsets"), dict) or not isinstance(unified.get("inputs"), dict)):
-        raise FdbuError(where, UNIFIED, "is not a unified.json written by fdbu score")
-    b = unified.get("bootstrap")
-    if not (isinstance(b, dict) and all(isinstance(b.get(k), int) and not isinstance(b.get(k), bool)
-                                        for k in ("resamples", "seed")) and b["resamples"] >= 1 and b["seed"] >= 0):
-        raise FdbuError(where, UNIFIED, "has no bootstrap settings (resamples, seed) fdbu can use")
-    for file in ("manifest.json", "asr.json"):  # a tree rescored since, or changed after scoring
-        path = root / file
-        if path.is_file() and sha256_bytes(path.read_bytes()) != unified["inputs"].get(file):
-            raise FdbuError(where, file, f"changed after the tree was scored (unified.json was computed from "
-                            f"sha256:{str(unified['inputs'].get(file))[:12]}); run fdbu score again")
-    raw_rows = _read(root, SAMPLES)
-    rows: dict[str, list[dict]] = {}
-    for k, line in enumerate(raw_rows.splitlines(), 1):
-        row = parse_json(line, where, f"{SAMPLES} line {k}")
-        problem = _row_problem(row)
-        if problem:
-            raise FdbuError(where, SAMPLES, f"line {k} {problem}")
-        rows.setdefault(row["subset"], []).append(row)
-    if set(rows) != set(unified["subsets"]):
-        raise FdbuError(where, SAMPLES, f"holds the subsets {sorted(rows)}, unified.json {sorted(unified['subsets'])}; "
-                        "the two files are not from one run (run fdbu score again)")
-    for subset in rows:
-        if subset not in tasks.SUBSETS or not tasks.subset(subset).task.scored:
-            raise FdbuError(where, SAMPLES, f"subset {subset} is not a scored subset fdbu knows")
-    system = System(name, root, unified, rows, {UNIFIED: sha256_bytes(raw), SAMPLES: sha256_bytes(raw_rows)})
+    """A scored tree: unified.json and unified-samples.jsonl, refused when missing, not fdbu's, stale, or
+    holding anything fdbu does not write (`fdbu.scored`)."""
+    unified, rows, sha256 = scored.read(Path(root))
+    system = System(name, Path(root), unified, rows, sha256)
     _check_rows(system)
     return system
 

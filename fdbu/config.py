@@ -41,6 +41,74 @@ def _check(ok: bool, key: str, value, allowed: str) -> None:
         refuse(key, value, allowed)
 
 
+# ---- ranges (issue 25): every numeric setting inside its range, checked before any arithmetic ---------------
+# A range is (test, what it must be); NaN, infinities and integers too large for a float fail every test
+# (the comparisons are exact for integers of any size). Durations stop at the longest window a tree may
+# hold (readers.MAX_SECONDS): no larger value can change a result.
+
+MAX_MS = 1000 * 10**9  # readers.MAX_SECONDS in milliseconds
+MAX_POINTS = 1000  # sweep grid points without sweep.allow_large (the default grid has 25)
+MAX_BATCH = 4096  # asr.batch_size
+OPEN_UNIT = (lambda v: 0 < v < 1, "a number in (0, 1)")
+UNIT = (lambda v: 0 <= v <= 1, "a number from 0 to 1")
+MS = (lambda v: 0 <= v <= MAX_MS, f"milliseconds from 0 to {MAX_MS:.0e} (no window is longer)")
+SEED_RANGE = (lambda v: 0 <= v <= 2**63 - 1, "a whole number from 0 to 2^63 - 1")
+DAY = (lambda v: 0 < v <= 86400, "seconds > 0, at most a day")
+
+
+def within(obj, group: str, **ranges) -> None:
+    """Each named field of `obj` (each element of a list) is a number passing its range's test."""
+    from .readers import short
+
+    for key, (test, what) in ranges.items():
+        value = getattr(obj, key)
+        for v in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not test(v):
+                shown = short(v) if not isinstance(value, (list, tuple)) else f"[... {short(v)} ...]"
+                raise FdbuError("config", None, f"{group}{key}={shown}: {what}")
+
+
+def capped_threads(threads):
+    """vad.threads above the cores this process may use (affinity, cgroup quota) is capped to them, said on
+    stderr: more threads than cores only cost memory (a billion asked libgomp for 216 GB)."""
+    import sys
+
+    from .device import allowed_cores
+
+    cores = allowed_cores()
+    if threads is not None and threads > cores:
+        print(f"fdbu: note: vad.threads={threads} is more than the {cores} cores this process may use; using {cores}",
+              file=sys.stderr)
+        return cores
+    return threads
+
+
+def too_large(overrides) -> str | None:
+    """The first `key=value` whose value (or a list element) is an integer no float holds: OmegaConf would
+    fail converting it (OverflowError) before any check runs."""
+    for item in overrides:
+        key, _, value = str(item).partition("=")
+        for part in value.strip("[]").split(","):
+            part = part.strip()
+            if part.lstrip("+-").isdigit() and part.isascii() and abs(int(part)) > 2**63 - 1:
+                return f"{key.lstrip('+~')}=<an integer of {len(part.lstrip('+-'))} digits>: no setting takes a " \
+                       "number this large"
+    return None
+
+
+def flat(values: Dict[str, Any], prefix: str = "") -> List[str]:
+    """The API's nested settings as `key=value` overrides (for `too_large`)."""
+    out = []
+    for key, value in values.items():
+        if isinstance(value, dict):
+            out += flat(value, f"{prefix}{key}.")
+        else:
+            shown = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else value
+            out.append(f"{prefix}{key}={shown}")
+    return out
+# ---- end of the ranges ---------------------------------------------------------------------------------------
+
+
 @dataclass
 class VadConfig:
     threshold: float = opt(SileroSettings.threshold, "Silero speech threshold, in (0, 1)")
@@ -51,12 +119,15 @@ class VadConfig:
                                   "itself, one file at a time")
     cache: bool = opt(True, "keep window probabilities on disk (keyed by the wav, silero-vad version and model)")
     verify: Any = opt("auto", "sentinel: files re-run the reference way (auto: 2-10 files from 50 batched files)")
-    threads: Optional[int] = opt(None, "CPU threads of the batched backend; null: the cores free now")
+    threads: Optional[int] = opt(None, "CPU threads of the batched backend; null: the cores free now; more than "
+                                       "the cores this process may use are capped to them")
     batch_seconds: float = opt(2000.0, "audio seconds loaded and computed per batch (bounds memory)")
 
     def __post_init__(self):
-        self.settings()  # SileroSettings checks its own values
+        within(self, "vad.", min_speech_duration_ms=MS, min_silence_duration_ms=MS, speech_pad_ms=MS)
+        self.settings()  # SileroSettings checks its own values (the threshold in (0, 1))
         check_options(self.backend, self.verify, self.threads, self.batch_seconds)
+        self.threads = capped_threads(self.threads)
 
     def settings(self) -> SileroSettings:
         return SileroSettings(threshold=self.threshold, min_speech_duration_ms=self.min_speech_duration_ms,
@@ -76,12 +147,12 @@ class VadConfig:
 @dataclass
 class BootstrapConfig:
     resamples: int = opt(RESAMPLES, f"bootstrap resamples, 1 to {MAX_RESAMPLES}")
-    seed: int = opt(SEED, "numpy.random.default_rng seed, >= 0")
+    seed: int = opt(SEED, "numpy.random.default_rng seed, 0 to 2^63 - 1")
 
     def __post_init__(self):
         _check(1 <= self.resamples <= MAX_RESAMPLES, "bootstrap.resamples", self.resamples,
                f"a whole number from 1 to {MAX_RESAMPLES}")
-        _check(self.seed >= 0, "bootstrap.seed", self.seed, "a whole number >= 0")
+        within(self, "bootstrap.", seed=SEED_RANGE)
 
 
 @dataclass
@@ -156,9 +227,16 @@ class GridConfig:
     neg_threshold_offset: List[float] = opt([NEG_OFFSET], "neg_threshold = max(threshold - offset, 0.01)")
     min_speech_ms: List[float] = opt([250], "minimum speech, ms")
     speech_pad_ms: List[float] = opt([0], "speech padding, ms")
+    allow_large: bool = opt(False, f"run a grid of more than {MAX_POINTS} points (its time and memory grow with "
+                                   "points x files)")
 
     def __post_init__(self):
-        self.points()  # the grid checks its own axes
+        within(self, "sweep.", thresholds=OPEN_UNIT, min_silence_ms=MS, neg_threshold_offset=UNIT, min_speech_ms=MS,
+               speech_pad_ms=MS)
+        size = len(self.points())  # the grid checks its own axes
+        if size > MAX_POINTS and not self.allow_large:
+            raise FdbuError("config", None, f"the sweep grid has {size} points, more than {MAX_POINTS} (time and memory "
+                            "grow with points x files, sweep.json with points); pass sweep.allow_large=true")
 
     def points(self):  # -> list of fdbu.settings.GridPoint
         return grid(self.thresholds, self.min_silence_ms, self.neg_threshold_offset, self.min_speech_ms,
@@ -243,8 +321,8 @@ class JudgeConfig:
     timeout_s: float = opt(60.0, "seconds per request, > 0")
 
     def __post_init__(self):
-        _check(self.max_attempts >= 1, "evaluate.judge.max_attempts", self.max_attempts, "a number >= 1")
-        _check(self.timeout_s > 0, "evaluate.judge.timeout_s", self.timeout_s, "seconds > 0")
+        within(self, "evaluate.judge.", max_attempts=(lambda v: 1 <= v <= 100, "a number from 1 to 100"),
+               timeout_s=DAY)
 
 
 @dataclass
@@ -297,15 +375,15 @@ class ExportConfig(DeviceFree):
 class AsrOptions:
     checkpoint: str = opt(MISSING, "a local .nemo checkpoint of nvidia/parakeet-tdt-0.6b-v2 (never downloaded)")
     sha256: Optional[str] = opt(None, "the checkpoint's SHA-256; a mismatch stops before any transcription")
-    batch_size: int = opt(16, "files per NeMo call, >= 1")
-    max_batch_seconds: float = opt(600.0, "audio seconds per NeMo call, > 0")
+    batch_size: int = opt(16, "files per NeMo call, 1 to 4096 (memory: max_batch_seconds bounds the audio per call)")
+    max_batch_seconds: float = opt(600.0, "audio seconds per NeMo call, > 0 and at most a day")
     resume: bool = opt(False, "continue or redo a run; transcripts equal to their cached inputs are kept")
     cache: bool = opt(True, "keep transcripts on disk (keyed by audio, checkpoint and cut): <cache_dir>/asr")
     verbose: bool = opt(False, "show NeMo's own log lines")
 
     def __post_init__(self):
-        _check(self.batch_size >= 1, "asr.batch_size", self.batch_size, "a number >= 1")
-        _check(self.max_batch_seconds > 0, "asr.max_batch_seconds", self.max_batch_seconds, "seconds > 0")
+        within(self, "asr.", batch_size=(lambda v: 1 <= v <= MAX_BATCH, f"a number from 1 to {MAX_BATCH}"),
+               max_batch_seconds=DAY)
 
 
 @dataclass
@@ -344,7 +422,7 @@ class SynthConfig:
     def __post_init__(self):
         from .synth import check
 
-        _check(self.seed >= 0, "seed", self.seed, "a whole number >= 0")
+        within(self, "", seed=SEED_RANGE)
         check(self.n, self.system, self.ineligible, tuple(self.interruption_tail_s))
 
 
@@ -380,6 +458,9 @@ def build(command: str, values: Dict[str, Any]):
     from omegaconf.errors import OmegaConfBaseException
 
     schema = OmegaConf.structured(CONFIGS[command])
+    large = too_large(flat(values))
+    if large:
+        raise FdbuError("config", None, large)
     try:
         merged = OmegaConf.merge(schema, values)
         return OmegaConf.to_object(merged)
@@ -394,6 +475,11 @@ def composition_error(e: BaseException) -> str:
     text = str(cause).splitlines()[0] if str(cause) else type(cause).__name__
     if "not in" in text and key:  # an unknown key: suggest the nearest known one
         return f"{key} is not a setting{did_you_mean(key)}"
+    if text.startswith("LexerNoViableAltException"):  # Hydra's lexer: unquoted newline, tab, non-ASCII letter
+        override = getattr(cause, "override", None) or text.partition(": ")[2]
+        key, _, value = override.partition("=")
+        return (f"cannot read the override {override!r}: quote a value holding spaces, tabs, newlines or non-ASCII "
+                f"letters, e.g. \"{key}='{value}'\" (single quotes inside the argument)").replace("\n", "\\n")
     if type(cause).__name__ == "MissingMandatoryValue":
         return f"{key or text} is required (e.g. {key}=PATH)"
     return f"{key}: {text}" if key else text

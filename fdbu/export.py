@@ -25,7 +25,7 @@ from .outputs import new_folder
 from .audio import SAMPLE_RATE as SR, wav_bytes
 from .errors import FdbuError
 from .settings import LENGTH_POLICIES
-from .tree import MANIFEST_KIND, SAFE_NAME
+from .tree import MANIFEST_KIND, SAFE_NAME, regular
 
 
 
@@ -67,6 +67,7 @@ def to_16k_mono(audio: np.ndarray, sr: int) -> np.ndarray:
 
 
 def read_audio(path: Path) -> tuple[np.ndarray, int]:
+    regular(path, str(path.parent), path.name)  # a FIFO would block the read forever
     audio, sr = sf.read(str(path), dtype="float32", always_2d=True)
     return audio, sr
 
@@ -83,6 +84,7 @@ def _load(dataset: Path, outputs: Path, subset: str, name: str):
     ann = None
     if ann_name:
         try:
+            regular(src / ann_name, sid, ann_name)
             ann = (src / ann_name).read_bytes()
         except OSError:
             raise FdbuError(sid, ann_name, f"is missing from the dataset ({src / ann_name})") from None

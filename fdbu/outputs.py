@@ -4,11 +4,13 @@
 folder) must be a writable folder, no target may be a folder, and files that are there already
 may be replaced only when `head` (the command's JSON header file) is there and fdbu wrote it.
 After the work, `commit({name: bytes})` writes every file into a staging folder inside `out`,
-marks it complete (`COMMIT`), then renames each file into place. A run killed before the mark
-leaves only its staging folder, which the next run removes; a run killed after it leaves a
-complete staging folder, which the next run (or any fdbu command reading `out`, `recover`)
-finishes moving in. A staging folder's owner holds a lock on it, so a run never touches the
-staging folder of a run still going.
+marks it complete (`COMMIT`, fsynced with its folder, so a power loss leaves it whole or absent),
+then renames each file into place. A run killed before the mark leaves only its staging folder,
+which the next run removes; a run killed after it leaves a complete staging folder, which the
+next run (or any fdbu command reading `out`, `recover`) finishes moving in. Recovery moves only
+the files the command's outputs list names; a COMMIT that lists anything else, or cannot be read,
+is refused, touching nothing. A staging folder's owner holds a lock on it, so a run never touches
+the staging folder of a run still going.
 """
 from __future__ import annotations
 
@@ -63,10 +65,43 @@ def _locked(folder: Path) -> bool:
 
 
 def _stopped(out: Path):
-    """(staging folder, complete) of each run stopped while writing into `out` (no live run holds it)."""
+    """(staging folder, complete) of each run stopped while writing into `out` (fdbu's: it holds a LOCK file;
+    no live run holds it)."""
     for staging in sorted(Path(out).glob(STAGING + "*")):
-        if staging.is_dir() and not _locked(staging):
+        if staging.is_dir() and (staging / LOCK).is_file() and not _locked(staging):
             yield staging, (staging / COMMIT).is_file()
+
+
+def _owned() -> dict[str, set[str]]:
+    """Every file each command writes through `Outputs`: the only names recovery ever moves."""
+    from . import comparison, evaluate, report, sensitivity
+
+    return {"score": set(report.names(True)), "sweep": set(sensitivity.names(1, True)),
+            "compare": set(comparison.names(True)), "evaluate": {evaluate.SUMMARY, evaluate.LEDGER}}
+
+
+def _committed(staging: Path) -> list[str]:
+    """The names a complete staging folder's COMMIT lists, checked: outputs of the command that wrote it, each
+    a file in the folder or already moved. Anything else (an empty or torn COMMIT, a name outside the outputs)
+    is refused before anything is moved, saying which folder to delete."""
+    command = staging.name[len(STAGING):].split("-")[0]
+    try:
+        names = json.loads((staging / COMMIT).read_bytes())
+        problem = None
+    except (OSError, ValueError, RecursionError) as e:
+        names, problem = None, f"cannot be read ({getattr(e, 'strerror', None) or type(e).__name__})"
+    owned = _owned().get(command, set())
+    if problem is None and not (isinstance(names, list) and names and len(set(map(str, names))) == len(names)
+                                and all(isinstance(n, str) and n in owned for n in names)):
+        problem = f"lists {str(names)[:60]!r}, not outputs of fdbu {command} ({', '.join(sorted(owned)) or 'none'})"
+    if problem is None:
+        odd = next((n for n in names if (staging / n).is_symlink() or
+                    ((staging / n).exists() and not (staging / n).is_file())), None)
+        problem = None if odd is None else f"lists {odd}, which is not a file in the folder"
+    if problem:
+        raise FdbuError("output", None, f"{staging / COMMIT} {problem}; nothing was moved: delete the folder "
+                        f"{staging} (what a stopped run left) and run again")
+    return names
 
 
 def interrupted(out: Path) -> str | None:
@@ -83,7 +118,7 @@ def recover(out: Path) -> list[str]:
         return done
     for staging, complete in _stopped(out):
         if complete:
-            names = json.loads((staging / COMMIT).read_text())
+            names = _committed(staging)
             for name in names:
                 if (staging / name).exists():
                     os.replace(staging / name, out / name)
@@ -134,9 +169,7 @@ class Outputs:
                     os.fsync(f.fileno())
                 faults.point(f"{self.command}:staged:{name}")
             names = list(files)
-            tmp = staging / (COMMIT + ".tmp")
-            tmp.write_text(json.dumps(names))
-            os.replace(tmp, staging / COMMIT)
+            _durable(staging / COMMIT, json.dumps(names).encode())  # on disk before it counts
             for k, name in enumerate(names):
                 os.replace(staging / name, self.out / name)
                 faults.point(f"{self.command}:moved:{k}")
@@ -144,6 +177,10 @@ class Outputs:
             committed = (staging / COMMIT).exists()
             if not committed:
                 shutil.rmtree(staging, ignore_errors=True)
+            elif isinstance(e, KeyboardInterrupt):
+                raise KeyboardInterrupt(f"some outputs in {self.out} are new, some old; they are complete in "
+                                        f"{staging.name}, which the next fdbu {self.command} there moves in "
+                                        "(fdbu compare refuses the folder until then)") from None
             if isinstance(e, OSError):  # a full disk, a file size limit, an I/O error
                 state = (f"they are complete in {staging.name}, which the next fdbu run moves in" if committed
                          else "no file there was changed")
@@ -154,6 +191,23 @@ class Outputs:
             os.close(lock)
         shutil.rmtree(staging, ignore_errors=True)
         return [self.out / n for n in files]
+
+
+def _durable(path: Path, data: bytes) -> None:
+    """`data` at `path`, written and fsynced under a temporary name, renamed, and the folder fsynced: after a
+    power loss the file is either absent or whole."""
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, umask_mode())
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
 
 
 def _lock(folder: Path) -> int:

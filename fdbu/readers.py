@@ -33,15 +33,15 @@ def parse_json(data: bytes, where: str, file: str):
 
 def _time(value, where: str, file: str, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise FdbuError(where, file, f"{what} is {_short(value)}, not a number of seconds")
+        raise FdbuError(where, file, f"{what} is {short(value)}, not a number of seconds")
     if isinstance(value, float) and not math.isfinite(value):
         raise FdbuError(where, file, f"{what} is {value!r}; times must be finite")
     if not -MAX_SECONDS <= value <= MAX_SECONDS:  # exact for integers of any size
-        raise FdbuError(where, file, f"{what} is {_short(value)} s, beyond any window ({MAX_SECONDS:.0e} s)")
+        raise FdbuError(where, file, f"{what} is {short(value)} s, beyond any window ({MAX_SECONDS:.0e} s)")
     return to_us(value)
 
 
-def _short(value) -> str:
+def short(value) -> str:
     """A value for a message: huge integers by their size, long structures cut."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**18:
         return f"an integer of {len(str(abs(value)))} digits"

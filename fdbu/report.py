@@ -4,13 +4,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .atomic import dumps
+from .atomic import dumps, sha256_bytes
 from .outputs import Outputs
 from .pipeline import Scored
 
 UNIFIED = "unified.json"
 SAMPLES = "unified-samples.jsonl"
 CURVES = "latency-curves.png"
+ROWS_SHA256 = "samples_sha256"  # unified.json's key for the SHA-256 of unified-samples.jsonl
 
 
 def samples_jsonl(rows: list[dict]) -> str:
@@ -27,7 +28,10 @@ def outputs(out: Path, plot: bool = False) -> Outputs:
 
 
 def files(scored: Scored, plot: bool = False) -> dict[str, bytes]:
-    out = {UNIFIED: dumps(scored.unified).encode(), SAMPLES: samples_jsonl(scored.rows).encode()}
+    """The files' bytes; unified.json records the SHA-256 of the rows written beside it, so a reader
+    (`fdbu.scored`) knows the two files are from one run."""
+    rows = samples_jsonl(scored.rows).encode()
+    out = {UNIFIED: dumps({**scored.unified, ROWS_SHA256: sha256_bytes(rows)}).encode(), SAMPLES: rows}
     if plot:
         from .plot import latency_curves
 

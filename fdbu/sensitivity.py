@@ -59,6 +59,21 @@ def swept_subsets() -> list[str]:
     return [name for name, s in SUBSETS.items() if s.task.speech_detection]
 
 
+MAX_WORK = 1_000_000  # grid points x swept files without sweep.allow_large (1000 points x 1000 files)
+
+
+def check_size(roots: list[Path], points: list[GridPoint], allow_large: bool) -> None:
+    """A sweep's time and memory grow with points x files (each point re-derives and bootstraps every file's
+    outcomes): beyond MAX_WORK it is refused before any work unless sweep.allow_large=true, not left to run
+    for hours or fail for memory at the end."""
+    from .tree import read_manifest
+
+    files = sum(s.eligible and s.subset in swept_subsets() for r in roots for s in read_manifest(r).samples)
+    if len(points) * files > MAX_WORK and not allow_large:
+        raise FdbuError("config", None, f"the sweep is {len(points)} points x {files} files = {len(points) * files}, "
+                        f"more than {MAX_WORK}; pass sweep.allow_large=true to run it")
+
+
 def sweep_tree(root: Path, detector: SpeechDetector, boot: Bootstrap, points: list[GridPoint]) -> dict:
     tree = load_tree(root)
     subset = next((name for name in swept_subsets() if tree.subset(name)), None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,11 +89,25 @@ def _read(path: Path, where: str, file: str, root: Path) -> bytes:
         raise FdbuError(where, file, f"resolves to {path.resolve()}, outside the tree {root}; "
                         "fdbu reads only files inside the tree")
     try:
+        regular(path, where, file)
         return path.read_bytes()
     except FileNotFoundError:
         raise FdbuError(where, file, f"is missing ({path})") from None
     except OSError as e:  # permission denied (a shared cluster), a folder, an I/O error
         raise FdbuError(where, file, f"cannot be read: {e.strerror or e} ({path})") from None
+
+
+KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+         (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def regular(path: Path, where: str, file: str) -> None:
+    """Refuse anything but a regular file (after links) before it is opened: reading a FIFO or a
+    device would block or never end. Raises OSError (FileNotFoundError) as opening it would."""
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in KINDS if test(mode)), "not a regular file")
+        raise FdbuError(where, file, f"is {kind}, not a regular file ({path})")
 
 
 def check_wav(path: Path, where: str, sample_rate: int, input_samples: int) -> None:

@@ -1,0 +1,252 @@
+"""Reading a scored tree back (unified.json + unified-samples.jsonl), as strictly as a tree is read.
+
+`fdbu compare` computes from these files, so every value it uses is checked here first: its type,
+its range, integers that fit in 64 bits, and that the two files are from one run (unified.json
+records the rows' SHA-256, its counts are the rows', its records are what the rows give back,
+`comparison._check_rows`). A
+failure is one line naming the tree, the file, the line or key, and the problem (`FdbuError`);
+nothing here raises anything else, whatever the files hold.
+"""
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+from . import tasks
+from .atomic import sha256_bytes
+from .settings import MAX_RESAMPLES
+from .errors import FdbuError
+from .metrics.stats import NOT_REACHED
+from .outputs import interrupted
+from .readers import MAX_SECONDS, short, parse_json
+from .report import ROWS_SHA256, SAMPLES, UNIFIED
+from .tree import regular
+
+MAX_INT = 2**63 - 1  # every integer fits an int64 (numpy) and a seed numpy accepts
+HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+def _number(v) -> bool:
+    """A finite number no larger than an int64 (an integer of any size is compared exactly, never converted)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    return abs(v) <= MAX_INT and (isinstance(v, int) or math.isfinite(v))
+
+
+def _pair(kind):
+    return lambda v: isinstance(v, list) and len(v) == 2 and all(KINDS[kind][0](x) for x in v)
+
+
+# kind -> (test, what it must be); a kind ending in "?" may also be null
+KINDS = {
+    "count": (lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_INT,
+              "a whole number from 0 to 2^63 - 1"),
+    "seconds": (lambda v: _number(v) and 0 <= v <= MAX_SECONDS, f"a number of seconds from 0 to {MAX_SECONDS:.0e}"),
+    "unit": (lambda v: _number(v) and 0 <= v <= 1, "a number from 0 to 1"),
+    "ratio": (lambda v: _number(v) and v >= 0, "a finite number >= 0"),
+    "quantile": (lambda v: v == NOT_REACHED or (_number(v) and 0 <= v <= MAX_SECONDS),
+                 f"seconds or {NOT_REACHED!r}"),
+    "flag": (lambda v: isinstance(v, bool), "true or false"),
+    "text": (lambda v: isinstance(v, str), "a string"),
+    "sha256": (lambda v: isinstance(v, str) and HEX64.fullmatch(v) is not None, "a SHA-256 hex digest"),
+    "segments": (lambda v: isinstance(v, list) and all(_pair("seconds")(p) and p[0] <= p[1] for p in v),
+                 "a list of [start, end] seconds"),
+}
+for _k in ("unit", "ratio", "quantile"):
+    KINDS[f"{_k} pair"] = (_pair(_k), f"a list of two: {KINDS[_k][1]}")
+
+# the fields of an eligible row, by task (metrics/<task>.rows writes them)
+ROWS = {
+    "pause_handling": {"T_s": "seconds", "words": "count", "pauses": "count", "first_pause_s": "seconds",
+                       "pause_s": "seconds", "pause_intrusion": "flag", "inside_pause_onset": "flag",
+                       "pre_pause_speech": "flag", "carry_in": "flag", "any_speech": "flag",
+                       "intrusion_words": "count", "intruded_pauses": "count", "pause_covered_s": "seconds"},
+    "turn_taking": {"T_s": "seconds", "E_s": "seconds", "observable_s": "seconds", "words": "count",
+                    "first_word_s": "seconds?", "outcome": "outcome", "latency_s": "seconds?"},
+    "user_interruption": {"T_s": "seconds", "S_s": "seconds", "R_s": "seconds", "observable_s": "seconds",
+                          "words": "count", "segments": "segments", "speech_at_onset": "flag",
+                          "speech_at_end": "flag", "speech_before_onset": "flag", "outcome": "outcome",
+                          "latency_s": "seconds?", "stop_s": "seconds?", "stop_observed": "flag?",
+                          "speech_in_interruption_s": "seconds", "interruption_s": "seconds",
+                          "restarts": "count"},
+}
+# the fields of a metric record unified.json holds beyond those the rows give back (checked equal)
+RECORDS = {"share": {"interval": "unit pair?"}, "pooled_ratio": {"interval": "ratio pair?",
+                                                                  "resamples_kept": "count"},
+           "latency_quantiles": {"interval": "quantile pair?"}}
+ENTRY = {"coverage": "unit", "min_observable_s": "seconds?"}
+COUNTS = ("declared", "selected", "eligible", "ineligible")
+
+
+class _Reader:
+    """Checks of one file of one tree, each refusal naming the tree, the file and the key or line."""
+
+    def __init__(self, root: Path, file: str):
+        self.where, self.file = str(root), file
+
+    def refuse(self, at: str, problem: str):
+        raise FdbuError(self.where, self.file, f"{at} {problem}".strip())
+
+    def value(self, doc, key, kind: str, at: str, outcomes=()):
+        """doc[key] checked against its kind; `at` names it in the message."""
+        if not isinstance(doc, dict) or key not in doc:
+            self.refuse(at, "is missing")
+        v = doc[key]
+        optional = kind.endswith("?")
+        kind = kind.rstrip("?")
+        if optional and v is None:
+            return v
+        if kind == "outcome":
+            ok, what = v in outcomes, f"one of {', '.join(outcomes)}"
+        else:
+            test, what = KINDS[kind]
+            ok = test(v)
+        if not ok:
+            self.refuse(at, f"is {short(v)}, not {what}{' or null' if optional else ''}")
+        return v
+
+    def fields(self, doc, schema: dict, at: str, outcomes=()) -> None:
+        for key, kind in schema.items():
+            self.value(doc, key, kind, f"{at}{key}", outcomes)
+
+    def obj(self, doc, key, at: str) -> dict:
+        v = doc.get(key) if isinstance(doc, dict) else None
+        if not isinstance(v, dict):
+            self.refuse(at, "is missing or not an object")
+        return v
+
+
+def _file(root: Path, file: str) -> bytes:
+    path = root / file
+    try:
+        regular(path, str(root), file)
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise FdbuError(str(root), file, f"is missing: the tree is not scored (run fdbu score tree={root})") from None
+    except OSError as e:  # permission denied, an I/O error
+        raise FdbuError(str(root), file, f"cannot be read: {e.strerror or e}") from None
+
+
+def _odd_number(doc, at: str = "") -> str | None:
+    """The first key path holding NaN, an infinity or an integer beyond 64 bits (fdbu writes none; they would
+    break the arithmetic or compare.json), with the value."""
+    if isinstance(doc, dict):
+        found = (_odd_number(v, f"{at}.{k}" if at else str(k)) for k, v in doc.items())
+    elif isinstance(doc, list):
+        found = (_odd_number(v, f"{at}[{i}]") for i, v in enumerate(doc))
+    else:
+        bad = isinstance(doc, (int, float)) and not isinstance(doc, bool) and not _number(doc)
+        return f"{at} is {short(doc)}" if bad else None
+    return next((f for f in found if f), None)
+
+
+def _unified(root: Path, raw: bytes) -> dict:
+    r = _Reader(root, UNIFIED)
+    doc = parse_json(raw, r.where, UNIFIED)
+    if not isinstance(doc, dict) or doc.get("generator") != "fdbu" or "kind" in doc:
+        r.refuse("", "is not a unified.json written by fdbu score")
+    try:
+        odd = _odd_number(doc)
+    except RecursionError:
+        r.refuse("", "is nested too deeply to be a file fdbu writes")
+    if odd:
+        r.refuse(f"{odd};", "fdbu writes only finite numbers and integers of 64 bits")
+    r.fields(doc, {"fdbu_version": "text", "definitions": "text", ROWS_SHA256: "sha256"}, "")
+    r.fields(r.obj(doc, "inputs", "inputs"), {"manifest.json": "sha256", "asr.json": "sha256"}, "inputs.")
+    boot = r.obj(doc, "bootstrap", "bootstrap")
+    r.fields(boot, {"resamples": "count", "seed": "count"}, "bootstrap.")
+    if not 1 <= boot["resamples"] <= MAX_RESAMPLES:
+        r.refuse("bootstrap.resamples", f"is {boot['resamples']}, not from 1 to {MAX_RESAMPLES}")
+    for subset, entry in r.obj(doc, "subsets", "subsets").items():
+        at = f"subsets.{subset}"
+        if subset not in tasks.SUBSETS or not tasks.subset(subset).task.scored:
+            r.refuse(at, "is not a scored subset fdbu knows")
+        if not isinstance(entry, dict):
+            r.refuse(at, "is not an object")
+        task = tasks.subset(subset).task
+        if entry.get("task") != task.name:
+            r.refuse(f"{at}.task", f"is {short(entry.get('task'))}, not {task.name!r}")
+        r.fields(entry, {k: v for k, v in ENTRY.items() if k in entry or v[-1] != "?"}, f"{at}.")
+        r.fields(r.obj(entry, "counts", f"{at}.counts"), dict.fromkeys(COUNTS, "count"), f"{at}.counts.")
+        metrics = r.obj(entry, "metrics", f"{at}.metrics")
+        for m in task.metrics.METRICS:
+            record = r.obj(metrics, m.name, f"{at}.metrics.{m.name}")
+            r.fields(record, RECORDS[m.kind], f"{at}.metrics.{m.name}.")
+            for key, want in (("kind", m.kind), ("better", m.better)):
+                if record.get(key) != want:
+                    r.refuse(f"{at}.metrics.{m.name}.{key}", f"is {short(record.get(key))}, not {want!r}")
+    return doc
+
+
+def _rows(root: Path, raw: bytes) -> dict[str, list[dict]]:
+    r = _Reader(root, SAMPLES)
+    rows: dict[str, list[dict]] = {}
+    seen = set()
+    for k, line in enumerate(raw.splitlines(), 1):
+        at = f"line {k}"
+        row = parse_json(line, r.where, f"{SAMPLES} {at}")
+        if not isinstance(row, dict):
+            r.refuse(at, "is not a JSON object")
+        sid, subset = r.value(row, "sample_id", "text", f"{at} sample_id"), r.value(row, "subset", "text",
+                                                                                    f"{at} subset")
+        if subset not in tasks.SUBSETS or not tasks.subset(subset).task.scored:
+            r.refuse(f"{at} subset", f"{short(subset)} is not a scored subset fdbu knows")
+        if not sid.startswith(subset + "/") or sid in seen:
+            r.refuse(f"{at} sample_id", f"{short(sid)} is not '{subset}/<id>' or is listed twice")
+        seen.add(sid)
+        task = tasks.subset(subset).task
+        if row.get("task") != task.name:
+            r.refuse(f"{at} ({sid}) task", f"is {short(row.get('task'))}, not {task.name!r}")
+        if r.value(row, "eligible", "flag", f"{at} ({sid}) eligible"):
+            outcomes = tuple(getattr(task.metrics, "OUTCOMES", {}).values())
+            r.fields(row, ROWS[task.name], f"{at} ({sid}) ", outcomes)
+        rows.setdefault(subset, []).append(row)
+    return rows
+
+
+def _paired(root: Path, unified: dict, rows: dict[str, list[dict]]) -> None:
+    """unified.json's counts are the rows' (the same run wrote both)."""
+    r = _Reader(root, SAMPLES)
+    if set(rows) != set(unified["subsets"]):
+        r.refuse("", f"holds the subsets {sorted(rows)}, unified.json {sorted(unified['subsets'])}; the two files "
+                 "are not from one run (run fdbu score again)")
+    for subset, subset_rows in rows.items():
+        counts = unified["subsets"][subset]["counts"]
+        eligible = sum(row["eligible"] for row in subset_rows)
+        mine = {"selected": len(subset_rows), "eligible": eligible, "ineligible": len(subset_rows) - eligible}
+        mine["coverage"] = eligible / len(subset_rows)
+        theirs = {**counts, "coverage": unified["subsets"][subset]["coverage"]}
+        for key, n in mine.items():
+            if theirs[key] != n:
+                r.refuse(subset, f"its rows give {key} {n}, unified.json {theirs[key]}; the two files are not from "
+                         "one run (run fdbu score again)")
+
+
+def read(root: Path) -> tuple[dict, dict[str, list[dict]], dict[str, str]]:
+    """(unified.json, rows by subset in file order, both files' SHA-256) of a scored tree, every value checked."""
+    root = Path(root)
+    where = str(root)
+    try:
+        if not root.is_dir():
+            raise FdbuError(where, None, "is not a directory")
+        staging = interrupted(root)
+    except OSError as e:  # a folder above it this user may not enter
+        raise FdbuError(where, None, f"cannot be read: {e.strerror or e}") from None
+    if staging:
+        raise FdbuError(where, staging, "a scoring run was stopped while moving its outputs in (some may be "
+                        "new, some old): rerun fdbu score on this tree, which finishes the move")
+    raw = _file(root, UNIFIED)
+    unified = _unified(root, raw)
+    for file in ("manifest.json", "asr.json"):  # a tree rescored since, or changed after scoring
+        if (root / file).exists() and sha256_bytes(_file(root, file)) != unified["inputs"][file]:
+            raise FdbuError(where, file, f"changed after the tree was scored (unified.json was computed from "
+                            f"sha256:{unified['inputs'][file][:12]}); run fdbu score again")
+    raw_rows = _file(root, SAMPLES)
+    if sha256_bytes(raw_rows) != unified[ROWS_SHA256]:
+        raise FdbuError(where, SAMPLES, f"has SHA-256 {sha256_bytes(raw_rows)[:12]}..., not the {ROWS_SHA256} "
+                        f"{unified[ROWS_SHA256][:12]}... unified.json records; the two files are not from one run "
+                        "(run fdbu score again)")
+    rows = _rows(root, raw_rows)
+    _paired(root, unified, rows)
+    return unified, rows, {UNIFIED: sha256_bytes(raw), SAMPLES: sha256_bytes(raw_rows)}
