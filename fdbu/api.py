@@ -152,7 +152,7 @@ def compare(trees, *, write: bool = False, **settings) -> CompareResult:
     outputs = compare_outputs(Path(cfg.out), cfg.plot) if write else None
     systems = [load(Path(t), name) for t, name in zip(cfg.trees, cfg.system_names())]
     result = run(systems, baseline=cfg.baseline, pairs=cfg.compare.pairs,
-                 allow_different_samples=cfg.compare.allow_different_samples)
+                 allow_different_samples=cfg.compare.allow_different_samples, alpha=cfg.compare.alpha)
     if outputs is not None:
         outputs.commit(files(result, systems, cfg.plot))
     return CompareResult(result)

@@ -99,7 +99,7 @@ def _compare(cfg) -> None:
     outputs = compare_outputs(Path(cfg.out), cfg.plot) if cfg.out is not None else None
     systems = [load(Path(t), name) for t, name in zip(cfg.trees, cfg.system_names())]
     result = compare(systems, baseline=cfg.baseline, pairs=cfg.compare.pairs,
-                     allow_different_samples=cfg.compare.allow_different_samples)
+                     allow_different_samples=cfg.compare.allow_different_samples, alpha=cfg.compare.alpha)
     written = outputs.commit(files(result, systems, cfg.plot)) if outputs is not None else []
     print(leaderboard(result))
     tail = outputs.report(written) if outputs is not None else \

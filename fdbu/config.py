@@ -228,11 +228,13 @@ class CompareOptions:
     pairs: str = opt("baseline", "baseline: each system against the baseline; all: every pair of systems")
     allow_different_samples: bool = opt(False, "compare trees whose subsets hold different samples, over the "
                                                "samples both hold (what is dropped is printed and recorded)")
+    alpha: float = opt(0.05, "the marker's level: a line is marked when its Holm-adjusted p is below alpha")
 
     def __post_init__(self):
         from .comparison import PAIRS
 
         _check(self.pairs in PAIRS, "compare.pairs", self.pairs, "choose baseline or all")
+        _check(0 < self.alpha < 1, "compare.alpha", self.alpha, "a level between 0 and 1")
 
 
 @dataclass

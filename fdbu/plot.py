@@ -233,7 +233,8 @@ def _clip(x, flag, lo, hi):
 
 def compare_forest(result: dict) -> dict[str, bytes]:
     """Paired differences b - a with their 95% intervals, one panel per subset for rates and ratios and one
-    for its latency medians (seconds); * marks an interval that excludes 0 (PNG and PDF)."""
+    for its latency medians (seconds); at the right edge the line's decision as on the console: * (Holm p < alpha)
+    or `few` (too few pairs to decide) (PNG and PDF)."""
     plt = _pyplot()
     panels = []  # (subset, metric names, seconds)
     for subset in dict.fromkeys(s for p in result["pairs"] for s, e in p["subsets"].items() if "metrics" in e):
@@ -280,8 +281,10 @@ def compare_forest(result: dict) -> dict[str, bytes]:
                     if flagged:
                         ax.text(v, y + 0.22, d["value_flag"], fontsize=6.5, ha="left" if v < 0 else "right",
                                 color=color)
-                if d["excludes_zero"]:
+                if m["marker"]:
                     ax.text(edge, y, "* ", fontsize=11, va="center", ha="right", color=color)
+                elif (m["reason"] or "").startswith("too few"):
+                    ax.text(edge, y, "few ", fontsize=6.5, va="center", ha="right", color=color)
         ax.axvline(0, color="0.4", lw=0.8)
         ax.set_xlim(-edge, edge)
         ax.set_ylim(-0.7, len(names) - 0.3)
@@ -293,9 +296,10 @@ def compare_forest(result: dict) -> dict[str, bytes]:
         ax.set_title(f"{subset}" + (": latency medians" if seconds else ""), fontsize=9)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper right", fontsize=8, frameon=False)
-    fig.suptitle(f"Paired differences {', '.join(p['b'] + ' - ' + p['a'] for p in pairs)} with 95% paired bootstrap "
-                 "intervals\n* the interval excludes 0; open marker at the edge: +-inf (one median not reached)",
-                 fontsize=9, x=0.02, ha="left")
+    alpha = result["comparison"]["alpha"]
+    fig.suptitle(f"Paired differences {', '.join(p['b'] + ' - ' + p['a'] for p in pairs)} with 95% intervals\n"
+                 f"* Holm-adjusted p < {alpha:g}; few: too few pairs to decide; open marker at the edge: +-inf "
+                 "(one median not reached)", fontsize=9, x=0.02, ha="left")
     return _save(fig)
 
 

@@ -82,11 +82,11 @@ def ranked_difference(a, b):
 @njit(cache=True)
 def paired_ranked_differences(a, b, idx, rank):
     """B's rank-th smallest minus A's over each resample of pairs (int64, +-INF as in `ranked_difference`);
-    kept[r] is False when both are INF."""
+    a resample where both are INF is a tie, difference 0: every resample is kept (README: How compare decides)."""
     ra = resample_ranked(a, idx, rank)
     rb = resample_ranked(b, idx, rank)
     out = np.zeros(len(ra), np.int64)
-    kept = np.zeros(len(ra), np.bool_)
+    kept = np.ones(len(ra), np.bool_)
     for r in range(len(ra)):
-        out[r], kept[r] = ranked_difference(ra[r], rb[r])
+        out[r], _ = ranked_difference(ra[r], rb[r])
     return Resampled(out, kept)
