@@ -319,7 +319,7 @@ def decide(pairs: list[dict], pairs_mode: str, alpha: float) -> None:
     """Holm's adjustment and the marker, in place: one family per subset and pair (each system against the
     baseline), or per subset across every pair (compare.pairs=all), of the headline lines whose test can decide;
     marker = p_holm < alpha. Every other line keeps its p (if any), p_holm null, no marker, and says why."""
-    families: dict[tuple, list[dict]] = {}
+    families: dict[str, list[dict]] = {}
     for pair in pairs:
         for subset, entry in pair["subsets"].items():
             for line in entry.get("metrics", {}).values():
@@ -329,9 +329,8 @@ def decide(pairs: list[dict], pairs_mode: str, alpha: float) -> None:
                 if not line["headline"]:
                     line["reason"] = "not a headline metric: outside the Holm family, no marker"
                     continue
-                key = (subset,) if pairs_mode == "all" else (subset, pair["a"], pair["b"])
-                line["family"] = f"{subset}, all pairs" if pairs_mode == "all" else f"{subset}, {pair['b']} vs {pair['a']}"
-                families.setdefault(key, []).append(line)
+                line["family"] = f"{subset}, " + ("all pairs" if pairs_mode == "all" else f"{pair['b']} vs {pair['a']}")
+                families.setdefault(line["family"], []).append(line)
     for lines in families.values():
         for line, adjusted in zip(lines, holm([x["p"] for x in lines])):
             line["p_holm"] = adjusted

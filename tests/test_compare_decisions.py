@@ -144,7 +144,8 @@ def test_the_console_and_the_forest_plot_show_compare_json_s_markers(trees, monk
 def test_a_pair_of_two_samples_has_no_marker_and_warns(tmp_path, vad, boot):
     """A system that is eligible on only 2 of another's 12 samples: every line says too few pairs, and the console
     warns that the set is small and that the pairing drops most eligible samples."""
-    a = write_tree(tmp_path / "a", [sample(TT, i, 6.0, [(2.5, 2.9)] if i < 6 else [], turn_ann(2.0)) for i in range(12)])
+    a = write_tree(tmp_path / "a", [sample(TT, i, 6.0, [(2.5, 2.9)] if i < 6 else [], turn_ann(2.0))
+                                    for i in range(12)])
     b = write_tree(tmp_path / "b", [sample(TT, i, 6.0, [(2.5, 2.9)], turn_ann(2.0), eligible=i < 2)
                                     for i in range(12)])
     for tree in (a, b):
