@@ -301,9 +301,8 @@ def warnings(a: System, b: System, subset: str, samples: dict, populations: dict
     out = []
     n = samples["eligible_in_both"]
     if 0 < n < MIN_BOOTSTRAP_PAIRS:
-        out.append(f"small paired set: {n} samples eligible in both; a paired bootstrap test needs at least "
-                   f"{MIN_BOOTSTRAP_PAIRS} pairs and the exact McNemar test at least {min_discordant(alpha)} "
-                   "discordant ones, so most lines cannot decide")
+        out.append(f"small paired set: {n} samples eligible in both; pooled ratios and medians are tested from "
+                   f"{MIN_BOOTSTRAP_PAIRS} pairs, shares from {min_discordant(alpha)} discordant pairs")
     counts = {"eligible": (n, sum(r["eligible"] for r in a.rows[subset]), sum(r["eligible"] for r in b.rows[subset]))}
     for pop, t in populations.items():
         counts[pop] = (t["both"], t["both"] + t["only_a"], t["both"] + t["only_b"])
