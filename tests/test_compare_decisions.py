@@ -138,7 +138,7 @@ def test_the_console_and_the_forest_plot_show_compare_json_s_markers(trees, monk
         compare_forest(result)
         monkeypatch.setattr(matplotlib.axes.Axes, "text", real)
         assert drawn.count("* ") == sum(m["marker"] for *_, m in lines)
-        assert drawn.count("few ") == sum((m["reason"] or "").startswith("too few") for *_, m in lines)
+        assert drawn.count("-") == sum((m["reason"] or "").startswith("too few") for *_, m in lines)
 
 
 def test_a_pair_of_two_samples_has_no_marker_and_warns(tmp_path, vad, boot):
