@@ -137,7 +137,7 @@ def test_the_console_and_the_forest_plot_show_compare_json_s_markers(trees, monk
                             lambda self, x, y, s, *a, **k: (drawn.append(s), real(self, x, y, s, *a, **k))[1])
         compare_forest(result)
         monkeypatch.setattr(matplotlib.axes.Axes, "text", real)
-        assert drawn.count("* ") == sum(m["marker"] for *_, m in lines)
+        assert drawn.count("*") == sum(m["marker"] for *_, m in lines)
         assert drawn.count("-") == sum((m["reason"] or "").startswith("too few") for *_, m in lines)
 
 
