@@ -241,7 +241,8 @@ class CompareOptions:
 class CompareConfig:
     trees: List[str] = opt(MISSING, "the scored trees (unified.json + unified-samples.jsonl): trees=[runs/A,runs/B]")
     names: Optional[List[str]] = opt(None, "a name per tree for tables and figures; null: the trees' folder names")
-    baseline: Optional[str] = opt(None, "the name every system is compared against; null: the first tree's")
+    baseline: Optional[str] = opt(None, "the name every system is compared against (with compare.pairs=all: a in "
+                                        "each of its pairs); null: the first tree's")
     out: Optional[str] = opt(None, "where compare.json, compare.csv and the figures go (created if missing); "
                                    "null: print the leaderboard only")
     plot: bool = opt(True, "write the figures (PNG and PDF) with compare.json")
