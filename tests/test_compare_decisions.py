@@ -216,7 +216,7 @@ def test_null_calibration_fixed_seed():
     for kind in KINDS:
         for n in (8, 30):
             for rate in (0.2, 0.5, 0.9):
-                r = cell(kind, n, rate, 300, seed=20)
+                r = cell(kind, n, rate, 1000, seed=20)
                 assert r["marker"] <= r["bound"], r
     assert cell("share", 200, 0.5, 60, seed=20, effect=0.2)["marker"] > 0.5
     assert cell("pooled_ratio", 200, 0.5, 60, seed=20, effect=0.2)["marker"] > 0.5
