@@ -75,6 +75,10 @@ def test_every_marker_is_its_holm_p_below_alpha_and_nothing_else(trees):
             if m["kind"] == "share" and m["test"]:
                 d = m["discordant"]["a_only"] + m["discordant"]["b_only"]
                 assert (d < min_discordant(alpha)) == (m["reason"] or "").startswith("too few pairs")
+            if m["kind"] == "latency_quantiles":  # the sign test beside the median: every pair, never included
+                t = m["sign_test"]
+                assert t["a_first"] + t["b_first"] + t["ties"] == m["n"]
+                assert t["p"] == mcnemar_exact(t["a_first"], t["b_first"])
             marked += m["marker"]
         if label == "demo":
             assert not any(m["marker"] for *_, m in _lines(result))

@@ -57,8 +57,9 @@ def mcnemar_reachable(discordant: int, alpha: float) -> bool:
 def mcnemar_interval(a_only: int, b_only: int, n: int) -> list[float]:
     """The exact conditional interval of the paired difference (b_only - a_only) / n that inverts the exact McNemar
     test: the Clopper-Pearson interval [L, U] of theta, the chance that a discordant pair is one system's, mapped
-    by (d / n)(2 theta - 1) with the d discordant pairs held at their count (Breslow and Day 1980, sec. 7.2;
-    R's exact2x2::mcnemar.exact gives the same interval for theta). It excludes 0 exactly when p < 0.05.
+    by (d / n)(2 theta - 1) with the d discordant pairs held at their count, as the test holds them (Clopper and
+    Pearson 1934; R's exact2x2::mcnemar.exact reports it for the odds ratio theta / (1 - theta)). It excludes 0
+    exactly when p < 0.05.
 
     It is computed for the smaller of the two counts and negated for the other, so swapping the systems negates it
     exactly; with no discordant pair it is [0, 0]."""
@@ -79,7 +80,8 @@ def mcnemar_interval(a_only: int, b_only: int, n: int) -> list[float]:
 
 def bootstrap_p(differences: np.ndarray) -> float | None:
     """Two-sided paired bootstrap p-value of the K kept resampled differences: 2 (min(k<=0, k>=0) + 1) / (K + 1),
-    at most 1; never 0 (Davison and Hinkley 1997, eq. 4.11). A system against itself gives p = 1.
+    at most 1; never 0 (the Monte Carlo p-value of Davison and Hinkley 1997, ch. 4). A system against itself gives
+    p = 1.
 
     With K = 2000 (the default) p < 0.05 exactly when the 95% interval (`bootstrap_interval`) excludes 0."""
     kept = len(differences)
