@@ -110,7 +110,7 @@ def compare(cfg, write: bool = True) -> Ran:
     outputs = compare_outputs(Path(cfg.out), cfg.plot) if write and cfg.out is not None else None
     systems = [load(Path(t), name) for t, name in zip(cfg.trees, cfg.system_names())]
     result = run(systems, baseline=cfg.baseline, pairs=cfg.compare.pairs,
-                 allow_different_samples=cfg.compare.allow_different_samples)
+                 allow_different_samples=cfg.compare.allow_different_samples, alpha=cfg.compare.alpha)
     written, lines = _commit(outputs, files(result, systems, cfg.plot) if outputs is not None else {})
     return Ran(result, written, lines)
 

@@ -4,8 +4,9 @@ The spec's rule ("To compare two systems"): rows of unified-samples.jsonl are pa
 sample_id over the samples eligible in both trees, and a metric over the exercised samples
 (its `Metric.over`) over those exercised in both. For every pair and every metric of every
 subset: each system's record on the paired samples (unified.json's rules), the difference
-B - A with its paired bootstrap interval and a p-value (`fdbu.metrics.paired`), Holm's
-adjustment over the metrics of the subset, and beside them what pairing does not fix: both
+B - A with its interval and the test that decides it (`fdbu.metrics.paired`), Holm's adjustment
+over the headline metrics (`decide`: the marker is p_holm < alpha), warnings where the paired set
+is small or a minority, and beside them what pairing does not fix: both
 systems' coverage, exercised_rate and selected bounds from their unified.json, and for
 interruption who was exercised. The per-sample components come back from the rows
 (`from_rows` of each task's metric module), checked against unified.json first.
@@ -24,7 +25,8 @@ import numpy as np
 from . import __version__, scored, tasks
 from .atomic import dumps
 from .errors import FdbuError
-from .metrics.paired import PLUS_INF, UNDEFINED, difference, holm
+from .metrics.paired import (ALPHA, MIN_BOOTSTRAP_PAIRS, PLUS_INF, UNDEFINED, min_discordant, difference,
+                             holm)
 from .metrics.stats import NOT_REACHED, Bootstrap
 from .metrics.table import SHARE, aggregate
 from .outputs import Outputs
@@ -182,7 +184,8 @@ def _populations(subset: str) -> list[str]:
     return list(dict.fromkeys(m.over for m in table if m.over != "eligible"))
 
 
-def compare_pair(a: System, b: System, subset: str, order: dict[str, int], boot: Bootstrap, allow: bool) -> dict:
+def compare_pair(a: System, b: System, subset: str, order: dict[str, int], boot: Bootstrap, allow: bool,
+                 alpha: float = ALPHA) -> dict:
     """Every metric of one subset for the pair (a, b): b - a on the paired samples."""
     module = tasks.subset(subset).task.metrics
     common, dropped, ra, rb = _pairing(a, b, subset, order, allow)
@@ -203,35 +206,75 @@ def compare_pair(a: System, b: System, subset: str, order: dict[str, int], boot:
     metrics = {}
     for m in module.METRICS:
         rec_a, rec_b = ({k: v for k, v in r[m.name].items() if k != "selected_bounds"} for r in records)
-        d = difference(m, ca, cb, both[m.over], boot)
-        test = {k: d.pop(k) for k in ("test", "p", "discordant") if k in d}
-        entry = {"kind": m.kind, "better": m.better, "over": m.over, "n": int(np.count_nonzero(both[m.over])),
-                 "a": rec_a, "b": rec_b, "difference": d, **test}
+        line = difference(m, ca, cb, both[m.over], boot, alpha)
+        entry = {"kind": m.kind, "better": m.better, "headline": m.headline, "over": m.over,
+                 "n": int(np.count_nonzero(both[m.over])), "a": rec_a, "b": rec_b, **line}
         if m.kind == SHARE:
             entry["selected_bounds"] = {"a": a.unified["subsets"][subset]["metrics"][m.name].get("selected_bounds"),
                                         "b": b.unified["subsets"][subset]["metrics"][m.name].get("selected_bounds")}
         metrics[m.name] = entry
-    for name, adjusted in zip(metrics, holm([e["p"] for e in metrics.values()])):
-        metrics[name]["p_holm"] = adjusted
     out = {"samples": samples}
     if dropped:
         out["dropped"] = dropped
     if populations:
         out["populations"] = populations
     out["context"] = {"a": _context(a, subset), "b": _context(b, subset)}
+    out["warnings"] = warnings(a, b, subset, samples, populations, alpha)
     out["metrics"] = metrics
     return out
 
 
+def warnings(a: System, b: System, subset: str, samples: dict, populations: dict, alpha: float) -> list[str]:
+    """What the console says about a pair and subset whose paired set is small, or is a minority of the samples
+    either system has eligible (or exercised)."""
+    out = []
+    n = samples["eligible_in_both"]
+    if 0 < n < MIN_BOOTSTRAP_PAIRS:
+        out.append(f"small paired set: {n} samples eligible in both; pooled ratios and medians are tested from "
+                   f"{MIN_BOOTSTRAP_PAIRS} pairs, shares from {min_discordant(alpha)} discordant pairs")
+    counts = {"eligible": (n, sum(r["eligible"] for r in a.rows[subset]), sum(r["eligible"] for r in b.rows[subset]))}
+    for pop, t in populations.items():
+        counts[pop] = (t["both"], t["both"] + t["only_a"], t["both"] + t["only_b"])
+    for pop, (both, in_a, in_b) in counts.items():
+        most = max(in_a, in_b)
+        if most and 2 * both < most:
+            out.append(f"the pairing drops most {pop} samples: {both} {pop} in both, of {in_a} in {a.name} and "
+                       f"{in_b} in {b.name}; the comparison covers a minority of what each system was scored on")
+    return out
+
+
+def decide(pairs: list[dict], pairs_mode: str, alpha: float) -> None:
+    """Holm's adjustment and the marker, in place: one family per subset and pair (each system against the
+    baseline), or per subset across every pair (compare.pairs=all), of the headline lines whose test can decide;
+    marker = p_holm < alpha. Every other line keeps its p (if any), p_holm null, no marker, and says why."""
+    families: dict[str, list[dict]] = {}
+    for pair in pairs:
+        for subset, entry in pair["subsets"].items():
+            for line in entry.get("metrics", {}).values():
+                line["p_holm"], line["marker"], line["family"] = None, False, None
+                if line["p"] is None or line["reason"] is not None:
+                    continue
+                if not line["headline"]:
+                    line["reason"] = "not a headline metric: outside the Holm family, no marker"
+                    continue
+                line["family"] = f"{subset}, " + ("all pairs" if pairs_mode == "all" else f"{pair['b']} vs {pair['a']}")
+                families.setdefault(line["family"], []).append(line)
+    for lines in families.values():
+        for line, adjusted in zip(lines, holm([x["p"] for x in lines])):
+            line["p_holm"] = adjusted
+            line["marker"] = adjusted < alpha
+
+
 def pairs_of(names: list[str], baseline: str, pairs: str) -> list[tuple[str, str]]:
-    """(a, b) pairs, difference b - a: each system against the baseline, or every pair in the order given."""
+    """(a, b) pairs, difference b - a: each system against the baseline, or every pair, the baseline first (so
+    it is a in each of its pairs) and the others in the order given."""
     if pairs == "all":
-        return list(itertools.combinations(names, 2))
+        return list(itertools.combinations([baseline] + [n for n in names if n != baseline], 2))
     return [(baseline, n) for n in names if n != baseline]
 
 
 def compare(systems: list[System], *, baseline: str | None = None, pairs: str = "baseline",
-            allow_different_samples: bool = False) -> dict:
+            allow_different_samples: bool = False, alpha: float = ALPHA) -> dict:
     """compare.json as a dict."""
     sig = signature(systems)
     boot = _bootstrap(sig)
@@ -242,15 +285,24 @@ def compare(systems: list[System], *, baseline: str | None = None, pairs: str = 
                         "sha256": s.sha256} for s in systems]
     head["comparison"] = {
         "baseline": baseline, "pairs": pairs, "difference": DIFFERENCE,
-        "paired_bootstrap": "the draw of `bootstrap` over the n paired samples, row r picking the same samples from "
-                            "both systems; interval: Q(0.025) and Q(0.975) of the kept differences",
-        "not_reached": "a median not reached is +infinity: +inf when only b's is not reached, -inf when only a's, "
-                       "undefined (null) when both; a resample where both are not reached is skipped",
-        "p_value": {"share": "exact McNemar: min(1, 2 P(X <= min(a_only, b_only))), X ~ Binomial(a_only + b_only, "
-                             "1/2); 1 without discordant pairs",
-                    "pooled_ratio and latency_quantiles": "paired bootstrap: min(1, 2 min(share of kept resampled "
-                                                          "differences <= 0, share >= 0))"},
-        "multiple_comparisons": "Holm over the metrics of a subset, per pair (p_holm beside p)",
+        "alpha": alpha,
+        "interval": {"share": "exact conditional: the Clopper-Pearson 95% interval of the discordant pairs' split, "
+                              "times (a_only + b_only) / n; it excludes 0 exactly when the McNemar p < 0.05",
+                     "pooled_ratio and latency_quantiles": "paired percentile bootstrap: the draw of `bootstrap` "
+                     "over the n paired samples, row r picking the same samples from both systems; the r-th and "
+                     "(K + 1 - r)-th smallest of the K kept differences, r = ceil(K/40)"},
+        "not_reached": "a median not reached is +infinity: +inf when only b's is not reached, -inf when only a's; a "
+                       "resample where both are not reached is a tie (0); both point medians not reached: no "
+                       "difference, interval or p (n/a, outside the family)",
+        "test": {"share": "mcnemar_exact: min(1, 2 P(X <= min(a_only, b_only))), X ~ Binomial(a_only + b_only, "
+                          "1/2); 1 without discordant pairs",
+                 "pooled_ratio and latency_quantiles": "paired_bootstrap: min(1, 2 (min(k <= 0, k >= 0) + 1) / "
+                                                       "(K + 1)) over the K kept resampled differences"},
+        "too_few_pairs": f"no marker where the test cannot reach alpha: a share with fewer than "
+                         f"{min_discordant(alpha)} discordant pairs, a pooled ratio or median over fewer than "
+                         f"{MIN_BOOTSTRAP_PAIRS} pairs",
+        "family": "Holm over the headline metrics whose test can decide: per subset"
+                  + (", across all pairs" if pairs == "all" else " and pair") + "; marker: p_holm < alpha",
     }
     order = {subset: {r["sample_id"]: k for k, r in enumerate(rows)} for subset, rows in systems[0].rows.items()}
     head["pairs"] = []
@@ -267,8 +319,10 @@ def compare(systems: list[System], *, baseline: str | None = None, pairs: str = 
                                     "compare.allow_different_samples=true to compare the subsets both hold")
                 subsets[subset] = {"dropped": {f"only_in_{has.name}": [r["sample_id"] for r in has.rows[subset]]}}
                 continue
-            subsets[subset] = compare_pair(a, b, subset, order.get(subset, {}), boot, allow_different_samples)
+            subsets[subset] = compare_pair(a, b, subset, order.get(subset, {}), boot, allow_different_samples,
+                                           alpha)
         head["pairs"].append({"a": name_a, "b": name_b, "subsets": subsets})
+    decide(head["pairs"], pairs, alpha)
     return head
 
 
@@ -288,9 +342,10 @@ def _split(x) -> tuple[float | None, bool]:
     return (None, True) if x == NOT_REACHED else (x, False)
 
 
-CSV_HEAD = ["a", "b", "subset", "metric", "kind", "better", "over", "n",
+CSV_HEAD = ["a", "b", "subset", "metric", "kind", "better", "headline", "over", "n",
             "a_value", "a_lo", "a_hi", "b_value", "b_lo", "b_hi", "diff", "diff_lo", "diff_hi", "excludes_zero",
-            "resamples_kept", "test", "p", "p_holm", "discordant_a_only", "discordant_b_only",
+            "resamples_kept", "test", "p", "p_holm", "marker", "family", "reason", "discordant_a_only",
+            "discordant_b_only", "sign_a_first", "sign_b_first", "sign_p",
             "a_value_not_reached", "a_lo_not_reached", "a_hi_not_reached",
             "b_value_not_reached", "b_lo_not_reached", "b_hi_not_reached",
             "diff_flag", "diff_lo_flag", "diff_hi_flag", "a_coverage", "b_coverage"]
@@ -308,7 +363,7 @@ def csv_rows(result: dict) -> list[dict]:
         for subset, entry in pair["subsets"].items():
             for name, m in entry.get("metrics", {}).items():
                 row = {"a": pair["a"], "b": pair["b"], "subset": subset, "metric": name, "kind": m["kind"],
-                       "better": m["better"], "over": m["over"], "n": m["n"]}
+                       "better": m["better"], "headline": m["headline"], "over": m["over"], "n": m["n"]}
                 flags = {}
                 for side in ("a", "b"):
                     rec = m[side]
@@ -319,9 +374,10 @@ def csv_rows(result: dict) -> list[dict]:
                 iv, ivf = d["interval"] or [None, None], d["interval_flags"] or [None, None]
                 row.update({"diff": d["value"], "diff_lo": iv[0], "diff_hi": iv[1], "excludes_zero": d["excludes_zero"],
                             "resamples_kept": d["resamples_kept"], "test": m["test"], "p": m["p"],
-                            "p_holm": m["p_holm"],
+                            "p_holm": m["p_holm"], "marker": m["marker"], "family": m["family"], "reason": m["reason"],
                             "discordant_a_only": m.get("discordant", {}).get("a_only"),
-                            "discordant_b_only": m.get("discordant", {}).get("b_only")})
+                            "discordant_b_only": m.get("discordant", {}).get("b_only"),
+                            **{f"sign_{k}": m.get("sign_test", {}).get(k) for k in ("a_first", "b_first", "p")}})
                 row.update(flags)
                 row.update({"diff_flag": d["value_flag"], "diff_lo_flag": ivf[0], "diff_hi_flag": ivf[1]})
                 ctx = entry["context"]
@@ -415,13 +471,34 @@ def _difference(d: dict) -> str:
     if d["interval"] is not None:
         text += f" [{_diff_part(d['interval'][0], d['interval_flags'][0])}, " \
                 f"{_diff_part(d['interval'][1], d['interval_flags'][1])}]"
-    return text + (" *" if d["excludes_zero"] else "")
+    return text
+
+
+def p_text(p: float | None) -> str:
+    """A p-value as printed: three decimals, `<0.001` below 0.001, n/a when there is none."""
+    return "n/a" if p is None else "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def decision(m: dict) -> str:
+    """The console's decision column: the marker, or why a line has none."""
+    if m["marker"]:
+        return "*"
+    reason = m["reason"] or ""
+    if reason.startswith("too few"):
+        return reason.split(":")[0]
+    if reason.startswith("context"):
+        return "context: no test"
+    if reason.startswith("not a headline"):
+        return "not headline"
+    return f"n/a: {reason.split(':')[0]}" if reason else ""
 
 
 def leaderboard(result: dict) -> str:
-    """Per pair and subset: both systems' values on the paired samples, the difference, p and Holm's p."""
+    """Per pair and subset: both systems' values on the paired samples, the difference, p, Holm's p and the
+    decision (the marker, or why there is none), with the subset's warnings."""
+    alpha = result["comparison"]["alpha"]
     lines = [f"fdbu {result['fdbu_version']} compare | {result['definitions']} | bootstrap "
-             f"{result['bootstrap']['resamples']} seed {result['bootstrap']['seed']} | "
+             f"{result['bootstrap']['resamples']} seed {result['bootstrap']['seed']} | alpha {alpha:g} | "
              + ", ".join(f"{s['name']}: manifest.json sha256:{s['inputs'].get('manifest.json', '')[:12]}"
                          for s in result["systems"])]
     for pair in result["pairs"]:
@@ -446,17 +523,21 @@ def leaderboard(result: dict) -> str:
                 if key != "coverage":
                     text += f"; {key} {a} {fmt(ctx['a'][key])}, {b} {fmt(ctx['b'][key])}"
             lines.append(text)
+            lines += [f"  warning: {w}" for w in entry.get("warnings", [])]
             wa = max(24, len(a))
             wb = max(24, len(b))
-            lines.append(f"  {'metric':<28} {'better':<8}{'n':>5}  {a:<{wa}} {b:<{wb}} {'difference':<28} "
-                         f"{'p':>6} {'Holm':>6}")
+            lines.append(f"  {'metric':<28} {'better':<8}{'n':>5}  {a:<{wa}} {b:<{wb}} {'difference':<26} "
+                         f"{'p':>6} {'Holm':>6}  decision")
             for name, m in entry["metrics"].items():
-                p = "n/a" if m["p"] is None else f"{m['p']:.3f}"
-                ph = "n/a" if m["p_holm"] is None else f"{m['p_holm']:.3f}"
+                ph = "" if m["p_holm"] is None else p_text(m["p_holm"])
+                p = "" if m["p"] is None else p_text(m["p"])
                 lines.append(f"  {name:<28} {m['better']:<8}{m['n']:>5}  {_record(m['a']):<{wa}} "
-                             f"{_record(m['b']):<{wb}} {_difference(m['difference']):<28} {p:>6} {ph:>6}")
-    lines += ["", "values on the paired samples with their 95% intervals; difference b - a with its 95% paired "
-              "bootstrap interval; * the interval excludes 0; p: exact McNemar (shares) or paired bootstrap; "
-              f"Holm: over the metrics of the subset; n/r: not reached; {PLUS_INF}/-inf: only one median not "
-              f"reached; {UNDEFINED}: both"]
+                             f"{_record(m['b']):<{wb}} {_difference(m['difference']):<26} {p:>6} {ph:>6}  "
+                             f"{decision(m)}".rstrip())
+    lines += ["", "values on the paired samples with their 95% intervals; difference b - a with its 95% interval "
+              "(shares: exact conditional, agreeing with McNemar; ratios and medians: paired bootstrap); p: exact "
+              "McNemar (shares) or paired bootstrap; Holm: over the headline metrics of a subset"
+              + (", across all pairs" if result["comparison"]["pairs"] == "all" else "")
+              + f"; * Holm p < {alpha:g}; too few pairs: the test cannot reach alpha; n/r: not reached; "
+              f"{PLUS_INF}/-inf: only one median not reached; {UNDEFINED}: both (README: How compare decides)"]
     return "\n".join(lines)

@@ -286,16 +286,19 @@ class CompareOptions:
     pairs: str = opt("baseline", "baseline: each system against the baseline; all: every pair of systems")
     allow_different_samples: bool = opt(False, "compare trees whose subsets hold different samples, over the "
                                                "samples both hold (what is dropped is printed and recorded)")
+    alpha: float = opt(0.05, "the marker's level: a line is marked when its Holm-adjusted p is below alpha")
 
     def __post_init__(self):
         _check(self.pairs in PAIRS, "compare.pairs", self.pairs, "choose baseline or all")
+        _check(0 < self.alpha < 1, "compare.alpha", self.alpha, "a level between 0 and 1")
 
 
 @dataclass
 class CompareConfig:
     trees: List[str] = opt(MISSING, "the scored trees (unified.json + unified-samples.jsonl): trees=[runs/A,runs/B]")
     names: Optional[List[str]] = opt(None, "a name per tree for tables and figures; null: the trees' folder names")
-    baseline: Optional[str] = opt(None, "the name every system is compared against; null: the first tree's")
+    baseline: Optional[str] = opt(None, "the name every system is compared against (with compare.pairs=all: a in "
+                                        "each of its pairs); null: the first tree's")
     out: Optional[str] = opt(None, "where compare.json, compare.csv and the figures go (created if missing); "
                                    "null: print the leaderboard only")
     plot: bool = opt(True, "write the figures (PNG and PDF) with compare.json")

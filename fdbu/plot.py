@@ -233,7 +233,11 @@ def _clip(x, flag, lo, hi):
 
 def compare_forest(result: dict) -> dict[str, bytes]:
     """Paired differences b - a with their 95% intervals, one panel per subset for rates and ratios and one
-    for its latency medians (seconds); * marks an interval that excludes 0 (PNG and PDF)."""
+    for its latency medians (seconds); right of each panel, one column per pair, each line's decision as on the
+    console: * (Holm p < alpha) or - (too few pairs to decide) (PNG and PDF)."""
+    from matplotlib.lines import Line2D
+    from matplotlib.transforms import blended_transform_factory
+
     plt = _pyplot()
     panels = []  # (subset, metric names, seconds)
     for subset in dict.fromkeys(s for p in result["pairs"] for s, e in p["subsets"].items() if "metrics" in e):
@@ -250,17 +254,21 @@ def compare_forest(result: dict) -> dict[str, bytes]:
         return _save(fig)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     heights = [len(names) + 1.6 for _, names, _ in panels]
-    fig, axes = plt.subplots(len(panels), 1, figsize=(8.5, 0.3 * sum(heights) + 1.2), dpi=120, squeeze=False,
-                             gridspec_kw={"height_ratios": heights})
     pairs = result["pairs"]
+    legend_rows = math.ceil(len(pairs) / 3)
+    height = 0.3 * sum(heights) + 1.2 + 0.2 * legend_rows
+    fig, axes = plt.subplots(len(panels), 1, figsize=(8.5, height), dpi=120, squeeze=False,
+                             gridspec_kw={"height_ratios": heights})
     for ax, (subset, names, seconds) in zip(axes[:, 0], panels):
         diffs = [[p["subsets"].get(subset, {}).get("metrics", {}).get(n) for n in names] for p in pairs]
         finite = [abs(x) for row in diffs for m in row if m for x in
                   [m["difference"]["value"], *(m["difference"]["interval"] or [])] if isinstance(x, (int, float))]
         edge = max(max(finite, default=0.0) * 1.12, 0.05 if not seconds else 0.1)
+        margin = blended_transform_factory(ax.transAxes, ax.transData)  # x in axes fractions, y in rows
         for k, (p, row) in enumerate(zip(pairs, diffs)):
             offset = (k - (len(pairs) - 1) / 2) * 0.6 / len(pairs)
             color = colors[k % len(colors)]
+            column = 1.02 + 0.025 * k
             for j, m in enumerate(row):
                 if m is None:
                     continue
@@ -275,13 +283,14 @@ def compare_forest(result: dict) -> dict[str, bytes]:
                 if v is None:
                     ax.text(0, y, f" {d['value_flag'] or 'n/a'}", fontsize=7, va="center", color=color)
                 else:
-                    ax.plot(v, y, marker="o", color=color, ms=4.5, mfc="white" if flagged else color,
-                            label=f"{p['b']} - {p['a']}" if j == 0 else None)
+                    ax.plot(v, y, marker="o", color=color, ms=4.5, mfc="white" if flagged else color)
                     if flagged:
                         ax.text(v, y + 0.22, d["value_flag"], fontsize=6.5, ha="left" if v < 0 else "right",
                                 color=color)
-                if d["excludes_zero"]:
-                    ax.text(edge, y, "* ", fontsize=11, va="center", ha="right", color=color)
+                mark = "*" if m["marker"] else "-" if (m["reason"] or "").startswith("too few") else None
+                if mark:
+                    ax.text(column, len(names) - 1 - j, mark, transform=margin, fontsize=10 if mark == "*" else 8,
+                            va="center", ha="center", color=color, clip_on=False)
         ax.axvline(0, color="0.4", lw=0.8)
         ax.set_xlim(-edge, edge)
         ax.set_ylim(-0.7, len(names) - 0.3)
@@ -291,12 +300,15 @@ def compare_forest(result: dict) -> dict[str, bytes]:
         ax.set_xlabel("difference in seconds (latency medians)" if seconds else "difference (shares and ratios)",
                       fontsize=7.5)
         ax.set_title(f"{subset}" + (": latency medians" if seconds else ""), fontsize=9)
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper right", fontsize=8, frameon=False)
-    fig.suptitle(f"Paired differences {', '.join(p['b'] + ' - ' + p['a'] for p in pairs)} with 95% paired bootstrap "
-                 "intervals\n* the interval excludes 0; open marker at the edge: +-inf (one median not reached)",
-                 fontsize=9, x=0.02, ha="left")
-    return _save(fig)
+    handles = [Line2D([], [], color=colors[k % len(colors)], marker="o", ms=4.5, lw=1.6) for k in range(len(pairs))]
+    fig.legend(handles, [f"{p['b']} - {p['a']}" for p in pairs], loc="lower center", ncol=min(3, len(pairs)),
+               fontsize=8, frameon=False)
+    alpha = result["comparison"]["alpha"]
+    fig.suptitle(f"Paired differences b - a with 95% intervals; right of each panel, one column per pair: * Holm-"
+                 f"adjusted p < {alpha:g},\n- too few pairs to decide; open marker at the edge: +-inf (one median "
+                 "not reached)", fontsize=9, x=0.02, ha="left")
+    fig.tight_layout(rect=(0, (0.15 + 0.2 * legend_rows) / height, 1, 1))
+    return _save(fig, tight=False)
 
 
 def _arrow(result: dict, subset: str, name: str) -> str:

@@ -15,7 +15,7 @@ import fdbu
 from fdbu import tasks
 from fdbu.comparison import compare as run_compare, load, names as output_names
 from fdbu.metrics.paired import bootstrap_p, holm, mcnemar_exact, paired_arrays, resampled_differences
-from fdbu.metrics.stats import CI_HI, CI_LO, NOT_REACHED, rank
+from fdbu.metrics.stats import CI_LO, NOT_REACHED, rank
 from fdbu.report import write as write_unified
 from fdbu.pipeline import score_path
 from fdbu.synth import synthesize
@@ -66,13 +66,15 @@ def test_a_tree_against_itself_differs_by_exactly_zero_with_p_one(scored):
     for _, subset, name, m in _metrics(result):
         d = m["difference"]
         both_unreached = m["kind"] == "latency_quantiles" and m["a"]["value"] == NOT_REACHED
-        if both_unreached:
-            assert d["value"] is None and d["value_flag"] == "undefined"
+        if both_unreached:  # n/a, with its reason, outside the family
+            assert d["value"] is None and d["value_flag"] == "undefined" and d["interval"] is None
+            assert m["p"] is None and m["p_holm"] is None and m["family"] is None and not m["marker"]
+            assert m["reason"].startswith("both medians not reached")
         else:
             assert d["value"] == 0 and d["value_flag"] is None
-        if d["interval"] is not None:
-            assert d["interval"] == [0, 0] and d["excludes_zero"] is False
-            assert m["p"] == 1.0 and m["p_holm"] == 1.0
+            assert d["interval"] == [0, 0] and d["excludes_zero"] is False and not m["marker"]
+            assert m["p"] == (None if m["better"] == "context" else 1.0)
+            assert m["p_holm"] in (None, 1.0)
             seen += 1
         # the paired set is every eligible sample: each side is unified.json's record
         want = {k: v for k, v in unified[subset]["metrics"][name].items() if k != "selected_bounds"}
@@ -83,46 +85,50 @@ def test_a_tree_against_itself_differs_by_exactly_zero_with_p_one(scored):
         assert table["only_a"] == table["only_b"] == 0
 
 
-def test_swapping_the_systems_negates_every_difference(scored, boot):
-    """b - a against a - b: the values negate exactly, p and Holm stay, discordant pairs swap, and the interval of
-    the negated differences is read at the mirrored ranks: with N kept resamples the low end is minus the
-    (N - ceil(N/40) + 1)-th smallest difference, not minus the ceil(39N/40)-th (the high end)."""
+def test_swapping_the_systems_negates_every_difference_exactly(scored, boot):
+    """b - a against a - b: values and intervals negate exactly (flags flip), p, Holm and the marker stay,
+    discordant pairs swap; a bootstrap interval is read at mirrored ranks, r = ceil(N/40) and N + 1 - r."""
     a, b = scored
     systems = _systems((a, "mixed"), (b, "prompt"))
     forward = run_compare(systems, baseline="mixed")
     backward = run_compare(systems, baseline="prompt")
     back = {(s, n): m for _, s, n, m in _metrics(backward)}
     flip = {None: None, "+inf": "-inf", "-inf": "+inf", "undefined": "undefined"}
+    neg = (lambda x: None if x is None else -x)
     checked_ranks = 0
     for _, subset, name, m in _metrics(forward):
         w = back[subset, name]
         d, e = m["difference"], w["difference"]
         assert e["value_flag"] == flip[d["value_flag"]]
-        assert e["value"] == (None if d["value"] is None else -d["value"])
-        assert (w["p"], w["p_holm"], w["a"], w["b"]) == (m["p"], m["p_holm"], m["b"], m["a"])
+        assert e["value"] == neg(d["value"])
+        assert (w["p"], w["p_holm"], w["marker"], w["reason"], w["a"], w["b"]) == \
+            (m["p"], m["p_holm"], m["marker"], m["reason"], m["b"], m["a"])
         if "discordant" in m:
             assert w["discordant"] == {"a_only": m["discordant"]["b_only"], "b_only": m["discordant"]["a_only"]}
         if d["interval"] is None:
             assert e["interval"] is None
             continue
-        # the kept differences of the forward pair, from the same components
+        assert e["interval"] == [neg(d["interval"][1]), neg(d["interval"][0])]
+        assert e["interval_flags"] == [flip[f] for f in reversed(d["interval_flags"])]
+        if m["kind"] == "share":
+            continue
+        # the kept differences of the forward pair, from the same components, at the mirrored ranks
         s = {x.name: x for x in systems}
         rows = [[r for r in s[k].rows[subset] if r["eligible"]] for k in ("mixed", "prompt")]
         module = tasks.subset(subset).task.metrics
         metric = next(x for x in module.METRICS if x.name == name)
         ca, cb = (module.from_rows(r) for r in rows)
         mask = module.populations(ca)[metric.over] & module.populations(cb)[metric.over]
-        kept = resampled_differences(metric, *paired_arrays(metric, ca, cb, mask), int(np.count_nonzero(mask)), boot)
+        kept = resampled_differences(metric.kind, *paired_arrays(metric, ca, cb, mask), int(np.count_nonzero(mask)),
+                                     boot)
         N = len(kept)
         assert d["resamples_kept"] == e["resamples_kept"] == N
         to_out = (lambda x: x / 1e6 if abs(int(x)) != (2**63 - 1) else None) if m["kind"] == "latency_quantiles" \
             else float
-        assert d["interval"] == [to_out(kept[rank(CI_LO, N) - 1]), to_out(kept[rank(CI_HI, N) - 1])]
-        mirrored = [-kept[N - rank(CI_LO, N)], -kept[N - rank(CI_HI, N)]]
-        assert e["interval"] == [to_out(x) for x in mirrored]
-        assert e["interval_flags"] == [flip[f] for f in reversed(d["interval_flags"])]
+        r = rank(CI_LO, N)
+        assert d["interval"] == [to_out(kept[r - 1]), to_out(kept[N - r])]
         checked_ranks += 1
-    assert checked_ranks > 20
+    assert checked_ranks >= 6  # every non-share line with an interval (8 here)
 
 
 def test_exercised_table_matches_a_hand_count(scored):
@@ -170,6 +176,11 @@ def test_mcnemar_on_hand_built_discordant_pairs(tmp_path, vad, boot):
 
     assert m["p"] == pytest.approx(binomtest(2, 10, 0.5).pvalue, rel=1e-9)
     assert m["difference"]["value"] == 9 / 11 - 3 / 11
+    # the interval: scipy's Clopper-Pearson interval of the a_only share of the 10 discordant pairs, mapped to the
+    # difference (b_only - a_only) / 11 = (10 / 11)(1 - 2 theta)
+    ci = binomtest(2, 10).proportion_ci(0.95, method="exact")
+    assert m["difference"]["interval"] == pytest.approx([10 / 11 * (1 - 2 * ci.high), 10 / 11 * (1 - 2 * ci.low)],
+                                                        abs=1e-12)
     assert mcnemar_exact(0, 0) == 1.0 and mcnemar_exact(5, 5) == 1.0 and mcnemar_exact(0, 3) == 0.25
 
 
@@ -184,15 +195,24 @@ def test_holm_adjustment():
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(-5, 5), min_size=1, max_size=300))
-def test_bootstrap_p_agrees_with_the_percentile_interval(values):
-    """p < 0.05 implies the 95% interval (ceil(qN) rule) excludes 0, which implies p <= 0.05."""
+def test_bootstrap_p_is_never_zero_and_counts_the_observed_resample(values):
+    """p = 2 (min(k<=0, k>=0) + 1) / (K + 1), at most 1: never 0, even when every resample is on one side."""
     d = np.sort(np.array(values, np.int64))
-    N = len(d)
-    lo, hi = d[rank(CI_LO, N) - 1], d[rank(CI_HI, N) - 1]
-    p = bootstrap_p(d)
-    excludes = bool(lo > 0 or hi < 0)
-    assert (p < 0.05) <= excludes <= (p <= 0.05)
-    assert bootstrap_p(np.zeros(N, np.int64)) == 1.0
+    K = len(d)
+    k = min(int(np.count_nonzero(d <= 0)), int(np.count_nonzero(d >= 0)))
+    assert bootstrap_p(d) == min(1.0, 2 * (k + 1) / (K + 1)) > 0
+    assert bootstrap_p(np.zeros(K, np.int64)) == 1.0
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(-3, 3))
+def test_at_2000_resamples_the_bootstrap_p_and_interval_agree(seed, shift):
+    """With the default 2000 resamples, p < 0.05 exactly when the interval at mirrored ranks (50th, 1951st)
+    excludes 0."""
+    rng = np.random.default_rng(seed)
+    d = np.sort(rng.integers(-20, 21, 2000) + shift * rng.integers(0, 12, 2000))
+    lo, hi = d[rank(CI_LO, 2000) - 1], d[2000 - rank(CI_LO, 2000)]
+    assert (bootstrap_p(d) < 0.05) == bool(lo > 0 or hi < 0)
 
 
 def _one_line_error(out, *words):

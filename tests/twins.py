@@ -97,12 +97,12 @@ def ratio_differences(num_a, den_a, num_b, den_b, idx):
 
 def ranked_differences(a, b, idx, rank):
     """B's rank-th smallest minus A's per resample; never minus a time is +infinity, a time minus never
-    is -infinity, never minus never is None."""
+    is -infinity, never minus never is a tie, 0."""
     out = []
     for row in idx:
         ma, mb = ranked([int(a[j]) for j in row], rank), ranked([int(b[j]) for j in row], rank)
         if ma == INF and mb == INF:
-            out.append(None)
+            out.append(0)
         elif mb == INF:
             out.append(INF)
         elif ma == INF:

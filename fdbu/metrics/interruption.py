@@ -28,14 +28,15 @@ METRICS = (
     Metric("exercised_rate", SHARE, "context", "eligible", "Eligible samples with speech at S",
            lambda c: c.kernel.outcome != NOT_EXERCISED),
     Metric("speaking_at_end_rate", SHARE, "lower", "exercised", "Exercised samples that are speaking_at_end",
-           lambda c: c.kernel.outcome == SPEAKING_AT_END),
+           lambda c: c.kernel.outcome == SPEAKING_AT_END, headline=True),
     *response_metrics("exercised", "Exercised samples"),
     Metric("stop_latency_s", LATENCY, "lower", "exercised",
            "Median with its interval, and p90, of the time from S to the end of the segment covering S; "
-           "a segment that runs to T has no observed stop", lambda c: c.kernel.stop_us),
+           "a segment that runs to T has no observed stop", lambda c: c.kernel.stop_us, headline=True),
     Metric("speech_s_per_interruption_s", POOLED_RATIO, "lower", "exercised",
            "Detected speech seconds inside [S, R] over interruption seconds, pooled over exercised samples",
-           lambda c: (c.kernel.speech_in_us, c.R_us - c.S_us), denominator="interruption seconds", seconds=True),
+           lambda c: (c.kernel.speech_in_us, c.R_us - c.S_us), denominator="interruption seconds", seconds=True,
+           headline=True),
     Metric("restart_rate", SHARE, "lower", "exercised", "Exercised samples with a segment starting inside (S, R)",
            lambda c: c.kernel.restarts > 0),
 )

@@ -1,11 +1,14 @@
-"""Paired differences between two systems on the same samples: the math of `fdbu compare`, as pure functions.
+"""Paired differences between two systems on the same samples, and the test that decides each: the math of
+`fdbu compare`, as pure functions (README: How compare decides).
 
-Each metric's difference is B's value minus A's on the paired samples. Its interval is the
-percentile bootstrap of that difference, resampling pairs with clarification 10's draw (a
-fresh `default_rng(seed)` per metric, `integers(0, n, size=(resamples, n))`, row r picking
-the same samples from both systems) and the spec's quantile rule. A latency median that is
-not reached is +infinity, so a difference is +infinity when only B's median is not reached,
--infinity when only A's is, and undefined when both are (README: Comparing systems).
+Each metric's difference is B's value minus A's on the paired samples. A share's test is the exact
+McNemar test and its interval the exact conditional interval that inverts it, so the two always agree.
+A pooled ratio's or a latency median's interval is the percentile bootstrap of the difference over
+resampled pairs (clarification 10's draw: a fresh `default_rng(seed)` per metric, row r picking the same
+samples from both systems), read at mirrored ranks so that swapping A and B negates it exactly; its test
+is the bootstrap p-value that inverts that interval. A latency median that is not reached is +infinity:
+a difference is +infinity when only B's is not reached, -infinity when only A's is, a tie (0) in a
+resample where both are, and n/a when both point medians are.
 """
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
+from scipy.stats import beta
 
 from ..kernels import INF, paired_ranked_differences, paired_ratio_differences, ranked, ranked_difference
 from ..timebase import seconds
@@ -20,6 +24,16 @@ from .stats import CI_HI, CI_LO, MEDIAN, Bootstrap, rank
 from .table import LATENCY, POOLED_RATIO, SHARE, Metric
 
 PLUS_INF, MINUS_INF, UNDEFINED = "+inf", "-inf", "undefined"
+ALPHA = 0.05  # compare.alpha's default
+LEVEL = 0.95  # every difference interval's level (README: How compare decides)
+# a paired bootstrap test over fewer pairs does not hold its level (benchmarks/compare_calibration: a pooled ratio's
+# null rejection rate at alpha 0.05 is about 0.10 at n = 8 and 0.065 at n = 20, 0.05 at n = 30); below it the
+# line says "too few pairs"
+MIN_BOOTSTRAP_PAIRS = 30
+MCNEMAR, BOOTSTRAP = "mcnemar_exact", "paired_bootstrap"
+TEST = {SHARE: MCNEMAR, POOLED_RATIO: BOOTSTRAP, LATENCY: BOOTSTRAP}
+NOT_REACHED_BOTH = "both medians not reached: no difference, interval or p"
+NO_PAIRS = "no paired samples"
 
 
 def mcnemar_exact(a_only: int, b_only: int) -> float:
@@ -34,17 +48,56 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
     return float(min(Fraction(1), Fraction(2 * tail, 2 ** n)))
 
 
-def bootstrap_p(differences: np.ndarray) -> float | None:
-    """Two-sided paired bootstrap p-value: 2 min(share of resampled differences <= 0, share >= 0), at most 1.
+def mcnemar_reachable(discordant: int, alpha: float) -> bool:
+    """Whether the exact McNemar test can give p < alpha at all: its smallest p, all pairs one way, is 2^(1-d)
+    (at alpha 0.05 that needs d >= 6 discordant pairs)."""
+    return discordant > 0 and Fraction(2, 2 ** discordant) < Fraction(alpha)
 
-    A system against itself gives p = 1; p < 0.05 exactly when the 95% percentile interval excludes 0
-    on the low side, and p <= 0.05 when it does on the high side (the ceil(qN) rule)."""
+
+def mcnemar_interval(a_only: int, b_only: int, n: int) -> list[float]:
+    """The exact conditional interval of the paired difference (b_only - a_only) / n that inverts the exact McNemar
+    test: the Clopper-Pearson interval [L, U] of theta, the chance that a discordant pair is one system's, mapped
+    by (d / n)(2 theta - 1) with the d discordant pairs held at their count, as the test holds them (Clopper and
+    Pearson 1934; R's exact2x2::mcnemar.exact reports it for the odds ratio theta / (1 - theta)). It excludes 0
+    exactly when p < 0.05.
+
+    It is computed for the smaller of the two counts and negated for the other, so swapping the systems negates it
+    exactly; with no discordant pair it is [0, 0]."""
+    d = a_only + b_only
+    if d == 0:
+        return [0.0, 0.0]
+    small = min(a_only, b_only)
+    tail = (1 - LEVEL) / 2
+    lo = 0.0 if small == 0 else float(beta.ppf(tail, small, d - small + 1))
+    hi = float(beta.ppf(1 - tail, small + 1, d - small))
+    scale = d / n
+    # the difference (other - small) / n as the discordant pairs of the smaller count go from hi to lo
+    low, high = scale * (1 - 2 * hi), scale * (1 - 2 * lo)
+    if a_only == b_only:
+        low = -high
+    return [low, high] if b_only >= a_only else [-high, -low]
+
+
+def bootstrap_p(differences: np.ndarray) -> float | None:
+    """Two-sided paired bootstrap p-value of the K kept resampled differences: 2 (min(k<=0, k>=0) + 1) / (K + 1),
+    at most 1; never 0 (the Monte Carlo p-value of Davison and Hinkley 1997, ch. 4). A system against itself gives
+    p = 1.
+
+    With K = 2000 (the default) p < 0.05 exactly when the 95% interval (`bootstrap_interval`) excludes 0."""
     kept = len(differences)
     if kept == 0:
         return None
     low = int(np.count_nonzero(differences <= 0))
     high = int(np.count_nonzero(differences >= 0))
-    return min(1.0, 2 * min(low, high) / kept)
+    return min(1.0, 2 * (min(low, high) + 1) / (kept + 1))
+
+
+def interval_ranks(kept: int) -> tuple[int, int]:
+    """The 1-based ranks of a difference interval's ends among K sorted kept resamples: r = ceil(K/40) and K + 1 - r,
+    mirror ranks (clarification 10's Q(0.975), the ceil(39K/40)-th, is not the mirror of its Q(0.025)), so swapping
+    the systems negates the interval exactly."""
+    r = rank(CI_LO, kept)
+    return r, kept + 1 - r
 
 
 def holm(p: list[float | None]) -> list[float | None]:
@@ -88,60 +141,101 @@ def paired_arrays(m: Metric, ca, cb, mask: np.ndarray):
     return tuple(np.ascontiguousarray(np.asarray(m.values(c))[mask], dtype=np.int64) for c in (ca, cb))
 
 
-def resampled_differences(m: Metric, a, b, n: int, boot: Bootstrap) -> np.ndarray:
-    """B - A of every kept resample of the n pairs (`paired_arrays`), sorted (int64 with +-INF for latencies,
-    else float)."""
+def resampled_differences(kind: str, a, b, n: int, boot: Bootstrap) -> np.ndarray:
+    """B - A of every kept resample of the n pairs (`paired_arrays`), sorted (int64 with +-INF for latencies, a tie
+    0 where both medians are not reached; else float, a resample without a denominator skipped)."""
     if n == 0:
         return np.zeros(0)
     idx = boot.indices(n)
-    if m.kind == LATENCY:
+    if kind == LATENCY:
         r = paired_ranked_differences(a, b, idx, rank(MEDIAN, n))
     else:
         r = paired_ratio_differences(a[0], a[1], b[0], b[1], idx)
     return np.sort(r.values[r.kept])
 
 
-def difference(m: Metric, ca, cb, mask: np.ndarray, boot: Bootstrap) -> dict:
-    """B - A of metric `m` over the paired samples in `mask` (components `ca`, `cb` over the same samples, in the
-    same order), with its bootstrap interval and p-value."""
-    n = int(np.count_nonzero(mask))
-    latency = m.kind == LATENCY
+def sign_test(a: np.ndarray, b: np.ndarray) -> dict:
+    """Which system answered first on each pair, never (INF) included: the exact two-sided sign test over the pairs
+    that differ (the McNemar binomial); recorded beside a latency median, not its decision."""
+    a_first, b_first = int(np.count_nonzero(a < b)), int(np.count_nonzero(b < a))
+    return {"a_first": a_first, "b_first": b_first, "ties": len(a) - a_first - b_first,
+            "p": mcnemar_exact(a_first, b_first)}
+
+
+def paired_line(kind: str, a, b, n: int, boot: Bootstrap, alpha: float = ALPHA) -> dict:
+    """B - A over n pairs (`paired_arrays`), its interval, and its test: `difference` and `test`, `p`, the test's
+    counts, and `reason` (why there is no difference, or why the test cannot decide: too few pairs)."""
+    latency = kind == LATENCY
     out = {"value": None, "value_flag": None, "interval": None, "interval_flags": None, "excludes_zero": None,
-           "resamples_kept": 0}
-    test = {"test": "mcnemar_exact" if m.kind == SHARE else "paired_bootstrap", "p": None}
-    a, b = paired_arrays(m, ca, cb, mask)
-    if m.kind == SHARE:
+           "resamples_kept": None}
+    test = {"test": TEST[kind], "p": None, "reason": None}
+    if kind == SHARE:
         hits_a, hits_b = a[0].astype(bool), b[0].astype(bool)
         test["discordant"] = {"a_only": int(np.count_nonzero(hits_a & ~hits_b)),
                               "b_only": int(np.count_nonzero(~hits_a & hits_b))}
+    elif latency:
+        test["sign_test"] = sign_test(a, b)
     if n == 0:
         out["value_flag"] = UNDEFINED
-        return {**out, **test}
+        test["reason"] = NO_PAIRS
+        return {"difference": out, **test}
     if latency:
         r = rank(MEDIAN, n)
         point, defined = ranked_difference(ranked(a, r), ranked(b, r))
-        if defined:
-            out["value"], out["value_flag"] = _extended(point, True)
-        else:
+        if not defined:
             out["value_flag"] = UNDEFINED
+            test["reason"] = NOT_REACHED_BOTH
+            return {"difference": out, **test}
+        out["value"], out["value_flag"] = _extended(point, True)
     else:
         ta, tb = int(a[1].sum()), int(b[1].sum())
         if ta and tb:  # the same floats as the two records' values
             out["value"] = int(b[0].sum()) / tb - int(a[0].sum()) / ta
         else:
             out["value_flag"] = UNDEFINED
-    kept = resampled_differences(m, a, b, n, boot)
-    out["resamples_kept"] = len(kept)
-    if len(kept):
-        lo, lo_flag = _extended(kept[rank(CI_LO, len(kept)) - 1], latency)
-        hi, hi_flag = _extended(kept[rank(CI_HI, len(kept)) - 1], latency)
-        out["interval"], out["interval_flags"] = [lo, hi], [lo_flag, hi_flag]
-        out["excludes_zero"] = bool(_signed(lo, lo_flag) > 0 or _signed(hi, hi_flag) < 0)
-    if m.kind == SHARE:
-        test["p"] = mcnemar_exact(test["discordant"]["a_only"], test["discordant"]["b_only"])
+    if kind == SHARE:
+        a_only, b_only = test["discordant"]["a_only"], test["discordant"]["b_only"]
+        out["interval"], out["interval_flags"] = mcnemar_interval(a_only, b_only, n), [None, None]
+        test["p"] = mcnemar_exact(a_only, b_only)
+        if not mcnemar_reachable(a_only + b_only, alpha):
+            test["reason"] = (f"too few pairs: {a_only + b_only} discordant, and the exact McNemar test cannot give "
+                              f"p < {alpha:g} with fewer than {min_discordant(alpha)}")
     else:
+        kept = resampled_differences(kind, a, b, n, boot)
+        out["resamples_kept"] = len(kept)
+        if len(kept):
+            lo_rank, hi_rank = interval_ranks(len(kept))
+            lo, lo_flag = _extended(kept[lo_rank - 1], latency)
+            hi, hi_flag = _extended(kept[hi_rank - 1], latency)
+            out["interval"], out["interval_flags"] = [lo, hi], [lo_flag, hi_flag]
         test["p"] = bootstrap_p(kept)
-    return {**out, **test}
+        if test["p"] is None:
+            test["reason"] = "no resample with a denominator"
+        elif n < MIN_BOOTSTRAP_PAIRS:
+            test["reason"] = (f"too few pairs: {n}, and the paired bootstrap test needs at least "
+                              f"{MIN_BOOTSTRAP_PAIRS} to hold its level")
+        elif 2 / (len(kept) + 1) >= alpha:
+            test["reason"] = f"too few resamples: {len(kept)} kept cannot give p < {alpha:g}"
+    if out["interval"] is not None:
+        lo, hi = (_signed(x, f) for x, f in zip(out["interval"], out["interval_flags"]))
+        out["excludes_zero"] = bool(lo > 0 or hi < 0)
+    return {"difference": out, **test}
+
+
+def min_discordant(alpha: float) -> int:
+    """The fewest discordant pairs with which the exact McNemar test can give p < alpha."""
+    return next(d for d in range(1, 64) if mcnemar_reachable(d, alpha))
+
+
+def difference(m: Metric, ca, cb, mask: np.ndarray, boot: Bootstrap, alpha: float = ALPHA) -> dict:
+    """`paired_line` of metric `m` over the paired samples in `mask` (components `ca`, `cb` over the same samples,
+    in the same order); a context metric gets its difference and interval but no test."""
+    n = int(np.count_nonzero(mask))
+    line = paired_line(m.kind, *paired_arrays(m, ca, cb, mask), n, boot, alpha)
+    if m.better == "context":
+        line.update({"test": None, "p": None, "reason": "context metric: no test"})
+        line.pop("discordant", None)
+    return line
 
 
 def cdf_band(latency_us: np.ndarray, boot: Bootstrap) -> dict:

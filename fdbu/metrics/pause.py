@@ -25,7 +25,8 @@ def _flag(name):
 
 METRICS = (
     Metric("pause_intrusion_rate", SHARE, "lower", "eligible",
-           "Samples with a model word starting at or after the first pause start", _flag("pause_intrusion")),
+           "Samples with a model word starting at or after the first pause start", _flag("pause_intrusion"),
+           headline=True),
     Metric("pause_intrusion_per_pause", POOLED_RATIO, "lower", "eligible",
            "Pauses whose owned time contains a model word start, over all pauses",
            lambda c: (c.intruded_pauses, c.pauses), denominator="pauses"),

@@ -34,10 +34,16 @@ class Metric:
     values: Callable
     denominator: str = "samples"  # what a pooled ratio's denominator counts
     seconds: bool = False         # a pooled ratio of microseconds, its totals reported in seconds
+    # in the Holm family of `fdbu compare` (README: How compare decides); a context metric gets no test at all,
+    # a metric that is neither (a point on a curve a headline metric summarises, a diagnostic) gets an
+    # unadjusted p and no marker
+    headline: bool = False
 
     def __post_init__(self):
         if self.kind not in KINDS or self.better not in BETTER:
             raise ValueError(f"metric {self.name}: kind {self.kind!r} or better {self.better!r} is not known")
+        if self.headline and self.better == "context":
+            raise ValueError(f"metric {self.name}: a context metric cannot be a headline metric")
 
     @property
     def unknown(self) -> str:
@@ -70,6 +76,7 @@ def aggregate(table: tuple[Metric, ...], c, populations: dict[str, np.ndarray], 
 
 
 def declared(table: tuple[Metric, ...]) -> dict[str, dict]:
-    """The table as data (name -> kind, better, over, unknown, denominator, description)."""
+    """The table as data (name -> kind, better, over, unknown, denominator, headline, description)."""
     return {m.name: {"kind": m.kind, "better": m.better, "over": m.over, "unknown": m.unknown,
-                     "denominator": m.denominator, "description": m.description} for m in table}
+                     "denominator": m.denominator, "headline": m.headline, "description": m.description}
+            for m in table}

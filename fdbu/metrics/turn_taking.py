@@ -30,15 +30,15 @@ def response_metrics(over: str, population: str) -> tuple[Metric, ...]:
     return (*(Metric(f"response_rate_{k}s", SHARE, "higher", over,
                      f"{population} with a response within {k} s", responded_within(k)) for k in WITHIN_S),
             Metric("no_response_rate", SHARE, "lower", over, f"{population} that are no_response",
-                   lambda c: c.outcome == NO_RESPONSE),
+                   lambda c: c.outcome == NO_RESPONSE, headline=True),
             Metric("response_latency_s", LATENCY, "lower", over,
                    f"Median with its interval, and p90, of the latency over {population.lower()}; a sample without "
-                   "a response never responds", lambda c: c.latency_us))
+                   "a response never responds", lambda c: c.latency_us, headline=True))
 
 
 METRICS = (
     Metric("early_start_rate", SHARE, "lower", "eligible", "Eligible samples that are early_start",
-           lambda c: c.outcome == EARLY_START),
+           lambda c: c.outcome == EARLY_START, headline=True),
     *response_metrics("eligible", "Eligible samples"),
 )
 

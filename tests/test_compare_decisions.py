@@ -1,0 +1,229 @@
+"""`fdbu compare`'s decisions: one rule per line (marker = Holm p < alpha), calibrated under the null, honest about
+small samples and not-reached medians, the same on the console, in compare.json and in the forest plot."""
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from scipy.stats import binomtest
+
+from benchmarks.compare_calibration import KINDS, cell
+from builders import fdbu_main, sample, turn_ann, write_tree
+from fdbu.comparison import compare as run_compare, decision, leaderboard, load, p_text, pairs_of
+from fdbu.metrics.paired import (MIN_BOOTSTRAP_PAIRS, holm, mcnemar_exact, mcnemar_interval, mcnemar_reachable,
+                                 min_discordant)
+from fdbu.metrics.stats import NOT_REACHED
+from fdbu.pipeline import score_path
+from fdbu.report import write as write_unified
+from fdbu.synth import synthesize
+
+TT = "candor_turn_taking"
+S5 = ("mixed", "slow", "overlap", "prompt")
+
+
+@pytest.fixture(scope="module")
+def trees(vad, boot, tmp_path_factory):
+    """`make demo`'s pair (n=8 seed=0: mixed, prompt) and synth n=30 seed=5 of four systems, each scored."""
+    root = tmp_path_factory.mktemp("decisions")
+    out = {"demo": [synthesize(root / "demo" / s, n=8, seed=0, system=s) for s in ("mixed", "prompt")],
+           "s5": [synthesize(root / "s5" / s, n=30, seed=5, system=s) for s in S5]}
+    for group in out.values():
+        for tree in group:
+            write_unified(score_path(tree, vad, boot), tree)
+    return out
+
+
+def _lines(result):
+    for pair in result["pairs"]:
+        for subset, entry in pair["subsets"].items():
+            for name, m in entry.get("metrics", {}).items():
+                yield pair, subset, name, m
+
+
+def _results(trees):
+    demo = [load(t, n) for t, n in zip(trees["demo"], ("mixed", "prompt"))]
+    s5 = [load(t, n) for t, n in zip(trees["s5"], S5)]
+    return {"demo": (demo, run_compare(demo)), "s5 baseline": (s5, run_compare(s5)),
+            "s5 all": (s5, run_compare(s5, pairs="all"))}
+
+
+def test_every_marker_is_its_holm_p_below_alpha_and_nothing_else(trees):
+    """On the demo pair and synth n=30 seed=5: a marked line has Holm p < alpha and a line with Holm p < alpha is
+    marked; no p is 0; both medians not reached is n/a with no p, no marker, outside the family; a line that says
+    too few pairs has no marker; the demo's n=8 has no marker at all."""
+    marked = 0
+    for label, (_, result) in _results(trees).items():
+        alpha = result["comparison"]["alpha"]
+        for pair, subset, name, m in _lines(result):
+            assert m["marker"] == (m["p_holm"] is not None and m["p_holm"] < alpha), (label, subset, name)
+            assert m["p"] is None or m["p"] > 0
+            assert m["p_holm"] is None or m["p_holm"] >= m["p"]
+            assert (m["family"] is None) == (m["p_holm"] is None)
+            if m["family"] is not None:
+                assert m["headline"] and m["reason"] is None
+            both = m["kind"] == "latency_quantiles" and m["a"]["value"] == m["b"]["value"] == NOT_REACHED
+            if both:
+                assert m["p"] is None and not m["marker"] and m["family"] is None
+                assert m["difference"]["interval"] is None and m["reason"].startswith("both medians not reached")
+            if m["better"] == "context":
+                assert m["test"] is None and m["p"] is None and not m["marker"]
+            if (m["reason"] or "").startswith("too few"):
+                assert not m["marker"]
+            if m["kind"] != "share" and m["n"] < MIN_BOOTSTRAP_PAIRS:
+                assert m["reason"].startswith(("too few pairs", "both medians", "context"))
+            if m["kind"] == "share" and m["test"]:
+                d = m["discordant"]["a_only"] + m["discordant"]["b_only"]
+                assert (d < min_discordant(alpha)) == (m["reason"] or "").startswith("too few pairs")
+            if m["kind"] == "latency_quantiles":  # the sign test beside the median: every pair, never included
+                t = m["sign_test"]
+                assert t["a_first"] + t["b_first"] + t["ties"] == m["n"]
+                assert t["p"] == mcnemar_exact(t["a_first"], t["b_first"])
+            marked += m["marker"]
+        if label == "demo":
+            assert not any(m["marker"] for *_, m in _lines(result))
+    assert marked > 10  # the tests can decide: s5's systems differ
+
+
+def test_swapping_a_and_b_negates_every_interval_exactly(trees):
+    for label, (systems, result) in _results(trees).items():
+        names = [s.name for s in systems]
+        if label == "s5 all":
+            continue
+        for other in names[1:]:
+            swapped = run_compare([s for s in systems if s.name in (names[0], other)], baseline=other)
+            forward = {(s, n): m for p, s, n, m in _lines(result) if p["b"] == other}
+            for _, subset, name, w in _lines(swapped):
+                m = forward[subset, name]
+                d, e = m["difference"], w["difference"]
+                neg = (lambda x: None if x is None else -x)
+                assert e["value"] == neg(d["value"])
+                assert e["interval"] == (None if d["interval"] is None else [neg(d["interval"][1]),
+                                                                             neg(d["interval"][0])])
+                # each system against the baseline is its own family: the same Holm p
+                assert (w["p"], w["p_holm"], w["marker"]) == (m["p"], m["p_holm"], m["marker"])
+
+
+def test_holm_runs_over_the_headline_lines_of_a_subset_across_all_pairs(trees):
+    _, result = _results(trees)["s5 all"]
+    assert len(result["pairs"]) == 6
+    for subset in result["pairs"][0]["subsets"]:
+        family = [m for p, s, _, m in _lines(result) if s == subset and m["family"] is not None]
+        assert {m["family"] for m in family} == {f"{subset}, all pairs"}
+        assert [m["p_holm"] for m in family] == holm([m["p"] for m in family])
+        # every headline line whose test can decide is in it, from every pair
+        want = [m for p, s, _, m in _lines(result) if s == subset and m["headline"] and m["p"] is not None
+                and not (m["reason"] or "").startswith("too few")]
+        assert len(family) == len(want)
+    _, per_pair = _results(trees)["s5 baseline"]
+    families = {m["family"] for *_, m in _lines(per_pair) if m["family"]}
+    assert f"{TT}, slow vs mixed" in families and f"{TT}, prompt vs mixed" in families
+
+
+def test_the_console_and_the_forest_plot_show_compare_json_s_markers(trees, monkeypatch):
+    import matplotlib.axes
+
+    from fdbu.plot import compare_forest
+
+    for label, (_, result) in _results(trees).items():
+        text = leaderboard(result)
+        printed = [line for line in text.splitlines() if line.startswith("  ") and line.split()[0] in
+                   {n for *_, n, _ in _lines(result)} and "better" not in line]
+        lines = list(_lines(result))
+        assert len(printed) == len(lines)
+        for line, (_, _, name, m) in zip(printed, lines):
+            assert line.split()[0] == name
+            assert line.endswith(" *") == m["marker"]
+            assert line.rstrip().endswith(decision(m))
+        drawn = []
+        real = matplotlib.axes.Axes.text
+        monkeypatch.setattr(matplotlib.axes.Axes, "text",
+                            lambda self, x, y, s, *a, **k: (drawn.append(s), real(self, x, y, s, *a, **k))[1])
+        compare_forest(result)
+        monkeypatch.setattr(matplotlib.axes.Axes, "text", real)
+        assert drawn.count("*") == sum(m["marker"] for *_, m in lines)
+        assert drawn.count("-") == sum((m["reason"] or "").startswith("too few") for *_, m in lines)
+
+
+def test_a_pair_of_two_samples_has_no_marker_and_warns(tmp_path, vad, boot):
+    """A system that is eligible on only 2 of another's 12 samples: every line says too few pairs, and the console
+    warns that the set is small and that the pairing drops most eligible samples."""
+    a = write_tree(tmp_path / "a", [sample(TT, i, 6.0, [(2.5, 2.9)] if i < 6 else [], turn_ann(2.0))
+                                    for i in range(12)])
+    b = write_tree(tmp_path / "b", [sample(TT, i, 6.0, [(2.5, 2.9)], turn_ann(2.0), eligible=i < 2)
+                                    for i in range(12)])
+    for tree in (a, b):
+        write_unified(score_path(tree, vad, boot), tree)
+    result = run_compare([load(a, "A"), load(b, "B")])
+    entry = result["pairs"][0]["subsets"][TT]
+    assert entry["samples"]["eligible_in_both"] == 2
+    for m in entry["metrics"].values():
+        assert not m["marker"] and (m["reason"] or "").startswith(("too few pairs", "both medians")), m["reason"]
+    assert any(w.startswith("small paired set: 2 samples") for w in entry["warnings"])
+    assert any(w.startswith("the pairing drops most eligible samples: 2 eligible in both, of 12 in A and 2 in B")
+               for w in entry["warnings"])
+    out = fdbu_main("compare", f"trees=[{a},{b}]", "names=[A,B]")
+    assert out.returncode == 0 and "  warning: small paired set: 2 samples" in out.stdout
+    assert "  warning: the pairing drops most eligible samples" in out.stdout
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 400), st.integers(0, 400), st.integers(0, 50))
+def test_the_share_interval_agrees_with_mcnemar_and_negates_on_a_swap(a_only, b_only, concordant):
+    n = a_only + b_only + concordant
+    if n == 0:
+        return
+    lo, hi = mcnemar_interval(a_only, b_only, n)
+    assert lo <= (b_only - a_only) / n + 1e-12 and hi >= (b_only - a_only) / n - 1e-12
+    assert (lo > 0 or hi < 0) == (mcnemar_exact(a_only, b_only) < 0.05)
+    assert mcnemar_interval(b_only, a_only, n) == [-hi, -lo]
+    d = a_only + b_only
+    if d:
+        ci = binomtest(b_only, d).proportion_ci(0.95, method="exact")  # scipy's Clopper-Pearson, as the reference
+        assert [lo, hi] == pytest.approx([d / n * (2 * ci.low - 1), d / n * (2 * ci.high - 1)], abs=1e-9)
+
+
+def test_mcnemar_needs_six_discordant_pairs_at_alpha_005():
+    assert min_discordant(0.05) == 6 and mcnemar_exact(0, 6) < 0.05 <= mcnemar_exact(0, 5)
+    assert min_discordant(0.01) == 8 and not mcnemar_reachable(0, 0.05)
+
+
+def test_p_values_below_0001_print_as_such():
+    assert [p_text(x) for x in (None, 0.0004999, 0.001, 0.0123, 1.0)] == ["n/a", "<0.001", "0.001", "0.012", "1.000"]
+
+
+def test_baseline_orients_every_pair_with_compare_pairs_all():
+    assert pairs_of(["x", "y", "z"], "z", "all") == [("z", "x"), ("z", "y"), ("x", "y")]
+    assert pairs_of(["x", "y", "z"], "x", "all") == [("x", "y"), ("x", "z"), ("y", "z")]
+    assert pairs_of(["x", "y", "z"], "y", "baseline") == [("y", "x"), ("y", "z")]
+
+
+def test_compare_alpha_is_checked_and_used(trees, tmp_path):
+    a, b = trees["demo"]
+    out = fdbu_main("compare", f"trees=[{a},{b}]", "compare.alpha=1.5")
+    assert out.returncode == 2 and out.stderr.startswith("fdbu: error: ") and "compare.alpha" in out.stderr
+    s5 = trees["s5"]
+    out = fdbu_main("compare", f"trees=[{s5[0]},{s5[3]}]", "compare.alpha=0.001", f"out={tmp_path / 'o'}")
+    assert out.returncode == 0, out.stderr
+    result = json.loads((tmp_path / "o" / "compare.json").read_text())
+    assert result["comparison"]["alpha"] == 0.001
+    lines = list(_lines(result))
+    assert all(m["marker"] == (m["p_holm"] is not None and m["p_holm"] < 0.001) for *_, m in lines)
+    # at 0.001 McNemar needs 11 discordant pairs
+    assert all((m["reason"] or "").startswith("too few") for *_, m in lines if m["kind"] == "share" and m["test"]
+               and sum(m["discordant"].values()) < 11)
+
+
+def test_null_calibration_fixed_seed():
+    """The reduced calibration (benchmarks/compare_calibration, fixed seed): under the null, in every cell, the
+    marker fires at most alpha + 3 Monte Carlo standard errors; and the tests have power when systems differ."""
+    for kind in KINDS:
+        for n in (8, 30):
+            for rate in (0.2, 0.5, 0.9):
+                r = cell(kind, n, rate, 1000, seed=20)
+                assert r["marker"] <= r["bound"], r
+    assert cell("share", 200, 0.5, 60, seed=20, effect=0.2)["marker"] > 0.5
+    assert cell("pooled_ratio", 200, 0.5, 60, seed=20, effect=0.2)["marker"] > 0.5
+    assert cell("latency_quantiles", 200, 0.9, 60, seed=20, effect=0.6)["marker"] > 0.5
+    assert math.isclose(cell("share", 8, 0.5, 10, seed=20)["bound"], 0.05 + 3 * math.sqrt(0.05 * 0.95 / 10))
+    assert np.isfinite(cell("latency_quantiles", 8, 0.2, 10, seed=20)["na"])
