@@ -116,8 +116,10 @@ def score(tree, *, write: bool = False, **settings) -> Result:
     """Score a reference tree (the keys of `fdbu score --help` as keyword arguments)."""
     from . import report
     from .pipeline import score_path
+    from .tree import require
 
     cfg = config.build("score", {"tree": str(tree), "progress": False, **settings})
+    require(Path(cfg.tree))
     outputs = report.outputs(Path(cfg.out) if cfg.out is not None else Path(cfg.tree), cfg.plot) if write else None
     scored = score_path(Path(cfg.tree), _detector(cfg), cfg.bootstrap.make())
     if outputs is not None:
@@ -128,10 +130,13 @@ def score(tree, *, write: bool = False, **settings) -> Result:
 def sweep(tree, *, write: bool = False, **settings) -> SweepResult:
     """Sweep VAD settings over one tree or a list of trees (the keys of `fdbu sweep --help`)."""
     from .sensitivity import files, outputs as sweep_outputs, sweep as run
+    from .tree import require
 
     trees = [str(t) for t in tree] if isinstance(tree, (list, tuple)) else str(tree)
     cfg = config.build("sweep", {"tree": trees, "progress": False, **settings})
     roots = [Path(t) for t in cfg.trees()]
+    for root in roots:
+        require(root)
     outputs = sweep_outputs(Path(cfg.out) if cfg.out is not None else roots[0], len(roots), cfg.plot) if write \
         else None
     result = run(roots, _detector(cfg), cfg.bootstrap.make(), cfg.sweep.points(), names=cfg.system_names())
@@ -152,7 +157,8 @@ def compare(trees, *, write: bool = False, **settings) -> CompareResult:
     outputs = compare_outputs(Path(cfg.out), cfg.plot) if write else None
     systems = [load(Path(t), name) for t, name in zip(cfg.trees, cfg.system_names())]
     result = run(systems, baseline=cfg.baseline, pairs=cfg.compare.pairs,
-                 allow_different_samples=cfg.compare.allow_different_samples)
+                 allow_different_samples=cfg.compare.allow_different_samples,
+                 allow_mixed_transcripts=cfg.compare.allow_mixed_transcripts)
     if outputs is not None:
         outputs.commit(files(result, systems, cfg.plot))
     return CompareResult(result)

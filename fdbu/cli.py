@@ -24,7 +24,7 @@ commands:
   sweep     interruption metrics over VAD settings: fdbu sweep tree=PATH | "tree=[A,B]" out=DIR
   compare   scored systems, pair by pair:          fdbu compare "trees=[A,B]" [names=[a,b]] [out=DIR]
   evaluate  the official rules (reference column): fdbu evaluate tree=PATH [evaluate.official_checkout=DIR]
-  export    a tree from the v1.0 release + outputs: fdbu export dataset=DIR [outputs=DIR] out=DIR
+  export    a tree from the v1.0 release + outputs: fdbu export dataset=DIR | "export.roots={subset: DIR}" out=DIR
   asr       transcripts with a local Parakeet .nemo: fdbu asr tree=DIR asr.checkpoint=PATH.nemo [device=cuda]
   vad       speech probabilities into the cache:  fdbu vad tree=DIR [shard=K shards=N] (then score assembles)
   synth     write a synthetic reference tree:     fdbu synth out=PATH [n=5] [seed=0] [system=mixed]
@@ -66,8 +66,10 @@ def _score(cfg) -> None:
     from . import report
     from .evaluate import reference_column
     from .pipeline import score_path
+    from .tree import require
 
     tree = Path(cfg.tree)
+    require(tree)  # a wrong tree= is named for what it is, before out= is looked at
     outputs = report.outputs(Path(cfg.out) if cfg.out is not None else tree, cfg.plot)
     detector = make_detector(cfg)
     scored = score_path(tree, detector, cfg.bootstrap.make())
@@ -83,8 +85,11 @@ def _score(cfg) -> None:
 
 def _sweep(cfg) -> None:
     from .sensitivity import files, outputs as sweep_outputs, sweep, table
+    from .tree import require
 
     trees = [Path(t) for t in cfg.trees()]
+    for tree in trees:
+        require(tree)
     outputs = sweep_outputs(Path(cfg.out) if cfg.out is not None else trees[0], len(trees), cfg.plot)
     detector = make_detector(cfg)
     result = sweep(trees, detector, cfg.bootstrap.make(), cfg.sweep.points(), names=cfg.system_names())
@@ -99,7 +104,8 @@ def _compare(cfg) -> None:
     outputs = compare_outputs(Path(cfg.out), cfg.plot) if cfg.out is not None else None
     systems = [load(Path(t), name) for t, name in zip(cfg.trees, cfg.system_names())]
     result = compare(systems, baseline=cfg.baseline, pairs=cfg.compare.pairs,
-                     allow_different_samples=cfg.compare.allow_different_samples)
+                     allow_different_samples=cfg.compare.allow_different_samples,
+                     allow_mixed_transcripts=cfg.compare.allow_mixed_transcripts)
     written = outputs.commit(files(result, systems, cfg.plot)) if outputs is not None else []
     print(leaderboard(result))
     tail = outputs.report(written) if outputs is not None else \
@@ -110,7 +116,7 @@ def _compare(cfg) -> None:
 def _evaluate(cfg) -> None:
     from . import evaluate as ev
     from .official import GT_DISTRIBUTION, SCRIPT_DIRS
-    from .tree import load_tree
+    from .tree import load_tree, require
 
     e = cfg.evaluate
     checkout = Path(e.official_checkout) if e.official_checkout else None
@@ -126,6 +132,7 @@ def _evaluate(cfg) -> None:
         prompt = load_official(checkout, pins, e.allow_unpinned)
         judge = Judge(e.judge.base_url, e.judge.model, os.environ.get(e.judge.api_key_env), prompt,
                       max_attempts=e.judge.max_attempts, timeout_s=e.judge.timeout_s)
+    require(Path(cfg.tree))
     outputs = ev.outputs(Path(cfg.tree), judge is not None)
     tree = load_tree(Path(cfg.tree))
     lines, disagreements = [], []
@@ -154,11 +161,14 @@ def _export(cfg) -> None:
 
     from .export import export
 
-    tree = export(Path(cfg.dataset), Path(cfg.outputs) if cfg.outputs else None, Path(cfg.out),
-                  length=cfg.export.length, only=cfg.export.only, progress=cfg.progress)
+    e = cfg.export
+    tree = export(Path(cfg.dataset) if cfg.dataset else None, Path(cfg.outputs) if cfg.outputs else None,
+                  Path(cfg.out), roots=e.roots, transcripts=e.transcripts,
+                  model=e.model, length=e.length, only=e.only, progress=cfg.progress)
     rows = json.loads((tree / "manifest.json").read_text())["samples"]
     bad = [r for r in rows if not r["eligible"]]
-    print(f"wrote {tree}: {len(rows)} samples, {len(rows) - len(bad)} eligible, {len(bad)} ineligible")
+    adopted = " (transcripts adopted from the official asr.py's output.json)" if e.transcripts == "adopt" else ""
+    print(f"wrote {tree}: {len(rows)} samples, {len(rows) - len(bad)} eligible, {len(bad)} ineligible{adopted}")
     for r in bad:
         print(f"  {r['sample_id']}: {'; '.join(r['reasons'])}")
 
@@ -208,8 +218,9 @@ def _synth(cfg) -> None:
     from .synth import synthesize
 
     tree = synthesize(Path(cfg.out), n=cfg.n, seed=cfg.seed, system=cfg.system, ineligible=cfg.ineligible,
-                      interruption_tail_s=tuple(cfg.interruption_tail_s), progress=cfg.progress)
-    print(f"wrote synthetic tree {tree} ({cfg.n} samples per subset, system={cfg.system}, seed={cfg.seed})")
+                      interruption_tail_s=tuple(cfg.interruption_tail_s), progress=cfg.progress, layout=cfg.layout)
+    what = "official per-task folders" if cfg.layout == "official" else "tree"
+    print(f"wrote synthetic {what} {tree} ({cfg.n} samples per subset, system={cfg.system}, seed={cfg.seed})")
 
 
 def _calibrate(cfg) -> None:

@@ -83,6 +83,23 @@ def read_words(data: bytes, where: str, T_us: int) -> tuple[np.ndarray, np.ndarr
     return np.array(starts, np.int64), np.array(ends, np.int64)
 
 
+def check_word_times(chunks: list, where: str, file: str, T_us: int) -> tuple[list[int], list[int | None]]:
+    """Word times as the official asr.py writes them: each start finite and inside [0, T], each end null
+    or finite and not before its start (an end may pass T: a TDT word ends at its last token's frame plus
+    a predicted duration). Returns (starts, ends) in microseconds."""
+    starts, ends = [], []
+    for i, chunk in enumerate(chunks):
+        ts = _timestamp(chunk, where, file, f"word {i}")
+        s = _time(ts[0], where, file, f"word {i} start")
+        _check_in_window(s, T_us, where, file, f"word {i} start")
+        e = None if ts[1] is None else _time(ts[1], where, file, f"word {i} end")
+        if e is not None and e < s:
+            raise FdbuError(where, file, f"word {i} ends at {seconds_text(e)} s, before its start {seconds_text(s)} s")
+        starts.append(s)
+        ends.append(e)
+    return starts, ends
+
+
 def read_pauses(data: bytes, where: str, T_us: int) -> dict:
     """pause.json -> {"pauses": (k, 2) microseconds}: at least one, inside [0, T], sorted, not overlapping."""
     file = "pause.json"
