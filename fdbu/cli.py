@@ -25,7 +25,7 @@ commands:
   compare   scored systems, pair by pair:          fdbu compare "trees=[A,B]" [names=[a,b]] [out=DIR]
   evaluate  the official rules (reference column): fdbu evaluate tree=PATH [evaluate.official_checkout=DIR]
   export    a tree from the v1.0 release + outputs: fdbu export dataset=DIR | "export.roots={subset: DIR}" out=DIR
-  asr       transcripts with a local Parakeet .nemo: fdbu asr tree=DIR asr.checkpoint=PATH.nemo [device=cuda]
+  asr       transcripts with Parakeet (NeMo):     fdbu asr tree=DIR [asr.model=NAME | asr.checkpoint=PATH.nemo]
   vad       speech probabilities into the cache:  fdbu vad tree=DIR [shard=K shards=N] (then score assembles)
   synth     write a synthetic reference tree:     fdbu synth out=PATH [n=5] [seed=0] [system=mixed]
   calibrate the batched VAD's guard margin here:  fdbu calibrate [device=cuda]
@@ -188,8 +188,8 @@ def _asr(cfg) -> None:
 
     def model():  # made once, after the trees are checked; its weights load only if something is transcribed
         if not models:
-            models.append(ParakeetASR(Path(a.checkpoint), sha256=a.sha256, device=resolve_device(cfg.device),
-                                      verbose=a.verbose))
+            models.append(ParakeetASR(Path(a.checkpoint) if a.checkpoint else None, model=a.model, sha256=a.sha256,
+                                      device=resolve_device(cfg.device), verbose=a.verbose))
         return models[0]
 
     cache = cfg.cache_root() / "asr" if a.cache else None

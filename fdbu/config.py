@@ -346,8 +346,11 @@ class ExportConfig(DeviceFree):
 
 @dataclass
 class AsrOptions:
-    checkpoint: str = opt(MISSING, "a local .nemo checkpoint of nvidia/parakeet-tdt-0.6b-v2 (never downloaded)")
-    sha256: Optional[str] = opt(None, "the checkpoint's SHA-256; a mismatch stops before any transcription")
+    model: Optional[str] = opt(None, "a model by name, loaded with NeMo's from_pretrained from the Hugging Face "
+                                     "cache (downloaded once if missing; never with HF_HUB_OFFLINE=1); null: "
+                                     "nvidia/parakeet-tdt-0.6b-v2 unless asr.checkpoint is given, which it then names")
+    checkpoint: Optional[str] = opt(None, "a local .nemo file instead (never downloaded)")
+    sha256: Optional[str] = opt(None, "the model file's SHA-256; a mismatch stops before any transcription")
     batch_size: int = opt(16, "files per NeMo call, >= 1")
     max_batch_seconds: float = opt(600.0, "audio seconds per NeMo call, > 0")
     resume: bool = opt(False, "continue or redo a run; transcripts equal to their cached inputs are kept")
