@@ -62,7 +62,10 @@ def test_cut_at_R_offset_added_back_and_the_official_format(synth_tree, tmp_path
     assert some_words > 0
     receipt = json.loads(path.read_text())
     assert receipt["config"]["checkpoint_sha256"] == model.checkpoint_sha256
-    assert receipt["config"]["model_id"] == Path(checkpoint).stem and receipt["config"]["nemo_version"]
+    # a checkpoint given without asr.model is named by its weights, not by its file name (which could be anything)
+    assert receipt["config"]["model_id"] == f"checkpoint sha256:{model.checkpoint_sha256[:12]}"
+    assert receipt["config"]["nemo_version"] and receipt["config"]["source"] == "fdbu asr"
+    assert receipt["config"]["batch_size"] == (1 if model.one_file_per_call else 4)  # the one NeMo was given
     assert receipt["subsets"][UI]["task"] == "user_interruption"
     assert receipt["subsets"]["candor_turn_taking"]["task"] == "default"
     for subset, entry in receipt["subsets"].items():
