@@ -238,7 +238,7 @@ def test_the_check_fails_when_tdt_durations_are_ignored(synth_tree, tmp_path, bu
 
 def test_errors_before_any_transcription(built, tmp_path, monkeypatch):
     checkpoint = built("rnnt")[0]
-    with pytest.raises(FdbuError, match="does not exist; fdbu loads a local .nemo file"):
+    with pytest.raises(FdbuError, match="missing.nemo does not exist; give a local .nemo file, or load the model by name"):
         ParakeetASR(tmp_path / "missing.nemo")
     with pytest.raises(FdbuError, match="not the pinned asr.sha256=00"):
         ParakeetASR(checkpoint, sha256="00" * 32)
