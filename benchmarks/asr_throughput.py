@@ -285,7 +285,7 @@ def main() -> None:
     probe.watch_decoding()
     tdt = asr.model.cfg.decoding.get("model_type") == "tdt"
     print(f"machine: {machine()}; device {args.device}; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    print(f"loaded from the checkpoint file ({asr.loaded_by}); "
+    print(f"model loaded by {asr.loaded_by}; "
           f"checkpoint {checkpoint.name}: {params / 1e6:.1f} M parameters, {'TDT' if tdt else 'RNNT'}, "
           f"loaded (hashed and restored) in {t_load.s:.1f} s, process resident {rss() / 1e9:.2f} GB; "
           f"one NeMo call per file on this path: {'yes' if asr.one_file_per_call else 'no'}")
