@@ -3,6 +3,13 @@
     python -m benchmarks.asr_throughput [--model tiny|tiny-tdt|parakeet-size] [--checkpoint PATH.nemo]
                                         [--files N] [--device cpu|cuda] [--batch-sizes 4,16] [--workdir DIR]
 
+Which way the model is loaded: from the checkpoint file (`asr.checkpoint`, NeMo's restore_from).
+Loading by name (`asr.model`, NeMo's from_pretrained from the Hugging Face cache) restores the
+same kind of file, so only the load differs, not the transcription measured here. Adopting the
+official asr.py's transcripts (`export.transcripts=adopt`) runs no model: the `adopt` line times
+reading, checking and copying the official way's output.json files, the work that replaces the
+stage there.
+
 Models: `tiny` (the default; 64 files) and `tiny-tdt` are the random test models (their speed says
 nothing about Parakeet's, only about the ways of calling NeMo); `parakeet-size` (16 files) is
 Parakeet-TDT-0.6B-v2's architecture at its published dimensions with random weights, built from
@@ -196,6 +203,28 @@ def staged(asr: ParakeetASR, probe: Probe, tree: Path, batch_size: int) -> dict:
                           json.loads((j.folder / "output.json").read_text())["chunks"]] for j in stage._jobs(tree)}
 
 
+def adopted(ref: dict, tree: Path, work: Path) -> float:
+    """Seconds to adopt the official way's transcripts as export.transcripts=adopt does: each output.json (written
+    first, as asr.py leaves it) read, checked against its sample's T and R, and copied into a tree."""
+    from fdbu import adopt
+    from fdbu.tree import read_manifest
+
+    samples = {s.sample_id: s for s in read_manifest(tree).samples}
+    src, dst = work / "adopt-src", work / "adopt-dst"
+    for sid, words in ref.items():
+        (src / sid).mkdir(parents=True, exist_ok=True)
+        (src / sid / "output.json").write_text(json.dumps({"text": " ".join(w[0] for w in words), "chunks": [
+            {"text": w[0], "timestamp": [w[1], w[2]]} for w in words]}, indent=4))
+    t0 = time.perf_counter()
+    for sid in ref:
+        s = samples[sid]
+        data = (src / sid / "output.json").read_bytes()
+        adopt.check(data, sid, s.T_us, (s.folder / s.kind.annotation).read_bytes())
+        (dst / sid).mkdir(parents=True, exist_ok=True)
+        (dst / sid / "output.json").write_bytes(data)
+    return time.perf_counter() - t0
+
+
 def decoding_bounds(asr: ParakeetASR, encoded: list, most_calls: int = 2) -> dict:
     """Decoding seconds of the stage's own NeMo calls (their encoder outputs, kept) with the model's
     joint and with the `fewest` joint, and seconds per token step of the `most` joint (timed on the
@@ -256,7 +285,8 @@ def main() -> None:
     probe.watch_decoding()
     tdt = asr.model.cfg.decoding.get("model_type") == "tdt"
     print(f"machine: {machine()}; device {args.device}; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    print(f"checkpoint {checkpoint.name}: {params / 1e6:.1f} M parameters, {'TDT' if tdt else 'RNNT'}, "
+    print(f"model loaded by {asr.loaded_by}; "
+          f"checkpoint {checkpoint.name}: {params / 1e6:.1f} M parameters, {'TDT' if tdt else 'RNNT'}, "
           f"loaded (hashed and restored) in {t_load.s:.1f} s, process resident {rss() / 1e9:.2f} GB; "
           f"one NeMo call per file on this path: {'yes' if asr.one_file_per_call else 'no'}")
     print(f"{len(jobs)} interruption captures, {audio_s:.0f} s of audio after the cut at R\n")
@@ -305,6 +335,10 @@ def main() -> None:
             res, kept = stage_row(f"stage, batch_size {bs}", bs, keep=bs == sizes[0])
             if bs == sizes[0]:
                 stage_total, encoded = res, kept
+    secs = adopted(ref, tree, work)
+    print(f"\nadopt (export.transcripts=adopt: the official way's output.json read, checked and copied; no model): "
+          f"{secs:.3f} s for {len(ref)} files, RTF {secs / audio_s:.6f}, {stage_total['wall'] / secs:.0f}x faster "
+          f"than the stage")
     if tdt:
         b = decoding_bounds(asr, encoded)
         base = stage_total["wall"] - stage_total["parts"]["decode"]

@@ -39,8 +39,8 @@ commands:
   sweep     interruption metrics over VAD settings: fdbu sweep tree=PATH | "tree=[A,B]" out=DIR
   compare   scored systems, pair by pair:          fdbu compare "trees=[A,B]" [names=[a,b]] [out=DIR]
   evaluate  the official rules (reference column): fdbu evaluate tree=PATH [evaluate.official_checkout=DIR]
-  export    a tree from the v1.0 release + outputs: fdbu export dataset=DIR [outputs=DIR] out=DIR
-  asr       transcripts with a local Parakeet .nemo: fdbu asr tree=DIR asr.checkpoint=PATH.nemo [device=cuda]
+  export    a tree from the v1.0 release + outputs: fdbu export dataset=DIR | "export.roots={subset: DIR}" out=DIR
+  asr       transcripts with Parakeet (NeMo):     fdbu asr tree=DIR [asr.model=NAME | asr.checkpoint=PATH.nemo]
   vad       speech probabilities into the cache:  fdbu vad tree=DIR [shard=K shards=N] (then score assembles)
   synth     write a synthetic reference tree:     fdbu synth out=PATH [n=5] [seed=0] [system=mixed]
   calibrate the batched VAD's guard margin here:  fdbu calibrate [device=cuda]
@@ -92,7 +92,9 @@ def _export(cfg) -> None:
     tree = commands.export(cfg).value
     rows = json.loads((tree / "manifest.json").read_text())["samples"]
     bad = [r for r in rows if not r["eligible"]]
-    print(f"wrote {tree}: {len(rows)} samples, {len(rows) - len(bad)} eligible, {len(bad)} ineligible")
+    adopted = " (transcripts adopted from the official asr.py's output.json)" if cfg.export.transcripts == "adopt" \
+        else ""
+    print(f"wrote {tree}: {len(rows)} samples, {len(rows) - len(bad)} eligible, {len(bad)} ineligible{adopted}")
     for r in bad:
         print(f"  {r['sample_id']}: {'; '.join(r['reasons'])}")
 
@@ -106,7 +108,8 @@ def _lines(command):
 
 def _synth(cfg) -> None:
     tree = commands.synth(cfg).value
-    print(f"wrote synthetic tree {tree} ({cfg.n} samples per subset, system={cfg.system}, seed={cfg.seed})")
+    what = "official per-task folders" if cfg.layout == "official" else "tree"
+    print(f"wrote synthetic {what} {tree} ({cfg.n} samples per subset, system={cfg.system}, seed={cfg.seed})")
 
 
 def _calibrate(cfg) -> None:

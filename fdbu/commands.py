@@ -73,8 +73,10 @@ def score(cfg, write: bool = True, reference_column: bool = False) -> Ran:
     numbers for the console (computed before the commit, so they never stop it)."""
     from . import report
     from .pipeline import score_path
+    from .tree import require
 
     tree = Path(cfg.tree)
+    require(tree)  # a wrong tree= is named for what it is, before out= is looked at
     outputs = report.outputs(Path(cfg.out) if cfg.out is not None else tree, cfg.plot) if write else None
     detector = make_detector(cfg)
     scored = score_path(tree, detector, _bootstrap(cfg))
@@ -92,8 +94,11 @@ def score(cfg, write: bool = True, reference_column: bool = False) -> Ran:
 def sweep(cfg, write: bool = True) -> Ran:
     """`fdbu sweep`: value is sweep.json as a dict."""
     from .sensitivity import check_size, files, outputs as sweep_outputs, sweep as run
+    from .tree import require
 
     trees = [Path(t) for t in cfg.trees()]
+    for tree in trees:
+        require(tree)
     check_size(trees, cfg.sweep.points(), cfg.sweep.allow_large)
     outputs = sweep_outputs(Path(cfg.out) if cfg.out is not None else trees[0], len(trees), cfg.plot) if write \
         else None
@@ -110,7 +115,8 @@ def compare(cfg, write: bool = True) -> Ran:
     outputs = compare_outputs(Path(cfg.out), cfg.plot) if write and cfg.out is not None else None
     systems = [load(Path(t), name) for t, name in zip(cfg.trees, cfg.system_names())]
     result = run(systems, baseline=cfg.baseline, pairs=cfg.compare.pairs,
-                 allow_different_samples=cfg.compare.allow_different_samples, alpha=cfg.compare.alpha)
+                 allow_different_samples=cfg.compare.allow_different_samples,
+                 allow_mixed_transcripts=cfg.compare.allow_mixed_transcripts, alpha=cfg.compare.alpha)
     written, lines = _commit(outputs, files(result, systems, cfg.plot) if outputs is not None else {})
     return Ran(result, written, lines)
 
@@ -122,7 +128,7 @@ def evaluate(cfg) -> Ran:
 
     from . import evaluate as ev
     from .official import GT_DISTRIBUTION, SCRIPT_DIRS
-    from .tree import load_tree
+    from .tree import load_tree, require
 
     e = cfg.evaluate
     checkout = Path(e.official_checkout) if e.official_checkout else None
@@ -138,6 +144,7 @@ def evaluate(cfg) -> Ran:
         prompt = load_official(checkout, pins, e.allow_unpinned)
         judge = Judge(e.judge.base_url, e.judge.model, os.environ.get(e.judge.api_key_env), prompt,
                       max_attempts=e.judge.max_attempts, timeout_s=e.judge.timeout_s)
+    require(Path(cfg.tree))
     outputs = ev.outputs(Path(cfg.tree), judge is not None)
     tree = load_tree(Path(cfg.tree))
     lines, disagreements = [], []
@@ -159,8 +166,10 @@ def export(cfg) -> Ran:
     """`fdbu export`: value is the new tree's path."""
     from .export import export as run
 
-    tree = run(Path(cfg.dataset), Path(cfg.outputs) if cfg.outputs else None, Path(cfg.out),
-               length=cfg.export.length, only=cfg.export.only, progress=cfg.progress)
+    e = cfg.export
+    tree = run(Path(cfg.dataset) if cfg.dataset else None, Path(cfg.outputs) if cfg.outputs else None, Path(cfg.out),
+               roots=e.roots, transcripts=e.transcripts, model=e.model, length=e.length, only=e.only,
+               progress=cfg.progress)
     return Ran(tree, [tree])
 
 
@@ -180,8 +189,8 @@ def asr(cfg) -> Ran:
 
     def model():  # made once, after the trees are checked; its weights load only if something is transcribed
         if not models:
-            models.append(ParakeetASR(Path(a.checkpoint), sha256=a.sha256, device=resolve_device(cfg.device),
-                                      verbose=a.verbose))
+            models.append(ParakeetASR(Path(a.checkpoint) if a.checkpoint else None, model=a.model, sha256=a.sha256,
+                                      device=resolve_device(cfg.device), verbose=a.verbose))
         return models[0]
 
     cache = cfg.cache_root() / ASR if a.cache else None
@@ -214,7 +223,7 @@ def synth(cfg) -> Ran:
     from .synth import synthesize
 
     tree = synthesize(Path(cfg.out), n=cfg.n, seed=cfg.seed, system=cfg.system, ineligible=cfg.ineligible,
-                      interruption_tail_s=tuple(cfg.interruption_tail_s), progress=cfg.progress)
+                      interruption_tail_s=tuple(cfg.interruption_tail_s), progress=cfg.progress, layout=cfg.layout)
     return Ran(tree, [tree])
 
 

@@ -35,7 +35,7 @@ from .report import ROWS_SHA256, SAMPLES, UNIFIED, fmt
 # what may differ between the signatures of compared trees: the inputs, and fdbu's version (the
 # definitions version pins the metric math); everything else (definitions, settings, speech
 # detection, bootstrap, share interval, quantile rule) must be equal
-MAY_DIFFER = ("inputs", "fdbu_version", "subsets", ROWS_SHA256)
+MAY_DIFFER = ("inputs", "fdbu_version", "subsets", ROWS_SHA256, "transcripts")  # transcripts: `mixed_transcripts`
 FILES = ("compare.json", "compare.csv")
 FIGURES = ("compare-latency-curves", "compare-forest")
 FORMATS = ("png", "pdf")
@@ -129,6 +129,21 @@ def signature(systems: list[System]) -> dict:
                             f"{found}; compare needs trees scored with the same definitions, speech detection and "
                             "bootstrap settings")
     return head(first)
+
+
+def mixed_transcripts(systems: list[System], allow: bool) -> bool:
+    """Whether the trees' transcripts came from different sources (adopted from the official asr.py, fdbu asr,
+    synth): refused unless `allow`, since a difference would then include the two ASR runs'."""
+    def source(s: System) -> str:
+        return (s.unified.get("transcripts") or {}).get("source", "unrecorded")
+
+    first = systems[0]
+    for other in systems[1:]:
+        if source(other) != source(first) and not allow:
+            raise FdbuError(other.where, UNIFIED, f"its transcripts are {source(other)!r}, {first.name}'s "
+                            f"({first.where}) {source(first)!r}; pass compare.allow_mixed_transcripts=true to "
+                            "compare them anyway (the differences then include the two transcriptions')")
+    return len({source(s) for s in systems}) > 1
 
 
 def _bootstrap(sig: dict) -> Bootstrap:
@@ -274,15 +289,18 @@ def pairs_of(names: list[str], baseline: str, pairs: str) -> list[tuple[str, str
 
 
 def compare(systems: list[System], *, baseline: str | None = None, pairs: str = "baseline",
-            allow_different_samples: bool = False, alpha: float = ALPHA) -> dict:
+            allow_different_samples: bool = False, allow_mixed_transcripts: bool = False,
+            alpha: float = ALPHA) -> dict:
     """compare.json as a dict."""
     sig = signature(systems)
+    mixed = mixed_transcripts(systems, allow_mixed_transcripts)
     boot = _bootstrap(sig)
     by_name = {s.name: s for s in systems}
     baseline = baseline or systems[0].name
     head = {"generator": "fdbu", "fdbu_version": __version__, "kind": "compare", **sig}
     head["systems"] = [{"name": s.name, "fdbu_version": s.unified.get("fdbu_version"), "inputs": s.unified["inputs"],
-                        "sha256": s.sha256} for s in systems]
+                        "transcripts": s.unified.get("transcripts"), "sha256": s.sha256} for s in systems]
+    head["mixed_transcripts"] = mixed
     head["comparison"] = {
         "baseline": baseline, "pairs": pairs, "difference": DIFFERENCE,
         "alpha": alpha,
@@ -501,6 +519,9 @@ def leaderboard(result: dict) -> str:
              f"{result['bootstrap']['resamples']} seed {result['bootstrap']['seed']} | alpha {alpha:g} | "
              + ", ".join(f"{s['name']}: manifest.json sha256:{s['inputs'].get('manifest.json', '')[:12]}"
                          for s in result["systems"])]
+    if result.get("mixed_transcripts"):
+        lines.append("mixed transcripts: " + ", ".join(f"{s['name']} {(s.get('transcripts') or {}).get('source')}"
+                                                       for s in result["systems"]))
     for pair in result["pairs"]:
         a, b = pair["a"], pair["b"]
         for subset, entry in pair["subsets"].items():

@@ -19,8 +19,8 @@ from omegaconf import MISSING
 from .cachedir import cache_root
 from .errors import FdbuError
 from .official import shipped_pins
-from .settings import (LENGTH_POLICIES, MAX_RESAMPLES, NEG_OFFSET, PAIRS, RESAMPLES, SEED, SileroSettings, changed,
-                       check_options, default_names, grid, refuse)
+from .settings import (LENGTH_POLICIES, MAX_RESAMPLES, NEG_OFFSET, PAIRS, RESAMPLES, SEED, TRANSCRIPTS, SileroSettings,
+                       changed, check_options, default_names, grid, refuse)
 
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -287,6 +287,8 @@ class CompareOptions:
     allow_different_samples: bool = opt(False, "compare trees whose subsets hold different samples, over the "
                                                "samples both hold (what is dropped is printed and recorded)")
     alpha: float = opt(0.05, "the marker's level: a line is marked when its Holm-adjusted p is below alpha")
+    allow_mixed_transcripts: bool = opt(False, "compare trees whose transcripts came from different sources "
+                                               "(adopted from the official asr.py, fdbu asr, synth)")
 
     def __post_init__(self):
         _check(self.pairs in PAIRS, "compare.pairs", self.pairs, "choose baseline or all")
@@ -360,24 +362,44 @@ class ExportOptions:
     length: str = opt("strict", "strict: an output whose 16 kHz length differs from T is ineligible; "
                                 "fit: pad or crop at T, flagged")
     only: Optional[List[str]] = opt(None, "null, or the sample ids to export")
+    roots: Any = opt(None, "the official per-task folders instead of dataset=: {subset: DIR} "
+                           "(DIR/<id>/input.wav, as evaluate.py --root_dir reads); any subset may be left out")
+    transcripts: str = opt("none", "none: fdbu asr makes them; adopt: take each sample's output.json from the "
+                                   "official asr.py (beside output.wav)")
+    model: str = opt("nvidia/parakeet-tdt-0.6b-v2", "with transcripts=adopt: the model that made them, as asr.json "
+                                                    "records it (declared; fdbu does not run it)")
 
     def __post_init__(self):
         _check(self.length in LENGTH_POLICIES, "export.length", self.length, "choose strict or fit")
+        _check(self.transcripts in TRANSCRIPTS, "export.transcripts", self.transcripts, "choose none or adopt")
+        _check(bool(self.model.strip()), "export.model", self.model, "a model name")
+        _check(self.roots is None or (isinstance(self.roots, dict) and bool(self.roots) and all(
+            isinstance(k, str) and isinstance(v, str) and v for k, v in self.roots.items())), "export.roots",
+            self.roots, "a mapping {subset: folder}, e.g. \"export.roots={candor_turn_taking: DIR}\"")
 
 
 @dataclass
 class ExportConfig(DeviceFree):
     COMMAND: ClassVar[str] = "export"
-    dataset: str = opt(MISSING, "the Full-Duplex-Bench v1.0 release: <subset>/<id>/input.wav and annotations")
-    outputs: Optional[str] = opt(None, "the system's <subset>/<id>/output.wav files; null: the dataset folder")
+    dataset: Optional[str] = opt(None, "the Full-Duplex-Bench v1.0 release: <subset>/<id>/input.wav and "
+                                       "annotations (or export.roots=)")
+    outputs: Optional[str] = opt(None, "the system's <subset>/<id>/output.wav files; null: beside the inputs")
     out: str = opt(MISSING, "the new reference tree (must not exist)")
     export: ExportOptions = group(ExportOptions, "how outputs become a tree")
+
+    def __post_init__(self):
+        super().__post_init__()
+        _check((self.dataset is None) != (self.export.roots is None), "dataset", self.dataset,
+               "give the release as dataset=DIR or the per-task folders as export.roots={subset: DIR}, one of them")
 
 
 @dataclass
 class AsrOptions:
-    checkpoint: str = opt(MISSING, "a local .nemo checkpoint of nvidia/parakeet-tdt-0.6b-v2 (never downloaded)")
-    sha256: Optional[str] = opt(None, "the checkpoint's SHA-256; a mismatch stops before any transcription")
+    model: Optional[str] = opt(None, "a model by name, loaded with NeMo's from_pretrained from the Hugging Face "
+                                     "cache (downloaded once if missing; never with HF_HUB_OFFLINE=1); null: "
+                                     "nvidia/parakeet-tdt-0.6b-v2 unless asr.checkpoint is given, which it then names")
+    checkpoint: Optional[str] = opt(None, "a local .nemo file instead (never downloaded)")
+    sha256: Optional[str] = opt(None, "the model file's SHA-256; a mismatch stops before any transcription")
     batch_size: int = opt(16, "files per NeMo call, 1 to 4096 (memory: max_batch_seconds bounds the audio per call)")
     max_batch_seconds: float = opt(600.0, "audio seconds per NeMo call, > 0 and at most a day")
     resume: bool = opt(False, "continue or redo a run; transcripts equal to their cached inputs are kept")
@@ -420,13 +442,15 @@ class SynthConfig:
     system: str = opt("mixed", "prompt | slow | overlap | never_stops | silent | mixed")
     ineligible: float = opt(0.05, "share of samples marked ineligible, in [0, 1)")
     interruption_tail_s: List[float] = opt([4.0, 6.0], "range of T - R for interruption samples, seconds")
+    layout: str = opt("tree", "tree: a reference tree; official: the same samples as official per-task folders "
+                              "(input.wav, output.wav, annotation, asr.py's output.json), for fdbu export")
     progress: bool = opt(True, "progress bar on stderr")
 
     def __post_init__(self):
         from .synth import check
 
         within(self, "", seed=SEED_RANGE)
-        check(self.n, self.system, self.ineligible, tuple(self.interruption_tail_s))
+        check(self.n, self.system, self.ineligible, tuple(self.interruption_tail_s), self.layout)
 
 
 @dataclass

@@ -12,5 +12,10 @@ class FdbuError(Exception):
         self.where = where
         self.file = file
         self.problem = problem
-        parts = [where] + ([file] if file else []) + ([problem] if problem is not None else [])
+        parts = [one_line(where)] + ([one_line(file)] if file else []) + ([problem] if problem is not None else [])
         super().__init__(": ".join(parts))
+
+
+def one_line(text) -> str:
+    """A path or name as it is shown in a one-line error: a newline in a folder name is written `\\n`."""
+    return str(text).replace("\r", "\\r").replace("\n", "\\n")

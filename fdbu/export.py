@@ -1,7 +1,11 @@
 """`fdbu export`: a reference tree from the Full-Duplex-Bench v1.0 release and a system's outputs.
 
 The release layout is `<subset>/<id>/input.wav` plus the subset's annotation; outputs
-follow the same `<subset>/<id>/output.wav` layout (often the dataset folder itself). T is
+follow the same `<subset>/<id>/output.wav` layout (often the dataset folder itself). The
+official scripts' layout is one folder per task (`<root>/<id>/input.wav`, `output.wav` and
+`output.json` beside it): `roots` maps each subset to its folder, and any subset may be left
+out. With `transcripts="adopt"` each sample's official asr.py output.json is checked and
+becomes its transcript (`fdbu.adopt`). T is
 the input's length after normalising it to 16 kHz mono with torchaudio; each output is
 normalised the same way and written as 16 kHz mono PCM16. Nothing is dropped silently:
 a missing, unreadable, empty, non-finite or (by default) wrong-length output makes its
@@ -19,12 +23,13 @@ import torch
 import torchaudio
 from tqdm import tqdm
 
-from . import faults, tasks
+from . import adopt, faults, layout, tasks
 from .atomic import dumps, sha256_bytes
 from .outputs import new_folder
 from .audio import SAMPLE_RATE as SR, wav_bytes
 from .errors import FdbuError
-from .settings import LENGTH_POLICIES
+from .settings import LENGTH_POLICIES, TRANSCRIPTS
+from .timebase import window_us
 from .tree import MANIFEST_KIND, SAFE_NAME, regular
 
 
@@ -33,13 +38,45 @@ def _sort_key(name: str):
     return (0, int(name), name) if name.isdigit() else (1, 0, name)
 
 
-def discover(dataset: Path, only: list[str] | None) -> list[tuple[str, str]]:
-    """(subset, id) of every release sample folder, in subset order then numeric id order."""
+def folders(dataset: Path | None, roots: dict | None) -> dict[str, Path]:
+    """subset -> the folder holding its `<id>/` sample folders, in the registry's order: `<dataset>/<subset>`
+    of a release, or each folder `roots` maps a subset to (checked to be that subset's official folder)."""
+    if roots is None:
+        return {s: dataset / s for s in tasks.SUBSETS if (dataset / s).is_dir()}
+    unknown = [s for s in roots if s not in tasks.SUBSETS]
+    if unknown:
+        raise FdbuError("config", None, f"export.roots: {unknown[0]!r} is not a subset; known: {', '.join(tasks.SUBSETS)}")
+    seen: dict[Path, str] = {}
+    for subset, folder in roots.items():
+        key = Path(folder).resolve()
+        if key in seen:
+            raise FdbuError("config", None, f"export.roots maps {seen[key]} and {subset} to the same folder {folder}")
+        seen[key] = subset
+        check_root(subset, Path(folder))
+    return {s: Path(roots[s]) for s in tasks.SUBSETS if s in roots}
+
+
+def check_root(subset: str, folder: Path) -> None:
+    """A folder mapped to `subset` must be its official per-task folder: `<id>/input.wav` and the subset's
+    annotation, and no other task's annotation in its place."""
+    ann = tasks.subset(subset).task.annotation
+    expected = f"<id>/input.wav{' and <id>/' + ann if ann else ' without a task annotation'} (a {subset} folder)"
+    samples = layout.per_task_samples(folder) if folder.is_dir() else []
+    wrong = None
+    for d in samples:
+        others = [a for a in layout.sample_annotations(d) if a != ann]
+        if others and (ann is None or not (d / ann).is_file()):
+            wrong = f"{d.name}/{others[0]} (a {' or '.join(layout.annotations()[others[0]])} sample)"
+            break
+    if not samples or wrong:
+        raise FdbuError(f"export.roots.{subset}", None, f"{folder}: expected {expected}; found "
+                        f"{wrong or layout.found(folder)}")
+
+
+def discover(sources: dict[str, Path], only: list[str] | None, where: Path | None = None) -> list[tuple[str, str]]:
+    """(subset, id) of every sample folder, in subset order then numeric id order."""
     found = []
-    for subset in tasks.SUBSETS:
-        folder = dataset / subset
-        if not folder.is_dir():
-            continue
+    for subset, folder in sources.items():
         for d in sorted((p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")),
                         key=lambda p: _sort_key(p.name)):
             if not SAFE_NAME.match(d.name):
@@ -52,9 +89,19 @@ def discover(dataset: Path, only: list[str] | None) -> list[tuple[str, str]]:
         if missing:
             raise FdbuError("config", None, f"export.only names samples the dataset does not have: {missing[:5]}")
         found = [(s, i) for s, i in found if f"{s}/{i}" in set(wanted)]
+    if not found and where is None:
+        raise FdbuError("config", None, "export.only leaves no sample to export")
     if not found:
-        raise FdbuError("dataset", None, f"{dataset} holds no <subset>/<id>/ sample folders of Full-Duplex-Bench v1.0")
+        raise FdbuError("dataset", None, f"{where}: expected a Full-Duplex-Bench v1.0 release (<subset>/<id>/input.wav "
+                        f"for subsets {', '.join(tasks.SUBSETS)}); found {layout.found(where)}"
+                        + _per_task_hint(where))
     return found
+
+
+def _per_task_hint(folder: Path) -> str:
+    """For a per-task folder given as dataset=: the mapping that reads it."""
+    samples = layout.per_task_samples(folder) if folder.is_dir() else []
+    return f"; map it instead: {layout.roots_hint(folder, layout.task_subsets(samples))}" if samples else ""
 
 
 def to_16k_mono(audio: np.ndarray, sr: int) -> np.ndarray:
@@ -72,10 +119,10 @@ def read_audio(path: Path) -> tuple[np.ndarray, int]:
     return audio, sr
 
 
-def _load(dataset: Path, outputs: Path, subset: str, name: str):
+def _load(source: Path, outputs: Path, subset: str, name: str, adopting: bool):
     """Everything one sample needs from disk; output problems are returned as reasons, not raised."""
     sid = f"{subset}/{name}"
-    src = dataset / subset / name
+    src = source / name
     try:
         inp, in_sr = read_audio(src / "input.wav")
     except Exception as e:
@@ -88,42 +135,72 @@ def _load(dataset: Path, outputs: Path, subset: str, name: str):
             ann = (src / ann_name).read_bytes()
         except OSError:
             raise FdbuError(sid, ann_name, f"is missing from the dataset ({src / ann_name})") from None
-    out_path = outputs / subset / name / "output.wav"
+    out_path = outputs / name / "output.wav"
     if not out_path.is_file():
-        return sid, inp, in_sr, ann, None, None, "output.wav missing"
+        return sid, inp, in_sr, ann, None, None, "output.wav missing", None
     try:
         out, out_sr = read_audio(out_path)
     except Exception as e:
-        return sid, inp, in_sr, ann, None, None, f"output.wav unreadable ({str(e).splitlines()[0]})"
-    return sid, inp, in_sr, ann, out, out_sr, None
+        return sid, inp, in_sr, ann, None, None, f"output.wav unreadable ({str(e).splitlines()[0]})", None
+    adopted = None
+    if adopting:  # (output.wav's bytes, output.json's bytes or None) as asr.py left them
+        try:
+            adopted = (out_path.read_bytes(), (outputs / name / "output.json").read_bytes())
+        except FileNotFoundError:
+            adopted = (out_path.read_bytes(), None)
+        except OSError as e:
+            raise FdbuError(sid, "output.json", f"cannot be read: {e.strerror or e}") from None
+    return sid, inp, in_sr, ann, out, out_sr, None, adopted
 
 
-def export(dataset: Path, outputs: Path | None, out: Path, *, length: str = "strict", only: list[str] | None = None,
-           progress: bool = False, workers: int = 4) -> Path:
-    dataset, outputs, out = Path(dataset), Path(outputs or dataset), Path(out)
+def export(dataset: Path | None, outputs: Path | None, out: Path, *, roots: dict | None = None,
+           transcripts: str = "none", model: str = adopt.OFFICIAL_MODEL, length: str = "strict",
+           only: list[str] | None = None, progress: bool = False, workers: int = 4) -> Path:
+    """A tree at `out` from a release (`dataset`) or per-task folders (`roots`, subset -> folder); outputs
+    `<outputs>/<subset>/<id>/output.wav`, or beside the inputs without `outputs`."""
+    out = Path(out)
     if length not in LENGTH_POLICIES:
         raise FdbuError("config", None, f"export.length={length!r}; choose strict or fit")
-    for what, d in (("dataset", dataset), ("outputs", outputs)):
-        if not d.is_dir():
-            raise FdbuError(what, None, f"{d} is not a directory")
+    if transcripts not in TRANSCRIPTS:
+        raise FdbuError("config", None, f"export.transcripts={transcripts!r}; choose none or adopt")
+    if (dataset is None) == (roots is None):
+        raise FdbuError("config", None, "give the release as dataset=DIR or per-task folders as "
+                        "export.roots={subset: DIR, ...}, one of them")
+    read = {"dataset": Path(dataset)} if dataset is not None else {f"export.roots.{s}": Path(d) for s, d in roots.items()}
+    if outputs is not None:
+        read["outputs"] = Path(outputs)
+    for what, d in read.items():
+        if what == "outputs" or what == "dataset":
+            if not d.is_dir():
+                raise FdbuError(what, None, f"{d} is not a directory")
         if out.resolve().is_relative_to(d.resolve()):  # export only reads them; it never writes into them
             raise FdbuError("output", None, f"out={out} lies inside the {what} folder {d}; pick a folder outside it")
     with new_folder(out, "fdbu export") as tmp:  # out= is checked before the dataset is read
-        found = discover(dataset, only)
-        rows = []
+        sources = folders(Path(dataset) if dataset is not None else None, roots)
+        found = discover(sources, only, Path(dataset) if dataset is not None else None)
+        outs = {s: Path(outputs) / s if outputs is not None else sources[s] for s in sources}
+        rows, receipts, adopted_from = [], {}, {}
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            loaded = pool.map(lambda job: _load(dataset, outputs, *job), found)
-            for sid, inp, in_sr, ann, audio, out_sr, reason in tqdm(loaded, total=len(found), desc="export",
-                                                                    unit="sample", disable=not progress):
-                rows.append(_sample(tmp, sid, inp, in_sr, ann, audio, out_sr, reason, length))
+            loaded = pool.map(lambda job: _load(sources[job[0]], outs[job[0]], *job, transcripts == "adopt"), found)
+            for sid, inp, in_sr, ann, audio, out_sr, reason, adopted in tqdm(
+                    loaded, total=len(found), desc="export", unit="sample", disable=not progress):
+                row = _sample(tmp, sid, inp, in_sr, ann, audio, out_sr, reason, length, adopted)
+                rows.append(row)
+                if adopted is not None and row["eligible"]:
+                    subset, name = sid.split("/")
+                    receipts.setdefault(subset, {})[name] = row["files"].pop("output.json")
+                    adopted_from.setdefault(subset, {})[name] = {"output.wav": sha256_bytes(adopted[0]),
+                                                                  "output.json": receipts[subset][name]}
                 faults.point(f"export:sample:{len(rows)}")
         manifest = {"schema_version": 1, "kind": MANIFEST_KIND, "declared": dict(sorted(tasks.release_sizes().items())),
                     "samples": rows}
         (tmp / "manifest.json").write_text(dumps(manifest))
+        if transcripts == "adopt":
+            (tmp / "asr.json").write_text(dumps(adopt.receipt(model, receipts, adopted_from)))
     return out
 
 
-def _sample(tmp: Path, sid: str, inp, in_sr, ann, audio, out_sr, reason, length: str) -> dict:
+def _sample(tmp: Path, sid: str, inp, in_sr, ann, audio, out_sr, reason, length: str, adopted=None) -> dict:
     subset, name = sid.split("/")
     T = len(to_16k_mono(inp, in_sr))
     row = {"sample_id": sid, "subset": subset, "task": tasks.subset(subset).task.name, "sample_rate": SR, "input_samples": T,
@@ -152,6 +229,12 @@ def _sample(tmp: Path, sid: str, inp, in_sr, ann, audio, out_sr, reason, length:
     if reason is not None:
         row.update({"eligible": False, "reasons": [reason]})
         return row
+    if adopted is not None:  # refused here, before anything of the sample is written
+        if adopted[1] is None:
+            raise FdbuError(sid, "output.json", "is missing beside output.wav: export.transcripts=adopt takes the "
+                            "official asr.py's output.json; run it on this folder, or export without adopt and "
+                            "run fdbu asr")
+        adopt.check(adopted[1], sid, window_us(T, SR), ann)
     folder = tmp / subset / name
     folder.mkdir(parents=True)
     files = {}
@@ -162,6 +245,9 @@ def _sample(tmp: Path, sid: str, inp, in_sr, ann, audio, out_sr, reason, length:
     if ann_name:
         (folder / ann_name).write_bytes(ann)
         files[ann_name] = sha256_bytes(ann)
+    if adopted is not None:  # copied unchanged; its hash goes to asr.json, not the manifest
+        (folder / "output.json").write_bytes(adopted[1])
+        files["output.json"] = sha256_bytes(adopted[1])
     row.update({"eligible": True, "reasons": [], "files": files})
     if flags:
         row["flags"] = flags

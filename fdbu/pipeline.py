@@ -27,7 +27,8 @@ def non_default(vad: SpeechDetector | None, boot: Bootstrap) -> list[str]:
     return out
 
 
-def signature(vad: SpeechDetector, boot: Bootstrap, inputs: dict | None = None, *, vad_settings: bool = True) -> dict:
+def signature(vad: SpeechDetector, boot: Bootstrap, inputs: dict | None = None, *, vad_settings: bool = True,
+              transcripts: dict | None = None) -> dict:
     """The reproducibility header of unified.json and sweep.json (sacrebleu's signature). `settings` says
     whether every setting is the spec's; if not, `non_default` lists those that differ."""
     head = {"generator": "fdbu", "fdbu_version": __version__, "definitions": DEFINITIONS_VERSION}
@@ -37,6 +38,8 @@ def signature(vad: SpeechDetector, boot: Bootstrap, inputs: dict | None = None, 
         head["non_default"] = changed
     if inputs is not None:
         head["inputs"] = inputs
+    if transcripts is not None:  # where the words came from (fdbu asr, adopted, synthetic): compare checks it
+        head["transcripts"] = transcripts
     head.update({
         "speech_detection": vad.signature(),
         "bootstrap": {"method": "percentile over whole samples", "resamples": boot.resamples, "seed": boot.seed,
@@ -69,7 +72,8 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None) ->
     `segments` (sample_id -> (k, 2) microseconds) replaces speech detection, for callers
     that already have the segments; by default Silero runs on each eligible interruption output.
     """
-    unified = signature(vad, boot, {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256})
+    unified = signature(vad, boot, {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
+                        transcripts=tree.transcripts)
     unified["subsets"] = {}
     per_sample: dict[str, dict] = {}
     for subset in tasks.scored():

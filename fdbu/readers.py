@@ -65,6 +65,17 @@ def _timestamp(entry, where: str, file: str, what: str) -> list:
     return ts
 
 
+def _word_times(chunks: list, where: str, file: str, T_us: int) -> list[tuple[int, int | None]]:
+    """(start, end or None) microseconds of every word; each start finite and inside [0, T]."""
+    out = []
+    for i, chunk in enumerate(chunks):
+        ts = _timestamp(chunk, where, file, f"word {i}")
+        s = _time(ts[0], where, file, f"word {i} start")
+        _check_in_window(s, T_us, where, file, f"word {i} start")
+        out.append((s, None if ts[1] is None else _time(ts[1], where, file, f"word {i} end")))
+    return out
+
+
 def read_words(data: bytes, where: str, T_us: int) -> tuple[np.ndarray, np.ndarray]:
     """output.json -> (start, end) microseconds; a null end (or one before the start) is zero-length."""
     file = "output.json"
@@ -72,15 +83,20 @@ def read_words(data: bytes, where: str, T_us: int) -> tuple[np.ndarray, np.ndarr
     chunks = doc.get("chunks") if isinstance(doc, dict) else None
     if not isinstance(chunks, list):
         raise FdbuError(where, file, "has no 'chunks' list")
-    starts, ends = [], []
-    for i, chunk in enumerate(chunks):
-        ts = _timestamp(chunk, where, file, f"word {i}")
-        s = _time(ts[0], where, file, f"word {i} start")
-        _check_in_window(s, T_us, where, file, f"word {i} start")
-        e = s if ts[1] is None else _time(ts[1], where, file, f"word {i} end")
-        starts.append(s)
-        ends.append(max(e, s))
-    return np.array(starts, np.int64), np.array(ends, np.int64)
+    words = _word_times(chunks, where, file, T_us)
+    return (np.array([s for s, _ in words], np.int64),
+            np.array([s if e is None else max(e, s) for s, e in words], np.int64))
+
+
+def check_word_times(chunks: list, where: str, file: str, T_us: int) -> tuple[list[int], list[int | None]]:
+    """Word times as the official asr.py writes them: each start finite and inside [0, T], each end null
+    or finite and not before its start (an end may pass T: a TDT word ends at its last token's frame plus
+    a predicted duration). Returns (starts, ends) in microseconds."""
+    words = _word_times(chunks, where, file, T_us)
+    for i, (s, e) in enumerate(words):
+        if e is not None and e < s:
+            raise FdbuError(where, file, f"word {i} ends at {seconds_text(e)} s, before its start {seconds_text(s)} s")
+    return [s for s, _ in words], [e for _, e in words]
 
 
 def read_pauses(data: bytes, where: str, T_us: int) -> dict:

@@ -65,6 +65,15 @@ def _metric_line(name: str, m: dict) -> str:
     return f"{head}{m['count']:>5} samples (median; p90 {fmt(m['p90'])})"
 
 
+def transcripts_text(unified: dict) -> str:
+    """Where the transcripts came from, for the console: `adopted (nvidia/parakeet-tdt-0.6b-v2, ...)`."""
+    from .tree import SOURCES
+
+    t = unified.get("transcripts") or {"source": "unrecorded", "model": None}
+    detail = SOURCES.get(t.get("source"), str(t.get("source")))
+    return f"{t.get('source')} ({t.get('model') or 'model not recorded'}; {detail})"
+
+
 def summary(unified: dict) -> str:
     vad = unified["speech_detection"]
     st = vad["settings"]
@@ -75,7 +84,7 @@ def summary(unified: dict) -> str:
         f"min_speech {st['min_speech_duration_ms']} ms min_silence {st['min_silence_duration_ms']} ms "
         f"pad {st['speech_pad_ms']} ms | bootstrap {b['resamples']} seed {b['seed']}",
         f"manifest.json sha256:{unified['inputs']['manifest.json'][:12]} | "
-        f"asr.json sha256:{unified['inputs']['asr.json'][:12]}",
+        f"asr.json sha256:{unified['inputs']['asr.json'][:12]} | transcripts: {transcripts_text(unified)}",
     ]
     for subset, entry in unified["subsets"].items():
         c = entry["counts"]

@@ -18,6 +18,7 @@ NEG_FLOOR = 0.01
 BACKENDS = ("reference", "batched")
 PAIRS = ("baseline", "all")            # fdbu compare: each system against the baseline, or every pair
 LENGTH_POLICIES = ("strict", "fit")    # fdbu export: an output whose length differs from T
+TRANSCRIPTS = ("none", "adopt")        # fdbu export: the ASR stage makes them, or the official asr.py's output.json
 RESAMPLES, SEED = 2000, 0              # the spec's bootstrap
 MAX_RESAMPLES = 100_000  # resamples x samples int64 indices: 100k x 1000 samples is 800 MB
 

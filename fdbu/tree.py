@@ -20,7 +20,8 @@ import soundfile as sf
 from . import tasks
 from .atomic import sha256_bytes
 from .audio import SAMPLE_RATE
-from .errors import FdbuError
+from .errors import FdbuError, one_line
+from .layout import not_a_tree
 from .readers import MAX_SECONDS, parse_json, read_words, seconds_text
 from .timebase import window_us
 
@@ -68,6 +69,7 @@ class Tree:
     asr_sha256: str
     files: dict[str, dict[str, str]] = field(default_factory=dict)  # sample id -> file -> SHA-256 (manifest)
     receipts: dict[str, dict[str, str]] = field(default_factory=dict)  # subset -> id -> SHA-256 (asr.json)
+    transcripts: dict = field(default_factory=dict)  # where the transcripts came from (`provenance`)
 
     def subset(self, name: str) -> list[Sample]:
         return [s for s in self.samples if s.subset == name]
@@ -228,11 +230,18 @@ class Manifest:
     sha256: str
 
 
+def require(root, transcribed: bool = True) -> None:
+    """Refuse a `tree=` that is not a reference tree (or, with `transcribed`, has no asr.json), naming what
+    it is and the command that makes it one (`fdbu.layout`); run before any output is checked."""
+    problem = not_a_tree(Path(root), transcribed)
+    if problem:  # one line, whatever the folder's name holds
+        raise FdbuError("tree", None, one_line(problem))
+
+
 def read_manifest(root) -> Manifest:
     """manifest.json with every row checked; no other file is read (the ASR stage starts here)."""
     root = Path(root)
-    if not root.is_dir():
-        raise FdbuError("tree", None, f"{root} is not a directory")
+    require(root, transcribed=False)
     data = _read(root / "manifest.json", "tree", "manifest.json", root)
     manifest = parse_json(data, "tree", "manifest.json")
     if not isinstance(manifest, dict) or manifest.get("schema_version") != 1 or manifest.get("kind") != MANIFEST_KIND:
@@ -260,11 +269,28 @@ def read_manifest(root) -> Manifest:
     return Manifest(root, dict(declared), samples, files, sha256_bytes(data))
 
 
+SOURCES = {"fdbu asr": "transcribed by fdbu", "adopted": "made by the official asr.py, not by fdbu",
+           "synthetic": "placed by fdbu synth", "unrecorded": "asr.json does not say by what"}
+
+
+def provenance(asr: dict) -> dict:
+    """Where a tree's transcripts came from, from asr.json's config: `source` (fdbu asr, adopted, synthetic;
+    an asr.json that does not say is `fdbu asr` when it records NeMo's version, else `unrecorded`), the
+    `model` and, where recorded, the checkpoint's SHA-256. unified.json's signature carries it."""
+    config = asr.get("config") if isinstance(asr.get("config"), dict) else {}
+    source = config.get("source")
+    if source not in SOURCES:
+        source = "fdbu asr" if "nemo_version" in config else "unrecorded"
+    out = {"source": source, "model": config.get("model_id") if isinstance(config.get("model_id"), str) else None}
+    if isinstance(config.get("checkpoint_sha256"), str):
+        out["checkpoint_sha256"] = config["checkpoint_sha256"]
+    return out
+
+
 def load_tree(root) -> Tree:
     """Read and check everything `fdbu score` depends on; icc_backchannel files are not read."""
     root = Path(root)
-    if root.is_dir() and not (root / "asr.json").exists():
-        raise FdbuError("tree", "asr.json", f"is missing in {root}; run the ASR stage (fdbu asr) before scoring")
+    require(root, transcribed=True)
     m = read_manifest(root)
     asr_bytes = _read(root / "asr.json", "tree", "asr.json", root)
     asr = parse_json(asr_bytes, "tree", "asr.json")
@@ -284,4 +310,4 @@ def load_tree(root) -> Tree:
     receipts = {k: v["transcripts"] for k, v in asr_subsets.items()
                 if isinstance(v, dict) and isinstance(v.get("transcripts"), dict)}
     return Tree(root=root, declared=m.declared, samples=m.samples, manifest_sha256=m.sha256,
-                asr_sha256=sha256_bytes(asr_bytes), files=m.files, receipts=receipts)
+                asr_sha256=sha256_bytes(asr_bytes), files=m.files, receipts=receipts, transcripts=provenance(asr))

@@ -62,7 +62,10 @@ def test_cut_at_R_offset_added_back_and_the_official_format(synth_tree, tmp_path
     assert some_words > 0
     receipt = json.loads(path.read_text())
     assert receipt["config"]["checkpoint_sha256"] == model.checkpoint_sha256
-    assert receipt["config"]["model_id"] == Path(checkpoint).stem and receipt["config"]["nemo_version"]
+    # a checkpoint given without asr.model is named by its weights, not by its file name (which could be anything)
+    assert receipt["config"]["model_id"] == f"checkpoint sha256:{model.checkpoint_sha256[:12]}"
+    assert receipt["config"]["nemo_version"] and receipt["config"]["source"] == "fdbu asr"
+    assert receipt["config"]["batch_size"] == (1 if model.one_file_per_call else 4)  # the one NeMo was given
     assert receipt["subsets"][UI]["task"] == "user_interruption"
     assert receipt["subsets"]["candor_turn_taking"]["task"] == "default"
     for subset, entry in receipt["subsets"].items():
@@ -235,7 +238,7 @@ def test_the_check_fails_when_tdt_durations_are_ignored(synth_tree, tmp_path, bu
 
 def test_errors_before_any_transcription(built, tmp_path, monkeypatch):
     checkpoint = built("rnnt")[0]
-    with pytest.raises(FdbuError, match="does not exist; fdbu loads a local .nemo file"):
+    with pytest.raises(FdbuError, match="missing.nemo does not exist; give a local .nemo file, or load the model by name"):
         ParakeetASR(tmp_path / "missing.nemo")
     with pytest.raises(FdbuError, match="not the pinned asr.sha256=00"):
         ParakeetASR(checkpoint, sha256="00" * 32)

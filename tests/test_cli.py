@@ -62,7 +62,7 @@ def test_error_is_one_line_exits_non_zero_and_writes_nothing(synth_tree, tmp_pat
 def test_unknown_command_and_missing_tree(tmp_path):
     assert fdbu_main("frobnicate").returncode == 2
     out = fdbu_main("score", f"tree={tmp_path / 'nope'}")
-    assert out.returncode == 2 and "is not a directory" in out.stderr
+    assert out.returncode == 2 and out.stderr == f"fdbu: error: tree: {tmp_path / 'nope'} does not exist\n"
 
 
 def test_output_into_a_closed_pipe_is_not_a_bug():

@@ -26,10 +26,11 @@ def blocks(text: str, lang: str) -> list[str]:
     return re.findall(rf"```{lang}\n(.*?)```", text, flags=re.S)
 
 
-def commands() -> list[tuple[str, list[str]]]:
-    """(line, argv) of every command in the Commands section's shell block, continuations joined."""
+def commands(block: str | None = None) -> list[tuple[str, list[str]]]:
+    """(line, argv) of every command in a shell block (the Commands section's), continuations joined."""
     out = []
-    for line in blocks(section("Commands"), "sh")[0].replace("\\\n", " ").splitlines():
+    block = blocks(section("Commands"), "sh")[0] if block is None else block
+    for line in block.replace("\\\n", " ").splitlines():
         argv = shlex.split(line, comments=True)
         if argv:
             out.append((line, argv))
@@ -59,8 +60,27 @@ def test_every_command_runs_as_written(tmp_path, calibrated, monkeypatch):
     assert len(skipped) == sum(any(n in line for n in NEEDS) for line, _ in commands()) + (
         0 if OFFICIAL is not None else 1)
     for path in ("runs/modelA/unified.json", "reports/modelA/latency-curves.png", "reports/sweep/sweep.json",
-                 "runs/modelA-export/manifest.json", "runs/modelC/manifest.json", "runs/modelA/summary.json"):
+                 "runs/modelA-export/manifest.json", "runs/modelC/manifest.json", "runs/modelA/summary.json",
+                 "runs/official/unified.json"):
         assert (tmp_path / path).is_file(), path
     # and the Python example, in the same folder
     for code in blocks(section("Commands"), "python"):
         exec(compile(code, "README.md", "exec"), {})
+
+
+def test_scoring_your_systems_outputs_runs_as_written(tmp_path, calibrated, monkeypatch):
+    """The section's two blocks in an empty folder: synth's official folders, then the four commands from
+    them to unified.json and a comparison with the baseline."""
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    trial, steps = blocks(section("Scoring your system's outputs"), "sh")
+    assert len(commands(steps)) == 4
+    for line, argv in commands(trial) + commands(steps):
+        assert argv[0] == "fdbu", line
+        out = fdbu_main(*argv[1:])
+        assert out.returncode == 0, f"{line}\n{out.stderr}"
+    for tree in ("runs/mine", "runs/baseline"):
+        assert json.loads((tmp_path / tree / "unified.json").read_text())["transcripts"]["source"] == "adopted"
+    result = json.loads((tmp_path / "reports/mine-vs-baseline/compare.json").read_text())
+    assert [s["name"] for s in result["systems"]] == ["baseline", "mine"] and not result["mixed_transcripts"]

@@ -349,4 +349,5 @@ def test_a_path_hydra_cannot_lex_says_to_quote_it(tmp_path, name):
     assert f"\"tree='{tmp_path / name}'\"".replace("\n", "\\n") in line
     (tmp_path / name).mkdir()
     quoted = fdbu_main("score", f"tree='{tmp_path / name}'")
-    refused(quoted, "asr.json: is missing in")  # quoted, the path is read (and this empty folder is not a tree)
+    shown = str(tmp_path / name).replace("\n", "\\n")  # read, and named in one line
+    refused(quoted, f"{shown} is an empty folder, not a reference tree")

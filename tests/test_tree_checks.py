@@ -35,7 +35,7 @@ def test_good_tree_loads(tmp_path):
 
 def test_refuses_tree_without_asr_json(tmp_path):
     (good(tmp_path) / "asr.json").unlink()
-    refuse(tmp_path, "asr.json", "is missing")
+    refuse(tmp_path, "was exported but not transcribed (manifest.json, no asr.json); run fdbu asr tree=")
 
 
 def test_refuses_malformed_manifest(tmp_path):

@@ -1,7 +1,10 @@
-"""The one module that calls NeMo: a local Parakeet checkpoint, batched word-timed transcription.
+"""The one module that calls NeMo: Parakeet by name or from a local checkpoint, word-timed transcription.
 
-Nothing is downloaded: the offline switches are set before NeMo is imported and the model
-is loaded with `restore_from` from a local `.nemo` file, pinned by SHA-256 before loading.
+By name (`asr.model`, default nvidia/parakeet-tdt-0.6b-v2) the model is NeMo's own
+`from_pretrained`, which reads the Hugging Face cache first and downloads only what is not there
+(never with HF_HUB_OFFLINE=1). A local `.nemo` file (`asr.checkpoint`) is loaded with
+`restore_from` with the offline switches set, so nothing is downloaded. Either way the file's
+SHA-256 is computed (and checked against `asr.sha256`) before the weights load.
 """
 from __future__ import annotations
 
@@ -17,16 +20,20 @@ from ..errors import FdbuError
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
 INSTALL = "pip install 'fdbu[asr]' (nemo_toolkit[asr]==3.0.0); `make install` in a checkout"
+DEFAULT_MODEL = "nvidia/parakeet-tdt-0.6b-v2"
 
 
-def require_nemo(verbose: bool = False, load: bool = True):
+def require_nemo(verbose: bool = False, load: bool = True, offline: bool = True):
     """NeMo, and with `load` its ASR collection. Without `load` only the package is checked (its
-    ASR collection takes 10-20 s to import; a run whose transcripts are all cached never needs it)."""
+    ASR collection takes 10-20 s to import; a run whose transcripts are all cached never needs it).
+    `offline` sets the Hugging Face offline switches (a local checkpoint); loading by name leaves
+    them as the user set them."""
     import importlib.util
     import logging
 
-    for k, v in OFFLINE.items():
-        os.environ.setdefault(k, v)
+    if offline:
+        for k, v in OFFLINE.items():
+            os.environ.setdefault(k, v)
     if not verbose:  # NeMo's telemetry layer warns on import that it collects nothing
         logging.getLogger("nv_one_logger").setLevel(logging.ERROR)
     try:
@@ -51,18 +58,60 @@ class Word:
     end: float | None
 
 
+def archive_config(path: Path) -> dict:
+    """model_config.yaml of a .nemo archive (read without loading the weights); {} when it has none."""
+    from omegaconf import OmegaConf
+
+    try:
+        with tarfile.open(path, "r:*") as tar:
+            for member in tar:
+                if member.isfile() and Path(member.name).name == "model_config.yaml":
+                    cfg = OmegaConf.to_container(OmegaConf.create(tar.extractfile(member).read().decode()))
+                    return cfg if isinstance(cfg, dict) else {}
+    except (tarfile.TarError, OSError, ValueError, UnicodeDecodeError):
+        pass
+    return {}
+
+
+def _cached_model_file(name: str, nemo_asr) -> Path:
+    """The .nemo file NeMo's `from_pretrained` resolves for `name` (the Hugging Face cache, else a download)."""
+    try:
+        path = nemo_asr.models.ASRModel.from_pretrained(model_name=name, return_model_file=True)
+    except Exception as e:  # offline and not cached, no network, no such model: one line with both ways out
+        from huggingface_hub import constants
+
+        why = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        offline = " (HF_HUB_OFFLINE is set)" if constants.HF_HUB_OFFLINE else ""
+        raise FdbuError("asr", "model", f"{name} is not in the Hugging Face cache ({constants.HF_HUB_CACHE}) and "
+                        f"could not be downloaded{offline}: {why}; download it once with network access (run fdbu asr "
+                        "there without HF_HUB_OFFLINE), or pass asr.checkpoint=FILE.nemo") from None
+    if not Path(path).is_file():
+        raise FdbuError("asr", "model", f"{name} resolves to {path}, an unpacked folder, not one .nemo file fdbu can "
+                        "pin by SHA-256; pass asr.checkpoint=FILE.nemo")
+    return Path(path)
+
+
 class ParakeetASR:
-    def __init__(self, checkpoint: Path, *, sha256: str | None = None, device: str = "cpu", verbose: bool = False):
-        checkpoint = Path(checkpoint)
-        self.model_id = checkpoint.stem  # e.g. parakeet-tdt-0.6b-v2; the SHA-256 says which weights
-        if not checkpoint.is_file():
-            raise FdbuError("asr", "checkpoint", f"{checkpoint} does not exist; fdbu loads a local .nemo file and "
-                            "never downloads one (see the README for how to obtain and pin it)")
+    def __init__(self, checkpoint: Path | None = None, *, model: str | None = None, sha256: str | None = None,
+                 device: str = "cpu", verbose: bool = False):
+        """`checkpoint`: a local .nemo file (`model` then only names it in asr.json); else `model` (default
+        nvidia/parakeet-tdt-0.6b-v2) by name through NeMo's from_pretrained and the Hugging Face cache."""
+        self.name = None if checkpoint is not None else (model or DEFAULT_MODEL)
+        if checkpoint is None:
+            _, nemo_asr = require_nemo(verbose, offline=False)
+            checkpoint = _cached_model_file(self.name, nemo_asr)
+            self.loaded_by = "from_pretrained (Hugging Face cache)"
+        else:
+            checkpoint = Path(checkpoint)
+            self.loaded_by = "restore_from (local checkpoint)"
+            if not checkpoint.is_file():
+                raise FdbuError("asr", "checkpoint", f"{checkpoint} does not exist; give a local .nemo file, or load "
+                                f"the model by name (asr.model={DEFAULT_MODEL}, the default without asr.checkpoint)")
         self.checkpoint_sha256 = sha256_file(checkpoint)
         if sha256 is not None and sha256.lower() != self.checkpoint_sha256:
             raise FdbuError("asr", "checkpoint", f"{checkpoint} has SHA-256 {self.checkpoint_sha256}, not the pinned "
                             f"asr.sha256={sha256}; nothing was transcribed")
-        nemo, _ = require_nemo(verbose, load=False)
+        nemo, _ = require_nemo(verbose, load=False, offline=self.name is None)
         import torch
 
         self.nemo_version = nemo.__version__
@@ -73,19 +122,39 @@ class ParakeetASR:
         if not tarfile.is_tarfile(checkpoint):  # refused now, not after the work that precedes loading
             raise FdbuError("asr", "checkpoint", f"{checkpoint} is not a NeMo checkpoint (a .nemo file is a tar "
                             "archive)")
+        self._config = archive_config(checkpoint)
+        # what asr.json calls the model: its name, or the name the checkpoint's config gives itself, never
+        # the file's name (which could be anything); the SHA-256 says which weights
+        own = self._config.get("name") if isinstance(self._config.get("name"), str) else None
+        self.model_id = self.name or model or own or f"checkpoint sha256:{self.checkpoint_sha256[:12]}"
         self._model = None
 
     @property
+    def decoding(self) -> dict:
+        """The decoding config: the loaded model's, or the checkpoint's (so nothing loads to know it)."""
+        if self._model is not None:
+            return self._model.cfg.decoding
+        return self._config.get("decoding") or {}
+
+    def batch_size_used(self, requested: int) -> int:
+        """The files per NeMo call this model gets for `requested` (asr.json records it)."""
+        return 1 if self.one_file_per_call else requested
+
+    @property
     def model(self):
-        """The NeMo model, restored on first use (a run whose transcripts are all cached never loads it)."""
+        """The NeMo model, loaded on first use (a run whose transcripts are all cached never loads it)."""
         if self._model is None:
             import torch
 
-            _, nemo_asr = require_nemo(self.verbose)
+            _, nemo_asr = require_nemo(self.verbose, offline=self.name is None)
 
             try:
-                self._model = nemo_asr.models.ASRModel.restore_from(str(self.checkpoint),
-                                                                    map_location=torch.device(self.device))
+                if self.name is not None:  # NeMo's own path: from the Hugging Face cache the file above came from
+                    self._model = nemo_asr.models.ASRModel.from_pretrained(model_name=self.name,
+                                                                           map_location=torch.device(self.device))
+                else:
+                    self._model = nemo_asr.models.ASRModel.restore_from(str(self.checkpoint),
+                                                                        map_location=torch.device(self.device))
             except Exception as e:  # an archive NeMo cannot restore
                 raise FdbuError("asr", "checkpoint", f"{self.checkpoint} is not a NeMo checkpoint NeMo "
                                 f"{self.nemo_version} can load ({type(e).__name__}: "
@@ -95,7 +164,7 @@ class ParakeetASR:
 
     @property
     def one_file_per_call(self) -> bool:
-        return stale_tdt_durations(self.model.cfg.decoding, self.device)
+        return stale_tdt_durations(self.decoding, self.device)
 
     def transcribe(self, audios: list[np.ndarray], batch_size: int) -> list[list[Word]]:
         """Word-timed transcripts of 16 kHz mono float waveforms (empty audio gives no words)."""

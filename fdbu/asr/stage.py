@@ -251,8 +251,9 @@ def run(root: Path, model_factory, *, batch_size: int = 16,
         journal.release()
     if cache.shards:
         counts["shards"] = dict(cache.shards)
-    receipt = {"config": {"model_id": model.model_id, "checkpoint_sha256": model.checkpoint_sha256,
-                          "device_type": model.device, "batch_size": batch_size,
+    receipt = {"config": {"source": "fdbu asr", "model_id": model.model_id, "loaded_by": model.loaded_by,
+                          "checkpoint_sha256": model.checkpoint_sha256, "device_type": model.device,
+                          "batch_size": model.batch_size_used(batch_size),
                           "max_batch_seconds": max_batch_seconds, "nemo_version": model.nemo_version,
                           "torch_version": model.torch_version},
                "subsets": {}}

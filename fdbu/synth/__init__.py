@@ -28,7 +28,9 @@ from ..tree import MANIFEST_KIND
 GAP_S = 0.05  # between words of one utterance: far below Silero's 100 ms minimum silence
 SYSTEMS = ("prompt", "slow", "overlap", "never_stops", "silent")
 BANK = Path(__file__).parent / "bank"
-REASONS = ("output.wav missing from the capture", "observation window had transport errors")
+# what fdbu export says of the same captures (no output.wav; an empty one), so that an official-layout
+# synth tree exports to the same rows
+REASONS = ("output.wav missing", "output.wav is empty")
 
 
 @lru_cache(maxsize=1)
@@ -194,8 +196,30 @@ def _write(path: Path, data: bytes) -> str:
     return sha256_bytes(data)
 
 
-def check(n, system: str, ineligible: float, interruption_tail_s: tuple) -> dict[str, int]:
+LAYOUTS = ("tree", "official")
+
+
+def _official_sample(folder: Path, cap: Capture, annotation_file: str | None, annotation, transcript: dict | None,
+                     reason: str | None) -> None:
+    """One sample as the official inference and asr.py leave it: input.wav (T samples of silence: the synthetic
+    user is not rendered), the annotation, output.wav and asr.py's output.json (`indent=4`); an ineligible
+    sample has the fault its reason names (no output.wav, or an empty one)."""
+    folder.mkdir(parents=True)
+    (folder / "input.wav").write_bytes(wav_bytes(np.zeros(cap.n, np.int16)))
+    if annotation is not None:
+        (folder / annotation_file).write_bytes((json.dumps(annotation) + "\n").encode())
+    if reason == REASONS[1]:
+        (folder / "output.wav").write_bytes(wav_bytes(np.zeros(0, np.int16)))
+    elif reason is None:
+        (folder / "output.wav").write_bytes(cap.wav())
+        (folder / "output.json").write_text(json.dumps(transcript, indent=4))
+
+
+def check(n, system: str, ineligible: float, interruption_tail_s: tuple, layout: str = "tree") -> dict[str, int]:
     """Refuse settings synth cannot honour; returns the samples per subset."""
+    if layout not in LAYOUTS:
+        raise FdbuError("config", None, f"layout={layout!r}: choose tree (a reference tree) or official (the "
+                        "official per-task folders)")
     sizes = (dict(sorted(tasks.release_sizes().items())) if n == "release" else dict(n) if isinstance(n, dict)
              else dict.fromkeys(tasks.SUBSETS, n))
     if system not in SYSTEMS + ("mixed",):
@@ -219,8 +243,13 @@ def _is_number(x) -> bool:
 
 
 def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str = "mixed", ineligible: float = 0.05,
-               interruption_tail_s: tuple[float, float] = (4.0, 6.0), progress: bool = False) -> Path:
+               interruption_tail_s: tuple[float, float] = (4.0, 6.0), progress: bool = False,
+               layout: str = "tree") -> Path:
     """Write a synthetic tree at `out` (which must not exist), all at once or not at all.
+
+    `layout="official"` writes the same samples as official per-task folders instead
+    (`out/<subset>/<id>/`: input.wav, output.wav, the annotation, asr.py's output.json), with
+    no manifest.json or asr.json: what `fdbu export` with `export.transcripts=adopt` reads.
 
     `n` is samples per subset: a number, "release" (the v1.0 sizes, a full-size tree), or
     a dict subset -> number (0 leaves a subset out). `interruption_tail_s` is the range of
@@ -228,7 +257,8 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
     """
     out = Path(out)
     SUBSETS = tasks.SUBSETS
-    sizes = check(n, system, ineligible, interruption_tail_s)
+    sizes = check(n, system, ineligible, interruption_tail_s, layout)
+    official = layout == "official"
     lo, hi = interruption_tail_s
     with new_folder(out, "fdbu synth") as tmp:
         samples, truth, transcripts = [], {}, {s: {} for s in SUBSETS}
@@ -244,9 +274,16 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
                 row.update({"eligible": False, "reasons": [REASONS[int(rng.integers(len(REASONS)))]]})
                 samples.append(row)
                 truth[row["sample_id"]] = {"system": behaviour, "eligible": False}
+                if official:  # its dataset part still exists; the capture has the fault its reason names
+                    _, cap, annotation, _, _ = kind.generator(rng, behaviour, tail=(lo, hi), **SUBSETS[subset].synth)
+                    _official_sample(tmp / subset / name, cap, kind.annotation, annotation, None, row["reasons"][0])
                 continue
             T, cap, annotation, transcript, intended = kind.generator(rng, behaviour, tail=(lo, hi),
-                                                                           **SUBSETS[subset].synth)
+                                                                      **SUBSETS[subset].synth)
+            truth[row["sample_id"]] = {"system": behaviour, "eligible": True, "intended": intended}
+            if official:
+                _official_sample(tmp / subset / name, cap, kind.annotation, annotation, transcript, None)
+                continue
             folder = tmp / subset / name
             folder.mkdir(parents=True)
             files = {"output.wav": _write(folder / "output.wav", cap.wav())}
@@ -257,16 +294,19 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
             row.update({"sample_rate": SR, "input_samples": cap.n, "input_s": cap.n / SR, "eligible": True,
                         "reasons": [], "files": files})
             samples.append(row)
-            truth[row["sample_id"]] = {"system": behaviour, "eligible": True, "intended": intended}
+        truth_file = {"generator": "fdbu synth", "seed": seed, "n": sizes, "system": system, "ineligible": ineligible,
+                      "samples": truth}
+        if official:
+            (tmp / "synth.json").write_text(dumps({**truth_file, "layout": "official"}))
+            return out
         manifest = {"schema_version": 1, "kind": MANIFEST_KIND,
                     "declared": {s: sizes[s] for s in SUBSETS if sizes.get(s)},
                     "samples": samples}
-        asr = {"config": {"model_id": "fdbu-synth (transcripts placed by the generator)", "checkpoint_sha256": None,
-                          "device_type": "none"},
+        asr = {"config": {"source": "synthetic", "model_id": "fdbu-synth (transcripts placed by the generator)",
+                          "checkpoint_sha256": None, "device_type": "none"},
                "subsets": {s: {"task": SUBSETS[s].task.asr_task, "transcripts": t} for s, t in transcripts.items()
                            if sizes.get(s)}}
         (tmp / "manifest.json").write_text(dumps(manifest))
         (tmp / "asr.json").write_text(dumps(asr))
-        (tmp / "synth.json").write_text(dumps({"generator": "fdbu synth", "seed": seed, "n": sizes, "system": system,
-                                               "ineligible": ineligible, "samples": truth}))
+        (tmp / "synth.json").write_text(dumps(truth_file))
     return out

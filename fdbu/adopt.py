@@ -1,0 +1,48 @@
+"""`export.transcripts=adopt`: the official asr.py's output.json files as the tree's transcripts.
+
+The official `get_transcript/asr.py` writes, beside each `output.wav`, `{"text", "chunks":
+[{"text", "timestamp": [start, end]}]}` from `nvidia/parakeet-tdt-0.6b-v2`; with `--task
+user_interruption` it cuts the audio at `int(R * sr)` and adds R to every word time, so no word
+starts before R. Adopting checks that shape and those times and copies the file unchanged; asr.json
+then says the transcripts were adopted, which model made them (declared, not verified) and the hashes
+of the files they came from, and never that fdbu ran an ASR model. A file that fails a check stops the
+export (one line naming the sample and the problem): a transcript the official pipeline cannot have
+written means its run went wrong, and dropping the sample would hide that.
+"""
+from __future__ import annotations
+
+from . import tasks
+from .errors import FdbuError
+from .readers import check_word_times, parse_json, seconds_text
+
+OFFICIAL_MODEL = "nvidia/parakeet-tdt-0.6b-v2"
+MADE_BY = "the official Full-Duplex-Bench get_transcript/asr.py, not fdbu"
+
+
+def check(data: bytes, sid: str, T_us: int, annotation: bytes | None) -> None:
+    """Refuse an output.json the official asr.py could not have written for this sample."""
+    file = "output.json"
+    doc = parse_json(data, sid, file)
+    if not isinstance(doc, dict) or not isinstance(doc.get("text"), str) or not isinstance(doc.get("chunks"), list):
+        raise FdbuError(sid, file, "is not the official asr.py's shape: an object with 'text' (a string) and "
+                        "'chunks' (a list)")
+    for i, chunk in enumerate(doc["chunks"]):
+        if not isinstance(chunk, dict) or not isinstance(chunk.get("text"), str):
+            raise FdbuError(sid, file, f"word {i} is not an object with 'text' (a string) and 'timestamp'")
+    starts, ends = check_word_times(doc["chunks"], sid, file, T_us)
+    task = tasks.subset(sid.split("/")[0]).task
+    if task.asr_cut is not None:  # asr.py --task user_interruption: cut at R, R added back
+        cut = task.read(annotation, sid, T_us)[task.reference]
+        early = [i for i, s in enumerate(starts) if s < cut]
+        if early:
+            raise FdbuError(sid, file, f"word {early[0]} starts at {seconds_text(starts[early[0]])} s, before R = "
+                            f"{seconds_text(cut)} s: not the official asr.py --task user_interruption's output "
+                            "(it cuts the audio at R and adds R back)")
+
+
+def receipt(model: str, transcripts: dict[str, dict[str, str]], sources: dict[str, dict[str, dict]]) -> dict:
+    """asr.json of an adopted tree: transcripts by subset (their SHA-256, as fdbu asr records them), and
+    the SHA-256 of the output.wav and output.json each was adopted from."""
+    return {"config": {"source": "adopted", "model_id": model, "made_by": MADE_BY, "checkpoint_sha256": None},
+            "subsets": {s: {"task": tasks.subset(s).task.asr_task, "transcripts": t, "adopted_from": sources[s]}
+                        for s, t in transcripts.items()}}
