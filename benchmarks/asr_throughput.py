@@ -1,7 +1,8 @@
 """ASR throughput: the official one-file-at-a-time way against fdbu's ASR stage, same captures.
 
     python -m benchmarks.asr_throughput [--model tiny|tiny-tdt|parakeet-size] [--checkpoint PATH.nemo]
-                                        [--files N] [--device cpu|cuda] [--batch-sizes 4,16] [--workdir DIR]
+                                        [--files N] [--device cpu|cuda] [--batch-sizes 1,4,16,32]
+                                        [--bounds 1] [--workdir DIR]
 
 Models: `tiny` (the default; 64 files) and `tiny-tdt` are the random test models (their speed says
 nothing about Parakeet's, only about the ways of calling NeMo); `parakeet-size` (16 files) is
@@ -12,19 +13,19 @@ takes a real .nemo file.
 The captures are interruption outputs (20-30 s), transcribed from R on as the stage cuts them.
   official: each output.wav read, cut, written to a temporary WAV and transcribed alone
             (v1_v1.5/get_transcript/asr.py);
-  stage:    `fdbu.asr.stage.run` on a copy of the tree, at each batch size. For a TDT model on
-            NeMo's PyTorch decoding path (CPU) the adapter hands NeMo one file per call
-            (`stale_tdt_durations`), so there is one stage row, and then
-  batched:  the stage with that guard lifted, at each batch size: NeMo decodes whole batches, as
-            on a GPU with CUDA graphs or with a fixed NeMo. Speed only: NeMo 3.0.0's batched TDT
-            word ends are wrong there.
+  before:   (TDT) the stage as it was before NeMo's batched TDT loop got fdbu's durations fix:
+            one file per NeMo call (`asr.batch_size` only groups the reading), as it still is when
+            the fix cannot apply;
+  stage:    `fdbu.asr.stage.run` on a copy of the tree, at each batch size (sizes at or above the
+            number of files make one call of all files, so only the first of them is run), with
+            the sentinel at its default (`asr.verify=auto`: no file under 50 files).
 Each way: wall time, audio seconds per second, RTF, CPU seconds per wall second (about the
 number of cores it had; less means another process took some), peak memory (CPU: resident set
 of the process; CUDA: allocated), the split of its time (reading audio; mel front end; encoder;
 decoding with word timestamps; the rest: NeMo's data loader, temporary files, writing
 transcripts), and whether its words and times equal the official way's.
 
-Decoding bound (TDT). Random weights decode another number of steps than trained ones. Greedy
+Decoding bound (TDT, with --bounds 1). Random weights decode another number of steps than trained ones. Greedy
 TDT decoding is a loop whose every step does the same fixed-shape work whatever the weights; a
 step moves at most 4 frames on (the longest duration), and at most max_symbols tokens are
 emitted per frame. So any weights, trained Parakeet's included, decode in between two runs of
@@ -240,9 +241,11 @@ def decoding_bounds(asr: ParakeetASR, encoded: list, most_calls: int = 2) -> dic
 
 
 def main() -> None:
-    args, work = parse(__doc__, files=0, model=(str, "tiny"), checkpoint=(str, None), batch_sizes=(str, "4,16"))
+    args, work = parse(__doc__, files=0, model=(str, "tiny"), checkpoint=(str, None), batch_sizes=(str, "1,4,16,32"),
+                       bounds=(int, 0))
     files = args.files or (16 if args.model == "parakeet-size" else 64)
     sizes = [int(x) for x in args.batch_sizes.split(",")]
+    sizes = [b for b in sizes if b < files] + [b for b in sizes if b >= files][:1]  # one row of all files
     checkpoint = checkpoint_for(args, work)
     load = os.getloadavg()
     with Timer() as t_load:
@@ -258,7 +261,7 @@ def main() -> None:
     print(f"machine: {machine()}; device {args.device}; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     print(f"checkpoint {checkpoint.name}: {params / 1e6:.1f} M parameters, {'TDT' if tdt else 'RNNT'}, "
           f"loaded (hashed and restored) in {t_load.s:.1f} s, process resident {rss() / 1e9:.2f} GB; "
-          f"one NeMo call per file on this path: {'yes' if asr.one_file_per_call else 'no'}")
+          f"NeMo decoding on this path: {asr.decoding}")
     print(f"{len(jobs)} interruption captures, {audio_s:.0f} s of audio after the cut at R\n")
     print("| way | wall s | audio s/s | RTF | CPU s / wall s | peak memory GB | read | mel | encoder | decode | rest "
           "| same as official |")
@@ -292,20 +295,19 @@ def main() -> None:
     with probe.way() as res:
         ref = official(asr, probe, jobs)
     row("official: temp WAV, one file per call", res, "(reference)")
-    if asr.one_file_per_call:  # the batch size only groups the reading: one row
-        stage_total, encoded = stage_row("stage (NeMo: one file per call)", sizes[0], keep=True)
-        asr.one_file_per_call = False
+    stage_total = encoded = None
+    if tdt:  # the stage before the fix: one file per call, whatever the batch size
+        asr.files_per_call = lambda batch_size: 1
         try:
-            for bs in sizes:
-                stage_row(f"batched: stage with NeMo decoding {bs} files per call", bs)
+            stage_total, encoded = stage_row("before: stage, one file per NeMo call (TDT)", max(sizes), keep=True)
         finally:
-            asr.one_file_per_call = True
-    else:
-        for bs in sizes:
-            res, kept = stage_row(f"stage, batch_size {bs}", bs, keep=bs == sizes[0])
-            if bs == sizes[0]:
-                stage_total, encoded = res, kept
-    if tdt:
+            del asr.files_per_call
+    for bs in sizes:
+        res, kept = stage_row(f"stage, batch_size {bs}" + (f" (all {files} files per call)" if bs >= files else "")
+                              + (f": {asr.decoding}" if bs > 1 else ""), bs, keep=stage_total is None)
+        if stage_total is None:
+            stage_total, encoded = res, kept
+    if tdt and args.bounds:
         b = decoding_bounds(asr, encoded)
         base = stage_total["wall"] - stage_total["parts"]["decode"]
         blank_step = b["fewest"] / b["blank_steps"]

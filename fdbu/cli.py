@@ -185,13 +185,13 @@ def _asr(cfg) -> None:
     cache = cfg.cache_root() / "asr" if a.cache else None
     if cfg.sharded:
         print(stage.run_shard(cfg.roots(), model, cache, cfg.shard, cfg.shards, batch_size=a.batch_size,
-                              max_batch_seconds=a.max_batch_seconds, progress=cfg.progress))
+                              max_batch_seconds=a.max_batch_seconds, verify=a.verify, progress=cfg.progress))
         return
     for root in cfg.roots():
         path, counts = stage.run(root, model, batch_size=a.batch_size, max_batch_seconds=a.max_batch_seconds,
-                                 resume=a.resume, cache_dir=cache, progress=cfg.progress)
+                                 resume=a.resume, cache_dir=cache, verify=a.verify, progress=cfg.progress)
         print(f"wrote {path}: {counts['transcribed']} transcribed, {counts['from_cache']} from the cache"
-              f"{stage.by_shards(counts)}, {counts['kept']} kept")
+              f"{stage.by_shards(counts)}, {counts['kept']} kept{stage.decoding_note(counts)}")
 
 
 def _vad(cfg) -> None:

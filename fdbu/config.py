@@ -331,6 +331,7 @@ class AsrOptions:
     sha256: Optional[str] = opt(None, "the checkpoint's SHA-256; a mismatch stops before any transcription")
     batch_size: int = opt(16, "files per NeMo call, >= 1")
     max_batch_seconds: float = opt(600.0, "audio seconds per NeMo call, > 0")
+    verify: Any = opt("auto", "sentinel: files decoded both ways, batched and alone (auto: 2-10 from 50 files)")
     resume: bool = opt(False, "continue or redo a run; transcripts equal to their cached inputs are kept")
     cache: bool = opt(True, "keep transcripts on disk (keyed by audio, checkpoint and cut): <cache_dir>/asr")
     verbose: bool = opt(False, "show NeMo's own log lines")
@@ -338,6 +339,8 @@ class AsrOptions:
     def __post_init__(self):
         _check(self.batch_size >= 1, "asr.batch_size", self.batch_size, "a number >= 1")
         _check(self.max_batch_seconds > 0, "asr.max_batch_seconds", self.max_batch_seconds, "seconds > 0")
+        _check(self.verify == "auto" or (type(self.verify) is int and self.verify >= 0), "asr.verify", self.verify,
+               "auto or a number of files >= 0")
 
 
 @dataclass
