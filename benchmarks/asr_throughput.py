@@ -197,6 +197,54 @@ def staged(asr: ParakeetASR, probe: Probe, tree: Path, batch_size: int) -> dict:
                           json.loads((j.folder / "output.json").read_text())["chunks"]] for j in stage._jobs(tree)}
 
 
+def decoding_ways(asr: ParakeetASR, probe: Probe, encoded: list) -> list[tuple]:
+    """The ways to get batched TDT durations right, on the same encoder outputs (the one-file calls'
+    own, padded into one batch): NeMo's loop as installed, fdbu's fix of it, and NeMo's
+    `greedy.preserve_alignments` option (its loop then records every step, with the right
+    durations, and the logits). Each: (name, decoding seconds, peak memory above the start in
+    bytes, tokens whose duration differs from decoding the file alone)."""
+    import torch
+    from omegaconf import open_dict
+
+    from fdbu.asr.nemo_model import _tdt_loop, fix_tdt_durations
+
+    nemo = asr.model
+    frames = max(int(n) for _, lengths in encoded for n in lengths)
+    batch = torch.zeros(len(encoded), encoded[0][0].shape[1], frames)
+    for i, (enc, lengths) in enumerate(encoded):
+        batch[i, :, :int(lengths[0])] = enc[0, :, :int(lengths[0])]
+    lengths = torch.tensor([int(n) for _, n in encoded])
+
+    def steps(hyps):
+        return [[(int(t), int(f), int(d)) for t, f, d in zip(h.y_sequence, h.timestamp["timestep"], h.token_duration)]
+                for h in hyps]
+
+    def decode(enc, n):
+        with torch.inference_mode():
+            return steps(nemo.decoding.rnnt_decoder_predictions_tensor(enc, n, return_hypotheses=True))
+
+    def set_alignments(on):
+        with open_dict(nemo.cfg.decoding):
+            nemo.cfg.decoding.greedy.preserve_alignments = on
+        nemo.change_decoding_strategy(nemo.cfg.decoding, verbose=False)
+
+    out = []
+    try:
+        for name in ("NeMo 3.0.0's loop as installed", "fdbu's fix of that loop", "NeMo option greedy.preserve_alignments"):
+            set_alignments(name.startswith("NeMo option"))
+            alone = [s[0] for s in (decode(enc[:, :, :int(n[0])], n) for enc, n in encoded)]
+            if name.startswith("fdbu"):
+                fix_tdt_durations(_tdt_loop(nemo))
+            with probe.way() as res:
+                together = decode(batch, lengths)
+            differ = sum(a != b for x, y in zip(together, alone) for a, b in zip(x, y))
+            out.append((name, res["wall"], res["peak"] - res["rss0"], differ,
+                        sum(map(len, alone))))
+    finally:
+        set_alignments(False)
+    return out
+
+
 def decoding_bounds(asr: ParakeetASR, encoded: list, most_calls: int = 2) -> dict:
     """Decoding seconds of the stage's own NeMo calls (their encoder outputs, kept) with the model's
     joint and with the `fewest` joint, and seconds per token step of the `most` joint (timed on the
@@ -307,6 +355,13 @@ def main() -> None:
                               + (f": {asr.decoding}" if bs > 1 else ""), bs, keep=stage_total is None)
         if stage_total is None:
             stage_total, encoded = res, kept
+    if tdt:
+        print(f"\nbatched TDT decoding, the ways to keep durations right: {len(encoded)} files in one call, on the "
+              "encoder outputs of the one-file row")
+        print("| way | decoding s | peak memory above the start, MB | durations differing from alone |")
+        print("|---|---:|---:|---:|")
+        for name, seconds, peak, differ, tokens in decoding_ways(asr, probe, encoded):
+            print(f"| {name} | {seconds:.2f} | {peak / 1e6:.0f} | {differ} of {tokens} |", flush=True)
     if tdt and args.bounds:
         b = decoding_bounds(asr, encoded)
         base = stage_total["wall"] - stage_total["parts"]["decode"]
