@@ -134,6 +134,9 @@ def test_nemo_3_0_0_batched_tdt_mixes_up_durations_and_the_fix_keeps_them(synth_
 def test_the_fix_applies_only_to_the_source_it_was_written_for(synth_tree, tmp_path, built, monkeypatch, capsys):
     """Another NeMo (here: another expected SHA-256): no fix, one file per NeMo call, and the reason on
     the console; the transcripts are those of the fixed batches."""
+    fixed = untranscribed(synth_tree, tmp_path / "fixed")  # first: the shared model settles its way unpatched
+    path, _ = run(fixed, lambda: built("tdt")[1], batch_size=16, cache_dir=None, verify=0)
+    assert json.loads(path.read_text())["config"]["decoding"] == nemo_model.BATCHED_FIXED
     monkeypatch.setattr(nemo_model, "TDT_LOOP_SHA256", "0" * 64)
     fresh = ParakeetASR(built("tdt")[0])
     sizes = call_sizes(fresh, monkeypatch)
@@ -148,8 +151,6 @@ def test_the_fix_applies_only_to_the_source_it_was_written_for(synth_tree, tmp_p
     assert counts["verified"] == 0  # nothing is decoded several per call, so nothing to check
     assert nemo_model._tdt_loop(fresh.model).torch_impl.__func__.__name__ == "torch_impl"
     assert not getattr(nemo_model._tdt_loop(fresh.model).torch_impl, "fdbu_fixed", False)
-    fixed = untranscribed(synth_tree, tmp_path / "fixed")
-    run(fixed, lambda: built("tdt")[1], batch_size=16, cache_dir=None, verify=0)
     assert transcripts(tree) == transcripts(fixed)
 
 
