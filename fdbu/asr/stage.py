@@ -73,6 +73,7 @@ class TranscriptCache:
         self.root = Path(root) if root else None
         self.by = by
         self.shards: dict[str, int] = {}
+        self.ways: set = set()  # (decoding, nemo_batch_size) of the entries read, as their makers recorded
         if self.root is not None:
             writable_folder(self.root, "cache_dir")
 
@@ -88,19 +89,21 @@ class TranscriptCache:
             if entry.get("key") == key and entry.get("sha256") == sha256_bytes(data):
                 if isinstance(entry.get("by"), str):
                     self.shards[entry["by"]] = self.shards.get(entry["by"], 0) + 1
+                if isinstance(entry.get("how"), list) and len(entry["how"]) == 2:
+                    self.ways.add(tuple(entry["how"]))
                 return data
         except (OSError, ValueError, KeyError, AttributeError, TypeError, RecursionError):
             pass
         return None
 
-    def put(self, key: str, data: bytes) -> None:
+    def put(self, key: str, data: bytes, how: tuple | None = None) -> None:
         if self.root is None:
             return
         path = self._path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_bytes(path, json.dumps({"key": key, "sha256": sha256_bytes(data), "by": self.by,
-                                          "transcript": data.decode()}).encode())
+                                          "how": list(how) if how else None, "transcript": data.decode()}).encode())
         except OSError:  # a folder in the entry's place: the transcript is only not cached
             pass
 
@@ -173,9 +176,10 @@ def run_shard(roots: list[Path], model_factory, cache_dir: Path, shard: int, sha
     mine = select(pool, shard, shards, key=lambda j: j.key, weight=lambda j: j.samples)
     todo = [j for j in mine if cache.get(j.key) is None]
     bar = tqdm(total=len(todo), unit="file", desc=f"asr shard {shard}/{shards}", disable=not progress or not todo)
+    how = (model.decoding, model.files_per_call(batch_size)) if todo else None
     for batch, decoded in _decoded(todo, model, batch_size, max_batch_seconds, verify):
         for j, words in zip(batch, decoded):
-            cache.put(j.key, transcript_bytes(words, j.offset))
+            cache.put(j.key, transcript_bytes(words, j.offset), how)
         bar.update(len(batch))
     bar.close()
     return (f"shard {shard}/{shards}: {len(mine)} files, {seconds_of(sum(j.samples for j in mine)):.0f} s of audio: "
@@ -270,6 +274,8 @@ def run(root: Path, model_factory, *, batch_size: int = 16,
         journal.release()
     if cache.shards:
         counts["shards"] = dict(cache.shards)
+    if counts["decoding"] is None and len(cache.ways) == 1:  # assembled from the cache: as its makers decoded
+        counts["decoding"], counts["nemo_batch_size"] = next(iter(cache.ways))
     receipt = {"config": {"model_id": model.model_id, "checkpoint_sha256": model.checkpoint_sha256,
                           "device_type": model.device, "batch_size": batch_size,
                           "nemo_batch_size": counts["nemo_batch_size"], "decoding": counts["decoding"],
@@ -364,7 +370,7 @@ def _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_bat
             data = transcript_bytes(words, j.offset)
             journal.record(j, data)
             _write(j, data)
-            cache.put(j.key, data)
+            cache.put(j.key, data, (counts["decoding"], counts["nemo_batch_size"]))
             seconds += seconds_of(j.samples)
         counts["transcribed"] += len(batch)
         bar.update(len(batch))
