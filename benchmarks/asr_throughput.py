@@ -1,7 +1,8 @@
 """ASR throughput: the official one-file-at-a-time way against fdbu's ASR stage, same captures.
 
     python -m benchmarks.asr_throughput [--model tiny|tiny-tdt|parakeet-size] [--checkpoint PATH.nemo]
-                                        [--files N] [--device cpu|cuda] [--batch-sizes 4,16] [--workdir DIR]
+                                        [--files N] [--device cpu|cuda] [--batch-sizes 1,4,16,32]
+                                        [--bounds 1] [--workdir DIR]
 
 Which way the model is loaded: from the checkpoint file (`asr.checkpoint`, NeMo's restore_from).
 Loading by name (`asr.model`, NeMo's from_pretrained from the Hugging Face cache) restores the
@@ -19,19 +20,19 @@ takes a real .nemo file.
 The captures are interruption outputs (20-30 s), transcribed from R on as the stage cuts them.
   official: each output.wav read, cut, written to a temporary WAV and transcribed alone
             (v1_v1.5/get_transcript/asr.py);
-  stage:    `fdbu.asr.stage.run` on a copy of the tree, at each batch size. For a TDT model on
-            NeMo's PyTorch decoding path (CPU) the adapter hands NeMo one file per call
-            (`stale_tdt_durations`), so there is one stage row, and then
-  batched:  the stage with that guard lifted, at each batch size: NeMo decodes whole batches, as
-            on a GPU with CUDA graphs or with a fixed NeMo. Speed only: NeMo 3.0.0's batched TDT
-            word ends are wrong there.
+  before:   (TDT) the stage as it was before NeMo's batched TDT loop got fdbu's durations fix:
+            one file per NeMo call (`asr.batch_size` only groups the reading), as it still is when
+            the fix cannot apply;
+  stage:    `fdbu.asr.stage.run` on a copy of the tree, at each batch size (sizes at or above the
+            number of files make one call of all files, so only the first of them is run), with
+            the sentinel at its default (`asr.verify=auto`: no file under 50 files).
 Each way: wall time, audio seconds per second, RTF, CPU seconds per wall second (about the
 number of cores it had; less means another process took some), peak memory (CPU: resident set
 of the process; CUDA: allocated), the split of its time (reading audio; mel front end; encoder;
 decoding with word timestamps; the rest: NeMo's data loader, temporary files, writing
 transcripts), and whether its words and times equal the official way's.
 
-Decoding bound (TDT). Random weights decode another number of steps than trained ones. Greedy
+Decoding bound (TDT, with --bounds 1). Random weights decode another number of steps than trained ones. Greedy
 TDT decoding is a loop whose every step does the same fixed-shape work whatever the weights; a
 step moves at most 4 frames on (the longest duration), and at most max_symbols tokens are
 emitted per frame. So any weights, trained Parakeet's included, decode in between two runs of
@@ -225,6 +226,54 @@ def adopted(ref: dict, tree: Path, work: Path) -> float:
     return time.perf_counter() - t0
 
 
+def decoding_ways(asr: ParakeetASR, probe: Probe, encoded: list) -> list[tuple]:
+    """The ways to get batched TDT durations right, on the same encoder outputs (the one-file calls'
+    own, padded into one batch): NeMo's loop as installed, fdbu's fix of it, and NeMo's
+    `greedy.preserve_alignments` option (its loop then records every step, with the right
+    durations, and the logits). Each: (name, decoding seconds, peak memory above the start in
+    bytes, tokens whose duration differs from decoding the file alone)."""
+    import torch
+    from omegaconf import open_dict
+
+    from fdbu.asr.nemo_model import _tdt_loop, fix_tdt_durations
+
+    nemo = asr.model
+    frames = max(int(n) for _, lengths in encoded for n in lengths)
+    batch = torch.zeros(len(encoded), encoded[0][0].shape[1], frames)
+    for i, (enc, lengths) in enumerate(encoded):
+        batch[i, :, :int(lengths[0])] = enc[0, :, :int(lengths[0])]
+    lengths = torch.tensor([int(n) for _, n in encoded])
+
+    def steps(hyps):
+        return [[(int(t), int(f), int(d)) for t, f, d in zip(h.y_sequence, h.timestamp["timestep"], h.token_duration)]
+                for h in hyps]
+
+    def decode(enc, n):
+        with torch.inference_mode():
+            return steps(nemo.decoding.rnnt_decoder_predictions_tensor(enc, n, return_hypotheses=True))
+
+    def set_alignments(on):
+        with open_dict(nemo.cfg.decoding):
+            nemo.cfg.decoding.greedy.preserve_alignments = on
+        nemo.change_decoding_strategy(nemo.cfg.decoding, verbose=False)
+
+    out = []
+    try:
+        for name in ("NeMo 3.0.0's loop as installed", "fdbu's fix of that loop", "NeMo option greedy.preserve_alignments"):
+            set_alignments(name.startswith("NeMo option"))
+            alone = [s[0] for s in (decode(enc[:, :, :int(n[0])], n) for enc, n in encoded)]
+            if name.startswith("fdbu"):
+                fix_tdt_durations(_tdt_loop(nemo))
+            with probe.way() as res:
+                together = decode(batch, lengths)
+            differ = sum(a != b for x, y in zip(together, alone) for a, b in zip(x, y))
+            out.append((name, res["wall"], res["peak"] - res["rss0"], differ,
+                        sum(map(len, alone))))
+    finally:
+        set_alignments(False)
+    return out
+
+
 def decoding_bounds(asr: ParakeetASR, encoded: list, most_calls: int = 2) -> dict:
     """Decoding seconds of the stage's own NeMo calls (their encoder outputs, kept) with the model's
     joint and with the `fewest` joint, and seconds per token step of the `most` joint (timed on the
@@ -269,9 +318,11 @@ def decoding_bounds(asr: ParakeetASR, encoded: list, most_calls: int = 2) -> dic
 
 
 def main() -> None:
-    args, work = parse(__doc__, files=0, model=(str, "tiny"), checkpoint=(str, None), batch_sizes=(str, "4,16"))
+    args, work = parse(__doc__, files=0, model=(str, "tiny"), checkpoint=(str, None), batch_sizes=(str, "1,4,16,32"),
+                       bounds=(int, 0))
     files = args.files or (16 if args.model == "parakeet-size" else 64)
     sizes = [int(x) for x in args.batch_sizes.split(",")]
+    sizes = [b for b in sizes if b < files] + [b for b in sizes if b >= files][:1]  # one row of all files
     checkpoint = checkpoint_for(args, work)
     load = os.getloadavg()
     with Timer() as t_load:
@@ -288,7 +339,7 @@ def main() -> None:
     print(f"model loaded by {asr.loaded_by}; "
           f"checkpoint {checkpoint.name}: {params / 1e6:.1f} M parameters, {'TDT' if tdt else 'RNNT'}, "
           f"loaded (hashed and restored) in {t_load.s:.1f} s, process resident {rss() / 1e9:.2f} GB; "
-          f"one NeMo call per file on this path: {'yes' if asr.one_file_per_call else 'no'}")
+          f"NeMo decoding on this path: {asr.decoding}")
     print(f"{len(jobs)} interruption captures, {audio_s:.0f} s of audio after the cut at R\n")
     print("| way | wall s | audio s/s | RTF | CPU s / wall s | peak memory GB | read | mel | encoder | decode | rest "
           "| same as official |")
@@ -322,24 +373,30 @@ def main() -> None:
     with probe.way() as res:
         ref = official(asr, probe, jobs)
     row("official: temp WAV, one file per call", res, "(reference)")
-    if asr.one_file_per_call:  # the batch size only groups the reading: one row
-        stage_total, encoded = stage_row("stage (NeMo: one file per call)", sizes[0], keep=True)
-        asr.one_file_per_call = False
+    stage_total = encoded = None
+    if tdt:  # the stage before the fix: one file per call, whatever the batch size
+        asr.files_per_call = lambda batch_size: 1
         try:
-            for bs in sizes:
-                stage_row(f"batched: stage with NeMo decoding {bs} files per call", bs)
+            stage_total, encoded = stage_row("before: stage, one file per NeMo call (TDT)", max(sizes), keep=True)
         finally:
-            asr.one_file_per_call = True
-    else:
-        for bs in sizes:
-            res, kept = stage_row(f"stage, batch_size {bs}", bs, keep=bs == sizes[0])
-            if bs == sizes[0]:
-                stage_total, encoded = res, kept
+            del asr.files_per_call
+    for bs in sizes:
+        res, kept = stage_row(f"stage, batch_size {bs}" + (f" (all {files} files per call)" if bs >= files else "")
+                              + (f": {asr.decoding}" if bs > 1 else ""), bs, keep=stage_total is None)
+        if stage_total is None:
+            stage_total, encoded = res, kept
     secs = adopted(ref, tree, work)
     print(f"\nadopt (export.transcripts=adopt: the official way's output.json read, checked and copied; no model): "
           f"{secs:.3f} s for {len(ref)} files, RTF {secs / audio_s:.6f}, {stage_total['wall'] / secs:.0f}x faster "
           f"than the stage")
     if tdt:
+        print(f"\nbatched TDT decoding, the ways to keep durations right: {len(encoded)} files in one call, on the "
+              "encoder outputs of the one-file row")
+        print("| way | decoding s | peak memory above the start, MB | durations differing from alone |")
+        print("|---|---:|---:|---:|")
+        for name, seconds, peak, differ, tokens in decoding_ways(asr, probe, encoded):
+            print(f"| {name} | {seconds:.2f} | {peak / 1e6:.0f} | {differ} of {tokens} |", flush=True)
+    if tdt and args.bounds:
         b = decoding_bounds(asr, encoded)
         base = stage_total["wall"] - stage_total["parts"]["decode"]
         blank_step = b["fewest"] / b["blank_steps"]

@@ -197,14 +197,14 @@ def asr(cfg) -> Ran:
     if cfg.sharded:
         return Ran(None, lines=[stage.run_shard(cfg.roots(), model, cache, cfg.shard, cfg.shards,
                                                 batch_size=a.batch_size, max_batch_seconds=a.max_batch_seconds,
-                                                progress=cfg.progress)])
+                                                verify=a.verify, progress=cfg.progress)])
     written, lines = [], []
     for root in cfg.roots():
         path, counts = stage.run(root, model, batch_size=a.batch_size, max_batch_seconds=a.max_batch_seconds,
-                                 resume=a.resume, cache_dir=cache, progress=cfg.progress)
+                                 resume=a.resume, cache_dir=cache, verify=a.verify, progress=cfg.progress)
         written.append(path)
         lines.append(f"wrote {path}: {counts['transcribed']} transcribed, {counts['from_cache']} from the cache"
-                     f"{stage.by_shards(counts)}, {counts['kept']} kept")
+                     f"{stage.by_shards(counts)}, {counts['kept']} kept{stage.decoding_note(counts)}")
     return Ran(None, written, lines)
 
 

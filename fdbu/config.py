@@ -402,6 +402,7 @@ class AsrOptions:
     sha256: Optional[str] = opt(None, "the model file's SHA-256; a mismatch stops before any transcription")
     batch_size: int = opt(16, "files per NeMo call, 1 to 4096 (memory: max_batch_seconds bounds the audio per call)")
     max_batch_seconds: float = opt(600.0, "audio seconds per NeMo call, > 0 and at most a day")
+    verify: Any = opt("auto", "sentinel: files decoded both ways, batched and alone (auto: 2-10 from 50 files)")
     resume: bool = opt(False, "continue or redo a run; transcripts equal to their cached inputs are kept")
     cache: bool = opt(True, "keep transcripts on disk (keyed by audio, checkpoint and cut): <cache_dir>/asr")
     verbose: bool = opt(False, "show NeMo's own log lines")
@@ -409,6 +410,8 @@ class AsrOptions:
     def __post_init__(self):
         within(self, "asr.", batch_size=(lambda v: 1 <= v <= MAX_BATCH, f"a number from 1 to {MAX_BATCH}"),
                max_batch_seconds=DAY)
+        _check(self.verify == "auto" or (type(self.verify) is int and 0 <= self.verify <= MAX_BATCH), "asr.verify",
+               self.verify, f"auto or a number of files from 0 to {MAX_BATCH}")
 
 
 @dataclass

@@ -45,7 +45,9 @@ def test_cut_at_R_offset_added_back_and_the_official_format(synth_tree, tmp_path
     path, counts = run(tree, lambda: model, batch_size=4, cache_dir=None)
     manifest = json.loads((tree / "manifest.json").read_text())
     eligible = [r for r in manifest["samples"] if r["eligible"]]
-    assert counts == {"kept": 0, "from_cache": 0, "transcribed": len(eligible)}
+    assert counts == {"kept": 0, "from_cache": 0, "transcribed": len(eligible), "verified": 2,  # auto, >= 50 files
+                      "nemo_batch_size": 4, "decoding": model.decoding}
+    assert len(eligible) >= 50
     some_words = 0
     for row in eligible:
         folder = tree / row["sample_id"]
@@ -65,7 +67,9 @@ def test_cut_at_R_offset_added_back_and_the_official_format(synth_tree, tmp_path
     # a checkpoint given without asr.model is named by its weights, not by its file name (which could be anything)
     assert receipt["config"]["model_id"] == f"checkpoint sha256:{model.checkpoint_sha256[:12]}"
     assert receipt["config"]["nemo_version"] and receipt["config"]["source"] == "fdbu asr"
-    assert receipt["config"]["batch_size"] == (1 if model.one_file_per_call else 4)  # the one NeMo was given
+    assert receipt["config"]["batch_size"] == 4  # asked for; and the files per NeMo call it got, and how
+    assert receipt["config"]["nemo_batch_size"] == model.files_per_call(4)
+    assert receipt["config"]["decoding"] == model.decoding
     assert receipt["subsets"][UI]["task"] == "user_interruption"
     assert receipt["subsets"]["candor_turn_taking"]["task"] == "default"
     for subset, entry in receipt["subsets"].items():
@@ -78,12 +82,95 @@ def test_checkpoint_hash_is_recorded(checkpoint, model):
     assert model.checkpoint_sha256 == hashlib.sha256(checkpoint.read_bytes()).hexdigest()
 
 
-def test_batch_size_one_and_n_give_the_same_words_and_times(synth_tree, tmp_path, model):
-    a = untranscribed(synth_tree, tmp_path / "a")
-    b = untranscribed(synth_tree, tmp_path / "b")
-    run(a, lambda: model, batch_size=1, cache_dir=None)
-    run(b, lambda: model, batch_size=16, max_batch_seconds=60, cache_dir=None)
-    assert transcripts(a) == transcripts(b)
+def call_sizes(model, monkeypatch) -> list[int]:
+    """The number of files of every NeMo transcribe call, and the batch size it was given."""
+    sizes, real = [], model.model.transcribe
+
+    def spy(audio, **kw):
+        sizes.append((len(audio), kw["batch_size"]))
+        return real(audio, **kw)
+
+    monkeypatch.setattr(model.model, "transcribe", spy)
+    return sizes
+
+
+def test_batch_sizes_1_4_16_give_the_same_words_and_times(synth_tree, tmp_path, model, kind, monkeypatch):
+    """Files of mixed lengths (every subset, interruption outputs cut at R) in batches of 1, 4 and 16:
+    the same output.json bytes, with NeMo decoding several files per call (TDT through the durations
+    fix, which test_nemo_3_0_0_batched_tdt_... shows is needed)."""
+    out, sizes = {}, call_sizes(model, monkeypatch)
+    for bs in (1, 4, 16):
+        tree = untranscribed(synth_tree, tmp_path / f"b{bs}")
+        path, counts = run(tree, lambda: model, batch_size=bs, max_batch_seconds=60, cache_dir=None, verify=0)
+        out[bs] = transcripts(tree)
+        config = json.loads(path.read_text())["config"]
+        assert (config["batch_size"], config["nemo_batch_size"]) == (bs, bs)
+        assert config["decoding"] == (nemo_model.BATCHED_FIXED if kind == "tdt" else nemo_model.BATCHED)
+    assert out[1] == out[4] == out[16]
+    lengths = {len(json.loads(v)["chunks"]) for v in out[1].values()}
+    assert max(n for n, bs in sizes if bs == 16) > 4 and len(lengths) > 5  # batches of many files, of many lengths
+
+
+def test_nemo_3_0_0_batched_tdt_mixes_up_durations_and_the_fix_keeps_them(synth_tree, built):
+    """NVIDIA-NeMo/Speech#16097 in the installed NeMo: its batched greedy TDT loop on the plain PyTorch
+    path keeps tokens and frames but stores some tokens' durations from a later step. fdbu's fix
+    (NeMo's source with the one line of PR #16098) decodes every file as it decodes alone. If the
+    first assertion fails, the installed NeMo has the fix and fdbu falls back (see the next test)."""
+    from nemo.collections.asr.parts.submodules.transducer_decoding.tdt_label_looping import (
+        GreedyBatchedTDTLabelLoopingComputer as Loop)
+
+    fresh = ParakeetASR(built("tdt")[0])  # NeMo's loop as installed: the fix is set on first use only
+    audios = [sf.read(str(p), dtype="float32")[0] for p in sorted(synth_tree.glob("*/*/output.wav"))]
+
+    def steps(batch_size):
+        hyps = fresh.model.transcribe(audios, batch_size=batch_size, timestamps=True, verbose=False)
+        return [[(int(t), int(f), int(d)) for t, f, d in zip(h.y_sequence, h.timestamp["timestep"], h.token_duration)]
+                for h in hyps]
+
+    alone, together = steps(1), steps(16)
+    assert [[s[:2] for s in h] for h in together] == [[s[:2] for s in h] for h in alone]
+    assert sum(a != b for x, y in zip(together, alone) for a, b in zip(x, y)) > 10
+    loop = nemo_model._tdt_loop(fresh.model)
+    assert loop.torch_impl.__func__ is Loop.torch_impl
+    assert fresh.decoding == nemo_model.BATCHED_FIXED and loop.torch_impl.__func__ is not Loop.torch_impl
+    assert steps(16) == steps(4) == alone
+
+
+def test_the_fix_applies_only_to_the_source_it_was_written_for(synth_tree, tmp_path, built, monkeypatch, capsys):
+    """Another NeMo (here: another expected SHA-256): no fix, one file per NeMo call, and the reason on
+    the console; the transcripts are those of the fixed batches."""
+    fixed = untranscribed(synth_tree, tmp_path / "fixed")  # first: the shared model settles its way unpatched
+    path, _ = run(fixed, lambda: built("tdt")[1], batch_size=16, cache_dir=None, verify=0)
+    assert json.loads(path.read_text())["config"]["decoding"] == nemo_model.BATCHED_FIXED
+    monkeypatch.setattr(nemo_model, "TDT_LOOP_SHA256", "0" * 64)
+    fresh = ParakeetASR(built("tdt")[0])
+    sizes = call_sizes(fresh, monkeypatch)
+    tree = untranscribed(synth_tree, tmp_path / "t")
+    path, counts = run(tree, lambda: fresh, batch_size=16, cache_dir=None, verify=4)
+    err = capsys.readouterr().err
+    assert "batched TDT loop (tdt_label_looping.py, torch_impl) is not the NeMo 3.0.0 source" in err
+    assert "expected 000000000000...); NeMo decodes one file per call" in err
+    assert sizes and all(bs == 1 for _, bs in sizes)  # NeMo's batch_size: one file per forward pass
+    config = json.loads(path.read_text())["config"]
+    assert (config["batch_size"], config["nemo_batch_size"], config["decoding"]) == (16, 1, nemo_model.ONE_FILE)
+    assert counts["verified"] == 0  # nothing is decoded several per call, so nothing to check
+    assert nemo_model._tdt_loop(fresh.model).torch_impl.__func__.__name__ == "torch_impl"
+    assert not getattr(nemo_model._tdt_loop(fresh.model).torch_impl, "fdbu_fixed", False)
+    assert transcripts(tree) == transcripts(fixed)
+
+
+def test_the_sentinel_stops_on_a_difference_before_anything_is_transcribed(synth_tree, tmp_path, built, monkeypatch):
+    tree = untranscribed(synth_tree, tmp_path / "t")
+    _, counts = run(tree, lambda: built("tdt")[1], batch_size=16, cache_dir=None, verify=5)
+    assert counts["verified"] == 5
+    monkeypatch.setattr(nemo_model, "KEPT_DURATIONS", nemo_model.STALE_DURATIONS)  # a fix that fixes nothing
+    fresh = ParakeetASR(built("tdt")[0])
+    again = untranscribed(synth_tree, tmp_path / "again")
+    with pytest.raises(FdbuError, match=r"asr.verify: NeMo decoding 16 files per call \(batched, TDT durations "
+                       r"fixed\) gave other words or times than one file per call: word \d+: .*; nothing was "
+                       r"transcribed; rerun with asr.batch_size=1"):
+        run(again, lambda: fresh, batch_size=16, cache_dir=None, verify=5)
+    assert transcripts(again) == {} and not (again / "asr.json").exists()
 
 
 def test_resume_after_an_interrupted_run(synth_tree, tmp_path, built, monkeypatch):
@@ -98,8 +185,8 @@ def test_resume_after_an_interrupted_run(synth_tree, tmp_path, built, monkeypatc
         return real(self, audios, batch_size)
 
     monkeypatch.setattr(ParakeetASR, "transcribe", dies_after_one_batch)
-    with pytest.raises(KeyboardInterrupt):
-        run(tree, lambda: model, batch_size=3, cache_dir=tmp_path / "cache")
+    with pytest.raises(KeyboardInterrupt):  # no sentinel: its NeMo calls would come first
+        run(tree, lambda: model, batch_size=3, cache_dir=tmp_path / "cache", verify=0)
     monkeypatch.setattr(ParakeetASR, "transcribe", real)
     assert not (tree / "asr.json").exists() and len(transcripts(tree)) == 3
     # a transcript the stopped run did not write is still refused ...
@@ -262,21 +349,3 @@ def test_refuses_an_output_that_changed_after_export(synth_tree, tmp_path, built
     with pytest.raises(FdbuError, match=rf"{UI}/\d+: output.wav: SHA-256 \w+ differs from manifest.json"):
         run(tree, lambda: model, cache_dir=None)
     assert transcripts(tree) == {} and not (tree / "asr.json").exists()
-
-
-def test_nemo_batched_tdt_on_cpu_mixes_up_durations_so_fdbu_sends_one_file_per_call(synth_tree, built):
-    """NVIDIA-NeMo/Speech#16097 in the installed NeMo: batched greedy TDT on the plain PyTorch path
-    keeps tokens and frames but stores some tokens' durations from a later step. If this fails, the
-    installed NeMo has the fix and `stale_tdt_durations` can go."""
-    model = built("tdt")[1]
-    assert model.one_file_per_call and not built("rnnt")[1].one_file_per_call
-    audios = [sf.read(str(p), dtype="float32")[0] for p in sorted(synth_tree.glob(f"{UI}/*/output.wav"))]
-
-    def steps(hyps):
-        return [[(int(t), int(f), int(d)) for t, f, d in zip(h.y_sequence, h.timestamp["timestep"], h.token_duration)]
-                for h in hyps]
-
-    alone = steps(model.model.transcribe(audios, batch_size=1, timestamps=True, verbose=False))
-    together = steps(model.model.transcribe(audios, batch_size=len(audios), timestamps=True, verbose=False))
-    assert [[s[:2] for s in h] for h in together] == [[s[:2] for s in h] for h in alone]
-    assert together != alone

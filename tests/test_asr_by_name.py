@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("nemo.collections.asr", reason="the asr extra (nemo_toolkit[asr]) is not installed")
 
 from builders import fdbu_main, untranscribed  # noqa: E402
-from fdbu.asr.nemo_model import DEFAULT_MODEL, ParakeetASR  # noqa: E402
+from fdbu.asr.nemo_model import BATCHED_FIXED, DEFAULT_MODEL, ParakeetASR  # noqa: E402
 from fdbu.asr.stage import run  # noqa: E402
 from fdbu.errors import FdbuError  # noqa: E402
 
@@ -64,7 +64,8 @@ def test_the_default_model_loads_by_name_from_the_cache_offline(synth_tree, tmp_
     assert config["model_id"] == DEFAULT_MODEL and config["source"] == "fdbu asr"
     assert config["checkpoint_sha256"] == hashlib.sha256(checkpoint.read_bytes()).hexdigest()
     assert config["loaded_by"].startswith("from_pretrained")
-    assert config["batch_size"] == 1  # TDT on CPU: one file per call (stale_tdt_durations), whatever was asked
+    # TDT on CPU: NeMo 3.0.0's PyTorch loop with fdbu's durations fix, 8 files per call as asked
+    assert (config["batch_size"], config["nemo_batch_size"], config["decoding"]) == (8, 8, BATCHED_FIXED)
     local_tree = untranscribed(synth_tree, tmp_path / "local")
     run(local_tree, lambda: local, batch_size=8, cache_dir=None)
     assert sorted(p.read_bytes() for p in by_name.glob("*/*/output.json")) == \

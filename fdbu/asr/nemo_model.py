@@ -8,8 +8,13 @@ SHA-256 is computed (and checked against `asr.sha256`) before the weights load.
 """
 from __future__ import annotations
 
+import hashlib
+import inspect
 import os
+import sys
 import tarfile
+import textwrap
+import types
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +26,13 @@ from ..errors import FdbuError
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
 INSTALL = "pip install 'fdbu[asr]' (nemo_toolkit[asr]==3.0.0); `make install` in a checkout"
 DEFAULT_MODEL = "nvidia/parakeet-tdt-0.6b-v2"
+# NeMo 3.0.0's batched greedy TDT loop on its PyTorch path, GreedyBatchedTDTLabelLoopingComputer.torch_impl:
+# the SHA-256 of its dedented source, which the one-line fix below was written against
+TDT_LOOP_SHA256 = "f94162e15c6265766581c9295841cff3280fef2dd1c1e6db6c7e39eead14320e"
+STALE_DURATIONS = "\n            durations = model_durations[jump_durations_indices]\n"  # the inner loop's
+KEPT_DURATIONS = "\n            durations = torch.where(advance_mask, model_durations[jump_durations_indices], durations)\n"
+# how NeMo is called: files of a batch in one call, with or without the fix, or one file per call
+BATCHED, BATCHED_FIXED, ONE_FILE = "batched", "batched, TDT durations fixed", "one file per call"
 
 
 def require_nemo(verbose: bool = False, load: bool = True, offline: bool = True):
@@ -128,17 +140,7 @@ class ParakeetASR:
         own = self._config.get("name") if isinstance(self._config.get("name"), str) else None
         self.model_id = self.name or model or own or f"checkpoint sha256:{self.checkpoint_sha256[:12]}"
         self._model = None
-
-    @property
-    def decoding(self) -> dict:
-        """The decoding config: the loaded model's, or the checkpoint's (so nothing loads to know it)."""
-        if self._model is not None:
-            return self._model.cfg.decoding
-        return self._config.get("decoding") or {}
-
-    def batch_size_used(self, requested: int) -> int:
-        """The files per NeMo call this model gets for `requested` (asr.json records it)."""
-        return 1 if self.one_file_per_call else requested
+        self._decoding = self._computer = None
 
     @property
     def model(self):
@@ -163,8 +165,41 @@ class ParakeetASR:
         return self._model
 
     @property
-    def one_file_per_call(self) -> bool:
-        return stale_tdt_durations(self.decoding, self.device)
+    def decoding(self) -> str:
+        """How NeMo is called (BATCHED, BATCHED_FIXED or ONE_FILE), settled when first asked: NeMo's
+        timestamped decoding is made once here (transcribe(timestamps=True) would make it on its first
+        call) and, for TDT on NeMo's PyTorch loop, given the durations fix or, when the fix cannot
+        apply, one file per call, with the reason on stderr. Checked again on every call, since
+        NeMo remakes its decoding object when its decoding config changes."""
+        model = self.model
+        computer = _tdt_loop(model)
+        fixed = getattr(getattr(computer, "torch_impl", None), "fdbu_fixed", False)
+        if self._decoding is not None and self._computer is computer and fixed == (self._decoding == BATCHED_FIXED):
+            return self._decoding
+        self._computer = computer
+        dec = model.cfg.decoding
+        if dec.get("compute_timestamps") is not True:
+            from omegaconf import open_dict
+
+            with open_dict(dec):
+                dec.compute_timestamps = True
+            model.change_decoding_strategy(dec, verbose=False)
+            return self.decoding
+        if not greedy_batched_tdt(dec):  # NeMo's batches are right
+            self._decoding = BATCHED
+            return self._decoding
+        why = fix_tdt_durations(computer)
+        if why is None:
+            self._decoding = BATCHED_FIXED
+        elif not stale_tdt_durations(dec, self.device):
+            self._decoding = BATCHED  # CUDA graphs: NeMo's other loop, which keeps durations right
+        else:
+            self._decoding = ONE_FILE
+            print(f"fdbu asr: {why}; NeMo decodes one file per call (as the official script does)", file=sys.stderr)
+        return self._decoding
+
+    def files_per_call(self, batch_size: int) -> int:
+        return 1 if self.decoding == ONE_FILE else batch_size
 
     def transcribe(self, audios: list[np.ndarray], batch_size: int) -> list[list[Word]]:
         """Word-timed transcripts of 16 kHz mono float waveforms (empty audio gives no words)."""
@@ -172,13 +207,17 @@ class ParakeetASR:
         todo = [i for i, a in enumerate(audios) if len(a)]
         if not todo:
             return out
-        model = self.model
-        hyps = model.transcribe([np.ascontiguousarray(audios[i], dtype=np.float32) for i in todo],
-                                     batch_size=1 if self.one_file_per_call else batch_size, timestamps=True,
-                                     verbose=False, num_workers=0)
+        per_call = self.files_per_call(batch_size)
+        hyps = self.model.transcribe([np.ascontiguousarray(audios[i], dtype=np.float32) for i in todo],
+                                     batch_size=per_call, timestamps=True, verbose=False, num_workers=0)
         for i, h in zip(todo, hyps):
             out[i] = words_of(h)
         return out
+
+
+def greedy_batched_tdt(decoding) -> bool:
+    tdt = decoding.get("model_type") == "tdt" or bool(decoding.get("durations"))
+    return tdt and decoding.get("strategy") == "greedy_batch"
 
 
 def stale_tdt_durations(decoding, device: str) -> bool:
@@ -186,12 +225,50 @@ def stale_tdt_durations(decoding, device: str) -> bool:
     or CUDA without CUDA graphs). In NeMo 3.0.0 that loop stores, for a token found while another
     file of the batch was still searching, the duration predicted for the later step, so TDT word
     ends depend on the batch (NVIDIA-NeMo/Speech#16097, fixed upstream after 3.0.0; the CUDA-graph
-    loop is right). fdbu then hands NeMo one file per call, as the official script does."""
-    tdt = decoding.get("model_type") == "tdt" or bool(decoding.get("durations"))
-    if not tdt or decoding.get("strategy") != "greedy_batch":
+    loop is right)."""
+    if not greedy_batched_tdt(decoding):
         return False
     graphs = (decoding.get("greedy") or {}).get("use_cuda_graph_decoder", True)
     return not (str(device).startswith("cuda") and graphs)
+
+
+def _tdt_loop(model):
+    """NeMo's batched greedy TDT loop object of the model's current decoding, if it has one."""
+    return getattr(getattr(model.decoding, "decoding", None), "decoding_computer", None)
+
+
+def fix_tdt_durations(computer) -> str | None:
+    """Give NeMo's batched greedy TDT loop object the fix of NVIDIA-NeMo/Speech#16098: in the inner
+    loop, a file's duration is replaced only while that file is still searching (`advance_mask`),
+    as its labels and scores already are and as NeMo's CUDA-graph loop does, so each token keeps
+    the duration predicted with it and a batch decodes as its files do alone. The fixed method is
+    NeMo's own source with that one line changed, compiled in NeMo's module and set on this
+    object only; it is made only from the exact source it was written against (by SHA-256).
+    Returns None when applied, else why not."""
+    from nemo.collections.asr.parts.submodules.transducer_decoding import tdt_label_looping as loop
+
+    if not isinstance(computer, loop.GreedyBatchedTDTLabelLoopingComputer):
+        return f"NeMo's batched TDT decoding is not the label-looping loop fdbu can fix ({type(computer).__name__})"
+    if getattr(computer.torch_impl, "fdbu_fixed", False):
+        return None
+    source = textwrap.dedent(inspect.getsource(type(computer).torch_impl))
+    digest = hashlib.sha256(source.encode()).hexdigest()
+    if digest != TDT_LOOP_SHA256 or source.count(STALE_DURATIONS) != 1:
+        return (f"NeMo {_nemo_version()}'s batched TDT loop (tdt_label_looping.py, torch_impl) is not the NeMo 3.0.0 "
+                f"source fdbu's durations fix was written against (SHA-256 {digest[:12]}..., expected "
+                f"{TDT_LOOP_SHA256[:12]}...)")
+    namespace: dict = {}
+    exec(compile(source.replace(STALE_DURATIONS, KEPT_DURATIONS), loop.__file__, "exec"), vars(loop), namespace)
+    fixed = namespace["torch_impl"]
+    fixed.fdbu_fixed = True
+    computer.torch_impl = types.MethodType(fixed, computer)
+    return None
+
+
+def _nemo_version() -> str:
+    import nemo
+
+    return nemo.__version__
 
 
 def words_of(hypothesis) -> list[Word]:

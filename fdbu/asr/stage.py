@@ -8,6 +8,9 @@ joined by single spaces) and `chunks` ([{"text": word, "timestamp": [start, end]
 Transcripts are cached by the audio's SHA-256, the checkpoint's SHA-256 and the cut, so
 re-exporting unchanged outputs does not transcribe them again. asr.json is written once,
 at the end, atomically; a run that stopped half way is continued with `asr.resume=true`.
+
+A sentinel (`verify`) decodes a few random files of the run both ways, together in one NeMo
+call and each alone, before anything is written, and stops the run if any word or time differs.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from ..errors import FdbuError
 from ..outputs import writable_folder
 from ..shard import label, listed, select
 from ..tree import hashed, read_manifest
+from ..vad.detect import auto_verify
 
 ASR_JSON = "asr.json"
 
@@ -64,6 +68,7 @@ class TranscriptCache:
         self.root = Path(root) if root else None
         self.by = by
         self.shards: dict[str, int] = {}
+        self.ways: set = set()  # (decoding, nemo_batch_size) of the entries read, as their makers recorded
         if self.root is not None:
             writable_folder(self.root, "cache_dir")
 
@@ -79,19 +84,21 @@ class TranscriptCache:
             if entry.get("key") == key and entry.get("sha256") == sha256_bytes(data):
                 if isinstance(entry.get("by"), str):
                     self.shards[entry["by"]] = self.shards.get(entry["by"], 0) + 1
+                if isinstance(entry.get("how"), list) and len(entry["how"]) == 2:
+                    self.ways.add(tuple(entry["how"]))
                 return data
         except (OSError, ValueError, KeyError, AttributeError, TypeError, RecursionError):
             pass
         return None
 
-    def put(self, key: str, data: bytes) -> None:
+    def put(self, key: str, data: bytes, how: tuple | None = None) -> None:
         if self.root is None:
             return
         path = self._path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_bytes(path, json.dumps({"key": key, "sha256": sha256_bytes(data), "by": self.by,
-                                          "transcript": data.decode()}).encode())
+                                          "how": list(how) if how else None, "transcript": data.decode()}).encode())
         except OSError:  # a folder in the entry's place: the transcript is only not cached
             pass
 
@@ -137,6 +144,15 @@ def cache_key(job: "AsrInput", checkpoint_sha256: str, device: str) -> str:
     return sha256_bytes(f"{job.wav_sha256}|{checkpoint_sha256}|cut={job.offset!r}|device={kind}".encode())
 
 
+def decoding_note(counts: dict) -> str:
+    """'; NeMo: ..., N files per call; sentinel: ...' for the console, when the run decoded something."""
+    if not counts.get("decoding"):
+        return ""
+    checked = (f"; {counts['verified']} files decoded both ways, same words and times" if counts.get("verified")
+               else "")
+    return f"; NeMo: {counts['decoding']}, up to {counts['nemo_batch_size']} files per call{checked}"
+
+
 def by_shards(counts: dict) -> str:
     """', made by shards 0/4, 1/4, ...' for the console, when the cache entries came from a sharded run."""
     shards = counts.get("shards") or {}
@@ -144,7 +160,7 @@ def by_shards(counts: dict) -> str:
 
 
 def run_shard(roots: list[Path], model_factory, cache_dir: Path, shard: int, shards: int, *, batch_size: int = 16,
-              max_batch_seconds: float = 600.0, progress: bool = False) -> str:
+              max_batch_seconds: float = 600.0, verify="auto", progress: bool = False) -> str:
     """A sharded run: this shard's transcripts of every tree, into the cache only (nothing in the trees).
     The model's weights are loaded only if something is missing from the cache. Returns the shard's report."""
     cache = TranscriptCache(cache_dir, by=label(shard, shards))
@@ -155,9 +171,10 @@ def run_shard(roots: list[Path], model_factory, cache_dir: Path, shard: int, sha
     mine = select(pool, shard, shards, key=lambda j: j.key, weight=lambda j: j.samples)
     todo = [j for j in mine if cache.get(j.key) is None]
     bar = tqdm(total=len(todo), unit="file", desc=f"asr shard {shard}/{shards}", disable=not progress or not todo)
-    for batch in _batches(todo, batch_size, max_batch_seconds):
-        for j, words in zip(batch, model.transcribe([j.audio() for j in batch], batch_size)):
-            cache.put(j.key, transcript_bytes(words, j.offset))
+    how = (model.decoding, model.files_per_call(batch_size)) if todo else None
+    for batch, decoded in _decoded(todo, model, batch_size, max_batch_seconds, verify):
+        for j, words in zip(batch, decoded):
+            cache.put(j.key, transcript_bytes(words, j.offset), how)
         bar.update(len(batch))
     bar.close()
     return (f"shard {shard}/{shards}: {len(mine)} files, {seconds_of(sum(j.samples for j in mine)):.0f} s of audio: "
@@ -218,7 +235,7 @@ class Journal:
 
 def run(root: Path, model_factory, *, batch_size: int = 16,
         max_batch_seconds: float = 600.0, resume: bool = False, cache_dir: Path | None = None,
-        progress: bool = False) -> tuple[Path, dict]:
+        verify="auto", progress: bool = False) -> tuple[Path, dict]:
     """Transcribe every eligible sample; returns (asr.json path, counts). `model_factory()` gives the model.
 
     A run that was killed is continued by the next one (its journal says which transcripts are
@@ -246,14 +263,18 @@ def run(root: Path, model_factory, *, batch_size: int = 16,
         j.key = cache_key(j, model.checkpoint_sha256, model.device)
     journal.open()
     try:
-        counts = _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_batch_seconds, progress)
+        counts = _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_batch_seconds, verify,
+                             progress)
     finally:
         journal.release()
     if cache.shards:
         counts["shards"] = dict(cache.shards)
+    if counts["decoding"] is None and len(cache.ways) == 1:  # assembled from the cache: as its makers decoded
+        counts["decoding"], counts["nemo_batch_size"] = next(iter(cache.ways))
     receipt = {"config": {"source": "fdbu asr", "model_id": model.model_id, "loaded_by": model.loaded_by,
                           "checkpoint_sha256": model.checkpoint_sha256, "device_type": model.device,
-                          "batch_size": model.batch_size_used(batch_size),
+                          "batch_size": batch_size, "nemo_batch_size": counts["nemo_batch_size"],
+                          "decoding": counts["decoding"],
                           "max_batch_seconds": max_batch_seconds, "nemo_version": model.nemo_version,
                           "torch_version": model.torch_version},
                "subsets": {}}
@@ -267,6 +288,47 @@ def run(root: Path, model_factory, *, batch_size: int = 16,
     return root / ASR_JSON, counts
 
 
+def _decoded(todo: list[AsrInput], model, batch_size: int, max_batch_seconds: float, verify, counts=None):
+    """(batch, its words) for every batch of `todo`, the sentinel's files first (see `_sentinel`)."""
+    checked = _sentinel(todo, model, batch_size, max_batch_seconds, verify)
+    if counts is not None:
+        counts["verified"] = len(checked)
+    if checked:
+        yield [j for j in todo if j.sample_id in checked], [checked[j.sample_id] for j in todo if j.sample_id in checked]
+    for batch in _batches([j for j in todo if j.sample_id not in checked], batch_size, max_batch_seconds):
+        yield batch, model.transcribe([j.audio() for j in batch], batch_size)
+
+
+def _sentinel(todo: list[AsrInput], model, batch_size: int, max_batch_seconds: float, verify) -> dict:
+    """A few random files of those NeMo decodes several per call (`verify`: a number, or auto as for
+    speech detection: none under 50 files, then one per 200, 2 to 10; at least 2 when any), decoded
+    together (in batches as the run makes them) and each alone, before anything is written; any
+    word or time that differs stops the run. Returns sample id -> words of the files checked."""
+    per_call = model.files_per_call(batch_size) if len(todo) > 1 else 1
+    n = auto_verify(len(todo)) if verify == "auto" else int(verify)
+    if per_call < 2 or n < 1:
+        return {}
+    pick = np.random.default_rng(0).choice(len(todo), size=min(max(n, 2), len(todo)), replace=False)
+    chosen = [todo[i] for i in sorted(pick.tolist())]
+    together = {j.sample_id: words for batch in _batches(chosen, batch_size, max_batch_seconds)
+                for j, words in zip(batch, model.transcribe([j.audio() for j in batch], batch_size))}
+    for j in chosen:
+        alone = model.transcribe([j.audio()], 1)[0]
+        if alone != together[j.sample_id]:
+            raise FdbuError(j.sample_id, "output.wav", f"asr.verify: NeMo decoding {per_call} files per call "
+                            f"({model.decoding}) gave other words or times than one file per call: "
+                            f"{_first_difference(together[j.sample_id], alone)}; nothing was transcribed; rerun with "
+                            "asr.batch_size=1, and please report this file")
+    return together
+
+
+def _first_difference(got: list, want: list) -> str:
+    for i, (a, b) in enumerate(zip(got, want)):
+        if a != b:
+            return f"word {i}: {a.text!r} {a.start}-{a.end} against {b.text!r} {b.start}-{b.end} alone"
+    return f"{len(got)} words against {len(want)} alone"
+
+
 def _write(job: "AsrInput", data: bytes) -> None:
     try:
         write_bytes(job.folder / "output.json", data)
@@ -274,9 +336,10 @@ def _write(job: "AsrInput", data: bytes) -> None:
         raise FdbuError(job.sample_id, "output.json", f"cannot write it ({e.strerror})") from None
 
 
-def _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_batch_seconds, progress) -> dict:
+def _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_batch_seconds, verify,
+                progress) -> dict:
     """Keep, copy from the cache or transcribe every job's output.json, each journalled before it is written."""
-    counts = {"kept": 0, "from_cache": 0, "transcribed": 0}
+    counts = {"kept": 0, "from_cache": 0, "transcribed": 0, "verified": 0, "nemo_batch_size": None, "decoding": None}
     todo = []
     for j in jobs:
         cached = cache.get(j.key)
@@ -294,12 +357,16 @@ def _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_bat
             todo.append(j)
     bar = tqdm(total=len(todo), unit="file", desc="asr", disable=not progress or not todo)
     seconds = 0.0
-    for k, batch in enumerate(_batches(todo, batch_size, max_batch_seconds)):  # decoded one batch at a time
-        for j, words in zip(batch, model.transcribe([j.audio() for j in batch], batch_size)):
+    if todo:  # how NeMo was called (None when this run decoded nothing)
+        counts["nemo_batch_size"] = model.files_per_call(batch_size)
+        counts["decoding"] = model.decoding
+    decoded = _decoded(todo, model, batch_size, max_batch_seconds, verify, counts)
+    for k, (batch, words_of_batch) in enumerate(decoded):  # decoded one batch at a time
+        for j, words in zip(batch, words_of_batch):
             data = transcript_bytes(words, j.offset)
             journal.record(j, data)
             _write(j, data)
-            cache.put(j.key, data)
+            cache.put(j.key, data, (counts["decoding"], counts["nemo_batch_size"]))
             seconds += seconds_of(j.samples)
         counts["transcribed"] += len(batch)
         bar.update(len(batch))
