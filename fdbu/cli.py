@@ -89,7 +89,7 @@ def _sweep(cfg) -> None:
     detector = make_detector(cfg)
     result = sweep(trees, detector, cfg.bootstrap.make(), cfg.sweep.points(), names=cfg.system_names())
     written = outputs.commit(files(result, cfg.plot))
-    print(table(result))
+    print(table(result, [str(t) for t in trees]))
     print("\n".join(["", detector.stats.line(), *outputs.report(written)]))
 
 
