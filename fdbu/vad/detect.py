@@ -86,6 +86,7 @@ class DetectionStats:
     shards: dict = field(default_factory=dict)  # shard label -> cache hits computed by that shard
     threads: int | None = None
     guard: str | None = None   # the calibration line, when the batched path ran
+    verify_short: str | None = None  # why fewer files were verified than vad.verify asked
 
     def line(self) -> str:
         where = self.device + (f" ({self.threads} thread{'' if self.threads == 1 else 's'})"
@@ -95,6 +96,8 @@ class DetectionStats:
                f"the reference path by the guard, {self.verified} verified")
         if self.verified:
             out += f" (largest deviation {self.verify_ratio:.2f} of the margin; {self.verify_seconds:.2f} s)"
+        if self.verify_short:
+            out += f" ({self.verify_short})"
         out += f", {self.cache_rejected} stale or corrupt cache entries recomputed, {self.seconds:.2f} s"
         if self.shards:
             out += f"; from the caches of shards {listed(self.shards)}"
@@ -254,6 +257,19 @@ class SpeechDetector:
             stamps = self.stamps(entries, jobs, rule)
         return [samples_to_us(st, 16000) for st in stamps]
 
+    def _why_short(self, asked: int, inexact: int, entries: list[Entry]) -> str:
+        """Why vad.verify=N checks fewer files: it checks only what the batched path computed in this run."""
+        fresh = sum(e.fresh for e in entries)
+        if self.backend == "reference":
+            why = "the reference backend computes the reference path's own probabilities"
+        elif not fresh:
+            why = "nothing was computed here, every file came from the cache, checked by the run that computed it"
+        elif not inexact:
+            why = f"the guard recomputed all {fresh} computed files on the reference path"
+        else:
+            return f"of {asked} asked: only {inexact} computed by the batched path in this run"
+        return f"vad.verify={asked}: nothing to verify: {why}"
+
     def _verify(self, entries: list[Entry], jobs: list[Job], rules: list[SegmentRule]) -> list[Entry]:
         """The sentinel: re-run a few random files the batched path computed in this run the reference
         way (the model calls `get_speech_timestamps` makes, then its `get_speech_timestamps_from_probs`).
@@ -262,6 +278,8 @@ class SpeechDetector:
         computed them, so a run assembled from caches computes nothing here.)"""
         inexact = [i for i, e in enumerate(entries) if not e.exact and e.fresh]
         n = auto_verify(len(inexact)) if self.verify == "auto" else self.verify
+        if self.verify != "auto" and n > len(inexact):
+            self.stats.verify_short = self._why_short(n, len(inexact), entries)
         if not n or not inexact:
             return entries
         t0 = time.perf_counter()
