@@ -59,7 +59,8 @@ def make_detector(cfg, backend: str | None = None, shard: str | None = None):
     threads = vad.threads if vad.threads is not None else launcher_share()
     return SpeechDetector(vad.settings(), backend=backend or vad.backend, device=cfg.device, cache=vad.cache,
                           cache_dir=cfg.cache_root() / "vad-probs", verify=vad.verify, threads=threads,
-                          batch_seconds=vad.batch_seconds, progress=cfg.progress, shard=shard)
+                          batch_seconds=vad.batch_seconds, progress=cfg.progress, shard=shard,
+                          require_cached=vad.require_shards and shard is None)
 
 
 def _score(cfg) -> None:
@@ -189,7 +190,8 @@ def _asr(cfg) -> None:
         return
     for root in cfg.roots():
         path, counts = stage.run(root, model, batch_size=a.batch_size, max_batch_seconds=a.max_batch_seconds,
-                                 resume=a.resume, cache_dir=cache, progress=cfg.progress)
+                                 resume=a.resume, cache_dir=cache, progress=cfg.progress,
+                                 require_shards=a.require_shards)
         print(f"wrote {path}: {counts['transcribed']} transcribed, {counts['from_cache']} from the cache"
               f"{stage.by_shards(counts)}, {counts['kept']} kept")
 

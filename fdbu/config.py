@@ -58,6 +58,8 @@ class VadConfig:
     verify: Any = opt("auto", "sentinel: files re-run the reference way (auto: 2-10 files from 50 batched files)")
     threads: Optional[int] = opt(None, "CPU threads of the batched backend; null: the cores free now")
     batch_seconds: float = opt(2000.0, "audio seconds loaded and computed per batch (bounds memory)")
+    require_shards: bool = opt(False, "assembling after sharded runs: refuse, naming the missing shard, instead of "
+                                      "computing what no shard's cache holds")
 
     def __post_init__(self):
         from .vad.detect import check_options
@@ -334,6 +336,8 @@ class AsrOptions:
     resume: bool = opt(False, "continue or redo a run; transcripts equal to their cached inputs are kept")
     cache: bool = opt(True, "keep transcripts on disk (keyed by audio, checkpoint and cut): <cache_dir>/asr")
     verbose: bool = opt(False, "show NeMo's own log lines")
+    require_shards: bool = opt(False, "assembling after sharded runs: refuse, naming the missing shard, instead of "
+                                      "transcribing what no shard's cache holds")
 
     def __post_init__(self):
         _check(self.batch_size >= 1, "asr.batch_size", self.batch_size, "a number >= 1")

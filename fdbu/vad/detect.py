@@ -24,7 +24,7 @@ from .. import device as devices
 from .. import faults
 from ..errors import FdbuError
 from ..kernels import speech_segments
-from ..shard import listed
+from ..shard import listed, missing, refuse_missing
 from . import calibration as calib
 from .audio import batches, read_wav
 from .cache import Entry, ProbabilityCache, default_dir
@@ -101,7 +101,8 @@ class DetectionStats:
         out += f", {self.cache_rejected} stale or corrupt cache entries recomputed, {self.seconds:.2f} s"
         if self.shards:
             out += f"; from the caches of shards {listed(self.shards)}"
-        return out + (f"\n  {self.guard}" if self.guard else "")
+        notes = [missing(self.shards, self.computed), self.guard]
+        return out + "".join(f"\n  {n}" for n in notes if n)
 
 
 class SpeechDetector:
@@ -113,7 +114,7 @@ class SpeechDetector:
     def __init__(self, settings: SileroSettings = SileroSettings(), *, backend: str = "batched",
                  device: str = "auto", cache: bool = True, cache_dir: Path | None = None, verify: int | str = "auto",
                  threads: int | None = None, batch_seconds: float = 2000.0, progress: bool = False,
-                 margin: float | None = None, shard: str | None = None):
+                 margin: float | None = None, shard: str | None = None, require_cached: bool = False):
         check_options(backend, verify, threads, batch_seconds)
         if margin is not None and not 0 < margin < 0.5:
             raise ValueError(f"margin {margin}: a test margin lies in (0, 0.5)")
@@ -128,6 +129,7 @@ class SpeechDetector:
         self._threads = threads
         self._margin = margin
         self.shard = shard  # recorded in the cache entries this detector computes
+        self.require_cached = require_cached  # an assembling run that refuses to compute (vad.require_shards)
         self._batched = None
         self._calibration = None
         self.stats = DetectionStats(backend, self.device)
@@ -190,6 +192,8 @@ class SpeechDetector:
                     self.stats.shards[entry.by] = self.stats.shards.get(entry.by, 0) + 1
             else:
                 todo.append(i)
+        if self.require_cached:
+            refuse_missing(self.stats.shards, len(todo), "vad.require_shards")
         bar = tqdm(total=round(sum(jobs[i].samples for i in todo) / 16000), unit="audio s", desc="speech detection",
                    disable=not self.progress or not todo)
         for n, batch in enumerate(batches([(jobs[i].where, jobs[i].path, jobs[i].samples) for i in todo],
