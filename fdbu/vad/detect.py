@@ -157,7 +157,7 @@ class SpeechDetector:
         """This device's calibration: stored beside the probability cache, measured on first use."""
         if self._calibration is None or force:
             self._calibration = calib.calibration(self.cache_root / "calibration", self.silero, self.batched,
-                                                  self.device, self.threads, force=force)
+                                                  self.device, self.threads, force=force, progress=self.progress)
             self.stats.guard = self._calibration.line()
         return self._calibration
 
