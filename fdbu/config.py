@@ -408,6 +408,13 @@ def register() -> None:
     cs = ConfigStore.instance()
     for name, cls in CONFIGS.items():
         cs.store(name=f"{name}_schema", node=cls)
+    try:  # the SLURM presets' launcher (hydra/launcher=fdbu_slurm), with the cluster extra
+        from hydra_plugins.fdbu_launcher import FdbuSlurmLauncher
+    except ImportError:
+        return
+    from hydra.core.plugins import Plugins
+
+    Plugins.instance().register(FdbuSlurmLauncher)  # an editable install hides it from Hydra's own scan
 
 
 def build(command: str, values: Dict[str, Any]):
