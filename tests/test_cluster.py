@@ -7,6 +7,7 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -161,18 +162,23 @@ def test_a_killed_shard_is_one_line_with_its_log_and_rerun(slurm, tree, tmp_path
 
 
 def test_a_cancelled_shard_is_one_line_too(slurm, tree, tmp_path):
-    """scancel of a shard that waits for its turn (array_parallelism=1): named, 'was cancelled', exit 2."""
+    """scancel of a running shard: named, 'was cancelled', its log, the rerun command; exit 2."""
+    env = {**os.environ, **slurm.env}
     args = ["vad", "-m", f"tree={tree}", "shard=range(0,2)", "shards=2", f"cache_dir={fresh_cache(tmp_path / 'c')}",
-            *SMALL, "hydra.launcher.array_parallelism=1", f"hydra.sweep.dir={tmp_path / 'multirun'}"]
-    proc = subprocess.Popen([FDBU, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **slurm.env})
-    first = proc.stdout.readline()
-    array = re.match(r"submitted SLURM job (\d+):", first)[1]
-    subprocess.run(["scancel", f"{array}_1"], check=True, env={**os.environ, **slurm.env})
+            *SMALL, f"hydra.sweep.dir={tmp_path / 'multirun'}"]
+    proc = subprocess.Popen([FDBU, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    array = re.match(r"submitted SLURM job (\d+):", proc.stdout.readline())[1]
+    deadline = time.monotonic() + 300
+    while subprocess.run(["squeue", "-h", "-r", "-j", f"{array}_1", "-o", "%T"], capture_output=True, text=True,
+                         env=env).stdout.strip() != "RUNNING":  # a pending array task has no record of its own
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.2)
+    subprocess.run(["scancel", f"{array}_1"], check=True, env=env)
     stdout, stderr = proc.communicate(timeout=600)
     assert proc.returncode == 2 and "Traceback" not in stderr and stderr.count("\n") == 1, stderr
-    assert re.fullmatch(rf"fdbu: error: shard 1/2 \(job {array}_1\) was cancelled \(scancel\); its log: \S+"
-                        r"( \(none: it never started\))?; rerun it: fdbu vad -m .*shard=1 shards=2.*\n", stderr)
+    said = re.fullmatch(rf"fdbu: error: shard 1/2 \(job {array}_1\) was cancelled \(scancel\); its log: (\S+); "
+                        r"rerun it: fdbu vad -m .*shard=1 shards=2.*\n", stderr)
+    assert said and Path(said[1]).is_file(), stderr
     assert [line.split(":")[0] for line in stdout.splitlines() if line.startswith("shard ")] == ["shard 0/2"]
 
 
