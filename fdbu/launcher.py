@@ -90,6 +90,14 @@ def partition_nodes(partition: str | None) -> list[dict] | None:
     return nodes
 
 
+def _count(value) -> int:
+    """gpus_per_node as a number (submitit also takes 'a100:2'; the count is after the last colon)."""
+    try:
+        return int(str(value).rsplit(":", 1)[-1]) if value else 0
+    except ValueError:
+        return 0
+
+
 def check_fits(params: dict) -> None:
     """Refuse, before submitting, a request no node of the partition can ever satisfy."""
     partition = params.get("partition")
@@ -103,7 +111,7 @@ def check_fits(params: dict) -> None:
     need = {"cpus_per_task": ("cpus", (params.get("cpus_per_task") or 1) * (params.get("tasks_per_node") or 1), 1,
                               "CPUs"),
             "mem_gb": ("mem_mb", params.get("mem_gb") or 0, 1024, "GB of memory"),
-            "gpus_per_node": ("gpus", params.get("gpus_per_node") or 0, 1, "GPUs")}
+            "gpus_per_node": ("gpus", _count(params.get("gpus_per_node")), 1, "GPUs")}
     if any(all(n[field] >= value * unit for field, value, unit, _ in need.values()) for n in nodes):
         return
     most = {key: max(n[field] for n in nodes) // unit for key, (field, _, unit, _) in need.items()}

@@ -187,3 +187,23 @@ def test_cfg_with_a_multirun_is_one_line():
                    "hydra/launcher=slurm_cpu", "--cfg", "hydra")
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
     assert out.stderr.startswith("fdbu: error: -m and --cfg/--info cannot be combined")
+
+
+def test_the_fit_check_reads_cpus_memory_and_gpus_from_sinfo(tmp_path, monkeypatch):
+    """check_fits on a made-up sinfo: a GPU partition and a default CPU partition of 16000 MB nodes."""
+    from fdbu.errors import FdbuError
+    from fdbu.launcher import check_fits
+
+    sinfo = tmp_path / "sinfo"
+    sinfo.write_text("#!/bin/sh\nprintf 'g1|64|256000|gpu:a100:4(S:0-1)|gpu\\nc1|8|16000|(null)|cpu*\\n'\n")
+    sinfo.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    check_fits({"partition": "gpu", "cpus_per_task": 8, "mem_gb": 32, "gpus_per_node": 1})
+    with pytest.raises(FdbuError, match=r"no node of partition gpu .* asked hydra.launcher.gpus_per_node=8; its "
+                                        r"nodes have at most 4 GPUs \(sinfo\): lower hydra.launcher.gpus_per_node$"):
+        check_fits({"partition": "gpu", "cpus_per_task": 8, "mem_gb": 32, "gpus_per_node": 8})
+    with pytest.raises(FdbuError, match=r"no node of the default partition .* asked hydra.launcher.mem_gb=16; .*"
+                                        r"at most 15 GB of memory"):
+        check_fits({"partition": None, "cpus_per_task": 8, "mem_gb": 16})  # the slurm_cpu preset's request
+    with pytest.raises(FdbuError, match="partition nope has no nodes"):
+        check_fits({"partition": "nope", "cpus_per_task": 1})
