@@ -63,7 +63,7 @@ def _sweep(cfg) -> None:
     from .sensitivity import table
 
     ran = commands.sweep(cfg)
-    print(table(ran.value))
+    print(table(ran.value, cfg.trees()))
     print("\n".join(["", *ran.lines]))
 
 
@@ -218,9 +218,14 @@ def _main(argv: list[str] | None) -> int:
         interrupted(e)
     except (HydraException, OmegaConfBaseException) as e:  # composing the config, parsing the overrides
         error(f"config: {composition_error(e)}")
+    except FdbuError as e:  # a launcher's refusal, or jobs of a multirun that did not finish
+        error(str(e).splitlines()[0])
     except BrokenPipeError:
         raise
-    except Exception:
+    except Exception as e:
+        if isinstance(e, ValueError) and str(e).startswith("Only one of --run, --multirun, --cfg"):
+            error("-m and --cfg/--info cannot be combined (Hydra shows one run's config): leave out -m and give "
+                  "each swept key one value to see it")
         traceback.print_exc()
         print(f"fdbu {__version__}: this is a bug in fdbu, not a problem with your input; please report it with "
               "the command and the traceback above", file=sys.stderr)

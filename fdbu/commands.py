@@ -51,7 +51,8 @@ def make_detector(cfg, backend: str | None = None, shard: str | None = None):
     threads = vad.threads if vad.threads is not None else launcher_share()
     return SpeechDetector(vad.settings(), backend=backend or vad.backend, device=cfg.device, cache=vad.cache,
                           cache_dir=cfg.cache_root() / VAD_PROBS, verify=vad.verify, threads=threads,
-                          batch_seconds=vad.batch_seconds, progress=cfg.progress, shard=shard)
+                          batch_seconds=vad.batch_seconds, progress=cfg.progress, shard=shard,
+                          require_cached=vad.require_shards and shard is None)
 
 
 def _bootstrap(cfg):
@@ -201,7 +202,8 @@ def asr(cfg) -> Ran:
     written, lines = [], []
     for root in cfg.roots():
         path, counts = stage.run(root, model, batch_size=a.batch_size, max_batch_seconds=a.max_batch_seconds,
-                                 resume=a.resume, cache_dir=cache, verify=a.verify, progress=cfg.progress)
+                                 resume=a.resume, cache_dir=cache, verify=a.verify, progress=cfg.progress,
+                                 require_shards=a.require_shards)
         written.append(path)
         lines.append(f"wrote {path}: {counts['transcribed']} transcribed, {counts['from_cache']} from the cache"
                      f"{stage.by_shards(counts)}, {counts['kept']} kept{stage.decoding_note(counts)}")

@@ -122,6 +122,8 @@ class VadConfig:
     threads: Optional[int] = opt(None, "CPU threads of the batched backend; null: the cores free now; more than "
                                        "the cores this process may use are capped to them")
     batch_seconds: float = opt(2000.0, "audio seconds loaded and computed per batch (bounds memory)")
+    require_shards: bool = opt(False, "assembling after sharded runs: refuse, naming the missing shard, instead of "
+                                      "computing what no shard's cache holds")
 
     def __post_init__(self):
         within(self, "vad.", min_speech_duration_ms=MS, min_silence_duration_ms=MS, speech_pad_ms=MS)
@@ -406,6 +408,8 @@ class AsrOptions:
     resume: bool = opt(False, "continue or redo a run; transcripts equal to their cached inputs are kept")
     cache: bool = opt(True, "keep transcripts on disk (keyed by audio, checkpoint and cut): <cache_dir>/asr")
     verbose: bool = opt(False, "show NeMo's own log lines")
+    require_shards: bool = opt(False, "assembling after sharded runs: refuse, naming the missing shard, instead of "
+                                      "transcribing what no shard's cache holds")
 
     def __post_init__(self):
         within(self, "asr.", batch_size=(lambda v: 1 <= v <= MAX_BATCH, f"a number from 1 to {MAX_BATCH}"),
@@ -480,6 +484,13 @@ def register() -> None:
     cs = ConfigStore.instance()
     for name, cls in CONFIGS.items():
         cs.store(name=f"{name}_schema", node=cls)
+    try:  # the SLURM presets' launcher (hydra/launcher=fdbu_slurm), with the cluster extra
+        from hydra_plugins.fdbu_launcher import FdbuSlurmLauncher
+    except ImportError:
+        return
+    from hydra.core.plugins import Plugins
+
+    Plugins.instance().register(FdbuSlurmLauncher)  # an editable install hides it from Hydra's own scan
 
 
 def build(command: str, values: Dict[str, Any]):

@@ -28,6 +28,7 @@ from .vad.silero import samples_to_us
 # the metrics a sweep table shows, with their column labels; sweep.json has every interruption metric
 SHOWN = {"exercised_rate": "exercised", "speaking_at_end_rate": "spk_at_end", "response_rate_1s": "resp<=1s",
          "response_rate_2s": "resp<=2s", "response_rate_5s": "resp<=5s", "stop_latency_s": "stop_med_s",
+         "response_latency_s": "resp_med_s", "no_response_rate": "no_resp",
          "speech_s_per_interruption_s": "speech/int", "restart_rate": "restart"}
 
 
@@ -89,7 +90,7 @@ def sweep_tree(root: Path, detector: SpeechDetector, boot: Bootstrap, points: li
         segs = [samples_to_us(st, SAMPLE_RATE) for st in detector.stamps(entries, jobs, point.rule)]
         _, metrics, extra = score_subset(kind, selected, boot, segs)
         records.append(_point_record(point, metrics, extra))
-    return {"tree": str(root), "subset": subset,
+    return {"subset": subset,
             "inputs": {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
             "counts": {"selected": len(selected), "eligible": len(eligible)},
             "points": records, "ranges": {m.name: _range(records, m.name) for m in kind.metrics.METRICS}}
@@ -163,10 +164,12 @@ def _ranking_line(name: str, r: dict) -> str:
     return f"  {name} ({better}): changes: " + "; ".join(parts)
 
 
-def table(result: dict) -> str:
+def table(result: dict, paths: list | None = None) -> str:
+    """The console table; `paths` (the trees as typed) are shown beside the names, never stored."""
     lines = []
-    for t in result["trees"]:
-        lines += ["", f"{t['name']} ({t['tree']}): {t['counts']['eligible']} eligible of {t['counts']['selected']} "
+    for k, t in enumerate(result["trees"]):
+        where = f" ({paths[k]})" if paths else ""
+        lines += ["", f"{t['name']}{where}: {t['counts']['eligible']} eligible of {t['counts']['selected']} "
                       "selected",
                   "  thr   neg  min_sil min_sp pad | not_ex  s@end  resp  no_r | " + " ".join(f"{v:>10}" for v in SHOWN.values())]
         for r in t["points"]:
@@ -192,13 +195,13 @@ def to_csv(result: dict) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     names = list(result["trees"][0]["ranges"])
-    w.writerow(["system", "tree", "threshold", "neg_threshold", "min_silence_ms", "min_speech_ms", "speech_pad_ms", "spec_settings",
+    w.writerow(["system", "threshold", "neg_threshold", "min_silence_ms", "min_speech_ms", "speech_pad_ms", "spec_settings",
                 "exercised", "not_exercised", "speaking_at_end", "response", "no_response"]
                + [f"{n}_{part}" for n in names for part in ("value", "lo", "hi", "p90")])
     for t in result["trees"]:
         for r in t["points"]:
             s, c = r["settings"], r["counts"]
-            row = [t["name"], t["tree"], s["threshold"], s["neg_threshold"], s["min_silence_ms"], s["min_speech_ms"],
+            row = [t["name"], s["threshold"], s["neg_threshold"], s["min_silence_ms"], s["min_speech_ms"],
                    s["speech_pad_ms"], r["spec_settings"], c["exercised"], c["not_exercised"], c["speaking_at_end"], c["response"],
                    c["no_response"]]
             for n in names:

@@ -41,3 +41,24 @@ def label(shard: int, shards: int) -> str:
 def listed(labels) -> str:
     """Shard labels in order for the console: '0/4, 1/4, 3/4'."""
     return ", ".join(sorted(labels, key=lambda s: tuple(map(int, s.split("/")))))
+
+
+def missing(found, computed: int, done_here: str = "computed here") -> str | None:
+    """What an assembling run says when it has to do work that shards' caches should have held:
+    'shard 3/4 missing (13 files): computed here'. `found` are the shard labels its cache hits name;
+    the shards not among them are the missing ones (of each shard count seen)."""
+    if not computed or not found:
+        return None
+    counts = sorted({int(f.split("/")[1]) for f in found})
+    absent = [label(k, n) for n in counts for k in range(n) if label(k, n) not in found]
+    if not absent:
+        return f"{computed} files in no shard's cache: {done_here}"
+    return f"shard{'s' if len(absent) > 1 else ''} {listed(absent)} missing ({computed} files): {done_here}"
+
+
+def refuse_missing(found, todo: int, key: str) -> None:
+    """`key`=true (an assembling run that must not compute): refuse when `todo` files are in no cache."""
+    if todo:
+        what = missing(found, todo, "") or f"{todo} files in no cache"
+        raise FdbuError("cache", None, f"{key}=true: {what.rstrip(': ')}; run the missing shard (or leave "
+                        f"{key} out to compute them here)")

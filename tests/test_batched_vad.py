@@ -138,7 +138,7 @@ def test_calibration_is_stored_per_device_and_recomputed_when_anything_changes(d
     det = SpeechDetector(backend="batched", device="cpu", cache_dir=tmp_path, threads=1)
     first = det.calibration()
     files = sorted(p.name for p in (tmp_path / "calibration").iterdir())
-    assert files == sorted([f"{first.key}.json"] + [p for p in files if p.startswith("reference-")])
+    assert files == sorted([f"{first.key}.json", f"{first.key}.lock"] + [p for p in files if p.startswith("reference-")])
     again = SpeechDetector(backend="batched", device="cpu", cache_dir=tmp_path, threads=1).calibration()
     assert again == first  # read back, not measured again (same seconds, same everything)
     monkeypatch.setattr(calib, "batched_code_sha256", lambda: "0" * 64)  # the batched code changed
@@ -239,3 +239,45 @@ def test_bad_settings_are_refused():
         SpeechDetector(threads=0)
     with pytest.raises(FdbuError, match="vad.verify='some'"):
         SpeechDetector(verify="some")
+
+
+def test_processes_started_together_on_a_fresh_cache_calibrate_once_and_announce_it(synth_tree, tmp_path, calibrated):
+    """Two shards started together on an empty cache: one announces and runs the calibration, the other waits
+    for it (it says so) and reads its result. The test holds the lock until both are started, so both reach it."""
+    import fcntl
+    import os
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from fdbu.cachedir import cache_root
+
+    cache = tmp_path / "cache"
+    folder = cache / "vad-probs" / "calibration"
+    folder.mkdir(parents=True)
+    for ref in (cache_root() / "vad-probs" / "calibration").glob("reference-*"):  # the corpus' reference half
+        shutil.copy(ref, folder)
+    det = SpeechDetector(backend="batched", device="cpu", cache=False, threads=1)
+    ident = calib.identity(det.silero, "cpu", 1)
+    fdbu = str(Path(sys.executable).parent / "fdbu")
+    fd = os.open(calib.lock_path(folder, ident), os.O_WRONLY | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    logs = [tmp_path / f"shard{k}.err" for k in range(2)]
+    procs = [subprocess.Popen([fdbu, "vad", f"tree={synth_tree}", f"shard={k}", "shards=2", f"cache_dir={cache}",
+                               "device=cpu", "vad.threads=1", "progress=true"], stdout=subprocess.DEVNULL,
+                              stderr=open(logs[k], "w")) for k in range(2)]
+    deadline = time.monotonic() + 300
+    while not all("waiting for another process calibrating" in p.read_text() for p in logs):
+        assert time.monotonic() < deadline and all(p.poll() is None for p in procs), [p.read_text() for p in logs]
+        time.sleep(0.5)
+    os.close(fd)  # let them go: the first to take the lock calibrates
+    assert [p.wait(timeout=600) for p in procs] == [0, 0], [p.read_text() for p in logs]
+    errs = [p.read_text() for p in logs]
+    announced = [e for e in errs if "fdbu: calibrating the batched backend on this device (cpu " in e]
+    assert len(announced) == 1 and "once per device and cache: both paths over 48 files" in announced[0]
+    assert "calibration:" in announced[0] and "audio s" in announced[0]  # its own progress bar
+    assert sorted(p.name for p in folder.glob("*.json")) == [f"{calib.path_for(folder, ident).name}"]
+    again = subprocess.run([fdbu, "vad", f"tree={synth_tree}", f"cache_dir={cache}", "device=cpu", "vad.threads=1"],
+                           capture_output=True, text=True)
+    assert again.returncode == 0 and "calibrating" not in again.stderr  # once per device and cache

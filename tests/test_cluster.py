@@ -3,8 +3,11 @@
 equal a one-process run's, byte for byte."""
 import hashlib
 import os
+import re
+import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -90,3 +93,117 @@ def test_asr_shards_on_slurm(slurm, tree, tmp_path, built):
         return {str(p.relative_to(t)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(t.rglob("*.json"))}
 
     assert digest(trees["many"]) == digest(trees["one"])
+
+
+SMALL = ["hydra/launcher=slurm_cpu", "hydra.launcher.cpus_per_task=1", "hydra.launcher.mem_gb=2",
+         "hydra.launcher.timeout_min=10", "progress=false"]
+
+
+def test_the_slurm_launcher_says_what_it_is_doing(slurm, tree, tmp_path):
+    """Job id and folder at submission, a state line while waiting (with SLURM's pending reason), each shard's
+    report as it finishes; the job named fdbu-vad; warnings for a job folder and a cache left at node-local
+    defaults (here under TMPDIR and an XDG_CACHE_HOME under /tmp)."""
+    xdg = tmp_path / "xdg"
+    fresh_cache(xdg / "fdbu")
+    out = multirun("vad", "-m", f"tree={tree}", "shard=range(0,2)", "shards=2", *SMALL,
+                   "hydra.launcher.array_parallelism=1", "hydra.launcher.status_every_s=1",
+                   env={**slurm.env, "TMPDIR": str(tmp_path), "XDG_CACHE_HOME": str(xdg)})
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    sub = re.fullmatch(r"submitted SLURM job (\d+): 2 jobs named fdbu-vad; job folder (\S+); logs (\S+)", lines[0])
+    assert sub and Path(sub[2]).is_relative_to(tmp_path / "fdbu-multirun") and Path(sub[3]).parent.is_dir()
+    states = [line for line in lines if re.match(rf"\[\d\d:\d\d:\d\d, \d+ s\] fdbu-vad {sub[1]}: ", line)]
+    assert any(re.search(r": (1 running, )?1 pending \(\w+\); [01] of 2 finished$", line) for line in states), lines
+    assert sorted(line.split(":")[0] for line in lines if line.startswith("shard ")) == ["shard 0/2", "shard 1/2"]
+    assert "fdbu: warning: hydra.sweep.dir is left at its default" in out.stderr
+    assert f"fdbu: warning: cache_dir is left at its default {xdg / 'fdbu'}, under" in out.stderr
+    named = subprocess.run(["scontrol", "show", "job", f"{sub[1]}_0"], capture_output=True, text=True,
+                           env={**os.environ, **slurm.env}).stdout
+    assert "JobName=fdbu-vad" in named
+    printed = ok(fdbu_main("score", f"tree={tree}", f"out={tmp_path / 'out'}", f"cache_dir={xdg / 'fdbu'}")).stdout
+    assert " 0 computed" in printed
+
+
+def test_a_request_no_node_can_satisfy_is_refused_before_submitting(slurm, tree, tmp_path):
+    out = multirun("vad", "-m", f"tree={tree}", "shard=range(0,2)", "shards=2", f"cache_dir={tmp_path / 'c'}",
+                   "hydra/launcher=slurm_cpu", "hydra.launcher.cpus_per_task=100000", "hydra.launcher.mem_gb=100000",
+                   f"hydra.sweep.dir={tmp_path / 'multirun'}", env=slurm.env)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and not out.stdout, out.stderr
+    assert re.fullmatch(r"fdbu: error: hydra.launcher: no node of the default partition can ever run one job: asked "
+                        r"hydra.launcher.cpus_per_task=100000, hydra.launcher.mem_gb=100000; its nodes have at most "
+                        r"\d+ CPUs, \d+ GB of memory \(sinfo\): lower hydra.launcher.cpus_per_task and "
+                        r"hydra.launcher.mem_gb\n", out.stderr)
+    assert not (tmp_path / "multirun" / ".submitit").exists()  # nothing was submitted
+
+
+def _rerun(line: str, env) -> subprocess.CompletedProcess:
+    argv = shlex.split(line.split("; rerun it: ", 1)[1])
+    assert argv[:3] == ["fdbu", "vad", "-m"]
+    return multirun(*argv[1:], env=env)
+
+
+def test_a_killed_shard_is_one_line_with_its_log_and_rerun(slurm, tree, tmp_path):
+    """kill -9 inside shard 1 (FDBU_KILL_AT): one line naming it, its log and how it ended, and the command that
+    reruns it; exit 2, no traceback; the rerun finishes the work."""
+    cache = fresh_cache(tmp_path / "cache")
+    args = ["vad", "-m", f"tree={tree}", "shard=range(0,2)", "shards=2", f"cache_dir={cache}", *SMALL,
+            f"hydra.sweep.dir={tmp_path / 'multirun'}"]
+    out = multirun(*args, env={**slurm.env, "FDBU_KILL_AT": "vad:shard:1"})
+    assert out.returncode == 2 and "Traceback" not in out.stderr and "bug" not in out.stderr
+    assert [line.split(":")[0] for line in out.stdout.splitlines() if line.startswith("shard ")] == ["shard 0/2"]
+    assert out.stderr.count("\n") == 1, out.stderr
+    said = re.fullmatch(r"fdbu: error: shard 1/2 \(job \d+_1\) failed \((.*)\); its log: (\S+); rerun it: (.*)\n",
+                        out.stderr)
+    assert said and "Killed" in said[1] and Path(said[2]).is_file(), out.stderr
+    rerun = _rerun(out.stderr, slurm.env)
+    assert rerun.returncode == 0, rerun.stderr
+    assert [line.split(":")[0] for line in rerun.stdout.splitlines() if line.startswith("shard ")] == ["shard 1/2"]
+    assembled_equals_one_process(tree, tmp_path, cache)
+
+
+def test_a_cancelled_shard_is_one_line_too(slurm, tree, tmp_path):
+    """scancel of a running shard: named, 'was cancelled', its log, the rerun command; exit 2."""
+    env = {**os.environ, **slurm.env}
+    args = ["vad", "-m", f"tree={tree}", "shard=range(0,2)", "shards=2", f"cache_dir={fresh_cache(tmp_path / 'c')}",
+            *SMALL, f"hydra.sweep.dir={tmp_path / 'multirun'}"]
+    proc = subprocess.Popen([FDBU, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    array = re.match(r"submitted SLURM job (\d+):", proc.stdout.readline())[1]
+    deadline = time.monotonic() + 300
+    while subprocess.run(["squeue", "-h", "-r", "-j", f"{array}_1", "-o", "%T"], capture_output=True, text=True,
+                         env=env).stdout.strip() != "RUNNING":  # a pending array task has no record of its own
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.2)
+    subprocess.run(["scancel", f"{array}_1"], check=True, env=env)
+    stdout, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 2 and "Traceback" not in stderr and stderr.count("\n") == 1, stderr
+    said = re.fullmatch(rf"fdbu: error: shard 1/2 \(job {array}_1\) was cancelled \(scancel\); its log: (\S+); "
+                        r"rerun it: fdbu vad -m .*shard=1 shards=2.*\n", stderr)
+    assert said and Path(said[1]).is_file(), stderr
+    assert [line.split(":")[0] for line in stdout.splitlines() if line.startswith("shard ")] == ["shard 0/2"]
+
+
+def test_cfg_with_a_multirun_is_one_line():
+    out = multirun("asr", "-m", "tree=runs/modelA", "shard=range(0,2)", "shards=2", "asr.checkpoint=x.nemo",
+                   "hydra/launcher=slurm_cpu", "--cfg", "hydra")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+    assert out.stderr.startswith("fdbu: error: -m and --cfg/--info cannot be combined")
+
+
+def test_the_fit_check_reads_cpus_memory_and_gpus_from_sinfo(tmp_path, monkeypatch):
+    """check_fits on a made-up sinfo: a GPU partition and a default CPU partition of 16000 MB nodes."""
+    from fdbu.errors import FdbuError
+    from fdbu.launcher import check_fits
+
+    sinfo = tmp_path / "sinfo"
+    sinfo.write_text("#!/bin/sh\nprintf 'g1|64|256000|gpu:a100:4(S:0-1)|gpu\\nc1|8|16000|(null)|cpu*\\n'\n")
+    sinfo.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    check_fits({"partition": "gpu", "cpus_per_task": 8, "mem_gb": 32, "gpus_per_node": 1})
+    with pytest.raises(FdbuError, match=r"no node of partition gpu .* asked hydra.launcher.gpus_per_node=8; its "
+                                        r"nodes have at most 4 GPUs \(sinfo\): lower hydra.launcher.gpus_per_node$"):
+        check_fits({"partition": "gpu", "cpus_per_task": 8, "mem_gb": 32, "gpus_per_node": 8})
+    with pytest.raises(FdbuError, match=r"no node of the default partition .* asked hydra.launcher.mem_gb=16; .*"
+                                        r"at most 15 GB of memory"):
+        check_fits({"partition": None, "cpus_per_task": 8, "mem_gb": 16})  # the slurm_cpu preset's request
+    with pytest.raises(FdbuError, match="partition nope has no nodes"):
+        check_fits({"partition": "nope", "cpus_per_task": 1})

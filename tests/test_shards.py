@@ -155,3 +155,43 @@ def test_sharded_asr_assembles_to_the_one_process_bytes(pool, tmp_path, built, s
 
     assert digest(trees["many"]) == digest(trees["one"])
     assert json.loads((trees["many"] / "asr.json").read_text())["config"]["nemo_version"]
+
+
+def test_a_missing_shard_is_named_and_computed_or_refused(pool, tmp_path):
+    """Assembling after 3 of 4 shards names the missing one and how many files it computed in its place;
+    vad.require_shards=true refuses instead: one line, exit 2, nothing written."""
+    from fdbu.vad.stage import jobs
+
+    a, _ = pool
+    cache = fresh_cache(tmp_path / "cache")
+    for k in (0, 1, 2):
+        ok(fdbu_main("vad", f"tree={a}", f"shard={k}", "shards=4", f"cache_dir={cache}", "progress=false"))
+    absent = len(select(jobs([a]), 3, 4, key=lambda j: j.sha256, weight=lambda j: j.samples))
+    assert absent > 0
+    refused = fdbu_main("score", f"tree={a}", f"out={tmp_path / 'refused'}", f"cache_dir={cache}",
+                        "vad.require_shards=true", "progress=false")
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+    assert f"vad.require_shards=true: shard 3/4 missing ({absent} files); run the missing shard" in refused.stderr
+    assert not (tmp_path / "refused").exists()
+    printed = ok(fdbu_main("score", f"tree={a}", f"out={tmp_path / 'out'}", f"cache_dir={cache}",
+                           "progress=false")).stdout
+    assert f" {absent} computed" in printed and f"shard 3/4 missing ({absent} files): computed here" in printed
+    again = ok(fdbu_main("score", f"tree={a}", f"out={tmp_path / 'again'}", f"cache_dir={cache}",
+                         "vad.require_shards=true", "progress=false")).stdout
+    assert " 0 computed" in again and "): computed here" not in again  # now every file is cached
+
+
+def test_a_missing_asr_shard_is_named_and_transcribed_or_refused(pool, tmp_path, built):
+    pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
+    from fdbu.asr import stage
+    from fdbu.errors import FdbuError
+
+    _, model = built("rnnt")
+    tree = untranscribed(pool[0], tmp_path / "tree")
+    stage.run_shard([tree], lambda: model, tmp_path / "cache", 0, 2, batch_size=4)
+    with pytest.raises(FdbuError, match=r"asr.require_shards=true: shard 1/2 missing \(\d+ files\)"):
+        stage.run(tree, lambda: model, batch_size=4, cache_dir=tmp_path / "cache", require_shards=True)
+    assert not list(tree.glob("*/*/output.json")) and not (tree / stage.ASR_JSON).exists()
+    _, counts = stage.run(tree, lambda: model, batch_size=4, cache_dir=tmp_path / "cache")
+    assert counts["transcribed"] > 0 and stage.by_shards(counts) == (
+        f" (made by shards 0/2); shard 1/2 missing ({counts['transcribed']} files): transcribed here")

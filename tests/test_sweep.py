@@ -72,16 +72,15 @@ def test_several_trees_side_by_side(synth_tree, boot, tmp_path):
     points = grid([0.4, 0.6], [100])
     result = sweep([synth_tree, other], SpeechDetector(backend="batched", device="cpu", cache=False), boot, points,
                    names=["mixed", "prompt"])
-    assert [t["tree"] for t in result["trees"]] == [str(synth_tree), str(other)]
     assert [t["name"] for t in result["trees"]] == ["mixed", "prompt"]
+    assert str(synth_tree) not in json.dumps(result) and str(tmp_path) not in json.dumps(result)  # names, no paths
     from fdbu.metrics.interruption import METRICS
 
     assert list(result["rankings"]) == [m.name for m in METRICS]  # every metric, not only the table's
     orders = {o["order"] for r in result["rankings"].values() for o in r["orders"]}
     assert orders <= {"mixed < prompt", "prompt < mixed", "mixed = prompt"} and orders
     rows = list(csv.DictReader(io.StringIO(to_csv(result))))
-    assert len(rows) == 4 and {(r["system"], r["tree"]) for r in rows} == {("mixed", str(synth_tree)),
-                                                                          ("prompt", str(other))}
+    assert len(rows) == 4 and {r["system"] for r in rows} == {"mixed", "prompt"} and "tree" not in rows[0]
     written = write(result, tmp_path, plot=True)
     assert [p.name for p in written] == ["sweep.json", "sweep.csv", "sweep-heatmaps.png", "sweep-heatmaps.pdf"]
     assert written[2].read_bytes()[:4] == b"\x89PNG" and written[3].read_bytes()[:4] == b"%PDF"
@@ -135,3 +134,27 @@ def test_cli_sweep_refuses_zero_resamples_like_score(synth_tree):
     for cmd in ("sweep", "score"):
         out = fdbu_main(cmd, f"tree={synth_tree}", "bootstrap.resamples=0")
         assert out.returncode == 2 and "bootstrap.resamples=0: a whole number from 1 to 100000" in out.stderr
+
+
+def test_the_same_trees_elsewhere_give_the_same_bytes_and_the_console_shows_the_paths(synth_tree, tmp_path):
+    """sweep.json and sweep.csv name the systems, never the trees' paths (Definition 22); the console table
+    shows each path beside its name, and has the response latency and no-response columns and ranges."""
+    from fdbu.synth import synthesize
+
+    grid_args = ["sweep.thresholds=[0.4,0.6]", "sweep.min_silence_ms=[100]", "plot=false", "progress=false"]
+    printed = {}
+    for place in ("here", "there/deeper"):
+        a, b = tmp_path / place / "runs" / "mixed", tmp_path / place / "runs" / "prompt"
+        shutil.copytree(synth_tree, a)
+        synthesize(b, n={SUB: 4}, seed=8, system="prompt")
+        out = fdbu_main("sweep", f"tree=[{a},{b}]", f"out={tmp_path / place / 'out'}", *grid_args)
+        assert out.returncode == 0, out.stderr
+        printed[place] = out.stdout
+        assert f"mixed ({a})" in out.stdout and f"prompt ({b})" in out.stdout
+        header = next(line for line in out.stdout.splitlines() if "thr   neg" in line)
+        assert "resp_med_s" in header and "no_resp" in header
+        ranges = [line for line in out.stdout.splitlines() if "range over the grid" in line]
+        assert len(ranges) == 2 and all("response_latency_s [" in r and "no_response_rate [" in r for r in ranges)
+    for f in ("sweep.json", "sweep.csv"):
+        here, there = ((tmp_path / p / "out" / f).read_bytes() for p in ("here", "there/deeper"))
+        assert here == there and str(tmp_path).encode() not in here

@@ -85,3 +85,24 @@ def test_a_batched_entry_keeps_the_margin_of_the_device_that_computed_it(synth_t
     path.write_bytes(json.dumps({**json.loads(head), "margin": 0.3}).encode() + b"\n" + payload)
     narrow.segments([j])
     assert (narrow.stats.cache_hits, narrow.stats.recomputed) == (1, 1)  # an entry from a looser device
+
+
+def test_verify_on_a_cached_file_says_why_nothing_was_verified(synth_tree, tmp_path):
+    """vad.verify=N checks only what the batched path computed in this run, and the report says so."""
+    j = job(synth_tree)
+    first = batched(tmp_path, verify=3)
+    first.segments([j])
+    line = first.stats.line()
+    assert first.stats.verified + first.stats.recomputed == 1  # the one computed file: verified or guarded
+    assert (" 1 verified (largest" in line and "of 3 asked: only 1 computed" in line) or \
+        "vad.verify=3: nothing to verify: the guard recomputed all 1 computed files" in line
+    second = batched(tmp_path, verify=3)
+    second.segments([j])
+    assert second.stats.computed == 0 and " 0 verified (vad.verify=3: nothing to verify: nothing was computed " \
+        "here, every file came from the cache" in second.stats.line()
+    ref = SpeechDetector(backend="reference", cache=False, verify=2)
+    ref.segments([j])
+    assert "0 verified (vad.verify=2: nothing to verify: the reference backend" in ref.stats.line()
+    quiet = batched(tmp_path)  # vad.verify=auto asks for nothing on one file: nothing to explain
+    quiet.segments([j])
+    assert " 0 verified," in quiet.stats.line()

@@ -28,7 +28,7 @@ from ..atomic import sha256_bytes, write_bytes, write_json
 from ..audio import SAMPLE_RATE, read_wav, seconds_of
 from ..errors import FdbuError
 from ..outputs import writable_folder
-from ..shard import label, listed, select
+from ..shard import label, listed, missing, refuse_missing, select
 from ..tree import hashed, read_manifest
 from ..vad.detect import auto_verify
 
@@ -154,9 +154,11 @@ def decoding_note(counts: dict) -> str:
 
 
 def by_shards(counts: dict) -> str:
-    """', made by shards 0/4, 1/4, ...' for the console, when the cache entries came from a sharded run."""
+    """' (made by shards 0/4, 1/4, ...)' for the console, when the cache entries came from a sharded run,
+    and which shard is missing when this run transcribed files a shard should have."""
     shards = counts.get("shards") or {}
-    return f" (made by shards {listed(shards)})" if shards else ""
+    note = missing(shards, counts.get("transcribed", 0), "transcribed here")
+    return (f" (made by shards {listed(shards)})" if shards else "") + (f"; {note}" if note else "")
 
 
 def run_shard(roots: list[Path], model_factory, cache_dir: Path, shard: int, shards: int, *, batch_size: int = 16,
@@ -235,7 +237,7 @@ class Journal:
 
 def run(root: Path, model_factory, *, batch_size: int = 16,
         max_batch_seconds: float = 600.0, resume: bool = False, cache_dir: Path | None = None,
-        verify="auto", progress: bool = False) -> tuple[Path, dict]:
+        verify="auto", progress: bool = False, require_shards: bool = False) -> tuple[Path, dict]:
     """Transcribe every eligible sample; returns (asr.json path, counts). `model_factory()` gives the model.
 
     A run that was killed is continued by the next one (its journal says which transcripts are
@@ -261,6 +263,10 @@ def run(root: Path, model_factory, *, batch_size: int = 16,
     cache = TranscriptCache(cache_dir)
     for j in jobs:
         j.key = cache_key(j, model.checkpoint_sha256, model.device)
+    if require_shards:  # before anything is written
+        probe = TranscriptCache(cache_dir)
+        absent = sum(probe.get(j.key) is None for j in jobs)
+        refuse_missing(probe.shards, absent, "asr.require_shards")
     journal.open()
     try:
         counts = _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_batch_seconds, verify,

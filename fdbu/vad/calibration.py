@@ -12,8 +12,12 @@ is broken on this device, and the batched backend is refused.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
+import os
+import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -116,7 +120,7 @@ def _key(ident: dict) -> str:
     return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()
 
 
-def reference(folder: Path | None, silero, audios: list[np.ndarray]) -> list[np.ndarray]:
+def reference(folder: Path | None, silero, audios: list[np.ndarray], bar=None) -> list[np.ndarray]:
     """The reference path's probabilities of the corpus on this CPU: the expensive half of a
     calibration, kept so that another thread count or a GPU on the same host costs only the
     batched pass. Keyed by the CPU identity (the reference runs on one CPU thread)."""
@@ -134,7 +138,11 @@ def reference(folder: Path | None, silero, audios: list[np.ndarray]) -> list[np.
                 return np.split(np.frombuffer(payload, "<f4"), np.cumsum(sizes)[:-1])
         except (AttributeError, OSError, ValueError, RecursionError):
             continue
-    probs = [silero.reference_probs(a) for a in audios]
+    probs = []
+    for a in audios:
+        probs.append(silero.reference_probs(a))
+        if bar is not None:
+            bar.update(len(a) / SR)
     if path is not None:
         payload = np.concatenate(probs).astype("<f4").tobytes()
         try:
@@ -146,16 +154,25 @@ def reference(folder: Path | None, silero, audios: list[np.ndarray]) -> list[np.
     return probs
 
 
-def measure(silero, batched, ident: dict, folder: Path | None = None) -> Calibration:
+def measure(silero, batched, ident: dict, folder: Path | None = None, progress: bool = False) -> Calibration:
     """Run both paths over the corpus and derive the margin (refusing a broken batched path)."""
+    from tqdm import tqdm
+
     t0 = time.perf_counter()
     audios = corpus()
+    audio_s = sum(len(a) for a in audios) / SR
     deviation, windows = 0.0, 0
-    for probs, ref in zip(batched.probabilities(audios), reference(folder, silero, audios)):
+    with tqdm(total=round(2 * audio_s), unit="audio s", desc="calibration", disable=not progress,
+              bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} audio s [{elapsed}<{remaining}]") as bar:
+        batched_probs = batched.probabilities(audios)
+        bar.update(audio_s)
+        refs = reference(folder, silero, audios, bar)
+        bar.update(bar.total - bar.n)  # a stored reference pass costs nothing
+    for probs, ref in zip(batched_probs, refs):
         deviation = max(deviation, float(np.abs(probs.astype(np.float64) - ref.astype(np.float64)).max()))
         windows += len(ref)
     return Calibration(ident, _key(ident), deviation, max(MULTIPLE * deviation, FLOOR), windows,
-                       sum(len(a) for a in audios) / SR, corpus_sha256(audios), time.perf_counter() - t0)
+                       audio_s, corpus_sha256(audios), time.perf_counter() - t0)
 
 
 def check(cal: Calibration) -> Calibration:
@@ -194,11 +211,47 @@ def store(folder: Path, ident: dict, cal: Calibration) -> bool:
         return False
 
 
-def calibration(folder: Path, silero, batched, device: str, threads: int, *, force: bool = False) -> Calibration:
-    """The stored calibration for this device, or a new one (stored when the folder is writable)."""
+def lock_path(folder: Path, ident: dict) -> Path:
+    return Path(folder) / f"{_key(ident)}.lock"
+
+
+@contextlib.contextmanager
+def one_at_a_time(folder: Path, ident: dict):
+    """Processes sharing a cache (shards started together) calibrate a device once: the first takes this
+    lock and calibrates, the others wait for it, then read its result. A folder that cannot hold the
+    lock only costs calibrating more than once."""
+    path = lock_path(folder, ident)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    except OSError:
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            print(f"fdbu: waiting for another process calibrating {devices.describe(ident['device'])} in this cache "
+                  f"(lock {path})", file=sys.stderr, flush=True)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def calibration(folder: Path, silero, batched, device: str, threads: int, *, force: bool = False,
+                progress: bool = False) -> Calibration:
+    """The stored calibration for this device, or a new one (stored when the folder is writable),
+    announced on stderr: it runs both paths over the corpus, once per device and cache."""
     ident = identity(silero, device, threads)
     cal = None if force else load(folder, ident)
     if cal is None:
-        cal = measure(silero, batched, ident, folder)
-        store(folder, ident, cal)
+        with one_at_a_time(folder, ident):
+            cal = None if force else load(folder, ident)  # made by the process this one waited for
+            if cal is None:
+                print(f"fdbu: calibrating the batched backend on this device ({devices.describe(ident['device'])}), "
+                      f"once per device and cache: both paths over {CORPUS_FILES} files, "
+                      f"{sum(corpus_lengths()) / SR:.0f} s of audio", file=sys.stderr, flush=True)
+                cal = measure(silero, batched, ident, folder, progress)
+                store(folder, ident, cal)
     return check(cal)

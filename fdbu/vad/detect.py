@@ -25,7 +25,7 @@ from .. import faults
 from ..cachedir import CALIBRATION
 from ..errors import FdbuError
 from ..kernels import speech_segments
-from ..shard import listed
+from ..shard import listed, missing, refuse_missing
 from . import calibration as calib
 from .audio import batches, read_wav
 from .cache import Entry, ProbabilityCache, default_dir
@@ -72,6 +72,7 @@ class DetectionStats:
     shards: dict = field(default_factory=dict)  # shard label -> cache hits computed by that shard
     threads: int | None = None
     guard: str | None = None   # the calibration line, when the batched path ran
+    verify_short: str | None = None  # why fewer files were verified than vad.verify asked
 
     def line(self) -> str:
         where = self.device + (f" ({self.threads} thread{'' if self.threads == 1 else 's'})"
@@ -81,10 +82,13 @@ class DetectionStats:
                f"the reference path by the guard, {self.verified} verified")
         if self.verified:
             out += f" (largest deviation {self.verify_ratio:.2f} of the margin; {self.verify_seconds:.2f} s)"
+        if self.verify_short:
+            out += f" ({self.verify_short})"
         out += f", {self.cache_rejected} stale or corrupt cache entries recomputed, {self.seconds:.2f} s"
         if self.shards:
             out += f"; from the caches of shards {listed(self.shards)}"
-        return out + (f"\n  {self.guard}" if self.guard else "")
+        notes = [missing(self.shards, self.computed), self.guard]
+        return out + "".join(f"\n  {n}" for n in notes if n)
 
 
 class SpeechDetector:
@@ -96,7 +100,7 @@ class SpeechDetector:
     def __init__(self, settings: SileroSettings = SileroSettings(), *, backend: str = "batched",
                  device: str = "auto", cache: bool = True, cache_dir: Path | None = None, verify: int | str = "auto",
                  threads: int | None = None, batch_seconds: float = 2000.0, progress: bool = False,
-                 margin: float | None = None, shard: str | None = None):
+                 margin: float | None = None, shard: str | None = None, require_cached: bool = False):
         check_options(backend, verify, threads, batch_seconds)
         if margin is not None and not 0 < margin < 0.5:
             raise ValueError(f"margin {margin}: a test margin lies in (0, 0.5)")
@@ -111,6 +115,7 @@ class SpeechDetector:
         self._threads = threads
         self._margin = margin
         self.shard = shard  # recorded in the cache entries this detector computes
+        self.require_cached = require_cached  # an assembling run that refuses to compute (vad.require_shards)
         self._batched = None
         self._calibration = None
         self.stats = DetectionStats(backend, self.device)
@@ -138,7 +143,7 @@ class SpeechDetector:
         """This device's calibration: stored beside the probability cache, measured on first use."""
         if self._calibration is None or force:
             self._calibration = calib.calibration(self.cache_root / CALIBRATION, self.silero, self.batched,
-                                                  self.device, self.threads, force=force)
+                                                  self.device, self.threads, force=force, progress=self.progress)
             self.stats.guard = self._calibration.line()
         return self._calibration
 
@@ -173,6 +178,8 @@ class SpeechDetector:
                     self.stats.shards[entry.by] = self.stats.shards.get(entry.by, 0) + 1
             else:
                 todo.append(i)
+        if self.require_cached:
+            refuse_missing(self.stats.shards, len(todo), "vad.require_shards")
         bar = tqdm(total=round(sum(jobs[i].samples for i in todo) / 16000), unit="audio s", desc="speech detection",
                    disable=not self.progress or not todo)
         for n, batch in enumerate(batches([(jobs[i].where, jobs[i].path, jobs[i].samples) for i in todo],
@@ -240,6 +247,19 @@ class SpeechDetector:
             stamps = self.stamps(entries, jobs, rule)
         return [samples_to_us(st, 16000) for st in stamps]
 
+    def _why_short(self, asked: int, inexact: int, entries: list[Entry]) -> str:
+        """Why vad.verify=N checks fewer files: it checks only what the batched path computed in this run."""
+        fresh = sum(e.fresh for e in entries)
+        if self.backend == "reference":
+            why = "the reference backend computes the reference path's own probabilities"
+        elif not fresh:
+            why = "nothing was computed here, every file came from the cache, checked by the run that computed it"
+        elif not inexact:
+            why = f"the guard recomputed all {fresh} computed files on the reference path"
+        else:
+            return f"of {asked} asked: only {inexact} computed by the batched path in this run"
+        return f"vad.verify={asked}: nothing to verify: {why}"
+
     def _verify(self, entries: list[Entry], jobs: list[Job], rules: list[SegmentRule]) -> list[Entry]:
         """The sentinel: re-run a few random files the batched path computed in this run the reference
         way (the model calls `get_speech_timestamps` makes, then its `get_speech_timestamps_from_probs`).
@@ -248,6 +268,8 @@ class SpeechDetector:
         computed them, so a run assembled from caches computes nothing here.)"""
         inexact = [i for i, e in enumerate(entries) if not e.exact and e.fresh]
         n = auto_verify(len(inexact)) if self.verify == "auto" else self.verify
+        if self.verify != "auto" and n > len(inexact):
+            self.stats.verify_short = self._why_short(n, len(inexact), entries)
         if not n or not inexact:
             return entries
         t0 = time.perf_counter()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .. import faults
 from ..audio import seconds_of
 from ..shard import select
 from ..tree import hashed, read_manifest
@@ -32,6 +33,7 @@ def jobs(roots: list[Path]) -> list[Job]:
 def run(roots: list[Path], detector: SpeechDetector, rules, shard: int = 0, shards: int = 1) -> str:
     """Fill the cache with this shard's files; returns the shard's one-line report."""
     mine = select(jobs(roots), shard, shards, key=lambda j: j.sha256, weight=lambda j: j.samples)
+    faults.point(f"vad:shard:{shard}")
     detector.fill_cache(mine, rules)
     st = detector.stats
     return (f"shard {shard}/{shards}: {len(mine)} files, {seconds_of(sum(j.samples for j in mine)):.0f} s of audio: "

@@ -1,0 +1,267 @@
+"""What a SLURM multirun says while it works (`-m hydra/launcher=slurm_cpu|slurm_gpu`).
+
+Hydra's submitit launcher submits the jobs and waits in silence; this one (the `fdbu_slurm`
+launcher in `hydra_plugins/fdbu_launcher`, which the presets in `conf/hydra/launcher/` use)
+refuses up front a request no node of the partition can satisfy (sinfo), warns when the job
+folder or the cache is left at a node-local default, prints the job id and folder at
+submission, a state line while the jobs wait (with SLURM's pending reason, from squeue), each
+shard's one-line report as it finishes, and for a shard that died one line naming it, its log,
+how it ended and the command that reruns it. Job states, ids and paths are submitit's own.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .errors import FdbuError
+
+ENDED = {  # SLURM's end states, said plainly, with the knob that helps where there is one
+    "CANCELLED": "was cancelled (scancel)",
+    "OUT_OF_MEMORY": "ran out of memory: raise hydra.launcher.mem_gb",
+    "TIMEOUT": "ran past its time limit: raise hydra.launcher.timeout_min",
+    "NODE_FAIL": "lost its node",
+    "PREEMPTED": "was preempted",
+    "BOOT_FAIL": "could not boot its node",
+    "DEADLINE": "missed its deadline",
+    "FAILED": "failed",
+}
+POLL_S = 2.0  # how often the jobs' states are read (submitit caches sacct for longer)
+
+
+def say(text: str, err: bool = False) -> None:
+    print(text, file=sys.stderr if err else sys.stdout, flush=True)
+
+
+def temp_root(path) -> Path | None:
+    """The temporary folder (node-local on most clusters) that holds `path`, if one does."""
+    path = Path(path).resolve()
+    for root in (os.environ.get("TMPDIR"), tempfile.gettempdir(), "/tmp", "/var/tmp", "/dev/shm"):
+        if root and path.is_relative_to(Path(root).resolve()):
+            return Path(root)
+    return None
+
+
+def node_local_warnings(config) -> list[str]:
+    """The job folder or the cache left at a default under a temporary folder: the shards on other nodes
+    would write where neither this machine nor the assembling run can read."""
+    out = []
+    sweep_dir = str(config.hydra.sweep.dir)
+    tmp = temp_root(sweep_dir)
+    if tmp and not any(o.startswith("hydra.sweep.dir=") for o in config.hydra.overrides.hydra):
+        out.append(f"fdbu: warning: hydra.sweep.dir is left at its default {sweep_dir}, under {tmp}, node-local on "
+                   "most clusters: the shards' logs and results may never reach this machine; set "
+                   "hydra.sweep.dir=<a folder every node sees>")
+    if "cache_dir" in config and config.cache_dir is None:
+        from .cachedir import cache_root
+
+        tmp = temp_root(cache_root())
+        if tmp:
+            out.append(f"fdbu: warning: cache_dir is left at its default {cache_root()}, under {tmp}, node-local on "
+                       "most clusters: the assembling run would find nothing the shards computed; set "
+                       "cache_dir=<a folder every node sees>")
+    return out
+
+
+def partition_nodes(partition: str | None) -> list[dict] | None:
+    """The nodes of `partition` (None: the default one) with their CPUs, memory (MB) and GPUs, from sinfo;
+    None when sinfo cannot say (then SLURM itself refuses what it cannot run)."""
+    if not shutil.which("sinfo"):
+        return None
+    out = subprocess.run(["sinfo", "-h", "-N", "-o", "%N|%c|%m|%G|%P"], capture_output=True, text=True, timeout=60)
+    if out.returncode != 0:
+        return None
+    nodes = []
+    for line in out.stdout.splitlines():
+        try:
+            name, cpus, mem, gres, part = line.strip().split("|")
+            gpus = sum(int(n) for n in re.findall(r"gpu(?::[^:,(]+)?:(\d+)", gres))
+            row = {"name": name, "cpus": int(cpus), "mem_mb": int(mem.rstrip("+")), "gpus": gpus}
+        except ValueError:
+            continue
+        if (part.rstrip("*") == partition) if partition else part.endswith("*"):
+            nodes.append(row)
+    return nodes
+
+
+def _count(value) -> int:
+    """gpus_per_node as a number (submitit also takes 'a100:2'; the count is after the last colon)."""
+    try:
+        return int(str(value).rsplit(":", 1)[-1]) if value else 0
+    except ValueError:
+        return 0
+
+
+def check_fits(params: dict) -> None:
+    """Refuse, before submitting, a request no node of the partition can ever satisfy."""
+    partition = params.get("partition")
+    nodes = partition_nodes(partition)
+    if nodes is None:
+        return
+    where = f"partition {partition}" if partition else "the default partition"
+    if not nodes:
+        raise FdbuError("hydra.launcher", None, f"{where} has no nodes (sinfo)" + (
+            "" if partition else ": set hydra.launcher.partition=NAME"))
+    need = {"cpus_per_task": ("cpus", (params.get("cpus_per_task") or 1) * (params.get("tasks_per_node") or 1), 1,
+                              "CPUs"),
+            "mem_gb": ("mem_mb", params.get("mem_gb") or 0, 1024, "GB of memory"),
+            "gpus_per_node": ("gpus", _count(params.get("gpus_per_node")), 1, "GPUs")}
+    if any(all(n[field] >= value * unit for field, value, unit, _ in need.values()) for n in nodes):
+        return
+    most = {key: max(n[field] for n in nodes) // unit for key, (field, _, unit, _) in need.items()}
+    over = [key for key, (_, value, _, _) in need.items() if value > most[key]] or \
+        [key for key, (_, value, _, _) in need.items() if value]  # each fits somewhere, never all on one node
+    asked = ", ".join(f"hydra.launcher.{k}={params.get(k)}" for k in over)
+    largest = ", ".join(f"{most[k]} {need[k][3]}" for k in over)
+    raise FdbuError("hydra.launcher", None, f"no node of {where} can ever run one job: asked {asked}; its nodes have "
+                    f"at most {largest} (sinfo): lower {' and '.join(f'hydra.launcher.{k}' for k in over)}")
+
+
+def pending_reasons(array_id: str) -> dict[str, str]:
+    """task id -> SLURM's reason for a pending array task (squeue; empty when squeue cannot say)."""
+    try:
+        out = subprocess.run(["squeue", "-h", "-r", "-j", array_id, "-o", "%i|%T|%r"], capture_output=True,
+                             text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    reasons = {}
+    for line in out.stdout.splitlines():
+        parts = line.strip().split("|")
+        if len(parts) == 3 and parts[1] == "PENDING":
+            reasons[parts[0]] = parts[2]
+    return reasons
+
+
+class Watched:
+    """One submitted job (a submitit job object) with what the console calls it."""
+
+    def __init__(self, job, label: str, overrides: list[str]):
+        self.job, self.label, self.overrides = job, label, overrides
+        self.reported = False
+
+    def state(self) -> str:
+        return self.job.state
+
+    def report(self) -> str | None:
+        """The job's own one-line report (the lines a sharded stage prints), if it wrote one."""
+        text = self.job.stdout() or ""
+        lines = [line for line in text.splitlines() if line.startswith("shard ")]
+        return lines[-1] if lines else None
+
+    def how_it_ended(self) -> str:
+        state = self.job.state.split(" ")[0]
+        text = ENDED.get(state, f"ended {state}")
+        errors = [line for line in (self.job.stderr() or "").splitlines() if line.strip()]
+        said = [line for line in errors if line.startswith("fdbu: error:")]
+        detail = said[-1] if said else next((line for line in reversed(errors) if "srun: error" in line
+                                             or "Killed" in line or "oom" in line.lower()), None)
+        return f"{text} ({detail.strip()})" if detail and state not in ("CANCELLED",) else text
+
+
+def label_of(config, overrides: list[str]) -> str:
+    """'shard 1/4' for a sharded stage's job, else its swept settings."""
+    values = dict(o.split("=", 1) for o in overrides if "=" in o)
+    if "shard" in values and "shards" in config:
+        return f"shard {values['shard']}/{values.get('shards', config.shards)}"
+    return " ".join(overrides)
+
+
+def rerun_command(config, overrides: list[str]) -> str:
+    """The command that runs this one job again the same way: the multirun's own overrides, with the
+    swept ones set to this job's values."""
+    command = str(config.hydra.job.name).removeprefix("fdbu-")
+    mine = {o.split("=", 1)[0] for o in overrides}
+    task = [o for o in config.hydra.overrides.task if o.split("=", 1)[0] not in mine] + list(overrides)
+    hydra = [o for o in config.hydra.overrides.hydra if not o.startswith("hydra.mode=")]  # -m says it
+    return " ".join(shlex.quote(a) for a in ["fdbu", command, "-m", *task, *hydra])
+
+
+def watch(config, jobs: list, overrides: list[list[str]], status_every_s: float) -> list:
+    """Wait for every job, saying what happens; returns the jobs that did not finish."""
+    watched = [Watched(j, label_of(config, o), o) for j, o in zip(jobs, overrides)]
+    name = str(config.hydra.job.name)
+    array = jobs[0].job_id.split("_")[0]
+    last_line, last_time, failed = None, 0.0, []
+    start = time.monotonic()
+    while True:
+        waiting = []
+        for w in watched:
+            if w.reported:
+                continue
+            if w.job.done():
+                w.reported = True
+                state = w.state()
+                if state.startswith("COMPLETED") or (w.job.paths.result_pickle.exists() and w.job.exception() is None):
+                    say(w.report() or f"{w.label}: done")
+                else:
+                    failed.append(w)
+                    log = w.job.paths.stderr
+                    say(f"fdbu: error: {w.label} (job {w.job.job_id}) {w.how_it_ended()}; its log: {log}"
+                        f"{'' if log.exists() else ' (none: it never started)'}; rerun it: "
+                        f"{rerun_command(config, w.overrides)}", err=True)
+            else:
+                waiting.append(w)
+        if not waiting:
+            return failed
+        counts: dict[str, int] = {}
+        for w in waiting:
+            counts[w.state().split(" ")[0]] = counts.get(w.state().split(" ")[0], 0) + 1
+        reasons = pending_reasons(array) if counts.get("PENDING") else {}
+        why = ", ".join(sorted(set(reasons.values()) - {"None", ""}))
+        line = ", ".join(f"{n} {s.lower()}" + (f" ({why})" if s == "PENDING" and why else "")
+                         for s, n in sorted(counts.items(), key=lambda kv: kv[0] != "RUNNING"))
+        now = time.monotonic()
+        if line != last_line or now - last_time >= status_every_s:
+            done = len(watched) - len(waiting)
+            say(f"[{time.strftime('%H:%M:%S')}, {now - start:.0f} s] {name} {array}: {line}; {done} of "
+                f"{len(watched)} finished")
+            last_line, last_time = line, now
+        time.sleep(POLL_S)
+
+
+def submitted(config, jobs: list, params: dict) -> str:
+    array = jobs[0].job_id.split("_")[0]
+    where = f" to partition {params['partition']}" if params.get("partition") else ""
+    return (f"submitted SLURM job {array}{where}: {len(jobs)} job{'s' if len(jobs) != 1 else ''} named "
+            f"{config.hydra.job.name}; job folder {config.hydra.sweep.dir}; logs "
+            f"{jobs[0].paths.stdout.parent.parent}/{array}_*/")
+
+
+def launch(launcher, job_overrides, initial_job_idx: int) -> list:
+    """Hydra's submitit SLURM launch, saying what it does (the module's docstring)."""
+    import submitit
+    from hydra.core.singleton import Singleton
+    from hydra_plugins.hydra_submitit_launcher.config import BaseQueueConf
+    from omegaconf import OmegaConf
+
+    config = launcher.config
+    params = dict(launcher.params)
+    status_every_s = float(params.pop("status_every_s"))
+    check_fits(params)
+    for line in node_local_warnings(config):
+        say(line, err=True)
+    init = {"folder": params.pop("submitit_folder")}
+    if "max_num_timeout" in params:
+        init[f"{launcher._EXECUTOR}_max_num_timeout"] = params.pop("max_num_timeout")
+    executor = submitit.AutoExecutor(cluster=launcher._EXECUTOR, **init)
+    base = set(OmegaConf.structured(BaseQueueConf).keys())
+    executor.update_parameters(**{k if k in base else f"{launcher._EXECUTOR}_{k}": v for k, v in params.items()})
+    Path(str(config.hydra.sweep.dir)).mkdir(parents=True, exist_ok=True)
+    overrides = [list(o) for o in job_overrides]
+    args = [(o, "hydra.sweep.dir", initial_job_idx + k, f"job_id_for_{initial_job_idx + k}", Singleton.get_state())
+            for k, o in enumerate(overrides)]
+    try:
+        jobs = executor.map_array(launcher, *zip(*args))
+    except Exception as e:  # sbatch refused (submitit's FailedJobError / CalledProcessError)
+        text = " ".join(str(e).split())
+        raise FdbuError("hydra.launcher", None, f"SLURM refused the jobs: {text[-400:]}") from None
+    say(submitted(config, jobs, params))
+    if watch(config, jobs, overrides, status_every_s):
+        sys.exit(2)  # each job that did not finish has had its one line
+    return [j.results()[0] for j in jobs]
