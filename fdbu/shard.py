@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, TypeVar
 
+from .errors import FdbuError
+
 T = TypeVar("T")
 
 
