@@ -23,6 +23,7 @@ commands:
   score     score a reference tree:               fdbu score tree=PATH [out=DIR] [plot=true]
   sweep     interruption metrics over VAD settings: fdbu sweep tree=PATH | "tree=[A,B]" out=DIR
   compare   scored systems, pair by pair:          fdbu compare "trees=[A,B]" [names=[a,b]] [out=DIR]
+  report    a site (leaderboard, drill-downs) + tables: fdbu report "trees=[A,B]" [names=[a,b]] out=DIR
   evaluate  the official rules (reference column): fdbu evaluate tree=PATH [evaluate.official_checkout=DIR]
   export    a tree from the v1.0 release + outputs: fdbu export dataset=DIR [outputs=DIR] out=DIR
   asr       transcripts with a local Parakeet .nemo: fdbu asr tree=DIR asr.checkpoint=PATH.nemo [device=cuda]
@@ -71,7 +72,7 @@ def _score(cfg) -> None:
     outputs = report.outputs(Path(cfg.out) if cfg.out is not None else tree, cfg.plot)
     detector = make_detector(cfg)
     scored = score_path(tree, detector, cfg.bootstrap.make())
-    files = report.files(scored, cfg.plot)
+    files = report.files(scored, cfg.plot, name=tree.resolve().name)
     inputs = scored.unified["inputs"]
     column = reference_column(tree, inputs["manifest.json"], inputs["asr.json"])  # never fails: before the commit
     written = outputs.commit(files)
@@ -105,6 +106,31 @@ def _compare(cfg) -> None:
     tail = outputs.report(written) if outputs is not None else \
         ["pass out=DIR to write compare.json, compare.csv and the figures"]
     print("\n".join(["", *tail]))
+
+
+def _report(cfg) -> None:
+    from .comparison import compare, load
+    from .readers import parse_json
+    from .site import build, check_compare, outputs as report_outputs
+
+    r = cfg.report
+    systems = [load(Path(t), name) for t, name in zip(cfg.trees, cfg.system_names())]
+    compare_path = Path(r.compare) / "compare.json" if r.compare else None
+    outputs = report_outputs(Path(cfg.out), len(systems), r.formats(), cfg.plot, len(systems) > 1 and not compare_path)
+    if compare_path is not None:
+        try:
+            result = parse_json(compare_path.read_bytes(), r.compare, "compare.json")
+        except OSError as e:
+            raise FdbuError(r.compare, "compare.json", f"cannot be read: {e.strerror or e}") from None
+        check_compare(result, systems, r.compare)
+    else:
+        result = compare(systems, baseline=cfg.baseline, allow_different_samples=r.allow_different_samples) \
+            if len(systems) > 1 else None
+    written = outputs.commit(build(systems, result, Path(cfg.out), formats=r.formats(), plot=cfg.plot,
+                                   width=r.width, compare_path=compare_path))
+    print("\n".join(outputs.report(written)))
+    if "html" in r.formats():
+        print(f"open {(Path(cfg.out) / 'index.html').resolve()}")
 
 
 def _evaluate(cfg) -> None:
@@ -226,7 +252,7 @@ def _calibrate(cfg) -> None:
     print(f"stored as {stored}" if stored.is_file() else f"not stored: {stored.parent} is not writable")
 
 
-COMMANDS = {"score": _score, "sweep": _sweep, "compare": _compare, "evaluate": _evaluate, "export": _export,
+COMMANDS = {"score": _score, "sweep": _sweep, "compare": _compare, "report": _report, "evaluate": _evaluate, "export": _export,
             "asr": _asr, "vad": _vad, "synth": _synth, "calibrate": _calibrate}
 
 

@@ -259,6 +259,47 @@ class CompareConfig:
 
 
 @dataclass
+class ReportOptions:
+    format: Any = opt(["html", "md", "tex", "csv"], "what to write: html (index.html, samples-K.js, figures), md, "
+                                                     "tex (booktabs), csv (the leaderboard); one or a list")
+    width: str = opt("page", "the figures' printed width: column (3.3 in) or page (7 in), fonts >= 7 pt")
+    compare: Optional[str] = opt(None, "a folder with compare.json of these trees (fdbu compare out=...); null: "
+                                       "compared here, compare.json written beside the site")
+    allow_different_samples: bool = opt(False, "as compare.allow_different_samples")
+
+    def __post_init__(self):
+        from .plot import WIDTHS
+        from .site import FORMATS
+
+        fmts = self.formats()
+        _check(bool(fmts) and all(f in FORMATS for f in fmts) and len(set(fmts)) == len(fmts), "report.format",
+               self.format, f"one or a list of {', '.join(FORMATS)}")
+        _check(self.width in WIDTHS, "report.width", self.width, "choose column or page")
+
+    def formats(self) -> List[str]:
+        return [self.format] if isinstance(self.format, str) else list(self.format)
+
+
+@dataclass
+class ReportConfig:
+    trees: List[str] = opt(MISSING, "the scored trees (one or more): trees=[runs/A,runs/B]")
+    names: Optional[List[str]] = opt(None, "a name per tree; null: the trees' folder names")
+    baseline: Optional[str] = opt(None, "the name every system is compared against; null: the first tree's")
+    out: str = opt(MISSING, "the report folder (created if missing); open its index.html in a browser")
+    plot: bool = opt(True, "embed the figures (PNG and PDF beside index.html)")
+    report: ReportOptions = group(ReportOptions, "what the report holds")
+
+    def __post_init__(self):
+        _check(len(self.trees) >= 1 and all(isinstance(t, str) and t for t in self.trees), "trees", self.trees,
+               "a list of scored trees")
+        _names("names", self.names, len(self.trees))
+        _check(self.baseline is None or self.baseline in self.system_names(), "baseline", self.baseline,
+               f"one of the names {self.system_names()}")
+
+    system_names = CompareConfig.system_names
+
+
+@dataclass
 class JudgeConfig:
     base_url: Optional[str] = opt(None, "an OpenAI-compatible endpoint; null: the rating stays pending")
     model: Optional[str] = opt(None, "the judge model")
@@ -392,7 +433,7 @@ class CalibrateConfig(Common):
             lambda key: "the calibration measures probabilities, which no segment setting changes: leave it out")
 
 
-CONFIGS = {"score": ScoreConfig, "sweep": SweepConfig, "compare": CompareConfig, "evaluate": EvaluateConfig,
+CONFIGS = {"score": ScoreConfig, "sweep": SweepConfig, "compare": CompareConfig, "report": ReportConfig, "evaluate": EvaluateConfig,
            "export": ExportConfig, "asr": AsrConfig, "vad": VadStageConfig, "synth": SynthConfig,
            "calibrate": CalibrateConfig}
 

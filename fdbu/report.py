@@ -10,7 +10,7 @@ from .pipeline import Scored
 
 UNIFIED = "unified.json"
 SAMPLES = "unified-samples.jsonl"
-CURVES = "latency-curves.png"
+CURVES = ("latency-curves.png", "latency-curves.pdf")
 
 
 def samples_jsonl(rows: list[dict]) -> str:
@@ -18,7 +18,7 @@ def samples_jsonl(rows: list[dict]) -> str:
 
 
 def names(plot: bool = False) -> list[str]:
-    return [UNIFIED, SAMPLES] + ([CURVES] if plot else [])
+    return [UNIFIED, SAMPLES] + (list(CURVES) if plot else [])
 
 
 def outputs(out: Path, plot: bool = False) -> Outputs:
@@ -26,12 +26,14 @@ def outputs(out: Path, plot: bool = False) -> Outputs:
     return Outputs(out, "score", names(plot), head=UNIFIED)
 
 
-def files(scored: Scored, plot: bool = False) -> dict[str, bytes]:
+def files(scored: Scored, plot: bool = False, name: str = "system") -> dict[str, bytes]:
+    """The files of `fdbu score`; `name` titles the figure (the tree's folder name on the CLI)."""
     out = {UNIFIED: dumps(scored.unified).encode(), SAMPLES: samples_jsonl(scored.rows).encode()}
     if plot:
         from .plot import latency_curves
 
-        out[CURVES] = latency_curves(scored.rows)
+        figure = latency_curves(scored.rows, name=name, unified=scored.unified)
+        out.update(zip(CURVES, (figure["png"], figure["pdf"])))
     return out
 
 
