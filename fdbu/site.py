@@ -296,8 +296,13 @@ def drilldown(system, row: dict, out: Path) -> dict:
         wav = folder / f"{side}.wav"
         p = peaks(wav) if row["eligible"] else None
         if p is not None:
-            d[side] = {"peaks": p, "src": Path(os.path.relpath(wav.resolve(), out.resolve())).as_posix()}
+            d[side] = {"peaks": p, "src": _relative(wav, out)}
     return d
+
+
+def _relative(path: Path, out: Path) -> str:
+    """`path` as a link from the report folder (the site and the trees move together)."""
+    return Path(os.path.relpath(Path(path).resolve(), Path(out).resolve())).as_posix()
 
 
 def _index(system, out: Path) -> tuple[list, list]:
@@ -325,10 +330,11 @@ def html(systems, board: list[dict], index: list, figures: list[str], links: dic
             .replace("/*DATA*/", "window.FDBU = " + _script_json(data) + ";"))
 
 
-def signature(system) -> dict:
+def signature(system, out: Path) -> dict:
+    """What a tree was scored with and from, and where it is relative to the report."""
     u = system.unified
     vad = u.get("speech_detection", {})
-    return {"name": system.name, "tree": str(system.root), "fdbu_version": u.get("fdbu_version"),
+    return {"name": system.name, "tree": _relative(system.root, out), "fdbu_version": u.get("fdbu_version"),
             "definitions": u.get("definitions"), "inputs": u.get("inputs"), "sha256": system.sha256,
             "silero_vad": vad.get("silero_vad_version"), "vad_settings": vad.get("settings"),
             "bootstrap": u.get("bootstrap")}
@@ -361,10 +367,9 @@ def files(systems, result: dict | None, out: Path, formats=FORMATS, figures: dic
                                         f"window.FDBU_SAMPLES[{k}] = {_script_json(details)};\n").encode()
         figures = figures or {}
         files.update(figures)
-        links = {k: Path(os.path.relpath(Path(v).resolve(), out.resolve())).as_posix()
-                 for k, v in (links or {}).items()}
+        links = {k: _relative(v, out) for k, v in (links or {}).items()}
         files["index.html"] = html(systems, board, index, [f for f in figures if f.endswith(".png")], links,
-                                   [signature(s) for s in systems]).encode()
+                                   [signature(s, out) for s in systems]).encode()
     return files
 
 
@@ -441,5 +446,5 @@ def build(systems, result: dict | None, out: Path, *, formats=FORMATS, plot: boo
     from . import __version__
 
     head = {"generator": "fdbu", "fdbu_version": __version__, "kind": "report",
-            "systems": [signature(s) for s in systems], "files": sorted(made)}
+            "systems": [signature(s, out) for s in systems], "files": sorted(made)}
     return {HEAD: dumps(head).encode(), **made}
