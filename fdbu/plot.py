@@ -304,6 +304,8 @@ def compare_forest(result: dict, width: str = "page") -> dict[str, bytes]:
     """Paired differences b - a with their 95% intervals, a panel per subset and part (outcomes, latency medians,
     context); +-inf (one median not reached) as a labelled arrow at the edge; * beside a pair's row marks the
     result's `excludes_zero` (PNG and PDF)."""
+    from matplotlib.ticker import MaxNLocator
+
     from .metrics.table import readable
 
     plt = _pyplot()
@@ -316,7 +318,8 @@ def compare_forest(result: dict, width: str = "page") -> dict[str, bytes]:
             ax.text(0.5, 0.5, "no subset compared", ha="center", va="center")
             return _save(fig)
         pt = FONT_PT[width]
-        row_in = max(0.2, 1.45 * pt / 72 * len(pairs))  # every pair's line a text line apart: stars never stack
+        # the pairs' lines spread over 0.8 of a row, 1.6 text heights apart: their stars never stack
+        row_in = max(0.2, 1.6 * pt / 72 * len(pairs) / 0.8)
         heights = [len(names) * row_in + 0.45 for _, _, names in panels]
         fig, axes = plt.subplots(len(panels), 1, figsize=(WIDTHS[width], sum(heights) + 0.75), dpi=200,
                                  squeeze=False, gridspec_kw={"height_ratios": heights}, layout="constrained")
@@ -355,11 +358,13 @@ def compare_forest(result: dict, width: str = "page") -> dict[str, bytes]:
             ax.set_xlim(-edge, edge)
             ax.set_ylim(-0.6, len(names) - 0.4)
             ax.set_yticks(range(len(names)), [f"{readable(n)} {_arrow(result, subset, n)}" for n in reversed(names)])
-            ax.set_title(f"{subset}: {part}", loc="left")
+            ax.set_title(_wrap(f"{subset}: {part}", width, 0.55 if width == "column" else 0.7), loc="left")
+            ax.xaxis.set_major_locator(MaxNLocator(5, symmetric=True, prune="both"))  # no label at the edges
             ax.tick_params(axis="y", length=0)
         handles = [plt.Line2D([], [], color=colors[k % len(colors)], marker="o", ms=3.5, lw=1.4,
                               label=f"{p['b']} - {p['a']}") for k, p in enumerate(pairs)]
-        fig.legend(handles=handles, loc="outside lower center", ncol=min(3, len(pairs)), frameon=False)
+        fig.legend(handles=handles, loc="outside lower center", ncol=1 if width == "column" else min(3, len(pairs)),
+                   frameon=False)
         fig.suptitle(_wrap(f"Paired differences {', '.join(p['b'] + ' - ' + p['a'] for p in pairs)}, 95% intervals\n"
                            "\u2193/\u2191: lower/higher is better; * the interval excludes 0; arrow: +-inf (one median "
                            "not reached)", width))
