@@ -118,17 +118,6 @@ def _digits(values, lo: int = 3, hi: int = 5) -> int:
     return hi
 
 
-def _scale(kind: str, values) -> tuple[float, float, str]:
-    """One colour scale per metric, shared by every system: rates on 0-1, pooled ratios from 0 (to 1 or beyond),
-    median latencies from 0 s to the largest reached one."""
-    finite = [v for v in values if isinstance(v, float) and math.isfinite(v)]
-    if kind == "share":
-        return 0.0, 1.0, "share (fixed 0-1)"
-    if kind == "pooled_ratio":
-        return 0.0, max([1.0, *finite]), "ratio (from 0)"
-    return 0.0, max(finite, default=1.0) or 1.0, "median s (from 0; n/r: not reached)"
-
-
 def _grid_values(tree: dict, name: str, thr: list, sil: list, fixed: dict) -> np.ndarray:
     """The metric over threshold x min silence at the fixed other settings: NaN for no value, inf for not reached."""
     grid = np.full((len(thr), len(sil)), np.nan)
@@ -142,69 +131,107 @@ def _grid_values(tree: dict, name: str, thr: list, sil: list, fixed: dict) -> np
     return grid
 
 
-def sweep_heatmaps(result: dict, spec: dict) -> dict[str, bytes]:
-    """Every interruption metric over threshold x minimum silence, the systems side by side on one shared scale
-    per metric, the spec's point outlined (PNG and PDF)."""
+def _spec_value(tree: dict, name: str, spec: dict):
+    """The metric at the spec's settings when the grid has them (else None)."""
+    for p in tree["points"]:
+        if all(p["settings"][k] == v for k, v in spec.items()):
+            v = p["metrics"][name]["value"]
+            return math.inf if v == "not reached" else None if v is None else float(v)
+    return None
+
+
+def sweep_heatmaps(result: dict, spec: dict, width: str = "page") -> dict[str, bytes]:
+    """Every interruption metric over threshold x minimum silence, a panel per system (and per padding when the
+    padding is swept). Colour: the difference from the system's value at the spec's settings, on one diverging
+    scale per metric, blue where better and red where worse by the metric's direction (purple/orange for context
+    metrics); the numbers are the values, one format per metric; the spec's cell outlined; not reached cells and
+    panels grey (PNG and PDF)."""
     from matplotlib.colors import Normalize
     from matplotlib.patches import Rectangle
 
     plt = _pyplot()
     trees = result["trees"]
-    table = SUBSETS[result["trees"][0]["subset"]].task.metrics.METRICS
-    others = ("neg_threshold_offset", "min_speech_ms", "speech_pad_ms")
+    table = SUBSETS[trees[0]["subset"]].task.metrics.METRICS
     settings = [p["settings"] for p in trees[0]["points"]]
+    pads = sorted({st["speech_pad_ms"] for st in settings})
     fixed = {}
-    for k in others:  # the spec's value on each other axis when the grid has it, else the smallest
+    for k in ("neg_threshold_offset", "min_speech_ms"):  # the spec's value on each other axis when the grid has it
         values = sorted({st[k] for st in settings})
         fixed[k] = spec[k] if spec[k] in values else values[0]
     thr = sorted({st["threshold"] for st in settings})
     sil = sorted({st["min_silence_ms"] for st in settings})
-    nsys = len(trees)
-    groups_per_row = max(1, 4 // nsys)
-    rows = math.ceil(len(table) / groups_per_row)
-    cols = groups_per_row * nsys
-    width, height = 2.6 * cols + 0.9 * groups_per_row + 0.6, 2.5 * rows + 0.8
-    fig, axes = plt.subplots(rows, cols, figsize=(width, height), dpi=110, squeeze=False)
-    fig.subplots_adjust(left=0.55 / width, right=1 - 0.75 / width, bottom=0.45 / height, top=1 - 0.75 / height,
-                        wspace=0.35, hspace=0.55)  # a fixed layout: a layout engine costs seconds here
-    cmap = plt.get_cmap("viridis").copy()
-    for g, metric in enumerate(table):
-        group = [axes[g // groups_per_row, (g % groups_per_row) * nsys + k] for k in range(nsys)]
-        grids = [_grid_values(t, metric.name, thr, sil, fixed) for t in trees]
-        values = [float(v) for grid in grids for v in grid.flat]
-        lo, hi, label = _scale(metric.kind, values)
-        norm = Normalize(lo, hi)
-        digits = _digits(values)
-        for ax, t, grid in zip(group, trees, grids):
-            shown = np.where(np.isfinite(grid), grid, np.nan)
-            im = ax.imshow(shown, origin="lower", aspect="auto", cmap=cmap, norm=norm)
-            for (i, j), v in np.ndenumerate(grid):
-                if np.isnan(v) or math.isinf(v):
-                    ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, color="0.85", lw=0))
-                    ax.text(j, i, "n/r" if math.isinf(v) else "n/a", ha="center", va="center", fontsize=6.5)
+    per_group = len(trees) * len(pads)  # panels per metric
+    groups_per_row = max(1, 3 // per_group)  # panels about 2 in wide: a value per cell fits at 7 pt
+    cols = groups_per_row * per_group
+    nrows = math.ceil(len(table) / groups_per_row)
+    fig_w = WIDTHS[width] if cols <= 3 else WIDTHS["page"] * cols / 3
+    panel_h = 1.7
+    fig_h = panel_h * nrows + 1.1
+    with _style(width):
+        pt = FONT_PT[width]
+        fig, axes = plt.subplots(nrows, cols, figsize=(fig_w, fig_h), dpi=200, squeeze=False)
+        fig.subplots_adjust(left=0.45 / fig_w, right=1 - 0.6 / fig_w, bottom=0.35 / fig_h, top=1 - 0.95 / fig_h,
+                            wspace=0.55, hspace=0.8)  # a fixed layout: a layout engine costs seconds here
+        for g, metric in enumerate(table):
+            group = [axes[g // groups_per_row, (g % groups_per_row) * per_group + k] for k in range(per_group)]
+            panels = [(t, pad) for t in trees for pad in pads]
+            grids = [_grid_values(t, metric.name, thr, sil, {**fixed, "speech_pad_ms": pad}) for t, pad in panels]
+            refs = [_spec_value(t, metric.name, spec) for t, _ in panels]
+            sign = {"lower": -1.0, "higher": 1.0}.get(metric.better, 1.0)
+            diffs = [np.where(np.isfinite(grid), grid - ref, np.nan) if ref is not None and math.isfinite(ref)
+                     else np.full(grid.shape, np.nan) for grid, ref in zip(grids, refs)]
+            reach = max([float(np.nanmax(np.abs(d))) for d in diffs if np.isfinite(d).any()], default=0.0) or 1e-9
+            context = metric.better == "context"
+            cmap = plt.get_cmap("PuOr" if context else "RdBu").copy()
+            norm = Normalize(-reach, reach)
+            values = [float(v) for grid in grids for v in grid.flat]
+            digits = _digits(values)
+            im = None
+            for ax, (t, pad), grid, d in zip(group, panels, grids, diffs):
+                kind = " (median)" if metric.kind == "latency_quantiles" else ""
+                title = f"{metric.label}{kind}\n{t['name']}" + (f", pad {pad:g} ms" if len(pads) > 1 else "")
+                ax.set_title(title, fontsize=pt)
+                if not np.isfinite(grid).any():  # nothing reached anywhere: a grey panel that says so
+                    ax.set_facecolor("0.85")
+                    ax.set_xticks([]), ax.set_yticks([])
+                    ax.text(0.5, 0.5, "not reached\nat any setting" if np.isinf(grid).any() else "no value",
+                            ha="center", va="center", transform=ax.transAxes, color="0.3")
                     continue
-                r, gg, b, _ = cmap(norm(v))
-                ink = "black" if 0.299 * r + 0.587 * gg + 0.114 * b > 0.5 else "white"
-                ax.text(j, i, f"{v:.{digits}f}", ha="center", va="center", fontsize=6.5, color=ink)
-            if spec["threshold"] in thr and spec["min_silence_ms"] in sil and all(fixed[k] == spec[k] for k in others):
-                ax.add_patch(Rectangle((sil.index(spec["min_silence_ms"]) - 0.5, thr.index(spec["threshold"]) - 0.5),
-                                       1, 1, fill=False, edgecolor="red", lw=1.8))
-            ax.set_xticks(range(len(sil)), [f"{x:g}" for x in sil], fontsize=6.5)
-            ax.set_yticks(range(len(thr)), [f"{x:g}" for x in thr], fontsize=6.5)
-            ax.set_xlabel("min silence (ms)", fontsize=6.5, labelpad=1)
-            ax.set_ylabel("threshold", fontsize=6.5, labelpad=1)
-            ax.tick_params(length=2, pad=1)
-            kind = " (median)" if metric.kind == "latency_quantiles" else ""
-            ax.set_title(f"{metric.name}{kind}\n{t['name']}", fontsize=7.5)
-        bar = fig.colorbar(im, ax=group, fraction=0.06 / nsys, pad=0.03, aspect=25)
-        bar.ax.tick_params(labelsize=6)
-        bar.set_label(label, fontsize=6)
-    for ax in axes.flat[len(table) * nsys:]:
-        ax.axis("off")
-    fig.suptitle(f"{result['trees'][0]['subset']}: {', '.join(t['name'] for t in trees)} over the VAD grid "
-                 f"(neg offset {fixed['neg_threshold_offset']:g}, min speech {fixed['min_speech_ms']:g} ms, "
-                 f"pad {fixed['speech_pad_ms']:g} ms); red: the spec's settings; n/r: not reached", fontsize=8.5)
-    return _save(fig, tight=False)
+                im = ax.imshow(sign * d, origin="lower", aspect="auto", cmap=cmap, norm=norm)
+                for (i, j), v in np.ndenumerate(grid):
+                    if not np.isfinite(v):
+                        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, color="0.85", lw=0))
+                        ax.text(j, i, "n/r" if math.isinf(v) else "n/a", ha="center", va="center", fontsize=pt)
+                        continue
+                    shade = d[i, j]
+                    r, gg, b, _ = cmap(norm(sign * shade)) if np.isfinite(shade) else (1, 1, 1, 1)
+                    ink = "black" if 0.299 * r + 0.587 * gg + 0.114 * b > 0.5 else "white"
+                    ax.text(j, i, f"{v:.{digits}f}", ha="center", va="center", fontsize=pt, color=ink)
+                if pad == spec["speech_pad_ms"] and spec["threshold"] in thr and spec["min_silence_ms"] in sil \
+                        and all(fixed[k] == spec[k] for k in fixed):
+                    ax.add_patch(Rectangle((sil.index(spec["min_silence_ms"]) - 0.5, thr.index(spec["threshold"]) - 0.5),
+                                           1, 1, fill=False, edgecolor="black", lw=1.6))
+                ax.set_xticks(range(len(sil)), [f"{x:g}" for x in sil])
+                ax.set_yticks(range(len(thr)), [f"{x:g}" for x in thr])
+                ax.set_xlabel("min silence (ms)", labelpad=1)
+                ax.set_ylabel("threshold", labelpad=1)
+                ax.tick_params(length=2, pad=1)
+            if im is not None and any(np.isfinite(d).any() for d in diffs):
+                bar = fig.colorbar(im, ax=group, fraction=0.06 / len(group), pad=0.03, aspect=15)
+                bar.set_label("value - spec" if context else "+ better, - worse", fontsize=pt, labelpad=1)
+                bar.ax.tick_params(labelsize=pt, length=2, pad=1)
+                bar.set_ticks([-reach, 0.0, reach] if reach > 1e-9 else [0.0])
+                bar.ax.yaxis.set_major_formatter(lambda x, _: "0" if x == 0 else f"{x:+.{max(1, digits - 1)}f}")
+        for ax in axes.flat[len(table) * per_group:]:
+            ax.axis("off")
+        names = ", ".join(t["name"] for t in trees)
+        pad_text = f"pad {', '.join(f'{p:g}' for p in pads)} ms" if len(pads) > 1 else f"pad {pads[0]:g} ms"
+        fig.suptitle(_wrap(f"{trees[0]['subset']}: {names} over the VAD grid (neg offset "
+                           f"{fixed['neg_threshold_offset']:g}, min speech {fixed['min_speech_ms']:g} ms, {pad_text}); "
+                           "colour: the difference from the value at the spec's settings (outlined), blue better, red worse "
+                           "(context metrics: purple up, orange down); n/r: not reached",
+                           "page" if fig_w >= WIDTHS["page"] else width, fig_w / WIDTHS["page"]), y=1 - 0.08 / fig_h)
+        return _save(fig, tight=False)
 
 
 FROM = {"E_us": "seconds after the user's turn ends (E)", "R_us": "seconds after the user's interruption ends (R)"}

@@ -154,3 +154,42 @@ def test_score_curves_have_bands_and_the_system_name(captured):
     assert "candor_turn_taking" in ax.get_title() and "min_observable_s 3.5 s" in ax.get_title()
     curve, = [line for line in ax.lines if line.get_linewidth() == 1.4]  # the band's edges are thinner
     assert curve.get_ydata()[-1] == pytest.approx(8 / 12)  # no_response never arrives
+
+
+def _sweep(pads=(0,)):
+    from fdbu.metrics.interruption import METRICS
+    from fdbu.sensitivity import SPEC
+
+    points = []
+    for thr in (0.4, 0.5):
+        for sil in (100, 200):
+            for pad in pads:
+                st = {**SPEC, "threshold": thr, "min_silence_ms": sil, "speech_pad_ms": pad}
+                at_spec = st == SPEC
+                values = {m.name: 0.5 for m in METRICS}
+                values["stop_latency_s"] = 1.0 if at_spec else 0.8 if thr == 0.4 else 1.5
+                values["response_latency_s"] = "not reached"
+                points.append({"settings": st, "metrics": {k: {"value": v} for k, v in values.items()}})
+    return {"trees": [{"name": "modelA", "subset": "synthetic_user_interruption", "points": points}]}, SPEC
+
+
+def test_sweep_heatmaps_colour_the_difference_from_the_spec_by_direction(captured):
+    result, spec = _sweep(pads=(0, 30))
+    data = plot.sweep_heatmaps(result, spec)
+    fig = captured[-1]
+    check_layout(fig, data, "page")
+    by_title = {" ".join(ax.get_title().split()): ax for ax in fig.axes if ax.get_title()}
+    # padding swept: a panel per padding
+    assert "stop latency (s) (median) modelA, pad 30 ms" in by_title
+    stop = by_title["stop latency (s) (median) modelA, pad 0 ms"]
+    shown = stop.images[0].get_array()  # better is positive: lower latency than at the spec point
+    assert shown[0, 0] > 0 and shown[1, 1] < 0 and shown[1, 0] == 0  # thr 0.4 better, thr 0.5 sil 200 worse
+    cmap, norm = stop.images[0].get_cmap(), stop.images[0].norm
+    r, _, b, _ = cmap(norm(shown[0, 0]))
+    assert b > r  # better is blue
+    # one number format per metric; every cell prints its value, not the difference
+    texts = sorted(t.get_text() for t in stop.texts)
+    assert texts == ["0.800", "0.800", "1.000", "1.500"]
+    # nothing reached anywhere: grey, labelled, no colour scale
+    never = by_title["response latency (s) (median) modelA, pad 0 ms"]
+    assert len(never.images) == 0 and [t.get_text() for t in never.texts] == ["not reached\nat any setting"]
