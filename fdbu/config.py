@@ -223,6 +223,15 @@ def _names(key: str, names, count: int) -> None:
     _check(len(set(names)) == len(names), key, list(names), "names must all differ")
 
 
+def _systems(cfg, least: int) -> None:
+    """trees, names and baseline of a command over several scored trees (compare, report)."""
+    _check(len(cfg.trees) >= least and all(isinstance(t, str) and t for t in cfg.trees), "trees", cfg.trees,
+           "a list of at least two scored trees" if least == 2 else "a list of scored trees")
+    _names("names", cfg.names, len(cfg.trees))
+    _check(cfg.baseline is None or cfg.baseline in cfg.system_names(), "baseline", cfg.baseline,
+           f"one of the names {cfg.system_names()}")
+
+
 @dataclass
 class CompareOptions:
     pairs: str = opt("baseline", "baseline: each system against the baseline; all: every pair of systems")
@@ -246,11 +255,7 @@ class CompareConfig:
     compare: CompareOptions = group(CompareOptions, "how systems are paired")
 
     def __post_init__(self):
-        _check(len(self.trees) >= 2 and all(isinstance(t, str) and t for t in self.trees), "trees", self.trees,
-               "a list of at least two scored trees")
-        _names("names", self.names, len(self.trees))
-        _check(self.baseline is None or self.baseline in self.system_names(), "baseline", self.baseline,
-               f"one of the names {self.system_names()}")
+        _systems(self, 2)
 
     def system_names(self) -> List[str]:
         from .comparison import default_names
@@ -290,11 +295,7 @@ class ReportConfig:
     report: ReportOptions = group(ReportOptions, "what the report holds")
 
     def __post_init__(self):
-        _check(len(self.trees) >= 1 and all(isinstance(t, str) and t for t in self.trees), "trees", self.trees,
-               "a list of scored trees")
-        _names("names", self.names, len(self.trees))
-        _check(self.baseline is None or self.baseline in self.system_names(), "baseline", self.baseline,
-               f"one of the names {self.system_names()}")
+        _systems(self, 1)
 
     system_names = CompareConfig.system_names
 

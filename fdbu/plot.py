@@ -71,12 +71,6 @@ def _wrap(text: str, width: str, share: float = 1.0) -> str:
     return "\n".join(textwrap.fill(line, chars) for line in text.split("\n"))
 
 
-def curve(rows: list[dict], subset: str) -> tuple[np.ndarray, int]:
-    """Sorted latencies of the responders and the population size."""
-    pop = [r for r in rows if r["subset"] == subset and r["eligible"] and r.get("outcome") != "not_exercised"]
-    return np.sort([r["latency_s"] for r in pop if r["latency_s"] is not None]), len(pop)
-
-
 def score_curves(rows: list[dict], name: str, unified: dict | None = None) -> list[dict]:
     """One system's F(t) per subset with a latency, with its pointwise bootstrap band (unified.json's draw)."""
     from .kernels import INF
