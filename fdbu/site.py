@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from . import tasks
+from .errors import FdbuError
 from .metrics.stats import NOT_REACHED
 from .readers import parse_json
 
@@ -220,14 +221,14 @@ def rule(row: dict, words: list) -> tuple[str, str]:
             where = f"segment {_s(c[0])}-{_s(c[1])} s" if c else "a segment"
             return out, f"speaking at end: {at_s}, and {where} is still going at R = {_s(R)} s"
         if out == "response":
-            first = min(s for s in starts if s >= R)
+            first = min((s for s in starts if s >= R), default=R + row["latency_s"])
             return out, (f"response: {at_s}, no segment runs over R = {_s(R)} s; the first word from R on starts at "
                          f"{_s(first)} s, latency {_s(row['latency_s'])} s")
         return out, f"no response: {at_s}, no segment runs over R = {_s(R)} s, and no word starts from R to T = {_s(row['T_s'])} s"
     if task == "turn_taking":
         E, out = row["E_s"], row["outcome"]
         if out == "early_start":
-            early = min(s for s in starts if s < E)
+            early = min((s for s in starts if s < E), default=row.get("first_word_s"))
             return out, f"early start: a word starts at {_s(early)} s, before the turn end E = {_s(E)} s"
         if out == "response":
             return out, (f"response: no word before E = {_s(E)} s; the first word starts at "
@@ -249,9 +250,13 @@ def _words(folder: Path, where: str) -> list:
         return []
     data = parse_json(path.read_bytes(), where, "output.json")
     out = []
-    for c in data.get("chunks", []) if isinstance(data, dict) else []:
-        a, b = c["timestamp"]
-        out.append([round(float(a), 3), round(float(a if b is None else b), 3), str(c.get("text", ""))])
+    try:
+        for c in data.get("chunks", []) if isinstance(data, dict) else []:
+            a, b = c["timestamp"]
+            out.append([round(float(a), 3), round(float(a if b is None else b), 3), str(c.get("text", ""))])
+    except (KeyError, TypeError, ValueError):
+        raise FdbuError(where, "output.json", "has a chunk without a [start, end] timestamp; was it changed after "
+                        "scoring?") from None
     return out
 
 
@@ -261,7 +266,10 @@ def peaks(path: Path, bins: int = PEAKS) -> list[int] | None:
         return None
     import soundfile as sf
 
-    x, _ = sf.read(str(path), dtype="float32", always_2d=True)
+    try:
+        x, _ = sf.read(str(path), dtype="float32", always_2d=True)
+    except (RuntimeError, sf.LibsndfileError) as e:
+        raise FdbuError(str(path.parent), path.name, f"cannot be read as audio: {e}") from None
     x = np.abs(x).max(axis=1)
     if len(x) == 0:
         return []
@@ -406,7 +414,7 @@ def figures(systems, result: dict | None, width: str) -> dict[str, bytes]:
     else:
         rows = [r for rs in systems[0].rows.values() for r in rs]
         made = {"latency-curves": plot.latency_curves(rows, name=systems[0].name, width=width,
-                                                      unified=systems[0].unified, formats=("png", "pdf"))}
+                                                      unified=systems[0].unified)}
     for stem, by_ext in made.items():
         for ext, data in by_ext.items():
             out[f"{stem}.{ext}"] = data
@@ -415,8 +423,6 @@ def figures(systems, result: dict | None, width: str) -> dict[str, bytes]:
 
 def check_compare(result, systems, where: str) -> None:
     """A compare.json given to the report must be of exactly these trees (by the sha256 of their files)."""
-    from .errors import FdbuError
-
     if not isinstance(result, dict) or result.get("kind") != "compare" or result.get("generator") != "fdbu":
         raise FdbuError(where, "compare.json", "is not a compare.json written by fdbu compare")
     theirs = {s.get("name"): s.get("sha256") for s in result.get("systems", [])}

@@ -175,3 +175,15 @@ def test_same_inputs_same_bytes(systems, result, tmp_path):
     one = site.build(systems, result, tmp_path / "x", formats=("html", "csv"), plot=False)
     two = site.build(systems, result, tmp_path / "x", formats=("html", "csv"), plot=False)
     assert one == two and "index.html" in one
+
+
+def test_a_transcript_changed_after_scoring_is_refused_in_one_line(trees, tmp_path):
+    import shutil
+
+    tree = shutil.copytree(trees[0], tmp_path / "mixed")
+    sid = next(json.loads(line)["sample_id"] for line in (tree / "unified-samples.jsonl").read_text().splitlines()
+               if json.loads(line)["eligible"])
+    (tree / sid / "output.json").write_text(json.dumps({"text": "x", "chunks": [{"text": "x"}]}))
+    res = fdbu_main("report", f"trees=[{tree}]", f"out={tmp_path / 'site'}")
+    assert res.returncode == 2 and res.stderr.count("\n") == 1
+    assert sid in res.stderr and "output.json" in res.stderr and not (tmp_path / "site").exists()
