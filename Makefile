@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO := build/demo
 
-.PHONY: install demo test clean cluster-tools system-tools
+.PHONY: install demo test clean cluster-tools system-tools browser-tools
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,7 +18,8 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 # synthesize a small tree (all five subsets, 8 samples each), score it, plot F(t); then a second system
-# on the same samples (system=prompt, the same seed), scored and compared with the first
+# on the same samples (system=prompt, the same seed), scored and compared with the first; then the report
+# site of both (build/demo/report/index.html, its path printed last)
 demo: $(STAMP)
 	rm -rf $(DEMO)
 	$(BIN)/fdbu synth out=$(DEMO)/tree n=8 seed=0
@@ -26,6 +27,8 @@ demo: $(STAMP)
 	$(BIN)/fdbu synth out=$(DEMO)/prompt n=8 seed=0 system=prompt
 	$(BIN)/fdbu score tree=$(DEMO)/prompt plot=true
 	$(BIN)/fdbu compare "trees=[$(DEMO)/tree,$(DEMO)/prompt]" "names=[mixed,prompt]" out=$(DEMO)/compare
+	$(BIN)/fdbu report "trees=[$(DEMO)/tree,$(DEMO)/prompt]" "names=[mixed,prompt]" out=$(DEMO)/report \
+	  report.compare=$(DEMO)/compare
 
 # the one-node SLURM cluster the cluster tests start (Debian packages; skipped with a reason if they
 # cannot be installed, e.g. without root)
@@ -38,12 +41,21 @@ cluster-tools:
 
 # the FFmpeg libraries TorchCodec loads (torchaudio.load's backend), for the test that checks the
 # loader fdbu hands the official scripts against torchaudio.load itself
-system-tools: cluster-tools
+system-tools: cluster-tools browser-tools
 	@ldconfig -p | grep -q libavformat || \
 	  (DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends ffmpeg >/dev/null 2>&1 || \
 	   (apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
 	    --no-install-recommends ffmpeg >/dev/null 2>&1) || \
 	   echo "the FFmpeg libraries could not be installed: the torchaudio.load test will be skipped")
+
+# Chromium, for the test that opens `fdbu report`'s site in a real browser (skipped with a reason if it
+# cannot be installed)
+browser-tools:
+	@command -v chromium >/dev/null || \
+	  (DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1 || \
+	   (apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+	    --no-install-recommends chromium >/dev/null 2>&1) || \
+	   echo "chromium could not be installed: the browser test of fdbu report will be skipped")
 
 # two workers, each taking whole test files (the SLURM tests share one cluster, so one file, one worker)
 test: $(STAMP) system-tools

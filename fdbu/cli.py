@@ -38,6 +38,7 @@ commands:
   score     score a reference tree:               fdbu score tree=PATH [out=DIR] [plot=true]
   sweep     interruption metrics over VAD settings: fdbu sweep tree=PATH | "tree=[A,B]" out=DIR
   compare   scored systems, pair by pair:          fdbu compare "trees=[A,B]" [names=[a,b]] [out=DIR]
+  report    a site (leaderboard, drill-downs) + tables: fdbu report "trees=[A,B]" [names=[a,b]] out=DIR
   evaluate  the official rules (reference column): fdbu evaluate tree=PATH [evaluate.official_checkout=DIR]
   export    a tree from the v1.0 release + outputs: fdbu export dataset=DIR | "export.roots={subset: DIR}" out=DIR
   asr       transcripts with Parakeet (NeMo):     fdbu asr tree=DIR [asr.model=NAME | asr.checkpoint=PATH.nemo]
@@ -73,6 +74,15 @@ def _compare(cfg) -> None:
     ran = commands.compare(cfg)
     print(leaderboard(ran.value))
     print("\n".join(["", *(ran.lines or ["pass out=DIR to write compare.json, compare.csv and the figures"])]))
+
+
+def _report(cfg) -> None:
+    from pathlib import Path
+
+    ran = commands.report(cfg)
+    print("\n".join(ran.lines))
+    if "html" in cfg.report.formats():
+        print(f"open {(Path(cfg.out) / 'index.html').resolve()}")
 
 
 def _evaluate(cfg) -> None:
@@ -125,7 +135,8 @@ def _calibrate(cfg) -> None:
     print("\n".join(ran.lines))
 
 
-COMMANDS = {"score": _score, "sweep": _sweep, "compare": _compare, "evaluate": _evaluate, "export": _export,
+COMMANDS = {"score": _score, "sweep": _sweep, "compare": _compare, "report": _report, "evaluate": _evaluate,
+            "export": _export,
             "asr": _lines(commands.asr), "vad": _lines(commands.vad), "synth": _synth, "calibrate": _calibrate}
 
 

@@ -87,7 +87,7 @@ def score(cfg, write: bool = True, reference_column: bool = False) -> Ran:
 
         inputs = scored.unified["inputs"]
         column = official_column(tree, inputs["manifest.json"], inputs["asr.json"])
-    written = report.write(scored, outputs, cfg.plot) if outputs is not None else []
+    written = report.write(scored, outputs, cfg.plot, name=tree.resolve().name) if outputs is not None else []
     lines = outputs.report(written) if outputs is not None else []
     return Ran(scored, written, [detector.stats.line(), *lines], column=column)
 
@@ -119,6 +119,34 @@ def compare(cfg, write: bool = True) -> Ran:
                  allow_different_samples=cfg.compare.allow_different_samples,
                  allow_mixed_transcripts=cfg.compare.allow_mixed_transcripts, alpha=cfg.compare.alpha)
     written, lines = _commit(outputs, files(result, systems, cfg.plot) if outputs is not None else {})
+    return Ran(result, written, lines)
+
+
+def report(cfg) -> Ran:
+    """`fdbu report`: value is the compare result the leaderboard's decisions come from (None for one tree):
+    made here as `fdbu compare` makes it, or read from `report.compare`, refused unless it compares exactly
+    these trees."""
+    from .comparison import compare as run, load
+    from .readers import parse_json
+    from .site import build, check_compare, outputs as report_outputs
+
+    r = cfg.report
+    systems = [load(Path(t), name) for t, name in zip(cfg.trees, cfg.system_names())]
+    compare_path = Path(r.compare) / "compare.json" if r.compare else None
+    outputs = report_outputs(Path(cfg.out), len(systems), r.formats(), cfg.plot, len(systems) > 1 and not compare_path)
+    if compare_path is not None:
+        from .errors import FdbuError
+
+        try:
+            result = parse_json(compare_path.read_bytes(), r.compare, "compare.json")
+        except OSError as e:
+            raise FdbuError(r.compare, "compare.json", f"cannot be read: {e.strerror or e}") from None
+        check_compare(result, systems, r.compare)
+    else:
+        result = run(systems, baseline=cfg.baseline, allow_different_samples=r.allow_different_samples,
+                     allow_mixed_transcripts=r.allow_mixed_transcripts, alpha=r.alpha) if len(systems) > 1 else None
+    written, lines = _commit(outputs, build(systems, result, Path(cfg.out), formats=r.formats(), plot=cfg.plot,
+                                            width=r.width, compare_path=compare_path))
     return Ran(result, written, lines)
 
 

@@ -19,8 +19,8 @@ from omegaconf import MISSING
 from .cachedir import cache_root
 from .errors import FdbuError
 from .official import shipped_pins
-from .settings import (LENGTH_POLICIES, MAX_RESAMPLES, NEG_OFFSET, PAIRS, RESAMPLES, SEED, TRANSCRIPTS, SileroSettings,
-                       changed, check_options, default_names, grid, refuse)
+from .settings import (FORMATS, LENGTH_POLICIES, MAX_RESAMPLES, NEG_OFFSET, PAIRS, RESAMPLES, SEED, TRANSCRIPTS, WIDTHS,
+                       SileroSettings, changed, check_options, default_names, grid, refuse)
 
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -283,6 +283,15 @@ def _names(key: str, names, count: int) -> None:
     _check(len(set(names)) == len(names), key, list(names), "names must all differ")
 
 
+def _systems(cfg, least: int) -> None:
+    """trees, names and baseline of a command over several scored trees (compare, report)."""
+    _check(len(cfg.trees) >= least and all(isinstance(t, str) and t for t in cfg.trees), "trees", cfg.trees,
+           "a list of at least two scored trees" if least == 2 else "a list of scored trees")
+    _names("names", cfg.names, len(cfg.trees))
+    _check(cfg.baseline is None or cfg.baseline in cfg.system_names(), "baseline", cfg.baseline,
+           f"one of the names {cfg.system_names()}")
+
+
 @dataclass
 class CompareOptions:
     pairs: str = opt("baseline", "baseline: each system against the baseline; all: every pair of systems")
@@ -309,14 +318,47 @@ class CompareConfig:
     compare: CompareOptions = group(CompareOptions, "how systems are paired")
 
     def __post_init__(self):
-        _check(len(self.trees) >= 2 and all(isinstance(t, str) and t for t in self.trees), "trees", self.trees,
-               "a list of at least two scored trees")
-        _names("names", self.names, len(self.trees))
-        _check(self.baseline is None or self.baseline in self.system_names(), "baseline", self.baseline,
-               f"one of the names {self.system_names()}")
+        _systems(self, 2)
 
     def system_names(self) -> List[str]:
         return list(self.names) if self.names is not None else default_names(list(self.trees))
+
+
+@dataclass
+class ReportOptions:
+    format: Any = opt(["html", "md", "tex", "csv"], "what to write: html (index.html, samples-K.js, figures), md, "
+                                                     "tex (booktabs), csv (the leaderboard); one or a list")
+    width: str = opt("page", "the figures' printed width: column (3.3 in) or page (7 in), fonts >= 7 pt")
+    compare: Optional[str] = opt(None, "a folder with compare.json of these trees (fdbu compare out=...); null: "
+                                       "compared here, compare.json written beside the site")
+    allow_different_samples: bool = opt(False, "as compare.allow_different_samples")
+    allow_mixed_transcripts: bool = opt(False, "as compare.allow_mixed_transcripts")
+    alpha: float = opt(0.05, "as compare.alpha: the level of the leaderboard's * (Holm-adjusted p < alpha)")
+
+    def __post_init__(self):
+        fmts = self.formats()
+        _check(bool(fmts) and all(f in FORMATS for f in fmts) and len(set(fmts)) == len(fmts), "report.format",
+               self.format, f"one or a list of {', '.join(FORMATS)}")
+        _check(self.width in WIDTHS, "report.width", self.width, "choose column or page")
+        _check(0 < self.alpha < 1, "report.alpha", self.alpha, "a level between 0 and 1")
+
+    def formats(self) -> List[str]:
+        return [self.format] if isinstance(self.format, str) else list(self.format)
+
+
+@dataclass
+class ReportConfig:
+    trees: List[str] = opt(MISSING, "the scored trees (one or more): trees=[runs/A,runs/B]")
+    names: Optional[List[str]] = opt(None, "a name per tree; null: the trees' folder names")
+    baseline: Optional[str] = opt(None, "the name every system is compared against; null: the first tree's")
+    out: str = opt(MISSING, "the report folder (created if missing); open its index.html in a browser")
+    plot: bool = opt(True, "embed the figures (PNG and PDF beside index.html)")
+    report: ReportOptions = group(ReportOptions, "what the report holds")
+
+    def __post_init__(self):
+        _systems(self, 1)
+
+    system_names = CompareConfig.system_names
 
 
 @dataclass
@@ -472,8 +514,8 @@ class CalibrateConfig(Common):
             lambda key: "the calibration measures probabilities, which no segment setting changes: leave it out")
 
 
-CONFIGS = {"score": ScoreConfig, "sweep": SweepConfig, "compare": CompareConfig, "evaluate": EvaluateConfig,
-           "export": ExportConfig, "asr": AsrConfig, "vad": VadStageConfig, "synth": SynthConfig,
+CONFIGS = {"score": ScoreConfig, "sweep": SweepConfig, "compare": CompareConfig, "report": ReportConfig,
+           "evaluate": EvaluateConfig, "export": ExportConfig, "asr": AsrConfig, "vad": VadStageConfig, "synth": SynthConfig,
            "calibrate": CalibrateConfig}
 
 

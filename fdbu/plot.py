@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from .settings import WIDTHS  # noqa: F401  (the figures' widths, re-exported)
 from .tasks import SUBSETS
 
 MARKS_S = (1, 2, 5)  # the response_rate_ks marks
@@ -35,11 +36,6 @@ def _pyplot():
 METADATA = {"png": {"Software": None}, "pdf": {"Creator": None, "Producer": None, "CreationDate": None}}
 
 
-def _png(fig) -> bytes:
-    """PNG bytes without a timestamp or version stamp (the same figure gives the same bytes)."""
-    return _save(fig, ("png",))["png"]
-
-
 def _save(fig, formats=("png", "pdf"), tight: bool = True) -> dict[str, bytes]:
     """The figure as PNG and PDF bytes, without dates or version stamps (the same figure gives the same bytes)."""
     if tight:
@@ -53,32 +49,57 @@ def _save(fig, formats=("png", "pdf"), tight: bool = True) -> dict[str, bytes]:
     return out
 
 
-def curve(rows: list[dict], subset: str) -> tuple[np.ndarray, int]:
-    """Sorted latencies of the responders and the population size."""
-    pop = [r for r in rows if r["subset"] == subset and r["eligible"] and r.get("outcome") != "not_exercised"]
-    return np.sort([r["latency_s"] for r in pop if r["latency_s"] is not None]), len(pop)
+FONT_PT = {"column": 7.0, "page": 8.0}  # at the printed width: never below 7 pt
+PANEL_IN = 2.5  # one panel's height
 
 
-def latency_curves(rows: list[dict], horizon_s: float = 6.0) -> bytes:
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
+def _style(width: str):
+    """Font sizes for a figure printed at `width` (column or page): every text at least 7 pt."""
+    if width not in WIDTHS:
+        raise ValueError(f"width {width!r}: choose column or page")
+    pt = FONT_PT[width]
+    return _pyplot().rc_context({"font.size": pt, "axes.titlesize": pt + 0.5, "axes.labelsize": pt,
+                                 "xtick.labelsize": pt, "ytick.labelsize": pt, "legend.fontsize": pt,
+                                 "figure.titlesize": pt + 1, "pdf.fonttype": 42})
+
+
+def _wrap(text: str, width: str, share: float = 1.0) -> str:
+    """Text wrapped to the printed width (a `share` of it), lines of at most as many characters as fit at 7-8 pt."""
+    import textwrap
+
+    chars = int(WIDTHS[width] * share * 72 / (FONT_PT[width] * 0.6))
+    return "\n".join(textwrap.fill(line, chars) for line in text.split("\n"))
+
+
+def score_curves(rows: list[dict], name: str, unified: dict | None = None) -> list[dict]:
+    """One system's F(t) per subset with a latency, with its pointwise bootstrap band (unified.json's draw)."""
+    from .kernels import INF
+    from .metrics.paired import cdf_band
+    from .metrics.stats import Bootstrap
+    from .timebase import to_us
+
+    b = (unified or {}).get("bootstrap") or {"resamples": 1000, "seed": 0}
+    boot = Bootstrap(b["resamples"], b["seed"])
+    out = []
     for subset, entry in SUBSETS.items():
         if entry.task.reference is None:
             continue
-        label = f"{entry.task.label}: {subset}"
-        lat, n = curve(rows, subset)
-        if n == 0:
+        pop = [r for r in rows if r["subset"] == subset and r["eligible"] and r.get("outcome") != "not_exercised"]
+        if not pop:
             continue
-        x = np.concatenate([[0.0], lat, [horizon_s]])
-        y = np.concatenate([[0.0], np.arange(1, len(lat) + 1) / n, [len(lat) / n]])
-        ax.step(x, y, where="post", label=f"{label}, n={n}")
-    for k in MARKS_S:
-        ax.axvline(k, color="0.85", lw=0.8, zorder=0)
-    ax.axhline(0.5, color="0.6", lw=0.8, ls="--", zorder=0)
-    ax.set(xlim=(0, horizon_s), ylim=(0, 1.02), xlabel="latency t (s)", ylabel="F(t): share responded by t",
-           title="Response-latency curves (fdbu unified)")
-    ax.legend(loc="lower right")
-    return _png(fig)
+        lat = np.array([INF if r["latency_s"] is None else to_us(r["latency_s"]) for r in pop], np.int64)
+        horizon = ((unified or {}).get("subsets", {}).get(subset) or {}).get("min_observable_s")
+        out.append({"subset": subset, "label": entry.task.label, "reference": entry.task.reference,
+                    "over": "exercised" if entry.task.reference == "R_us" else "eligible",
+                    "horizon_s": horizon if isinstance(horizon, (int, float)) else None,
+                    "systems": [{"name": name, **cdf_band(lat, boot)}]})
+    return out
+
+
+def latency_curves(rows: list[dict], name: str = "system", unified: dict | None = None,
+                   width: str = "page") -> dict[str, bytes]:
+    """`fdbu score`'s response-latency curves F(t) with their bands (PNG and PDF)."""
+    return compare_latency_curves(score_curves(rows, name, unified), width=width)
 
 
 def _digits(values, lo: int = 3, hi: int = 5) -> int:
@@ -89,17 +110,6 @@ def _digits(values, lo: int = 3, hi: int = 5) -> int:
         if len({f"{v:.{d}f}" for v in distinct}) == len(distinct):
             return d
     return hi
-
-
-def _scale(kind: str, values) -> tuple[float, float, str]:
-    """One colour scale per metric, shared by every system: rates on 0-1, pooled ratios from 0 (to 1 or beyond),
-    median latencies from 0 s to the largest reached one."""
-    finite = [v for v in values if isinstance(v, float) and math.isfinite(v)]
-    if kind == "share":
-        return 0.0, 1.0, "share (fixed 0-1)"
-    if kind == "pooled_ratio":
-        return 0.0, max([1.0, *finite]), "ratio (from 0)"
-    return 0.0, max(finite, default=1.0) or 1.0, "median s (from 0; n/r: not reached)"
 
 
 def _grid_values(tree: dict, name: str, thr: list, sil: list, fixed: dict) -> np.ndarray:
@@ -115,111 +125,176 @@ def _grid_values(tree: dict, name: str, thr: list, sil: list, fixed: dict) -> np
     return grid
 
 
-def sweep_heatmaps(result: dict, spec: dict) -> dict[str, bytes]:
-    """Every interruption metric over threshold x minimum silence, the systems side by side on one shared scale
-    per metric, the spec's point outlined (PNG and PDF)."""
+def _spec_value(tree: dict, name: str, spec: dict):
+    """The metric at the spec's settings when the grid has them (else None)."""
+    for p in tree["points"]:
+        if all(p["settings"][k] == v for k, v in spec.items()):
+            v = p["metrics"][name]["value"]
+            return math.inf if v == "not reached" else None if v is None else float(v)
+    return None
+
+
+def sweep_heatmaps(result: dict, spec: dict, width: str = "page") -> dict[str, bytes]:
+    """Every interruption metric over threshold x minimum silence, a panel per system (and per padding when the
+    padding is swept). Colour: the difference from the system's value at the spec's settings, on one diverging
+    scale per metric, blue where better and red where worse by the metric's direction (purple/orange for context
+    metrics); the numbers are the values, one format per metric; the spec's cell outlined; not reached cells and
+    panels grey (PNG and PDF)."""
     from matplotlib.colors import Normalize
     from matplotlib.patches import Rectangle
 
     plt = _pyplot()
     trees = result["trees"]
-    table = SUBSETS[result["trees"][0]["subset"]].task.metrics.METRICS
-    others = ("neg_threshold_offset", "min_speech_ms", "speech_pad_ms")
+    table = SUBSETS[trees[0]["subset"]].task.metrics.METRICS
     settings = [p["settings"] for p in trees[0]["points"]]
+    pads = sorted({st["speech_pad_ms"] for st in settings})
     fixed = {}
-    for k in others:  # the spec's value on each other axis when the grid has it, else the smallest
+    for k in ("neg_threshold_offset", "min_speech_ms"):  # the spec's value on each other axis when the grid has it
         values = sorted({st[k] for st in settings})
         fixed[k] = spec[k] if spec[k] in values else values[0]
     thr = sorted({st["threshold"] for st in settings})
     sil = sorted({st["min_silence_ms"] for st in settings})
-    nsys = len(trees)
-    groups_per_row = max(1, 4 // nsys)
-    rows = math.ceil(len(table) / groups_per_row)
-    cols = groups_per_row * nsys
-    width, height = 2.6 * cols + 0.9 * groups_per_row + 0.6, 2.5 * rows + 0.8
-    fig, axes = plt.subplots(rows, cols, figsize=(width, height), dpi=110, squeeze=False)
-    fig.subplots_adjust(left=0.55 / width, right=1 - 0.75 / width, bottom=0.45 / height, top=1 - 0.75 / height,
-                        wspace=0.35, hspace=0.55)  # a fixed layout: a layout engine costs seconds here
-    cmap = plt.get_cmap("viridis").copy()
-    for g, metric in enumerate(table):
-        group = [axes[g // groups_per_row, (g % groups_per_row) * nsys + k] for k in range(nsys)]
-        grids = [_grid_values(t, metric.name, thr, sil, fixed) for t in trees]
-        values = [float(v) for grid in grids for v in grid.flat]
-        lo, hi, label = _scale(metric.kind, values)
-        norm = Normalize(lo, hi)
-        digits = _digits(values)
-        for ax, t, grid in zip(group, trees, grids):
-            shown = np.where(np.isfinite(grid), grid, np.nan)
-            im = ax.imshow(shown, origin="lower", aspect="auto", cmap=cmap, norm=norm)
-            for (i, j), v in np.ndenumerate(grid):
-                if np.isnan(v) or math.isinf(v):
-                    ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, color="0.85", lw=0))
-                    ax.text(j, i, "n/r" if math.isinf(v) else "n/a", ha="center", va="center", fontsize=6.5)
+    per_group = len(trees) * len(pads)  # panels per metric
+    groups_per_row = max(1, 3 // per_group)  # panels about 2 in wide: a value per cell fits at 7 pt
+    cols = groups_per_row * per_group
+    nrows = math.ceil(len(table) / groups_per_row)
+    fig_w = WIDTHS[width] if cols <= 3 else WIDTHS["page"] * cols / 3
+    panel_h = 1.7
+    fig_h = panel_h * nrows + 1.1
+    with _style(width):
+        pt = FONT_PT[width]
+        fig, axes = plt.subplots(nrows, cols, figsize=(fig_w, fig_h), dpi=200, squeeze=False)
+        fig.subplots_adjust(left=0.45 / fig_w, right=1 - 0.6 / fig_w, bottom=0.35 / fig_h, top=1 - 0.95 / fig_h,
+                            wspace=0.55, hspace=0.8)  # a fixed layout: a layout engine costs seconds here
+        for g, metric in enumerate(table):
+            group = [axes[g // groups_per_row, (g % groups_per_row) * per_group + k] for k in range(per_group)]
+            panels = [(t, pad) for t in trees for pad in pads]
+            grids = [_grid_values(t, metric.name, thr, sil, {**fixed, "speech_pad_ms": pad}) for t, pad in panels]
+            refs = [_spec_value(t, metric.name, spec) for t, _ in panels]
+            sign = {"lower": -1.0, "higher": 1.0}.get(metric.better, 1.0)
+            diffs = [np.where(np.isfinite(grid), grid - ref, np.nan) if ref is not None and math.isfinite(ref)
+                     else np.full(grid.shape, np.nan) for grid, ref in zip(grids, refs)]
+            reach = max([float(np.nanmax(np.abs(d))) for d in diffs if np.isfinite(d).any()], default=0.0) or 1e-9
+            context = metric.better == "context"
+            cmap = plt.get_cmap("PuOr" if context else "RdBu").copy()
+            norm = Normalize(-reach, reach)
+            values = [float(v) for grid in grids for v in grid.flat]
+            digits = _digits(values)
+            im = None
+            for ax, (t, pad), grid, d in zip(group, panels, grids, diffs):
+                kind = " (median)" if metric.kind == "latency_quantiles" else ""
+                title = f"{metric.label}{kind}\n{t['name']}" + (f", pad {pad:g} ms" if len(pads) > 1 else "")
+                ax.set_title(title, fontsize=pt)
+                if not np.isfinite(grid).any():  # nothing reached anywhere: a grey panel that says so
+                    ax.set_facecolor("0.85")
+                    ax.set_xticks([]), ax.set_yticks([])
+                    ax.text(0.5, 0.5, "not reached\nat any setting" if np.isinf(grid).any() else "no value",
+                            ha="center", va="center", transform=ax.transAxes, color="0.3")
                     continue
-                r, gg, b, _ = cmap(norm(v))
-                ink = "black" if 0.299 * r + 0.587 * gg + 0.114 * b > 0.5 else "white"
-                ax.text(j, i, f"{v:.{digits}f}", ha="center", va="center", fontsize=6.5, color=ink)
-            if spec["threshold"] in thr and spec["min_silence_ms"] in sil and all(fixed[k] == spec[k] for k in others):
-                ax.add_patch(Rectangle((sil.index(spec["min_silence_ms"]) - 0.5, thr.index(spec["threshold"]) - 0.5),
-                                       1, 1, fill=False, edgecolor="red", lw=1.8))
-            ax.set_xticks(range(len(sil)), [f"{x:g}" for x in sil], fontsize=6.5)
-            ax.set_yticks(range(len(thr)), [f"{x:g}" for x in thr], fontsize=6.5)
-            ax.set_xlabel("min silence (ms)", fontsize=6.5, labelpad=1)
-            ax.set_ylabel("threshold", fontsize=6.5, labelpad=1)
-            ax.tick_params(length=2, pad=1)
-            kind = " (median)" if metric.kind == "latency_quantiles" else ""
-            ax.set_title(f"{metric.name}{kind}\n{t['name']}", fontsize=7.5)
-        bar = fig.colorbar(im, ax=group, fraction=0.06 / nsys, pad=0.03, aspect=25)
-        bar.ax.tick_params(labelsize=6)
-        bar.set_label(label, fontsize=6)
-    for ax in axes.flat[len(table) * nsys:]:
-        ax.axis("off")
-    fig.suptitle(f"{result['trees'][0]['subset']}: {', '.join(t['name'] for t in trees)} over the VAD grid "
-                 f"(neg offset {fixed['neg_threshold_offset']:g}, min speech {fixed['min_speech_ms']:g} ms, "
-                 f"pad {fixed['speech_pad_ms']:g} ms); red: the spec's settings; n/r: not reached", fontsize=8.5)
-    return _save(fig, tight=False)
+                im = ax.imshow(sign * d, origin="lower", aspect="auto", cmap=cmap, norm=norm)
+                for (i, j), v in np.ndenumerate(grid):
+                    if not np.isfinite(v):
+                        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, color="0.85", lw=0))
+                        ax.text(j, i, "n/r" if math.isinf(v) else "n/a", ha="center", va="center", fontsize=pt)
+                        continue
+                    shade = d[i, j]
+                    r, gg, b, _ = cmap(norm(sign * shade)) if np.isfinite(shade) else (1, 1, 1, 1)
+                    ink = "black" if 0.299 * r + 0.587 * gg + 0.114 * b > 0.5 else "white"
+                    ax.text(j, i, f"{v:.{digits}f}", ha="center", va="center", fontsize=pt, color=ink)
+                if pad == spec["speech_pad_ms"] and spec["threshold"] in thr and spec["min_silence_ms"] in sil \
+                        and all(fixed[k] == spec[k] for k in fixed):
+                    ax.add_patch(Rectangle((sil.index(spec["min_silence_ms"]) - 0.5, thr.index(spec["threshold"]) - 0.5),
+                                           1, 1, fill=False, edgecolor="black", lw=1.6))
+                ax.set_xticks(range(len(sil)), [f"{x:g}" for x in sil])
+                ax.set_yticks(range(len(thr)), [f"{x:g}" for x in thr])
+                ax.set_xlabel("min silence (ms)", labelpad=1)
+                ax.set_ylabel("threshold", labelpad=1)
+                ax.tick_params(length=2, pad=1)
+            if im is not None and any(np.isfinite(d).any() for d in diffs):
+                bar = fig.colorbar(im, ax=group, fraction=0.06 / len(group), pad=0.03, aspect=15)
+                bar.set_label("value - spec" if context else "+ better, - worse", fontsize=pt, labelpad=1)
+                bar.ax.tick_params(labelsize=pt, length=2, pad=1)
+                bar.set_ticks([-reach, 0.0, reach] if reach > 1e-9 else [0.0])
+                bar.ax.yaxis.set_major_formatter(lambda x, _: "0" if x == 0 else f"{x:+.{max(1, digits - 1)}f}")
+        for ax in axes.flat[len(table) * per_group:]:
+            ax.axis("off")
+        names = ", ".join(t["name"] for t in trees)
+        pad_text = f"pad {', '.join(f'{p:g}' for p in pads)} ms" if len(pads) > 1 else f"pad {pads[0]:g} ms"
+        fig.suptitle(_wrap(f"{trees[0]['subset']}: {names} over the VAD grid (neg offset "
+                           f"{fixed['neg_threshold_offset']:g}, min speech {fixed['min_speech_ms']:g} ms, {pad_text}); "
+                           "colour: the difference from the value at the spec's settings (outlined), blue better, red worse "
+                           "(context metrics: purple up, orange down); n/r: not reached",
+                           "page" if fig_w >= WIDTHS["page"] else width, fig_w / WIDTHS["page"]), y=1 - 0.08 / fig_h)
+        return _save(fig, tight=False)
 
 
-def _marks(ax, horizon_s: float | None, xmax: float) -> None:
-    """1, 2 and 5 s labelled; the region beyond min_observable_s shaded (F there is a lower bound)."""
+FROM = {"E_us": "seconds after the user's turn ends (E)", "R_us": "seconds after the user's interruption ends (R)"}
+STYLES = ("-", "--", ":", "-.")
+
+
+def _marks(ax, horizon_s: float | None, xmax: float) -> list:
+    """The 1, 2 and 5 s marks as ticks, the median line, the region beyond min_observable_s shaded (F there is a
+    lower bound); returns legend handles explaining the line and the shading."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    ax.set_xticks([k for k in range(0, int(xmax) + 1)])
     for k in MARKS_S:
         if k < xmax:
-            ax.axvline(k, color="0.8", lw=0.8, zorder=0)
-            ax.text(k, 1.005, f"{k} s", ha="center", va="bottom", fontsize=7, color="0.4")
-    ax.axhline(0.5, color="0.6", lw=0.8, ls="--", zorder=0)
+            ax.axvline(k, color="0.85", lw=0.7, zorder=0)
+    ax.axhline(0.5, color="0.45", lw=0.8, ls=(0, (4, 3)), zorder=1)
+    handles = [Line2D([], [], color="0.45", lw=0.8, ls=(0, (4, 3)), label="F = 0.5: the median")]
     if horizon_s is not None and horizon_s < xmax:
-        ax.axvspan(horizon_s, xmax, color="0.93", zorder=0, lw=0)
-        ax.text(horizon_s - 0.04, 0.5, f"min_observable_s {horizon_s:g} s: beyond it F(t) is a lower bound",
-                rotation=90, fontsize=6.5, color="0.35", ha="right", va="center")
+        ax.axvspan(horizon_s, xmax, color="0.9", zorder=0, lw=0)
+        handles.append(Patch(color="0.9", label="shaded: after min_observable_s, F is a lower bound"))
+    return handles
 
 
-def compare_latency_curves(curves: list[dict]) -> dict[str, bytes]:
-    """F(t) of every system on one axis per subset, with pointwise 95% bootstrap bands (PNG and PDF)."""
+def compare_latency_curves(curves: list[dict], width: str = "page") -> dict[str, bytes]:
+    """F(t) of every system on one axis per subset, with pointwise 95% bootstrap bands (PNG and PDF): side by side
+    at page width, stacked at column width; the legend below the data."""
     plt = _pyplot()
     panels = max(1, len(curves))
-    fig, axes = plt.subplots(1, panels, figsize=(5.6 * panels, 4.6), dpi=120, squeeze=False)
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for ax, c in zip(axes.flat, curves):
-        horizon = c["horizon_s"]
-        xmax = 6.0 if horizon is None else min(max(horizon, 5.5), 10.0)
-        for k, s in enumerate(c["systems"]):
-            t = np.asarray(s["t_us"], np.float64) / 1e6
-            keep = t <= xmax
-            x = np.concatenate([[0.0], t[keep], [xmax]])
-            y, lo, hi = (_held(s[key][keep]) for key in ("F", "lo", "hi"))
-            color = colors[k % len(colors)]
-            ax.fill_between(x, lo, hi, step="post", color=color, alpha=0.18, lw=0)
-            ax.step(x, y, where="post", color=color, label=f"{s['name']} (n={s['n']})")
-        _marks(ax, horizon, xmax)
-        ax.set(xlim=(0, xmax), ylim=(0, 1.04), xlabel="latency t (s)", ylabel="F(t): share responded by t")
-        ax.set_title(f"{c['label']}: {c['subset']}\n{' vs '.join(s['name'] for s in c['systems'])}, samples "
-                     f"{c['over']} in every system", fontsize=9)
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=min(3, len(c["systems"])), fontsize=8,
-                  frameon=False)
-    if not curves:
-        axes.flat[0].axis("off")
-        axes.flat[0].text(0.5, 0.5, "no subset with response latencies", ha="center", va="center")
-    return _save(fig)
+    cols = panels if width == "page" else 1
+    rows = math.ceil(panels / cols)
+    names = list(dict.fromkeys(s["name"] for c in curves for s in c["systems"]))
+    with _style(width):
+        fig, axes = plt.subplots(rows, cols, figsize=(WIDTHS[width], PANEL_IN * rows + 0.9), dpi=200, squeeze=False,
+                                 layout="constrained")
+        colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        handles = {}
+        for ax, c in zip(axes.flat, curves):
+            horizon = c["horizon_s"]
+            xmax = 6.0 if horizon is None else min(max(horizon, 5.5), 10.0)
+            for k, s in enumerate(c["systems"]):
+                t = np.asarray(s["t_us"], np.float64) / 1e6
+                keep = t <= xmax
+                x = np.concatenate([[0.0], t[keep], [xmax]])
+                y, lo, hi = (_held(np.asarray(s[key])[keep]) for key in ("F", "lo", "hi"))
+                color, ls = colors[k % len(colors)], STYLES[k % len(STYLES)]
+                ax.fill_between(x, lo, hi, step="post", color=color, alpha=0.13, lw=0)
+                for edge in (lo, hi):
+                    ax.step(x, edge, where="post", color=color, lw=0.5, alpha=0.6, ls=ls)
+                line, = ax.step(x, y, where="post", color=color, lw=1.4, ls=ls)
+                handles.setdefault(s["name"], line)
+            for h in _marks(ax, horizon, xmax):
+                handles.setdefault(h.get_label(), h)
+            reference = SUBSETS[c["subset"]].task.reference if c["subset"] in SUBSETS else None
+            ax.set(xlim=(0, xmax), ylim=(0, 1.02), xlabel=FROM.get(reference, "latency (s)"),
+                   ylabel="share responded by then")
+            ns = ", ".join(f"{s['name']} {s['n']}" for s in c["systems"])
+            bound = "" if horizon is None else f"; min_observable_s {horizon:g} s"
+            ax.set_title(_wrap(f"{c['subset']}\nn: {ns}{bound}", width, 0.8 / cols))
+        for ax in list(axes.flat)[len(curves):]:
+            ax.axis("off")
+        if not curves:
+            axes.flat[0].text(0.5, 0.5, "no subset with response latencies", ha="center", va="center")
+        fig.suptitle(_wrap(f"Response-latency curves F(t), 95% bands: {', '.join(names) or 'no system'}", width))
+        if handles:
+            labels = list(handles)
+            fig.legend([handles[k] for k in labels], [h if h in names else handles[h].get_label() for h in labels],
+                       loc="outside lower center", ncol=1 if width == "column" else 2, frameon=False)
+        return _save(fig, tight=False)
 
 
 def _clip(x, flag, lo, hi):
@@ -231,89 +306,101 @@ def _clip(x, flag, lo, hi):
     return x, False
 
 
-def compare_forest(result: dict) -> dict[str, bytes]:
-    """Paired differences b - a with their 95% intervals, one panel per subset for rates and ratios and one
-    for its latency medians (seconds); right of each panel, one column per pair, each line's decision as on the
-    console: * (Holm p < alpha) or - (too few pairs to decide) (PNG and PDF)."""
-    from matplotlib.lines import Line2D
-    from matplotlib.transforms import blended_transform_factory
-
-    plt = _pyplot()
-    panels = []  # (subset, metric names, seconds)
+def forest_panels(result: dict) -> list[tuple[str, str, list[str]]]:
+    """(subset, part, metric names): per subset its outcome rates and ratios, its latency medians (seconds), and
+    apart its context metrics (no better or worse)."""
+    panels = []
     for subset in dict.fromkeys(s for p in result["pairs"] for s, e in p["subsets"].items() if "metrics" in e):
         first = next(p["subsets"][subset] for p in result["pairs"] if "metrics" in p["subsets"].get(subset, {}))
-        kinds = {name: m["kind"] for name, m in first["metrics"].items()}
-        for seconds in (False, True):
-            names = [n for n, k in kinds.items() if (k == "latency_quantiles") == seconds]
-            if names:
-                panels.append((subset, names, seconds))
-    if not panels:
-        fig, ax = plt.subplots(figsize=(6, 2))
-        ax.axis("off")
-        ax.text(0.5, 0.5, "no subset compared", ha="center", va="center")
-        return _save(fig)
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    heights = [len(names) + 1.6 for _, names, _ in panels]
+        parts = {"outcomes": [], "latency medians (s)": [], "context": []}
+        for name, m in first["metrics"].items():
+            part = "context" if m["better"] == "context" else \
+                "latency medians (s)" if m["kind"] == "latency_quantiles" else "outcomes"
+            parts[part].append(name)
+        panels += [(subset, part, names) for part, names in parts.items() if names]
+    return panels
+
+
+def compare_forest(result: dict, width: str = "page") -> dict[str, bytes]:
+    """Paired differences b - a with their 95% intervals, a panel per subset and part (outcomes, latency medians,
+    context); +-inf (one median not reached) as a labelled arrow at the edge; beside a pair's row its decision as
+    on the console: * (Holm-adjusted p < alpha, the result's `marker`) or - (too few pairs to decide) (PNG and
+    PDF)."""
+    from matplotlib.ticker import MaxNLocator
+
+    from .metrics.table import readable
+
+    plt = _pyplot()
+    panels = forest_panels(result)
     pairs = result["pairs"]
-    legend_rows = math.ceil(len(pairs) / 3)
-    height = 0.3 * sum(heights) + 1.2 + 0.2 * legend_rows
-    fig, axes = plt.subplots(len(panels), 1, figsize=(8.5, height), dpi=120, squeeze=False,
-                             gridspec_kw={"height_ratios": heights})
-    for ax, (subset, names, seconds) in zip(axes[:, 0], panels):
-        diffs = [[p["subsets"].get(subset, {}).get("metrics", {}).get(n) for n in names] for p in pairs]
-        finite = [abs(x) for row in diffs for m in row if m for x in
-                  [m["difference"]["value"], *(m["difference"]["interval"] or [])] if isinstance(x, (int, float))]
-        edge = max(max(finite, default=0.0) * 1.12, 0.05 if not seconds else 0.1)
-        margin = blended_transform_factory(ax.transAxes, ax.transData)  # x in axes fractions, y in rows
-        for k, (p, row) in enumerate(zip(pairs, diffs)):
-            offset = (k - (len(pairs) - 1) / 2) * 0.6 / len(pairs)
-            color = colors[k % len(colors)]
-            column = 1.02 + 0.025 * k
-            for j, m in enumerate(row):
-                if m is None:
-                    continue
-                d, y = m["difference"], len(names) - 1 - j + offset
-                if d["interval"] is not None:
-                    ends = [_clip(x, f, -edge, edge) for x, f in zip(d["interval"], d["interval_flags"])]
-                    ax.plot([ends[0][0], ends[1][0]], [y, y], color=color, lw=1.6)
-                    for (x, flagged), marker in zip(ends, "<>"):
-                        if flagged:
-                            ax.plot(x, y, marker=marker, color=color, ms=5)
-                v, flagged = _clip(d["value"], d["value_flag"], -edge, edge)
-                if v is None:
-                    ax.text(0, y, f" {d['value_flag'] or 'n/a'}", fontsize=7, va="center", color=color)
-                else:
-                    ax.plot(v, y, marker="o", color=color, ms=4.5, mfc="white" if flagged else color)
-                    if flagged:
-                        ax.text(v, y + 0.22, d["value_flag"], fontsize=6.5, ha="left" if v < 0 else "right",
-                                color=color)
-                mark = "*" if m["marker"] else "-" if (m["reason"] or "").startswith("too few") else None
-                if mark:
-                    ax.text(column, len(names) - 1 - j, mark, transform=margin, fontsize=10 if mark == "*" else 8,
-                            va="center", ha="center", color=color, clip_on=False)
-        ax.axvline(0, color="0.4", lw=0.8)
-        ax.set_xlim(-edge, edge)
-        ax.set_ylim(-0.7, len(names) - 0.3)
-        ax.set_yticks(range(len(names)), [f"{n} ({_arrow(result, subset, n)})" for n in reversed(names)],
-                      fontsize=7.5)
-        ax.tick_params(axis="x", labelsize=7.5)
-        ax.set_xlabel("difference in seconds (latency medians)" if seconds else "difference (shares and ratios)",
-                      fontsize=7.5)
-        ax.set_title(f"{subset}" + (": latency medians" if seconds else ""), fontsize=9)
-    handles = [Line2D([], [], color=colors[k % len(colors)], marker="o", ms=4.5, lw=1.6) for k in range(len(pairs))]
-    fig.legend(handles, [f"{p['b']} - {p['a']}" for p in pairs], loc="lower center", ncol=min(3, len(pairs)),
-               fontsize=8, frameon=False)
-    alpha = result["comparison"]["alpha"]
-    fig.suptitle(f"Paired differences b - a with 95% intervals; right of each panel, one column per pair: * Holm-"
-                 f"adjusted p < {alpha:g},\n- too few pairs to decide; open marker at the edge: +-inf (one median "
-                 "not reached)", fontsize=9, x=0.02, ha="left")
-    fig.tight_layout(rect=(0, (0.15 + 0.2 * legend_rows) / height, 1, 1))
-    return _save(fig, tight=False)
+    alpha = result.get("comparison", {}).get("alpha", 0.05)
+    with _style(width):
+        if not panels:
+            fig, ax = plt.subplots(figsize=(WIDTHS[width], 1.2))
+            ax.axis("off")
+            ax.text(0.5, 0.5, "no subset compared", ha="center", va="center")
+            return _save(fig)
+        pt = FONT_PT[width]
+        # the pairs' lines spread over 0.8 of a row, 1.6 text heights apart: their stars never stack
+        row_in = max(0.2, 1.6 * pt / 72 * len(pairs) / 0.8)
+        heights = [len(names) * row_in + 0.45 for _, _, names in panels]
+        title = _wrap(f"Paired differences {', '.join(p['b'] + ' - ' + p['a'] for p in pairs)}, 95% intervals\n"
+                      f"\u2193/\u2191: lower/higher is better; * Holm-adjusted p < {alpha:g}; - too few pairs to "
+                      "decide; arrow: +-inf (one median not reached)", width)
+        ncol = 1 if width == "column" else min(3, len(pairs))
+        # the title's and the legend's lines on top of the panels, so the panels keep their rows' height
+        above = (title.count("\n") + 1 + math.ceil(len(pairs) / ncol)) * 1.35 * pt / 72 + 0.25
+        fig, axes = plt.subplots(len(panels), 1, figsize=(WIDTHS[width], sum(heights) + above), dpi=200,
+                                 squeeze=False, gridspec_kw={"height_ratios": heights}, layout="constrained")
+        colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        for ax, (subset, part, names) in zip(axes[:, 0], panels):
+            diffs = [[p["subsets"].get(subset, {}).get("metrics", {}).get(n) for n in names] for p in pairs]
+            finite = [abs(x) for row in diffs for m in row if m for x in
+                      [m["difference"]["value"], *(m["difference"]["interval"] or [])] if isinstance(x, (int, float))]
+            edge = max(max(finite, default=0.0) * 1.25, 0.1 if part.startswith("latency") else 0.05)
+            for k, (p, row) in enumerate(zip(pairs, diffs)):
+                offset = -(k - (len(pairs) - 1) / 2) * 0.8 / len(pairs)
+                color = colors[k % len(colors)]
+                for j, m in enumerate(row):
+                    if m is None:
+                        continue
+                    d, y = m["difference"], len(names) - 1 - j + offset
+                    if d["interval"] is not None:
+                        ends = [_clip(x, f, -edge, edge) for x, f in zip(d["interval"], d["interval_flags"])]
+                        ax.plot([ends[0][0], ends[1][0]], [y, y], color=color, lw=1.4, solid_capstyle="butt")
+                    v, flagged = _clip(d["value"], d["value_flag"], -edge, edge)
+                    if v is None:
+                        ax.text(0, y, f" {d['value_flag'] or 'n/a'}", va="center", color=color)
+                    elif flagged:
+                        sign = 1 if v > 0 else -1
+                        ax.annotate("", xy=(v, y), xytext=(v - sign * 0.3 * edge, y),
+                                    arrowprops={"arrowstyle": "-|>", "color": color, "lw": 1.4})
+                        ax.text(v - sign * 0.3 * edge, y, d["value_flag"], va="center", zorder=5,
+                                ha="right" if sign > 0 else "left", color=color,
+                                bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none"})
+                    else:
+                        ax.plot(v, y, marker="o", color=color, ms=3.5)
+                    mark = "*" if m.get("marker") else "-" if (m.get("reason") or "").startswith("too few") else None
+                    if mark:
+                        ax.text(1.01, y, mark, transform=ax.get_yaxis_transform(), va="center", ha="left",
+                                color=color, fontweight="bold")
+            ax.axvline(0, color="0.4", lw=0.8)
+            ax.set_xlim(-edge, edge)
+            ax.set_ylim(-0.6, len(names) - 0.4)
+            ax.set_yticks(range(len(names)), [f"{readable(n)} {_arrow(result, subset, n)}" for n in reversed(names)])
+            ax.set_title(_wrap(f"{subset}: {part}", width, 0.55 if width == "column" else 0.7), loc="left")
+            ax.xaxis.set_major_locator(MaxNLocator(5, symmetric=True, prune="both"))  # no label at the edges
+            ax.tick_params(axis="y", length=0)
+        handles = [plt.Line2D([], [], color=colors[k % len(colors)], marker="o", ms=3.5, lw=1.4,
+                              label=f"{p['b']} - {p['a']}") for k, p in enumerate(pairs)]
+        fig.legend(handles=handles, loc="outside lower center", ncol=ncol, frameon=False)
+        fig.suptitle(title)
+        return _save(fig, tight=False)
 
 
 def _arrow(result: dict, subset: str, name: str) -> str:
     for p in result["pairs"]:
         m = p["subsets"].get(subset, {}).get("metrics", {}).get(name)
         if m:
-            return {"lower": "lower better", "higher": "higher better"}.get(m["better"], "context")
+            return {"lower": "\u2193", "higher": "\u2191"}.get(m["better"], "")
     return ""

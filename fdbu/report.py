@@ -10,7 +10,7 @@ from .pipeline import Scored
 
 UNIFIED = "unified.json"
 SAMPLES = "unified-samples.jsonl"
-CURVES = "latency-curves.png"
+CURVES = ("latency-curves.png", "latency-curves.pdf")
 ROWS_SHA256 = "samples_sha256"  # unified.json's key for the SHA-256 of unified-samples.jsonl
 
 
@@ -19,7 +19,7 @@ def samples_jsonl(rows: list[dict]) -> str:
 
 
 def names(plot: bool = False) -> list[str]:
-    return [UNIFIED, SAMPLES] + ([CURVES] if plot else [])
+    return [UNIFIED, SAMPLES] + (list(CURVES) if plot else [])
 
 
 def outputs(out: Path, plot: bool = False) -> Outputs:
@@ -27,22 +27,24 @@ def outputs(out: Path, plot: bool = False) -> Outputs:
     return Outputs(out, "score", names(plot), head=UNIFIED)
 
 
-def files(scored: Scored, plot: bool = False) -> dict[str, bytes]:
-    """The files' bytes; unified.json records the SHA-256 of the rows written beside it, so a reader
-    (`fdbu.scored`) knows the two files are from one run."""
+def files(scored: Scored, plot: bool = False, name: str = "system") -> dict[str, bytes]:
+    """The files of `fdbu score`; `name` titles the figure (the tree's folder name on the CLI). unified.json
+    records the SHA-256 of the rows written beside it, so a reader (`fdbu.scored`) knows the two files are
+    from one run."""
     rows = samples_jsonl(scored.rows).encode()
     out = {UNIFIED: dumps({**scored.unified, ROWS_SHA256: sha256_bytes(rows)}).encode(), SAMPLES: rows}
     if plot:
         from .plot import latency_curves
 
-        out[CURVES] = latency_curves(scored.rows)
+        figure = latency_curves(scored.rows, name=name, unified=scored.unified)
+        out.update(zip(CURVES, (figure["png"], figure["pdf"])))
     return out
 
 
-def write(scored: Scored, out: Path | Outputs, plot: bool = False) -> list[Path]:
+def write(scored: Scored, out: Path | Outputs, plot: bool = False, name: str = "system") -> list[Path]:
     """unified.json and unified-samples.jsonl (and the curves) in `out`, as one unit; `out` may be the
     `outputs(...)` a command checked before its work."""
-    return (out if isinstance(out, Outputs) else outputs(out, plot)).commit(files(scored, plot))
+    return (out if isinstance(out, Outputs) else outputs(out, plot)).commit(files(scored, plot, name))
 
 
 def fmt(x, digits: int = 3) -> str:

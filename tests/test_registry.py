@@ -51,7 +51,8 @@ def test_a_made_up_subset_scores_end_to_end_with_no_other_edit(made_up, tmp_path
     # the reference column and the plot read the registry too
     reference = evaluate(tree)["subsets"]
     assert set(reference) == {"my_turn_taking", "my_user_interruption"} and reference["my_turn_taking"]["samples"] == 6
-    assert latency_curves(scored.rows).startswith(b"\x89PNG")
+    figure = latency_curves(scored.rows)
+    assert figure["png"].startswith(b"\x89PNG") and figure["pdf"].startswith(b"%PDF")
 
 
 def test_every_declared_metric_is_computed_and_nothing_else(synth_tree, boot):

@@ -46,9 +46,28 @@ class Metric:
             raise ValueError(f"metric {self.name}: a context metric cannot be a headline metric")
 
     @property
+    def label(self) -> str:
+        """The name for people (tables, figures): response_rate_1s -> "response rate <= 1 s",
+        response_latency_s -> "response latency (s)", speech_s_per_interruption_s -> "speech s per interruption s"."""
+        return readable(self.name)
+
+    @property
     def unknown(self) -> str:
         """The unknown-outcome rule of its selected bounds (shares)."""
         return "ineligible samples" + ("" if self.over == "eligible" else f" and eligible samples not {self.over}")
+
+
+def readable(name: str) -> str:
+    """A metric name for people: words for underscores, a rate at k seconds as "<= k s", seconds as "(s)"."""
+    import re
+
+    words = name.split("_")
+    m = re.fullmatch(r"(\d+)s", words[-1])
+    if m:
+        return " ".join(words[:-1]) + f" <= {m.group(1)} s"
+    if words[-1] == "s" and len(words) > 1 and "per" not in words:
+        return " ".join(words[:-1]) + " (s)"
+    return " ".join(words)
 
 
 def aggregate(table: tuple[Metric, ...], c, populations: dict[str, np.ndarray], *, selected: int,

@@ -1,0 +1,457 @@
+"""`fdbu report`: scored trees as one static site a person opens from disk, and the leaderboard as tables.
+
+The site is `index.html` (CSS, script, the leaderboard and a small index of every sample
+inlined) and one `samples-K.js` per system holding its drill-downs (waveform peaks, words,
+segments, annotation marks, the outcome and the rule that decided it), loaded by a script
+tag the first time one of that system's samples is opened, so the page opens at once for
+727 samples x several systems and works over file:// (no server, no network, no CDN).
+Audio is played from the trees themselves, by a path relative to the site.
+
+Numbers are read, never recomputed: values and intervals from each tree's unified.json, the
+mark against the baseline from the compare result (`decision`), the outcome of each sample
+from unified-samples.jsonl (the rule text only restates why, from the row's own fields).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+
+from . import tasks
+from .errors import FdbuError
+from .metrics.stats import NOT_REACHED
+from .readers import parse_json
+from .settings import FORMATS
+
+PEAKS = 400  # waveform bins per drill-down: enough for a 1000 px wide plot, 400 bytes per sample
+ASSETS = Path(__file__).with_name("site_assets")
+
+
+# ---- the leaderboard -------------------------------------------------------------------------------------------
+
+def num(x, digits: int = 3) -> str:
+    """A value as the console prints it: n/a for null, n/r for not reached."""
+    if x is None:
+        return "n/a"
+    if x == NOT_REACHED:
+        return "n/r"
+    return f"{x:.{digits}f}"
+
+
+def _key(x, better: str) -> float:
+    """A value to rank by, larger is better; not reached is the worst of a latency (lower better)."""
+    v = math.inf if x == NOT_REACHED else (math.nan if x is None else float(x))
+    return -v if better == "lower" else v
+
+
+def decision(m: dict) -> dict:
+    """The compare result's decision for one metric of a pair (b - a), as the console shows it: `*` where the result
+    marks it (Holm-adjusted p < alpha); better or worse by the metric's direction. Read from the result, not
+    recomputed."""
+    d = m["difference"]
+    mark = "*" if m.get("marker") else ""
+    flag, value = d.get("value_flag"), d.get("value")
+    sign = {"+inf": 1, "-inf": -1}.get(flag, 0 if value is None else (value > 0) - (value < 0))
+    side = None
+    if mark and m["better"] in ("lower", "higher") and sign:
+        side = "better" if (sign > 0) == (m["better"] == "higher") else "worse"
+    return {"mark": mark, "side": side, "p_holm": m.get("p_holm")}
+
+
+def _pair_metrics(result: dict | None, baseline: str, name: str, subset: str) -> dict:
+    if result is None:
+        return {}
+    for p in result["pairs"]:
+        if p["a"] == baseline and p["b"] == name:
+            return p["subsets"].get(subset, {}).get("metrics", {})
+    return {}
+
+
+def leaderboard(systems, result: dict | None = None) -> list[dict]:
+    """Per subset: a row per metric (coverage first), a cell per system with its value and interval from its
+    unified.json, the best cells by the metric's direction, and each system's decision against the baseline."""
+    baseline = result["comparison"]["baseline"] if result else systems[0].name
+    out = []
+    for subset in tasks.scored():
+        if not any(subset in s.unified["subsets"] for s in systems):
+            continue
+        table = tasks.subset(subset).task.metrics.METRICS
+        rows = [{"metric": "coverage", "label": "coverage", "better": "context", "kind": "share",
+                 "cells": [_cell(s.unified["subsets"].get(subset, {}).get("coverage"), None) for s in systems]}]
+        for m in table:
+            cells = []
+            for s in systems:
+                rec = s.unified["subsets"].get(subset, {}).get("metrics", {}).get(m.name)
+                cell = _cell(rec["value"], rec["interval"]) if rec else _cell(None, None)
+                pm = _pair_metrics(result, baseline, s.name, subset).get(m.name)
+                if pm is not None:
+                    cell["decision"] = decision(pm)
+                cells.append(cell)
+            rows.append({"metric": m.name, "label": m.label, "better": m.better, "kind": m.kind, "cells": cells})
+        for row in rows:
+            keys = [_key(c["value"], row["better"]) for c in row["cells"]]
+            finite = [k for k in keys if not math.isnan(k)]
+            if row["better"] in ("lower", "higher") and len(systems) > 1 and finite:
+                top = max(finite)
+                row["best"] = [i for i, k in enumerate(keys) if k == top]
+            else:
+                row["best"] = []
+        counts = [s.unified["subsets"].get(subset, {}).get("counts", {}) for s in systems]
+        out.append({"subset": subset, "label": tasks.subset(subset).task.label, "rows": rows, "counts": counts,
+                    "baseline": baseline})
+    return out
+
+
+def _cell(value, interval) -> dict:
+    text = num(value) + ("" if interval is None else f" [{num(interval[0])}, {num(interval[1])}]")
+    return {"value": value, "interval": interval, "text": text}
+
+
+def _mark(cell: dict) -> str:
+    d = cell.get("decision")
+    return "" if not d or not d["mark"] else d["mark"] + {"better": "+", "worse": "-"}.get(d["side"], "")
+
+
+def to_markdown(board: list[dict], names: list[str]) -> str:
+    lines = []
+    for sub in board:
+        lines += [f"### {sub['subset']} ({sub['label']})", "",
+                  "| metric | better | " + " | ".join(names) + " |",
+                  "|---|---|" + "---:|" * len(names)]
+        for row in sub["rows"]:
+            cells = []
+            for i, c in enumerate(row["cells"]):
+                text = c["text"] + (f" {_mark(c)}" if _mark(c) else "")
+                cells.append(f"**{text}**" if i in row["best"] else text)
+            lines.append(f"| {row['label']} | {row['better']} | " + " | ".join(cells) + " |")
+        lines.append("")
+    lines.append(_legend(board))
+    return "\n".join(lines) + "\n"
+
+
+def _legend(board: list[dict]) -> str:
+    base = board[0]["baseline"] if board else ""
+    return (f"Values with 95% intervals from each system's unified.json; bold: best of the row by the metric's "
+            f"direction; * the paired difference against {base} (fdbu compare) has an interval excluding 0, "
+            "+ better, - worse; n/r: not reached.")
+
+
+TEX_ESCAPE = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
+              "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
+
+
+def tex(text: str) -> str:
+    return "".join(TEX_ESCAPE.get(ch, ch) for ch in str(text))
+
+
+def to_latex(board: list[dict], names: list[str]) -> str:
+    """One booktabs tabular per subset (needs \\usepackage{booktabs})."""
+    out = [f"% {_legend(board)}"]
+    for sub in board:
+        out += [f"% {sub['subset']}", r"\begin{tabular}{l" + "r" * len(names) + "}", r"\toprule",
+                "metric & " + " & ".join(tex(n) for n in names) + r" \\", r"\midrule"]
+        for row in sub["rows"]:
+            cells = []
+            for i, c in enumerate(row["cells"]):
+                text = tex(c["text"]) + (f"$^{{{_mark(c)}}}$" if _mark(c) else "")
+                cells.append(r"\textbf{" + text + "}" if i in row["best"] else text)
+            arrow = {"lower": r" ($\downarrow$)", "higher": r" ($\uparrow$)"}.get(row["better"], "")
+            out.append(tex(row["label"]) + arrow + " & " + " & ".join(cells) + r" \\")
+        out += [r"\bottomrule", r"\end{tabular}", ""]
+    return "\n".join(out)
+
+
+def to_csv(board: list[dict], names: list[str]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["subset", "metric", "better", "system", "value", "lo", "hi", "best", "significant", "side", "p_holm"])
+    for sub in board:
+        for row in sub["rows"]:
+            for i, (name, c) in enumerate(zip(names, row["cells"])):
+                iv = c["interval"] or [None, None]
+                d = c.get("decision") or {}
+                w.writerow([sub["subset"], row["metric"], row["better"], name,
+                            *("" if x is None else x for x in (c["value"], *iv)), i in row["best"],
+                            "" if not d else bool(d["mark"]), d.get("side") or "",
+                            "" if d.get("p_holm") is None else d["p_holm"]])
+    return buf.getvalue()
+
+
+# ---- the drill-downs -------------------------------------------------------------------------------------------
+
+def _s(x: float) -> str:
+    return f"{x:.3f}"
+
+
+def _segments_around(segments: list, t: float) -> tuple[float | None, float | None]:
+    """The latest segment end at or before t and the earliest start after it."""
+    ends = [b for a, b in segments if b <= t]
+    starts = [a for a, b in segments if a > t]
+    return (max(ends) if ends else None), (min(starts) if starts else None)
+
+
+def _covering(segments: list, t: float, strict_start: bool = False):
+    return next(((a, b) for a, b in segments if (a < t if strict_start else a <= t) and t < b), None)
+
+
+def rule(row: dict, words: list) -> tuple[str, str]:
+    """(outcome, the rule that decided it in plain words), restated from the row's own fields and words."""
+    if not row["eligible"]:
+        return "ineligible", "ineligible: " + "; ".join(row.get("reasons") or ["see manifest.json"])
+    task = row["task"]
+    starts = [w[0] for w in words]
+    if task == "user_interruption":
+        S, R, segs = row["S_s"], row["R_s"], row["segments"]
+        out = row["outcome"]
+        if out == "not_exercised":
+            end, start = _segments_around(segs, S)
+            near = ("no speech segment at all" if not segs else
+                    f"nearest segments end {'(none before)' if end is None else _s(end)} and start "
+                    f"{'(none after)' if start is None else _s(start)}")
+            return out, f"not exercised: no speech segment covers S = {_s(S)} s; {near}"
+        a, b = _covering(segs, S) or (None, None)
+        at_s = f"speech at S = {_s(S)} s (segment {_s(a)}-{_s(b)} s covers it)" if a is not None else \
+            f"speech at S = {_s(S)} s"
+        if out == "speaking_at_end":
+            c = _covering(segs, R, strict_start=True)
+            where = f"segment {_s(c[0])}-{_s(c[1])} s" if c else "a segment"
+            return out, f"speaking at end: {at_s}, and {where} is still going at R = {_s(R)} s"
+        if out == "response":
+            first = min((s for s in starts if s >= R), default=R + row["latency_s"])
+            return out, (f"response: {at_s}, no segment runs over R = {_s(R)} s; the first word from R on starts at "
+                         f"{_s(first)} s, latency {_s(row['latency_s'])} s")
+        return out, f"no response: {at_s}, no segment runs over R = {_s(R)} s, and no word starts from R to T = {_s(row['T_s'])} s"
+    if task == "turn_taking":
+        E, out = row["E_s"], row["outcome"]
+        if out == "early_start":
+            early = min((s for s in starts if s < E), default=row.get("first_word_s"))
+            return out, f"early start: a word starts at {_s(early)} s, before the turn end E = {_s(E)} s"
+        if out == "response":
+            return out, (f"response: no word before E = {_s(E)} s; the first word starts at "
+                         f"{_s(row['first_word_s'])} s, latency {_s(row['latency_s'])} s")
+        return out, f"no response: no word starts in the window (E = {_s(E)} s to T = {_s(row['T_s'])} s)"
+    if task == "pause_handling":
+        p = row["first_pause_s"]
+        if row["pause_intrusion"]:
+            return "intrusion", (f"intrusion: {row['intrusion_words']} word(s) start at or after the first pause "
+                                 f"start {_s(p)} s; {row['intruded_pauses']} of {row['pauses']} pauses intruded")
+        return "no intrusion", f"no intrusion: no word starts at or after the first pause start {_s(p)} s"
+    return row.get("outcome", "scored"), "scored"
+
+
+def _words(folder: Path, where: str) -> list:
+    """[start, end, text] of the transcript's words (an end of null: a zero-length word)."""
+    path = folder / "output.json"
+    if not path.is_file():
+        return []
+    data = parse_json(path.read_bytes(), where, "output.json")
+    out = []
+    try:
+        for c in data.get("chunks", []) if isinstance(data, dict) else []:
+            a, b = c["timestamp"]
+            out.append([round(float(a), 3), round(float(a if b is None else b), 3), str(c.get("text", ""))])
+    except (KeyError, TypeError, ValueError):
+        raise FdbuError(where, "output.json", "has a chunk without a [start, end] timestamp; was it changed after "
+                        "scoring?") from None
+    return out
+
+
+def peaks(path: Path, bins: int = PEAKS) -> list[int] | None:
+    """The largest |sample| per bin, 0-99 (of full scale): a waveform small enough to inline."""
+    if not path.is_file():
+        return None
+    import soundfile as sf
+
+    try:
+        x, _ = sf.read(str(path), dtype="float32", always_2d=True)
+    except (RuntimeError, sf.LibsndfileError) as e:
+        raise FdbuError(str(path.parent), path.name, f"cannot be read as audio: {e}") from None
+    x = np.abs(x).max(axis=1)
+    if len(x) == 0:
+        return []
+    edges = np.linspace(0, len(x), bins + 1).astype(np.int64)
+    top = np.maximum.reduceat(x, np.minimum(edges[:-1], len(x) - 1))
+    return [int(v) for v in np.minimum(99, np.round(top * 99))]
+
+
+def _annotations(row: dict, folder: Path) -> dict:
+    marks = {}
+    for key in ("E_s", "S_s", "R_s"):
+        if row.get(key) is not None:
+            marks[key[0]] = row[key]
+    if row.get("task") == "pause_handling":
+        path = folder / "pause.json"
+        if path.is_file():
+            data = parse_json(path.read_bytes(), row["sample_id"], "pause.json")
+            marks["pauses"] = [[float(e["timestamp"][0]), float(e["timestamp"][1])] for e in data]
+    return marks
+
+
+def drilldown(system, row: dict, out: Path) -> dict:
+    """One sample of one system: everything its drill-down draws."""
+    folder = system.root / row["sample_id"]
+    where = f"{system.name}: {row['sample_id']}"
+    words = _words(folder, where) if row["eligible"] else []
+    outcome, why = rule(row, words)
+    d = {"id": row["sample_id"], "T": row.get("T_s"), "outcome": outcome, "rule": why, "words": words,
+         "segments": row.get("segments"), "marks": _annotations(row, folder) if row["eligible"] else {},
+         "row": row}
+    for side in ("output", "input"):
+        wav = folder / f"{side}.wav"
+        p = peaks(wav) if row["eligible"] else None
+        if p is not None:
+            d[side] = {"peaks": p, "src": _relative(wav, out)}
+    return d
+
+
+def _relative(path: Path, out: Path) -> str:
+    """`path` as a link from the report folder (the site and the trees move together)."""
+    return Path(os.path.relpath(Path(path).resolve(), Path(out).resolve())).as_posix()
+
+
+def _index(system, out: Path) -> tuple[list, list]:
+    """(the inlined index: [sample_id, subset, outcome] per sample, the drill-downs)."""
+    index, details = [], []
+    for subset, rows in system.rows.items():
+        for row in rows:
+            d = drilldown(system, row, out)
+            index.append([row["sample_id"], subset, d["outcome"]])
+            details.append(d)
+    return index, details
+
+
+def _script_json(obj) -> str:
+    """JSON safe inside a <script> element."""
+    return json.dumps(obj, allow_nan=False, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+
+
+def html(systems, board: list[dict], index: list, figures: list[str], links: dict, signatures: list) -> str:
+    data = {"systems": [s.name for s in systems], "board": board, "index": index, "figures": figures,
+            "links": links, "signatures": signatures}
+    page = (ASSETS / "index.html").read_text()
+    return (page.replace("/*CSS*/", (ASSETS / "site.css").read_text())
+            .replace("/*JS*/", (ASSETS / "site.js").read_text())
+            .replace("/*DATA*/", "window.FDBU = " + _script_json(data) + ";"))
+
+
+def signature(system, out: Path) -> dict:
+    """What a tree was scored with and from, and where it is relative to the report."""
+    u = system.unified
+    vad = u.get("speech_detection", {})
+    return {"name": system.name, "tree": _relative(system.root, out), "fdbu_version": u.get("fdbu_version"),
+            "definitions": u.get("definitions"), "inputs": u.get("inputs"), "sha256": system.sha256,
+            "silero_vad": vad.get("silero_vad_version"), "vad_settings": vad.get("settings"),
+            "bootstrap": u.get("bootstrap")}
+
+
+def names(n_systems: int, formats=FORMATS, figures: tuple = ()) -> list[str]:
+    out = []
+    if "html" in formats:
+        out += ["index.html", *(f"samples-{k}.js" for k in range(n_systems)), *figures]
+    out += [f"leaderboard.{f}" for f in formats if f != "html"]
+    return out
+
+
+def files(systems, result: dict | None, out: Path, formats=FORMATS, figures: dict[str, bytes] | None = None,
+          links: dict | None = None) -> dict[str, bytes]:
+    """Every file of the report folder `out` as bytes."""
+    board = leaderboard(systems, result)
+    sys_names = [s.name for s in systems]
+    files = {}
+    exporters = {"md": to_markdown, "tex": to_latex, "csv": to_csv}
+    for f in formats:
+        if f in exporters:
+            files[f"leaderboard.{f}"] = exporters[f](board, sys_names).encode()
+    if "html" in formats:
+        index = []
+        for k, s in enumerate(systems):
+            idx, details = _index(s, out)
+            index.append(idx)
+            files[f"samples-{k}.js"] = (f"window.FDBU_SAMPLES = window.FDBU_SAMPLES || {{}}; "
+                                        f"window.FDBU_SAMPLES[{k}] = {_script_json(details)};\n").encode()
+        figures = figures or {}
+        files.update(figures)
+        links = {k: _relative(v, out) for k, v in (links or {}).items()}
+        files["index.html"] = html(systems, board, index, [f for f in figures if f.endswith(".png")], links,
+                                   [signature(s, out) for s in systems]).encode()
+    return files
+
+
+# ---- the command -----------------------------------------------------------------------------------------------
+
+HEAD = "report.json"
+
+
+def figure_names(n_systems: int, plot: bool) -> tuple[str, ...]:
+    if not plot:
+        return ()
+    stems = ("compare-latency-curves", "compare-forest") if n_systems > 1 else ("latency-curves",)
+    return tuple(f"{stem}.{ext}" for stem in stems for ext in ("png", "pdf"))
+
+
+def outputs(out: Path, n_systems: int, formats, plot: bool, own_compare: bool):
+    """`fdbu report`'s outputs in `out`, checked before any work; report.json is their header."""
+    from .outputs import Outputs
+
+    extra = ["compare.json"] if own_compare else []
+    return Outputs(out, "report", [HEAD, *extra, *names(n_systems, formats, figure_names(n_systems, plot))], head=HEAD)
+
+
+def figures(systems, result: dict | None, width: str) -> dict[str, bytes]:
+    """The figures the site embeds (PNG) and links (PDF): the comparison's, or one system's latency curves."""
+    from . import plot
+
+    out = {}
+    if result is not None:
+        from .comparison import curves
+
+        made = {"compare-latency-curves": plot.compare_latency_curves(curves(systems, result), width=width),
+                "compare-forest": plot.compare_forest(result, width=width)}
+    else:
+        rows = [r for rs in systems[0].rows.values() for r in rs]
+        made = {"latency-curves": plot.latency_curves(rows, name=systems[0].name, width=width,
+                                                      unified=systems[0].unified)}
+    for stem, by_ext in made.items():
+        for ext, data in by_ext.items():
+            out[f"{stem}.{ext}"] = data
+    return out
+
+
+def check_compare(result, systems, where: str) -> None:
+    """A compare.json given to the report must be of exactly these trees (by the sha256 of their files)."""
+    if not isinstance(result, dict) or result.get("kind") != "compare" or result.get("generator") != "fdbu":
+        raise FdbuError(where, "compare.json", "is not a compare.json written by fdbu compare")
+    theirs = {s.get("name"): s.get("sha256") for s in result.get("systems", [])}
+    mine = {s.name: s.sha256 for s in systems}
+    if theirs != mine:
+        raise FdbuError(where, "compare.json", f"compares {sorted(theirs)}, not these trees {sorted(mine)} as they "
+                        "are now (names and the sha256 of unified.json and unified-samples.jsonl must match); "
+                        "run fdbu compare again or leave report.compare out")
+
+
+def build(systems, result: dict | None, out: Path, *, formats=FORMATS, plot: bool = True, width: str = "page",
+          compare_path: Path | None = None) -> dict[str, bytes]:
+    """Every file of `fdbu report` as bytes; compare.json is written beside the site when it was computed here."""
+    from .atomic import dumps
+
+    out = Path(out)
+    figs = figures(systems, result, width) if plot and "html" in formats else {}
+    links = {f"{s.name}: unified.json": s.root / "unified.json" for s in systems}
+    made = {}
+    if result is not None:
+        if compare_path is None:
+            made["compare.json"] = dumps(result).encode()
+            links["compare.json"] = out / "compare.json"
+        else:
+            links["compare.json"] = compare_path
+    made.update(files(systems, result, out, formats, figs, links))
+    from . import __version__
+
+    head = {"generator": "fdbu", "fdbu_version": __version__, "kind": "report",
+            "systems": [signature(s, out) for s in systems], "files": sorted(made)}
+    return {HEAD: dumps(head).encode(), **made}

@@ -1,0 +1,197 @@
+"""Figures that go into a paper as they are: printed width, fonts >= 7 pt, no overlapping or clipped text,
+readable labels, context metrics apart, +-inf as labelled arrows, legends outside the data, PDF page size."""
+import re
+from itertools import combinations
+
+import numpy as np
+import pytest
+
+from fdbu import plot
+from fdbu.metrics.table import readable
+
+MIN_PT = 7.0
+
+
+@pytest.fixture
+def captured(monkeypatch):
+    """Each figure the plot functions build, drawn, beside the bytes they return."""
+    figs = []
+    save = plot._save
+
+    def keep(fig, *args, **kwargs):
+        fig.canvas.draw()  # as the PNG is drawn; saving the PDF lays it out again at 72 dpi
+        fig.renderer = fig.canvas.get_renderer()
+        fig.text_boxes = _texts(fig)
+        fig.legend_box = fig.legends[0].get_window_extent(fig.renderer) if fig.legends else None
+        fig.axes_boxes = [ax.get_window_extent(fig.renderer) for ax in fig.axes if ax.get_visible()]
+        figs.append(fig)
+        return save(fig, *args, **kwargs)
+
+    monkeypatch.setattr(plot, "_save", keep)
+    return figs
+
+
+def _texts(fig):
+    from matplotlib.text import Text
+
+    return [(t, t.get_window_extent(fig.renderer)) for t in fig.findobj(Text)
+            if t.get_visible() and t.get_text().strip() and (t.axes is None or t.axes.get_visible())]
+
+
+def check_layout(fig, data: dict, width: str):
+    """The printed width, every text >= 7 pt inside the figure, no two text boxes overlapping, the PDF's page."""
+    w, h = fig.get_size_inches()
+    assert w == pytest.approx(plot.WIDTHS[width])
+    texts = fig.text_boxes
+    assert texts
+    page = fig.bbox
+    for t, box in texts:
+        assert t.get_fontsize() >= MIN_PT, t.get_text()
+        assert box.x0 >= page.x0 - 1 and box.x1 <= page.x1 + 1 and box.y0 >= page.y0 - 1 and box.y1 <= page.y1 + 1, \
+            f"{t.get_text()!r} is cut off at the figure's edge"
+    for (t1, b1), (t2, b2) in combinations(texts, 2):
+        overlap_x = min(b1.x1, b2.x1) - max(b1.x0, b2.x0)
+        overlap_y = min(b1.y1, b2.y1) - max(b1.y0, b2.y0)
+        assert overlap_x <= 1 or overlap_y <= 1, f"{t1.get_text()!r} overlaps {t2.get_text()!r}"
+    box = re.search(rb"/MediaBox \[\s*0 0 ([\d.]+) ([\d.]+)\s*\]", data["pdf"])
+    assert float(box.group(1)) == pytest.approx(72 * plot.WIDTHS[width], abs=0.5)
+    assert float(box.group(2)) == pytest.approx(72 * h, abs=0.5)
+    assert data["png"][:4] == b"\x89PNG"
+
+
+def _metric(kind, better, value, lo, hi, flags=(None, None, None), excludes=False, reason=None):
+    return {"kind": kind, "better": better, "marker": excludes, "reason": reason, "difference": {
+        "value": value, "value_flag": flags[0], "interval": [lo, hi], "interval_flags": list(flags[1:]),
+        "excludes_zero": excludes}}
+
+
+def _result(n_pairs: int):
+    pairs = []
+    for k in range(n_pairs):
+        metrics = {
+            "exercised_rate": _metric("share", "context", 0.1, -0.2, 0.3),
+            "speaking_at_end_rate": _metric("share", "lower", -0.4, -0.7, -0.1, excludes=True),
+            "response_rate_1s": _metric("share", "higher", 0.2 * k, -0.1, 0.5, excludes=k > 0),
+            "response_latency_s": _metric("latency_quantiles", "lower", None, None, None,
+                                          flags=("-inf", "-inf", "+inf") if k == 0 else ("+inf", "-inf", "+inf"),
+                                          excludes=True),
+            "stop_latency_s": _metric("latency_quantiles", "lower", 0.3, -0.2, 0.8, reason="too few pairs"),
+        }
+        pairs.append({"a": "base", "b": f"system-{k}", "subsets": {"synthetic_user_interruption": {
+            "metrics": metrics}}})
+    return {"pairs": pairs}
+
+
+@pytest.mark.parametrize("width", ["column", "page"])
+@pytest.mark.parametrize("n_pairs", [1, 3])
+def test_forest(captured, width, n_pairs):
+    result = _result(n_pairs)
+    data = plot.compare_forest(result, width=width)
+    fig = captured[-1]
+    check_layout(fig, data, width)
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    titles = [" ".join(ax.get_title(loc="left").split()) for ax in axes]  # wrapped to the width
+    assert titles == ["synthetic_user_interruption: outcomes", "synthetic_user_interruption: latency medians (s)",
+                      "synthetic_user_interruption: context"]  # context apart from the outcomes
+    labels = [[t.get_text() for t in ax.get_yticklabels()] for ax in axes]
+    assert labels[0] == [readable("response_rate_1s") + " \u2191", readable("speaking_at_end_rate") + " \u2193"]
+    assert labels[2] == [readable("exercised_rate") + " "] or labels[2] == [readable("exercised_rate")]
+    assert not any("_" in label for panel in labels for label in panel)
+    # every infinite difference: an arrow at the axis edge, labelled with its sign; the panel is not empty
+    seconds = axes[1]
+    arrows = [c for c in seconds.get_children() if type(c).__name__ == "Annotation"]
+    assert len(arrows) == n_pairs
+    assert {t.get_text() for t in seconds.texts if "inf" in t.get_text()} == ({"-inf"} if n_pairs == 1 else
+                                                                               {"-inf", "+inf"})
+    lo, hi = seconds.get_xlim()
+    assert {round(abs(a.xy[0]) / hi, 6) for a in arrows} == {1.0} and lo == -hi
+    stars = [t for ax in axes for t in ax.texts if t.get_text() == "*"]
+    assert len(stars) == sum(m["marker"] for p in result["pairs"]
+                             for m in p["subsets"]["synthetic_user_interruption"]["metrics"].values())
+    dashes = [t for ax in axes for t in ax.texts if t.get_text() == "-"]  # too few pairs to decide
+    assert len(dashes) == n_pairs
+
+
+def _curves(n_systems: int, horizon=4.0):
+    rng = np.random.default_rng(0)
+    out = []
+    for subset in ("candor_turn_taking", "synthetic_user_interruption"):
+        systems = []
+        for k in range(n_systems):
+            t = np.sort(rng.integers(100_000, 5_000_000, 12))
+            F = np.arange(1, 13) / 16
+            systems.append({"name": f"system-{k}", "t_us": t, "F": F, "lo": np.maximum(F - 0.2, 0),
+                            "hi": np.minimum(F + 0.2, 1), "n": 16})
+        out.append({"subset": subset, "label": subset, "over": "eligible", "horizon_s": horizon, "systems": systems})
+    return out
+
+
+@pytest.mark.parametrize("width", ["column", "page"])
+def test_latency_curves(captured, width):
+    data = plot.compare_latency_curves(_curves(3), width=width)
+    fig = captured[-1]
+    check_layout(fig, data, width)
+    assert all(f"system-{k}" in fig._suptitle.get_text() for k in range(3))
+    for box in fig.axes_boxes:
+        assert not fig.legend_box.overlaps(box)  # the legend is outside the data
+    for ax in [ax for ax in fig.axes if ax.get_visible()]:
+        bands = [c for c in ax.collections if type(c).__name__ in ("FillBetweenPolyCollection", "PolyCollection")]
+        assert len(bands) == 3
+        shaded = [p for p in ax.patches if p.get_x() == pytest.approx(4.0)] if hasattr(ax.patches[0], "get_x") \
+            else []
+        assert shaded or any(getattr(p, "get_xy", None) is not None for p in ax.patches)  # min_observable shaded
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "F = 0.5: the median" in labels and any("min_observable_s" in x for x in labels)
+
+
+def test_score_curves_have_bands_and_the_system_name(captured):
+    rows = [{"subset": "candor_turn_taking", "eligible": True, "outcome": "response" if k % 3 else "no_response",
+             "latency_s": None if k % 3 == 0 else 0.2 * k} for k in range(12)]
+    unified = {"bootstrap": {"resamples": 200, "seed": 0}, "subsets": {"candor_turn_taking": {"min_observable_s": 3.5}}}
+    data = plot.latency_curves(rows, name="modelA", unified=unified, width="column")
+    fig = captured[-1]
+    check_layout(fig, data, "column")
+    assert "modelA" in fig._suptitle.get_text()
+    ax = fig.axes[0]
+    assert "candor_turn_taking" in ax.get_title() and "min_observable_s 3.5 s" in ax.get_title()
+    curve, = [line for line in ax.lines if line.get_linewidth() == 1.4]  # the band's edges are thinner
+    assert curve.get_ydata()[-1] == pytest.approx(8 / 12)  # no_response never arrives
+
+
+def _sweep(pads=(0,)):
+    from fdbu.metrics.interruption import METRICS
+    from fdbu.sensitivity import SPEC
+
+    points = []
+    for thr in (0.4, 0.5):
+        for sil in (100, 200):
+            for pad in pads:
+                st = {**SPEC, "threshold": thr, "min_silence_ms": sil, "speech_pad_ms": pad}
+                at_spec = st == SPEC
+                values = {m.name: 0.5 for m in METRICS}
+                values["stop_latency_s"] = 1.0 if at_spec else 0.8 if thr == 0.4 else 1.5
+                values["response_latency_s"] = "not reached"
+                points.append({"settings": st, "metrics": {k: {"value": v} for k, v in values.items()}})
+    return {"trees": [{"name": "modelA", "subset": "synthetic_user_interruption", "points": points}]}, SPEC
+
+
+def test_sweep_heatmaps_colour_the_difference_from_the_spec_by_direction(captured):
+    result, spec = _sweep(pads=(0, 30))
+    data = plot.sweep_heatmaps(result, spec)
+    fig = captured[-1]
+    check_layout(fig, data, "page")
+    by_title = {" ".join(ax.get_title().split()): ax for ax in fig.axes if ax.get_title()}
+    # padding swept: a panel per padding
+    assert "stop latency (s) (median) modelA, pad 30 ms" in by_title
+    stop = by_title["stop latency (s) (median) modelA, pad 0 ms"]
+    shown = stop.images[0].get_array()  # better is positive: lower latency than at the spec point
+    assert shown[0, 0] > 0 and shown[1, 1] < 0 and shown[1, 0] == 0  # thr 0.4 better, thr 0.5 sil 200 worse
+    cmap, norm = stop.images[0].get_cmap(), stop.images[0].norm
+    r, _, b, _ = cmap(norm(shown[0, 0]))
+    assert b > r  # better is blue
+    # one number format per metric; every cell prints its value, not the difference
+    texts = sorted(t.get_text() for t in stop.texts)
+    assert texts == ["0.800", "0.800", "1.000", "1.500"]
+    # nothing reached anywhere: grey, labelled, no colour scale
+    never = by_title["response latency (s) (median) modelA, pad 0 ms"]
+    assert len(never.images) == 0 and [t.get_text() for t in never.texts] == ["not reached\nat any setting"]

@@ -1,0 +1,190 @@
+"""`fdbu report`: the leaderboard reads unified.json and compare's decisions, the rule texts, the exports,
+the command's outputs and refusals."""
+import csv
+import io
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+
+from builders import fdbu_main, wav_bytes
+from fdbu import site, tasks
+from fdbu.comparison import compare, load
+from fdbu.metrics.stats import NOT_REACHED
+from report_trees import scored_pair
+
+
+@pytest.fixture(scope="module")
+def trees(vad, boot, tmp_path_factory):
+    # 20 a subset: enough discordant pairs (6 or more) for a calibrated marker (`fdbu compare`'s decisions)
+    return scored_pair(tmp_path_factory.mktemp("report"), vad, boot, n=20)
+
+
+@pytest.fixture(scope="module")
+def systems(trees):
+    return [load(trees[0], "mixed"), load(trees[1], "prompt")]
+
+
+@pytest.fixture(scope="module")
+def result(systems):
+    return compare(systems)
+
+
+def _rank(v, better):
+    return site._key(v, better)
+
+
+def test_leaderboard_is_unified_json_with_compares_decisions(systems, result):
+    board = site.leaderboard(systems, result)
+    assert [b["subset"] for b in board] == [s for s in tasks.scored() if s in systems[0].unified["subsets"]]
+    pair = result["pairs"][0]
+    seen_mark = False
+    for sub in board:
+        assert sub["rows"][0]["metric"] == "coverage"
+        assert [c["value"] for c in sub["rows"][0]["cells"]] == [s.unified["subsets"][sub["subset"]]["coverage"]
+                                                                  for s in systems]
+        for row in sub["rows"][1:]:
+            for s, cell in zip(systems, row["cells"]):
+                rec = s.unified["subsets"][sub["subset"]]["metrics"][row["metric"]]
+                assert (cell["value"], cell["interval"]) == (rec["value"], rec["interval"])
+            base, other = row["cells"]
+            assert "decision" not in base  # the baseline has no mark against itself
+            m = pair["subsets"][sub["subset"]]["metrics"][row["metric"]]
+            assert (other["decision"]["mark"] == "*") == m["marker"]  # compare's decision, not the interval's
+            seen_mark |= bool(other["decision"]["mark"])
+            if other["decision"]["side"]:  # better or worse: the sign of b - a read by the metric's direction
+                d = m["difference"]
+                up = d["value_flag"] == "+inf" or (d["value"] is not None and d["value"] > 0)
+                assert (other["decision"]["side"] == "better") == (up == (row["better"] == "higher"))
+            keys = [_rank(c["value"], row["better"]) for c in row["cells"]]
+            if row["better"] == "context":
+                assert row["best"] == []
+            elif row["best"]:
+                assert all(keys[i] >= k for i in row["best"] for k in keys if not math.isnan(k))
+    assert seen_mark  # the fixture's two systems differ somewhere
+
+
+def test_not_reached_ranks_last_for_a_latency():
+    assert site._key(NOT_REACHED, "lower") < site._key(9.0, "lower")
+    assert site._key(0.2, "lower") > site._key(0.3, "lower") and site._key(0.3, "higher") > site._key(0.2, "higher")
+
+
+INTERRUPTION = {"sample_id": "synthetic_user_interruption/3", "subset": "synthetic_user_interruption",
+                "task": "user_interruption", "eligible": True, "T_s": 14.0, "S_s": 10.531, "R_s": 12.0,
+                "segments": [[1.0, 10.432], [10.592, 11.0]], "outcome": "not_exercised", "latency_s": None}
+
+
+def test_rule_texts_say_why_each_outcome_was_decided():
+    assert site.rule(INTERRUPTION, []) == ("not_exercised", "not exercised: no speech segment covers S = 10.531 s; "
+                                           "nearest segments end 10.432 and start 10.592")
+    spoke = {**INTERRUPTION, "segments": [[10.0, 12.5]], "outcome": "speaking_at_end"}
+    assert site.rule(spoke, [])[1] == ("speaking at end: speech at S = 10.531 s (segment 10.000-12.500 s covers it), "
+                                       "and segment 10.000-12.500 s is still going at R = 12.000 s")
+    answered = {**INTERRUPTION, "segments": [[10.0, 11.5]], "outcome": "response", "latency_s": 0.7}
+    text = site.rule(answered, [[11.0, 11.2, "no"], [12.7, 13.0, "yes"]])[1]
+    assert "first word from R on starts at 12.700 s, latency 0.700 s" in text
+    silent = {**INTERRUPTION, "segments": [], "outcome": "not_exercised"}
+    assert site.rule(silent, [])[1].endswith("no speech segment at all")
+    turn = {"task": "turn_taking", "eligible": True, "E_s": 5.0, "T_s": 9.0, "outcome": "early_start"}
+    assert site.rule(turn, [[4.2, 4.5, "uh"], [6.0, 6.2, "ok"]])[1] == \
+        "early start: a word starts at 4.200 s, before the turn end E = 5.000 s"
+    pause = {"task": "pause_handling", "eligible": True, "first_pause_s": 3.0, "pause_intrusion": True,
+             "intrusion_words": 2, "intruded_pauses": 1, "pauses": 3}
+    assert site.rule(pause, [])[0] == "intrusion"
+    assert site.rule({"eligible": False, "reasons": ["output.wav is silent"]}, []) == \
+        ("ineligible", "ineligible: output.wav is silent")
+
+
+def test_peaks_are_the_largest_amplitude_per_bin(tmp_path):
+    t = np.arange(16000) / 16000
+    audio = np.where(t < 0.5, 0.6, 0.3) * np.sin(2 * np.pi * 200 * t)  # samples land on the sine's peaks
+    (tmp_path / "a.wav").write_bytes(wav_bytes(np.round(audio * 32767).astype(np.int16)))
+    # 0.6 and 0.3 of full scale, to 1/32768: 59.4 and 29.7 of 99, far from a rounding boundary
+    assert site.peaks(tmp_path / "a.wav", bins=4) == [59, 59, 30, 30]
+
+
+def test_exports_hold_the_leaderboard(systems, result):
+    board = site.leaderboard(systems, result)
+    names = ["mixed", "prompt"]
+    md = site.to_markdown(board, names)
+    tex = site.to_latex(board, names)
+    rows = list(csv.DictReader(io.StringIO(site.to_csv(board, names))))
+    n_rows = sum(len(b["rows"]) for b in board)
+    assert len(rows) == 2 * n_rows
+    for b in board:
+        for row in b["rows"]:
+            for k, cell in enumerate(row["cells"]):
+                got = next(r for r in rows if (r["subset"], r["metric"], r["system"]) ==
+                           (b["subset"], row["metric"], names[k]))
+                value = cell["value"]
+                assert got["value"] == ("" if value is None else str(value))
+                assert (got["best"] == "True") == (k in row["best"])
+                text = cell["text"]
+                assert (f"**{text}" in md) or (k not in row["best"])
+    # booktabs: one tabular per subset, every rule once; a row's only bare & are its column separators, and no
+    # bare underscore or percent sign is left (they are escaped)
+    assert tex.count(r"\begin{tabular}") == len(board) == tex.count(r"\bottomrule") == tex.count(r"\toprule")
+    lines = [line for line in tex.splitlines() if line.endswith(r"\\")]
+    assert len(lines) == sum(len(b["rows"]) + 1 for b in board)
+    assert all(len(re.findall(r"(?<!\\)&", line)) == len(names) for line in lines)
+    assert not any(re.search(r"(?<!\\)[_%#]", line) for line in lines)
+    assert r"\textbf{" in tex and "$^{*" in tex
+    header = [line for line in md.splitlines() if line.startswith("| metric")]
+    assert header and all(line == "| metric | better | mixed | prompt |" for line in header)
+
+
+def test_the_command_writes_the_site_and_refuses_bad_input(trees, tmp_path):
+    a, b = trees
+    out = tmp_path / "site"
+    res = fdbu_main("report", f"trees=[{a},{b}]", "names=[mixed,prompt]", f"out={out}")
+    assert res.returncode == 0, res.stderr
+    assert f"open {(out / 'index.html').resolve()}" in res.stdout
+    made = sorted(p.name for p in out.iterdir())
+    assert made == sorted(["report.json", "compare.json", "index.html", "samples-0.js", "samples-1.js",
+                           "leaderboard.md", "leaderboard.tex", "leaderboard.csv",
+                           *site.figure_names(2, True)])
+    page = (out / "index.html").read_text()
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)  # nothing from the network
+    assert "<script src" not in page
+    data = json.loads(re.search(r"window\.FDBU = (.*?);\n", page).group(1))
+    assert data["systems"] == ["mixed", "prompt"]
+    assert len(data["index"][0]) == sum(len(r) for r in load(a, "x").rows.values())  # every sample, ineligible too
+    samples = (out / "samples-0.js").read_text()
+    details = json.loads(samples[samples.index("] = ") + 4:].rstrip().rstrip(";"))
+    for d in details:
+        if "output" in d:  # the audio link resolves from the site
+            assert (out / d["output"]["src"]).resolve().is_file()
+    cmp = json.loads((out / "compare.json").read_text())
+    assert cmp["kind"] == "compare"
+    # given compare.json of these trees, it is used; of other trees, refused in one line, nothing written
+    again = tmp_path / "again"
+    assert fdbu_main("report", f"trees=[{a},{b}]", "names=[mixed,prompt]", f"out={again}",
+                     f"report.compare={out}", "report.format=md").returncode == 0
+    assert sorted(p.name for p in again.iterdir()) == ["leaderboard.md", "report.json"]
+    assert (again / "leaderboard.md").read_bytes() == (out / "leaderboard.md").read_bytes()
+    wrong = fdbu_main("report", f"trees=[{b},{a}]", "names=[mixed,prompt]", f"out={tmp_path / 'no'}",
+                      f"report.compare={out}")
+    assert wrong.returncode == 2 and wrong.stderr.startswith("fdbu: error:") and "compare.json" in wrong.stderr
+    assert len(wrong.stderr.strip().splitlines()) == 1 and not (tmp_path / "no").exists()
+    bad = fdbu_main("report", f"trees=[{a}]", f"out={tmp_path / 'no'}", "report.format=pdf")
+    assert bad.returncode == 2 and "report.format" in bad.stderr and not (tmp_path / "no").exists()
+
+
+def test_same_inputs_same_bytes(systems, result, tmp_path):
+    one = site.build(systems, result, tmp_path / "x", formats=("html", "csv"), plot=False)
+    two = site.build(systems, result, tmp_path / "x", formats=("html", "csv"), plot=False)
+    assert one == two and "index.html" in one
+
+
+def test_a_transcript_changed_after_scoring_is_refused_in_one_line(trees, tmp_path):
+    import shutil
+
+    tree = shutil.copytree(trees[0], tmp_path / "mixed")
+    sid = next(json.loads(line)["sample_id"] for line in (tree / "unified-samples.jsonl").read_text().splitlines()
+               if json.loads(line)["eligible"])
+    (tree / sid / "output.json").write_text(json.dumps({"text": "x", "chunks": [{"text": "x"}]}))
+    res = fdbu_main("report", f"trees=[{tree}]", f"out={tmp_path / 'site'}")
+    assert res.returncode == 2 and res.stderr.count("\n") == 1
+    assert sid in res.stderr and "output.json" in res.stderr and not (tmp_path / "site").exists()
