@@ -137,8 +137,8 @@ def to_markdown(board: list[dict], names: list[str]) -> str:
 def _legend(board: list[dict]) -> str:
     base = board[0]["baseline"] if board else ""
     return (f"Values with 95% intervals from each system's unified.json; bold: best of the row by the metric's "
-            f"direction; * the paired difference against {base} (fdbu compare) has an interval excluding 0, "
-            "+ better, - worse; n/r: not reached.")
+            f"direction; * fdbu compare marks the paired difference against {base} (its Holm-adjusted p is below "
+            "alpha), + better, - worse; n/r: not reached.")
 
 
 TEX_ESCAPE = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",

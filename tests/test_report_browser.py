@@ -2,6 +2,7 @@
 shows unified.json's values, clicking a sample opens its drill-down, a not_exercised interruption sample's
 drill-down states its rule, and nothing is logged as an error. Screenshots are written (FDBU_SCREENSHOTS=DIR
 also copies them there: the README's docs/report-*.png come from this test)."""
+import json
 import os
 import shutil
 
@@ -31,7 +32,7 @@ UI = "synthetic_user_interruption"
 @pytest.fixture(scope="module")
 def report(vad, boot, tmp_path_factory):
     root = tmp_path_factory.mktemp("browser")
-    a, b = scored_pair(root, vad, boot)
+    a, b = scored_pair(root, vad, boot, n=20)  # enough pairs for some of compare's markers
     out = root / "site"
     res = fdbu_main("report", f"trees=[{a},{b}]", "names=[mixed,prompt]", f"out={out}", "report.format=html")
     assert res.returncode == 0, res.stderr
@@ -68,6 +69,13 @@ def test_the_report_in_a_browser(report, browser, tmp_path):
                 rec = entry["metrics"][metric]
                 lo, hi = rec["interval"]
                 assert text == f"{num(rec['value'])} [{num(lo)}, {num(hi)}]"
+    # the marks shown are compare.json's markers (Holm p < alpha), on exactly the lines it marks
+    shown = browser.eval("Array.from(document.querySelectorAll('table.board')).map(t => [t.dataset.subset, "
+                         "Array.from(t.tBodies[0].rows).filter(r => Array.from(r.querySelectorAll('td[data-system] "
+                         "span')).some(s => s.textContent.trim() == '*')).map(r => r.dataset.metric)])")
+    pair = json.loads((out / "compare.json").read_text())["pairs"][0]
+    marked = [[subset, [k for k, m in pair["subsets"][subset]["metrics"].items() if m["marker"]]] for subset, _ in shown]
+    assert shown == marked and any(metrics for _, metrics in shown)
     shot = browser.screenshot(tmp_path / "report-leaderboard.png", "#leaderboard")
     # sorting by a system's column puts its largest value first (descending on the second click)
     browser.eval("document.querySelector('table.board thead th:nth-child(3)').click()")

@@ -46,8 +46,9 @@
   function boards() {
     var base = D.board.length ? D.board[0].baseline : "";
     $("legend").textContent = "Values with their 95% intervals from each system's unified.json. Bold: the best " +
-      "of the row by the metric's direction. Beside a system: * when its paired difference against the baseline " +
-      base + " (fdbu compare) has an interval that excludes 0, green when better, red when worse. " +
+      "of the row by the metric's direction. Beside a system: * when fdbu compare marks its paired difference " +
+      "against the baseline " + base + " (Holm-adjusted p below alpha; hover for p), green when better, red when " +
+      "worse. " +
       "n/r: not reached. Click a column head to sort.";
     D.board.forEach(function (sub) {
       $("boards").appendChild(el("h3", {}, sub.subset + " (" + sub.label + ")"));
