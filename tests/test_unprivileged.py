@@ -3,12 +3,11 @@ checkout (issue: a clone inside a 0700 folder failed five tests as root instead 
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
-from unprivileged import NOBODY, blocking_folder, unreachable
+from unprivileged import NOBODY, blocking_folder, public_folder, unreachable
 
 ROOT = os.geteuid() == 0
 CHECKOUT = Path(__file__).resolve().parents[1]
@@ -19,14 +18,8 @@ PERMISSION_TESTS = ("unreadable_file_is_named or cache_dir_that_is_a_file_or_rea
 @pytest.fixture()
 def public(tmp_path_factory):
     """A folder every user may enter, outside pytest's own (which is private to its owner)."""
-    path = Path(tempfile.mkdtemp(prefix="fdbu-unprivileged-"))
-    path.chmod(0o755)
-    yield path
-    for p in [path, *path.rglob("*")]:
-        if p.is_dir() and not p.is_symlink():
-            p.chmod(0o755)
-    import shutil
-    shutil.rmtree(path, ignore_errors=True)
+    with public_folder("fdbu-unprivileged-") as path:
+        yield path
 
 
 def test_a_private_folder_blocks_and_is_named_with_its_mode(public):

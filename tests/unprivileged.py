@@ -8,12 +8,15 @@ naming the folder instead of failing.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import shutil
 import stat
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from pathlib import Path
 
 NOBODY = 65534  # uid and gid of `nobody` / `nogroup`; setpriv runs with --clear-groups
@@ -94,3 +97,18 @@ def unreachable(*extra: Path, uid: int = NOBODY) -> str | None:
         mode = f"unreadable: {e.strerror}"
     return (f"{what} ({path}) is under {folder} ({mode}), which uid {uid} cannot enter: the permission "
             f"tests run fdbu as that user and need it to reach the checkout")
+
+
+@contextlib.contextmanager
+def public_folder(prefix: str):
+    """A temporary folder every user may enter (pytest's own is private to its owner), for runs as nobody;
+    removed afterwards, whatever modes a test left inside it."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    path.chmod(0o755)
+    try:
+        yield path
+    finally:
+        for p in [path, *path.rglob("*")]:
+            if p.is_dir() and not p.is_symlink():
+                p.chmod(0o755)
+        shutil.rmtree(path, ignore_errors=True)
