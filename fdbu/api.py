@@ -17,17 +17,34 @@ from dataclasses import dataclass
 from . import commands, config
 
 
+NOT_REACHED = "not reached"
+
+
 def _frame(rows: list[dict]):
-    """Rows as a DataFrame whose numeric columns are numeric (null -> NaN) and flags boolean."""
+    """Rows as a DataFrame a notebook can compute on: flags boolean, whole numbers integer (nullable Int64
+    where some are missing), other numbers float; a column of numbers holding "not reached" is float with
+    NaN there and a boolean `<column>_not_reached` beside it; a column with no value at all is float NaN."""
     import pandas as pd
 
     frame = pd.DataFrame(rows)
-    for name in frame.columns:
-        values = [v for v in frame[name] if v is not None and v == v]
-        if values and all(isinstance(v, bool) for v in values):
+    flags = {}
+    for name in list(frame.columns):  # the types are read from the rows (the frame has made ints with None floats)
+        values = [v for v in (r.get(name) for r in rows) if v is not None and v == v]
+        numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if not values:
+            frame[name] = pd.Series([float("nan")] * len(frame), index=frame.index, dtype="float64")
+        elif all(isinstance(v, bool) for v in values):
             frame[name] = frame[name].astype("boolean")
-        elif values and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-            frame[name] = pd.to_numeric(frame[name])
+        elif len(numbers) == len(values) and all(isinstance(v, int) for v in numbers):
+            frame[name] = frame[name].astype("Int64" if len(values) < len(frame) else "int64")
+        elif len(numbers) == len(values):
+            frame[name] = pd.to_numeric(frame[name]).astype("float64")
+        elif all(v == NOT_REACHED for v in values if v not in numbers):
+            flags[f"{name}_not_reached"] = frame[name].map(lambda v: v == NOT_REACHED).astype("boolean")
+            frame[name] = frame[name].map(lambda v: float("nan") if v is None or v == NOT_REACHED else float(v))
+    for name, flag in flags.items():
+        if name not in frame.columns:
+            frame.insert(frame.columns.get_loc(name[:-len("_not_reached")]) + 1, name, flag)
     return frame
 
 
@@ -37,6 +54,7 @@ class Result:
 
     unified: dict
     rows: list[dict]
+    system: str = "system"  # the name in metrics(): the tree's folder name
 
     def to_pandas(self) -> dict:
         """Per-sample rows, one DataFrame per task (eligible and ineligible rows, manifest order)."""
@@ -44,17 +62,18 @@ class Result:
         return {task: _frame([r for r in self.rows if r["task"] == task]) for task in tasks}
 
     def metrics(self):
-        """One row per subset and metric: value, interval, count; "not reached" is NaN with a flag."""
+        """One row per subset and metric: the system, value, 95% interval, p90 (latencies), count and n;
+        "not reached" is NaN with a `*_not_reached` flag beside it."""
         rows = []
         for subset, entry in self.unified["subsets"].items():
             for name, m in entry["metrics"].items():
                 iv = m["interval"] or [None, None]
-                reached = [x != "not reached" for x in (m["value"], iv[0], iv[1])]
-                num = [None if not ok else x for x, ok in zip((m["value"], iv[0], iv[1]), reached)]
-                rows.append({"subset": subset, "task": entry["task"], "metric": name, "kind": m["kind"],
-                             "better": m["better"], "value": num[0], "lo": num[1], "hi": num[2],
-                             "value_not_reached": not reached[0], "hi_not_reached": not reached[2],
-                             "count": m["count"], "n": m.get("n")})
+                row = {"system": self.system, "subset": subset, "task": entry["task"], "metric": name,
+                       "kind": m["kind"], "better": m["better"]}
+                for key, x in (("value", m["value"]), ("lo", iv[0]), ("hi", iv[1]), ("p90", m.get("p90"))):
+                    row[key] = None if x == NOT_REACHED else x
+                    row[f"{key}_not_reached"] = x == NOT_REACHED
+                rows.append({**row, "count": m["count"], "n": m.get("n")})
         return _frame(rows)
 
 
@@ -79,10 +98,12 @@ class SweepResult:
                 elif v in ("True", "False"):
                     r[k] = v == "True"
                 else:
-                    try:
-                        r[k] = float(v)
-                    except ValueError:
-                        pass
+                    for kind in (int, float):
+                        try:
+                            r[k] = kind(v)
+                            break
+                        except ValueError:
+                            pass
         return _frame(rows)
 
 
@@ -133,22 +154,59 @@ def _flags(**flags) -> None:
 
 
 def score(tree, *, write: bool = False, **settings) -> Result:
-    """Score a reference tree (the keys of `fdbu score --help` as keyword arguments)."""
+    """Score a reference tree, as `fdbu score` does.
+
+    Parameters: `tree`, the reference tree (str or Path); `write`, also write unified.json and
+    unified-samples.jsonl (and with plot=True the figure) into `out` or the tree, exactly as the CLI;
+    `**settings`, any key of `fdbu score --help` (groups as dicts: vad={"threshold": 0.4},
+    bootstrap={"resamples": 2000, "seed": 0}, device="cpu", out="reports/A").
+
+    Returns a `Result`: `.unified` (unified.json as a dict), `.rows` (its per-sample rows),
+    `.to_pandas()` (a DataFrame per task) and `.metrics()` (one row per subset and metric).
+    Raises `FdbuError` with the CLI's one-line message for a bad tree or setting.
+
+        >>> r = fdbu.score("runs/modelA", vad={"threshold": 0.4})
+        >>> r.metrics().query("metric == 'response_latency_s'")[["subset", "value", "lo", "hi"]]
+    """
+    from pathlib import Path
+
     _flags(write=write)
     cfg = config.build("score", {"tree": _paths(tree, "tree", False), "progress": False, **settings})
     scored = commands.score(cfg, write=write).value
-    return Result(scored.unified, scored.rows)
+    return Result(scored.unified, scored.rows, Path(cfg.tree).resolve().name)
 
 
 def sweep(tree, *, write: bool = False, **settings) -> SweepResult:
-    """Sweep VAD settings over one tree or a list of trees (the keys of `fdbu sweep --help`)."""
+    """Sweep the speech-detection settings over one tree or a list of trees, as `fdbu sweep` does.
+
+    Parameters: `tree`, a reference tree or a list of them; `write`, also write sweep.json, sweep.csv
+    and the heatmaps into `out` (needed for several trees) or the tree; `**settings`, any key of
+    `fdbu sweep --help` (sweep={"thresholds": [0.4, 0.5], "min_silence_ms": [100, 200]}, names=[...]).
+
+    Returns a `SweepResult`: `.sweep` (sweep.json as a dict) and `.to_pandas()` (one row per tree
+    and grid point, numeric columns numeric, "not reached" NaN with a flag).
+
+        >>> fdbu.sweep(["runs/A", "runs/B"], sweep={"thresholds": [0.4, 0.5]}).to_pandas()
+    """
     _flags(write=write)
     cfg = config.build("sweep", {"tree": _paths(tree, "tree", True), "progress": False, **settings})
     return SweepResult(commands.sweep(cfg, write=write).value)
 
 
 def compare(trees, *, write: bool = False, **settings) -> CompareResult:
-    """Compare scored trees pair by pair (the keys of `fdbu compare --help`: names, baseline, out, compare={...})."""
+    """Compare scored trees pair by pair, as `fdbu compare` does.
+
+    Parameters: `trees`, a list of scored trees (each holds unified.json and unified-samples.jsonl);
+    `write`, also write compare.json, compare.csv and the figures into `out` (required then);
+    `**settings`, any key of `fdbu compare --help` (names=[...], baseline="A",
+    compare={"pairs": "all", "alpha": 0.05}).
+
+    Returns a `CompareResult`: `.compare` (compare.json as a dict), `.to_pandas()` (one row per
+    pair, subset and metric: values, difference, interval, p, Holm p, marker) and `.leaderboard()`
+    (the console's text).
+
+        >>> fdbu.compare(["runs/A", "runs/B"], names=["A", "B"]).to_pandas().query("marker")
+    """
     _flags(write=write)
     cfg = config.build("compare", {"trees": _paths(trees, "trees", "only"), **settings})
     if write and cfg.out is None:

@@ -145,7 +145,7 @@ def error(message: str, status: int = 2):
     sys.exit(status)
 
 
-def _task(fn):
+def _task(fn, command: str | None = None):
     """Run one command on its composed config: validated into its dataclass first, errors as one line."""
     def run(cfg) -> None:
         from omegaconf import OmegaConf
@@ -157,9 +157,10 @@ def _task(fn):
             try:
                 obj = OmegaConf.to_object(cfg)
             except OmegaConfBaseException as e:
-                raise FdbuError("config", None, composition_error(e)) from None
+                raise FdbuError("config", None, composition_error(e, command)) from None
             if signal.getsignal(signal.SIGINT) is _stop:  # the work starts: Ctrl-C unwinds it (outputs clean up)
                 signal.signal(signal.SIGINT, signal.default_int_handler)
+            _multirun_job(obj)
             fn(obj)
         except FdbuError as e:
             error(str(e).splitlines()[0])
@@ -168,6 +169,142 @@ def _task(fn):
         except RecursionError:
             error("a JSON file is nested too deeply to read")
     return run
+
+
+PER_JOB = "FDBU_OUT_PER_JOB"  # set in each job of a multirun whose jobs share one out= (hydra.job.env_set)
+SWEEPS = ("glob(", "range(", "choice(", "interval(", "tag(", "sort(", "shuffle(")
+
+
+def _swept(value: str) -> bool:
+    """Whether an override's value gives several values (a comma outside brackets and quotes, or a sweep)."""
+    value = value.strip()
+    if value.startswith(SWEEPS):
+        return True
+    depth, quote = 0, None
+    for ch in value:
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            return True
+    return False
+
+
+def _multirun_outputs(command: str, rest: list[str]) -> list[str]:
+    """`-m` whose jobs would write over each other: with one out= for all, each job writes into its own
+    subfolder of it (hydra.job.env_set tells the job, on whatever node it runs); without out=, jobs over
+    one tree's settings are refused (each would write into that tree)."""
+    if not any(a in ("-m", "--multirun") for a in rest):
+        return rest
+    given = {a.partition("=")[0].lstrip("+~"): a.partition("=")[2] for a in rest if "=" in a and not a.startswith("-")}
+    varied = [k for k, v in given.items() if _swept(v) and not k.startswith("hydra")]
+    if not varied or "out" in varied:
+        return rest
+    from .config import CONFIGS
+
+    fields = CONFIGS[command].__dataclass_fields__
+    if "out" in given:
+        return [*rest, f"++hydra.job.env_set.{PER_JOB}=1"]
+    if "out" in fields and "tree" in fields and "tree" not in varied and command in ("score", "sweep"):
+        raise FdbuError("config", None, f"-m over {', '.join(varied)} of one tree would write every job's outputs into "
+                        "that tree, each over the last; pass out=DIR (each job writes into a subfolder of it)")
+    return rest
+
+
+FILE_FLAGS = {"--config-name": "name", "-cn": "name", "--config-dir": "dir", "-cd": "dir"}
+
+
+def _value(v) -> str:
+    """A YAML value as Hydra's override grammar writes it: strings quoted, lists and mappings nested."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if v is None:
+        return "null"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ",".join(_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ",".join(f"{k}:{_value(x)}" for k, x in v.items()) + "}"
+    return "'" + str(v).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _config_file(rest: list[str]) -> list[str]:
+    """`--config-dir DIR --config-name NAME` (or `-cd`/`-cn`, or a path as the name): a YAML file of the command's
+    keys, as a Hydra user writes one, taken as overrides placed before the command line's (which win). Its
+    mapping is flattened to `key=value`, so the file's values travel with every job, on any launcher."""
+    found, out, i = {}, [], 0
+    while i < len(rest):
+        flag, eq, val = rest[i].partition("=")
+        if flag in FILE_FLAGS:
+            if not eq:
+                if i + 1 == len(rest):
+                    raise FdbuError("config", None, f"{flag} needs a value")
+                val, i = rest[i + 1], i + 1
+            found[FILE_FLAGS[flag]] = val
+        else:
+            out.append(rest[i])
+        i += 1
+    if "name" not in found:
+        if "dir" in found:
+            raise FdbuError("config", None, "--config-dir needs --config-name, the file's name (without .yaml)")
+        return rest
+    from pathlib import Path
+
+    from omegaconf import OmegaConf
+
+    path = Path(found.get("dir", ".")) / found["name"]
+    path = path if path.suffix in (".yaml", ".yml") else path.with_name(path.name + ".yaml")
+    try:
+        data = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
+    except OSError as e:
+        raise FdbuError("config", None, f"the config file {path} cannot be read: {e.strerror or e}") from None
+    except Exception as e:  # YAML syntax
+        raise FdbuError("config", None, f"the config file {path} is not valid YAML: "
+                        f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise FdbuError("config", None, f"the config file {path} is not a mapping of settings (key: value)")
+    if "defaults" in data:
+        raise FdbuError("config", None, f"the config file {path} has a defaults list; give the command's keys only "
+                        "(pick launchers and other groups on the command line: hydra/launcher=slurm_cpu)")
+
+    def flat(d, prefix=""):
+        for k, v in d.items():
+            if isinstance(v, dict) and v and not (prefix + str(k)).startswith("export.roots"):
+                yield from flat(v, f"{prefix}{k}.")
+            else:
+                yield f"{prefix}{k}={_value(v)}"
+
+    return [*flat(data), *out]
+
+
+def _multirun_job(cfg) -> None:
+    """In a multirun: a header naming the job's overrides, and its own subfolder of a shared out=."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+        from hydra.types import RunMode
+
+        hc = HydraConfig.get()
+    except (ImportError, ValueError):
+        return
+    if hc.mode != RunMode.MULTIRUN:
+        return
+    num = hc.job.num
+    if os.environ.get(PER_JOB) and getattr(cfg, "out", None):  # Hydra unsets it after the job
+        from pathlib import Path
+
+        tree = getattr(cfg, "tree", None)
+        name = Path(tree).resolve().name if isinstance(tree, str) else ""
+        cfg.out = str(Path(cfg.out) / (f"{num}-{name}" if name else str(num)))
+    shown = [o for o in hc.overrides.task]
+    print(f"== job {num}: {' '.join(shown)}" + (f" (outputs in {cfg.out})" if getattr(cfg, "out", None) else ""))
 
 
 def _command_help(command: str) -> str:
@@ -219,16 +356,20 @@ def _main(argv: list[str] | None) -> int:
 
     if too_large(rest):
         return error(f"config: {too_large(rest)}")
+    try:
+        rest = _multirun_outputs(command, _config_file(rest))
+    except FdbuError as e:
+        return error(str(e))
     register()
     os.environ["HYDRA_FULL_ERROR"] = "1"  # composition errors reach this function, which prints one line
     sys.argv = [f"fdbu-{command}"] + rest
-    app = hydra.main(version_base="1.3", config_path="pkg://fdbu.conf", config_name=command)(_task(COMMANDS[command]))
+    app = hydra.main(version_base="1.3", config_path="pkg://fdbu.conf", config_name=command)(_task(COMMANDS[command], command))
     try:
         app()
     except KeyboardInterrupt as e:
         interrupted(e)
     except (HydraException, OmegaConfBaseException) as e:  # composing the config, parsing the overrides
-        error(f"config: {composition_error(e)}")
+        error(f"config: {composition_error(e, command)}")
     except FdbuError as e:  # a launcher's refusal, or jobs of a multirun that did not finish
         error(str(e).splitlines()[0])
     except BrokenPipeError:

@@ -98,6 +98,10 @@ def sweep(cfg, write: bool = True) -> Ran:
     from .tree import require
 
     trees = [Path(t) for t in cfg.trees()]
+    if write and cfg.out is None and len(trees) > 1:  # where would its outputs go? (computing alone needs none)
+        from .errors import FdbuError
+
+        raise FdbuError("config", None, "out=None: a sweep over several trees needs out=DIR for its outputs")
     for tree in trees:
         require(tree)
     check_size(trees, cfg.sweep.points(), cfg.sweep.allow_large)

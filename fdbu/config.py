@@ -146,6 +146,10 @@ class VadConfig:
             refuse(f"vad.{key}", getattr(self, key), why(key))
 
 
+# the segment settings, as keys: the ones a sweep and a calibration refuse
+SEGMENT_KEYS = tuple(f"vad.{f.name}" for f in dataclasses.fields(VadConfig) if f.name in SileroSettings.__annotations__)
+
+
 @dataclass
 class BootstrapConfig:
     resamples: int = opt(RESAMPLES, f"bootstrap resamples, 1 to {MAX_RESAMPLES}")
@@ -161,6 +165,7 @@ class BootstrapConfig:
 class Common:
     """Settings every command shares."""
 
+    REFUSED: ClassVar[tuple] = ()  # keys every run of the command refuses: --help leaves them out
     device: str = opt("auto", "cpu | cuda | auto (the GPU when torch sees one)")
     progress: bool = opt(True, "progress bars on stderr")
     cache_dir: Optional[str] = opt(None, "the root of every cache (vad-probs/, asr/); shared by machines that shard "
@@ -178,6 +183,7 @@ class DeviceFree(Common):
     """Common settings of a command that runs nothing on a device: `device` is refused, not ignored."""
 
     COMMAND: ClassVar[str] = ""
+    REFUSED: ClassVar[tuple] = ("device",)
 
     def __post_init__(self):
         super().__post_init__()
@@ -247,6 +253,7 @@ class GridConfig:
 
 @dataclass
 class SweepConfig(Common):
+    REFUSED: ClassVar[tuple] = SEGMENT_KEYS
     tree: Any = opt(MISSING, "one tree, or several side by side: tree=[runs/A,runs/B]")
     out: Optional[str] = opt(None, "where sweep.json, sweep.csv and the heatmaps go; null: the tree (one tree only)")
     plot: bool = opt(True, "write the heatmaps")
@@ -260,8 +267,6 @@ class SweepConfig(Common):
         trees = self.trees()
         _check(bool(trees) and all(isinstance(t, str) and t for t in trees), "tree", self.tree,
                "a path, or a list of paths")
-        _check(self.out is not None or len(trees) == 1, "out", self.out,
-               "a sweep over several trees needs out=DIR for its outputs")
         _names("names", self.names, len(trees))
         axes = {"threshold": "sweep.thresholds", "min_silence_duration_ms": "sweep.min_silence_ms",
                 "min_speech_duration_ms": "sweep.min_speech_ms", "speech_pad_ms": "sweep.speech_pad_ms"}
@@ -504,6 +509,7 @@ class SynthConfig:
 
 @dataclass
 class CalibrateConfig(Common):
+    REFUSED: ClassVar[tuple] = SEGMENT_KEYS
     vad: VadConfig = group(VadConfig, "speech detection: threads (the calibration is kept under cache_dir)")
 
     def __post_init__(self):
@@ -548,16 +554,17 @@ def build(command: str, values: Dict[str, Any]):
         merged = OmegaConf.merge(schema, values)
         return OmegaConf.to_object(merged)
     except OmegaConfBaseException as e:
-        raise FdbuError("config", None, composition_error(e)) from None
+        raise FdbuError("config", None, composition_error(e, command)) from None
 
 
-def composition_error(e: BaseException) -> str:
-    """One line for a config Hydra or OmegaConf refused: the key, the value, what is allowed."""
+def composition_error(e: BaseException, command: str | None = None) -> str:
+    """One line for a config Hydra or OmegaConf refused: the key, the value, what is allowed (an unknown key:
+    the nearest key of `command`)."""
     cause = e.__cause__ if e.__cause__ is not None else e
     key = getattr(cause, "full_key", None)
     text = str(cause).splitlines()[0] if str(cause) else type(cause).__name__
     if "not in" in text and key:  # an unknown key: suggest the nearest known one
-        return f"{key} is not a setting{did_you_mean(key)}"
+        return f"{key} is not a setting{did_you_mean(key, command)}"
     if text.startswith("LexerNoViableAltException"):  # Hydra's lexer: unquoted newline, tab, non-ASCII letter
         override = getattr(cause, "override", None) or text.partition(": ")[2]
         key, _, value = override.partition("=")
@@ -579,15 +586,17 @@ def known_keys(cls, prefix: str = "") -> List[str]:
     return out
 
 
-_ALL_KEYS = None
-
-
-def did_you_mean(key: str) -> str:
-    global _ALL_KEYS
-    if _ALL_KEYS is None:
-        _ALL_KEYS = sorted({k for cls in CONFIGS.values() for k in known_keys(cls)})
-    near = difflib.get_close_matches(key, _ALL_KEYS, n=1, cutoff=0.6)
-    return f"; did you mean {near[0]}?" if near else ""
+def did_you_mean(key: str, command: str | None = None) -> str:
+    """The nearest key of the command (of any command when it is not known), never the word typed; a key of
+    other commands says so."""
+    commands = [command] if command in CONFIGS else list(CONFIGS)
+    keys = sorted({k for c in commands for k in known_keys(CONFIGS[c])} - {key})
+    near = difflib.get_close_matches(key, keys, n=1, cutoff=0.6)
+    hint = f"; did you mean {near[0]}?" if near else ""
+    elsewhere = [c for c in CONFIGS if c not in commands and key in known_keys(CONFIGS[c])]
+    if command in CONFIGS and elsewhere:
+        hint = f" of {command} (it is one of {', '.join(elsewhere)})" + hint
+    return hint
 
 
 def _type_name(t) -> str:
@@ -607,6 +616,8 @@ def help_text(command: str) -> str:
 
     def walk(cls, prefix):
         for f in dataclasses.fields(cls):
+            if f.name == "REFUSED" or prefix + f.name in refused:
+                continue
             if isinstance(f.default_factory, type) and dataclasses.is_dataclass(f.default_factory):
                 lines.append(f"  {prefix}{f.name}.*: {f.metadata.get('help', '')}")
                 walk(f.default_factory, f"{prefix}{f.name}.")
@@ -619,5 +630,8 @@ def help_text(command: str) -> str:
             if f.metadata.get("help"):
                 lines.append(f"  {'':<34} {f.metadata['help']}")
 
+    refused = getattr(CONFIGS[command], "REFUSED", ())
     walk(CONFIGS[command], "")
+    if refused:
+        lines.append(f"  (every run of fdbu {command} refuses {', '.join(refused)}: not listed)")
     return "\n".join(lines)

@@ -179,6 +179,12 @@ def export(dataset: Path | None, outputs: Path | None, out: Path, *, roots: dict
         sources = folders(Path(dataset) if dataset is not None else None, roots)
         found = discover(sources, only, Path(dataset) if dataset is not None else None)
         outs = {s: Path(outputs) / s if outputs is not None else sources[s] for s in sources}
+        for subset in dict.fromkeys(sub for sub, _ in found):  # outputs= forgotten or wrong: say where it looked
+            names = [name for sub, name in found if sub == subset]
+            if not any((outs[subset] / name / "output.wav").exists() for name in names):
+                raise FdbuError("outputs", None, f"no sample of {subset} has an output.wav (looked for "
+                                f"{outs[subset]}/<id>/output.wav, e.g. {outs[subset] / names[0] / 'output.wav'}); give "
+                                "the system's outputs as outputs=DIR (DIR/<subset>/<id>/output.wav)")
         rows, receipts, adopted_from = [], {}, {}
         with ThreadPoolExecutor(max_workers=workers) as pool:
             loaded = pool.map(lambda job: _load(sources[job[0]], outs[job[0]], *job, transcripts == "adopt"), found)

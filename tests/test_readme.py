@@ -61,7 +61,7 @@ def test_every_command_runs_as_written(tmp_path, calibrated, monkeypatch):
         0 if OFFICIAL is not None else 1)
     for path in ("runs/modelA/unified.json", "reports/modelA/latency-curves.png", "reports/sweep/sweep.json",
                  "runs/modelA-export/manifest.json", "runs/modelC/manifest.json", "runs/modelA/summary.json",
-                 "runs/official/unified.json"):
+                 "runs/official/unified.json", "reports/multi/0-modelA/unified.json", "reports/multi/1-modelB/unified.json"):
         assert (tmp_path / path).is_file(), path
     # and the Python example, in the same folder
     for code in blocks(section("Commands"), "python"):
@@ -84,3 +84,23 @@ def test_scoring_your_systems_outputs_runs_as_written(tmp_path, calibrated, monk
         assert json.loads((tmp_path / tree / "unified.json").read_text())["transcripts"]["source"] == "adopted"
     result = json.loads((tmp_path / "reports/mine-vs-baseline/compare.json").read_text())
     assert [s["name"] for s in result["systems"]] == ["baseline", "mine"] and not result["mixed_transcripts"]
+
+
+def test_the_config_file_example_runs_as_written(tmp_path, calibrated, monkeypatch):
+    """The Commands section's config-file block, from a folder holding conf/examples as the checkout does: the
+    file's settings are used, and the command line's win."""
+    import json
+
+    shutil.copytree(README.parent / "conf" / "examples", tmp_path / "conf" / "examples")
+    synthesize(tmp_path / "runs" / "modelA", n=2, seed=0)
+    monkeypatch.chdir(tmp_path)
+    block = blocks(section("Commands"), "sh")[1]
+    thresholds = []
+    for line, argv in commands(block):
+        assert argv[:2] == ["fdbu", "score"] and "--config-name" in argv, line
+        out = fdbu_main(*argv[1:])
+        assert out.returncode == 0, f"{line}\n{out.stderr}"
+        unified = json.loads((tmp_path / "reports/modelA/unified.json").read_text())
+        thresholds.append(unified["speech_detection"]["settings"]["threshold"])
+        assert (tmp_path / "reports/modelA/latency-curves.png").is_file()  # plot: true, from the file
+    assert thresholds == [0.5, 0.6]
