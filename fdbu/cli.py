@@ -54,43 +54,43 @@ def _score(cfg) -> None:
     from . import report
 
     ran = commands.score(cfg, reference_column=True)
-    print(report.summary(ran.value.unified))
+    show(report.summary(ran.value.unified))
     if ran.column:
-        print("\n" + ran.column)
-    print("\n".join(["", *ran.lines]))
+        show("\n" + ran.column)
+    show("\n".join(["", *ran.lines]))
 
 
 def _sweep(cfg) -> None:
     from .sensitivity import table
 
     ran = commands.sweep(cfg)
-    print(table(ran.value, cfg.trees()))
-    print("\n".join(["", *ran.lines]))
+    show(table(ran.value, cfg.trees()))
+    show("\n".join(["", *ran.lines]))
 
 
 def _compare(cfg) -> None:
     from .comparison import leaderboard
 
     ran = commands.compare(cfg)
-    print(leaderboard(ran.value))
-    print("\n".join(["", *(ran.lines or ["pass out=DIR to write compare.json, compare.csv and the figures"])]))
+    show(leaderboard(ran.value))
+    show("\n".join(["", *(ran.lines or ["pass out=DIR to write compare.json, compare.csv and the figures"])]))
 
 
 def _report(cfg) -> None:
     from pathlib import Path
 
     ran = commands.report(cfg)
-    print("\n".join(ran.lines))
+    show("\n".join(ran.lines))
     if "html" in cfg.report.formats():
-        print(f"open {(Path(cfg.out) / 'index.html').resolve()}")
+        show(f"open {(Path(cfg.out) / 'index.html').resolve()}")
 
 
 def _evaluate(cfg) -> None:
     from .evaluate import table
 
     ran = commands.evaluate(cfg)
-    print(table(ran.value))
-    print("\n".join(ran.lines))
+    show(table(ran.value))
+    show("\n".join(ran.lines))
     if ran.disagreements:
         print("official scripts disagree with fdbu's rules:\n  " + "\n  ".join(ran.disagreements), file=sys.stderr)
         sys.exit(3)
@@ -104,22 +104,22 @@ def _export(cfg) -> None:
     bad = [r for r in rows if not r["eligible"]]
     adopted = " (transcripts adopted from the official asr.py's output.json)" if cfg.export.transcripts == "adopt" \
         else ""
-    print(f"wrote {tree}: {len(rows)} samples, {len(rows) - len(bad)} eligible, {len(bad)} ineligible{adopted}")
+    show(f"wrote {tree}: {len(rows)} samples, {len(rows) - len(bad)} eligible, {len(bad)} ineligible{adopted}")
     for r in bad:
-        print(f"  {r['sample_id']}: {'; '.join(r['reasons'])}")
+        show(f"  {r['sample_id']}: {'; '.join(r['reasons'])}")
 
 
 def _lines(command):
     """A command whose console output is its lines."""
     def run(cfg) -> None:
-        print("\n".join(command(cfg).lines))
+        show("\n".join(command(cfg).lines))
     return run
 
 
 def _synth(cfg) -> None:
     tree = commands.synth(cfg).value
     what = "official per-task folders" if cfg.layout == "official" else "tree"
-    print(f"wrote synthetic {what} {tree} ({cfg.n} samples per subset, system={cfg.system}, seed={cfg.seed})")
+    show(f"wrote synthetic {what} {tree} ({cfg.n} samples per subset, system={cfg.system}, seed={cfg.seed})")
 
 
 def _calibrate(cfg) -> None:
@@ -128,16 +128,43 @@ def _calibrate(cfg) -> None:
     ran = commands.calibrate(cfg)
     cal = ran.value
     ident = cal.identity["device"]
-    print(f"device: {', '.join(f'{k} {v}' for k, v in ident.items() if v is not None)}")
-    print(f"corpus: {cal.windows} windows, {cal.audio_s:.0f} s of audio (sha256:{cal.corpus_sha256[:12]})")
-    print(f"largest |batched - reference| probability: {cal.deviation:.3e} (refused above {IMPLAUSIBLE:.0e})")
-    print(f"guard margin: {cal.margin:.3e} = max({MULTIPLE} x deviation, {FLOOR:.0e}); {cal.seconds:.1f} s")
-    print("\n".join(ran.lines))
+    show(f"device: {', '.join(f'{k} {v}' for k, v in ident.items() if v is not None)}")
+    show(f"corpus: {cal.windows} windows, {cal.audio_s:.0f} s of audio (sha256:{cal.corpus_sha256[:12]})")
+    show(f"largest |batched - reference| probability: {cal.deviation:.3e} (refused above {IMPLAUSIBLE:.0e})")
+    show(f"guard margin: {cal.margin:.3e} = max({MULTIPLE} x deviation, {FLOOR:.0e}); {cal.seconds:.1f} s")
+    show("\n".join(ran.lines))
 
 
 COMMANDS = {"score": _score, "sweep": _sweep, "compare": _compare, "report": _report, "evaluate": _evaluate,
             "export": _export,
             "asr": _lines(commands.asr), "vad": _lines(commands.vad), "synth": _synth, "calibrate": _calibrate}
+
+
+def fit(text: str) -> str:
+    """On a terminal, prose lines wider than it wrap at spaces (indented under their start); table rows (runs of
+    two or more spaces between cells) and everything printed into a pipe or a file stay as they are."""
+    if not sys.stdout.isatty():
+        return text
+    import re
+    import shutil
+    import textwrap
+
+    width = max(40, shutil.get_terminal_size((100, 24)).columns)
+    out = []
+    for line in text.split("\n"):
+        body = line.lstrip(" ")
+        if len(line) <= width or len(re.findall(r"\S {2,}\S", body)) >= 2:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(body))
+        out += textwrap.wrap(body, width, initial_indent=indent, subsequent_indent=indent + "  ",
+                             break_long_words=False, break_on_hyphens=False)
+    return "\n".join(out)
+
+
+def show(*parts: str) -> None:
+    """print, fitted to the terminal."""
+    print(fit(" ".join(parts)))
 
 
 def error(message: str, status: int = 2):
@@ -304,7 +331,7 @@ def _multirun_job(cfg) -> None:
         name = Path(tree).resolve().name if isinstance(tree, str) else ""
         cfg.out = str(Path(cfg.out) / (f"{num}-{name}" if name else str(num)))
     shown = [o for o in hc.overrides.task]
-    print(f"== job {num}: {' '.join(shown)}" + (f" (outputs in {cfg.out})" if getattr(cfg, "out", None) else ""))
+    show(f"== job {num}: {' '.join(shown)}" + (f" (outputs in {cfg.out})" if getattr(cfg, "out", None) else ""))
 
 
 def _command_help(command: str) -> str:

@@ -101,4 +101,10 @@ def summary(unified: dict) -> str:
             lines.append("  outcomes: " + ", ".join(f"{k} {v}" for k, v in c["outcomes"].items()))
         lines.append(f"  {'metric':<29} {'better':<8}{'value':>12}  {'95% interval':<26}{'count':>5}")
         lines += [_metric_line(name, m) for name, m in entry["metrics"].items()]
-    return "\n".join(lines)
+    return "\n".join([*lines, "", LEGEND])
+
+
+LEGEND = ("better: lower or higher is better; context: describes the samples, neither better nor worse. 95% interval: "
+          "Wilson for shares, percentile bootstrap for pooled ratios and latency medians. count: k/n for a share, with "
+          "its bounds over all selected samples (every ineligible sample counted one way, then the other); samples for "
+          "the others. not reached: a latency median beyond what the captures show (README: Definitions).")

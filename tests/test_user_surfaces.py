@@ -139,3 +139,32 @@ def test_a_config_file_of_keys(two, tmp_path, calibrated):
     refused(fdbu_main("score", "-cd", str(conf), "-cn", "typo"), "vad.thrshold is not a setting",
             "did you mean vad.threshold?")
     refused(fdbu_main("score", "-cd", str(conf), "-cn", "absent"), "absent.yaml cannot be read")
+
+
+# 18. on a terminal, prose fits its width; tables stay tables; a pipe gets the lines as they are; the score legend
+def test_prose_fits_the_terminal_tables_stay(monkeypatch):
+    import os
+    import sys
+
+    from fdbu import cli
+    from fdbu.report import LEGEND
+
+    row = "  response_latency_s           lower       5  n/r [0.703, n/r]         0.471 [0.399, 0.703]     -inf"
+    text = "\n".join([LEGEND, row, "wrote " + ", ".join(f"reports/x/file-{k}.png" for k in range(12))])
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: False)
+    assert cli.fit(text) == text  # into a pipe or a file: untouched
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setattr("shutil.get_terminal_size", lambda fallback: os.terminal_size((72, 24)))
+    lines = cli.fit(text).split("\n")
+    assert row in lines  # a table row is not broken
+    assert all(len(line) <= 72 for line in lines if line != row)
+    assert " ".join(" ".join(lines).split()) == " ".join(text.split())  # nothing lost, only the breaks moved
+
+
+def test_the_score_summary_explains_its_columns(two, calibrated):
+    from fdbu.report import LEGEND, summary
+
+    text = summary(fdbu.score(two[0]).unified)
+    assert text.endswith(LEGEND)
+    for word in ("context", "Wilson", "bounds", "not reached"):
+        assert word in text.split("\n")[-1]
