@@ -87,7 +87,8 @@ def score(cfg, write: bool = True, reference_column: bool = False) -> Ran:
 
         inputs = scored.unified["inputs"]
         column = official_column(tree, inputs["manifest.json"], inputs["asr.json"])
-    written = report.write(scored, outputs, cfg.plot, name=tree.resolve().name) if outputs is not None else []
+    written = report.write(scored, outputs, cfg.plot, name=tree.resolve().name, width=cfg.width) \
+        if outputs is not None else []
     lines = outputs.report(written) if outputs is not None else []
     return Ran(scored, written, [detector.stats.line(), *lines], column=column)
 
@@ -109,7 +110,7 @@ def sweep(cfg, write: bool = True) -> Ran:
         else None
     detector = make_detector(cfg)
     result = run(trees, detector, _bootstrap(cfg), cfg.sweep.points(), names=cfg.system_names())
-    written, lines = _commit(outputs, files(result, cfg.plot) if write else {})
+    written, lines = _commit(outputs, files(result, cfg.plot, cfg.width) if write else {})
     return Ran(result, written, [detector.stats.line(), *lines])
 
 
@@ -122,7 +123,7 @@ def compare(cfg, write: bool = True) -> Ran:
     result = run(systems, baseline=cfg.baseline, pairs=cfg.compare.pairs,
                  allow_different_samples=cfg.compare.allow_different_samples,
                  allow_mixed_transcripts=cfg.compare.allow_mixed_transcripts, alpha=cfg.compare.alpha)
-    written, lines = _commit(outputs, files(result, systems, cfg.plot) if outputs is not None else {})
+    written, lines = _commit(outputs, files(result, systems, cfg.plot, cfg.width) if outputs is not None else {})
     return Ran(result, written, lines)
 
 
@@ -150,7 +151,7 @@ def report(cfg) -> Ran:
         result = run(systems, baseline=cfg.baseline, allow_different_samples=r.allow_different_samples,
                      allow_mixed_transcripts=r.allow_mixed_transcripts, alpha=r.alpha) if len(systems) > 1 else None
     written, lines = _commit(outputs, build(systems, result, Path(cfg.out), formats=r.formats(), plot=cfg.plot,
-                                            width=r.width, compare_path=compare_path))
+                                            width=cfg.width, compare_path=compare_path))
     return Ran(result, written, lines)
 
 

@@ -429,13 +429,13 @@ def to_csv(result: dict) -> str:
     return buf.getvalue()
 
 
-def files(result: dict, systems: list[System], plot: bool = True) -> dict[str, bytes]:
+def files(result: dict, systems: list[System], plot: bool = True, width: str = "page") -> dict[str, bytes]:
     out = {"compare.json": dumps(result).encode(), "compare.csv": to_csv(result).encode()}
     if plot:
         from .plot import compare_forest, compare_latency_curves
 
-        for stem, figure in (("compare-latency-curves", compare_latency_curves(curves(systems, result))),
-                             ("compare-forest", compare_forest(result))):
+        for stem, figure in (("compare-latency-curves", compare_latency_curves(curves(systems, result), width=width)),
+                             ("compare-forest", compare_forest(result, width=width))):
             for ext in FORMATS:
                 out[f"{stem}.{ext}"] = figure[ext]
     return out

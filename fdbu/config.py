@@ -173,6 +173,7 @@ class Common:
 
     def __post_init__(self):
         _check(self.device in DEVICES, "device", self.device, "choose cpu, cuda or auto")
+        _widths(self)
 
     def cache_root(self) -> Path:
         return Path(self.cache_dir) if self.cache_dir else cache_root()
@@ -223,7 +224,8 @@ class ScoreConfig(Common):
     tree: str = opt(MISSING, "the reference tree to score")
     out: Optional[str] = opt(None, "where unified.json and unified-samples.jsonl go (created if missing); "
                                    "null: the tree")
-    plot: bool = opt(False, "also write latency-curves.png (response-latency curves F(t))")
+    plot: bool = opt(False, "also write latency-curves.png and .pdf (response-latency curves F(t))")
+    width: str = opt("page", "the figures' printed width: column (3.3 in) or page (7 in); every text >= 7 pt")
     vad: VadConfig = group(VadConfig, "speech detection (Silero VAD)")
     bootstrap: BootstrapConfig = group(BootstrapConfig, "percentile bootstrap of pooled ratios and medians")
 
@@ -257,6 +259,7 @@ class SweepConfig(Common):
     tree: Any = opt(MISSING, "one tree, or several side by side: tree=[runs/A,runs/B]")
     out: Optional[str] = opt(None, "where sweep.json, sweep.csv and the heatmaps go; null: the tree (one tree only)")
     plot: bool = opt(True, "write the heatmaps")
+    width: str = opt("page", "the figures' printed width: column (3.3 in) or page (7 in); every text >= 7 pt")
     names: Optional[List[str]] = opt(None, "a name per tree for tables and figures; null: the trees' folder names")
     sweep: GridConfig = group(GridConfig, "the grid of VAD settings")
     vad: VadConfig = group(VadConfig, "speech detection (its settings are the sweep's axes)")
@@ -288,8 +291,15 @@ def _names(key: str, names, count: int) -> None:
     _check(len(set(names)) == len(names), key, list(names), "names must all differ")
 
 
+def _widths(cfg) -> None:
+    """A command with figures: their printed width is one of the presets."""
+    if hasattr(cfg, "width"):
+        _check(cfg.width in WIDTHS, "width", cfg.width, "choose column (3.3 in) or page (7 in)")
+
+
 def _systems(cfg, least: int) -> None:
     """trees, names and baseline of a command over several scored trees (compare, report)."""
+    _widths(cfg)
     _check(len(cfg.trees) >= least and all(isinstance(t, str) and t for t in cfg.trees), "trees", cfg.trees,
            "a list of at least two scored trees" if least == 2 else "a list of scored trees")
     _names("names", cfg.names, len(cfg.trees))
@@ -320,6 +330,7 @@ class CompareConfig:
     out: Optional[str] = opt(None, "where compare.json, compare.csv and the figures go (created if missing); "
                                    "null: print the leaderboard only")
     plot: bool = opt(True, "write the figures (PNG and PDF) with compare.json")
+    width: str = opt("page", "the figures' printed width: column (3.3 in) or page (7 in); every text >= 7 pt")
     compare: CompareOptions = group(CompareOptions, "how systems are paired")
 
     def __post_init__(self):
@@ -333,7 +344,6 @@ class CompareConfig:
 class ReportOptions:
     format: Any = opt(["html", "md", "tex", "csv"], "what to write: html (index.html, samples-K.js, figures), md, "
                                                      "tex (booktabs), csv (the leaderboard); one or a list")
-    width: str = opt("page", "the figures' printed width: column (3.3 in) or page (7 in), fonts >= 7 pt")
     compare: Optional[str] = opt(None, "a folder with compare.json of these trees (fdbu compare out=...); null: "
                                        "compared here, compare.json written beside the site")
     allow_different_samples: bool = opt(False, "as compare.allow_different_samples")
@@ -344,7 +354,6 @@ class ReportOptions:
         fmts = self.formats()
         _check(bool(fmts) and all(f in FORMATS for f in fmts) and len(set(fmts)) == len(fmts), "report.format",
                self.format, f"one or a list of {', '.join(FORMATS)}")
-        _check(self.width in WIDTHS, "report.width", self.width, "choose column or page")
         _check(0 < self.alpha < 1, "report.alpha", self.alpha, "a level between 0 and 1")
 
     def formats(self) -> List[str]:
@@ -358,6 +367,7 @@ class ReportConfig:
     baseline: Optional[str] = opt(None, "the name every system is compared against; null: the first tree's")
     out: str = opt(MISSING, "the report folder (created if missing); open its index.html in a browser")
     plot: bool = opt(True, "embed the figures (PNG and PDF beside index.html)")
+    width: str = opt("page", "the figures' printed width: column (3.3 in) or page (7 in); every text >= 7 pt")
     report: ReportOptions = group(ReportOptions, "what the report holds")
 
     def __post_init__(self):

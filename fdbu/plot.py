@@ -155,16 +155,25 @@ def sweep_heatmaps(result: dict, spec: dict, width: str = "page") -> dict[str, b
     thr = sorted({st["threshold"] for st in settings})
     sil = sorted({st["min_silence_ms"] for st in settings})
     per_group = len(trees) * len(pads)  # panels per metric
-    groups_per_row = max(1, 3 // per_group)  # panels about 2 in wide: a value per cell fits at 7 pt
+    fit = max(1, int(WIDTHS[width] // 2.2))  # panels about 2 in wide: a value per cell fits at 7 pt (page 3, column 1)
+    groups_per_row = max(1, fit // per_group)
     cols = groups_per_row * per_group
     nrows = math.ceil(len(table) / groups_per_row)
-    fig_w = WIDTHS[width] if cols <= 3 else WIDTHS["page"] * cols / 3
+    fig_w = WIDTHS[width] if cols <= fit else WIDTHS[width] * cols / fit
+    style = "page" if fig_w >= WIDTHS["page"] else width
+    names = ", ".join(t["name"] for t in trees)
+    pad_text = f"pad {', '.join(f'{p:g}' for p in pads)} ms" if len(pads) > 1 else f"pad {pads[0]:g} ms"
+    heading = _wrap(f"{trees[0]['subset']}: {names} over the VAD grid (neg offset {fixed['neg_threshold_offset']:g}, "
+                    f"min speech {fixed['min_speech_ms']:g} ms, {pad_text}); colour: the difference from the value at "
+                    "the spec's settings (outlined), blue better, red worse (context metrics: purple up, orange down); "
+                    "n/r: not reached", style, fig_w / WIDTHS[style])
     panel_h = 1.7
-    fig_h = panel_h * nrows + 1.1
+    pt = FONT_PT[width]
+    top_in = (heading.count("\n") + 1) * 1.35 * pt / 72 + 0.5  # the title's lines, then the panels' two-line titles
+    fig_h = panel_h * nrows + top_in + 0.15
     with _style(width):
-        pt = FONT_PT[width]
         fig, axes = plt.subplots(nrows, cols, figsize=(fig_w, fig_h), dpi=200, squeeze=False)
-        fig.subplots_adjust(left=0.45 / fig_w, right=1 - 0.6 / fig_w, bottom=0.35 / fig_h, top=1 - 0.95 / fig_h,
+        fig.subplots_adjust(left=0.45 / fig_w, right=1 - 0.6 / fig_w, bottom=0.35 / fig_h, top=1 - top_in / fig_h,
                             wspace=0.55, hspace=0.8)  # a fixed layout: a layout engine costs seconds here
         for g, metric in enumerate(table):
             group = [axes[g // groups_per_row, (g % groups_per_row) * per_group + k] for k in range(per_group)]
@@ -218,13 +227,7 @@ def sweep_heatmaps(result: dict, spec: dict, width: str = "page") -> dict[str, b
                 bar.ax.yaxis.set_major_formatter(lambda x, _: "0" if x == 0 else f"{x:+.{max(1, digits - 1)}f}")
         for ax in axes.flat[len(table) * per_group:]:
             ax.axis("off")
-        names = ", ".join(t["name"] for t in trees)
-        pad_text = f"pad {', '.join(f'{p:g}' for p in pads)} ms" if len(pads) > 1 else f"pad {pads[0]:g} ms"
-        fig.suptitle(_wrap(f"{trees[0]['subset']}: {names} over the VAD grid (neg offset "
-                           f"{fixed['neg_threshold_offset']:g}, min speech {fixed['min_speech_ms']:g} ms, {pad_text}); "
-                           "colour: the difference from the value at the spec's settings (outlined), blue better, red worse "
-                           "(context metrics: purple up, orange down); n/r: not reached",
-                           "page" if fig_w >= WIDTHS["page"] else width, fig_w / WIDTHS["page"]), y=1 - 0.08 / fig_h)
+        fig.suptitle(heading, y=1 - 0.08 / fig_h)
         return _save(fig, tight=False)
 
 

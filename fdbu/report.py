@@ -27,7 +27,7 @@ def outputs(out: Path, plot: bool = False) -> Outputs:
     return Outputs(out, "score", names(plot), head=UNIFIED)
 
 
-def files(scored: Scored, plot: bool = False, name: str = "system") -> dict[str, bytes]:
+def files(scored: Scored, plot: bool = False, name: str = "system", width: str = "page") -> dict[str, bytes]:
     """The files of `fdbu score`; `name` titles the figure (the tree's folder name on the CLI). unified.json
     records the SHA-256 of the rows written beside it, so a reader (`fdbu.scored`) knows the two files are
     from one run."""
@@ -36,15 +36,16 @@ def files(scored: Scored, plot: bool = False, name: str = "system") -> dict[str,
     if plot:
         from .plot import latency_curves
 
-        figure = latency_curves(scored.rows, name=name, unified=scored.unified)
+        figure = latency_curves(scored.rows, name=name, unified=scored.unified, width=width)
         out.update(zip(CURVES, (figure["png"], figure["pdf"])))
     return out
 
 
-def write(scored: Scored, out: Path | Outputs, plot: bool = False, name: str = "system") -> list[Path]:
+def write(scored: Scored, out: Path | Outputs, plot: bool = False, name: str = "system",
+          width: str = "page") -> list[Path]:
     """unified.json and unified-samples.jsonl (and the curves) in `out`, as one unit; `out` may be the
     `outputs(...)` a command checked before its work."""
-    return (out if isinstance(out, Outputs) else outputs(out, plot)).commit(files(scored, plot, name))
+    return (out if isinstance(out, Outputs) else outputs(out, plot)).commit(files(scored, plot, name, width))
 
 
 def fmt(x, digits: int = 3) -> str:

@@ -224,12 +224,12 @@ def outputs(out: Path, trees: int, plot: bool = True) -> Outputs:
     return Outputs(out, "sweep", names(trees, plot), head="sweep.json")
 
 
-def files(result: dict, plot: bool = True) -> dict[str, bytes]:
+def files(result: dict, plot: bool = True, width: str = "page") -> dict[str, bytes]:
     out = {"sweep.json": dumps(result).encode(), "sweep.csv": to_csv(result).encode()}
     if plot:
         from .plot import sweep_heatmaps
 
-        figure = sweep_heatmaps(result, spec=SPEC)
+        figure = sweep_heatmaps(result, spec=SPEC, width=width)
         for name in HEATMAPS:
             out[name] = figure[name.rsplit(".", 1)[1]]
     return out

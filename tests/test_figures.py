@@ -195,3 +195,27 @@ def test_sweep_heatmaps_colour_the_difference_from_the_spec_by_direction(capture
     # nothing reached anywhere: grey, labelled, no colour scale
     never = by_title["response latency (s) (median) modelA, pad 0 ms"]
     assert len(never.images) == 0 and [t.get_text() for t in never.texts] == ["not reached\nat any setting"]
+
+
+def test_every_command_with_figures_takes_the_width(tmp_path, calibrated):
+    """score plot=true, sweep and compare write their PDFs at the printed width asked for (width=column)."""
+    from builders import fdbu_main
+    from fdbu.synth import synthesize
+
+    a = synthesize(tmp_path / "A", n=2, seed=0)
+    b = synthesize(tmp_path / "B", n=2, seed=0, system="prompt")
+    runs = {
+        "score": (["score", f"tree={a}", "plot=true", "progress=false"], a / "latency-curves.pdf"),
+        "score B": (["score", f"tree={b}", "progress=false"], None),
+        "sweep": (["sweep", f"tree={a}", f"out={tmp_path / 'sw'}", "sweep.thresholds=[0.5]",
+                   "sweep.min_silence_ms=[100,200]", "progress=false"], tmp_path / "sw" / "sweep-heatmaps.pdf"),
+        "compare": (["compare", f"trees=[{a},{b}]", f"out={tmp_path / 'cmp'}"], tmp_path / "cmp" / "compare-forest.pdf"),
+    }
+    for what, (args, pdf) in runs.items():
+        out = fdbu_main(*args, *(["width=column"] if pdf is not None else []))
+        assert out.returncode == 0, (what, out.stderr)
+        if pdf is not None:
+            box = re.search(rb"/MediaBox \[\s*0 0 ([\d.]+) ([\d.]+)\s*\]", pdf.read_bytes())
+            assert float(box.group(1)) == pytest.approx(72 * plot.WIDTHS["column"], abs=0.5), what
+    out = fdbu_main("score", f"tree={a}", "width=poster")
+    assert out.returncode == 2 and "width='poster': choose column (3.3 in) or page (7 in)" in out.stderr
