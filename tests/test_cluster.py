@@ -2,6 +2,7 @@
 (submitit) on a one-node cluster the tests start (tests/slurm/cluster.py). The assembled outputs
 equal a one-process run's, byte for byte."""
 import hashlib
+import json
 import os
 import re
 import shlex
@@ -207,3 +208,18 @@ def test_the_fit_check_reads_cpus_memory_and_gpus_from_sinfo(tmp_path, monkeypat
         check_fits({"partition": None, "cpus_per_task": 8, "mem_gb": 16})  # the slurm_cpu preset's request
     with pytest.raises(FdbuError, match="partition nope has no nodes"):
         check_fits({"partition": "nope", "cpus_per_task": 1})
+
+
+def test_a_multirun_sharing_out_on_slurm_writes_a_folder_per_job(slurm, tree, tmp_path):
+    """Issue 23, item 1, on SLURM: each job, on the node it runs on, writes into its own subfolder of the one
+    out= (hydra.job.env_set carries the instruction), and its log starts with the job's header."""
+    other = synthesize(tmp_path / "other", n={SUB: 2}, seed=32, ineligible=0.0)
+    out = multirun("score", "-m", f"tree={tree},{other}", f"out={tmp_path / 'x'}", *SMALL,
+                   f"cache_dir={tmp_path / 'cache'}", f"hydra.sweep.dir={tmp_path / 'multirun'}", env=slurm.env)
+    assert out.returncode == 0, out.stderr
+    assert sorted(p.name for p in (tmp_path / "x").iterdir()) == ["0-tree", "1-other"]
+    for k, t in enumerate((tree, other)):
+        unified = json.loads((tmp_path / "x" / f"{k}-{t.name}" / "unified.json").read_text())
+        assert unified["inputs"]["manifest.json"] == hashlib.sha256((t / "manifest.json").read_bytes()).hexdigest()
+    logs = "".join(p.read_text() for p in (tmp_path / "multirun" / ".submitit").rglob("*_log.out"))
+    assert logs.count("== job ") == 2
