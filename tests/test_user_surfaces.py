@@ -141,24 +141,34 @@ def test_a_config_file_of_keys(two, tmp_path, calibrated):
     refused(fdbu_main("score", "-cd", str(conf), "-cn", "absent"), "absent.yaml cannot be read")
 
 
-# 18. on a terminal, prose fits its width; tables stay tables; a pipe gets the lines as they are; the score legend
-def test_prose_fits_the_terminal_tables_stay(monkeypatch):
+# 18. on a terminal, prose and tables fit its width, no cell split; a pipe gets the lines as they are; a legend
+def test_output_fits_the_terminal_without_splitting_a_cell(monkeypatch):
     import os
     import sys
 
     from fdbu import cli
     from fdbu.report import LEGEND
 
-    row = "  response_latency_s           lower       5  n/r [0.703, n/r]         0.471 [0.399, 0.703]     -inf"
-    text = "\n".join([LEGEND, row, "wrote " + ", ".join(f"reports/x/file-{k}.png" for k in range(12))])
+    table = ["  metric                       better      n  mixed                    prompt                   "
+             "difference                      p   Holm  decision",
+             "  early_start_rate             lower      29  0.448 [0.284, 0.625]     0.000 [0.000, 0.117]     "
+             "-0.448 [-0.448, -0.227]    <0.001  0.002  *",
+             "  response_latency_s           lower      29  n/r [n/r, n/r]           0.449 [0.334, 0.608]     "
+             "-inf [-inf, -inf]          <0.001         too few pairs"]
+    text = "\n".join([LEGEND, *table, "wrote " + ", ".join(f"reports/x/file-{k}.png" for k in range(12))])
     monkeypatch.setattr(sys.stdout, "isatty", lambda: False)
     assert cli.fit(text) == text  # into a pipe or a file: untouched
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
-    monkeypatch.setattr("shutil.get_terminal_size", lambda fallback: os.terminal_size((72, 24)))
-    lines = cli.fit(text).split("\n")
-    assert row in lines  # a table row is not broken
-    assert all(len(line) <= 72 for line in lines if line != row)
-    assert " ".join(" ".join(lines).split()) == " ".join(text.split())  # nothing lost, only the breaks moved
+    for width in (100, 72, 60):
+        monkeypatch.setattr("shutil.get_terminal_size", lambda fallback: os.terminal_size((width, 24)))
+        lines = cli.fit(text).split("\n")
+        assert all(len(line) <= width for line in lines), width
+        assert " ".join(" ".join(lines).split()) == " ".join(text.split())  # nothing lost, only the breaks moved
+        for cell in ("0.448 [0.284, 0.625]", "-0.448 [-0.448, -0.227]", "too few pairs", "n/r [n/r, n/r]"):
+            assert any(cell in line for line in lines), (width, cell)  # no cell is split
+        folded = [line for line in lines if "difference" in line or "-0.448 [" in line or "-inf [-inf" in line]
+        columns = {line.index(word) for line, word in zip(folded, ("difference", "-0.448 [", "-inf [-inf"))}
+        assert len(columns) == 1, (width, folded)  # the cut-off cells stay under one another
 
 
 def test_the_score_summary_explains_its_columns(two, calibrated):
