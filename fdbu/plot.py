@@ -13,6 +13,9 @@ import math
 import numpy as np
 
 from .settings import WIDTHS  # noqa: F401  (the figures' widths, re-exported)
+
+MARKED, FEW = "*", "\u25cb"  # the forest's decisions: Holm-adjusted p < alpha; too few pairs to decide (a circle,
+# not a dash: a dash reads as a minus sign beside a difference, and as a hyphen where the title wraps)
 from .tasks import SUBSETS
 
 MARKS_S = (1, 2, 5)  # the response_rate_ks marks
@@ -327,7 +330,7 @@ def forest_panels(result: dict) -> list[tuple[str, str, list[str]]]:
 def compare_forest(result: dict, width: str = "page") -> dict[str, bytes]:
     """Paired differences b - a with their 95% intervals, a panel per subset and part (outcomes, latency medians,
     context); +-inf (one median not reached) as a labelled arrow at the edge; beside a pair's row its decision as
-    on the console: * (Holm-adjusted p < alpha, the result's `marker`) or - (too few pairs to decide) (PNG and
+    on the console: * (Holm-adjusted p < alpha, the result's `marker`) or a circle (too few pairs to decide) (PNG and
     PDF)."""
     from matplotlib.ticker import MaxNLocator
 
@@ -348,8 +351,8 @@ def compare_forest(result: dict, width: str = "page") -> dict[str, bytes]:
         row_in = max(0.2, 1.6 * pt / 72 * len(pairs) / 0.8)
         heights = [len(names) * row_in + 0.45 for _, _, names in panels]
         title = _wrap(f"Paired differences {', '.join(p['b'] + ' - ' + p['a'] for p in pairs)}, 95% intervals\n"
-                      f"\u2193/\u2191: lower/higher is better; * Holm-adjusted p < {alpha:g}; - too few pairs to "
-                      "decide; arrow: +-inf (one median not reached)", width)
+                      f"\u2193/\u2191: lower/higher is better; {MARKED}\u00a0Holm-adjusted p < {alpha:g}; "
+                      f"{FEW}\u00a0too few pairs to decide; arrow: +-inf (one median not reached)", width)
         ncol = 1 if width == "column" else min(3, len(pairs))
         # the title's and the legend's lines on top of the panels, so the panels keep their rows' height
         above = (title.count("\n") + 1 + math.ceil(len(pairs) / ncol)) * 1.35 * pt / 72 + 0.25
@@ -383,7 +386,7 @@ def compare_forest(result: dict, width: str = "page") -> dict[str, bytes]:
                                 bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none"})
                     else:
                         ax.plot(v, y, marker="o", color=color, ms=3.5)
-                    mark = "*" if m.get("marker") else "-" if (m.get("reason") or "").startswith("too few") else None
+                    mark = MARKED if m.get("marker") else FEW if (m.get("reason") or "").startswith("too few") else None
                     if mark:
                         ax.text(1.01, y, mark, transform=ax.get_yaxis_transform(), va="center", ha="left",
                                 color=color, fontweight="bold")

@@ -123,7 +123,7 @@ def test_holm_runs_over_the_headline_lines_of_a_subset_across_all_pairs(trees):
 def test_the_console_and_the_forest_plot_show_compare_json_s_markers(trees, monkeypatch):
     import matplotlib.axes
 
-    from fdbu.plot import compare_forest
+    from fdbu.plot import FEW, compare_forest
 
     for label, (_, result) in _results(trees).items():
         text = leaderboard(result)
@@ -142,7 +142,7 @@ def test_the_console_and_the_forest_plot_show_compare_json_s_markers(trees, monk
         compare_forest(result)
         monkeypatch.setattr(matplotlib.axes.Axes, "text", real)
         assert drawn.count("*") == sum(m["marker"] for *_, m in lines)
-        assert drawn.count("-") == sum((m["reason"] or "").startswith("too few") for *_, m in lines)
+        assert drawn.count(FEW) == sum((m["reason"] or "").startswith("too few") for *_, m in lines)
 
 
 def test_a_pair_of_two_samples_has_no_marker_and_warns(tmp_path, vad, boot):

@@ -108,8 +108,8 @@ def test_forest(captured, width, n_pairs):
     stars = [t for ax in axes for t in ax.texts if t.get_text() == "*"]
     assert len(stars) == sum(m["marker"] for p in result["pairs"]
                              for m in p["subsets"]["synthetic_user_interruption"]["metrics"].values())
-    dashes = [t for ax in axes for t in ax.texts if t.get_text() == "-"]  # too few pairs to decide
-    assert len(dashes) == n_pairs
+    few = [t for ax in axes for t in ax.texts if t.get_text() == plot.FEW]  # too few pairs to decide
+    assert len(few) == n_pairs
 
 
 def _curves(n_systems: int, horizon=4.0):
