@@ -275,12 +275,9 @@ def _multirun_outputs(command: str, rest: list[str]) -> list[str]:
     varied = [k for k, v in given.items() if _swept(v) and not k.startswith("hydra")]
     if not varied or "out" in varied:
         return rest
-    from .config import CONFIGS
-
-    fields = CONFIGS[command].__dataclass_fields__
     if "out" in given:
         return [*rest, f"++hydra.job.env_set.{PER_JOB}=1"]
-    if "out" in fields and "tree" in fields and "tree" not in varied and command in ("score", "sweep"):
+    if command in ("score", "sweep") and "tree" not in varied:  # their outputs default to the tree
         raise FdbuError("config", None, f"-m over {', '.join(varied)} of one tree would write every job's outputs into "
                         "that tree, each over the last; pass out=DIR (each job writes into a subfolder of it)")
     return rest
@@ -424,12 +421,13 @@ def _main(argv: list[str] | None) -> int:
 
     from .config import composition_error, register, too_large
 
-    if too_large(rest):
-        return error(f"config: {too_large(rest)}")
     try:
         rest = _multirun_outputs(command, _config_file(rest))
     except FdbuError as e:
         return error(str(e))
+    large = too_large(rest)  # the command line's and a config file's values alike
+    if large:
+        return error(f"config: {large}")
     register()
     os.environ["HYDRA_FULL_ERROR"] = "1"  # composition errors reach this function, which prints one line
     sys.argv = [f"fdbu-{command}"] + rest

@@ -87,9 +87,8 @@ def score(cfg, write: bool = True, reference_column: bool = False) -> Ran:
 
         inputs = scored.unified["inputs"]
         column = official_column(tree, inputs["manifest.json"], inputs["asr.json"])
-    written = report.write(scored, outputs, cfg.plot, name=tree.resolve().name, width=cfg.width) \
-        if outputs is not None else []
-    lines = outputs.report(written) if outputs is not None else []
+    written, lines = _commit(outputs, report.files(scored, cfg.plot, tree.resolve().name, cfg.width)
+                             if outputs is not None else {})
     return Ran(scored, written, [detector.stats.line(), *lines], column=column)
 
 
@@ -105,24 +104,38 @@ def sweep(cfg, write: bool = True) -> Ran:
         raise FdbuError("config", None, "out=None: a sweep over several trees needs out=DIR for its outputs")
     for tree in trees:
         require(tree)
-    check_size(trees, cfg.sweep.points(), cfg.sweep.allow_large)
+    points = cfg.sweep.points()
+    check_size(trees, points, cfg.sweep.allow_large)
     outputs = sweep_outputs(Path(cfg.out) if cfg.out is not None else trees[0], len(trees), cfg.plot) if write \
         else None
     detector = make_detector(cfg)
-    result = run(trees, detector, _bootstrap(cfg), cfg.sweep.points(), names=cfg.system_names())
+    result = run(trees, detector, _bootstrap(cfg), points, names=cfg.system_names())
     written, lines = _commit(outputs, files(result, cfg.plot, cfg.width) if write else {})
     return Ran(result, written, [detector.stats.line(), *lines])
 
 
+def _systems(cfg) -> list:
+    """The scored trees of compare or report, read and checked, with their names."""
+    from .comparison import load
+
+    return [load(Path(t), name) for t, name in zip(cfg.trees, cfg.system_names())]
+
+
+def _compared(cfg, systems: list, options, pairs: str = "baseline") -> dict:
+    """compare.json of `systems` as `options` (a `PairingOptions`) ask."""
+    from .comparison import compare as run
+
+    return run(systems, baseline=cfg.baseline, pairs=pairs, allow_different_samples=options.allow_different_samples,
+               allow_mixed_transcripts=options.allow_mixed_transcripts, alpha=options.alpha)
+
+
 def compare(cfg, write: bool = True) -> Ran:
     """`fdbu compare`: value is compare.json as a dict; written only where cfg.out names a folder."""
-    from .comparison import compare as run, files, load, outputs as compare_outputs
+    from .comparison import files, outputs as compare_outputs
 
     outputs = compare_outputs(Path(cfg.out), cfg.plot) if write and cfg.out is not None else None
-    systems = [load(Path(t), name) for t, name in zip(cfg.trees, cfg.system_names())]
-    result = run(systems, baseline=cfg.baseline, pairs=cfg.compare.pairs,
-                 allow_different_samples=cfg.compare.allow_different_samples,
-                 allow_mixed_transcripts=cfg.compare.allow_mixed_transcripts, alpha=cfg.compare.alpha)
+    systems = _systems(cfg)
+    result = _compared(cfg, systems, cfg.compare, cfg.compare.pairs)
     written, lines = _commit(outputs, files(result, systems, cfg.plot, cfg.width) if outputs is not None else {})
     return Ran(result, written, lines)
 
@@ -131,12 +144,11 @@ def report(cfg) -> Ran:
     """`fdbu report`: value is the compare result the leaderboard's decisions come from (None for one tree):
     made here as `fdbu compare` makes it, or read from `report.compare`, refused unless it compares exactly
     these trees."""
-    from .comparison import compare as run, load
     from .readers import parse_json
     from .site import build, check_compare, outputs as report_outputs
 
     r = cfg.report
-    systems = [load(Path(t), name) for t, name in zip(cfg.trees, cfg.system_names())]
+    systems = _systems(cfg)
     compare_path = Path(r.compare) / "compare.json" if r.compare else None
     outputs = report_outputs(Path(cfg.out), len(systems), r.formats(), cfg.plot, len(systems) > 1 and not compare_path)
     if compare_path is not None:
@@ -148,8 +160,7 @@ def report(cfg) -> Ran:
             raise FdbuError(r.compare, "compare.json", f"cannot be read: {e.strerror or e}") from None
         check_compare(result, systems, r.compare)
     else:
-        result = run(systems, baseline=cfg.baseline, allow_different_samples=r.allow_different_samples,
-                     allow_mixed_transcripts=r.allow_mixed_transcripts, alpha=r.alpha) if len(systems) > 1 else None
+        result = _compared(cfg, systems, r) if len(systems) > 1 else None
     written, lines = _commit(outputs, build(systems, result, Path(cfg.out), formats=r.formats(), plot=cfg.plot,
                                             width=cfg.width, compare_path=compare_path))
     return Ran(result, written, lines)

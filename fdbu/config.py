@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Dict, List, Optional
 from omegaconf import MISSING
 
 from .cachedir import cache_root
-from .errors import FdbuError
+from .errors import FdbuError, one_line
 from .official import shipped_pins
 from .settings import (FORMATS, LENGTH_POLICIES, MAX_RESAMPLES, NEG_OFFSET, PAIRS, RESAMPLES, SEED, TRANSCRIPTS, WIDTHS,
                        SileroSettings, changed, check_options, default_names, grid, refuse)
@@ -308,8 +308,10 @@ def _systems(cfg, least: int) -> None:
 
 
 @dataclass
-class CompareOptions:
-    pairs: str = opt("baseline", "baseline: each system against the baseline; all: every pair of systems")
+class PairingOptions:
+    """How scored trees are paired and decided (`fdbu compare`, and `fdbu report`'s own comparison)."""
+
+    GROUP: ClassVar[str] = "compare"
     allow_different_samples: bool = opt(False, "compare trees whose subsets hold different samples, over the "
                                                "samples both hold (what is dropped is printed and recorded)")
     alpha: float = opt(0.05, "the marker's level: a line is marked when its Holm-adjusted p is below alpha")
@@ -317,8 +319,16 @@ class CompareOptions:
                                                "(adopted from the official asr.py, fdbu asr, synth)")
 
     def __post_init__(self):
+        _check(0 < self.alpha < 1, f"{self.GROUP}.alpha", self.alpha, "a level between 0 and 1")
+
+
+@dataclass
+class CompareOptions(PairingOptions):
+    pairs: str = opt("baseline", "baseline: each system against the baseline; all: every pair of systems")
+
+    def __post_init__(self):
+        super().__post_init__()
         _check(self.pairs in PAIRS, "compare.pairs", self.pairs, "choose baseline or all")
-        _check(0 < self.alpha < 1, "compare.alpha", self.alpha, "a level between 0 and 1")
 
 
 @dataclass
@@ -341,20 +351,18 @@ class CompareConfig:
 
 
 @dataclass
-class ReportOptions:
+class ReportOptions(PairingOptions):
+    GROUP: ClassVar[str] = "report"
     format: Any = opt(["html", "md", "tex", "csv"], "what to write: html (index.html, samples-K.js, figures), md, "
                                                      "tex (booktabs), csv (the leaderboard); one or a list")
     compare: Optional[str] = opt(None, "a folder with compare.json of these trees (fdbu compare out=...); null: "
                                        "compared here, compare.json written beside the site")
-    allow_different_samples: bool = opt(False, "as compare.allow_different_samples")
-    allow_mixed_transcripts: bool = opt(False, "as compare.allow_mixed_transcripts")
-    alpha: float = opt(0.05, "as compare.alpha: the level of the leaderboard's * (Holm-adjusted p < alpha)")
 
     def __post_init__(self):
+        super().__post_init__()
         fmts = self.formats()
         _check(bool(fmts) and all(f in FORMATS for f in fmts) and len(set(fmts)) == len(fmts), "report.format",
                self.format, f"one or a list of {', '.join(FORMATS)}")
-        _check(0 < self.alpha < 1, "report.alpha", self.alpha, "a level between 0 and 1")
 
     def formats(self) -> List[str]:
         return [self.format] if isinstance(self.format, str) else list(self.format)
@@ -578,8 +586,8 @@ def composition_error(e: BaseException, command: str | None = None) -> str:
     if text.startswith("LexerNoViableAltException"):  # Hydra's lexer: unquoted newline, tab, non-ASCII letter
         override = getattr(cause, "override", None) or text.partition(": ")[2]
         key, _, value = override.partition("=")
-        return (f"cannot read the override {override!r}: quote a value holding spaces, tabs, newlines or non-ASCII "
-                f"letters, e.g. \"{key}='{value}'\" (single quotes inside the argument)").replace("\n", "\\n")
+        return one_line(f"cannot read the override {override!r}: quote a value holding spaces, tabs, newlines or "
+                        f"non-ASCII letters, e.g. \"{key}='{value}'\" (single quotes inside the argument)")
     if type(cause).__name__ == "MissingMandatoryValue":
         return f"{key or text} is required (e.g. {key}=PATH)"
     return f"{key}: {text}" if key else text
@@ -626,7 +634,7 @@ def help_text(command: str) -> str:
 
     def walk(cls, prefix):
         for f in dataclasses.fields(cls):
-            if f.name == "REFUSED" or prefix + f.name in refused:
+            if prefix + f.name in refused:
                 continue
             if isinstance(f.default_factory, type) and dataclasses.is_dataclass(f.default_factory):
                 lines.append(f"  {prefix}{f.name}.*: {f.metadata.get('help', '')}")

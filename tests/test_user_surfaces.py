@@ -139,6 +139,8 @@ def test_a_config_file_of_keys(two, tmp_path, calibrated):
     refused(fdbu_main("score", "-cd", str(conf), "-cn", "typo"), "vad.thrshold is not a setting",
             "did you mean vad.threshold?")
     refused(fdbu_main("score", "-cd", str(conf), "-cn", "absent"), "absent.yaml cannot be read")
+    (conf / "huge.yaml").write_text(f"tree: {a}\nbootstrap:\n  seed: {10**30}\n")  # checked as the command line's
+    refused(fdbu_main("score", "-cd", str(conf), "-cn", "huge"), "bootstrap.seed=<an integer of 31 digits>")
 
 
 # 18. on a terminal, prose and tables fit its width, no cell split; a pipe gets the lines as they are; a legend
