@@ -15,9 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import commands, config
-
-
-NOT_REACHED = "not reached"
+from .settings import NOT_REACHED
 
 
 def _frame(rows: list[dict]):
@@ -31,6 +29,7 @@ def _frame(rows: list[dict]):
     for name in list(frame.columns):  # the types are read from the rows (the frame has made ints with None floats)
         values = [v for v in (r.get(name) for r in rows) if v is not None and v == v]
         numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        reached = [v for v in values if not (isinstance(v, str) and v == NOT_REACHED)]
         if not values:
             frame[name] = pd.Series([float("nan")] * len(frame), index=frame.index, dtype="float64")
         elif all(isinstance(v, bool) for v in values):
@@ -39,7 +38,7 @@ def _frame(rows: list[dict]):
             frame[name] = frame[name].astype("Int64" if len(values) < len(frame) else "int64")
         elif len(numbers) == len(values):
             frame[name] = pd.to_numeric(frame[name]).astype("float64")
-        elif all(v == NOT_REACHED for v in values if v not in numbers):
+        elif len(numbers) == len(reached):  # numbers, and "not reached"
             flags[f"{name}_not_reached"] = frame[name].map(lambda v: v == NOT_REACHED).astype("boolean")
             frame[name] = frame[name].map(lambda v: float("nan") if v is None or v == NOT_REACHED else float(v))
     for name, flag in flags.items():
@@ -85,26 +84,9 @@ class SweepResult:
 
     def to_pandas(self):
         """One row per tree and grid point (the columns of sweep.csv, numeric columns numeric)."""
-        import csv
-        import io
+        from .sensitivity import csv_rows
 
-        from .sensitivity import to_csv
-
-        rows = list(csv.DictReader(io.StringIO(to_csv(self.sweep))))
-        for r in rows:
-            for k, v in r.items():
-                if v == "":
-                    r[k] = None
-                elif v in ("True", "False"):
-                    r[k] = v == "True"
-                else:
-                    for kind in (int, float):
-                        try:
-                            r[k] = kind(v)
-                            break
-                        except ValueError:
-                            pass
-        return _frame(rows)
+        return _frame(csv_rows(self.sweep))
 
 
 @dataclass

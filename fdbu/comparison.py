@@ -26,11 +26,11 @@ from . import __version__, scored, tasks
 from .atomic import dumps
 from .errors import FdbuError
 from .metrics.paired import (ALPHA, MIN_BOOTSTRAP_PAIRS, PLUS_INF, UNDEFINED, min_discordant, difference,
-                             holm)
+                             holm, too_few)
 from .metrics.stats import NOT_REACHED, Bootstrap
 from .metrics.table import SHARE, aggregate
 from .outputs import Outputs
-from .report import ROWS_SHA256, SAMPLES, UNIFIED, fmt
+from .report import ROWS_SHA256, SAMPLES, UNIFIED, fmt, record_text
 
 # what may differ between the signatures of compared trees: the inputs, and fdbu's version (the
 # definitions version pins the metric math); everything else (definitions, settings, speech
@@ -429,15 +429,19 @@ def to_csv(result: dict) -> str:
     return buf.getvalue()
 
 
+def figures(result: dict, systems: list[System], width: str = "page") -> dict[str, bytes]:
+    """The comparison's figures by file name (FIGURES x FORMATS): the latency curves and the forest."""
+    from .plot import compare_forest, compare_latency_curves
+
+    made = dict(zip(FIGURES, (compare_latency_curves(curves(systems, result), width=width),
+                              compare_forest(result, width=width))))
+    return {f"{stem}.{ext}": made[stem][ext] for stem in FIGURES for ext in FORMATS}
+
+
 def files(result: dict, systems: list[System], plot: bool = True, width: str = "page") -> dict[str, bytes]:
     out = {"compare.json": dumps(result).encode(), "compare.csv": to_csv(result).encode()}
     if plot:
-        from .plot import compare_forest, compare_latency_curves
-
-        for stem, figure in (("compare-latency-curves", compare_latency_curves(curves(systems, result), width=width)),
-                             ("compare-forest", compare_forest(result, width=width))):
-            for ext in FORMATS:
-                out[f"{stem}.{ext}"] = figure[ext]
+        out.update(figures(result, systems, width))
     return out
 
 
@@ -469,13 +473,8 @@ def curves(systems: list[System], result: dict) -> list[dict]:
 
 # ---- the console -----------------------------------------------------------------------------------------------
 
-def _num(x, digits: int = 3) -> str:
-    return "n/r" if x == NOT_REACHED else fmt(x, digits)
-
-
 def _record(rec: dict) -> str:
-    iv = rec["interval"]
-    return _num(rec["value"]) + ("" if iv is None else f" [{_num(iv[0])}, {_num(iv[1])}]")
+    return record_text(rec["value"], rec["interval"])
 
 
 def _diff_part(x, flag) -> str:
@@ -502,7 +501,7 @@ def decision(m: dict) -> str:
     if m["marker"]:
         return "*"
     reason = m["reason"] or ""
-    if reason.startswith("too few"):
+    if too_few(m):
         return reason.split(":")[0]
     if reason.startswith("context"):
         return "context: no test"

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from .settings import WIDTHS  # noqa: F401  (the figures' widths, re-exported)
+from .settings import NOT_REACHED, WIDTHS
 
 MARKED, FEW = "*", "\u25cb"  # the forest's decisions: Holm-adjusted p < alpha; too few pairs to decide (a circle,
 # not a dash: a dash reads as a minus sign beside a difference, and as a hyphen where the title wraps)
@@ -122,18 +122,21 @@ def _grid_values(tree: dict, name: str, thr: list, sil: list, fixed: dict) -> np
         st = p["settings"]
         if any(st[k] != v for k, v in fixed.items()):
             continue
-        v = p["metrics"][name]["value"]
-        grid[thr.index(st["threshold"]), sil.index(st["min_silence_ms"])] = (
-            math.inf if v == "not reached" else np.nan if v is None else float(v))
+        value = _number(p["metrics"][name]["value"])
+        grid[thr.index(st["threshold"]), sil.index(st["min_silence_ms"])] = np.nan if value is None else value
     return grid
+
+
+def _number(v) -> float | None:
+    """A recorded value as a number: not reached is +inf, no value None."""
+    return math.inf if v == NOT_REACHED else None if v is None else float(v)
 
 
 def _spec_value(tree: dict, name: str, spec: dict):
     """The metric at the spec's settings when the grid has them (else None)."""
     for p in tree["points"]:
         if all(p["settings"][k] == v for k, v in spec.items()):
-            v = p["metrics"][name]["value"]
-            return math.inf if v == "not reached" else None if v is None else float(v)
+            return _number(p["metrics"][name]["value"])
     return None
 
 
@@ -297,8 +300,7 @@ def compare_latency_curves(curves: list[dict], width: str = "page") -> dict[str,
             axes.flat[0].text(0.5, 0.5, "no subset with response latencies", ha="center", va="center")
         fig.suptitle(_wrap(f"Response-latency curves F(t), 95% bands: {', '.join(names) or 'no system'}", width))
         if handles:
-            labels = list(handles)
-            fig.legend([handles[k] for k in labels], [h if h in names else handles[h].get_label() for h in labels],
+            fig.legend(list(handles.values()), list(handles),  # each handle is kept under its own label
                        loc="outside lower center", ncol=1 if width == "column" else 2, frameon=False)
         return _save(fig, tight=False)
 
@@ -333,6 +335,8 @@ def compare_forest(result: dict, width: str = "page") -> dict[str, bytes]:
     on the console: * (Holm-adjusted p < alpha, the result's `marker`) or a circle (too few pairs to decide) (PNG and
     PDF)."""
     from matplotlib.ticker import MaxNLocator
+
+    from .metrics.paired import too_few
 
     from .metrics.table import readable
 
@@ -386,7 +390,7 @@ def compare_forest(result: dict, width: str = "page") -> dict[str, bytes]:
                                 bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none"})
                     else:
                         ax.plot(v, y, marker="o", color=color, ms=3.5)
-                    mark = MARKED if m.get("marker") else FEW if (m.get("reason") or "").startswith("too few") else None
+                    mark = MARKED if m.get("marker") else FEW if too_few(m) else None
                     if mark:
                         ax.text(1.01, y, mark, transform=ax.get_yaxis_transform(), va="center", ha="left",
                                 color=color, fontweight="bold")

@@ -7,6 +7,7 @@ from pathlib import Path
 from .atomic import dumps, sha256_bytes
 from .outputs import Outputs
 from .pipeline import Scored
+from .settings import NOT_REACHED
 
 UNIFIED = "unified.json"
 SAMPLES = "unified-samples.jsonl"
@@ -53,6 +54,16 @@ def fmt(x, digits: int = 3) -> str:
     if x is None:
         return "n/a"
     return x if isinstance(x, str) else f"{x:.{digits}f}"
+
+
+def num(x, digits: int = 3) -> str:
+    """A value in a table cell (compare's leaderboard, the report's): n/r for not reached, else as `fmt`."""
+    return "n/r" if x == NOT_REACHED else fmt(x, digits)
+
+
+def record_text(value, interval) -> str:
+    """A value and its interval as a table cell shows them: `0.375 [0.137, 0.694]`."""
+    return num(value) + ("" if interval is None else f" [{num(interval[0])}, {num(interval[1])}]")
 
 
 def _pair(p) -> str:

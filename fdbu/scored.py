@@ -243,10 +243,11 @@ def read(root: Path) -> tuple[dict, dict[str, list[dict]], dict[str, str]]:
             raise FdbuError(where, file, f"changed after the tree was scored (unified.json was computed from "
                             f"sha256:{unified['inputs'][file][:12]}); run fdbu score again")
     raw_rows = _file(root, SAMPLES)
-    if sha256_bytes(raw_rows) != unified[ROWS_SHA256]:
-        raise FdbuError(where, SAMPLES, f"has SHA-256 {sha256_bytes(raw_rows)[:12]}..., not the {ROWS_SHA256} "
+    rows_sha256 = sha256_bytes(raw_rows)
+    if rows_sha256 != unified[ROWS_SHA256]:
+        raise FdbuError(where, SAMPLES, f"has SHA-256 {rows_sha256[:12]}..., not the {ROWS_SHA256} "
                         f"{unified[ROWS_SHA256][:12]}... unified.json records; the two files are not from one run "
                         "(run fdbu score again)")
     rows = _rows(root, raw_rows)
     _paired(root, unified, rows)
-    return unified, rows, {UNIFIED: sha256_bytes(raw), SAMPLES: sha256_bytes(raw_rows)}
+    return unified, rows, {UNIFIED: sha256_bytes(raw), SAMPLES: rows_sha256}

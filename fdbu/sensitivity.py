@@ -69,7 +69,8 @@ def check_size(roots: list[Path], points: list[GridPoint], allow_large: bool) ->
     for hours or fail for memory at the end."""
     from .tree import read_manifest
 
-    files = sum(s.eligible and s.subset in swept_subsets() for r in roots for s in read_manifest(r).samples)
+    swept = swept_subsets()
+    files = sum(s.eligible and s.subset in swept for r in roots for s in read_manifest(r).samples)
     if len(points) * files > MAX_WORK and not allow_large:
         raise FdbuError("config", None, f"the sweep is {len(points)} points x {files} files = {len(points) * files}, "
                         f"more than {MAX_WORK}; pass sweep.allow_large=true to run it")
@@ -191,24 +192,34 @@ def table(result: dict, paths: list | None = None) -> str:
     return "\n".join(lines)
 
 
-def to_csv(result: dict) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+COUNTS = ("exercised", "not_exercised", "speaking_at_end", "response", "no_response")
+
+
+def csv_rows(result: dict) -> list[dict]:
+    """One row per tree and grid point, typed (sweep.csv's columns; the API's DataFrame)."""
     names = list(result["trees"][0]["ranges"])
-    w.writerow(["system", "threshold", "neg_threshold", "min_silence_ms", "min_speech_ms", "speech_pad_ms", "spec_settings",
-                "exercised", "not_exercised", "speaking_at_end", "response", "no_response"]
-               + [f"{n}_{part}" for n in names for part in ("value", "lo", "hi", "p90")])
+    rows = []
     for t in result["trees"]:
         for r in t["points"]:
             s, c = r["settings"], r["counts"]
-            row = [t["name"], s["threshold"], s["neg_threshold"], s["min_silence_ms"], s["min_speech_ms"],
-                   s["speech_pad_ms"], r["spec_settings"], c["exercised"], c["not_exercised"], c["speaking_at_end"], c["response"],
-                   c["no_response"]]
+            row = {"system": t["name"], **{k: s[k] for k in ("threshold", "neg_threshold", "min_silence_ms",
+                                                               "min_speech_ms", "speech_pad_ms")},
+                   "spec_settings": r["spec_settings"], **{k: c[k] for k in COUNTS}}
             for n in names:
                 m = r["metrics"][n]
                 iv = m["interval"] or [None, None]
-                row += [m["value"], iv[0], iv[1], m.get("p90")]
-            w.writerow(["" if v is None else v for v in row])
+                row.update({f"{n}_value": m["value"], f"{n}_lo": iv[0], f"{n}_hi": iv[1], f"{n}_p90": m.get("p90")})
+            rows.append(row)
+    return rows
+
+
+def to_csv(result: dict) -> str:
+    buf = io.StringIO()
+    rows = csv_rows(result)
+    w = csv.DictWriter(buf, list(rows[0]), lineterminator="\n")
+    w.writeheader()
+    for row in rows:
+        w.writerow({k: "" if v is None else v for k, v in row.items()})
     return buf.getvalue()
 
 

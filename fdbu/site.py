@@ -26,6 +26,7 @@ from . import tasks
 from .errors import FdbuError
 from .metrics.stats import NOT_REACHED
 from .readers import parse_json
+from .report import record_text
 from .settings import FORMATS
 
 PEAKS = 400  # waveform bins per drill-down: enough for a 1000 px wide plot, 400 bytes per sample
@@ -33,15 +34,6 @@ ASSETS = Path(__file__).with_name("site_assets")
 
 
 # ---- the leaderboard -------------------------------------------------------------------------------------------
-
-def num(x, digits: int = 3) -> str:
-    """A value as the console prints it: n/a for null, n/r for not reached."""
-    if x is None:
-        return "n/a"
-    if x == NOT_REACHED:
-        return "n/r"
-    return f"{x:.{digits}f}"
-
 
 def _key(x, better: str) -> float:
     """A value to rank by, larger is better; not reached is the worst of a latency (lower better)."""
@@ -108,8 +100,7 @@ def leaderboard(systems, result: dict | None = None) -> list[dict]:
 
 
 def _cell(value, interval) -> dict:
-    text = num(value) + ("" if interval is None else f" [{num(interval[0])}, {num(interval[1])}]")
-    return {"value": value, "interval": interval, "text": text}
+    return {"value": value, "interval": interval, "text": record_text(value, interval)}
 
 
 def _mark(cell: dict) -> str:
@@ -390,8 +381,10 @@ HEAD = "report.json"
 def figure_names(n_systems: int, plot: bool) -> tuple[str, ...]:
     if not plot:
         return ()
-    stems = ("compare-latency-curves", "compare-forest") if n_systems > 1 else ("latency-curves",)
-    return tuple(f"{stem}.{ext}" for stem in stems for ext in ("png", "pdf"))
+    from .comparison import FIGURES, FORMATS
+    from .report import CURVES
+
+    return tuple(f"{stem}.{ext}" for stem in FIGURES for ext in FORMATS) if n_systems > 1 else CURVES
 
 
 def outputs(out: Path, n_systems: int, formats, plot: bool, own_compare: bool):
@@ -404,22 +397,16 @@ def outputs(out: Path, n_systems: int, formats, plot: bool, own_compare: bool):
 
 def figures(systems, result: dict | None, width: str) -> dict[str, bytes]:
     """The figures the site embeds (PNG) and links (PDF): the comparison's, or one system's latency curves."""
-    from . import plot
-
-    out = {}
     if result is not None:
-        from .comparison import curves
+        from .comparison import figures as compared
 
-        made = {"compare-latency-curves": plot.compare_latency_curves(curves(systems, result), width=width),
-                "compare-forest": plot.compare_forest(result, width=width)}
-    else:
-        rows = [r for rs in systems[0].rows.values() for r in rs]
-        made = {"latency-curves": plot.latency_curves(rows, name=systems[0].name, width=width,
-                                                      unified=systems[0].unified)}
-    for stem, by_ext in made.items():
-        for ext, data in by_ext.items():
-            out[f"{stem}.{ext}"] = data
-    return out
+        return compared(result, systems, width)
+    from .plot import latency_curves
+    from .report import CURVES
+
+    rows = [r for rs in systems[0].rows.values() for r in rs]
+    figure = latency_curves(rows, name=systems[0].name, width=width, unified=systems[0].unified)
+    return {name: figure[name.rsplit(".", 1)[1]] for name in CURVES}
 
 
 def check_compare(result, systems, where: str) -> None:

@@ -33,6 +33,12 @@ MIN_BOOTSTRAP_PAIRS = 30
 MCNEMAR, BOOTSTRAP = "mcnemar_exact", "paired_bootstrap"
 TEST = {SHARE: MCNEMAR, POOLED_RATIO: BOOTSTRAP, LATENCY: BOOTSTRAP}
 NOT_REACHED_BOTH = "both medians not reached: no difference, interval or p"
+TOO_FEW = "too few"  # how every reason starts where the test cannot reach alpha (too few pairs, or resamples)
+
+
+def too_few(m: dict) -> bool:
+    """Whether a compared line has no marker because its test cannot decide (the console and the forest say so)."""
+    return (m.get("reason") or "").startswith(TOO_FEW)
 NO_PAIRS = "no paired samples"
 
 
@@ -198,7 +204,7 @@ def paired_line(kind: str, a, b, n: int, boot: Bootstrap, alpha: float = ALPHA) 
         out["interval"], out["interval_flags"] = mcnemar_interval(a_only, b_only, n), [None, None]
         test["p"] = mcnemar_exact(a_only, b_only)
         if not mcnemar_reachable(a_only + b_only, alpha):
-            test["reason"] = (f"too few pairs: {a_only + b_only} discordant, and the exact McNemar test cannot give "
+            test["reason"] = (f"{TOO_FEW} pairs: {a_only + b_only} discordant, and the exact McNemar test cannot give "
                               f"p < {alpha:g} with fewer than {min_discordant(alpha)}")
     else:
         kept = resampled_differences(kind, a, b, n, boot)
@@ -212,10 +218,10 @@ def paired_line(kind: str, a, b, n: int, boot: Bootstrap, alpha: float = ALPHA) 
         if test["p"] is None:
             test["reason"] = "no resample with a denominator"
         elif n < MIN_BOOTSTRAP_PAIRS:
-            test["reason"] = (f"too few pairs: {n}, and the paired bootstrap test needs at least "
+            test["reason"] = (f"{TOO_FEW} pairs: {n}, and the paired bootstrap test needs at least "
                               f"{MIN_BOOTSTRAP_PAIRS} to hold its level")
         elif 2 / (len(kept) + 1) >= alpha:
-            test["reason"] = f"too few resamples: {len(kept)} kept cannot give p < {alpha:g}"
+            test["reason"] = f"{TOO_FEW} resamples: {len(kept)} kept cannot give p < {alpha:g}"
     if out["interval"] is not None:
         lo, hi = (_signed(x, f) for x, f in zip(out["interval"], out["interval_flags"]))
         out["excludes_zero"] = bool(lo > 0 or hi < 0)

@@ -13,14 +13,13 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import FdbuError
-from ..settings import RESAMPLES, SEED
+from ..settings import NOT_REACHED, RESAMPLES, SEED  # NOT_REACHED: one spelling, used here and re-exported
 from ..kernels import INF, ranked, resample_ranked, resample_ratios
 from ..timebase import seconds
 
 Z_975 = 1.959963984540054
 MEDIAN, P90 = Fraction(1, 2), Fraction(9, 10)
 CI_LO, CI_HI = Fraction(1, 40), Fraction(39, 40)
-NOT_REACHED = "not reached"
 INDEX_BYTES = 4 * 2**30  # the resample index matrix of one metric, refused beyond this (not a MemoryError)
 
 
