@@ -145,6 +145,7 @@ def _load(source: Path, outputs: Path, subset: str, name: str, adopting: bool):
     adopted = None
     if adopting:  # (output.wav's bytes, output.json's bytes or None) as asr.py left them
         try:
+            regular(outputs / name / "output.json", sid, "output.json")  # a FIFO is refused, not read forever
             adopted = (out_path.read_bytes(), (outputs / name / "output.json").read_bytes())
         except FileNotFoundError:
             adopted = (out_path.read_bytes(), None)

@@ -11,6 +11,7 @@ how it ended and the command that reruns it. Job states, ids and paths are submi
 from __future__ import annotations
 
 import os
+from collections import Counter
 import re
 import shlex
 import shutil
@@ -209,9 +210,7 @@ def watch(config, jobs: list, overrides: list[list[str]], status_every_s: float)
                 waiting.append(w)
         if not waiting:
             return failed
-        counts: dict[str, int] = {}
-        for w in waiting:
-            counts[w.state().split(" ")[0]] = counts.get(w.state().split(" ")[0], 0) + 1
+        counts = Counter(w.state().split(" ")[0] for w in waiting)  # one squeue/sacct answer a job
         reasons = pending_reasons(array) if counts.get("PENDING") else {}
         why = ", ".join(sorted(set(reasons.values()) - {"None", ""}))
         line = ", ".join(f"{n} {s.lower()}" + (f" ({why})" if s == "PENDING" and why else "")

@@ -274,3 +274,17 @@ def test_a_wrong_tree_is_named_for_what_it_is_with_the_command_that_fixes_it(off
         line = refused(["score", f"tree={tree}", "progress=false"], tmp_path, "fdbu: error: " + message)
         assert "out=" not in line.split(";")[0]  # never the out= message for a tree= problem
     assert (digest(folders), digest(native)) == before
+
+
+def test_an_output_json_that_is_a_fifo_is_refused_not_read(official, tmp_path):
+    """Adopting reads output.json beside output.wav: a named pipe there is refused by its kind before it is
+    opened (reading it would wait forever), as every other file fdbu reads is."""
+    import os
+
+    folders, _ = official
+    chosen = []
+    broken = _broken(folders, tmp_path, TT, lambda doc, folder: chosen.append(folder))  # None: the file removed
+    os.mkfifo(chosen[0] / "output.json")
+    refused(["export", f"export.roots={{{TT}: {broken}}}", "export.transcripts=adopt", f"out={tmp_path / 'tree'}",
+             "progress=false"], tmp_path, f"{TT}/{chosen[0].name}: output.json: is a FIFO (named pipe)")
+    assert not (tmp_path / "tree").exists()

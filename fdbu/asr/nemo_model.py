@@ -8,7 +8,6 @@ SHA-256 is computed (and checked against `asr.sha256`) before the weights load.
 """
 from __future__ import annotations
 
-import hashlib
 import inspect
 import os
 import sys
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..atomic import sha256_file
+from ..atomic import sha256_bytes, sha256_file
 from ..errors import FdbuError
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
@@ -110,7 +109,7 @@ class ParakeetASR:
         nvidia/parakeet-tdt-0.6b-v2) by name through NeMo's from_pretrained and the Hugging Face cache."""
         self.name = None if checkpoint is not None else (model or DEFAULT_MODEL)
         if checkpoint is None:
-            _, nemo_asr = require_nemo(verbose, offline=False)
+            nemo, nemo_asr = require_nemo(verbose, offline=False)
             checkpoint = _cached_model_file(self.name, nemo_asr)
             self.loaded_by = "from_pretrained (Hugging Face cache)"
         else:
@@ -123,7 +122,8 @@ class ParakeetASR:
         if sha256 is not None and sha256.lower() != self.checkpoint_sha256:
             raise FdbuError("asr", "checkpoint", f"{checkpoint} has SHA-256 {self.checkpoint_sha256}, not the pinned "
                             f"asr.sha256={sha256}; nothing was transcribed")
-        nemo, _ = require_nemo(verbose, load=False, offline=self.name is None)
+        if self.name is None:  # by name, NeMo (and its ASR collection) is loaded already
+            nemo, _ = require_nemo(verbose, load=False)
         import torch
 
         self.nemo_version = nemo.__version__
@@ -134,11 +134,11 @@ class ParakeetASR:
         if not tarfile.is_tarfile(checkpoint):  # refused now, not after the work that precedes loading
             raise FdbuError("asr", "checkpoint", f"{checkpoint} is not a NeMo checkpoint (a .nemo file is a tar "
                             "archive)")
-        self._config = archive_config(checkpoint)
         # what asr.json calls the model: its name, or the name the checkpoint's config gives itself, never
         # the file's name (which could be anything); the SHA-256 says which weights
-        own = self._config.get("name") if isinstance(self._config.get("name"), str) else None
-        self.model_id = self.name or model or own or f"checkpoint sha256:{self.checkpoint_sha256[:12]}"
+        own = None if self.name or model else archive_config(checkpoint).get("name")
+        self.model_id = self.name or model or (own if isinstance(own, str) else None) or \
+            f"checkpoint sha256:{self.checkpoint_sha256[:12]}"
         self._model = None
         self._decoding = self._computer = None
 
@@ -150,13 +150,9 @@ class ParakeetASR:
 
             _, nemo_asr = require_nemo(self.verbose, offline=self.name is None)
 
-            try:
-                if self.name is not None:  # NeMo's own path: from the Hugging Face cache the file above came from
-                    self._model = nemo_asr.models.ASRModel.from_pretrained(model_name=self.name,
-                                                                           map_location=torch.device(self.device))
-                else:
-                    self._model = nemo_asr.models.ASRModel.restore_from(str(self.checkpoint),
-                                                                        map_location=torch.device(self.device))
+            try:  # the file hashed above, whichever way it was found (by name: what from_pretrained resolved)
+                self._model = nemo_asr.models.ASRModel.restore_from(str(self.checkpoint),
+                                                                    map_location=torch.device(self.device))
             except Exception as e:  # an archive NeMo cannot restore
                 raise FdbuError("asr", "checkpoint", f"{self.checkpoint} is not a NeMo checkpoint NeMo "
                                 f"{self.nemo_version} can load ({type(e).__name__}: "
@@ -252,7 +248,7 @@ def fix_tdt_durations(computer) -> str | None:
     if getattr(computer.torch_impl, "fdbu_fixed", False):
         return None
     source = textwrap.dedent(inspect.getsource(type(computer).torch_impl))
-    digest = hashlib.sha256(source.encode()).hexdigest()
+    digest = sha256_bytes(source.encode())
     if digest != TDT_LOOP_SHA256 or source.count(STALE_DURATIONS) != 1:
         return (f"NeMo {_nemo_version()}'s batched TDT loop (tdt_label_looping.py, torch_impl) is not the NeMo 3.0.0 "
                 f"source fdbu's durations fix was written against (SHA-256 {digest[:12]}..., expected "
