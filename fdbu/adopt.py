@@ -3,13 +3,16 @@
 The official `get_transcript/asr.py` writes, beside each `output.wav`, `{"text", "chunks":
 [{"text", "timestamp": [start, end]}]}` from `nvidia/parakeet-tdt-0.6b-v2`; with `--task
 user_interruption` it cuts the audio at `int(R * sr)` and adds R to every word time, so no word
-starts before R. Adopting checks that shape and those times and copies the file unchanged; asr.json
+starts before R. Adopting checks that shape and those times and copies the file unchanged (less the words
+that start after T where export cropped output.wav at T: Definition 44); asr.json
 then says the transcripts were adopted, which model made them (declared, not verified) and the hashes
 of the files they came from, and never that fdbu ran an ASR model. A file that fails a check stops the
 export (one line naming the sample and the problem): a transcript the official pipeline cannot have
 written means its run went wrong, and dropping the sample would hide that.
 """
 from __future__ import annotations
+
+import json
 
 from . import tasks
 from .errors import FdbuError
@@ -19,8 +22,13 @@ OFFICIAL_MODEL = "nvidia/parakeet-tdt-0.6b-v2"
 MADE_BY = "the official Full-Duplex-Bench get_transcript/asr.py, not fdbu"
 
 
-def check(data: bytes, sid: str, T_us: int, annotation: bytes | None) -> None:
-    """Refuse an output.json the official asr.py could not have written for this sample."""
+def check(data: bytes, sid: str, T_us: int, annotation: bytes | None,
+          observed_us: int | None = None) -> tuple[bytes, int]:
+    """Refuse an output.json the official asr.py could not have written for this sample; returns the tree's
+    transcript and how many words it dropped. Word starts must lie in [0, T], or, for an output.wav the
+    export cropped at T (`observed_us`: its length before), in [0, that length]; then the words starting
+    after T are dropped (Definition 44: audio after T is not observed) and the rest written as asr.py
+    does (`indent=4`, `text` the kept words' texts joined by spaces). Otherwise the bytes are unchanged."""
     file = "output.json"
     doc = parse_json(data, sid, file)
     if not isinstance(doc, dict) or not isinstance(doc.get("text"), str) or not isinstance(doc.get("chunks"), list):
@@ -29,7 +37,8 @@ def check(data: bytes, sid: str, T_us: int, annotation: bytes | None) -> None:
     for i, chunk in enumerate(doc["chunks"]):
         if not isinstance(chunk, dict) or not isinstance(chunk.get("text"), str):
             raise FdbuError(sid, file, f"word {i} is not an object with 'text' (a string) and 'timestamp'")
-    starts, ends = check_word_times(doc["chunks"], sid, file, T_us)
+    window = max(T_us, observed_us) if observed_us is not None else T_us
+    starts, ends = check_word_times(doc["chunks"], sid, file, window)
     task = tasks.subset(sid.split("/")[0]).task
     if task.asr_cut is not None:  # asr.py --task user_interruption: cut at R, R added back
         cut = task.read(annotation, sid, T_us)[task.reference]
@@ -38,6 +47,11 @@ def check(data: bytes, sid: str, T_us: int, annotation: bytes | None) -> None:
             raise FdbuError(sid, file, f"word {early[0]} starts at {seconds_text(starts[early[0]])} s, before R = "
                             f"{seconds_text(cut)} s: not the official asr.py --task user_interruption's output "
                             "(it cuts the audio at R and adds R back)")
+    kept = [c for c, s in zip(doc["chunks"], starts) if s <= T_us]
+    dropped = len(doc["chunks"]) - len(kept)
+    if not dropped:
+        return data, 0
+    return json.dumps({"text": " ".join(c["text"] for c in kept), "chunks": kept}, indent=4).encode(), dropped
 
 
 def receipt(model: str, transcripts: dict[str, dict[str, str]], sources: dict[str, dict[str, dict]]) -> dict:

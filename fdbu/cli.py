@@ -104,9 +104,22 @@ def _export(cfg) -> None:
     bad = [r for r in rows if not r["eligible"]]
     adopted = " (transcripts adopted from the official asr.py's output.json)" if cfg.export.transcripts == "adopt" \
         else ""
+    fitted = [r for r in rows if r.get("length_fit")]
     show(f"wrote {tree}: {len(rows)} samples, {len(rows) - len(bad)} eligible, {len(bad)} ineligible{adopted}")
+    if fitted:
+        shown = ", ".join(f"{r['sample_id']} {r['length_fit']['action']} {r['length_fit']['samples'] / 16:.1f} ms"
+                          for r in fitted[:5])
+        show(f"  {len(fitted)} output{'s' if len(fitted) > 1 else ''} fitted to T (export.length="
+             f"{cfg.export.length}; manifest.json length_fit): {shown}{', ...' if len(fitted) > 5 else ''}")
+    dropped = sum(r.get("dropped_words", 0) for r in rows)
+    if dropped:
+        show(f"  {dropped} transcript words starting after T dropped from cropped outputs (manifest.json dropped_words)")
+    if bad:
+        from .export import keeps
+
+        show("  ineligible (not scored; counted in unified.json's ineligible_reasons):")
     for r in bad:
-        show(f"  {r['sample_id']}: {'; '.join(r['reasons'])}")
+        show(f"  {r['sample_id']}: {keeps(r)}")
 
 
 def _lines(command):

@@ -192,6 +192,8 @@ def evaluate(cfg) -> Ran:
     require(Path(cfg.tree))
     outputs = ev.outputs(Path(cfg.tree), judge is not None)
     tree = load_tree(Path(cfg.tree))
+    if checkout is not None:
+        _checkout_used(checkout, e, tree)
     lines, disagreements = [], []
     if e.run_official:  # the pins are checked before anything is computed
         from .official_run import check_files
@@ -205,6 +207,22 @@ def evaluate(cfg) -> Ran:
                                                                     allow_unpinned=e.allow_unpinned)
     written, report = _commit(outputs, ev.files(result, judge.ledger if judge else None))
     return Ran(result, written, [*lines, *report], disagreements=disagreements)
+
+
+def _checkout_used(checkout: Path, e, tree) -> None:
+    """evaluate.official_checkout is honoured or refused, never ignored: it must be a folder, and something must
+    read it (the official scripts run, the judge's prompt, or icc_backchannel's ground truth beside the scripts)."""
+    from .errors import FdbuError
+
+    if not checkout.is_dir():
+        raise FdbuError("config", None, f"evaluate.official_checkout={checkout}: "
+                        f"{'is not a folder' if checkout.exists() else 'does not exist'}")
+    backchannel = any(s.kind.official.runner == "backchannel" for s in tree.samples)
+    if not (e.run_official or e.judge.base_url or (backchannel and not e.gt_distribution)):
+        raise FdbuError("config", None, f"evaluate.official_checkout={checkout} would not be read: it is used by "
+                        "evaluate.run_official=true (run the official scripts and compare), by a judge "
+                        "(evaluate.judge.base_url) and for icc_backchannel's ground truth; add "
+                        "evaluate.run_official=true, or leave it out")
 
 
 def export(cfg) -> Ran:

@@ -19,7 +19,7 @@ from omegaconf import MISSING
 from .cachedir import cache_root
 from .errors import FdbuError, one_line
 from .official import shipped_pins
-from .settings import (FORMATS, LENGTH_POLICIES, MAX_RESAMPLES, NEG_OFFSET, PAIRS, RESAMPLES, SEED, TRANSCRIPTS, WIDTHS,
+from .settings import (CROP_MAX_MS, FORMATS, LENGTH_POLICIES, PAD_MAX_MS, MAX_RESAMPLES, NEG_OFFSET, PAIRS, RESAMPLES, SEED, TRANSCRIPTS, WIDTHS,
                        SileroSettings, changed, check_options, default_names, grid, refuse)
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -426,8 +426,9 @@ class EvaluateConfig(DeviceFree):
 
 @dataclass
 class ExportOptions:
-    length: str = opt("strict", "strict: an output whose 16 kHz length differs from T is ineligible; "
-                                "fit: pad or crop at T, flagged")
+    length: str = opt("tolerant", f"tolerant: pad an output up to {PAD_MAX_MS} ms short with silence, crop one up to "
+                                  f"{CROP_MAX_MS} ms long at T (recorded per sample), else ineligible; strict: any "
+                                  "other length is ineligible; fit: pad or crop at any length")
     only: Optional[List[str]] = opt(None, "null, or the sample ids to export")
     roots: Any = opt(None, "the official per-task folders instead of dataset=: {subset: DIR} "
                            "(DIR/<id>/input.wav, as evaluate.py --root_dir reads); any subset may be left out")
@@ -437,7 +438,7 @@ class ExportOptions:
                                                     "records it (declared; fdbu does not run it)")
 
     def __post_init__(self):
-        _check(self.length in LENGTH_POLICIES, "export.length", self.length, "choose strict or fit")
+        _check(self.length in LENGTH_POLICIES, "export.length", self.length, f"choose {', '.join(LENGTH_POLICIES)}")
         _check(self.transcripts in TRANSCRIPTS, "export.transcripts", self.transcripts, "choose none or adopt")
         _check(bool(self.model.strip()), "export.model", self.model, "a model name")
         _check(self.roots is None or (isinstance(self.roots, dict) and bool(self.roots) and all(

@@ -28,7 +28,7 @@ from .atomic import dumps, sha256_bytes
 from .outputs import new_folder
 from .audio import SAMPLE_RATE as SR, wav_bytes
 from .errors import FdbuError
-from .settings import LENGTH_POLICIES, TRANSCRIPTS
+from .settings import CROP_MAX_MS, LENGTH_POLICIES, NOT_T, PAD_MAX_MS, TOO_LONG, TOO_SHORT, TRANSCRIPTS
 from .timebase import window_us
 from .tree import MANIFEST_KIND, SAFE_NAME, regular
 
@@ -45,6 +45,13 @@ def folders(dataset: Path | None, roots: dict | None) -> dict[str, Path]:
         return {s: dataset / s for s in tasks.SUBSETS if (dataset / s).is_dir()}
     unknown = [s for s in roots if s not in tasks.SUBSETS]
     if unknown:
+        official = layout.official_tasks().get(unknown[0])
+        if official:  # evaluate.py's --task names the task; export.roots names the subset (the dataset's split)
+            which = (f"its subset is {official[0]}" if len(official) == 1 else
+                     f"its subsets are {' and '.join(official)}: pick the one the folder holds (Candor's "
+                     "conversations or the synthetic set)")
+            raise FdbuError("config", None, f"export.roots: {unknown[0]!r} is the official task name (evaluate.py "
+                            f"--task); {which}, e.g. \"export.roots={{{official[0]}: {roots[unknown[0]]}}}\"")
         raise FdbuError("config", None, f"export.roots: {unknown[0]!r} is not a subset; known: {', '.join(tasks.SUBSETS)}")
     seen: dict[Path, str] = {}
     for subset, folder in roots.items():
@@ -62,8 +69,8 @@ def check_root(subset: str, folder: Path) -> None:
     ann = tasks.subset(subset).task.annotation
     expected = f"<id>/input.wav{' and <id>/' + ann if ann else ' without a task annotation'} (a {subset} folder)"
     samples = layout.per_task_samples(folder) if folder.is_dir() else []
-    wrong = None
-    for d in samples:
+    wrong = f"{layout.found(folder)}; {layout.V15_TODAY}" if samples and layout.is_v15(samples) else None
+    for d in samples if wrong is None else []:
         others = [a for a in layout.sample_annotations(d) if a != ann]
         if others and (ann is None or not (d / ann).is_file()):
             wrong = f"{d.name}/{others[0]} (a {' or '.join(layout.annotations()[others[0]])} sample)"
@@ -99,9 +106,16 @@ def discover(sources: dict[str, Path], only: list[str] | None, where: Path | Non
 
 
 def _per_task_hint(folder: Path) -> str:
-    """For a per-task folder given as dataset=: the mapping that reads it."""
-    samples = layout.per_task_samples(folder) if folder.is_dir() else []
-    return f"; map it instead: {layout.roots_hint(folder, layout.task_subsets(samples))}" if samples else ""
+    """For per-task folders given as dataset= (one, or the folder holding them): the export that reads them."""
+    kind, _ = layout.what(folder)
+    if kind == "per-task":
+        return f"; map it instead: {layout.roots_hint(folder, layout.task_subsets(layout.per_task_samples(folder)))}"
+    if kind == "roots":
+        chosen, notes = layout.mapping(layout.task_folders(folder))
+        return "; map them instead: " + layout.roots_command(chosen, notes)
+    if kind == "v1.5":
+        return f"; {layout.V15_TODAY}"
+    return ""
 
 
 def to_16k_mono(audio: np.ndarray, sr: int) -> np.ndarray:
@@ -155,13 +169,13 @@ def _load(source: Path, outputs: Path, subset: str, name: str, adopting: bool):
 
 
 def export(dataset: Path | None, outputs: Path | None, out: Path, *, roots: dict | None = None,
-           transcripts: str = "none", model: str = adopt.OFFICIAL_MODEL, length: str = "strict",
+           transcripts: str = "none", model: str = adopt.OFFICIAL_MODEL, length: str = "tolerant",
            only: list[str] | None = None, progress: bool = False, workers: int = 4) -> Path:
     """A tree at `out` from a release (`dataset`) or per-task folders (`roots`, subset -> folder); outputs
     `<outputs>/<subset>/<id>/output.wav`, or beside the inputs without `outputs`."""
     out = Path(out)
     if length not in LENGTH_POLICIES:
-        raise FdbuError("config", None, f"export.length={length!r}; choose strict or fit")
+        raise FdbuError("config", None, f"export.length={length!r}; choose {', '.join(LENGTH_POLICIES)}")
     if transcripts not in TRANSCRIPTS:
         raise FdbuError("config", None, f"export.transcripts={transcripts!r}; choose none or adopt")
     if (dataset is None) == (roots is None):
@@ -196,8 +210,10 @@ def export(dataset: Path | None, outputs: Path | None, out: Path, *, roots: dict
                 if adopted is not None and row["eligible"]:
                     subset, name = sid.split("/")
                     receipts.setdefault(subset, {})[name] = row["files"].pop("output.json")
-                    adopted_from.setdefault(subset, {})[name] = {"output.wav": sha256_bytes(adopted[0]),
-                                                                  "output.json": receipts[subset][name]}
+                    source = {"output.wav": sha256_bytes(adopted[0]), "output.json": sha256_bytes(adopted[1])}
+                    if row.get("dropped_words"):  # the tree's output.json is the adopted one less its words after T
+                        source["dropped_after_T"] = row["dropped_words"]
+                    adopted_from.setdefault(subset, {})[name] = source
                 faults.point(f"export:sample:{len(rows)}")
         manifest = {"schema_version": 1, "kind": MANIFEST_KIND, "declared": dict(sorted(tasks.release_sizes().items())),
                     "samples": rows}
@@ -207,12 +223,45 @@ def export(dataset: Path | None, outputs: Path | None, out: Path, *, roots: dict
     return out
 
 
+def _length(mono: np.ndarray, T: int, policy: str, pad_max: int, crop_max: int):
+    """(audio of exactly T samples or None, reason or None, {"action", "samples"} or None): the length policy
+    (Definition 44). Reasons are stable categories, so unified.json counts them; the numbers go in the row."""
+    n = len(mono)
+    if n == T:
+        return mono, None, None
+    short = n < T
+    if policy == "strict":
+        return None, NOT_T, None
+    if policy == "tolerant" and short and T - n > pad_max:
+        return None, TOO_SHORT, None
+    if policy == "tolerant" and not short and n - T > crop_max:
+        return None, TOO_LONG, None
+    if short:
+        return np.concatenate([mono, np.zeros(T - n, np.float32)]), None, {"action": "padded", "samples": T - n}
+    return mono[:T], None, {"action": "cropped", "samples": n - T}
+
+
+def keeps(row: dict) -> str:
+    """For an ineligible row: what it is, with its numbers, and what would keep it (export's console)."""
+    reason = "; ".join(row["reasons"])
+    n, T = row.get("output_samples"), row.get("input_samples")
+    if n is None or T is None or n == T:
+        return reason
+    side = f"{(T - n) / SR:.3f} s shorter" if n < T else f"{(n - T) / SR:.3f} s longer"
+    what = f"output.wav is {side} than its input ({n} vs {T} samples at 16 kHz)"
+    if "strict" in reason:
+        return f"{what}; the default export.length=tolerant keeps it if it is at most {PAD_MAX_MS} ms short or " \
+               f"{CROP_MAX_MS} ms long, export.length=fit at any length"
+    return f"{what}; export.length=fit {'pads it with silence' if n < T else 'crops it at T'} " \
+           "(check that it is this sample's capture)"
+
+
 def _sample(tmp: Path, sid: str, inp, in_sr, ann, audio, out_sr, reason, length: str, adopted=None) -> dict:
     subset, name = sid.split("/")
     T = len(to_16k_mono(inp, in_sr))
     row = {"sample_id": sid, "subset": subset, "task": tasks.subset(subset).task.name, "sample_rate": SR, "input_samples": T,
            "input_s": T / SR, "source_sample_rate": {"input": in_sr}}
-    flags = []
+    flags, fitted = [], None
     if T == 0:  # the dataset's own input is empty: no window to score (and no T for the manifest)
         reason = "input.wav is empty"
     if reason is None:
@@ -224,24 +273,27 @@ def _sample(tmp: Path, sid: str, inp, in_sr, ann, audio, out_sr, reason, length:
         row["source_sample_rate"]["output"] = out_sr
         mono = to_16k_mono(audio, out_sr)
         if len(mono) != T:
-            if length == "strict":
-                reason = (f"output.wav is {len(mono)} samples ({len(mono) / SR:.6f} s) at 16 kHz; "
-                          f"the input is {T} samples ({T / SR:.6f} s)")
-            elif len(mono) < T:
-                flags.append(f"padded with {T - len(mono)} samples of silence")
-                mono = np.concatenate([mono, np.zeros(T - len(mono), np.float32)])
-            else:
-                flags.append(f"cropped {len(mono) - T} samples after T")
-                mono = mono[:T]
+            row["output_samples"] = len(mono)
+        observed_us = window_us(len(mono), SR)
+        mono, reason, fitted = _length(mono, T, length, PAD_MAX_MS * SR // 1000, CROP_MAX_MS * SR // 1000)
+        if fitted is not None:
+            row["length_fit"] = fitted
+            flags.append(f"{fitted['action']} {fitted['samples']} samples ({fitted['samples'] / SR * 1000:.1f} ms) "
+                         f"{'of silence at the end' if fitted['action'] == 'padded' else 'after T'} "
+                         f"(export.length={length})")
     if reason is not None:
         row.update({"eligible": False, "reasons": [reason]})
         return row
+    transcript, dropped = None, 0
     if adopted is not None:  # refused here, before anything of the sample is written
         if adopted[1] is None:
             raise FdbuError(sid, "output.json", "is missing beside output.wav: export.transcripts=adopt takes the "
                             "official asr.py's output.json; run it on this folder, or export without adopt and "
                             "run fdbu asr")
-        adopt.check(adopted[1], sid, window_us(T, SR), ann)
+        transcript, dropped = adopt.check(adopted[1], sid, window_us(T, SR), ann, observed_us=observed_us)
+        if dropped:
+            flags.append(f"{dropped} transcript word{'s' if dropped > 1 else ''} starting after T dropped "
+                         "(output.wav cropped)")
     folder = tmp / subset / name
     folder.mkdir(parents=True)
     files = {}
@@ -252,10 +304,12 @@ def _sample(tmp: Path, sid: str, inp, in_sr, ann, audio, out_sr, reason, length:
     if ann_name:
         (folder / ann_name).write_bytes(ann)
         files[ann_name] = sha256_bytes(ann)
-    if adopted is not None:  # copied unchanged; its hash goes to asr.json, not the manifest
-        (folder / "output.json").write_bytes(adopted[1])
-        files["output.json"] = sha256_bytes(adopted[1])
+    if transcript is not None:  # copied unchanged unless words after T were dropped; its hash goes to asr.json
+        (folder / "output.json").write_bytes(transcript)
+        files["output.json"] = sha256_bytes(transcript)
     row.update({"eligible": True, "reasons": [], "files": files})
+    if dropped:
+        row["dropped_words"] = dropped
     if flags:
         row["flags"] = flags
     return row

@@ -53,32 +53,136 @@ def release_subsets(folder: Path) -> list[str]:
     return [s for s in tasks.SUBSETS if per_task_samples(folder / s)]
 
 
+# Full-Duplex-Bench v1.5 (upstream v1_v1.5/dataset/README.md): each sample folder holds input.wav (with the
+# overlap event), clean_input.wav (without) and metadata.json; fdbu reads v1.0 only today
+V15_FILES = ("clean_input.wav", "metadata.json")
+V15_SUBSETS = ("user_interruption", "user_backchannel", "talking_to_other", "background_speech")
+V15_TODAY = "fdbu scores Full-Duplex-Bench v1.0 only today (v1.5's overlap subsets are not read yet)"
+
+
+def is_v15(samples: list[Path]) -> bool:
+    """Sample folders of Full-Duplex-Bench v1.5: a clean run or metadata.json beside input.wav."""
+    return any((d / f).is_file() for d in samples[:5] for f in V15_FILES)
+
+
+def task_folders(folder: Path) -> list[Path]:
+    """The official per-task folders directly inside `folder` (as upstream's evaluation/example_data holds them)."""
+    return [d for d in _dirs(folder) if per_task_samples(d)]
+
+
+def official_tasks() -> dict[str, list[str]]:
+    """Official task name (evaluate.py --task; eval_<task>.py) -> the subsets of that task."""
+    out: dict[str, list[str]] = {}
+    for name, s in tasks.SUBSETS.items():
+        out.setdefault(s.task.official.script.removeprefix("eval_").removesuffix(".py"), []).append(name)
+    return out
+
+
+def mapping(folders: list[Path]) -> tuple[dict[str, Path], list[str]]:
+    """subset -> per-task folder for `export.roots`, from each folder's annotation (and, between two subsets of
+    one task, a dataset name in the folder's name: candor, synthetic, icc); notes where the choice is a guess."""
+    chosen: dict[str, Path] = {}
+    notes = []
+    for folder in folders:
+        candidates = [c for c in task_subsets(per_task_samples(folder)) if c not in chosen]
+        if not candidates:
+            notes.append(f"{folder.name} left out: its task's subsets are taken by other folders")
+            continue
+        named = [c for c in candidates if c.split("_")[0] in folder.name.lower()]
+        pick = (named or candidates)[0]
+        if len(candidates) > 1 and not named:
+            notes.append(f"{folder.name} could be {' or '.join(candidates)} (the same annotation): mapped to {pick}; "
+                         "change the key if it holds the other")
+        chosen[pick] = folder
+    return chosen, notes
+
+
+def roots_command(chosen: dict[str, Path], notes: list[str]) -> str:
+    roots = ", ".join(f"{s}: {f}" for s, f in chosen.items())
+    return (f"fdbu export \"export.roots={{{roots}}}\" export.transcripts=adopt out=TREE, then fdbu score tree=TREE"
+            + (f" ({'; '.join(notes)})" if notes else ""))
+
+
 def roots_hint(folder: Path, subsets: list[str]) -> str:
     return "\"export.roots={" + ", ".join(f"{s}: {folder}" for s in subsets[:1]) + "}\""
 
 
-def found(folder: Path) -> str:
-    """What is in a folder that is not what was expected, in a few words."""
+def _file(path: Path) -> str:
+    """What a file is, in a few words."""
+    parent = path.parent
+    if path.name in ("input.wav", "output.wav", "output.json", *V15_FILES) and (
+            (parent / "input.wav").is_file() or (parent.parent.parent / MANIFEST).is_file()):
+        return f"the {path.name} of the sample folder {parent}"
+    kind = {".wav": "a WAV file", ".json": "a JSON file", ".jsonl": "a JSON lines file", ".yaml": "a YAML file",
+            ".nemo": "a NeMo checkpoint"}.get(path.suffix.lower(), "a file")
+    return kind
+
+
+def what(folder: Path) -> tuple[str, str]:
+    """(kind, what is there in a few words): missing, file, empty, tree, release, v1.5, per-task, roots,
+    sample, tree-sample or other. Only names and file types are looked at."""
     if not folder.exists():
-        return "nothing: it does not exist"
+        return "missing", "nothing: it does not exist"
     if not folder.is_dir():
-        return "a file"
-    entries = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
+        return "file", _file(folder)
+    try:
+        entries = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
+    except OSError as e:
+        return "other", f"a folder that cannot be listed ({e.strerror or e})"
     if not entries:
-        return "an empty folder"
+        return "empty", "an empty folder"
     if (folder / MANIFEST).is_file():
-        return "a reference tree (manifest.json)"
+        return "tree", "a reference tree (manifest.json)"
     subs = release_subsets(folder)
     if subs:
-        return f"a Full-Duplex-Bench release (<subset>/<id>/input.wav for {', '.join(subs)})"
+        return "release", f"a Full-Duplex-Bench release (<subset>/<id>/input.wav for {', '.join(subs)})"
     samples = per_task_samples(folder)
+    if samples and is_v15(samples):
+        return "v1.5", "a Full-Duplex-Bench v1.5 per-task folder (<id>/input.wav, clean_input.wav, metadata.json)"
     if samples:
-        return (f"an official per-task folder of {' or '.join(task_subsets(samples))} samples "
-                f"(<id>/input.wav, {', '.join(sample_annotations(samples[0])) or 'no annotation'})")
-    if (folder / "input.wav").is_file() or (folder / "output.wav").is_file():
-        return "one sample's folder (input.wav / output.wav directly in it)"
+        return "per-task", (f"an official per-task folder of {' or '.join(task_subsets(samples))} samples "
+                            f"(<id>/input.wav, {', '.join(sample_annotations(samples[0])) or 'no annotation'})")
+    inner = task_folders(folder)
+    if inner and any(is_v15(per_task_samples(d)) for d in inner):
+        return "v1.5", (f"a Full-Duplex-Bench v1.5 folder of per-task folders "
+                        f"({', '.join(d.name for d in inner[:4])}{', ...' if len(inner) > 4 else ''})")
+    if inner:
+        return "roots", f"a folder of official per-task folders ({', '.join(d.name for d in inner)})"
+    if (folder / "input.wav").is_file():
+        return "sample", "one sample's folder (input.wav directly in it)"
+    if (folder.parent.parent / MANIFEST).is_file() and folder.parent.name in tasks.SUBSETS:
+        return "tree-sample", f"the sample folder {folder.parent.name}/{folder.name} of the reference tree {folder.parent.parent}"
+    if (folder / "output.wav").is_file():
+        return "sample", "one sample's folder (output.wav directly in it)"
     shown = ", ".join(entries[:5]) + (", ..." if len(entries) > 5 else "")
-    return f"no sample folders (it holds {shown})"
+    return "other", f"no sample folders (it holds {shown})"
+
+
+def found(folder: Path) -> str:
+    """What is in a folder that is not what was expected, in a few words."""
+    return what(folder)[1]
+
+
+def next_step(folder: Path) -> str | None:
+    """For a folder that is not a reference tree: what turns it into one, as a command (None: nothing does)."""
+    kind, _ = what(folder)
+    if kind == "release":
+        return (f"export it first: fdbu export dataset={folder} out=TREE (export.transcripts=adopt takes the "
+                "official asr.py's output.json), then fdbu score tree=TREE")
+    if kind == "per-task":
+        chosen, notes = mapping([folder])
+        return "export it first: " + roots_command(chosen, notes)
+    if kind == "roots":
+        chosen, notes = mapping(task_folders(folder))
+        return "export them first: " + roots_command(chosen, notes)
+    if kind == "v1.5":
+        return V15_TODAY
+    if kind == "tree-sample":
+        return f"give the tree: tree={folder.parent.parent}"
+    if kind == "sample":
+        parent = folder.parent
+        return f"its folder {parent} is {found(parent)}" + (f"; {next_step(parent)}" if next_step(parent) else "")
+    return None
 
 
 def not_a_tree(root: Path, transcribed: bool) -> str | None:
@@ -93,20 +197,16 @@ def not_a_tree(root: Path, transcribed: bool) -> str | None:
     if not root.is_dir():
         if root.name in (MANIFEST, ASR, "unified.json") and (root.parent / MANIFEST).is_file():
             return f"{root} is a file of the reference tree {root.parent}; give the folder: tree={root.parent}"
-        return f"{root} is a file, not a reference tree folder (manifest.json, asr.json, <subset>/<id>/)"
+        return f"{root} is {_file(root)}, not a reference tree folder (manifest.json, asr.json, <subset>/<id>/)"
     if (root / MANIFEST).exists():  # transcribed was asked for
         return (f"{root} was exported but not transcribed (manifest.json, no asr.json); run fdbu asr tree={root}, "
                 "or export again with export.transcripts=adopt to take the official asr.py's output.json")
     if (root.parent / MANIFEST).is_file() and root.name in tasks.SUBSETS:
         return f"{root} is the {root.name} folder of the reference tree {root.parent}; give the tree: tree={root.parent}"
-    what = found(root)
-    if what.startswith("a Full-Duplex-Bench release"):
-        return (f"{root} is {what}, not a reference tree; export it first: fdbu export dataset={root} out=TREE "
-                "(export.transcripts=adopt takes the official asr.py's output.json), then fdbu score tree=TREE")
-    if what.startswith("an official per-task folder"):
-        subs = task_subsets(per_task_samples(root))
-        return (f"{root} is {what}, not a reference tree; export it first: fdbu export "
-                f"{roots_hint(root, subs)} out=TREE export.transcripts=adopt, then fdbu score tree=TREE")
-    if what.startswith("no sample folders"):
-        return f"{root} is not a reference tree (no manifest.json; {what}); make one with {fix_export}"
-    return f"{root} is {what}, not a reference tree; make one with {fix_export}, or fdbu synth out=TREE"
+    kind, text = what(root)
+    step = next_step(root)
+    if kind == "other":
+        return f"{root} is not a reference tree (no manifest.json; {text}); make one with {fix_export}"
+    if step is not None:
+        return f"{root} is {text}, not a reference tree; {step}"
+    return f"{root} is {text}, not a reference tree; make one with {fix_export}, or fdbu synth out=TREE"

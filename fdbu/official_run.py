@@ -205,29 +205,92 @@ def compare(subset: str, rc: int, stdout: str, stderr: str, ours: dict) -> dict:
         name = exc[0]
         same = all(isinstance(ours.get(k), dict) and str(ours[k].get("unavailable", "")).startswith(name + ":")
                    for k in keys)
-        return {"script": script, "status": "agreed" if same else "differed",
+        return {"script": script, "status": "agreed" if same else "differs",
                 "official_raised": f"{name}: {exc[1]}", "fdbu": {k: ours.get(k) for k in keys}}
     printed = parse_result(stdout, labels)
     if set(keys) - set(printed):
         return {"script": script, "status": "could not run",
                 "why": f"its output has no [Result] line for {', '.join(sorted(set(keys) - set(printed)))}"}
     numbers = compare_printed(printed, ours, rounded=spec.printed_digits is not None)
-    return {"script": script, "status": "agreed" if all(n["agree"] for n in numbers.values()) else "differed",
+    return {"script": script, "status": "agreed" if all(n["agree"] for n in numbers.values()) else "differs",
             "numbers": numbers}
 
 
+def population(tree: Tree, subset: str) -> dict:
+    """The samples a run compares on: the subset's eligible samples, and those left out of both sides."""
+    selected = tree.subset(subset)
+    return {"samples": sum(s.eligible for s in selected),
+            "left_out": {s.sample_id: s.reasons for s in selected if not s.eligible}}
+
+
+def judged(record: dict, reference: dict) -> dict:
+    """The interruption script needs a judge: it ran with fdbu's stub, and so did fdbu's rules for the
+    comparison, so agreeing says the rules are the script's, not that the reference column (rated by
+    the judge `fdbu evaluate` was given, or none) is what the script printed: not comparable."""
+    if record["status"] != "agreed" or "numbers" not in record:
+        return record
+    column = {k: reference.get(k) for k in record["numbers"] if k != "samples"}
+    return {**record, "status": "not comparable", "rules_agree": True, "reference_column": column,
+            "why": "the script needs a judge and ran with fdbu's stub judge; fdbu's rules with the same stub "
+                   "agree with it, but the reference column was rated otherwise"}
+
+
+def left_out(record: dict) -> dict:
+    """A script that raised on the samples fdbu chose, when some were left out (ineligible): the raise may
+    come from that choice, so the script on the user's whole folder could print numbers: not comparable."""
+    pop = record.get("population", {})
+    if record["status"] == "agreed" and "official_raised" in record and pop.get("left_out"):
+        return {**record, "status": "not comparable", "rules_agree": True,
+                "why": f"the script raised {record['official_raised']} on the {pop['samples']} eligible samples "
+                       f"fdbu chose; {len(pop['left_out'])} ineligible left out, which the script on your "
+                       "whole folder would read"}
+    return record
+
+
+def _numbers(record: dict, key: str = "official") -> str:
+    return ", ".join(f"{k} {n[key] if key == 'official' else _short(n[key])}"
+                     for k, n in record["numbers"].items())
+
+
+def _short(value) -> str:
+    """A number as the reference column prints it; a state (pending, unavailable, waiting) as `state: why`."""
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, dict) and len(value) == 1:
+        return "{}: {}".format(*next(iter(value.items())))
+    return json.dumps(value)
+
+
+def _population(record: dict) -> str:
+    pop = record.get("population")
+    if not pop or not pop["left_out"]:
+        return ""
+    ids = list(pop["left_out"])
+    return (f"; on the {pop['samples']} eligible samples only: {len(ids)} ineligible left out of both "
+            f"({', '.join(ids[:3])}{', ...' if len(ids) > 3 else ''}), so the script on your whole folder may "
+            "print other numbers")
+
+
 def line(subset: str, record: dict) -> str:
-    """The console line for one script run."""
+    """The console line for one script run: agreed (equal numbers on the same samples), differs (both
+    numbers), not comparable (why, and both sides), or could not run (why)."""
     judge = " with fdbu's stub judge" if "judge" in record else ""
     head = f"official {record['script']} on {subset}{judge}: {record['status']}"
-    if record["status"] == "could not run":
+    status = record["status"]
+    if status == "could not run":
+        return f"{head} ({record['why']})"
+    if status == "not comparable" and "reference_column" in record:
+        column = ", ".join(f"{k} {_short(v)}" for k, v in record["reference_column"].items())
+        return (f"{head} with the reference column ({record['why']}: the script printed {_numbers(record)}; "
+                f"the reference column has {column})")
+    if status == "not comparable":
         return f"{head} ({record['why']})"
     if "official_raised" in record:
         fdbu = "; ".join(f"{k} {json.dumps(v)}" for k, v in record["fdbu"].items())
-        return f"{head} (the script raised {record['official_raised']}" + (")" if record["status"] == "agreed" else
-                                                                            f"; fdbu: {fdbu})")
-    if record["status"] == "agreed":
-        return f"{head} (" + ", ".join(f"{k} {n['official']}" for k, n in record["numbers"].items()) + ")"
+        return f"{head} (the script raised {record['official_raised']}" + (
+            f"{_population(record)})" if status == "agreed" else f"; fdbu: {fdbu})")
+    if status == "agreed":
+        return f"{head} ({_numbers(record)}{_population(record)})"
     return f"{head}: " + "; ".join(f"{k} official {n['official']}, fdbu {json.dumps(n['fdbu'])}"
                                    for k, n in record["numbers"].items() if not n["agree"])
 
@@ -287,7 +350,10 @@ def run_official(tree: Tree, checkout: Path, result: dict, *, gt_path: Path | No
                     continue
                 rc, out, err = run_script(mode, path, root, gt_folder(Path(tmp) / f"{subset}-cwd", gt_path))
                 extra["loader"] = LOADER
-            report["subsets"][subset] = {**compare(subset, rc, out, err, ours), **extra}
+            record = {**compare(subset, rc, out, err, ours), **extra, "population": population(tree, subset)}
+            if mode == "interruption":
+                record = judged(record, result["subsets"][subset])
+            report["subsets"][subset] = left_out(record)
     lines = [line(subset, r) for subset, r in report["subsets"].items()]
-    disagreements = [line(subset, r) for subset, r in report["subsets"].items() if r["status"] == "differed"]
+    disagreements = [line(subset, r) for subset, r in report["subsets"].items() if r["status"] == "differs"]
     return report, lines, disagreements

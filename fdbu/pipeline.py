@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from . import __version__, DEFINITIONS_VERSION, faults, tasks
+from .errors import FdbuError
 from .metrics.stats import Z_975, Bootstrap
 from .tree import Tree, load_tree
 from .settings import changed
@@ -72,6 +73,12 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None) ->
     `segments` (sample_id -> (k, 2) microseconds) replaces speech detection, for callers
     that already have the segments; by default Silero runs on each eligible interruption output.
     """
+    present = sorted({s.subset for s in tree.samples})
+    if not any(tree.subset(name) for name in tasks.scored()):  # never an empty unified.json with exit 0
+        held = ", ".join(present) or "no sample"
+        raise FdbuError("tree", None, f"{tree.root} holds {held}: no subset with unified metrics "
+                        f"({', '.join(tasks.scored())}); fdbu evaluate tree={tree.root} gives the official numbers "
+                        "of what it holds")
     unified = signature(vad, boot, {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
                         transcripts=tree.transcripts)
     unified["subsets"] = {}

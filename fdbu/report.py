@@ -109,6 +109,8 @@ def summary(unified: dict) -> str:
         if "min_observable_s" in entry:
             head += f", min_observable_s {fmt(entry['min_observable_s'])}"
         lines += ["", head]
+        if c.get("ineligible"):  # why coverage is below 1
+            lines.append("  ineligible: " + "; ".join(f"{n} {reason}" for reason, n in c["ineligible_reasons"].items()))
         if "outcomes" in c:
             lines.append("  outcomes: " + ", ".join(f"{k} {v}" for k, v in c["outcomes"].items()))
         lines.append(f"  {'metric':<29} {'better':<8}{'value':>12}  {'95% interval':<26}{'count':>5}")

@@ -17,7 +17,17 @@ NEG_OFFSET = 0.15  # silero-vad's own: neg_threshold = max(threshold - 0.15, 0.0
 NEG_FLOOR = 0.01
 BACKENDS = ("reference", "batched")
 PAIRS = ("baseline", "all")            # fdbu compare: each system against the baseline, or every pair
-LENGTH_POLICIES = ("strict", "fit")    # fdbu export: an output whose length differs from T
+LENGTH_POLICIES = ("tolerant", "strict", "fit")  # fdbu export: an output whose length differs from T (Definition 44)
+# export.length=tolerant: an output up to PAD_MAX_MS short is padded with silence, up to CROP_MAX_MS long is cropped
+# at T. 80 ms is one frame of the coarsest common speech codec (Mimi, 12.5 Hz; EnCodec/Opus frames are 20 ms) and
+# stays below the spec's 100 ms minimum silence, so padded silence can never close a segment that ran to the end
+# of the output. Audio after T is outside the spec's window anyway; 1 s keeps a reply still running at T and a
+# codec's flush, and refuses what is another capture (a mislabelled rate doubles or halves a whole window).
+PAD_MAX_MS, CROP_MAX_MS = 80, 1000
+# the ineligible reasons of the length policy (stable, so unified.json's ineligible_reasons counts them)
+TOO_SHORT = f"output.wav is shorter than its input by more than {PAD_MAX_MS} ms (export.length=tolerant)"
+TOO_LONG = f"output.wav is longer than its input by more than {CROP_MAX_MS} ms (export.length=tolerant)"
+NOT_T = "output.wav's length differs from the input's (export.length=strict)"
 FORMATS = ("html", "md", "tex", "csv")  # fdbu report: what it may write
 WIDTHS = {"column": 3.3, "page": 7.0}  # figures' printed width, inches: one column or the page of a two-column paper
 TRANSCRIPTS = ("none", "adopt")        # fdbu export: the ASR stage makes them, or the official asr.py's output.json

@@ -13,6 +13,7 @@ import torchaudio
 from builders import fdbu_main, wav_bytes
 from fdbu.errors import FdbuError
 from fdbu.export import export
+from fdbu.settings import NOT_T
 from fdbu.synth import synthesize
 from fdbu.tasks import SUBSETS, release_sizes
 
@@ -67,7 +68,7 @@ def rows(tree):
 def test_strict_export(release, tmp_path):
     synth, dataset, outputs = release
     before = digest(dataset), digest(outputs)
-    tree = export(dataset, outputs, tmp_path / "tree")
+    tree = export(dataset, outputs, tmp_path / "tree", length="strict")
     assert (digest(dataset), digest(outputs)) == before  # never modified
     r = rows(tree)
     manifest = json.loads((tree / "manifest.json").read_text())
@@ -77,9 +78,8 @@ def test_strict_export(release, tmp_path):
     assert r[f"{TT}/1"]["reasons"] == ["output.wav has non-finite samples"]
     assert r[f"{PH}/0"]["reasons"] == ["output.wav is empty"]
     T = r[f"{UI}/1"]["input_samples"]
-    assert r[f"{UI}/1"]["reasons"] == [f"output.wav is {T - 800} samples ({(T - 800) / 16000:.6f} s) at 16 kHz; "
-                                       f"the input is {T} samples ({T / 16000:.6f} s)"]
-    assert not r[f"{UI}/2"]["eligible"]
+    assert r[f"{UI}/1"]["reasons"] == [NOT_T] and r[f"{UI}/1"]["output_samples"] == T - 800
+    assert not r[f"{UI}/2"]["eligible"] and r[f"{UI}/2"]["output_samples"] == r[f"{UI}/2"]["input_samples"] + 1600
     # a 48 kHz input of 3T samples gives T; a PCM16 16 kHz output comes back bit for bit
     src, _ = sf.read(str(synth / PH / "1" / "output.wav"), dtype="int16")
     assert r[f"{PH}/1"]["input_samples"] == len(src) and r[f"{PH}/1"]["source_sample_rate"]["input"] == 48000
@@ -98,8 +98,10 @@ def test_strict_export(release, tmp_path):
 def test_fit_pads_and_crops_with_flags(release, tmp_path):
     _, dataset, outputs = release
     r = rows(export(dataset, outputs, tmp_path / "tree", length="fit"))
-    assert r[f"{UI}/1"]["eligible"] and r[f"{UI}/1"]["flags"] == ["padded with 800 samples of silence"]
-    assert r[f"{UI}/2"]["flags"] == ["cropped 1600 samples after T"]
+    assert r[f"{UI}/1"]["eligible"] and r[f"{UI}/1"]["length_fit"] == {"action": "padded", "samples": 800}
+    assert r[f"{UI}/1"]["flags"] == ["padded 800 samples (50.0 ms) of silence at the end (export.length=fit)"]
+    assert r[f"{UI}/2"]["length_fit"] == {"action": "cropped", "samples": 1600}
+    assert r[f"{UI}/2"]["flags"] == ["cropped 1600 samples (100.0 ms) after T (export.length=fit)"]
     assert sf.info(str(tmp_path / "tree" / UI / "2" / "output.wav")).frames == r[f"{UI}/2"]["input_samples"]
 
 
@@ -121,7 +123,10 @@ def test_export_then_transcripts_then_evaluate_then_score(release, tmp_path):
     out = fdbu_main("export", f"dataset={dataset}", f"outputs={outputs}", f"out={tmp_path / 'tree'}",
                     "progress=false")
     assert out.returncode == 0, out.stderr
-    assert "20 samples, 14 eligible, 6 ineligible" in out.stdout
+    # the default export.length=tolerant keeps the output 50 ms short and the one 100 ms long
+    assert "20 samples, 16 eligible, 4 ineligible" in out.stdout
+    assert f"2 outputs fitted to T (export.length=tolerant; manifest.json length_fit): {UI}/1 padded 50.0 ms, " \
+           f"{UI}/2 cropped 100.0 ms" in out.stdout
     tree = tmp_path / "tree"
     receipts = {s: {} for s in SUBSETS}
     for sid, row in rows(tree).items():  # the ASR stage's part, synthesized: the generator's transcripts

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from builders import fdbu_main
-from fdbu.synth import synthesize
+import soundfile as sf
+
+from fdbu.synth import OFFICIAL_REASON, synthesize
 from fdbu.tasks import SUBSETS
 
 PH, CPH, TT, UI = "synthetic_pause_handling", "candor_pause_handling", "candor_turn_taking", \
@@ -61,11 +63,15 @@ def test_official_layout_holds_what_asr_py_leaves(official):
             doc = json.loads((d / "output.json").read_text())
             assert doc == json.loads((native / sid / "output.json").read_text())
             assert (d / "output.json").read_text() == json.dumps(doc, indent=4)  # asr.py's json.dump(..., indent=4)
-        else:
+        else:  # a capture cut at half its input (the official scripts run on it), with asr.py's words of it
             reasons |= set(row["reasons"])
-            assert (d / "output.wav").exists() == (row["reasons"] == ["output.wav is empty"])
-            assert not (d / "output.json").exists()
-    assert reasons == {"output.wav missing", "output.wav is empty"}  # both faults are exercised
+            n = sf.info(str(d / "output.wav")).frames
+            assert n == sf.info(str(native / sid / "output.wav")).frames // 2 if (native / sid).exists() else n > 0
+            doc = json.loads((d / "output.json").read_text())
+            assert all(c["timestamp"][1] <= n / 16000 + 5e-4 for c in doc["chunks"])
+            truth = json.loads((folders / "synth.json").read_text())["samples"][sid]
+            assert truth["reason"] == OFFICIAL_REASON
+    assert reasons == {"output.wav missing", "output.wav is empty"}  # both native faults are exercised
 
 
 def test_synth_official_then_export_adopt_then_score_equals_the_native_tree(official, tmp_path):
@@ -81,7 +87,14 @@ def test_synth_official_then_export_adopt_then_score_equals_the_native_tree(offi
         scored[name] = (json.loads((tmp_path / name / "unified.json").read_text()),
                         (tmp_path / name / "unified-samples.jsonl").read_bytes(), res.stdout)
     (a, a_rows, a_out), (b, b_rows, b_out) = scored["adopted"], scored["native"]
-    assert a_rows == b_rows  # every per-sample value, byte for byte
+    # every per-sample value, byte for byte, but the reason of an ineligible sample: the official folder's
+    # capture is cut short (the official scripts run on it), the native tree's is missing or empty
+    a_rows, b_rows = ([json.loads(line) for line in rows.splitlines()] for rows in (a_rows, b_rows))
+    for x, y in zip(a_rows, b_rows):
+        if not x["eligible"]:
+            assert x.pop("reasons") == [OFFICIAL_REASON] and y.pop("reasons")[0] in ("output.wav missing",
+                                                                                    "output.wav is empty")
+    assert a_rows == b_rows
     for subset in SCORED:  # every metric, byte for byte
         assert json.dumps(a["subsets"][subset]["metrics"]) == json.dumps(b["subsets"][subset]["metrics"])
     # only provenance differs: the inputs' hashes, where the transcripts came from, and the declared sizes
@@ -89,9 +102,9 @@ def test_synth_official_then_export_adopt_then_score_equals_the_native_tree(offi
     assert a["transcripts"] == {"source": "adopted", "model": "nvidia/parakeet-tdt-0.6b-v2"}
     assert b["transcripts"]["source"] == "synthetic"
     for u in (a, b):
-        u.pop("inputs"), u.pop("transcripts")
+        u.pop("inputs"), u.pop("transcripts"), u.pop("samples_sha256")  # the rows' reasons differ (above)
         for entry in u["subsets"].values():
-            entry["counts"].pop("declared")
+            entry["counts"].pop("declared"), entry["counts"].pop("ineligible_reasons")
     assert a == b
     assert "transcripts: adopted (nvidia/parakeet-tdt-0.6b-v2; made by the official asr.py, not by fdbu)" in a_out
 
@@ -260,12 +273,14 @@ def test_a_wrong_tree_is_named_for_what_it_is_with_the_command_that_fixes_it(off
                  f"{', '.join(SUBSETS)}), not a reference tree; export it first: fdbu export dataset={folders} out=TREE",
         folders / UI: f"tree: {folders / UI} is an official per-task folder of {UI} samples (<id>/input.wav, "
                       f"interrupt.json), not a reference tree; export it first: fdbu export "
-                      f"\"export.roots={{{UI}: {folders / UI}}}\" out=TREE export.transcripts=adopt, then fdbu score",
+                      f"\"export.roots={{{UI}: {folders / UI}}}\" export.transcripts=adopt out=TREE, then fdbu score "
+                      "tree=TREE",
         native / TT: f"tree: {native / TT} is the {TT} folder of the reference tree {native}; give the tree: "
                      f"tree={native}",
         native / "manifest.json": f"tree: {native / 'manifest.json'} is a file of the reference tree {native}; "
                                   f"give the folder: tree={native}",
-        folders / UI / "0" / "input.wav": f"tree: {folders / UI / '0' / 'input.wav'} is a file, not a reference tree",
+        folders / UI / "0" / "input.wav": f"tree: {folders / UI / '0' / 'input.wav'} is the input.wav of the sample "
+                                          f"folder {folders / UI / '0'}, not a reference tree folder",
         exported: f"tree: {exported} was exported but not transcribed (manifest.json, no asr.json); run fdbu asr "
                   f"tree={exported}, or export again with export.transcripts=adopt",
     }

@@ -76,9 +76,9 @@ def test_unpinned_scripts_are_refused_by_name(tree, tmp_path):
 def test_disagreement_and_a_crashing_script_exit_3(tree, tmp_path):
     out = run(tree, checkout(tmp_path / "fdb", 1e-6), "evaluate.allow_unpinned=true")
     assert out.returncode == 3
-    assert "official eval_pause_handling.py on synthetic_pause_handling: differed: take_turn_rate official " \
+    assert "official eval_pause_handling.py on synthetic_pause_handling: differs: take_turn_rate official " \
            "0.500001, fdbu 0.5" in out.stdout
-    assert "official eval_smooth_turn_taking.py on candor_turn_taking: differed (the script raised TypeError" in out.stdout
+    assert "official eval_smooth_turn_taking.py on candor_turn_taking: differs (the script raised TypeError" in out.stdout
     assert "official eval_backchannel.py on icc_backchannel: could not run (needs icc_gt_distribution.json: " \
            "evaluate.gt_distribution=PATH)" in out.stdout
     assert "official scripts disagree with fdbu's rules:" in out.stderr
@@ -106,7 +106,7 @@ def test_reading_what_a_script_did():
     r = compare("synthetic_pause_handling", 1, "", "evaluate: 0it\n" + TRACEBACK.format("ZeroDivisionError: division by zero"), ours)
     assert r["status"] == "agreed" and r["official_raised"] == "ZeroDivisionError: division by zero"
     r = compare("synthetic_pause_handling", 1, "", TRACEBACK.format("KeyError: 'chunks'") + "\revaluate: 0it\n", ours)
-    assert r["status"] == "differed" and r["official_raised"] == "KeyError: 'chunks'"
+    assert r["status"] == "differs" and r["official_raised"] == "KeyError: 'chunks'"
     r = compare("synthetic_user_interruption", 1, "", TRACEBACK.format("ModuleNotFoundError: No module named 'openai'"), {})
     assert r == {"script": "eval_user_interruption.py", "status": "could not run",
                  "why": "ModuleNotFoundError: No module named 'openai'"}
@@ -119,7 +119,7 @@ def test_reading_what_a_script_did():
     ours = {"jsd": {"mean": 0.50004, "std": 0.1}, "take_turn_rate": {"mean": "nan", "std": "nan"},
             "frequency_per_s": {"mean": 0.01, "std": 0.0}, "samples": 2}
     assert compare("icc_backchannel", 0, printed, "", ours)["status"] == "agreed"
-    assert compare("icc_backchannel", 0, printed, "", {**ours, "samples": 3})["status"] == "differed"
+    assert compare("icc_backchannel", 0, printed, "", {**ours, "samples": 3})["status"] == "differs"
 
 
 def test_pcm16_loader_gives_torchaudio_loads_result(tmp_path):

@@ -150,7 +150,14 @@ def test_end_to_end_all_four_scripts_agree(edge_run):
         "official eval_smooth_turn_taking.py on candor_turn_taking",
         "official eval_user_interruption.py on synthetic_user_interruption with fdbu's stub judge",
         "official eval_backchannel.py on icc_backchannel"]
-    assert all(x.split(": ", 1)[1].startswith("agreed (") for x in lines), lines
+    # agreed on the same samples; the interruption script ran with the stub judge, so its numbers are the
+    # rules' with that judge, not the reference column's (rated by no judge here): not comparable, and said so
+    assert all(x.split(": ", 1)[1].startswith("agreed (") for x in lines if "stub judge" not in x), lines
+    assert lines[3].split(": ", 1)[1].startswith("not comparable with the reference column (the script needs a "
+                                                 "judge and ran with fdbu's stub judge; fdbu's rules with the same "
+                                                 "stub agree with it"), lines[3]
+    assert "the reference column has rating pending: no judge configured, take_turn_rate 0.600" in lines[3]
+    assert summary["official_run"]["subsets"]["synthetic_user_interruption"]["rules_agree"] is True
     run = summary["official_run"]
     assert all(f["pinned"] for f in run["files"].values()) and set(run["files"]) == set(official.OFFICIAL_FILES)
     assert "soundfile" in run["subsets"]["icc_backchannel"]["loader"]
@@ -207,8 +214,13 @@ def test_nothing_to_average(tmp_path, silero):
     ])
     ours, run = run_tree(root, silero)
     for subset in ("synthetic_pause_handling", "candor_turn_taking", "synthetic_user_interruption"):
-        assert run[subset]["status"] == "agreed", run[subset]
         assert run[subset]["official_raised"].startswith("ZeroDivisionError")
+        # the pause subset's only sample is ineligible: the script raised on the empty folder fdbu chose, so
+        # the script on the user's folder could print a number (issue 30: never "agreed" then)
+        want = "not comparable" if subset == "synthetic_pause_handling" else "agreed"
+        assert run[subset]["status"] == want and run[subset].get("rules_agree", True), run[subset]
+    assert run["synthetic_pause_handling"]["population"] == {
+        "samples": 0, "left_out": {"synthetic_pause_handling/0": ["capture failed"]}}
     assert ours["candor_turn_taking"]["latency_s"]["unavailable"].startswith("ZeroDivisionError")
     assert ours["candor_turn_taking"]["take_turn_rate"] == ours["candor_turn_taking"]["latency_s"]
     assert run["icc_backchannel"]["status"] == "agreed"

@@ -15,7 +15,7 @@ import tarfile
 import textwrap
 import types
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 
@@ -84,6 +84,32 @@ def archive_config(path: Path) -> dict:
     return {}
 
 
+def available(name: str) -> None:
+    """Refuse a model by name that cannot be had, before NeMo is imported (about a minute): not in the Hugging
+    Face cache and, with HF_HUB_OFFLINE set, not to be downloaded; or the hub not answering (10 s) or not
+    knowing it. NeMo resolves `org/name` to the file `name.nemo` of that repository (its
+    `_get_hf_hub_pretrained_model_info`); a name without an org is NGC's, left to NeMo."""
+    if "/" not in name:
+        return
+    try:
+        from huggingface_hub import HfApi, constants, try_to_load_from_cache
+    except ImportError:  # NeMo brings it: require_nemo then says how to install both
+        return
+    cached = try_to_load_from_cache(repo_id=name, filename=PurePosixPath(name).name + ".nemo")
+    if isinstance(cached, str):
+        return
+    where = f"{name} is not in the Hugging Face cache ({constants.HF_HUB_CACHE})"
+    if constants.HF_HUB_OFFLINE:
+        raise FdbuError("asr", "model", f"{where} and HF_HUB_OFFLINE is set, so it is not downloaded; download it "
+                        "once with network access (unset HF_HUB_OFFLINE there), or pass asr.checkpoint=FILE.nemo")
+    try:
+        HfApi().model_info(name, timeout=10)
+    except Exception as e:  # no network, a proxy refusing, no such repository: one line with the ways out
+        why = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        raise FdbuError("asr", "model", f"{where} and cannot be downloaded from {constants.ENDPOINT} ({why}); "
+                        "download it once where the hub answers, or pass asr.checkpoint=FILE.nemo") from None
+
+
 def _cached_model_file(name: str, nemo_asr) -> Path:
     """The .nemo file NeMo's `from_pretrained` resolves for `name` (the Hugging Face cache, else a download)."""
     try:
@@ -92,10 +118,11 @@ def _cached_model_file(name: str, nemo_asr) -> Path:
         from huggingface_hub import constants
 
         why = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-        offline = " (HF_HUB_OFFLINE is set)" if constants.HF_HUB_OFFLINE else ""
+        offline = constants.HF_HUB_OFFLINE  # only the switches that are set are named
         raise FdbuError("asr", "model", f"{name} is not in the Hugging Face cache ({constants.HF_HUB_CACHE}) and "
-                        f"could not be downloaded{offline}: {why}; download it once with network access (run fdbu asr "
-                        "there without HF_HUB_OFFLINE), or pass asr.checkpoint=FILE.nemo") from None
+                        f"could not be downloaded{' (HF_HUB_OFFLINE is set)' if offline else ''}: {why}; download "
+                        f"it once with network access{' (unset HF_HUB_OFFLINE there)' if offline else ''}, or pass "
+                        "asr.checkpoint=FILE.nemo") from None
     if not Path(path).is_file():
         raise FdbuError("asr", "model", f"{name} resolves to {path}, an unpacked folder, not one .nemo file fdbu can "
                         "pin by SHA-256; pass asr.checkpoint=FILE.nemo")
@@ -109,6 +136,7 @@ class ParakeetASR:
         nvidia/parakeet-tdt-0.6b-v2) by name through NeMo's from_pretrained and the Hugging Face cache."""
         self.name = None if checkpoint is not None else (model or DEFAULT_MODEL)
         if checkpoint is None:
+            available(self.name)  # decided before NeMo's import, which takes about a minute
             nemo, nemo_asr = require_nemo(verbose, offline=False)
             checkpoint = _cached_model_file(self.name, nemo_asr)
             self.loaded_by = "from_pretrained (Hugging Face cache)"

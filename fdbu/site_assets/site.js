@@ -85,6 +85,14 @@
           .map(function (k) { return k + " " + x[k]; }).join(", ");
       }).join(" | ");
       $("boards").appendChild(el("p", {"class": "hint"}, c));
+      sub.counts.forEach(function (x, i) {  // why coverage is below 1: the ineligible samples by reason
+        var why = x.ineligible_reasons || {};
+        var reasons = Object.keys(why);
+        if (!reasons.length) return;
+        $("boards").appendChild(el("p", {"class": "hint why", "data-system": D.systems[i]}, D.systems[i] +
+          ": coverage below 1, ineligible samples by reason: " +
+          reasons.map(function (k) { return k + " (" + why[k] + ")"; }).join("; ")));
+      });
       sortable(table);
     });
   }

@@ -23,6 +23,7 @@ from ..atomic import dumps, sha256_bytes
 from ..outputs import new_folder
 from ..audio import SAMPLE_RATE as SR, wav_bytes
 from ..errors import FdbuError
+from ..settings import TOO_SHORT
 from ..tree import MANIFEST_KIND
 
 GAP_S = 0.05  # between words of one utterance: far below Silero's 100 ms minimum silence
@@ -31,6 +32,9 @@ BANK = Path(__file__).parent / "bank"
 # what fdbu export says of the same captures (no output.wav; an empty one), so that an official-layout
 # synth tree exports to the same rows
 REASONS = ("output.wav missing", "output.wav is empty")
+# in layout=official an ineligible sample's output.wav is cut at half its input instead: the official scripts read
+# every sample folder, and would raise on a missing or empty output where a real folder has a capture
+OFFICIAL_REASON = TOO_SHORT
 
 
 @lru_cache(maxsize=1)
@@ -202,17 +206,21 @@ LAYOUTS = ("tree", "official")
 def _official_sample(folder: Path, cap: Capture, annotation_file: str | None, annotation, transcript: dict | None,
                      reason: str | None) -> None:
     """One sample as the official inference and asr.py leave it: input.wav (T samples of silence: the synthetic
-    user is not rendered), the annotation, output.wav and asr.py's output.json (`indent=4`); an ineligible
-    sample has the fault its reason names (no output.wav, or an empty one)."""
+    user is not rendered), the annotation, output.wav and asr.py's output.json (`indent=4`). An ineligible
+    sample's capture stops at half its input (fdbu export: OFFICIAL_REASON), a fault the official scripts
+    still run on, as they would on a real folder; a missing or empty output.wav would make them raise."""
     folder.mkdir(parents=True)
     (folder / "input.wav").write_bytes(wav_bytes(np.zeros(cap.n, np.int16)))
     if annotation is not None:
         (folder / annotation_file).write_bytes((json.dumps(annotation) + "\n").encode())
-    if reason == REASONS[1]:
-        (folder / "output.wav").write_bytes(wav_bytes(np.zeros(0, np.int16)))
-    elif reason is None:
-        (folder / "output.wav").write_bytes(cap.wav())
-        (folder / "output.json").write_text(json.dumps(transcript, indent=4))
+    audio = cap.audio
+    if reason is not None:  # a capture cut at half its input, and asr.py's words of what is left
+        audio = cap.audio[:cap.n // 2]
+        half = round(len(audio) / SR, 3)
+        chunks = [c for c in transcript["chunks"] if c["timestamp"][1] <= half]
+        transcript = {"text": " ".join(c["text"] for c in chunks), "chunks": chunks}
+    (folder / "output.wav").write_bytes(wav_bytes(audio))
+    (folder / "output.json").write_text(json.dumps(transcript, indent=4))
 
 
 def check(n, system: str, ineligible: float, interruption_tail_s: tuple, layout: str = "tree") -> dict[str, int]:
@@ -274,9 +282,11 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
                 row.update({"eligible": False, "reasons": [REASONS[int(rng.integers(len(REASONS)))]]})
                 samples.append(row)
                 truth[row["sample_id"]] = {"system": behaviour, "eligible": False}
-                if official:  # its dataset part still exists; the capture has the fault its reason names
-                    _, cap, annotation, _, _ = kind.generator(rng, behaviour, tail=(lo, hi), **SUBSETS[subset].synth)
-                    _official_sample(tmp / subset / name, cap, kind.annotation, annotation, None, row["reasons"][0])
+                if official:  # its dataset part still exists; the capture is cut short (OFFICIAL_REASON)
+                    _, cap, annotation, transcript, _ = kind.generator(rng, behaviour, tail=(lo, hi),
+                                                                       **SUBSETS[subset].synth)
+                    _official_sample(tmp / subset / name, cap, kind.annotation, annotation, transcript, OFFICIAL_REASON)
+                    truth[row["sample_id"]]["reason"] = OFFICIAL_REASON
                 continue
             T, cap, annotation, transcript, intended = kind.generator(rng, behaviour, tail=(lo, hi),
                                                                       **SUBSETS[subset].synth)
