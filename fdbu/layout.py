@@ -91,8 +91,9 @@ def mapping(folders: list[Path]) -> tuple[dict[str, Path], list[str]]:
         named = [c for c in candidates if c.split("_")[0] in folder.name.lower()]
         pick = (named or candidates)[0]
         if len(candidates) > 1 and not named:
-            notes.append(f"{folder.name} could be {' or '.join(candidates)} (the same annotation): mapped to {pick}; "
-                         "change the key if it holds the other")
+            ann = tasks.subset(pick).task.annotation or "no annotation"
+            notes.append(f"{folder.name}: {' or '.join(candidates)}, both with {ann}; mapped to {pick}, change the "
+                         "key if it holds the other")
         chosen[pick] = folder
     return chosen, notes
 
