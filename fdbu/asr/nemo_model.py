@@ -84,6 +84,11 @@ def archive_config(path: Path) -> dict:
     return {}
 
 
+def offline_switch() -> str:
+    """The variable that makes huggingface_hub offline (it reads either), as the user set it."""
+    return next((k for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE") if os.environ.get(k)), "HF_HUB_OFFLINE")
+
+
 def available(name: str) -> None:
     """Refuse a model by name that cannot be had, before NeMo is imported (about a minute): not in the Hugging
     Face cache and, with HF_HUB_OFFLINE set, not to be downloaded; or the hub not answering (10 s) or not
@@ -100,8 +105,9 @@ def available(name: str) -> None:
         return
     where = f"{name} is not in the Hugging Face cache ({constants.HF_HUB_CACHE})"
     if constants.HF_HUB_OFFLINE:
-        raise FdbuError("asr", "model", f"{where} and HF_HUB_OFFLINE is set, so it is not downloaded; download it "
-                        "once with network access (unset HF_HUB_OFFLINE there), or pass asr.checkpoint=FILE.nemo")
+        switch = offline_switch()
+        raise FdbuError("asr", "model", f"{where} and {switch} is set, so it is not downloaded; download it "
+                        f"once with network access (unset {switch} there), or pass asr.checkpoint=FILE.nemo")
     try:
         HfApi().model_info(name, timeout=10)
     except Exception as e:  # no network, a proxy refusing, no such repository: one line with the ways out
@@ -118,10 +124,10 @@ def _cached_model_file(name: str, nemo_asr) -> Path:
         from huggingface_hub import constants
 
         why = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-        offline = constants.HF_HUB_OFFLINE  # only the switches that are set are named
+        switch = offline_switch() if constants.HF_HUB_OFFLINE else None  # only a switch that is set is named
         raise FdbuError("asr", "model", f"{name} is not in the Hugging Face cache ({constants.HF_HUB_CACHE}) and "
-                        f"could not be downloaded{' (HF_HUB_OFFLINE is set)' if offline else ''}: {why}; download "
-                        f"it once with network access{' (unset HF_HUB_OFFLINE there)' if offline else ''}, or pass "
+                        f"could not be downloaded{f' ({switch} is set)' if switch else ''}: {why}; download "
+                        f"it once with network access{f' (unset {switch} there)' if switch else ''}, or pass "
                         "asr.checkpoint=FILE.nemo") from None
     if not Path(path).is_file():
         raise FdbuError("asr", "model", f"{name} resolves to {path}, an unpacked folder, not one .nemo file fdbu can "
