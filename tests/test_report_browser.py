@@ -76,6 +76,13 @@ def test_the_report_in_a_browser(report, browser, tmp_path):
     pair = json.loads((out / "compare.json").read_text())["pairs"][0]
     marked = [[subset, [k for k, m in pair["subsets"][subset]["metrics"].items() if m["marker"]]] for subset, _ in shown]
     assert shown == marked and any(metrics for _, metrics in shown)
+    # why coverage is below 1: each system's ineligible samples by reason, under its subset's table
+    why = browser.eval("Array.from(document.querySelectorAll('p.why')).map(p => p.textContent)")
+    want = [f"{s.name}: coverage below 1, ineligible samples by reason: " + "; ".join(
+                f"{k} ({v})" for k, v in s.unified["subsets"][subset]["counts"]["ineligible_reasons"].items())
+            for subset in systems[0].unified["subsets"] for s in systems
+            if s.unified["subsets"][subset]["counts"]["ineligible"]]
+    assert why == want and want  # the synthetic trees have ineligible samples (synth's default 5%)
     shot = browser.screenshot(tmp_path / "report-leaderboard.png", "#leaderboard")
     # sorting by a system's column puts its largest value first (descending on the second click)
     browser.eval("document.querySelector('table.board thead th:nth-child(3)').click()")
