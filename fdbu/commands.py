@@ -145,7 +145,7 @@ def report(cfg) -> Ran:
     made here as `fdbu compare` makes it, or read from `report.compare`, refused unless it compares exactly
     these trees."""
     from .readers import parse_json
-    from .site import build, check_compare, outputs as report_outputs
+    from .site import build, outputs as report_outputs
 
     r = cfg.report
     systems = _systems(cfg)
@@ -154,11 +154,15 @@ def report(cfg) -> Ran:
     if compare_path is not None:
         from .errors import FdbuError
 
+        from .comparison import read_result
+        from .tree import regular
+
         try:
+            regular(compare_path, r.compare, "compare.json")  # a FIFO would block the read forever
             result = parse_json(compare_path.read_bytes(), r.compare, "compare.json")
         except OSError as e:
             raise FdbuError(r.compare, "compare.json", f"cannot be read: {e.strerror or e}") from None
-        check_compare(result, systems, r.compare)
+        result = read_result(result, systems, r.compare)
     else:
         result = _compared(cfg, systems, r) if len(systems) > 1 else None
     written, lines = _commit(outputs, build(systems, result, Path(cfg.out), formats=r.formats(), plot=cfg.plot,

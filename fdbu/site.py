@@ -409,18 +409,6 @@ def figures(systems, result: dict | None, width: str) -> dict[str, bytes]:
     return {name: figure[name.rsplit(".", 1)[1]] for name in CURVES}
 
 
-def check_compare(result, systems, where: str) -> None:
-    """A compare.json given to the report must be of exactly these trees (by the sha256 of their files)."""
-    if not isinstance(result, dict) or result.get("kind") != "compare" or result.get("generator") != "fdbu":
-        raise FdbuError(where, "compare.json", "is not a compare.json written by fdbu compare")
-    theirs = {s.get("name"): s.get("sha256") for s in result.get("systems", [])}
-    mine = {s.name: s.sha256 for s in systems}
-    if theirs != mine:
-        raise FdbuError(where, "compare.json", f"compares {sorted(theirs)}, not these trees {sorted(mine)} as they "
-                        "are now (names and the sha256 of unified.json and unified-samples.jsonl must match); "
-                        "run fdbu compare again or leave report.compare out")
-
-
 def build(systems, result: dict | None, out: Path, *, formats=FORMATS, plot: bool = True, width: str = "page",
           compare_path: Path | None = None) -> dict[str, bytes]:
     """Every file of `fdbu report` as bytes; compare.json is written beside the site when it was computed here."""

@@ -1,0 +1,150 @@
+"""`fdbu report report.compare=DIR` reads the compare.json it is given as strictly as `fdbu compare` reads a scored
+tree (issue 38, item 1): every mutation of a real compare.json is a one-line refusal naming the file and the key,
+or a correct report."""
+import copy
+import json
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from builders import fdbu_main
+from fdbu import site
+from fdbu.comparison import compare, load, read_result
+from fdbu.errors import FdbuError
+from report_trees import scored_pair
+
+
+@pytest.fixture(scope="module")
+def case(vad, boot, tmp_path_factory):
+    root = tmp_path_factory.mktemp("report-inputs")
+    a, b = scored_pair(root, vad, boot, n=20)
+    systems = [load(a, "mixed"), load(b, "prompt")]
+    return root, (a, b), systems, compare(systems)
+
+
+def marked_line(result) -> list:
+    """The key path of a line compare marks (the trees are built so that some are)."""
+    for k, pair in enumerate(result["pairs"]):
+        for subset, entry in pair["subsets"].items():
+            for name, line in entry.get("metrics", {}).items():
+                if line["marker"]:
+                    return ["pairs", k, "subsets", subset, "metrics", name]
+    raise AssertionError("no marked line")
+
+
+def at(doc, path):
+    for key in path:
+        doc = doc[key]
+    return doc
+
+
+ISSUE = {  # the cases the issue names: each was a traceback
+    "systems a number": lambda r: r.update(systems=3),
+    "systems [1, 2]": lambda r: r.update(systems=[1, 2]),
+    "pairs a string": lambda r: r.update(pairs="x"),
+    "no comparison": lambda r: r.pop("comparison"),
+    "a marked line's p_holm NaN": lambda r: at(r, marked_line(r)).update(p_holm=math.nan),
+    "a difference value that is a string": lambda r: at(r, marked_line(r))["difference"].update(value="0.1"),
+    "a marker without a p below alpha": lambda r: at(r, marked_line(r)).update(p_holm=0.5),
+    "a flag that is no flag": lambda r: at(r, marked_line(r))["difference"].update(value_flag="inf"),
+    "an unknown subset": lambda r: r["pairs"][0]["subsets"].update(made_up={"metrics": {}}),
+    "a metric left out": lambda r: at(r, marked_line(r)[:-1]).pop(marked_line(r)[-1]),
+    "another baseline": lambda r: r["comparison"].update(baseline="nobody"),
+    "the pairs swapped": lambda r: r["pairs"][0].update(a=r["pairs"][0]["b"], b=r["pairs"][0]["a"]),
+    "an infinite alpha": lambda r: r["comparison"].update(alpha=math.inf),
+    "another bootstrap": lambda r: r["bootstrap"].update(seed=1),
+}
+
+
+@pytest.mark.parametrize("kind", list(ISSUE))
+def test_a_broken_compare_json_is_one_line_naming_the_key(case, kind, tmp_path):
+    root, (a, b), systems, result = case
+    given_dir = tmp_path / "given"
+    given_dir.mkdir()
+    broken = copy.deepcopy(result)
+    ISSUE[kind](broken)
+    (given_dir / "compare.json").write_text(json.dumps(broken, allow_nan=True))
+    out = fdbu_main("report", f"trees=[{a},{b}]", "names=[mixed,prompt]", f"out={tmp_path / 'site'}",
+                    f"report.compare={given_dir}")
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and len(lines) == 1, out.stderr
+    assert lines[0].startswith(f"fdbu: error: {given_dir}: compare.json: "), lines[0]
+    assert "Traceback" not in out.stderr and not (tmp_path / "site").exists()
+
+
+def test_the_compare_json_fdbu_wrote_is_read_and_the_report_equals_its_own(case, tmp_path):
+    root, (a, b), systems, result = case
+    first = fdbu_main("compare", f"trees=[{a},{b}]", "names=[mixed,prompt]", f"out={tmp_path / 'cmp'}", "plot=false")
+    assert first.returncode == 0, first.stderr
+    for name, extra in (("own", []), ("given", [f"report.compare={tmp_path / 'cmp'}"])):
+        out = fdbu_main("report", f"trees=[{a},{b}]", "names=[mixed,prompt]", f"out={tmp_path / name}",
+                        "report.format=md", *extra)
+        assert out.returncode == 0, out.stderr
+    assert (tmp_path / "own" / "leaderboard.md").read_bytes() == (tmp_path / "given" / "leaderboard.md").read_bytes()
+
+
+def test_a_fifo_as_compare_json_is_refused_at_once(case, tmp_path):
+    import os
+
+    root, (a, b), systems, result = case
+    (tmp_path / "given").mkdir()
+    os.mkfifo(tmp_path / "given" / "compare.json")
+    out = fdbu_main("report", f"trees=[{a},{b}]", "names=[mixed,prompt]", f"out={tmp_path / 'site'}",
+                    f"report.compare={tmp_path / 'given'}")
+    assert out.returncode == 2 and "compare.json: is a FIFO (named pipe)" in out.stderr, out.stderr
+
+
+def paths(doc, prefix=()):
+    """Every key path of a JSON document, containers and leaves."""
+    yield prefix
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield from paths(v, prefix + (k,))
+    elif isinstance(doc, list):
+        for k, v in enumerate(doc):
+            yield from paths(v, prefix + (k,))
+
+
+VALUES = st.one_of(st.none(), st.booleans(), st.integers(-10**30, 10**30), st.floats(allow_nan=True),
+                   st.text(max_size=8), st.lists(st.integers(0, 3), max_size=3),
+                   st.dictionaries(st.text(max_size=4), st.integers(), max_size=2))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_every_mutation_is_a_refusal_or_a_correct_report(case, tmp_path_factory, data):
+    """A random key of a real compare.json replaced (or removed): read_result refuses it with an FdbuError, or the
+    report's files (leaderboard, md, tex, csv, the page) are all built from it; never another exception."""
+    root, (a, b), systems, result = case
+    doc = copy.deepcopy(result)
+    everything = [p for p in paths(doc) if p]
+    path = data.draw(st.sampled_from(everything))
+    parent = at(doc, path[:-1])
+    if isinstance(parent, dict) and data.draw(st.booleans()):
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = data.draw(VALUES)
+    doc = json.loads(json.dumps(doc, allow_nan=True))  # as parse_json reads it back
+    try:
+        read = read_result(doc, systems, "given")
+    except FdbuError as e:
+        assert "\n" not in str(e) and str(e).startswith("given: compare.json: ")
+        return
+    built = site.files(systems, read, tmp_path_factory.mktemp("fuzz"), formats=("html", "md", "tex", "csv"))
+    assert {"index.html", "leaderboard.md", "leaderboard.tex", "leaderboard.csv"} <= set(built)
+
+
+def test_the_forest_draws_every_value_the_reader_accepts(case):
+    """The figure reads the same keys: the edge values the reader lets through (an infinite difference, no
+    interval, a p of exactly 0 or 1) draw without error."""
+    from fdbu.plot import compare_forest
+
+    root, (a, b), systems, result = case
+    doc = copy.deepcopy(result)
+    lines = [line for p in doc["pairs"] for e in p["subsets"].values() for line in e.get("metrics", {}).values()]
+    lines[0]["difference"].update(value=None, value_flag="+inf", interval=None)
+    lines[1]["difference"].update(interval=[None, 0.5], interval_flags=["-inf", None])
+    lines[2].update(p=0.0, p_holm=None, marker=False)
+    read = read_result(json.loads(json.dumps(doc)), systems, "given")
+    assert compare_forest(read, width="column")["png"][:4] == b"\x89PNG"
