@@ -70,16 +70,50 @@ def node_local_warnings(config) -> list[str]:
     return out
 
 
+NEEDED = ("sbatch", "srun", "sacct")  # what submitit submits with, runs a job with, and reads states with
+SINFO_TIMEOUT_S = 10
+LOCAL = "hydra/launcher=local (joblib: the jobs as processes on this machine)"
+
+
+def preflight() -> None:
+    """Refuse, before anything is created (Hydra's multirun.yaml included: this runs in the launcher's setup),
+    a SLURM launch that cannot work here: no SLURM commands, or a cluster that does not answer."""
+    missing = [c for c in NEEDED if not shutil.which(c)]
+    if missing:
+        raise FdbuError("hydra.launcher", None, f"no SLURM here: {', '.join(missing)} not found on PATH; run the "
+                        f"jobs on this machine with {LOCAL}, or from a SLURM login node")
+
+
+def sinfo() -> str | None:
+    """sinfo's node list (None without sinfo or when it fails: SLURM itself then refuses what it cannot run); a
+    sinfo that does not answer in SINFO_TIMEOUT_S, or answers in bytes that are not text, is refused."""
+    if not shutil.which("sinfo"):
+        return None
+    command = ["sinfo", "-h", "-N", "-o", "%N|%c|%m|%G|%P"]
+    try:
+        out = subprocess.run(command, capture_output=True, timeout=SINFO_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise FdbuError("hydra.launcher", None, f"SLURM is not answering: `{' '.join(command)}` gave nothing in "
+                        f"{SINFO_TIMEOUT_S} s (is slurmctld up and reachable?); try again later, or run the jobs "
+                        f"on this machine with {LOCAL}") from None
+    if out.returncode != 0:
+        return None
+    try:
+        return out.stdout.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise FdbuError("hydra.launcher", None, f"sinfo's output is not UTF-8 text (byte {e.start}: "
+                        f"{out.stdout[e.start:e.start + 1]!r}), so the nodes cannot be read; check the cluster's "
+                        f"locale, or run the jobs on this machine with {LOCAL}") from None
+
+
 def partition_nodes(partition: str | None) -> list[dict] | None:
     """The nodes of `partition` (None: the default one) with their CPUs, memory (MB) and GPUs, from sinfo;
     None when sinfo cannot say (then SLURM itself refuses what it cannot run)."""
-    if not shutil.which("sinfo"):
-        return None
-    out = subprocess.run(["sinfo", "-h", "-N", "-o", "%N|%c|%m|%G|%P"], capture_output=True, text=True, timeout=60)
-    if out.returncode != 0:
+    text = sinfo()
+    if text is None:
         return None
     nodes = []
-    for line in out.stdout.splitlines():
+    for line in text.splitlines():
         try:
             name, cpus, mem, gres, part = line.strip().split("|")
             gpus = sum(int(n) for n in re.findall(r"gpu(?::[^:,(]+)?:(\d+)", gres))
@@ -232,6 +266,12 @@ def submitted(config, jobs: list, params: dict) -> str:
             f"{jobs[0].paths.stdout.parent.parent}/{array}_*/")
 
 
+def setup(params: dict) -> None:
+    """Before the sweep writes anything: SLURM is here and answers, and some node can run one job."""
+    preflight()
+    check_fits({k: v for k, v in params.items() if k != "status_every_s"})
+
+
 def launch(launcher, job_overrides, initial_job_idx: int) -> list:
     """Hydra's submitit SLURM launch, saying what it does (the module's docstring)."""
     import submitit
@@ -242,7 +282,6 @@ def launch(launcher, job_overrides, initial_job_idx: int) -> list:
     config = launcher.config
     params = dict(launcher.params)
     status_every_s = float(params.pop("status_every_s"))
-    check_fits(params)
     for line in node_local_warnings(config):
         say(line, err=True)
     init = {"folder": params.pop("submitit_folder")}

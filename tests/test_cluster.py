@@ -223,3 +223,41 @@ def test_a_multirun_sharing_out_on_slurm_writes_a_folder_per_job(slurm, tree, tm
         assert unified["inputs"]["manifest.json"] == hashlib.sha256((t / "manifest.json").read_bytes()).hexdigest()
     logs = "".join(p.read_text() for p in (tmp_path / "multirun" / ".submitit").rglob("*_log.out"))
     assert logs.count("== job ") == 2
+
+
+def _slurm_commands(bin_dir: Path, sinfo: str | None) -> dict:
+    """A PATH of stand-in SLURM commands (sbatch, srun, sacct answering nothing) and `sinfo`'s script."""
+    bin_dir.mkdir()
+    for c in ("sbatch", "srun", "sacct"):
+        (bin_dir / c).write_text("#!/bin/sh\nexit 0\n")
+        (bin_dir / c).chmod(0o755)
+    if sinfo is not None:
+        (bin_dir / "sinfo").write_text("#!/bin/sh\n" + sinfo + "\n")
+        (bin_dir / "sinfo").chmod(0o755)
+    return {"PATH": str(bin_dir)}
+
+
+@pytest.mark.parametrize("case", ["no slurm", "sinfo hangs", "sinfo not utf-8"])
+def test_a_slurm_preset_without_a_working_cluster_is_one_line_and_creates_nothing(tree, tmp_path, case):
+    """Issue 38, item 2: the presets where there is no SLURM, where sinfo never answers (refused after
+    SINFO_TIMEOUT_S) or answers in bytes that are not text: one line each, naming what is missing and the way
+    out, before Hydra creates the job folder (the launcher's setup runs before the sweeper writes multirun.yaml)."""
+    from fdbu.launcher import SINFO_TIMEOUT_S
+
+    env = {"no slurm": lambda: {"PATH": str(tmp_path / "empty")},
+           "sinfo hangs": lambda: _slurm_commands(tmp_path / "bin", "exec /bin/sleep 120"),
+           "sinfo not utf-8": lambda: _slurm_commands(tmp_path / "bin", r"printf 'n1|4|\377\376|(null)|cpu*\n'")}[case]()
+    sweep = tmp_path / "sweep"
+    start = time.monotonic()
+    out = multirun("score", "-m", f"tree={tree}", "hydra/launcher=slurm_cpu", f"hydra.sweep.dir={sweep}", env=env)
+    took = time.monotonic() - start
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and len(lines) == 1 and "Traceback" not in out.stderr, out.stderr
+    want = {"no slurm": "no SLURM here: sbatch, srun, sacct not found on PATH; run the jobs on this machine with "
+                        "hydra/launcher=local",
+            "sinfo hangs": f"SLURM is not answering: `sinfo -h -N -o %N|%c|%m|%G|%P` gave nothing in "
+                           f"{SINFO_TIMEOUT_S} s",
+            "sinfo not utf-8": "sinfo's output is not UTF-8 text (byte 5: b'\\xff')"}[case]
+    assert lines[0].startswith("fdbu: error: hydra.launcher: " + want), lines[0]
+    assert not sweep.exists()
+    assert took < SINFO_TIMEOUT_S + 20

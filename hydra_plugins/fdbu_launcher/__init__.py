@@ -13,6 +13,13 @@ from hydra_plugins.hydra_submitit_launcher.submitit_launcher import SlurmLaunche
 
 
 class FdbuSlurmLauncher(SlurmLauncher):
+    def setup(self, **kwargs: Any) -> None:
+        """Hydra sets the launcher up before its sweeper creates the job folder: refusals come first."""
+        super().setup(**kwargs)
+        from fdbu.launcher import setup
+
+        setup(dict(self.params))
+
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Any:
         from fdbu.launcher import launch
 
