@@ -16,7 +16,7 @@ from fdbu.comparison import compare, curves, load, to_csv
 from fdbu.kernels import INF, paired_ranked_differences, paired_ratio_differences
 from fdbu.metrics.stats import Bootstrap
 from fdbu.plot import compare_forest, compare_latency_curves
-from fdbu.report import write
+from fdbu.unified import write
 from fdbu.pipeline import score_path
 from fdbu.synth import synthesize
 from fdbu.vad import SpeechDetector

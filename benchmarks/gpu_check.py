@@ -16,7 +16,7 @@ import numpy as np
 from fdbu.device import allowed_cores, describe
 from fdbu.metrics.stats import Bootstrap
 from fdbu.atomic import dumps
-from fdbu.report import samples_jsonl
+from fdbu.unified import samples_jsonl
 from fdbu.pipeline import score_path
 from fdbu.vad import SileroSettings, SpeechDetector
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from fdbu.comparison import compare, load
 from fdbu.metrics.stats import Bootstrap
 from fdbu.pipeline import score_path
-from fdbu.report import write
+from fdbu.unified import write
 from fdbu.site import build
 from fdbu.synth import synthesize
 from fdbu.vad import SpeechDetector

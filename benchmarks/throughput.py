@@ -32,7 +32,7 @@ import numpy as np
 
 from fdbu.device import allowed_cores, free_cores
 from fdbu.metrics.stats import Bootstrap
-from fdbu.report import write
+from fdbu.unified import write
 from fdbu.pipeline import score_path
 from fdbu.synth import synthesize
 from fdbu.vad import SileroSettings, SpeechDetector

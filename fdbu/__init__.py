@@ -2,8 +2,8 @@
 
 Data flows tree -> samples (`fdbu.tree`) -> speech segments (`fdbu.vad`) ->
 per-sample outcomes (`fdbu.kernels`, via `fdbu.metrics`) -> aggregates
-(`fdbu.metrics`) -> report (`fdbu.report`). `fdbu.pipeline` runs that pipeline. The
-notebook API is `fdbu.score`, `fdbu.sweep` and `fdbu.compare` (`fdbu.api`); no module is named
+(`fdbu.metrics`) -> outputs (`fdbu.unified`). `fdbu.pipeline` runs that pipeline. The
+notebook API is `fdbu.score`, `fdbu.sweep`, `fdbu.compare` and `fdbu.report` (`fdbu.api`); no module is named
 like them, so they stay the functions.
 """
 
@@ -13,7 +13,7 @@ DEFINITIONS_VERSION = "fdb-v1.0-unified-4"
 
 from .errors import FdbuError  # noqa: E402
 
-_API = ("score", "sweep", "compare", "Result", "SweepResult", "CompareResult")
+_API = ("score", "sweep", "compare", "report", "Result", "SweepResult", "CompareResult")
 
 
 def __getattr__(name: str):
@@ -26,5 +26,10 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'fdbu' has no attribute {name!r}")
 
 
-__all__ = ["score", "sweep", "compare", "Result", "SweepResult", "CompareResult", "FdbuError", "__version__",
+def __dir__() -> list[str]:
+    """The API is loaded on first use, yet listed: `dir(fdbu)` and tab completion show it."""
+    return sorted(set(globals()) | set(_API))
+
+
+__all__ = ["score", "sweep", "compare", "report", "Result", "SweepResult", "CompareResult", "FdbuError", "__version__",
            "DEFINITIONS_VERSION"]

@@ -196,3 +196,23 @@ def compare(trees, *, write: bool = False, **settings) -> CompareResult:
 
         raise FdbuError("config", None, "write=True needs out=DIR")
     return CompareResult(commands.compare(cfg, write=write).value)
+
+
+def report(trees, out, **settings):
+    """Write the report of scored trees, as `fdbu report` does: the static site (index.html to open from disk)
+    and the leaderboard as Markdown, LaTeX and CSV.
+
+    Parameters: `trees`, a list of scored trees; `out`, the report folder (created if missing; refused if it
+    holds what fdbu would not overwrite); `**settings`, any key of `fdbu report --help` (names=[...],
+    baseline="A", report={"format": ["html", "md"], "compare": "reports/cmp"}, plot=False, width="column").
+
+    Returns the report folder as a `pathlib.Path`. Raises `FdbuError` with the CLI's one-line message.
+
+        >>> fdbu.report(["runs/A", "runs/B"], "reports/site", names=["A", "B"])
+    """
+    from pathlib import Path
+
+    cfg = config.build("report", {"trees": _paths(trees, "trees", "only"), "out": _paths(out, "out", False),
+                                  **settings})
+    commands.report(cfg)
+    return Path(cfg.out)

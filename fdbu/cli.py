@@ -51,10 +51,10 @@ Python: import fdbu; fdbu.score("runs/modelA").to_pandas()  (see the README)."""
 
 
 def _score(cfg) -> None:
-    from . import report
+    from . import unified
 
     ran = commands.score(cfg, reference_column=True)
-    show(report.summary(ran.value.unified))
+    show(unified.summary(ran.value.unified))
     if ran.column:
         show("\n" + ran.column)
     show("\n".join(["", *ran.lines]))

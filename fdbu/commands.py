@@ -72,13 +72,13 @@ def _commit(outputs, files: dict) -> tuple[list, list]:
 def score(cfg, write: bool = True, reference_column: bool = False) -> Ran:
     """`fdbu score`: value is the `fdbu.pipeline.Scored`; with `reference_column`, the official rules'
     numbers for the console (computed before the commit, so they never stop it)."""
-    from . import report
+    from . import unified
     from .pipeline import score_path
     from .tree import require
 
     tree = Path(cfg.tree)
     require(tree)  # a wrong tree= is named for what it is, before out= is looked at
-    outputs = report.outputs(Path(cfg.out) if cfg.out is not None else tree, cfg.plot) if write else None
+    outputs = unified.outputs(Path(cfg.out) if cfg.out is not None else tree, cfg.plot) if write else None
     detector = make_detector(cfg)
     scored = score_path(tree, detector, _bootstrap(cfg))
     column = None
@@ -87,7 +87,7 @@ def score(cfg, write: bool = True, reference_column: bool = False) -> Ran:
 
         inputs = scored.unified["inputs"]
         column = official_column(tree, inputs["manifest.json"], inputs["asr.json"])
-    written, lines = _commit(outputs, report.files(scored, cfg.plot, tree.resolve().name, cfg.width)
+    written, lines = _commit(outputs, unified.files(scored, cfg.plot, tree.resolve().name, cfg.width)
                              if outputs is not None else {})
     return Ran(scored, written, [detector.stats.line(), *lines], column=column)
 

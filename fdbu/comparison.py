@@ -31,7 +31,8 @@ from .metrics.paired import (ALPHA, MIN_BOOTSTRAP_PAIRS, PLUS_INF, UNDEFINED, mi
 from .metrics.stats import NOT_REACHED, Bootstrap
 from .metrics.table import SHARE, aggregate
 from .outputs import Outputs
-from .report import ROWS_SHA256, SAMPLES, UNIFIED, fmt, record_text
+from .cells import csv_text, fmt, record_text
+from .unified import ROWS_SHA256, SAMPLES, UNIFIED
 
 # what may differ between the signatures of compared trees: the inputs, and fdbu's version (the
 # definitions version pins the metric math); everything else (definitions, settings, speech
@@ -550,7 +551,7 @@ def to_csv(result: dict) -> str:
     w = csv.DictWriter(buf, head, lineterminator="\n")
     w.writeheader()
     for row in rows:
-        w.writerow({k: "" if v is None else v for k, v in row.items()})
+        w.writerow({k: "" if v is None else csv_text(v) if k in ("a", "b") else v for k, v in row.items()})
     return buf.getvalue()
 
 

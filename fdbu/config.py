@@ -20,7 +20,7 @@ from .cachedir import cache_root
 from .errors import FdbuError, one_line
 from .official import shipped_pins
 from .settings import (CROP_MAX_MS, FORMATS, LENGTH_POLICIES, PAD_MAX_MS, MAX_RESAMPLES, NEG_OFFSET, PAIRS, RESAMPLES, SEED, TRANSCRIPTS, WIDTHS,
-                       SileroSettings, changed, check_options, default_names, grid, refuse)
+                       SileroSettings, changed, check_options, default_names, grid, grid_size, refuse)
 
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -48,6 +48,7 @@ def _check(ok: bool, key: str, value, allowed: str) -> None:
 
 MAX_MS = 1000 * 10**9  # readers.MAX_SECONDS in milliseconds
 MAX_POINTS = 1000  # sweep grid points without sweep.allow_large (the default grid has 25)
+MAX_GRID = 1_000_000  # sweep grid points with it: each point's record is kilobytes, sweep.json would be gigabytes
 MAX_BATCH = 4096  # asr.batch_size
 OPEN_UNIT = (lambda v: 0 < v < 1, "a number in (0, 1)")
 UNIT = (lambda v: 0 <= v <= 1, "a number from 0 to 1")
@@ -243,10 +244,16 @@ class GridConfig:
     def __post_init__(self):
         within(self, "sweep.", thresholds=OPEN_UNIT, min_silence_ms=MS, neg_threshold_offset=UNIT, min_speech_ms=MS,
                speech_pad_ms=MS)
-        size = len(self.points())  # the grid checks its own axes
+        size = grid_size(self.thresholds, self.min_silence_ms, self.neg_threshold_offset, self.min_speech_ms,
+                         self.speech_pad_ms)  # from the axes' lengths: no grid is built to be refused
         if size > MAX_POINTS and not self.allow_large:
             raise FdbuError("config", None, f"the sweep grid has {size} points, more than {MAX_POINTS} (time and memory "
                             "grow with points x files, sweep.json with points); pass sweep.allow_large=true")
+        if size > MAX_GRID:
+            raise FdbuError("config", None, f"the sweep grid has {size} points, more than {MAX_GRID}, which no run "
+                            "holds (each point keeps its metrics for sweep.json), even with sweep.allow_large=true; "
+                            "sweep fewer values per axis")
+        self.points()  # the grid checks its own axes
 
     def points(self):  # -> list of fdbu.settings.GridPoint
         return grid(self.thresholds, self.min_silence_ms, self.neg_threshold_offset, self.min_speech_ms,

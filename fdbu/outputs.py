@@ -74,9 +74,9 @@ def _stopped(out: Path):
 
 def _owned() -> dict[str, set[str]]:
     """Every file each command writes through `Outputs`: the only names recovery ever moves."""
-    from . import comparison, evaluate, report, sensitivity
+    from . import comparison, evaluate, sensitivity, unified
 
-    return {"score": set(report.names(True)), "sweep": set(sensitivity.names(1, True)),
+    return {"score": set(unified.names(True)), "sweep": set(sensitivity.names(1, True)),
             "compare": set(comparison.names(True)), "evaluate": {evaluate.SUMMARY, evaluate.LEDGER}}
 
 

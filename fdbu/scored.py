@@ -20,7 +20,7 @@ from .errors import FdbuError
 from .metrics.stats import NOT_REACHED
 from .outputs import interrupted
 from .readers import MAX_SECONDS, short, parse_json
-from .report import ROWS_SHA256, SAMPLES, UNIFIED
+from .unified import ROWS_SHA256, SAMPLES, UNIFIED
 from .tree import regular
 
 MAX_INT = 2**63 - 1  # every integer fits an int64 (numpy) and a seed numpy accepts

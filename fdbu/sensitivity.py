@@ -16,7 +16,7 @@ from .atomic import dumps
 from .outputs import Outputs
 from .errors import FdbuError
 from .metrics.stats import NOT_REACHED, Bootstrap
-from .report import fmt
+from .cells import csv_text, fmt
 from .settings import SPEC, GridPoint, default_names, grid  # noqa: F401  (grid: the sweep's, re-exported)
 from .pipeline import score_subset, signature
 from .audio import SAMPLE_RATE
@@ -219,7 +219,7 @@ def to_csv(result: dict) -> str:
     w = csv.DictWriter(buf, list(rows[0]), lineterminator="\n")
     w.writeheader()
     for row in rows:
-        w.writerow({k: "" if v is None else v for k, v in row.items()})
+        w.writerow({k: "" if v is None else csv_text(v) if k == "system" else v for k, v in row.items()})
     return buf.getvalue()
 
 

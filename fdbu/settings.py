@@ -8,6 +8,7 @@ spec's Silero settings, silero-vad's neg_threshold offset, the (0, 1) threshold 
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -130,6 +131,11 @@ class GridPoint:
     @property
     def is_spec(self) -> bool:
         return asdict(self) == SPEC
+
+
+def grid_size(*axes) -> int:
+    """The number of points of the grid over `axes`, from their lengths (nothing is built)."""
+    return math.prod(len(a) if isinstance(a, (list, tuple)) else 1 for a in axes)
 
 
 def grid(thresholds, min_silence_ms, neg_threshold_offset=(NEG_OFFSET,), min_speech_ms=(SPEC["min_speech_ms"],),

@@ -26,7 +26,7 @@ from . import tasks
 from .errors import FdbuError
 from .metrics.stats import NOT_REACHED
 from .readers import parse_json
-from .report import record_text
+from .cells import csv_text, md_text, record_text
 from .settings import FORMATS
 
 PEAKS = 400  # waveform bins per drill-down: enough for a 1000 px wide plot, 400 bytes per sample
@@ -111,15 +111,15 @@ def _mark(cell: dict) -> str:
 def to_markdown(board: list[dict], names: list[str]) -> str:
     lines = []
     for sub in board:
-        lines += [f"### {sub['subset']} ({sub['label']})", "",
-                  "| metric | better | " + " | ".join(names) + " |",
+        lines += [f"### {md_text(sub['subset'])} ({md_text(sub['label'])})", "",
+                  "| metric | better | " + " | ".join(map(md_text, names)) + " |",
                   "|---|---|" + "---:|" * len(names)]
         for row in sub["rows"]:
             cells = []
             for i, c in enumerate(row["cells"]):
                 text = c["text"] + (f" {_mark(c)}" if _mark(c) else "")
                 cells.append(f"**{text}**" if i in row["best"] else text)
-            lines.append(f"| {row['label']} | {row['better']} | " + " | ".join(cells) + " |")
+            lines.append(f"| {md_text(row['label'])} | {row['better']} | " + " | ".join(cells) + " |")
         lines.append("")
     lines.append(_legend(board))
     return "\n".join(lines) + "\n"
@@ -128,7 +128,7 @@ def to_markdown(board: list[dict], names: list[str]) -> str:
 def _legend(board: list[dict]) -> str:
     base = board[0]["baseline"] if board else ""
     return (f"Values with 95% intervals from each system's unified.json; bold: best of the row by the metric's "
-            f"direction; * fdbu compare marks the paired difference against {base} (its Holm-adjusted p is below "
+            f"direction; * fdbu compare marks the paired difference against {md_text(base)} (its Holm-adjusted p is below "
             "alpha), + better, - worse; n/r: not reached.")
 
 
@@ -166,7 +166,7 @@ def to_csv(board: list[dict], names: list[str]) -> str:
             for i, (name, c) in enumerate(zip(names, row["cells"])):
                 iv = c["interval"] or [None, None]
                 d = c.get("decision") or {}
-                w.writerow([sub["subset"], row["metric"], row["better"], name,
+                w.writerow([sub["subset"], row["metric"], row["better"], csv_text(name),
                             *("" if x is None else x for x in (c["value"], *iv)), i in row["best"],
                             "" if not d else bool(d["mark"]), d.get("side") or "",
                             "" if d.get("p_holm") is None else d["p_holm"]])
@@ -301,8 +301,10 @@ def drilldown(system, row: dict, out: Path) -> dict:
 
 
 def _relative(path: Path, out: Path) -> str:
-    """`path` as a link from the report folder (the site and the trees move together)."""
-    return Path(os.path.relpath(Path(path).resolve(), Path(out).resolve())).as_posix()
+    """`path` as a link from the report folder (the site and the trees move together), always starting with
+    `./` or `../`: a first segment such as `javascript:void(0)` could otherwise be read as a URL scheme."""
+    rel = Path(os.path.relpath(Path(path).resolve(), Path(out).resolve())).as_posix()
+    return rel if rel.startswith("../") else "./" + rel
 
 
 def _index(system, out: Path) -> tuple[list, list]:
@@ -316,9 +318,15 @@ def _index(system, out: Path) -> tuple[list, list]:
     return index, details
 
 
+SCRIPT_ESCAPE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
 def _script_json(obj) -> str:
-    """JSON safe inside a <script> element."""
-    return json.dumps(obj, allow_nan=False, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    """JSON safe inside a <script> element: no `<` at all (so no `</script`, `<!--` or `<script` can change the
+    element's parsing state), no `>` or `&`, and the two line separators JavaScript once refused in strings, all
+    as JSON escapes that parse back to the same text."""
+    text = json.dumps(obj, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+    return "".join(SCRIPT_ESCAPE.get(ch, ch) for ch in text)
 
 
 def html(systems, board: list[dict], index: list, figures: list[str], links: dict, signatures: list) -> str:
@@ -382,7 +390,7 @@ def figure_names(n_systems: int, plot: bool) -> tuple[str, ...]:
     if not plot:
         return ()
     from .comparison import FIGURES, FORMATS
-    from .report import CURVES
+    from .unified import CURVES
 
     return tuple(f"{stem}.{ext}" for stem in FIGURES for ext in FORMATS) if n_systems > 1 else CURVES
 
@@ -402,7 +410,7 @@ def figures(systems, result: dict | None, width: str) -> dict[str, bytes]:
 
         return compared(result, systems, width)
     from .plot import latency_curves
-    from .report import CURVES
+    from .unified import CURVES
 
     rows = [r for rs in systems[0].rows.values() for r in rs]
     figure = latency_curves(rows, name=systems[0].name, width=width, unified=systems[0].unified)

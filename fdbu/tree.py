@@ -22,7 +22,7 @@ from .atomic import sha256_bytes
 from .audio import SAMPLE_RATE
 from .errors import FdbuError, one_line
 from .layout import not_a_tree
-from .readers import MAX_SECONDS, parse_json, read_words, seconds_text
+from .readers import MAX_SECONDS, parse_json, read_words, seconds_text, short
 from .timebase import window_us
 
 MANIFEST_KIND = "full-duplex-bench-v1.0-reference-audio"
@@ -277,12 +277,20 @@ def provenance(asr: dict) -> dict:
     """Where a tree's transcripts came from, from asr.json's config: `source` (fdbu asr, adopted, synthetic;
     an asr.json that does not say is `fdbu asr` when it records NeMo's version, else `unrecorded`), the
     `model` and, where recorded, the checkpoint's SHA-256. unified.json's signature carries it."""
-    config = asr.get("config") if isinstance(asr.get("config"), dict) else {}
+    config = asr.get("config", {})
+    if not isinstance(config, dict):
+        raise FdbuError("tree", "asr.json", f"config is {short(config)}, not an object")
+    for key, kinds, what in (("source", (str,), f"one of {', '.join(SOURCES)}"), ("model_id", (str,), "a model name"),
+                             ("checkpoint_sha256", (str,), "a SHA-256 hex digest")):
+        value = config.get(key)
+        if value is not None and (not isinstance(value, kinds) or (key == "source" and value not in SOURCES)
+                                  or (key == "checkpoint_sha256" and not re.fullmatch(r"[0-9a-f]{64}", value))):
+            raise FdbuError("tree", "asr.json", f"config.{key} is {short(value)}, not null or {what}")
     source = config.get("source")
-    if source not in SOURCES:
+    if source is None:
         source = "fdbu asr" if "nemo_version" in config else "unrecorded"
-    out = {"source": source, "model": config.get("model_id") if isinstance(config.get("model_id"), str) else None}
-    if isinstance(config.get("checkpoint_sha256"), str):
+    out = {"source": source, "model": config.get("model_id")}
+    if config.get("checkpoint_sha256") is not None:
         out["checkpoint_sha256"] = config["checkpoint_sha256"]
     return out
 

@@ -2,7 +2,7 @@
 from pathlib import Path
 
 from fdbu.pipeline import score_path
-from fdbu.report import write as write_unified
+from fdbu.unified import write as write_unified
 from fdbu.synth import synthesize
 
 

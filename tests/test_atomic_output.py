@@ -5,7 +5,7 @@ import pytest
 
 from fdbu import atomic
 from fdbu.errors import FdbuError
-from fdbu.report import write
+from fdbu.unified import write
 from fdbu.pipeline import Scored
 
 

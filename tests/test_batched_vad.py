@@ -13,7 +13,7 @@ import pytest
 import soundfile as sf
 
 from fdbu.errors import FdbuError
-from fdbu.report import write
+from fdbu.unified import write
 from fdbu.pipeline import score_path
 from fdbu.synth import bank
 from fdbu.vad import Job, SegmentRule, SileroSettings, SpeechDetector
@@ -95,12 +95,20 @@ def test_held_out_audio_keeps_the_guard_headroom(detector, held_out):
 
 
 def test_segments_equal_the_reference_near_the_thresholds(detector, tmp_path):
+    """Whether quiet audio lands within the guard margin depends on the margin this CPU calibrates (issue 38,
+    item 5), so the premise is built, not hoped for: one rule's threshold is placed half a margin above a real
+    window's batched probability, the first window of a file, which is always compared with the threshold
+    (nothing is triggered yet). The guard must then recompute that file, on any machine."""
     jobs = near_threshold_files(tmp_path)
-    rules = [SegmentRule(t, max(t - 0.15, 0.01), 250, s, pad) for t, s, pad in
-             [(0.5, 100, 0), (0.35, 50, 30), (0.6, 200, 100)]]
     det = SpeechDetector(backend="batched", device="cpu", cache=False, verify=0, threads=detector.threads)
-    entries = det.guard(det.probabilities(jobs), jobs, rules)
-    assert det.stats.recomputed >= 1  # the files do sit near a threshold
+    entries = det.probabilities(jobs)
+    margin, first = entries[0].margin, float(entries[0].probs[0])
+    placed = first + margin / 2
+    assert 0 < placed < 1 and abs(first - placed) < margin  # the premise, from this machine's own margin
+    rules = [SegmentRule(t, max(t - 0.15, 0.01), 250, s, pad) for t, s, pad in
+             [(0.5, 100, 0), (0.35, 50, 30), (0.6, 200, 100), (placed, 100, 0)]]
+    entries = det.guard(entries, jobs, rules)
+    assert det.stats.recomputed >= 1 and entries[0].exact  # the file with the placed threshold was recomputed
     ref = SpeechDetector(backend="reference", cache=False)
     for rule in rules:
         want = [ref.silero.segments_from_probs(ref.silero.reference_probs(sf.read(str(j.path), dtype="float32")[0]),

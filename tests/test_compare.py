@@ -16,7 +16,7 @@ from fdbu import tasks
 from fdbu.comparison import compare as run_compare, load, names as output_names
 from fdbu.metrics.paired import bootstrap_p, holm, mcnemar_exact, paired_arrays, resampled_differences
 from fdbu.metrics.stats import CI_LO, NOT_REACHED, rank
-from fdbu.report import write as write_unified
+from fdbu.unified import write as write_unified
 from fdbu.pipeline import score_path
 from fdbu.synth import synthesize
 

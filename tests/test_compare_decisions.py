@@ -15,7 +15,7 @@ from fdbu.metrics.paired import (MIN_BOOTSTRAP_PAIRS, holm, mcnemar_exact, mcnem
                                  min_discordant)
 from fdbu.metrics.stats import NOT_REACHED
 from fdbu.pipeline import score_path
-from fdbu.report import write as write_unified
+from fdbu.unified import write as write_unified
 from fdbu.synth import synthesize
 
 TT = "candor_turn_taking"

@@ -1,7 +1,7 @@
 """Same tree, same bytes out: two runs of the scorer write identical files."""
 import shutil
 
-from fdbu.report import write
+from fdbu.unified import write
 from fdbu.pipeline import score_path
 
 

@@ -403,3 +403,40 @@ def test_the_tree_loader_raises_only_fdbu_errors(fuzz_tree, tmp_path, file, path
         load_tree(tree)
     except FdbuError:
         pass
+
+
+CONFIG_KEYS = ["source", "model_id", "checkpoint_sha256", "made_by", "nemo_version", "device_type"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.one_of(st.sampled_from(CONFIG_KEYS), st.text(max_size=4)), VALUES, st.booleans())
+def test_asr_json_config_is_read_key_by_key(fuzz_tree, tmp_path, key, value, whole):
+    """Issue 38, item 6: asr.json's `config` (where the transcripts came from) is read like every other key:
+    any value of any of its keys, or the config itself replaced, is a one-line FdbuError or a correct load (a
+    list as config.source was a TypeError)."""
+    tree = tmp_path / "t"
+    if tree.exists():
+        shutil.rmtree(tree)
+    shutil.copytree(fuzz_tree, tree)
+    asr = json.loads((tree / "asr.json").read_text())
+    if whole:
+        asr["config"] = value
+    else:
+        asr.setdefault("config", {})[key] = value
+    (tree / "asr.json").write_text(json.dumps(asr))
+    try:
+        loaded = load_tree(tree)
+    except FdbuError as e:
+        assert "\n" not in str(e) and str(e).startswith("tree: asr.json: config")
+        return
+    assert loaded.transcripts["source"] in ("fdbu asr", "adopted", "synthetic", "unrecorded")
+
+
+def test_a_list_as_the_transcripts_source_is_one_line(fuzz_tree, tmp_path):
+    tree = tmp_path / "t"
+    shutil.copytree(fuzz_tree, tree)
+    asr = json.loads((tree / "asr.json").read_text())
+    asr.setdefault("config", {})["source"] = ["adopted"]
+    (tree / "asr.json").write_text(json.dumps(asr))
+    with pytest.raises(FdbuError, match=r"^tree: asr.json: config.source is \['adopted'\], not null or one of "):
+        load_tree(tree)

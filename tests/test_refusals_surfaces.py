@@ -23,7 +23,7 @@ from test_refusals import FDBU, ROOT, _mutate, fdbu, refused, snapshot, tmp_path
 def scored_pair(tmp_path_factory, vad, boot):
     """A and B: scored synthetic trees of n=2 (every scored subset), shared read-only."""
     from fdbu.pipeline import score_path
-    from fdbu.report import write
+    from fdbu.unified import write
     from fdbu.synth import synthesize
 
     root = tmp_path_factory.mktemp("scored")

@@ -9,7 +9,7 @@ from fdbu.asr.stage import _jobs
 from fdbu.evaluate import evaluate
 from fdbu.metrics.table import KINDS, declared
 from fdbu.plot import latency_curves
-from fdbu.report import write
+from fdbu.unified import write
 from fdbu.pipeline import score_path
 from fdbu.synth import synthesize
 from fdbu.vad import SpeechDetector

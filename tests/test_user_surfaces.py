@@ -149,7 +149,7 @@ def test_output_fits_the_terminal_without_splitting_a_cell(monkeypatch):
     import sys
 
     from fdbu import cli
-    from fdbu.report import LEGEND
+    from fdbu.unified import LEGEND
 
     table = ["  metric                       better      n  mixed                    prompt                   "
              "difference                      p   Holm  decision",
@@ -174,7 +174,7 @@ def test_output_fits_the_terminal_without_splitting_a_cell(monkeypatch):
 
 
 def test_the_score_summary_explains_its_columns(two, calibrated):
-    from fdbu.report import LEGEND, summary
+    from fdbu.unified import LEGEND, summary
 
     text = summary(fdbu.score(two[0]).unified)
     assert text.endswith(LEGEND)

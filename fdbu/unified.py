@@ -1,4 +1,4 @@
-"""Stage 5: unified.json, unified-samples.jsonl and the printed summary."""
+"""Stage 5, score's outputs: unified.json, unified-samples.jsonl, the latency curves and the printed summary."""
 from __future__ import annotations
 
 import json
@@ -7,7 +7,7 @@ from pathlib import Path
 from .atomic import dumps, sha256_bytes
 from .outputs import Outputs
 from .pipeline import Scored
-from .settings import NOT_REACHED
+from .cells import fmt, interval_text
 
 UNIFIED = "unified.json"
 SAMPLES = "unified-samples.jsonl"
@@ -49,31 +49,10 @@ def write(scored: Scored, out: Path | Outputs, plot: bool = False, name: str = "
     return (out if isinstance(out, Outputs) else outputs(out, plot)).commit(files(scored, plot, name, width))
 
 
-def fmt(x, digits: int = 3) -> str:
-    """A number for the console: n/a for null, "not reached" as is, else `digits` decimals."""
-    if x is None:
-        return "n/a"
-    return x if isinstance(x, str) else f"{x:.{digits}f}"
-
-
-def num(x, digits: int = 3) -> str:
-    """A value in a table cell (compare's leaderboard, the report's): n/r for not reached, else as `fmt`."""
-    return "n/r" if x == NOT_REACHED else fmt(x, digits)
-
-
-def record_text(value, interval) -> str:
-    """A value and its interval as a table cell shows them: `0.375 [0.137, 0.694]`."""
-    return num(value) + ("" if interval is None else f" [{num(interval[0])}, {num(interval[1])}]")
-
-
-def _pair(p) -> str:
-    return "n/a" if p is None else f"[{fmt(p[0])}, {fmt(p[1])}]"
-
-
 def _metric_line(name: str, m: dict) -> str:
-    head = f"  {name:<29} {m['better']:<8}{fmt(m['value']):>12}  {_pair(m['interval']):<26}"
+    head = f"  {name:<29} {m['better']:<8}{fmt(m['value']):>12}  {interval_text(m['interval']):<26}"
     if m["kind"] == "share":
-        return f"{head}{m['count']:>5}/{m['n']:<5} bounds {_pair(m['selected_bounds'])}"
+        return f"{head}{m['count']:>5}/{m['n']:<5} bounds {interval_text(m['selected_bounds'])}"
     if m["kind"] == "pooled_ratio":
         return f"{head}{m['count']:>5} samples"
     return f"{head}{m['count']:>5} samples (median; p90 {fmt(m['p90'])})"
