@@ -1,4 +1,5 @@
 """Atomic output: an interrupted run leaves the old file or the new one, never half of one."""
+import errno
 import hashlib
 import json
 import os
@@ -16,6 +17,24 @@ def umask_mode(mode: int = 0o666) -> int:
     current = os.umask(0)
     os.umask(current)
     return mode & ~current
+
+
+def open_own(path, flags: int, mode: int = 0o644, where: str = "output") -> int:
+    """os.open for a file fdbu writes, appends to or locks, never through a final symbolic link (O_NOFOLLOW):
+    a link there (even a dangling one) is refused by name instead of writing, or creating, its target."""
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW, mode)
+    except OSError as e:
+        if e.errno != errno.ELOOP:
+            raise
+        from .errors import FdbuError
+
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = "?"
+        raise FdbuError(where, Path(path).name, f"is a symbolic link ({path} -> {target}); fdbu writes no file "
+                        "through a link: remove it and run again") from None
 
 
 def write_bytes(path: Path, data: bytes) -> None:

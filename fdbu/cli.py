@@ -27,6 +27,7 @@ if os.path.basename(sys.argv[0]) == "fdbu" and signal.getsignal(signal.SIGINT) i
     signal.signal(signal.SIGINT, _stop)
 
 import difflib  # noqa: E402
+import io  # noqa: E402
 import traceback  # noqa: E402
 
 from . import __version__, commands  # noqa: E402
@@ -278,22 +279,94 @@ def _swept(value: str) -> bool:
     return False
 
 
+# where each command's job writes: (its out= key, the key it writes into without one)
+WRITES = {"score": ("out", "tree"), "sweep": ("out", "tree"), "evaluate": (None, "tree"), "asr": (None, "tree"),
+          "compare": ("out", None), "report": ("out", None), "export": ("out", None), "synth": ("out", None)}
+MAX_JOBS_CHECKED = 100_000
+
+
+def _jobs(rest: list[str]) -> list[dict[str, str]] | None:
+    """Every job of a multirun as {key: value}, the swept overrides expanded as Hydra's basic sweeper does
+    (their cartesian product); None where Hydra's parser refuses them (Hydra then says why)."""
+    import itertools
+    import math
+
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    args = [a for a in rest if not a.startswith("-") and "=" in a and not a.lstrip("+~").startswith("hydra")]
+    try:
+        parsed = OverridesParser.create().parse_overrides(args)
+        axes = [[(o.key_or_group, v) for v in (o.sweep_string_iterator() if o.is_sweep_override()
+                                                else [o.get_value_element_as_str()])] for o in parsed]
+    except Exception:
+        return None
+    if math.prod(len(a) for a in axes) > MAX_JOBS_CHECKED:
+        return None
+    return [dict(c) for c in itertools.product(*axes)]
+
+
+def _target(command: str, job: dict[str, str]) -> str | None:
+    """The folder a job writes into, resolved (None: only the cache, or nothing to say)."""
+    out_key, tree_key = WRITES.get(command, (None, None))
+    if command == "asr" and job.get("shards", "1").strip() not in ("1", ""):
+        return None  # a shard fills the cache only
+    folder = job.get(out_key) if out_key else None
+    if folder in (None, "null") and tree_key:
+        folder = job.get(tree_key)
+    if folder in (None, "null"):
+        return None
+    return os.path.realpath(folder.strip("'\""))
+
+
 def _multirun_outputs(command: str, rest: list[str]) -> list[str]:
     """`-m` whose jobs would write over each other: with one out= for all, each job writes into its own
-    subfolder of it (hydra.job.env_set tells the job, on whatever node it runs); without out=, jobs over
-    one tree's settings are refused (each would write into that tree)."""
+    subfolder of it (hydra.job.env_set tells the job, on whatever node it runs); otherwise the jobs are
+    expanded as Hydra will run them, and two that would write into one folder are refused before any
+    runs, naming both."""
     if not any(a in ("-m", "--multirun") for a in rest):
         return rest
     given = {a.partition("=")[0].lstrip("+~"): a.partition("=")[2] for a in rest if "=" in a and not a.startswith("-")}
     varied = [k for k, v in given.items() if _swept(v) and not k.startswith("hydra")]
-    if not varied or "out" in varied:
-        return rest
-    if "out" in given:
+    if varied and "out" in given and "out" not in varied:
         return [*rest, f"++hydra.job.env_set.{PER_JOB}=1"]
-    if command in ("score", "sweep") and "tree" not in varied:  # their outputs default to the tree
-        raise FdbuError("config", None, f"-m over {', '.join(varied)} of one tree would write every job's outputs into "
-                        "that tree, each over the last; pass out=DIR (each job writes into a subfolder of it)")
+    jobs = _jobs(rest) or []
+    seen: dict[str, int] = {}
+    for k, job in enumerate(jobs):
+        folder = _target(command, job)
+        if folder is None:
+            continue
+        if folder in seen:
+            first = seen[folder]
+            shown = lambda j: " ".join(f"{key}={v}" for key, v in jobs[j].items()  # noqa: E731
+                                       if _swept(given.get(key, "")))
+            raise FdbuError("config", None, f"-m: job {first} ({shown(first)}) and job {k} ({shown(k)}) would both "
+                            f"write into {folder}, the second over the first; " + (
+                                "give each job its own out= (Hydra runs every combination of the swept values: "
+                                "out=A,B beside tree=X,Y is four jobs), or one out=DIR for all (each job then "
+                                "writes into its own subfolder)" if WRITES[command][0] else
+                                f"fdbu {command} writes into the tree: sweep only what gives each job its own tree"))
+        seen[folder] = k
     return rest
+
+
+HYDRA_VALUED = ("--cfg", "-c", "--package", "-p", "--info", "-i", "--config-path", "-cp")
+
+
+def _options_first(rest: list[str]) -> list[str]:
+    """Hydra's flags (-m, --cfg job, ...) before the overrides: its parser takes the overrides as one run of
+    positional arguments, so a flag between or after them left the rest 'unrecognized'."""
+    flags, overrides, i = [], [], 0
+    while i < len(rest):
+        a = rest[i]
+        if a.startswith("-"):
+            flags.append(a)
+            if a in HYDRA_VALUED and i + 1 < len(rest) and not rest[i + 1].startswith("-") and "=" not in rest[i + 1]:
+                flags.append(rest[i + 1])
+                i += 1
+        else:
+            overrides.append(a)
+        i += 1
+    return flags + overrides
 
 
 FILE_FLAGS = {"--config-name": "name", "-cn": "name", "--config-dir": "dir", "-cd": "dir"}
@@ -312,6 +385,74 @@ def _value(v) -> str:
     if isinstance(v, dict):
         return "{" + ",".join(f"{k}:{_value(x)}" for k, x in v.items()) + "}"
     return "'" + str(v).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+MAX_CONFIG_BYTES = 1 << 20  # a config file of settings is a few hundred bytes
+MAX_CONFIG_NODES = 100_000  # values after YAML's aliases are expanded ("billion laughs")
+
+
+def _config_text(path) -> str:
+    """A config file's text, read only when it is a regular file of at most MAX_CONFIG_BYTES, and refused when its
+    aliases would expand past MAX_CONFIG_NODES values (counted on the composed node graph, nothing expanded)."""
+    import yaml
+
+    from .tree import regular
+
+    try:
+        regular(path, "config", str(path))  # a FIFO would block the read forever
+        with open(path, "rb") as f:
+            raw = f.read(MAX_CONFIG_BYTES + 1)
+    except OSError as e:
+        raise FdbuError("config", None, f"the config file {path} cannot be read: {e.strerror or e}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise FdbuError("config", None, f"the config file {path} is larger than {MAX_CONFIG_BYTES >> 20} MiB; a file "
+                        "of settings is a few lines")
+    try:
+        text = raw.decode("utf-8")
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except UnicodeDecodeError:
+        raise FdbuError("config", None, f"the config file {path} is not UTF-8 text") from None
+    except RecursionError:
+        raise FdbuError("config", None, f"the config file {path} is nested too deeply to be a file of settings") from None
+    except yaml.YAMLError as e:
+        raise FdbuError("config", None, f"the config file {path} is not valid YAML: "
+                        f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    sizes: dict[int, int] = {}
+
+    def size(n) -> int:  # values under a node once its aliases are expanded, each shared node counted once
+        if id(n) not in sizes:
+            sizes[id(n)] = 0  # a cycle counts nothing more
+            kids = [v for pair in n.value for v in pair] if isinstance(n, yaml.MappingNode) else \
+                n.value if isinstance(n, yaml.SequenceNode) else []
+            sizes[id(n)] = 1 + sum(min(size(k), MAX_CONFIG_NODES) for k in kids)
+        return sizes[id(n)]
+
+    try:
+        big = node is not None and size(node) > MAX_CONFIG_NODES
+    except RecursionError:
+        raise FdbuError("config", None, f"the config file {path} is nested too deeply to be a file of settings") from None
+    if big:
+        raise FdbuError("config", None, f"the config file {path} expands to more than {MAX_CONFIG_NODES} values "
+                        "(YAML aliases); a file of settings needs none")
+    return text
+
+
+def _runs_code(data, at: str = "") -> str | None:
+    """The first key of a config file that would make Hydra run code: a `hydra` key, or `_target_` anywhere."""
+    if isinstance(data, dict):
+        for k, v in data.items():
+            key = str(k).lstrip("+~")
+            if (not at and (key == "hydra" or key.startswith("hydra."))) or key == "_target_":
+                return f"{at}{k}"
+            found = _runs_code(v, f"{at}{k}.")
+            if found:
+                return found
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            found = _runs_code(v, f"{at}{i}.")
+            if found:
+                return found
+    return None
 
 
 def _config_file(rest: list[str]) -> list[str]:
@@ -340,10 +481,9 @@ def _config_file(rest: list[str]) -> list[str]:
 
     path = Path(found.get("dir", ".")) / found["name"]
     path = path if path.suffix in (".yaml", ".yml") else path.with_name(path.name + ".yaml")
+    text = _config_text(path)
     try:
-        data = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
-    except OSError as e:
-        raise FdbuError("config", None, f"the config file {path} cannot be read: {e.strerror or e}") from None
+        data = OmegaConf.to_container(OmegaConf.load(io.StringIO(text)), resolve=False)
     except Exception as e:  # YAML syntax
         raise FdbuError("config", None, f"the config file {path} is not valid YAML: "
                         f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
@@ -354,6 +494,10 @@ def _config_file(rest: list[str]) -> list[str]:
     if "defaults" in data:
         raise FdbuError("config", None, f"the config file {path} has a defaults list; give the command's keys only "
                         "(pick launchers and other groups on the command line: hydra/launcher=slurm_cpu)")
+    code = _runs_code(data)
+    if code:  # Hydra instantiates `_target_` (callbacks, launchers): a file someone sent could run anything
+        raise FdbuError("config", None, f"the config file {path} sets {code}: a config file holds the command's "
+                        "settings only, never hydra keys or _target_ (give Hydra's settings on the command line)")
 
     def flat(d, prefix=""):
         for k, v in d.items():
@@ -443,7 +587,7 @@ def _main(argv: list[str] | None) -> int:
         return error(f"config: {large}")
     register()
     os.environ["HYDRA_FULL_ERROR"] = "1"  # composition errors reach this function, which prints one line
-    sys.argv = [f"fdbu-{command}"] + rest
+    sys.argv = [f"fdbu-{command}"] + _options_first(rest)
     app = hydra.main(version_base="1.3", config_path="pkg://fdbu.conf", config_name=command)(_task(COMMANDS[command], command))
     try:
         app()

@@ -94,7 +94,10 @@ def _backchannel(tree: Tree, subset: str, ctx: Context) -> dict:
     if ctx.gt_distribution is None:
         return {"pending": "needs the official icc_gt_distribution.json: evaluate.gt_distribution=PATH "
                            "(or an evaluate.official_checkout holding it)"}
+    from .tree import regular
+
     try:
+        regular(Path(ctx.gt_distribution), "config", GT_DISTRIBUTION)  # a FIFO would block the read forever
         gt = json.loads(Path(ctx.gt_distribution).read_bytes())
     except (OSError, ValueError) as e:
         raise FdbuError("config", GT_DISTRIBUTION, f"cannot be read ({e})") from None

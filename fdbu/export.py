@@ -84,8 +84,7 @@ def discover(sources: dict[str, Path], only: list[str] | None, where: Path | Non
     """(subset, id) of every sample folder, in subset order then numeric id order."""
     found = []
     for subset, folder in sources.items():
-        for d in sorted((p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")),
-                        key=lambda p: _sort_key(p.name)):
+        for d in sorted(layout.sample_dirs(folder), key=lambda p: _sort_key(p.name)):  # as the official scripts skip
             if not SAFE_NAME.match(d.name):
                 raise FdbuError(f"{subset}/{d.name}", None, "is not a plain sample folder name")
             found.append((subset, d.name))

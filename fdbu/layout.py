@@ -13,7 +13,7 @@ from . import tasks
 MANIFEST, ASR = "manifest.json", "asr.json"
 
 
-def _dirs(folder: Path) -> list[Path]:
+def sample_dirs(folder: Path) -> list[Path]:
     """Sample-like sub-folders: not hidden, not what the official scripts skip (`.md`, `.DS_Store`)."""
     try:
         return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")
@@ -45,7 +45,7 @@ def task_subsets(samples: list[Path]) -> list[str]:
 
 
 def per_task_samples(folder: Path) -> list[Path]:
-    return [d for d in _dirs(folder) if (d / "input.wav").is_file()]
+    return [d for d in sample_dirs(folder) if (d / "input.wav").is_file()]
 
 
 def release_subsets(folder: Path) -> list[str]:
@@ -67,7 +67,7 @@ def is_v15(samples: list[Path]) -> bool:
 
 def task_folders(folder: Path) -> list[Path]:
     """The official per-task folders directly inside `folder` (as upstream's evaluation/example_data holds them)."""
-    return [d for d in _dirs(folder) if per_task_samples(d)]
+    return [d for d in sample_dirs(folder) if per_task_samples(d)]
 
 
 def official_tasks() -> dict[str, list[str]]:

@@ -82,7 +82,13 @@ def shipped_pins() -> dict[str, str]:
 
 def file_report(path: Path, name: str, pins: dict[str, str]) -> dict:
     """A used official file's SHA-256 and whether it is the pinned one."""
-    digest = sha256_bytes(Path(path).read_bytes())
+    from .tree import regular
+
+    try:
+        regular(Path(path), "official checkout", name)  # a FIFO would block the read forever
+        digest = sha256_bytes(Path(path).read_bytes())
+    except OSError as e:
+        raise FdbuError("official checkout", name, f"cannot be read: {e.strerror or e} ({path})") from None
     return {"sha256": digest, "pinned_sha256": pins.get(name), "pinned": pins.get(name) == digest}
 
 

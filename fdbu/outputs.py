@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 from . import faults
-from .atomic import umask_mode, written_by_fdbu
+from .atomic import open_own, umask_mode, written_by_fdbu
 from .errors import FdbuError
 
 STAGING = ".fdbu-staging-"
@@ -52,7 +52,7 @@ def writable_folder(path: Path, what: str) -> Path:
 def _locked(folder: Path) -> bool:
     """True when a live run holds the staging folder's lock."""
     try:
-        fd = os.open(folder / LOCK, os.O_RDWR)
+        fd = os.open(folder / LOCK, os.O_RDWR | os.O_NOFOLLOW)
     except OSError:
         return False
     try:
@@ -197,7 +197,7 @@ def _durable(path: Path, data: bytes) -> None:
     """`data` at `path`, written and fsynced under a temporary name, renamed, and the folder fsynced: after a
     power loss the file is either absent or whole."""
     tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, umask_mode())
+    fd = open_own(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, umask_mode(), where=str(path.parent))
     with os.fdopen(fd, "wb") as f:
         f.write(data)
         f.flush()
@@ -211,7 +211,7 @@ def _durable(path: Path, data: bytes) -> None:
 
 
 def _lock(folder: Path) -> int:
-    fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = open_own(folder / LOCK, os.O_RDWR | os.O_CREAT, 0o600, where=str(folder))
     fcntl.flock(fd, fcntl.LOCK_EX)
     return fd
 

@@ -154,6 +154,12 @@ def _unified(root: Path, raw: bytes) -> dict:
         r.refuse(f"{odd};", "fdbu writes only finite numbers and integers of 64 bits")
     r.fields(doc, {"fdbu_version": "text", "definitions": "text", ROWS_SHA256: "sha256"}, "")
     r.fields(r.obj(doc, "inputs", "inputs"), {"manifest.json": "sha256", "asr.json": "sha256"}, "inputs.")
+    if "transcripts" in doc:  # where the words came from: compare and the report read it
+        from .tree import SOURCES
+
+        r.fields(r.obj(doc, "transcripts", "transcripts"), {"source": "text", "model": "text?"}, "transcripts.")
+        if doc["transcripts"]["source"] not in SOURCES:
+            r.refuse("transcripts.source", f"is {short(doc['transcripts']['source'])}, not one of {', '.join(SOURCES)}")
     boot = r.obj(doc, "bootstrap", "bootstrap")
     r.fields(boot, {"resamples": "count", "seed": "count"}, "bootstrap.")
     if not 1 <= boot["resamples"] <= MAX_RESAMPLES:

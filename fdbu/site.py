@@ -235,33 +235,68 @@ def rule(row: dict, words: list) -> tuple[str, str]:
     return row.get("outcome", "scored"), "scored"
 
 
-def _words(folder: Path, where: str) -> list:
+class TreeFiles:
+    """A scored tree's sample files as the report may read them: only those its manifest.json (annotations, audio)
+    or asr.json (transcripts) list, each after its SHA-256 is checked and only inside the tree (`tree.hashed`),
+    and both lists the very ones its unified.json was computed from. A file edited after scoring, or replaced by
+    a link out of the tree, is refused in one line, not shown."""
+
+    def __init__(self, system):
+        from .tree import hashed, read_manifest
+
+        self.root, inputs = Path(system.root), system.unified["inputs"]
+        manifest = read_manifest(self.root)
+        if manifest.sha256 != inputs["manifest.json"]:
+            raise FdbuError(str(self.root), "manifest.json", "changed after the tree was scored; run fdbu score again")
+        self.files = manifest.files
+        asr = parse_json(hashed(self.root / "asr.json", str(self.root), "asr.json", inputs["asr.json"], "unified.json",
+                                self.root), str(self.root), "asr.json")
+        subsets = asr.get("subsets") if isinstance(asr, dict) else None
+        self.receipts = {k: v["transcripts"] for k, v in (subsets or {}).items()
+                         if isinstance(v, dict) and isinstance(v.get("transcripts"), dict)}
+
+    def read(self, sid: str, file: str) -> bytes | None:
+        """The file's checked bytes; None where neither list names it (it is then not read at all)."""
+        from .tree import hashed
+
+        subset, name = sid.split("/")
+        if file == "output.json":
+            expected, listed_in = self.receipts.get(subset, {}).get(name), "asr.json"
+        else:
+            expected, listed_in = self.files.get(sid, {}).get(file), "manifest.json"
+        if expected is None:
+            return None
+        return hashed(self.root / sid / file, sid, file, expected, listed_in, self.root)
+
+
+def _words(files: TreeFiles, sid: str, where: str) -> list:
     """[start, end, text] of the transcript's words (an end of null: a zero-length word)."""
-    path = folder / "output.json"
-    if not path.is_file():
+    raw = files.read(sid, "output.json")
+    if raw is None:
         return []
-    data = parse_json(path.read_bytes(), where, "output.json")
+    data = parse_json(raw, where, "output.json")
     out = []
     try:
         for c in data.get("chunks", []) if isinstance(data, dict) else []:
             a, b = c["timestamp"]
             out.append([round(float(a), 3), round(float(a if b is None else b), 3), str(c.get("text", ""))])
     except (KeyError, TypeError, ValueError):
-        raise FdbuError(where, "output.json", "has a chunk without a [start, end] timestamp; was it changed after "
-                        "scoring?") from None
+        raise FdbuError(where, "output.json", "has a chunk without a [start, end] timestamp") from None
     return out
 
 
-def peaks(path: Path, bins: int = PEAKS) -> list[int] | None:
+def peaks(data: bytes | Path | None, bins: int = PEAKS, where: str = "", file: str = "output.wav") -> list[int] | None:
     """The largest |sample| per bin, 0-99 (of full scale): a waveform small enough to inline."""
-    if not path.is_file():
+    if data is None:
         return None
     import soundfile as sf
 
+    if isinstance(data, Path):
+        where, file, data = str(data.parent), data.name, data.read_bytes()
     try:
-        x, _ = sf.read(str(path), dtype="float32", always_2d=True)
+        x, _ = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
     except (RuntimeError, sf.LibsndfileError) as e:
-        raise FdbuError(str(path.parent), path.name, f"cannot be read as audio: {e}") from None
+        raise FdbuError(where, file, f"cannot be read as audio: {e}") from None
     x = np.abs(x).max(axis=1)
     if len(x) == 0:
         return []
@@ -270,33 +305,34 @@ def peaks(path: Path, bins: int = PEAKS) -> list[int] | None:
     return [int(v) for v in np.minimum(99, np.round(top * 99))]
 
 
-def _annotations(row: dict, folder: Path) -> dict:
+def _annotations(row: dict, files: TreeFiles) -> dict:
     marks = {}
     for key in ("E_s", "S_s", "R_s"):
         if row.get(key) is not None:
             marks[key[0]] = row[key]
     if row.get("task") == "pause_handling":
-        path = folder / "pause.json"
-        if path.is_file():
-            data = parse_json(path.read_bytes(), row["sample_id"], "pause.json")
+        raw = files.read(row["sample_id"], "pause.json")
+        if raw is not None:
+            data = parse_json(raw, row["sample_id"], "pause.json")
             marks["pauses"] = [[float(e["timestamp"][0]), float(e["timestamp"][1])] for e in data]
     return marks
 
 
-def drilldown(system, row: dict, out: Path) -> dict:
-    """One sample of one system: everything its drill-down draws."""
-    folder = system.root / row["sample_id"]
-    where = f"{system.name}: {row['sample_id']}"
-    words = _words(folder, where) if row["eligible"] else []
+def drilldown(system, row: dict, out: Path, files: TreeFiles | None = None) -> dict:
+    """One sample of one system: everything its drill-down draws, from the tree's checked files."""
+    files = files if files is not None else TreeFiles(system)
+    sid = row["sample_id"]
+    folder = system.root / sid
+    where = f"{system.name}: {sid}"
+    words = _words(files, sid, where) if row["eligible"] else []
     outcome, why = rule(row, words)
-    d = {"id": row["sample_id"], "T": row.get("T_s"), "outcome": outcome, "rule": why, "words": words,
-         "segments": row.get("segments"), "marks": _annotations(row, folder) if row["eligible"] else {},
+    d = {"id": sid, "T": row.get("T_s"), "outcome": outcome, "rule": why, "words": words,
+         "segments": row.get("segments"), "marks": _annotations(row, files) if row["eligible"] else {},
          "row": row}
     for side in ("output", "input"):
-        wav = folder / f"{side}.wav"
-        p = peaks(wav) if row["eligible"] else None
+        p = peaks(files.read(sid, f"{side}.wav"), where=sid, file=f"{side}.wav") if row["eligible"] else None
         if p is not None:
-            d[side] = {"peaks": p, "src": _relative(wav, out)}
+            d[side] = {"peaks": p, "src": _relative(folder / f"{side}.wav", out)}
     return d
 
 
@@ -310,9 +346,10 @@ def _relative(path: Path, out: Path) -> str:
 def _index(system, out: Path) -> tuple[list, list]:
     """(the inlined index: [sample_id, subset, outcome] per sample, the drill-downs)."""
     index, details = [], []
+    files = TreeFiles(system)
     for subset, rows in system.rows.items():
         for row in rows:
-            d = drilldown(system, row, out)
+            d = drilldown(system, row, out, files)
             index.append([row["sample_id"], subset, d["outcome"]])
             details.append(d)
     return index, details

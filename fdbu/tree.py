@@ -27,7 +27,7 @@ from .timebase import window_us
 
 MANIFEST_KIND = "full-duplex-bench-v1.0-reference-audio"
 MAX_SAMPLE_RATE = 1_000_000
-SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")  # \Z, not $: `$` also matches before a final newline
 
 
 @dataclass

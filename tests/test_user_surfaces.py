@@ -34,8 +34,9 @@ def test_a_multirun_sharing_out_writes_a_folder_per_job(two, tmp_path, calibrate
         assert unified["inputs"]["manifest.json"] == sha((tree / "manifest.json").read_bytes())  # that job's tree
     assert sorted(p.name for p in (tmp_path / "x").iterdir()) == [f"0-{a.name}", f"1-{b.name}"]
     before = sorted(p.name for p in a.iterdir())
-    refused(fdbu_main("score", "-m", f"tree={a}", "vad.threshold=0.4,0.5"), "-m over vad.threshold of one tree",
-            "pass out=DIR")
+    refused(fdbu_main("score", "-m", f"tree={a}", "vad.threshold=0.4,0.5"),
+            f"-m: job 0 (vad.threshold=0.4) and job 1 (vad.threshold=0.5) would both write into {a.resolve()}",
+            "one out=DIR for all")
     assert sorted(p.name for p in a.iterdir()) == before
 
 

@@ -24,7 +24,7 @@ import numpy as np
 from tqdm import tqdm
 
 from .. import faults, tasks
-from ..atomic import sha256_bytes, write_bytes, write_json
+from ..atomic import open_own, sha256_bytes, write_bytes, write_json
 from ..audio import SAMPLE_RATE, read_wav, seconds_of
 from ..errors import FdbuError
 from ..outputs import writable_folder
@@ -198,17 +198,20 @@ class Journal:
 
     def left_by_a_killed_run(self) -> dict[str, tuple[str, str]]:
         """sample id -> (key, SHA-256) from a killed run; refuses while another run holds the journal."""
-        if not self.path.exists():
+        if not self.path.exists() and not self.path.is_symlink():
             return {}
-        fd = os.open(self.path, os.O_RDONLY)
+        fd = open_own(self.path, os.O_RDONLY, where="tree")  # a link is refused before the model loads
         try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            raise FdbuError("tree", self.NAME, "another fdbu asr is writing this tree; wait for it") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except OSError:
+                raise FdbuError("tree", self.NAME, "another fdbu asr is writing this tree; wait for it") from None
+            with os.fdopen(os.dup(fd), "rb") as f:
+                text = f.read().decode("utf-8", errors="replace")
         finally:
             os.close(fd)
         out = {}
-        for line in self.path.read_text(errors="replace").splitlines():
+        for line in text.splitlines():
             try:
                 e = json.loads(line)
                 out[e["sample_id"]] = (e["key"], e["sha256"])
@@ -217,7 +220,7 @@ class Journal:
         return out
 
     def open(self) -> None:
-        self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self.fd = open_own(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644, where="tree")
         fcntl.flock(self.fd, fcntl.LOCK_EX)
 
     def record(self, job: "AsrInput", data: bytes) -> None:

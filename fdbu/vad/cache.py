@@ -11,6 +11,8 @@ cannot be parsed or is truncated is treated as missing and recomputed, never tru
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,6 +63,9 @@ class ProbabilityCache:
     def get(self, wav_sha256: str, frames: int) -> Entry | None:
         path = self._path(wav_sha256)
         try:
+            if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the read forever: recomputed
+                self.rejected += 1
+                return None
             data = path.read_bytes()
         except OSError:
             return None

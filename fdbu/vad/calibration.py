@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import device as devices
-from ..atomic import dumps, write_bytes, write_text
+from ..atomic import dumps, open_own, write_bytes, write_text
 from ..cachedir import CALIBRATION, VAD_PROBS, cache_root
 from ..errors import FdbuError
 
@@ -223,7 +223,7 @@ def one_at_a_time(folder: Path, ident: dict):
     path = lock_path(folder, ident)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+        fd = open_own(path, os.O_WRONLY | os.O_CREAT, 0o644, where="cache")  # a link is refused by name
     except OSError:
         yield
         return
