@@ -1,6 +1,7 @@
 """Atomic output: an interrupted run leaves the old file or the new one, never half of one."""
 import errno
 import hashlib
+import stat
 import json
 import os
 import tempfile
@@ -22,12 +23,15 @@ def umask_mode(mode: int = 0o666) -> int:
 def open_own(path, flags: int, mode: int = 0o644, where: str = "output") -> int:
     """os.open for a file fdbu writes, appends to or locks, never through a final symbolic link (O_NOFOLLOW):
     a link there (even a dangling one) is refused by name instead of writing, or creating, its target."""
+    from .errors import FdbuError
+
     try:
-        return os.open(path, flags | os.O_NOFOLLOW, mode)
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK, mode)  # a FIFO would block the open itself
     except OSError as e:
-        if e.errno != errno.ELOOP:
+        if e.errno not in (errno.ELOOP, errno.ENXIO):
             raise
-        from .errors import FdbuError
+        if e.errno == errno.ENXIO:  # a FIFO opened for writing with no reader
+            raise FdbuError(where, Path(path).name, f"is a FIFO (named pipe), not a regular file ({path})") from None
 
         try:
             target = os.readlink(path)
@@ -35,6 +39,11 @@ def open_own(path, flags: int, mode: int = 0o644, where: str = "output") -> int:
             target = "?"
         raise FdbuError(where, Path(path).name, f"is a symbolic link ({path} -> {target}); fdbu writes no file "
                         "through a link: remove it and run again") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise FdbuError(where, Path(path).name, f"is not a regular file ({path}); fdbu writes only regular files")
+    os.set_blocking(fd, True)
+    return fd
 
 
 def write_bytes(path: Path, data: bytes) -> None:

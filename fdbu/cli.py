@@ -36,16 +36,16 @@ from .errors import FdbuError  # noqa: E402
 USAGE = """usage: fdbu COMMAND [key=value ...] [--cfg job] [-m]      fdbu COMMAND --help: every key
 
 commands:
-  score     score a reference tree:               fdbu score tree=PATH [out=DIR] [plot=true]
-  sweep     interruption metrics over VAD settings: fdbu sweep tree=PATH | "tree=[A,B]" out=DIR
-  compare   scored systems, pair by pair:          fdbu compare "trees=[A,B]" [names=[a,b]] [out=DIR]
-  report    a site (leaderboard, drill-downs) + tables: fdbu report "trees=[A,B]" [names=[a,b]] out=DIR
-  evaluate  the official rules (reference column): fdbu evaluate tree=PATH [evaluate.official_checkout=DIR]
-  export    a tree from the v1.0 release + outputs: fdbu export dataset=DIR | "export.roots={subset: DIR}" out=DIR
-  asr       transcripts with Parakeet (NeMo):     fdbu asr tree=DIR [asr.model=NAME | asr.checkpoint=PATH.nemo]
-  vad       speech probabilities into the cache:  fdbu vad tree=DIR [shard=K shards=N] (then score assembles)
-  synth     write a synthetic reference tree:     fdbu synth out=PATH [n=5] [seed=0] [system=mixed]
-  calibrate the batched VAD's guard margin here:  fdbu calibrate [device=cuda]
+  score      score a reference tree                  fdbu score tree=PATH [out=DIR] [plot=true]
+  sweep      interruption metrics over VAD settings  fdbu sweep tree=PATH | "tree=[A,B]" out=DIR
+  compare    scored systems, pair by pair            fdbu compare "trees=[A,B]" [names=[a,b]] [out=DIR]
+  report     a site and the leaderboard as tables    fdbu report "trees=[A,B]" [names=[a,b]] out=DIR
+  evaluate   the official rules (reference column)   fdbu evaluate tree=PATH [evaluate.official_checkout=DIR]
+  export     a tree from the release + outputs       fdbu export dataset=DIR | "export.roots={subset: DIR}" out=DIR
+  asr        transcripts with Parakeet (NeMo)        fdbu asr tree=DIR [asr.model=NAME | asr.checkpoint=PATH.nemo]
+  vad        speech probabilities into the cache     fdbu vad tree=DIR [shard=K shards=N] (then score assembles)
+  synth      write a synthetic reference tree        fdbu synth out=PATH [n=5] [seed=0] [system=mixed]
+  calibrate  the batched VAD's guard margin here     fdbu calibrate [device=cuda]
 
 Hydra: --cfg job shows the composed config; -m runs several jobs (fdbu score -m tree=A,B).
 Python: import fdbu; fdbu.score("runs/modelA").to_pandas()  (see the README)."""
@@ -133,7 +133,10 @@ def _lines(command):
 def _synth(cfg) -> None:
     tree = commands.synth(cfg).value
     what = "official per-task folders" if cfg.layout == "official" else "tree"
-    show(f"wrote synthetic {what} {tree} ({cfg.n} samples per subset, system={cfg.system}, seed={cfg.seed})")
+    n = cfg.n if isinstance(cfg.n, int) else "the release's" if cfg.n == "release" else \
+        ", ".join(f"{k} {v}" for k, v in dict(cfg.n).items())
+    show(f"wrote synthetic {what} {tree} ({n} samples{' per subset' if not isinstance(cfg.n, dict) else ''}, "
+         f"system={cfg.system}, seed={cfg.seed})")
 
 
 def _calibrate(cfg) -> None:
@@ -327,7 +330,8 @@ def _multirun_outputs(command: str, rest: list[str]) -> list[str]:
         return rest
     given = {a.partition("=")[0].lstrip("+~"): a.partition("=")[2] for a in rest if "=" in a and not a.startswith("-")}
     varied = [k for k, v in given.items() if _swept(v) and not k.startswith("hydra")]
-    if varied and "out" in given and "out" not in varied:
+    out_given = given.get("out", "").strip() not in ("", "null", "~", "None") and WRITES.get(command, (None,))[0]
+    if varied and out_given and "out" not in varied:
         return [*rest, f"++hydra.job.env_set.{PER_JOB}=1"]
     jobs = _jobs(rest) or []
     seen: dict[str, int] = {}
@@ -349,7 +353,9 @@ def _multirun_outputs(command: str, rest: list[str]) -> list[str]:
     return rest
 
 
-HYDRA_VALUED = ("--cfg", "-c", "--package", "-p", "--info", "-i", "--config-path", "-cp")
+HYDRA_VALUED = ("--cfg", "-c", "--package", "-p", "--config-path", "-cp", "--experimental-rerun")
+INFO = ("--info", "-i")  # its value is optional: one of these, or none (all)
+INFO_TOPICS = ("all", "config", "defaults", "defaults-tree", "plugins", "searchpath")
 
 
 def _options_first(rest: list[str]) -> list[str]:
@@ -358,6 +364,13 @@ def _options_first(rest: list[str]) -> list[str]:
     flags, overrides, i = [], [], 0
     while i < len(rest):
         a = rest[i]
+        if a in INFO:  # moved before the overrides, it must not take the first of them as its topic
+            topic = rest[i + 1] if i + 1 < len(rest) and rest[i + 1] in INFO_TOPICS else None
+            flags.append(f"{a}={topic or 'all'}" if a == "--info" else a)
+            if a == "-i":
+                flags.append(topic or "all")
+            i += 2 if topic else 1
+            continue
         if a.startswith("-"):
             flags.append(a)
             if a in HYDRA_VALUED and i + 1 < len(rest) and not rest[i + 1].startswith("-") and "=" not in rest[i + 1]:
@@ -442,7 +455,7 @@ def _runs_code(data, at: str = "") -> str | None:
     if isinstance(data, dict):
         for k, v in data.items():
             key = str(k).lstrip("+~")
-            if (not at and (key == "hydra" or key.startswith("hydra."))) or key == "_target_":
+            if (not at and (key == "hydra" or key.startswith(("hydra.", "hydra/")))) or key == "_target_":
                 return f"{at}{k}"
             found = _runs_code(v, f"{at}{k}.")
             if found:

@@ -221,11 +221,15 @@ def _checkout_used(checkout: Path, e, tree) -> None:
     if not checkout.is_dir():
         raise FdbuError("config", None, f"evaluate.official_checkout={checkout}: "
                         f"{'is not a folder' if checkout.exists() else 'does not exist'}")
+    from .official import GT_DISTRIBUTION, SCRIPT_DIRS
+
     backchannel = any(s.kind.official.runner == "backchannel" for s in tree.samples)
-    if not (e.run_official or e.judge.base_url or (backchannel and not e.gt_distribution)):
+    gt_inside = any((checkout / d / GT_DISTRIBUTION).is_file() for d in SCRIPT_DIRS)
+    if not (e.run_official or e.judge.base_url or (backchannel and not e.gt_distribution and gt_inside)):
         raise FdbuError("config", None, f"evaluate.official_checkout={checkout} would not be read: it is used by "
                         "evaluate.run_official=true (run the official scripts and compare), by a judge "
-                        "(evaluate.judge.base_url) and for icc_backchannel's ground truth; add "
+                        "(evaluate.judge.base_url) and for icc_backchannel's ground truth (the "
+                        f"{GT_DISTRIBUTION} beside its scripts); add "
                         "evaluate.run_official=true, or leave it out")
 
 

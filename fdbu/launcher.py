@@ -92,6 +92,9 @@ def sinfo() -> str | None:
     command = ["sinfo", "-h", "-N", "-o", "%N|%c|%m|%G|%P"]
     try:
         out = subprocess.run(command, capture_output=True, timeout=SINFO_TIMEOUT_S)
+    except OSError as e:
+        raise FdbuError("hydra.launcher", None, f"sinfo could not be run: {e.strerror or e}; run the jobs on this "
+                        f"machine with {LOCAL}") from None
     except subprocess.TimeoutExpired:
         raise FdbuError("hydra.launcher", None, f"SLURM is not answering: `{' '.join(command)}` gave nothing in "
                         f"{SINFO_TIMEOUT_S} s (is slurmctld up and reachable?); try again later, or run the jobs "

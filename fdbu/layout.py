@@ -181,8 +181,11 @@ def next_step(folder: Path) -> str | None:
     if kind == "tree-sample":
         return f"give the tree: tree={folder.parent.parent}"
     if kind == "sample":
-        parent = folder.parent
-        return f"its folder {parent} is {found(parent)}" + (f"; {next_step(parent)}" if next_step(parent) else "")
+        parent = Path(folder).resolve().parent
+        if parent == Path(folder).resolve():  # the file system's root: nothing above
+            return None
+        step = next_step(parent) if what(parent)[0] != "sample" else None  # a sample's folder holds no sample
+        return f"its folder {parent} is {found(parent)}" + (f"; {step}" if step else "")
     return None
 
 

@@ -133,7 +133,7 @@ def _legend(board: list[dict]) -> str:
 
 
 TEX_ESCAPE = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
-              "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
+              "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}", "\n": " ", "\r": " "}
 
 
 def tex(text: str) -> str:
@@ -339,7 +339,9 @@ def drilldown(system, row: dict, out: Path, files: TreeFiles | None = None) -> d
 def _relative(path: Path, out: Path) -> str:
     """`path` as a link from the report folder (the site and the trees move together), always starting with
     `./` or `../`: a first segment such as `javascript:void(0)` could otherwise be read as a URL scheme."""
-    rel = Path(os.path.relpath(Path(path).resolve(), Path(out).resolve())).as_posix()
+    from urllib.parse import quote
+
+    rel = quote(Path(os.path.relpath(Path(path).resolve(), Path(out).resolve())).as_posix())  # #, ?, % are path
     return rel if rel.startswith("../") else "./" + rel
 
 

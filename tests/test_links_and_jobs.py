@@ -218,3 +218,52 @@ def test_a_notes_folder_in_a_per_task_folder_is_skipped(tmp_path):
     out = fdbu_main("export", f"export.roots={{{TT}: {folders / TT}}}", "export.transcripts=adopt",
                     f"out={tmp_path / 'tree'}", "progress=false")
     assert out.returncode == 0 and "3 samples, 3 eligible" in out.stdout, out.stdout + out.stderr
+
+
+# found by review: each a traceback or a silent overwrite before
+
+def test_a_sample_folder_as_the_working_folder_is_named(tmp_path, monkeypatch):
+    """tree=. in a folder holding input.wav directly: named as one sample's folder (its parent recursed once),
+    not a RecursionError."""
+    import numpy as np
+    import soundfile as sf
+
+    sf.write(str(tmp_path / "input.wav"), np.zeros(160, np.int16), 16000, subtype="PCM_16")
+    monkeypatch.chdir(tmp_path)
+    one_line(fdbu_main("score", "tree=.", "progress=false"), "is one sample's folder (input.wav directly in it)")
+
+
+def test_info_keeps_working_wherever_it_stands(scored):
+    a, _ = scored
+    for args in (["--info", f"tree={a}"], [f"tree={a}", "--info"], [f"tree={a}", "--info", "config"]):
+        out = fdbu_main("score", *args)
+        assert out.returncode == 0, out.stderr
+
+
+def test_a_model_name_that_is_a_path_is_one_line(tmp_path):
+    from fdbu.asr.nemo_model import available
+
+    for name in ("/models/x.nemo", "a/b/c", "nvidia/"):
+        with pytest.raises(FdbuError, match="is not a model name"):
+            available(name)
+
+
+def test_out_null_is_no_out_for_the_multirun_check(scored):
+    a, _ = scored
+    one_line(fdbu_main("score", "-m", f"tree={a}", "vad.threshold=0.4,0.5", "out=null"), f"would both write into {a}")
+
+
+def test_a_config_file_choosing_a_hydra_group_is_refused(scored, tmp_path):
+    a, _ = scored
+    (tmp_path / "c.yaml").write_text("hydra/launcher: slurm_cpu\n")
+    one_line(fdbu_main("score", "--config-dir", str(tmp_path), "--config-name", "c", f"tree={a}"),
+             "sets hydra/launcher")
+
+
+def test_a_fifo_where_fdbu_writes_is_refused_not_waited_on(scored, tmp_path):
+    tree = untranscribed(scored[0], tmp_path / "t")
+    os.mkfifo(tree / ".fdbu-asr.journal")
+    start = time.monotonic()
+    one_line(fdbu_main("asr", f"tree={tree}", "asr.resume=true", f"asr.checkpoint={tmp_path / 'none.nemo'}",
+                       "progress=false", "device=cpu"), ".fdbu-asr.journal: is not a regular file")
+    assert time.monotonic() - start < 5

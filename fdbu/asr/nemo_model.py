@@ -100,7 +100,13 @@ def available(name: str) -> None:
         from huggingface_hub import HfApi, constants, try_to_load_from_cache
     except ImportError:  # NeMo brings it: require_nemo then says how to install both
         return
-    cached = try_to_load_from_cache(repo_id=name, filename=PurePosixPath(name).name + ".nemo")
+    try:
+        cached = try_to_load_from_cache(repo_id=name, filename=PurePosixPath(name).name + ".nemo")
+    except ValueError as e:  # huggingface_hub's HFValidationError: not a repository id (a path, a/b/c, org/)
+        hint = "; a local file goes in asr.checkpoint=FILE.nemo" if name.endswith(".nemo") or name.startswith(
+            ("/", ".")) else ""
+        raise FdbuError("asr", "model", f"asr.model={name!r} is not a model name (org/name) the Hugging Face hub "
+                        f"takes ({str(e).splitlines()[0]}){hint}") from None
     if isinstance(cached, str):
         return
     where = f"{name} is not in the Hugging Face cache ({constants.HF_HUB_CACHE})"
