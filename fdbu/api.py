@@ -18,33 +18,95 @@ from . import commands, config
 from .settings import NOT_REACHED
 
 
-def _frame(rows: list[dict]):
-    """Rows as a DataFrame a notebook can compute on: flags boolean, whole numbers integer (nullable Int64
-    where some are missing), other numbers float; a column of numbers holding "not reached" is float with
-    NaN there and a boolean `<column>_not_reached` beside it; a column with no value at all is float NaN."""
+# A DataFrame's columns and dtypes are declared, never read from the data (README: DataFrames), so code written
+# against one system's frame runs on another's. Kinds: text (pandas "string"), bool ("boolean"), int ("int64",
+# never missing), Int64 (nullable whole numbers), float ("float64", NaN where missing), reach (float64 with NaN
+# where "not reached", and a boolean `<column>_not_reached` beside it), inf (float64, +-inf where the row's
+# `<column>_flag` says so), object (lists: segments, reasons).
+ROW_KINDS = {"seconds": "float", "count": "Int64", "flag": "bool", "outcome": "text", "text": "text",
+             "segments": "object", "unit": "float", "ratio": "float"}
+
+
+def _typed(rows: list[dict], schema: dict[str, str]):
+    """`rows` as a DataFrame of exactly `schema`'s columns and dtypes, whatever the values."""
     import pandas as pd
 
-    frame = pd.DataFrame(rows)
-    flags = {}
-    for name in list(frame.columns):  # the types are read from the rows (the frame has made ints with None floats)
-        values = [v for v in (r.get(name) for r in rows) if v is not None and v == v]
-        numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        reached = [v for v in values if not (isinstance(v, str) and v == NOT_REACHED)]
-        if not values:
-            frame[name] = pd.Series([float("nan")] * len(frame), index=frame.index, dtype="float64")
-        elif all(isinstance(v, bool) for v in values):
-            frame[name] = frame[name].astype("boolean")
-        elif len(numbers) == len(values) and all(isinstance(v, int) for v in numbers):
-            frame[name] = frame[name].astype("Int64" if len(values) < len(frame) else "int64")
-        elif len(numbers) == len(values):
-            frame[name] = pd.to_numeric(frame[name]).astype("float64")
-        elif len(numbers) == len(reached):  # numbers, and "not reached"
-            flags[f"{name}_not_reached"] = frame[name].map(lambda v: v == NOT_REACHED).astype("boolean")
-            frame[name] = frame[name].map(lambda v: float("nan") if v is None or v == NOT_REACHED else float(v))
-    for name, flag in flags.items():
-        if name not in frame.columns:
-            frame.insert(frame.columns.get_loc(name[:-len("_not_reached")]) + 1, name, flag)
-    return frame
+    nan = float("nan")
+    data = {}
+    for col, kind in schema.items():
+        vals = [r.get(col) for r in rows]
+        if kind == "reach":
+            data[col] = pd.Series([nan if v is None or v == NOT_REACHED else float(v) for v in vals], dtype="float64")
+            data[f"{col}_not_reached"] = pd.Series([v == NOT_REACHED for v in vals], dtype="boolean")
+        elif kind == "inf":
+            flags = [r.get(f"{col}_flag") for r in rows]
+            data[col] = pd.Series([{"+inf": float("inf"), "-inf": float("-inf")}.get(f, nan if v is None else float(v))
+                                   for v, f in zip(vals, flags)], dtype="float64")
+        elif kind == "float":
+            data[col] = pd.Series([nan if v is None else float(v) for v in vals], dtype="float64")
+        elif kind == "int":
+            data[col] = pd.Series(vals, dtype="int64")
+        elif kind == "Int64":
+            data[col] = pd.Series(pd.array(vals, dtype="Int64"))
+        elif kind == "bool":
+            data[col] = pd.Series(pd.array(vals, dtype="boolean"))
+        elif kind == "text":
+            data[col] = pd.Series(pd.array([None if v is None else str(v) for v in vals], dtype="string"))
+        else:
+            data[col] = pd.Series(vals, dtype=object)
+    return pd.DataFrame(data)
+
+
+def row_schema(task: str) -> dict[str, str]:
+    """A task's per-sample rows (unified-samples.jsonl): its declared row fields (fdbu.scored.ROWS)."""
+    from .scored import ROWS
+
+    fields = {k: ROW_KINDS[v.rstrip("?")] for k, v in ROWS[task].items()}
+    return {"sample_id": "text", "subset": "text", "task": "text", "eligible": "bool", **fields, "reasons": "object"}
+
+
+METRICS_SCHEMA = {"system": "text", "subset": "text", "task": "text", "metric": "text", "kind": "text", "better": "text",
+                  "value": "reach", "lo": "reach", "hi": "reach", "p90": "reach", "count": "int", "n": "Int64"}
+
+
+def sweep_schema(result: dict) -> dict[str, str]:
+    """sweep.csv's columns: a latency metric's value, interval and p90 can be not reached (a flag each)."""
+    from .sensitivity import COUNTS
+    from .tasks import SUBSETS
+
+    metrics = SUBSETS[result["trees"][0]["subset"]].task.metrics.METRICS
+    out = {"system": "text", "threshold": "float", "neg_threshold": "float", "min_silence_ms": "float",
+           "min_speech_ms": "float", "speech_pad_ms": "float", "spec_settings": "bool", **dict.fromkeys(COUNTS, "int")}
+    for m in metrics:
+        kind = "reach" if m.kind == "latency_quantiles" else "float"
+        out.update({f"{m.name}_{part}": kind for part in ("value", "lo", "hi", "p90")})
+    return out
+
+
+def compare_schema() -> dict[str, str]:
+    """compare.csv's columns: values with their not-reached flags, the difference with +-inf kept (and its
+    flags as text), tests, Holm and the marker, the contexts and pairing tables."""
+    from .comparison import CSV_HEAD, _population_names
+
+    kinds = {"n": "int", "headline": "bool", "excludes_zero": "bool", "marker": "bool", "diff": "inf",
+             "diff_lo": "inf", "diff_hi": "inf", "p": "float", "p_holm": "float", "sign_p": "float",
+             "a_coverage": "float", "b_coverage": "float", "resamples_kept": "Int64", "discordant_a_only": "Int64",
+             "discordant_b_only": "Int64", "sign_a_first": "Int64", "sign_b_first": "Int64"}
+    out = {}
+    for col in CSV_HEAD:
+        if col in kinds:
+            out[col] = kinds[col]
+        elif col.endswith("_not_reached"):
+            out[col] = "bool"
+        elif col.startswith(("a_", "b_")):
+            out[col] = "float"
+        else:
+            out[col] = "text"
+    pops = _population_names()
+    out.update({f"{s}_{p}_rate": "float" for p in pops for s in ("a", "b")})
+    out.update(dict.fromkeys(["a_bound_lo", "a_bound_hi", "b_bound_lo", "b_bound_hi"], "float"))
+    out.update({f"{p}_{c}": "Int64" for p in pops for c in ("both", "only_a", "only_b", "neither")})
+    return out
 
 
 @dataclass
@@ -58,7 +120,7 @@ class Result:
     def to_pandas(self) -> dict:
         """Per-sample rows, one DataFrame per task (eligible and ineligible rows, manifest order)."""
         tasks = dict.fromkeys(r["task"] for r in self.rows)
-        return {task: _frame([r for r in self.rows if r["task"] == task]) for task in tasks}
+        return {task: _typed([r for r in self.rows if r["task"] == task], row_schema(task)) for task in tasks}
 
     def metrics(self):
         """One row per subset and metric: the system, value, 95% interval, p90 (latencies), count and n;
@@ -69,11 +131,9 @@ class Result:
                 iv = m["interval"] or [None, None]
                 row = {"system": self.system, "subset": subset, "task": entry["task"], "metric": name,
                        "kind": m["kind"], "better": m["better"]}
-                for key, x in (("value", m["value"]), ("lo", iv[0]), ("hi", iv[1]), ("p90", m.get("p90"))):
-                    row[key] = None if x == NOT_REACHED else x
-                    row[f"{key}_not_reached"] = x == NOT_REACHED
+                row.update({"value": m["value"], "lo": iv[0], "hi": iv[1], "p90": m.get("p90")})
                 rows.append({**row, "count": m["count"], "n": m.get("n")})
-        return _frame(rows)
+        return _typed(rows, METRICS_SCHEMA)
 
 
 @dataclass
@@ -86,7 +146,7 @@ class SweepResult:
         """One row per tree and grid point (the columns of sweep.csv, numeric columns numeric)."""
         from .sensitivity import csv_rows
 
-        return _frame(csv_rows(self.sweep))
+        return _typed(csv_rows(self.sweep), sweep_schema(self.sweep))
 
 
 @dataclass
@@ -99,7 +159,7 @@ class CompareResult:
         """One row per pair, subset and metric (the columns of compare.csv; "not reached" is NaN with a flag)."""
         from .comparison import csv_rows
 
-        return _frame(csv_rows(self.compare))
+        return _typed(csv_rows(self.compare), compare_schema())
 
     def leaderboard(self) -> str:
         """The console leaderboard `fdbu compare` prints."""
@@ -127,6 +187,20 @@ def _paths(value, key: str, many: bool):
     return one(value)
 
 
+def _required(command: str, key: str, value, settings: dict) -> None:
+    """A missing first argument, in the CLI's words: most often a misspelt keyword (`tre=`) took its place."""
+    if value is not None:
+        return
+    from .config import did_you_mean, known_keys, CONFIGS
+    from .errors import FdbuError
+
+    keys = {k.split(".")[0] for k in known_keys(CONFIGS[command])}
+    unknown = [k for k in settings if k not in keys]
+    if unknown:
+        raise FdbuError("config", None, f"{unknown[0]} is not a setting{did_you_mean(unknown[0], command)}")
+    raise FdbuError("config", None, f"{key} is required: fdbu.{command}({key}=...)")
+
+
 def _flags(**flags) -> None:
     from .errors import FdbuError
 
@@ -135,7 +209,7 @@ def _flags(**flags) -> None:
             raise FdbuError("config", None, f"{key}={value!r}: True or False")
 
 
-def score(tree, *, write: bool = False, **settings) -> Result:
+def score(tree=None, *, write: bool = False, **settings) -> Result:
     """Score a reference tree, as `fdbu score` does.
 
     Parameters: `tree`, the reference tree (str or Path); `write`, also write unified.json and
@@ -152,13 +226,14 @@ def score(tree, *, write: bool = False, **settings) -> Result:
     """
     from pathlib import Path
 
+    _required("score", "tree", tree, settings)
     _flags(write=write)
     cfg = config.build("score", {"tree": _paths(tree, "tree", False), "progress": False, **settings})
     scored = commands.score(cfg, write=write).value
     return Result(scored.unified, scored.rows, Path(cfg.tree).resolve().name)
 
 
-def sweep(tree, *, write: bool = False, **settings) -> SweepResult:
+def sweep(tree=None, *, write: bool = False, **settings) -> SweepResult:
     """Sweep the speech-detection settings over one tree or a list of trees, as `fdbu sweep` does.
 
     Parameters: `tree`, a reference tree or a list of them; `write`, also write sweep.json, sweep.csv
@@ -170,12 +245,13 @@ def sweep(tree, *, write: bool = False, **settings) -> SweepResult:
 
         >>> fdbu.sweep(["runs/A", "runs/B"], sweep={"thresholds": [0.4, 0.5]}).to_pandas()
     """
+    _required("sweep", "tree", tree, settings)
     _flags(write=write)
     cfg = config.build("sweep", {"tree": _paths(tree, "tree", True), "progress": False, **settings})
     return SweepResult(commands.sweep(cfg, write=write).value)
 
 
-def compare(trees, *, write: bool = False, **settings) -> CompareResult:
+def compare(trees=None, *, write: bool = False, **settings) -> CompareResult:
     """Compare scored trees pair by pair, as `fdbu compare` does.
 
     Parameters: `trees`, a list of scored trees (each holds unified.json and unified-samples.jsonl);
@@ -189,6 +265,7 @@ def compare(trees, *, write: bool = False, **settings) -> CompareResult:
 
         >>> fdbu.compare(["runs/A", "runs/B"], names=["A", "B"]).to_pandas().query("marker")
     """
+    _required("compare", "trees", trees, settings)
     _flags(write=write)
     cfg = config.build("compare", {"trees": _paths(trees, "trees", "only"), **settings})
     if write and cfg.out is None:
@@ -198,7 +275,7 @@ def compare(trees, *, write: bool = False, **settings) -> CompareResult:
     return CompareResult(commands.compare(cfg, write=write).value)
 
 
-def report(trees, out, **settings):
+def report(trees=None, out=None, **settings):
     """Write the report of scored trees, as `fdbu report` does: the static site (index.html to open from disk)
     and the leaderboard as Markdown, LaTeX and CSV.
 
@@ -212,6 +289,8 @@ def report(trees, out, **settings):
     """
     from pathlib import Path
 
+    _required("report", "trees", trees, settings)
+    _required("report", "out", out, settings)
     cfg = config.build("report", {"trees": _paths(trees, "trees", "only"), "out": _paths(out, "out", False),
                                   **settings})
     commands.report(cfg)

@@ -353,6 +353,63 @@ def _multirun_outputs(command: str, rest: list[str]) -> list[str]:
     return rest
 
 
+BARE = {"compare": "trees=[{}]", "report": "trees=[{}]", "export": "dataset={}", "synth": "out={}"}
+
+
+def _split_top(value: str) -> list[str]:
+    """A value split at its commas outside brackets and quotes."""
+    parts, depth, quote, cur = [], 0, None, ""
+    for ch in value:
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+            continue
+        cur += ch
+    return parts + [cur]
+
+
+def _one_grammar(command: str, rest: list[str]) -> list[str]:
+    """The command line read one way: a bare path is answered with the key it needs; a scalar where a list is
+    expected is a one-element list (trees=A is trees=[A]); A,B there is several jobs with -m (each a list),
+    and without -m refused in fdbu's words with the list syntax."""
+    from .config import list_keys
+
+    lists = set(list_keys(command))
+    multirun = any(a in ("-m", "--multirun") for a in rest)
+    out, skip = [], False
+    for a in rest:
+        if skip or a.startswith("-"):
+            out.append(a)
+            skip = a in HYDRA_VALUED or a in INFO
+            continue
+        if "=" not in a:
+            if command == "calibrate" or a in INFO_TOPICS:
+                out.append(a)
+                continue
+            raise FdbuError("config", None, f"{a!r} is not a setting (key=value); did you mean "
+                            f"{BARE.get(command, 'tree={}').format(a)}?")
+        key, _, value = a.partition("=")
+        v = value.strip()
+        if key.lstrip("+~") not in lists or v.startswith(("[",) + SWEEPS) or v in ("", "null", "~"):
+            out.append(a)
+        elif _swept(v) and multirun:
+            out.append(f"{key}=" + ",".join(p if p.strip().startswith("[") else f"[{p}]" for p in _split_top(v)))
+        elif _swept(v):
+            raise FdbuError("config", None, f"{key}={value}: a list is written \"{key}=[{value}]\" (quoted for the "
+                            "shell); a bare comma means several jobs, with -m")
+        else:
+            out.append(f"{key}=[{value}]")
+    return out
+
+
 HYDRA_VALUED = ("--cfg", "-c", "--package", "-p", "--config-path", "-cp", "--experimental-rerun")
 INFO = ("--info", "-i")  # its value is optional: one of these, or none (all)
 INFO_TOPICS = ("all", "config", "defaults", "defaults-tree", "plugins", "searchpath")
@@ -592,7 +649,7 @@ def _main(argv: list[str] | None) -> int:
     from .config import composition_error, register, too_large
 
     try:
-        rest = _multirun_outputs(command, _config_file(rest))
+        rest = _multirun_outputs(command, _one_grammar(command, _config_file(rest)))
     except FdbuError as e:
         return error(str(e))
     large = too_large(rest)  # the command line's and a config file's values alike

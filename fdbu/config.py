@@ -573,6 +573,7 @@ def build(command: str, values: Dict[str, Any]):
     from omegaconf.errors import OmegaConfBaseException
 
     schema = OmegaConf.structured(CONFIGS[command])
+    values = one_grammar(command, values)
     large = too_large(flat(values))
     if large:
         raise FdbuError("config", None, large)
@@ -581,6 +582,60 @@ def build(command: str, values: Dict[str, Any]):
         return OmegaConf.to_object(merged)
     except OmegaConfBaseException as e:
         raise FdbuError("config", None, composition_error(e, command)) from None
+
+
+def _fields(cls, prefix: str = ""):
+    """(key path, field) of every setting of a config class, groups walked into."""
+    import typing
+
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        kind = hints.get(f.name, f.type)
+        if dataclasses.is_dataclass(kind):
+            yield prefix + f.name, kind
+            yield from _fields(kind, f"{prefix}{f.name}.")
+        else:
+            yield prefix + f.name, kind
+
+
+def list_keys(command: str) -> List[str]:
+    """The keys of `command` whose value is a list (List[...] or Optional[List[...]])."""
+    import typing
+
+    def is_list(kind) -> bool:
+        if typing.get_origin(kind) in (list, List):
+            return True
+        return typing.get_origin(kind) is typing.Union and any(is_list(a) for a in typing.get_args(kind))
+
+    return [key for key, kind in _fields(CONFIGS[command]) if is_list(kind)]
+
+
+def group_keys(command: str) -> List[str]:
+    return [key for key, kind in _fields(CONFIGS[command]) if dataclasses.is_dataclass(kind)]
+
+
+def one_grammar(command: str, values: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
+    """The API's settings read as the CLI reads them: a scalar where a list is expected is a one-element list
+    (names="A" is names=["A"]), and a group given anything but a dict is refused in fdbu's words."""
+    lists, groups = set(list_keys(command)), set(group_keys(command))
+    out = {}
+    for key, value in values.items():
+        path = prefix + str(key)
+        if path in groups and not isinstance(value, dict):
+            raise FdbuError("config", None, f"{path}={value!r}: a group of settings is a dict of its keys, e.g. "
+                            f"{path}={{{_example(command, path)}}}")
+        if isinstance(value, dict) and path in groups:
+            value = one_grammar(command, value, path + ".")
+        elif path in lists and isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            value = [value]
+        out[key] = value
+    return out
+
+
+def _example(command: str, group: str) -> str:
+    first = next(k for k, _ in _fields(CONFIGS[command]) if k.startswith(group + ".") and k.count(".") ==
+                 group.count(".") + 1)
+    return f"{first.rsplit('.', 1)[1]!r}: ..."
 
 
 def composition_error(e: BaseException, command: str | None = None) -> str:

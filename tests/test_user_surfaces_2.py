@@ -1,0 +1,77 @@
+"""What a user meets, round two (issue 37): DataFrames whose columns and dtypes do not depend on the data, one
+grammar for lists on the CLI and in the API, -m anywhere, and the console's words."""
+import pytest
+
+import fdbu
+from builders import fdbu_main
+from fdbu.errors import FdbuError
+from fdbu.synth import synthesize
+
+UI, TT = "synthetic_user_interruption", "candor_turn_taking"
+
+
+@pytest.fixture(scope="module")
+def systems(tmp_path_factory, calibrated):
+    """A system that answers every time (every latency median reached), one that never does (none reached), one
+    that is slow; each scored."""
+    root = tmp_path_factory.mktemp("schema")
+    trees = {s: synthesize(root / s, n={UI: 6, TT: 6}, seed=4, system=s, ineligible=0.0)
+             for s in ("prompt", "silent", "slow")}
+    for t in trees.values():
+        fdbu.score(t, write=True)
+    return trees
+
+
+def _same(frames):
+    first = frames[0]
+    for f in frames[1:]:
+        assert list(f.columns) == list(first.columns)
+        assert f.dtypes.astype(str).to_dict() == first.dtypes.astype(str).to_dict()
+
+
+def test_every_dataframe_has_the_same_columns_and_dtypes_whatever_the_data(systems):
+    prompt, silent, slow = systems["prompt"], systems["silent"], systems["slow"]
+    scores = [fdbu.score(t) for t in (prompt, silent)]
+    for task in ("turn_taking", "user_interruption"):
+        _same([s.to_pandas()[task] for s in scores])
+    _same([s.metrics() for s in scores])
+    latency = scores[1].metrics().query("metric == 'response_latency_s' and subset == @TT")
+    assert latency["value_not_reached"].all() and latency["value"].isna().all()  # the silent system: not reached
+    sweeps = [fdbu.sweep(t, sweep={"thresholds": [0.5], "min_silence_ms": [100, 200]}).to_pandas()
+              for t in (prompt, silent)]
+    _same(sweeps)
+    assert sweeps[0]["response_latency_s_value_not_reached"].dtype == "boolean"
+    assert not sweeps[0]["response_latency_s_value_not_reached"].any()  # there, and all false
+    compares = [fdbu.compare([prompt, other]).to_pandas() for other in (silent, slow)]
+    _same(compares)
+    inf = compares[0].query("metric == 'response_latency_s' and subset == @TT")
+    assert inf["diff"].iloc[0] == float("inf") and inf["diff_flag"].iloc[0] == "+inf"  # kept, not NaN
+    assert compares[1]["diff_flag"].isna().all() or compares[1]["diff_flag"].dtype == "string"
+
+
+def test_a_scalar_where_a_list_is_expected(systems, tmp_path):
+    prompt, silent = systems["prompt"], systems["silent"]
+    # the API: a one-element list, a group that is no dict refused, a misspelt keyword in the CLI's words
+    assert len(fdbu.sweep(prompt, sweep={"thresholds": 0.5, "min_silence_ms": 100}).to_pandas()) == 1
+    with pytest.raises(FdbuError, match=r"names=\['A'\]: one name per tree \(2\)"):
+        fdbu.compare([prompt, silent], names="A")
+    with pytest.raises(FdbuError, match=r"vad='threshold=0.5': a group of settings is a dict of its keys"):
+        fdbu.score(prompt, vad="threshold=0.5")
+    with pytest.raises(FdbuError, match="tre is not a setting; did you mean tree?"):
+        fdbu.score(tre=prompt)
+    # the CLI: trees=A is [A]; A,B without -m is refused with the list syntax; a bare path gets its key
+    out = fdbu_main("compare", f"trees={prompt}")
+    assert out.returncode == 2 and "a list of at least two scored trees" in out.stderr, out.stderr
+    out = fdbu_main("compare", f"trees={prompt},{silent}")
+    assert out.returncode == 2 and f'a list is written "trees=[{prompt},{silent}]"' in out.stderr
+    out = fdbu_main("sweep", f"tree={prompt}", "sweep.thresholds=0.5", "sweep.min_silence_ms=100",
+                    f"out={tmp_path / 'sw'}", "plot=false")
+    assert out.returncode == 0, out.stderr
+    out = fdbu_main("score", str(prompt))
+    assert out.returncode == 2 and f"did you mean tree={prompt}?" in out.stderr
+    out = fdbu_main("compare", "-m", f"trees={prompt},{silent}")  # with -m: two jobs, each a one-tree list
+    assert out.returncode == 2 and "a list of at least two scored trees" in out.stderr
+
+
+def test_the_api_is_listed():
+    assert {"score", "sweep", "compare", "report", "FdbuError"} <= set(dir(fdbu))
