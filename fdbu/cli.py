@@ -642,11 +642,7 @@ def _main(argv: list[str] | None) -> int:
     if any(a in ("-h", "--help") for a in rest):
         print(_command_help(command))
         return 0
-    import hydra
-    from hydra.errors import HydraException
-    from omegaconf.errors import OmegaConfBaseException
-
-    from .config import composition_error, register, too_large
+    from .config import register, too_large
 
     try:
         rest = _multirun_outputs(command, _one_grammar(command, _config_file(rest)))
@@ -657,8 +653,45 @@ def _main(argv: list[str] | None) -> int:
         return error(f"config: {large}")
     register()
     os.environ["HYDRA_FULL_ERROR"] = "1"  # composition errors reach this function, which prints one line
+    scratch = _scratch_sweep_dir(rest)
+    if scratch:
+        rest = [*rest, f"hydra.sweep.dir={scratch}"]
     sys.argv = [f"fdbu-{command}"] + _options_first(rest)
-    app = hydra.main(version_base="1.3", config_path="pkg://fdbu.conf", config_name=command)(_task(COMMANDS[command], command))
+    try:
+        return _run(command, app_of(command))
+    finally:
+        if scratch:
+            import shutil
+
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def app_of(command: str):
+    import hydra
+
+    return hydra.main(version_base="1.3", config_path="pkg://fdbu.conf", config_name=command)(
+        _task(COMMANDS[command], command))
+
+
+def _scratch_sweep_dir(rest: list[str]) -> str | None:
+    """A multirun on this machine keeps Hydra's bookkeeping (multirun.yaml, empty job folders) in a temporary
+    folder fdbu removes when the jobs end; one given as hydra.sweep.dir, or a SLURM run's (its logs), stays."""
+    if not any(a in ("-m", "--multirun") for a in rest):
+        return None
+    if any(a.lstrip("+").startswith("hydra.sweep.dir=") or "launcher=slurm" in a or "launcher=fdbu_slurm" in a
+           for a in rest):
+        return None
+    import tempfile
+
+    return tempfile.mkdtemp(prefix="fdbu-multirun-")
+
+
+def _run(command: str, app) -> int:
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    from .config import composition_error
+
     try:
         app()
     except KeyboardInterrupt as e:

@@ -269,6 +269,24 @@ def submitted(config, jobs: list, params: dict) -> str:
             f"{jobs[0].paths.stdout.parent.parent}/{array}_*/")
 
 
+def first_missing(folder) -> Path | None:
+    """The outermost folder of `folder`'s path that does not exist yet (None: it exists): what this run creates."""
+    path, missing = Path(str(folder)).absolute(), None
+    while not path.exists():
+        missing, path = path, path.parent
+    return missing
+
+
+def undo(launcher, sweep_dir: Path) -> None:
+    """A submission SLURM refused leaves nothing behind: the folders this run created (Hydra's multirun.yaml and
+    submitit's scripts in them) are removed; in a folder that was there before, only those two."""
+    fresh = getattr(launcher, "fresh", None)
+    if fresh is not None:
+        shutil.rmtree(fresh, ignore_errors=True)
+        return
+    (sweep_dir / "multirun.yaml").unlink(missing_ok=True)
+
+
 def setup(params: dict) -> None:
     """Before the sweep writes anything: SLURM is here and answers, and some node can run one job."""
     preflight()
@@ -297,11 +315,21 @@ def launch(launcher, job_overrides, initial_job_idx: int) -> list:
     overrides = [list(o) for o in job_overrides]
     args = [(o, "hydra.sweep.dir", initial_job_idx + k, f"job_id_for_{initial_job_idx + k}", Singleton.get_state())
             for k, o in enumerate(overrides)]
-    try:
-        jobs = executor.map_array(launcher, *zip(*args))
-    except Exception as e:  # sbatch refused (submitit's FailedJobError / CalledProcessError)
-        text = " ".join(str(e).split())
-        raise FdbuError("hydra.launcher", None, f"SLURM refused the jobs: {text[-400:]}") from None
+    with tempfile.TemporaryFile() as said:  # sbatch's own stderr: into the one line when it refuses
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(said.fileno(), 2)
+        try:
+            jobs = executor.map_array(launcher, *zip(*args))
+        except Exception as e:  # sbatch refused (submitit's FailedJobError / CalledProcessError)
+            undo(launcher, Path(str(config.hydra.sweep.dir)))
+            text = " ".join(str(e).split())
+            raise FdbuError("hydra.launcher", None, f"SLURM refused the jobs: {text[-400:]}") from None
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        said.seek(0)
+        sys.stderr.write(said.read().decode("utf-8", errors="replace"))  # accepted: its warnings, if any
     say(submitted(config, jobs, params))
     if watch(config, jobs, overrides, status_every_s):
         sys.exit(2)  # each job that did not finish has had its one line

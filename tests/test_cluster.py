@@ -261,3 +261,29 @@ def test_a_slurm_preset_without_a_working_cluster_is_one_line_and_creates_nothin
     assert lines[0].startswith("fdbu: error: hydra.launcher: " + want), lines[0]
     assert not sweep.exists()
     assert took < SINFO_TIMEOUT_S + 20
+
+
+def test_a_refused_submission_leaves_nothing_behind(tree, tmp_path):
+    """Issue 37, item 3: SLURM refuses the jobs (sbatch fails): the job folder this run created, with Hydra's
+    multirun.yaml and submitit's scripts, is gone again, up to the first folder that was not there before."""
+    env = _slurm_commands(tmp_path / "bin", r"printf 'n1|64|256000|(null)|cpu*\n'")
+    (tmp_path / "bin" / "sbatch").write_text("#!/bin/sh\necho 'sbatch: error: Batch job submission failed: "
+                                             "Invalid account' >&2\nexit 1\n")
+    sweep = tmp_path / "shared" / "jobs" / "sweep"
+    out = multirun("score", "-m", f"tree={tree}", "hydra/launcher=slurm_cpu", f"hydra.sweep.dir={sweep}",
+                   f"cache_dir={tmp_path / 'cache'}", env=env)
+    lines = [x for x in out.stderr.strip().splitlines() if not x.startswith("fdbu: warning")]
+    assert out.returncode == 2 and len(lines) == 1 and "SLURM refused the jobs" in lines[0], out.stderr
+    assert "Invalid account" in lines[0]
+    assert not (tmp_path / "shared").exists()
+
+
+def test_a_local_multirun_leaves_no_bookkeeping(tree, tmp_path):
+    """Hydra's multirun.yaml and job folders of a run on this machine go into a temporary folder removed at
+    the end: nothing under $TMPDIR/fdbu-multirun* is left."""
+    tmp = tmp_path / "tmpdir"
+    tmp.mkdir()
+    out = multirun("score", "-m", f"tree={tree}", f"out={tmp_path / 'o1'},{tmp_path / 'o2'}", "progress=false",
+                   "vad.cache=false", env={"TMPDIR": str(tmp)})
+    assert out.returncode == 0, out.stderr
+    assert list(tmp.iterdir()) == [] or all(not p.name.startswith("fdbu-multirun") for p in tmp.iterdir())

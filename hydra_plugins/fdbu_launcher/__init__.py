@@ -16,9 +16,10 @@ class FdbuSlurmLauncher(SlurmLauncher):
     def setup(self, **kwargs: Any) -> None:
         """Hydra sets the launcher up before its sweeper creates the job folder: refusals come first."""
         super().setup(**kwargs)
-        from fdbu.launcher import setup
+        from fdbu.launcher import first_missing, setup
 
         setup(dict(self.params))
+        self.fresh = first_missing(self.config.hydra.sweep.dir)  # what a refused submission takes away again
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Any:
         from fdbu.launcher import launch
