@@ -216,8 +216,10 @@ def fit(text: str) -> str:
             out.append(line)
             continue
         indent = " " * (len(line) - len(body))
-        out += textwrap.wrap(body, width, initial_indent=indent, subsequent_indent=indent + "  ",
-                             break_long_words=False, break_on_hyphens=False)
+        kept = re.sub(r"\[[^\[\]]*\]", lambda m: m.group(0).replace(" ", "\x00"), body)  # an interval stays whole
+        out += [w.replace("\x00", " ") for w in textwrap.wrap(kept, width, initial_indent=indent,
+                                                               subsequent_indent=indent + "  ",
+                                                               break_long_words=False, break_on_hyphens=False)]
     flush()
     return "\n".join(out)
 

@@ -622,18 +622,27 @@ def p_text(p: float | None) -> str:
     return "n/a" if p is None else "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
+DECISIONS = {"*": "Holm p < alpha", "few": "too few pairs: the test cannot reach alpha", "ctx": "a context metric: "
+             "no test", "-": "not a headline metric: p unadjusted, no marker", "n/a": "no difference (both medians not "
+             "reached, or no paired sample)"}
+
+
 def decision(m: dict) -> str:
-    """The console's decision column: the marker, or why a line has none."""
+    """The console's decision column, a code the legend spells out (DECISIONS): the marker, or why a line has none
+    (compare.json and compare.csv keep the whole reason)."""
     if m["marker"]:
         return "*"
     reason = m["reason"] or ""
     if too_few(m):
-        return reason.split(":")[0]
+        return "few"
     if reason.startswith("context"):
-        return "context: no test"
+        return "ctx"
     if reason.startswith("not a headline"):
-        return "not headline"
-    return f"n/a: {reason.split(':')[0]}" if reason else ""
+        return "-"
+    return "n/a" if reason else ""
+
+
+ARROWS = {"lower": "\u2193", "higher": "\u2191", "context": "\u00b7"}
 
 
 def leaderboard(result: dict) -> str:
@@ -670,20 +679,23 @@ def leaderboard(result: dict) -> str:
                     text += f"; {key} {a} {fmt(ctx['a'][key])}, {b} {fmt(ctx['b'][key])}"
             lines.append(text)
             lines += [f"  warning: {w}" for w in entry.get("warnings", [])]
-            wa = max(24, len(a))
-            wb = max(24, len(b))
-            lines.append(f"  {'metric':<28} {'better':<8}{'n':>5}  {a:<{wa}} {b:<{wb}} {'difference':<26} "
-                         f"{'p':>6} {'Holm':>6}  decision")
+            wa, wb = max(20, len(a)), max(20, len(b))
+            label = {name: f"{name} {ARROWS[m['better']]}" for name, m in entry["metrics"].items()}
+            # two tables of at most 80 columns: the values on the paired samples, then the difference and decision
+            lines.append(f"  {'metric':<29} {'n':>4}  {a:<{wa}}  {b}")
+            lines += [f"  {label[name]:<29} {m['n']:>4}  {_record(m['a']):<{wa}}  {_record(m['b']):<{wb}}".rstrip()
+                      for name, m in entry["metrics"].items()]
+            lines.append(f"  {'metric':<29} {'difference':<24} {'p':>6} {'Holm':>6}  decision")
             for name, m in entry["metrics"].items():
                 ph = "" if m["p_holm"] is None else p_text(m["p_holm"])
                 p = "" if m["p"] is None else p_text(m["p"])
-                lines.append(f"  {name:<28} {m['better']:<8}{m['n']:>5}  {_record(m['a']):<{wa}} "
-                             f"{_record(m['b']):<{wb}} {_difference(m['difference']):<26} {p:>6} {ph:>6}  "
+                lines.append(f"  {label[name]:<29} {_difference(m['difference']):<24} {p:>6} {ph:>6}  "
                              f"{decision(m)}".rstrip())
-    lines += ["", "values on the paired samples with their 95% intervals; difference b - a with its 95% interval "
-              "(shares: exact conditional, agreeing with McNemar; ratios and medians: paired bootstrap); p: exact "
-              "McNemar (shares) or paired bootstrap; Holm: over the headline metrics of a subset"
-              + (", across all pairs" if result["comparison"]["pairs"] == "all" else "")
-              + f"; * Holm p < {alpha:g}; too few pairs: the test cannot reach alpha; n/r: not reached; "
-              f"{PLUS_INF}/-inf: only one median not reached; {UNDEFINED}: both (README: How compare decides)"]
+    lines += ["", "\u2193 lower is better, \u2191 higher, \u00b7 context; values on the paired samples with their 95% "
+              "intervals; difference b - a with its 95% interval (shares: exact conditional, agreeing with McNemar; "
+              "ratios and medians: paired bootstrap); p: exact McNemar (shares) or paired bootstrap; Holm: over the "
+              "headline metrics of a subset" + (", across all pairs" if result["comparison"]["pairs"] == "all" else "")
+              + f"; decision: * Holm p < {alpha:g}, " + ", ".join(f"{k} {v}" for k, v in DECISIONS.items() if k != "*")
+              + f"; n/r: not reached; {PLUS_INF}/-inf: only one median not reached; {UNDEFINED}: both (README: How "
+              "compare decides)"]
     return "\n".join(lines)

@@ -165,21 +165,49 @@ def _ranking_line(name: str, r: dict) -> str:
     return f"  {name} ({better}): changes: " + "; ".join(parts)
 
 
+AXES = {"threshold": ("thr", "threshold", ""), "neg_threshold": ("neg", "neg threshold", ""),
+        "min_silence_ms": ("min_sil", "min silence", " ms"), "min_speech_ms": ("min_sp", "min speech", " ms"),
+        "speech_pad_ms": ("pad", "padding", " ms")}
+COUNT_LABELS = {"not_exercised": "not_ex", "speaking_at_end": "s@end", "response": "resp", "no_response": "no_r"}
+
+
+def _axis(value: float, key: str) -> str:
+    return f"{value:.2f}" if key in ("threshold", "neg_threshold") else f"{value:.0f}"
+
+
 def table(result: dict, paths: list | None = None) -> str:
-    """The console table; `paths` (the trees as typed) are shown beside the names, never stored."""
+    """The console: per tree, a line saying what was swept and what held, then three tables of at most 80 columns
+    (the outcome counts, the shares, the latencies and the pooled ratio), each row a grid point by its swept
+    settings, and a legend of the short names; `paths` (the trees as typed) are shown beside the names."""
     lines = []
     for k, t in enumerate(result["trees"]):
+        shares = [n for n in SHOWN if t["points"][0]["metrics"][n]["kind"] == "share"]
+        others = [n for n in SHOWN if n not in shares]
         where = f" ({paths[k]})" if paths else ""
-        lines += ["", f"{t['name']}{where}: {t['counts']['eligible']} eligible of {t['counts']['selected']} "
-                      "selected",
-                  "  thr   neg  min_sil min_sp pad | not_ex  s@end  resp  no_r | " + " ".join(f"{v:>10}" for v in SHOWN.values())]
-        for r in t["points"]:
-            s, c = r["settings"], r["counts"]
-            cells = " ".join(f"{fmt(r['metrics'][n]['value']):>10}" for n in SHOWN)
-            star = "*" if r["spec_settings"] else " "
-            lines.append(f"{star} {s['threshold']:.2f} {s['neg_threshold']:.2f} {s['min_silence_ms']:7.0f} "
-                         f"{s['min_speech_ms']:6.0f} {s['speech_pad_ms']:3.0f} | {c['not_exercised']:6d} {c['speaking_at_end']:6d} "
-                         f"{c['response']:5d} {c['no_response']:5d} | {cells}")
+        points = t["points"]
+        values = {a: sorted({p["settings"][a] for p in points}) for a in AXES}
+        swept = [a for a in AXES if len(values[a]) > 1 and a != "neg_threshold"]
+        if "threshold" in swept:  # the neg threshold follows the threshold (its offset is the axis)
+            swept.insert(1, "neg_threshold")
+        held = [f"{AXES[a][1]} {_axis(values[a][0], a)}{AXES[a][2]}" for a in AXES if a not in swept]
+        lines += ["", f"{t['name']}{where}: {t['subset']}, {t['counts']['eligible']} eligible of "
+                      f"{t['counts']['selected']} selected",
+                  f"  swept: {', '.join(f'{AXES[a][1]} ({len(values[a])})' for a in swept if a != 'neg_threshold') or 'nothing'}"
+                  f"{' (neg = threshold - offset)' if 'neg_threshold' in swept else ''}; held: "
+                  f"{', '.join(held) or 'nothing'}; only speech detection changes, so pause handling and turn-taking "
+                  "(words only) are not swept"]
+        head = "  " + " ".join(f"{AXES[a][0]:>7}" for a in swept)
+
+        def row(p, cells):
+            star = "*" if p["spec_settings"] else " "
+            return f"{star} " + " ".join(f"{_axis(p['settings'][a], a):>7}" for a in swept) + " | " + cells
+
+        lines.append(head + " | " + " ".join(f"{v:>6}" for v in COUNT_LABELS.values()))
+        lines += [row(p, " ".join(f"{p['counts'][c]:>6d}" for c in COUNT_LABELS)) for p in points]
+        lines.append(head + " | " + " ".join(f"{SHOWN[n]:>10}" for n in shares))
+        lines += [row(p, " ".join(f"{fmt(p['metrics'][n]['value']):>10}" for n in shares)) for p in points]
+        lines.append(head + " | " + " ".join(f"{SHOWN[n]:>11}" for n in others))
+        lines += [row(p, " ".join(f"{fmt(p['metrics'][n]['value']):>11}" for n in others)) for p in points]
         lines.append("  range over the grid: " + "; ".join(
             f"{n} [{fmt(t['ranges'][n]['value'][0])}, {fmt(t['ranges'][n]['value'][1])}]"
             for n in SHOWN if t["ranges"][n]["value"]))
@@ -188,7 +216,10 @@ def table(result: dict, paths: list | None = None) -> str:
         lines += [_ranking_line(n, r) for n, r in result["rankings"].items()]
     lines.append(f"\n* the spec's settings (threshold {SPEC['threshold']}, min silence {SPEC['min_silence_ms']} ms, "
                  f"min speech {SPEC['min_speech_ms']} ms, neg offset {SPEC['neg_threshold_offset']}, "
-                 f"pad {SPEC['speech_pad_ms']} ms)")
+                 f"pad {SPEC['speech_pad_ms']} ms). " + "; ".join(f"{v}: {AXES[k][1]}" for k, v in
+                                                                   ((k, a[0]) for k, a in AXES.items()))
+                 + "; " + "; ".join(f"{v}: {k}" for k, v in COUNT_LABELS.items())
+                 + "; " + "; ".join(f"{v}: {k}" for k, v in SHOWN.items()) + " (medians: stop_med_s, resp_med_s)")
     return "\n".join(lines)
 
 

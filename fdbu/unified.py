@@ -7,7 +7,7 @@ from pathlib import Path
 from .atomic import dumps, sha256_bytes
 from .outputs import Outputs
 from .pipeline import Scored
-from .cells import fmt, interval_text
+from .cells import fmt, interval_text, num
 
 UNIFIED = "unified.json"
 SAMPLES = "unified-samples.jsonl"
@@ -50,12 +50,21 @@ def write(scored: Scored, out: Path | Outputs, plot: bool = False, name: str = "
 
 
 def _metric_line(name: str, m: dict) -> str:
-    head = f"  {name:<29} {m['better']:<8}{fmt(m['value']):>12}  {interval_text(m['interval']):<26}"
-    if m["kind"] == "share":
-        return f"{head}{m['count']:>5}/{m['n']:<5} bounds {interval_text(m['selected_bounds'])}"
-    if m["kind"] == "pooled_ratio":
-        return f"{head}{m['count']:>5} samples"
-    return f"{head}{m['count']:>5} samples (median; p90 {fmt(m['p90'])})"
+    """A metric's row, at most 78 characters: an interval's not-reached ends are n/r (the value column spells it)."""
+    count = f"{m['count']}/{m['n']}" if m["kind"] == "share" else str(m["count"])
+    interval = "n/a" if m["interval"] is None else f"[{num(m['interval'][0])}, {num(m['interval'][1])}]"
+    return f"  {name:<27} {m['better']:<7} {fmt(m['value']):>11}  {interval:<14} {count:>9}"
+
+
+HEAD = f"  {'metric':<27} {'better':<7} {'value':>11}  {'95% interval':<14} {'n':>9}"
+
+
+def _after_table(metrics: dict) -> list[str]:
+    """What does not fit a row: each share's bounds over all selected samples, each latency's p90."""
+    bounds = [f"{name} {interval_text(m['selected_bounds'])}" for name, m in metrics.items() if m["kind"] == "share"]
+    p90 = [f"{name} {fmt(m['p90'])}" for name, m in metrics.items() if "p90" in m]
+    out = [f"  bounds over all selected samples: {'; '.join(bounds)}"] if bounds else []
+    return out + ([f"  p90: {'; '.join(p90)}"] if p90 else [])
 
 
 def transcripts_text(unified: dict) -> str:
@@ -92,12 +101,14 @@ def summary(unified: dict) -> str:
             lines.append("  ineligible: " + "; ".join(f"{n} {reason}" for reason, n in c["ineligible_reasons"].items()))
         if "outcomes" in c:
             lines.append("  outcomes: " + ", ".join(f"{k} {v}" for k, v in c["outcomes"].items()))
-        lines.append(f"  {'metric':<29} {'better':<8}{'value':>12}  {'95% interval':<26}{'count':>5}")
+        lines.append(HEAD)
         lines += [_metric_line(name, m) for name, m in entry["metrics"].items()]
+        lines += _after_table(entry["metrics"])
     return "\n".join([*lines, "", LEGEND])
 
 
 LEGEND = ("better: lower or higher is better; context: describes the samples, neither better nor worse. 95% interval: "
-          "Wilson for shares, percentile bootstrap for pooled ratios and latency medians. count: k/n for a share, with "
-          "its bounds over all selected samples (every ineligible sample counted one way, then the other); samples for "
-          "the others. not reached: a latency median beyond what the captures show (README: Definitions).")
+          "Wilson for shares, percentile bootstrap for pooled ratios and latency medians. n: k/n for a share, the "
+          "samples for the others; bounds: a share over all selected samples, every unknown outcome (ineligible, "
+          "and for interruption not exercised) counted no, then yes. not reached (n/r in an interval): a latency "
+          "median beyond what the captures show (README: Definitions).")

@@ -42,7 +42,7 @@ def test_multirun_scores_two_trees_and_prints_the_summary(synth_tree, tmp_path, 
         assert unified["inputs"]["manifest.json"] and unified["speech_detection"]["model_sha256"]
         assert len((tree / "unified-samples.jsonl").read_text().splitlines()) > 0
     assert out.stdout.count("synthetic_user_interruption:") == 2
-    assert "exercised_rate" in out.stdout and "bounds [" in out.stdout
+    assert "exercised_rate" in out.stdout and "bounds over all selected samples: exercised_rate [" in out.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b"]  # Hydra left nothing in the cwd
 
 

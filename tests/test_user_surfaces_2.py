@@ -75,3 +75,52 @@ def test_a_scalar_where_a_list_is_expected(systems, tmp_path):
 
 def test_the_api_is_listed():
     assert {"score", "sweep", "compare", "report", "FdbuError"} <= set(dir(fdbu))
+
+
+def _on_a_terminal(args: list[str], columns: int = 80) -> list[str]:
+    """`fdbu ARGS` with its output on a pseudo-terminal `columns` wide, as a person sees it."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import subprocess
+    import sys
+    import termios
+    from pathlib import Path
+
+    main, child = pty.openpty()
+    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    exe = str(Path(sys.executable).parent / "fdbu")
+    proc = subprocess.Popen([exe, *args], stdout=child, stderr=subprocess.DEVNULL, env={**os.environ,
+                                                                                       "COLUMNS": str(columns)})
+    os.close(child)
+    chunks = []
+    while True:
+        try:
+            data = os.read(main, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=300)
+    os.close(main)
+    return b"".join(chunks).decode().replace("\r", "").splitlines()
+
+
+def test_tables_read_at_80_columns(systems, tmp_path):
+    """Issue 37, item 8: score's, compare's and sweep's tables fit 80 columns on a terminal: every row whole on
+    one line (a metric's name, value and interval together), nothing wider than the terminal."""
+    prompt, silent = systems["prompt"], systems["silent"]
+    score = _on_a_terminal(["score", f"tree={prompt}", "progress=false"])
+    compare = _on_a_terminal(["compare", f"trees=[{prompt},{silent}]", "plot=false"])
+    sweep = _on_a_terminal(["sweep", f"tree={prompt}", "plot=false", "progress=false", f"out={tmp_path / 'sw'}"])
+    for lines in (score, compare, sweep):
+        assert lines and all(len(line) <= 80 for line in lines), [line for line in lines if len(line) > 80]
+    rows = [line for line in score if line.startswith("  response_rate_1s ")]
+    assert rows and all(line.rstrip().endswith("/6") and "[" in line for line in rows)
+    diff = [line for line in compare if line.startswith("  early_start_rate ") and ("+" in line or "-0" in line)]
+    assert diff and all("[" in line for line in diff)  # the difference with its interval on the metric's line
+    assert any(line.startswith("  swept: threshold (5)") for line in sweep)
+    assert any("not_ex: not_exercised" in line for line in sweep) or \
+        "not_ex: not_exercised" in " ".join(sweep)  # the legend of the short names
