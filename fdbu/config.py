@@ -185,11 +185,13 @@ class DeviceFree(Common):
     """Common settings of a command that runs nothing on a device: `device` is refused, not ignored."""
 
     COMMAND: ClassVar[str] = ""
-    REFUSED: ClassVar[tuple] = ("device",)
+    REFUSED: ClassVar[tuple] = ("device", "cache_dir")
 
     def __post_init__(self):
         super().__post_init__()
         _check(self.device == "auto", "device", self.device, f"fdbu {self.COMMAND} runs nothing on a device: "
+               "leave it out")
+        _check(self.cache_dir is None, "cache_dir", self.cache_dir, f"fdbu {self.COMMAND} keeps nothing in a cache: "
                "leave it out")
 
 
@@ -427,8 +429,13 @@ class EvaluateOptions:
 @dataclass
 class EvaluateConfig(DeviceFree):
     COMMAND: ClassVar[str] = "evaluate"
+    REFUSED: ClassVar[tuple] = DeviceFree.REFUSED + ("progress",)
     tree: str = opt(MISSING, "the reference tree")
     evaluate: EvaluateOptions = group(EvaluateOptions, "the official rules (reference column)")
+
+    def __post_init__(self):
+        super().__post_init__()
+        _check(self.progress is True, "progress", self.progress, "fdbu evaluate shows no progress bar: leave it out")
 
 
 @dataclass
@@ -505,6 +512,7 @@ class AsrConfig(Sharded):
 class VadStageConfig(Sharded):
     """`fdbu vad`: speech probabilities into the cache (for score and sweep to assemble from)."""
 
+    REFUSED: ClassVar[tuple] = ("vad.cache",)
     vad: VadConfig = group(VadConfig, "speech detection; its settings choose which files the guard recomputes")
     for_sweep: bool = opt(False, "also guard every point of the sweep grid (sweep.*), so a sweep assembles too")
     sweep: GridConfig = group(GridConfig, "the sweep grid (with for_sweep=true)")
@@ -512,6 +520,12 @@ class VadStageConfig(Sharded):
     def __post_init__(self):
         super().__post_init__()
         _check(self.vad.cache, "vad.cache", self.vad.cache, "fdbu vad fills the probability cache: it must be true")
+        if not self.for_sweep:  # the grid is read only for the sweep's points
+            grid = GridConfig()
+            for f in dataclasses.fields(GridConfig):
+                _check(getattr(self.sweep, f.name) == getattr(grid, f.name), f"sweep.{f.name}",
+                       getattr(self.sweep, f.name), "the grid is used only with for_sweep=true: add it, or leave "
+                       "the grid out")
 
 
 @dataclass
@@ -535,13 +549,22 @@ class SynthConfig:
 
 @dataclass
 class CalibrateConfig(Common):
-    REFUSED: ClassVar[tuple] = SEGMENT_KEYS
+    # the calibration measures the batched backend against the reference over its own corpus, at once, into
+    # cache_dir: only vad.threads (and the device) change what it measures
+    UNUSED: ClassVar[dict] = {"backend": "it measures the batched backend against the reference",
+                              "cache": "the calibration is always kept under cache_dir; no probability is cached",
+                              "verify": "it compares every window of its corpus, no sentinel sample",
+                              "batch_seconds": "its corpus is computed at once", "require_shards": "no shard fills it"}
+    REFUSED: ClassVar[tuple] = SEGMENT_KEYS + tuple(f"vad.{k}" for k in UNUSED)
     vad: VadConfig = group(VadConfig, "speech detection: threads (the calibration is kept under cache_dir)")
 
     def __post_init__(self):
         super().__post_init__()
-        _check(self.vad.backend == "batched", "vad.backend", self.vad.backend,
-               "the calibration measures the batched backend against the reference: leave it out")
+        defaults = VadConfig()
+        for key, why in self.UNUSED.items():
+            value = getattr(self.vad, key)
+            _check(value == getattr(defaults, key), f"vad.{key}", value,
+                   f"fdbu calibrate does not use it ({why}): leave it out")
         self.vad.refuse_segment_settings(
             lambda key: "the calibration measures probabilities, which no segment setting changes: leave it out")
 

@@ -265,7 +265,7 @@ def test_config_values(tree, args, fragment):
 
 
 def test_sweep_config_values(tree):
-    refused(fdbu("sweep", f"tree={tree}", "sweep.thresholds=0.5"), "sweep.thresholds")
+    refused(fdbu("sweep", f"tree={tree}", "sweep.thresholds=1.5"), "sweep.thresholds")  # (0.5 alone: [0.5])
     refused(fdbu("sweep", f"tree=[{tree},{tree}]"), "needs out=DIR")
 
 
@@ -274,7 +274,8 @@ def test_sweep_config_values(tree):
     (["sweep", "vad.threshold=0.4"], "vad.threshold=0.4: a sweep's segment settings are its axes: use sweep.thresholds"),
     (["sweep", "vad.speech_pad_ms=30"], "use sweep.speech_pad_ms"),
     (["sweep", "vad.min_silence_duration_ms=50"], "use sweep.min_silence_ms"),
-    (["calibrate", "vad.backend=reference"], "vad.backend='reference': the calibration measures the batched"),
+    (["calibrate", "vad.backend=reference"], "vad.backend='reference': fdbu calibrate does not use it (it measures "
+                                             "the batched backend against the reference)"),
     (["calibrate", "vad.speech_pad_ms=30"], "vad.speech_pad_ms=30: the calibration measures probabilities"),
     (["evaluate", "device=cuda"], "device='cuda': fdbu evaluate runs nothing on a device"),
     (["export", "dataset=d", "out=o", "device=cpu"], "device='cpu': fdbu export runs nothing on a device")])

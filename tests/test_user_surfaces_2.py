@@ -124,3 +124,75 @@ def test_tables_read_at_80_columns(systems, tmp_path):
     assert any(line.startswith("  swept: threshold (5)") for line in sweep)
     assert any("not_ex: not_exercised" in line for line in sweep) or \
         "not_ex: not_exercised" in " ".join(sweep)  # the legend of the short names
+
+
+# every key `fdbu COMMAND --help` lists is accepted (a value other than its default builds the config); every key
+# it leaves out is refused with a reason; calibrate refuses what it would ignore (issue 37, item 7)
+BASE = {"score": {"tree": "t"}, "sweep": {"tree": "t"}, "compare": {"trees": ["a", "b"]},
+        "report": {"trees": ["a", "b"], "out": "o"}, "evaluate": {"tree": "t"}, "export": {"dataset": "d", "out": "o"},
+        "asr": {"tree": "t"}, "vad": {"tree": "t"}, "synth": {"out": "o"}, "calibrate": {}}
+OTHER = {  # a value other than the default that the key takes (with what it needs beside it)
+    "device": "cpu", "progress": False, "cache_dir": "c", "tree": "u", "trees": ["x", "y"], "out": "p", "plot": False,
+    "width": "column", "names": ["A", "B"], "baseline": "b", "dataset": "e", "outputs": "q", "shard": 1, "shards": 2,
+    "n": 3, "seed": 1, "system": "prompt", "ineligible": 0.1, "interruption_tail_s": [2.0, 3.0], "layout": "official",
+    "for_sweep": True, "vad.threshold": 0.6, "vad.min_speech_duration_ms": 200, "vad.min_silence_duration_ms": 200,
+    "vad.speech_pad_ms": 30, "vad.backend": "reference", "vad.cache": False, "vad.verify": 3, "vad.threads": 1,
+    "vad.batch_seconds": 100.0, "vad.require_shards": True, "bootstrap.resamples": 100, "bootstrap.seed": 2,
+    "sweep.thresholds": [0.4], "sweep.min_silence_ms": [200], "sweep.neg_threshold_offset": [0.1],
+    "sweep.min_speech_ms": [200], "sweep.speech_pad_ms": [30], "sweep.allow_large": True,
+    "compare.allow_different_samples": True, "compare.alpha": 0.01, "compare.allow_mixed_transcripts": True,
+    "compare.pairs": "all", "report.allow_different_samples": True, "report.alpha": 0.01,
+    "report.allow_mixed_transcripts": True, "report.format": ["md"], "report.compare": "c",
+    "evaluate.gt_distribution": "g", "evaluate.official_checkout": "k", "evaluate.allow_unpinned": True,
+    "evaluate.run_official": True, "evaluate.judge.base_url": "http://127.0.0.1:9/v1", "evaluate.judge.model": "m",
+    "evaluate.judge.api_key_env": "KEY", "evaluate.judge.max_attempts": 2, "evaluate.judge.timeout_s": 5.0,
+    "export.length": "strict", "export.only": ["s/1"], "export.roots": {"candor_turn_taking": "r"},
+    "export.transcripts": "adopt", "export.model": "m/n", "asr.model": "m/n", "asr.checkpoint": "x.nemo",
+    "asr.sha256": "0" * 64, "asr.batch_size": 2, "asr.max_batch_seconds": 60.0, "asr.verify": 0, "asr.resume": True,
+    "asr.cache": False, "asr.verbose": True, "asr.require_shards": True,
+}
+NEEDS = {("evaluate", "evaluate.run_official"): {"evaluate.official_checkout": "k"},
+         ("evaluate", "evaluate.judge.base_url"): {"evaluate.official_checkout": "k", "evaluate.judge.model": "m"},
+         ("export", "export.roots"): {"dataset": None}, ("compare", "baseline"): {"names": ["a", "b"]},
+         ("report", "baseline"): {"names": ["a", "b"]}, ("asr", "trees"): {"tree": None},
+         ("vad", "trees"): {"tree": None}, ("compare", "names"): {}, ("vad", "shard"): {"shards": 2},
+         ("asr", "shard"): {"shards": 2}, ("sweep", "names"): {"tree": ["a", "b"]}}
+NEEDS.update({("vad", k): {"for_sweep": True} for k in OTHER if k.startswith("sweep.")})
+
+
+def _nested(flat: dict) -> dict:
+    out: dict = {}
+    for key, value in flat.items():
+        *groups, last = key.split(".")
+        at = out
+        for g in groups:
+            at = at.setdefault(g, {})
+        at[last] = value
+    return out
+
+
+def _listed(command: str) -> list[str]:
+    import re
+
+    from fdbu.config import help_text
+
+    return re.findall(r"^  ([a-z_.]+) +\S", help_text(command), re.M)
+
+
+@pytest.mark.parametrize("command", list(BASE))
+def test_help_and_acceptance_agree(command):
+    from fdbu.config import CONFIGS, build
+
+    for key in _listed(command):
+        values = {**BASE[command], key: OTHER[key], **NEEDS.get((command, key), {})}
+        values = {k: v for k, v in values.items() if v is not None}
+        build(command, _nested(values))  # accepted
+    for key in getattr(CONFIGS[command], "REFUSED", ()):
+        if key not in OTHER:
+            continue
+        with pytest.raises(FdbuError, match=key.replace(".", r"\.")):
+            build(command, _nested({**BASE[command], key: OTHER[key]}))
+
+
+def test_calibrate_lists_only_what_it_uses():
+    assert _listed("calibrate") == ["device", "progress", "cache_dir", "vad.threads"]
