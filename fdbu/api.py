@@ -267,7 +267,7 @@ def compare(trees=None, *, write: bool = False, **settings) -> CompareResult:
     """
     _required("compare", "trees", trees, settings)
     _flags(write=write)
-    cfg = config.build("compare", {"trees": _paths(trees, "trees", "only"), **settings})
+    cfg = config.build("compare", {"trees": _paths(trees, "trees", "only"), "progress": False, **settings})
     if write and cfg.out is None:
         from .errors import FdbuError
 
@@ -292,6 +292,7 @@ def report(trees=None, out=None, **settings):
     _required("report", "trees", trees, settings)
     _required("report", "out", out, settings)
     cfg = config.build("report", {"trees": _paths(trees, "trees", "only"), "out": _paths(out, "out", False),
+                                  "progress": False,
                                   **settings})
     commands.report(cfg)
     return Path(cfg.out)

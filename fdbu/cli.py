@@ -52,8 +52,15 @@ Python: import fdbu; fdbu.score("runs/modelA").to_pandas()  (see the README)."""
 
 
 def _score(cfg) -> None:
-    from . import unified
+    from pathlib import Path
 
+    from . import unified
+    from .tree import require
+
+    require(Path(cfg.tree))  # a wrong tree= is its one line, before anything else is said
+    if cfg.progress and sys.stderr.isatty():  # the seconds before the first bar: torch, Silero, the kernels load
+        print(f"fdbu score: loading Silero VAD (torch) and the kernels, then reading {cfg.tree}", file=sys.stderr,
+              flush=True)
     ran = commands.score(cfg, reference_column=True)
     show(unified.summary(ran.value.unified))
     if ran.column:

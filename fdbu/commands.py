@@ -126,7 +126,7 @@ def _compared(cfg, systems: list, options, pairs: str = "baseline") -> dict:
     from .comparison import compare as run
 
     return run(systems, baseline=cfg.baseline, pairs=pairs, allow_different_samples=options.allow_different_samples,
-               allow_mixed_transcripts=options.allow_mixed_transcripts, alpha=options.alpha)
+               allow_mixed_transcripts=options.allow_mixed_transcripts, alpha=options.alpha, progress=cfg.progress)
 
 
 def compare(cfg, write: bool = True) -> Ran:
@@ -136,7 +136,8 @@ def compare(cfg, write: bool = True) -> Ran:
     outputs = compare_outputs(Path(cfg.out), cfg.plot) if write and cfg.out is not None else None
     systems = _systems(cfg)
     result = _compared(cfg, systems, cfg.compare, cfg.compare.pairs)
-    written, lines = _commit(outputs, files(result, systems, cfg.plot, cfg.width) if outputs is not None else {})
+    written, lines = _commit(outputs, files(result, systems, cfg.plot, cfg.width, cfg.progress)
+                             if outputs is not None else {})
     return Ran(result, written, lines)
 
 
@@ -166,7 +167,7 @@ def report(cfg) -> Ran:
     else:
         result = _compared(cfg, systems, r) if len(systems) > 1 else None
     written, lines = _commit(outputs, build(systems, result, Path(cfg.out), formats=r.formats(), plot=cfg.plot,
-                                            width=cfg.width, compare_path=compare_path))
+                                            width=cfg.width, compare_path=compare_path, progress=cfg.progress))
     return Ran(result, written, lines)
 
 

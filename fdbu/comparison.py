@@ -292,8 +292,10 @@ def pairs_of(names: list[str], baseline: str, pairs: str) -> list[tuple[str, str
 
 def compare(systems: list[System], *, baseline: str | None = None, pairs: str = "baseline",
             allow_different_samples: bool = False, allow_mixed_transcripts: bool = False,
-            alpha: float = ALPHA) -> dict:
-    """compare.json as a dict."""
+            alpha: float = ALPHA, progress: bool = False) -> dict:
+    """compare.json as a dict; `progress`, a bar over the pairs' subsets on stderr (their paired bootstraps)."""
+    from tqdm import tqdm
+
     sig = signature(systems)
     mixed = mixed_transcripts(systems, allow_mixed_transcripts)
     boot = _bootstrap(sig)
@@ -326,10 +328,14 @@ def compare(systems: list[System], *, baseline: str | None = None, pairs: str = 
     }
     order = {subset: {r["sample_id"]: k for k, r in enumerate(rows)} for subset, rows in systems[0].rows.items()}
     head["pairs"] = []
-    for name_a, name_b in pairs_of([s.name for s in systems], baseline, pairs):
+    pairs_list = pairs_of([s.name for s in systems], baseline, pairs)
+    bar = tqdm(total=len(pairs_list) * len(tasks.scored()), desc="compare", unit="subset",
+               disable=None if progress else True)  # None: on a terminal only, never into a log
+    for name_a, name_b in pairs_list:
         a, b = by_name[name_a], by_name[name_b]
         subsets = {}
         for subset in tasks.scored():
+            bar.update()
             if subset not in a.rows and subset not in b.rows:
                 continue
             if subset not in a.rows or subset not in b.rows:
@@ -342,6 +348,7 @@ def compare(systems: list[System], *, baseline: str | None = None, pairs: str = 
             subsets[subset] = compare_pair(a, b, subset, order.get(subset, {}), boot, allow_different_samples,
                                            alpha)
         head["pairs"].append({"a": name_a, "b": name_b, "subsets": subsets})
+    bar.close()
     decide(head["pairs"], pairs, alpha)
     return head
 
@@ -555,19 +562,25 @@ def to_csv(result: dict) -> str:
     return buf.getvalue()
 
 
-def figures(result: dict, systems: list[System], width: str = "page") -> dict[str, bytes]:
+def figures(result: dict, systems: list[System], width: str = "page", progress: bool = False) -> dict[str, bytes]:
     """The comparison's figures by file name (FIGURES x FORMATS): the latency curves and the forest."""
+    from tqdm import tqdm
+
     from .plot import compare_forest, compare_latency_curves
 
-    made = dict(zip(FIGURES, (compare_latency_curves(curves(systems, result), width=width),
-                              compare_forest(result, width=width))))
+    with tqdm(total=2, desc="figures", unit="figure", disable=None if progress else True) as bar:
+        made = {FIGURES[0]: compare_latency_curves(curves(systems, result), width=width)}
+        bar.update()
+        made[FIGURES[1]] = compare_forest(result, width=width)
+        bar.update()
     return {f"{stem}.{ext}": made[stem][ext] for stem in FIGURES for ext in FORMATS}
 
 
-def files(result: dict, systems: list[System], plot: bool = True, width: str = "page") -> dict[str, bytes]:
+def files(result: dict, systems: list[System], plot: bool = True, width: str = "page",
+          progress: bool = False) -> dict[str, bytes]:
     out = {"compare.json": dumps(result).encode(), "compare.csv": to_csv(result).encode()}
     if plot:
-        out.update(figures(result, systems, width))
+        out.update(figures(result, systems, width, progress))
     return out
 
 

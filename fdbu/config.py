@@ -350,6 +350,7 @@ class CompareConfig:
                                    "null: print the leaderboard only")
     plot: bool = opt(True, "write the figures (PNG and PDF) with compare.json")
     width: str = opt("page", "the figures' printed width: column (3.3 in) or page (7 in); every text >= 7 pt")
+    progress: bool = opt(True, "progress bars on stderr (the paired bootstraps, the figures)")
     compare: CompareOptions = group(CompareOptions, "how systems are paired")
 
     def __post_init__(self):
@@ -385,6 +386,7 @@ class ReportConfig:
     out: str = opt(MISSING, "the report folder (created if missing); open its index.html in a browser")
     plot: bool = opt(True, "embed the figures (PNG and PDF beside index.html)")
     width: str = opt("page", "the figures' printed width: column (3.3 in) or page (7 in); every text >= 7 pt")
+    progress: bool = opt(True, "progress bars on stderr (the comparison, the drill-downs, the figures)")
     report: ReportOptions = group(ReportOptions, "what the report holds")
 
     def __post_init__(self):

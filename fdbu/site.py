@@ -345,13 +345,15 @@ def _relative(path: Path, out: Path) -> str:
     return rel if rel.startswith("../") else "./" + rel
 
 
-def _index(system, out: Path) -> tuple[list, list]:
+def _index(system, out: Path, bar=None) -> tuple[list, list]:
     """(the inlined index: [sample_id, subset, outcome] per sample, the drill-downs)."""
     index, details = [], []
     files = TreeFiles(system)
     for subset, rows in system.rows.items():
         for row in rows:
             d = drilldown(system, row, out, files)
+            if bar is not None:
+                bar.update()
             index.append([row["sample_id"], subset, d["outcome"]])
             details.append(d)
     return index, details
@@ -396,7 +398,7 @@ def names(n_systems: int, formats=FORMATS, figures: tuple = ()) -> list[str]:
 
 
 def files(systems, result: dict | None, out: Path, formats=FORMATS, figures: dict[str, bytes] | None = None,
-          links: dict | None = None) -> dict[str, bytes]:
+          links: dict | None = None, progress: bool = False) -> dict[str, bytes]:
     """Every file of the report folder `out` as bytes."""
     board = leaderboard(systems, result)
     sys_names = [s.name for s in systems]
@@ -407,11 +409,16 @@ def files(systems, result: dict | None, out: Path, formats=FORMATS, figures: dic
             files[f"leaderboard.{f}"] = exporters[f](board, sys_names).encode()
     if "html" in formats:
         index = []
+        from tqdm import tqdm
+
+        bar = tqdm(total=sum(len(r) for s in systems for r in s.rows.values()), desc="drill-downs", unit="sample",
+                   disable=None if progress else True)  # on a terminal only
         for k, s in enumerate(systems):
-            idx, details = _index(s, out)
+            idx, details = _index(s, out, bar)
             index.append(idx)
             files[f"samples-{k}.js"] = (f"window.FDBU_SAMPLES = window.FDBU_SAMPLES || {{}}; "
                                         f"window.FDBU_SAMPLES[{k}] = {_script_json(details)};\n").encode()
+        bar.close()
         figures = figures or {}
         files.update(figures)
         links = {k: _relative(v, out) for k, v in (links or {}).items()}
@@ -442,12 +449,12 @@ def outputs(out: Path, n_systems: int, formats, plot: bool, own_compare: bool):
     return Outputs(out, "report", [HEAD, *extra, *names(n_systems, formats, figure_names(n_systems, plot))], head=HEAD)
 
 
-def figures(systems, result: dict | None, width: str) -> dict[str, bytes]:
+def figures(systems, result: dict | None, width: str, progress: bool = False) -> dict[str, bytes]:
     """The figures the site embeds (PNG) and links (PDF): the comparison's, or one system's latency curves."""
     if result is not None:
         from .comparison import figures as compared
 
-        return compared(result, systems, width)
+        return compared(result, systems, width, progress)
     from .plot import latency_curves
     from .unified import CURVES
 
@@ -457,12 +464,12 @@ def figures(systems, result: dict | None, width: str) -> dict[str, bytes]:
 
 
 def build(systems, result: dict | None, out: Path, *, formats=FORMATS, plot: bool = True, width: str = "page",
-          compare_path: Path | None = None) -> dict[str, bytes]:
+          compare_path: Path | None = None, progress: bool = False) -> dict[str, bytes]:
     """Every file of `fdbu report` as bytes; compare.json is written beside the site when it was computed here."""
     from .atomic import dumps
 
     out = Path(out)
-    figs = figures(systems, result, width) if plot and "html" in formats else {}
+    figs = figures(systems, result, width, progress) if plot and "html" in formats else {}
     links = {f"{s.name}: unified.json": s.root / "unified.json" for s in systems}
     made = {}
     if result is not None:
@@ -471,7 +478,7 @@ def build(systems, result: dict | None, out: Path, *, formats=FORMATS, plot: boo
             links["compare.json"] = out / "compare.json"
         else:
             links["compare.json"] = compare_path
-    made.update(files(systems, result, out, formats, figs, links))
+    made.update(files(systems, result, out, formats, figs, links, progress))
     from . import __version__
 
     head = {"generator": "fdbu", "fdbu_version": __version__, "kind": "report",

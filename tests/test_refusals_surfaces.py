@@ -300,7 +300,7 @@ def test_the_api_refuses_what_the_cli_refuses(tree):
                             "vad.min_speech_duration_ms=<an integer of 401 digits>"),
                            (lambda: api.compare(5), "trees=5: a list of paths"),  # 8. argument types
                            (lambda: api.compare([tree, 5]), "trees=5: a path"),
-                           (lambda: api.score(None), "tree=None: a path"),
+                           (lambda: api.score(None), "tree is required: fdbu.score(tree=...)"),
                            (lambda: api.score(tree, write="yes"), "write='yes': True or False"),
                            (lambda: api.sweep({"a": 1}), "tree={'a': 1}: a path")]:
         with pytest.raises(FdbuError, match="^config: ") as caught:

@@ -115,8 +115,9 @@ def test_tables_read_at_80_columns(systems, tmp_path):
     score = _on_a_terminal(["score", f"tree={prompt}", "progress=false"])
     compare = _on_a_terminal(["compare", f"trees=[{prompt},{silent}]", "plot=false"])
     sweep = _on_a_terminal(["sweep", f"tree={prompt}", "plot=false", "progress=false", f"out={tmp_path / 'sw'}"])
-    for lines in (score, compare, sweep):
-        assert lines and all(len(line) <= 80 for line in lines), [line for line in lines if len(line) > 80]
+    for lines in (score, compare, sweep):  # (a path longer than the terminal stands alone on its line)
+        wide = [line for line in lines if len(line) > 80 and len(line.split()) > 1]
+        assert lines and not wide, wide
     rows = [line for line in score if line.startswith("  response_rate_1s ")]
     assert rows and all(line.rstrip().endswith("/6") and "[" in line for line in rows)
     diff = [line for line in compare if line.startswith("  early_start_rate ") and ("+" in line or "-0" in line)]

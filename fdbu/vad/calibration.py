@@ -162,12 +162,15 @@ def measure(silero, batched, ident: dict, folder: Path | None = None, progress: 
     audios = corpus()
     audio_s = sum(len(a) for a in audios) / SR
     deviation, windows = 0.0, 0
-    with tqdm(total=round(2 * audio_s), unit="audio s", desc="calibration", disable=not progress,
+    # a microsecond of slack: the per-file additions may sum a rounding past 2 x audio_s, and tqdm warns at once
+    # ("clamping frac") when its count passes the total
+    total = 2 * audio_s + 1e-6
+    with tqdm(total=total, unit="audio s", desc="calibration", disable=not progress,
               bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} audio s [{elapsed}<{remaining}]") as bar:
         batched_probs = batched.probabilities(audios)
         bar.update(audio_s)
         refs = reference(folder, silero, audios, bar)
-        bar.update(bar.total - bar.n)  # a stored reference pass costs nothing
+        bar.update(max(0.0, total - bar.n))  # a stored reference pass costs nothing
     for probs, ref in zip(batched_probs, refs):
         deviation = max(deviation, float(np.abs(probs.astype(np.float64) - ref.astype(np.float64)).max()))
         windows += len(ref)
@@ -215,6 +218,14 @@ def lock_path(folder: Path, ident: dict) -> Path:
     return Path(folder) / f"{_key(ident)}.lock"
 
 
+def say(text: str) -> None:
+    """A line on stderr on its own line, even while a progress bar is drawn there (tqdm.write moves the bar)."""
+    from tqdm import tqdm
+
+    tqdm.write(text, file=sys.stderr)
+    sys.stderr.flush()
+
+
 @contextlib.contextmanager
 def one_at_a_time(folder: Path, ident: dict):
     """Processes sharing a cache (shards started together) calibrate a device once: the first takes this
@@ -231,8 +242,8 @@ def one_at_a_time(folder: Path, ident: dict):
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            print(f"fdbu: waiting for another process calibrating {devices.describe(ident['device'])} in this cache "
-                  f"(lock {path})", file=sys.stderr, flush=True)
+            say(f"fdbu: waiting for another process calibrating {devices.describe(ident['device'])} in this cache "
+                f"(lock {path})")
             fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
@@ -249,9 +260,9 @@ def calibration(folder: Path, silero, batched, device: str, threads: int, *, for
         with one_at_a_time(folder, ident):
             cal = None if force else load(folder, ident)  # made by the process this one waited for
             if cal is None:
-                print(f"fdbu: calibrating the batched backend on this device ({devices.describe(ident['device'])}), "
-                      f"once per device and cache: both paths over {CORPUS_FILES} files, "
-                      f"{sum(corpus_lengths()) / SR:.0f} s of audio", file=sys.stderr, flush=True)
+                say(f"fdbu: calibrating the batched backend on this device ({devices.describe(ident['device'])}), "
+                    f"once per device and cache: both paths over {CORPUS_FILES} files, "
+                    f"{sum(corpus_lengths()) / SR:.0f} s of audio")
                 cal = measure(silero, batched, ident, folder, progress)
                 store(folder, ident, cal)
     return check(cal)
