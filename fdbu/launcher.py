@@ -33,6 +33,7 @@ ENDED = {  # SLURM's end states, said plainly, with the knob that helps where th
     "DEADLINE": "missed its deadline",
     "FAILED": "failed",
 }
+KILLED = "was killed (SIGKILL: by hand, or the node's out-of-memory killer)"
 POLL_S = 2.0  # how often the jobs' states are read (submitit caches sacct for longer)
 
 
@@ -144,8 +145,9 @@ def check_fits(params: dict) -> None:
         return
     where = f"partition {partition}" if partition else "the default partition"
     if not nodes:
-        raise FdbuError("hydra.launcher", None, f"{where} has no nodes (sinfo)" + (
-            "" if partition else ": set hydra.launcher.partition=NAME"))
+        known = sorted({line.split("|")[-1].strip().rstrip("*") for line in (sinfo() or "").splitlines() if "|" in line})
+        raise FdbuError("hydra.launcher", None, f"{where} has no nodes (sinfo); the partitions here: "
+                        f"{', '.join(known) or 'none'}; set hydra.launcher.partition=NAME")
     need = {"cpus_per_task": ("cpus", (params.get("cpus_per_task") or 1) * (params.get("tasks_per_node") or 1), 1,
                               "CPUs"),
             "mem_gb": ("mem_mb", params.get("mem_gb") or 0, 1024, "GB of memory"),
@@ -182,24 +184,34 @@ class Watched:
     def __init__(self, job, label: str, overrides: list[str]):
         self.job, self.label, self.overrides = job, label, overrides
         self.reported = False
+        self.ended = ""
 
     def state(self) -> str:
         return self.job.state
 
     def report(self) -> str | None:
-        """The job's own one-line report (the lines a sharded stage prints), if it wrote one."""
+        """The job's own one-line report (the lines a sharded stage prints), or where a job of a multirun sharing
+        one out= wrote (its header says), if it wrote either."""
         text = self.job.stdout() or ""
         lines = [line for line in text.splitlines() if line.startswith("shard ")]
-        return lines[-1] if lines else None
+        if lines:
+            return lines[-1]
+        where = [m.group(1) for m in re.finditer(r"^== job \d+: .*\(outputs in (.+)\)$", text, re.M)]
+        return f"{self.label}: done, outputs in {where[-1]}" if where else None
 
     def how_it_ended(self) -> str:
+        """How a job that did not finish ended, from SLURM's state and its log's last word on it (never a
+        progress bar's remains: a line is its last carriage-return part, and bars are left out)."""
         state = self.job.state.split(" ")[0]
         text = ENDED.get(state, f"ended {state}")
-        errors = [line for line in (self.job.stderr() or "").splitlines() if line.strip()]
+        lines = [line.rsplit("\r", 1)[-1].strip() for line in (self.job.stderr() or "").splitlines()]
+        errors = [line for line in lines if line and "%|" not in line]
         said = [line for line in errors if line.startswith("fdbu: error:")]
+        if state not in ("OUT_OF_MEMORY", "CANCELLED") and not said and any("Killed" in line for line in errors):
+            text = KILLED
         detail = said[-1] if said else next((line for line in reversed(errors) if "srun: error" in line
                                              or "Killed" in line or "oom" in line.lower()), None)
-        return f"{text} ({detail.strip()})" if detail and state not in ("CANCELLED",) else text
+        return f"{text} ({detail})" if detail and state not in ("CANCELLED",) else text
 
 
 def label_of(config, overrides: list[str]) -> str:
@@ -240,12 +252,19 @@ def watch(config, jobs: list, overrides: list[list[str]], status_every_s: float)
                 else:
                     failed.append(w)
                     log = w.job.paths.stderr
-                    say(f"fdbu: error: {w.label} (job {w.job.job_id}) {w.how_it_ended()}; its log: {log}"
+                    ended = w.how_it_ended()
+                    w.ended = ended.split(" (")[0]
+                    say(f"fdbu: error: {w.label} (job {w.job.job_id}) {ended}; its log: {log}"
                         f"{'' if log.exists() else ' (none: it never started)'}; rerun it: "
                         f"{rerun_command(config, w.overrides)}", err=True)
             else:
                 waiting.append(w)
         if not waiting:
+            if failed:
+                ok = len(watched) - len(failed)
+                say(f"fdbu: error: {len(failed)} of {len(watched)} jobs did not finish ({', '.join(sorted({w.ended for w in failed}))}), "
+                    f"{ok} done; rerun each with its command above (the done ones keep their results), then run the "
+                    "command without shard= to assemble", err=True)
             return failed
         counts = Counter(w.state().split(" ")[0] for w in waiting)  # one squeue/sacct answer a job
         reasons = pending_reasons(array) if counts.get("PENDING") else {}
@@ -254,9 +273,10 @@ def watch(config, jobs: list, overrides: list[list[str]], status_every_s: float)
                          for s, n in sorted(counts.items(), key=lambda kv: kv[0] != "RUNNING"))
         now = time.monotonic()
         if line != last_line or now - last_time >= status_every_s:
-            done = len(watched) - len(waiting)
+            done = len(watched) - len(waiting) - len(failed)  # a dead job is not a finished one
+            dead = f", {len(failed)} failed" if failed else ""
             say(f"[{time.strftime('%H:%M:%S')}, {now - start:.0f} s] {name} {array}: {line}; {done} of "
-                f"{len(watched)} finished")
+                f"{len(watched)} finished{dead}")
             last_line, last_time = line, now
         time.sleep(POLL_S)
 
@@ -264,9 +284,9 @@ def watch(config, jobs: list, overrides: list[list[str]], status_every_s: float)
 def submitted(config, jobs: list, params: dict) -> str:
     array = jobs[0].job_id.split("_")[0]
     where = f" to partition {params['partition']}" if params.get("partition") else ""
+    logs = f"{jobs[0].paths.stdout.parent}/" if len(jobs) == 1 else f"{jobs[0].paths.stdout.parent.parent}/{array}_*/"
     return (f"submitted SLURM job {array}{where}: {len(jobs)} job{'s' if len(jobs) != 1 else ''} named "
-            f"{config.hydra.job.name}; job folder {config.hydra.sweep.dir}; logs "
-            f"{jobs[0].paths.stdout.parent.parent}/{array}_*/")
+            f"{config.hydra.job.name}; job folder {config.hydra.sweep.dir}; logs {logs}")
 
 
 def first_missing(folder) -> Path | None:
