@@ -274,21 +274,7 @@ SWEEPS = ("glob(", "range(", "choice(", "interval(", "tag(", "sort(", "shuffle("
 def _swept(value: str) -> bool:
     """Whether an override's value gives several values (a comma outside brackets and quotes, or a sweep)."""
     value = value.strip()
-    if value.startswith(SWEEPS):
-        return True
-    depth, quote = 0, None
-    for ch in value:
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "[{(":
-            depth += 1
-        elif ch in "]})":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            return True
-    return False
+    return value.startswith(SWEEPS) or len(_split_top(value)) > 1
 
 
 # where each command's job writes: (its out= key, the key it writes into without one)
