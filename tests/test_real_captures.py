@@ -238,3 +238,22 @@ def test_asr_says_no_model_before_importing_nemo(tmp_path, online):
     assert ("OFFLINE" in lines[0]) == (not online) and ("HF_HUB_OFFLINE is set" in lines[0]) == (not online)
     if online:
         assert "cannot be downloaded from http://127.0.0.1:9" in lines[0]
+
+
+@needs_official
+def test_synthetic_official_folders_run_under_the_official_scripts_unchanged(tmp_path):
+    """Issue 30, item 8: an ineligible sample of `fdbu synth layout=official` is a capture cut short (with its
+    words), not a missing output.wav, so the official scripts run on the folders as on a real upstream one."""
+    from fdbu import official
+    from fdbu.official_run import gt_folder, raised, run_script
+
+    folders = synthesize(tmp_path / "official", n={"icc_backchannel": 4, PH: 4}, seed=3, ineligible=0.5,
+                         layout="official")
+    truth = json.loads((folders / "synth.json").read_text())["samples"]
+    assert any(not t["eligible"] for t in truth.values())
+    gt = official.script_path(OFFICIAL, official.GT_DISTRIBUTION)
+    rc, out, err = run_script(None, official.script_path(OFFICIAL, "eval_pause_handling.py"), folders / PH, tmp_path)
+    assert rc == 0 and raised(err) is None and "[Result]" in out, err
+    rc, out, err = run_script("backchannel", official.script_path(OFFICIAL, official.BACKCHANNEL_SCRIPT),
+                              folders / "icc_backchannel", gt_folder(tmp_path / "cwd", gt))
+    assert rc == 0 and raised(err) is None and "[Result]" in out, err
