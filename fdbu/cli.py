@@ -381,9 +381,13 @@ def _one_grammar(command: str, rest: list[str]) -> list[str]:
     multirun = any(a in ("-m", "--multirun") for a in rest)
     out, skip = [], False
     for a in rest:
-        if skip or a.startswith("-"):
+        if (skip and "=" not in a) or a.startswith("-"):  # a flag, or a flag's value (never key=value)
             out.append(a)
             skip = a in HYDRA_VALUED or a in INFO
+            continue
+        skip = False
+        if "=" not in a and a.startswith("~"):  # Hydra's deletion: its own grammar says what it makes of it
+            out.append(a)
             continue
         if "=" not in a:
             if command == "calibrate" or a in INFO_TOPICS:
@@ -393,10 +397,12 @@ def _one_grammar(command: str, rest: list[str]) -> list[str]:
                             f"{BARE.get(command, 'tree={}').format(a)}?")
         key, _, value = a.partition("=")
         v = value.strip()
-        if key.lstrip("+~") not in lists or v.startswith(("[",) + SWEEPS) or v in ("", "null", "~"):
+        if key.lstrip("+~") not in lists or v.startswith(SWEEPS + ("${",)) or v in ("", "null", "~"):
             out.append(a)
         elif _swept(v) and multirun:
             out.append(f"{key}=" + ",".join(p if p.strip().startswith("[") else f"[{p}]" for p in _split_top(v)))
+        elif v.startswith("["):
+            out.append(a)
         elif _swept(v):
             raise FdbuError("config", None, f"{key}={value}: a list is written \"{key}=[{value}]\" (quoted for the "
                             "shell); a bare comma means several jobs, with -m")
@@ -650,15 +656,13 @@ def _main(argv: list[str] | None) -> int:
     os.environ["HYDRA_FULL_ERROR"] = "1"  # composition errors reach this function, which prints one line
     scratch = _scratch_sweep_dir(rest)
     if scratch:
-        rest = [*rest, f"hydra.sweep.dir={scratch}"]
+        rest = [*rest, f"hydra.sweep.dir={_value(scratch)}"]  # quoted: any TMPDIR Hydra's grammar can read
     sys.argv = [f"fdbu-{command}"] + _options_first(rest)
     try:
         return _run(command, app_of(command))
     finally:
         if scratch:
-            import shutil
-
-            shutil.rmtree(scratch, ignore_errors=True)
+            _clear_bookkeeping(Path(scratch))
 
 
 def app_of(command: str):
@@ -670,15 +674,29 @@ def app_of(command: str):
 
 def _scratch_sweep_dir(rest: list[str]) -> str | None:
     """A multirun on this machine keeps Hydra's bookkeeping (multirun.yaml, empty job folders) in a temporary
-    folder fdbu removes when the jobs end; one given as hydra.sweep.dir, or a SLURM run's (its logs), stays."""
+    folder fdbu clears when the jobs end; one given as hydra.sweep.dir, a cluster launcher's (its logs), or one
+    the jobs work in (hydra.job.chdir) stays."""
     if not any(a in ("-m", "--multirun") for a in rest):
         return None
-    if any(a.lstrip("+").startswith("hydra.sweep.dir=") or "launcher=slurm" in a or "launcher=fdbu_slurm" in a
+    if any(a.lstrip("+").startswith(("hydra.sweep.dir=", "hydra.job.chdir=")) or
+           (a.lstrip("+").startswith("hydra/launcher=") and a.split("=", 1)[1] not in ("basic", "local", "joblib"))
            for a in rest):
         return None
     import tempfile
 
     return tempfile.mkdtemp(prefix="fdbu-multirun-")
+
+
+def _clear_bookkeeping(folder: Path) -> None:
+    """Remove Hydra's multirun.yaml and the folders left empty, bottom up; anything a job wrote there stays (and
+    so does the folder holding it)."""
+    (folder / "multirun.yaml").unlink(missing_ok=True)
+    for path in sorted(folder.rglob("*"), key=lambda p: -len(p.parts)) + [folder]:
+        if path.is_dir() and not path.is_symlink():
+            try:
+                path.rmdir()
+            except OSError:
+                pass
 
 
 def _run(command: str, app) -> int:

@@ -10,6 +10,7 @@ this one; `fdbu COMMAND --help` prints each key with its type, default and the `
 """
 import dataclasses
 import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Dict, List, Optional
@@ -646,11 +647,11 @@ def one_grammar(command: str, values: Dict[str, Any], prefix: str = "") -> Dict[
     out = {}
     for key, value in values.items():
         path = prefix + str(key)
-        if path in groups and not isinstance(value, dict):
+        if path in groups and not (isinstance(value, Mapping) or dataclasses.is_dataclass(value)):
             raise FdbuError("config", None, f"{path}={value!r}: a group of settings is a dict of its keys, e.g. "
                             f"{path}={{{_example(command, path)}}}")
-        if isinstance(value, dict) and path in groups:
-            value = one_grammar(command, value, path + ".")
+        if isinstance(value, Mapping) and path in groups:
+            value = one_grammar(command, dict(value), path + ".")
         elif path in lists and isinstance(value, (str, int, float)) and not isinstance(value, bool):
             value = [value]
         out[key] = value

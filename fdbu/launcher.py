@@ -60,7 +60,11 @@ def node_local_warnings(config) -> list[str]:
         out.append(f"fdbu: warning: hydra.sweep.dir is left at its default {sweep_dir}, under {tmp}, node-local on "
                    "most clusters: the shards' logs and results may never reach this machine; set "
                    "hydra.sweep.dir=<a folder every node sees>")
-    if "cache_dir" in config and config.cache_dir is None:
+    command = str(config.hydra.job.name).removeprefix("fdbu-")
+    from .config import CONFIGS
+
+    refused = getattr(CONFIGS.get(command), "REFUSED", ())
+    if "cache_dir" in config and config.cache_dir is None and "cache_dir" not in refused:
         from .cachedir import cache_root
 
         tmp = temp_root(cache_root())
@@ -207,7 +211,7 @@ class Watched:
         lines = [line.rsplit("\r", 1)[-1].strip() for line in (self.job.stderr() or "").splitlines()]
         errors = [line for line in lines if line and "%|" not in line]
         said = [line for line in errors if line.startswith("fdbu: error:")]
-        if state not in ("OUT_OF_MEMORY", "CANCELLED") and not said and any("Killed" in line for line in errors):
+        if state == "FAILED" and not said and any("Killed" in line for line in errors):  # (a time limit kills too)
             text = KILLED
         detail = said[-1] if said else next((line for line in reversed(errors) if "srun: error" in line
                                              or "Killed" in line or "oom" in line.lower()), None)
@@ -263,8 +267,9 @@ def watch(config, jobs: list, overrides: list[list[str]], status_every_s: float)
             if failed:
                 ok = len(watched) - len(failed)
                 say(f"fdbu: error: {len(failed)} of {len(watched)} jobs did not finish ({', '.join(sorted({w.ended for w in failed}))}), "
-                    f"{ok} done; rerun each with its command above (the done ones keep their results), then run the "
-                    "command without shard= to assemble", err=True)
+                    f"{ok} done; rerun each with its command above (the done ones keep their results)"
+                    + (", then run the command without shard= to assemble"
+                       if any(o.startswith("shard=") for w in watched for o in w.overrides) else ""), err=True)
             return failed
         counts = Counter(w.state().split(" ")[0] for w in waiting)  # one squeue/sacct answer a job
         reasons = pending_reasons(array) if counts.get("PENDING") else {}
@@ -298,13 +303,23 @@ def first_missing(folder) -> Path | None:
 
 
 def undo(launcher, sweep_dir: Path) -> None:
-    """A submission SLURM refused leaves nothing behind: the folders this run created (Hydra's multirun.yaml and
-    submitit's scripts in them) are removed; in a folder that was there before, only those two."""
+    """A submission SLURM refused leaves nothing behind: the job folder, when this run created it (then each
+    parent it created, while empty: another run may have put something there since), else Hydra's multirun.yaml
+    and submitit's folder if this run made it."""
     fresh = getattr(launcher, "fresh", None)
     if fresh is not None:
-        shutil.rmtree(fresh, ignore_errors=True)
+        shutil.rmtree(sweep_dir, ignore_errors=True)
+        parent = sweep_dir.parent
+        while parent.is_relative_to(fresh) and parent != fresh.parent:
+            try:
+                parent.rmdir()
+            except OSError:
+                break
+            parent = parent.parent
         return
     (sweep_dir / "multirun.yaml").unlink(missing_ok=True)
+    if not getattr(launcher, "had_submitit", True):
+        shutil.rmtree(sweep_dir / ".submitit", ignore_errors=True)
 
 
 def setup(params: dict) -> None:
@@ -337,7 +352,10 @@ def launch(launcher, job_overrides, initial_job_idx: int) -> list:
             for k, o in enumerate(overrides)]
     with tempfile.TemporaryFile() as said:  # sbatch's own stderr: into the one line when it refuses
         sys.stderr.flush()
-        saved = os.dup(2)
+        try:
+            saved = os.dup(2)
+        except OSError:  # no stderr to hold back
+            saved = os.open(os.devnull, os.O_WRONLY)
         os.dup2(said.fileno(), 2)
         try:
             jobs = executor.map_array(launcher, *zip(*args))

@@ -26,7 +26,7 @@ from .vad import Job, SpeechDetector
 from .vad.silero import samples_to_us
 
 # the metrics a sweep table shows, with their column labels; sweep.json has every interruption metric
-SHOWN = {"exercised_rate": "exercised", "speaking_at_end_rate": "spk_at_end", "response_rate_1s": "resp<=1s",
+SHOWN = {"exercised_rate": "exercised", "speaking_at_end_rate": "spk@end", "response_rate_1s": "resp<=1s",
          "response_rate_2s": "resp<=2s", "response_rate_5s": "resp<=5s", "stop_latency_s": "stop_med_s",
          "response_latency_s": "resp_med_s", "no_response_rate": "no_resp",
          "speech_s_per_interruption_s": "speech/int", "restart_rate": "restart"}
@@ -181,33 +181,34 @@ def table(result: dict, paths: list | None = None) -> str:
     settings, and a legend of the short names; `paths` (the trees as typed) are shown beside the names."""
     lines = []
     for k, t in enumerate(result["trees"]):
-        shares = [n for n in SHOWN if t["points"][0]["metrics"][n]["kind"] == "share"]
-        others = [n for n in SHOWN if n not in shares]
+        kinds = {n: t["points"][0]["metrics"][n]["kind"] for n in SHOWN}
+        shares = [n for n in SHOWN if kinds[n] == "share"]
+        # three tables of metrics, each within 80 columns beside three swept settings
+        groups = [shares[:5], shares[5:] + [n for n in SHOWN if kinds[n] == "pooled_ratio"],
+                  [n for n in SHOWN if kinds[n] == "latency_quantiles"]]
         where = f" ({paths[k]})" if paths else ""
         points = t["points"]
         values = {a: sorted({p["settings"][a] for p in points}) for a in AXES}
-        swept = [a for a in AXES if len(values[a]) > 1 and a != "neg_threshold"]
-        if "threshold" in swept:  # the neg threshold follows the threshold (its offset is the axis)
-            swept.insert(1, "neg_threshold")
+        swept = [a for a in AXES if len(values[a]) > 1]  # the neg threshold moves with the threshold or its offset
         held = [f"{AXES[a][1]} {_axis(values[a][0], a)}{AXES[a][2]}" for a in AXES if a not in swept]
         lines += ["", f"{t['name']}{where}: {t['subset']}, {t['counts']['eligible']} eligible of "
                       f"{t['counts']['selected']} selected",
-                  f"  swept: {', '.join(f'{AXES[a][1]} ({len(values[a])})' for a in swept if a != 'neg_threshold') or 'nothing'}"
-                  f"{' (neg = threshold - offset)' if 'neg_threshold' in swept else ''}; held: "
+                  f"  swept: {', '.join(f'{AXES[a][1]} ({len(values[a])})' for a in swept) or 'nothing'}"
+                  f"{' (neg threshold = threshold - offset)' if 'neg_threshold' in swept else ''}; held: "
                   f"{', '.join(held) or 'nothing'}; only speech detection changes, so pause handling and turn-taking "
                   "(words only) are not swept"]
-        head = "  " + " ".join(f"{AXES[a][0]:>7}" for a in swept)
+        head = "    " + " ".join(f"{AXES[a][0]:>7}" for a in swept)
 
-        def row(p, cells):
+        def row(p, cells):  # the spec's point starred after the indent, so every row of a table starts alike
             star = "*" if p["spec_settings"] else " "
-            return f"{star} " + " ".join(f"{_axis(p['settings'][a], a):>7}" for a in swept) + " | " + cells
+            return f"  {star} " + " ".join(f"{_axis(p['settings'][a], a):>7}" for a in swept) + " | " + cells
 
         lines.append(head + " | " + " ".join(f"{v:>6}" for v in COUNT_LABELS.values()))
         lines += [row(p, " ".join(f"{p['counts'][c]:>6d}" for c in COUNT_LABELS)) for p in points]
-        lines.append(head + " | " + " ".join(f"{SHOWN[n]:>10}" for n in shares))
-        lines += [row(p, " ".join(f"{fmt(p['metrics'][n]['value']):>10}" for n in shares)) for p in points]
-        lines.append(head + " | " + " ".join(f"{SHOWN[n]:>11}" for n in others))
-        lines += [row(p, " ".join(f"{fmt(p['metrics'][n]['value']):>11}" for n in others)) for p in points]
+        for group in [g for g in groups if g]:
+            width = max(9, *(len(SHOWN[n]) for n in group)) + (2 if kinds[group[0]] == "latency_quantiles" else 0)
+            lines.append(head + " | " + " ".join(f"{SHOWN[n]:>{width}}" for n in group))
+            lines += [row(p, " ".join(f"{fmt(p['metrics'][n]['value']):>{width}}" for n in group)) for p in points]
         lines.append("  range over the grid: " + "; ".join(
             f"{n} [{fmt(t['ranges'][n]['value'][0])}, {fmt(t['ranges'][n]['value'][1])}]"
             for n in SHOWN if t["ranges"][n]["value"]))

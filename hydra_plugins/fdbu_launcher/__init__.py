@@ -5,6 +5,7 @@ its config `fdbu_slurm` (submitit_slurm's keys plus `status_every_s`) is what th
 conf/hydra/launcher/ extend.
 """
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Sequence
 
 from hydra.core.config_store import ConfigStore
@@ -20,6 +21,7 @@ class FdbuSlurmLauncher(SlurmLauncher):
 
         setup(dict(self.params))
         self.fresh = first_missing(self.config.hydra.sweep.dir)  # what a refused submission takes away again
+        self.had_submitit = (Path(str(self.config.hydra.sweep.dir)) / ".submitit").exists()
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Any:
         from fdbu.launcher import launch
