@@ -27,6 +27,7 @@ if os.path.basename(sys.argv[0]) == "fdbu" and signal.getsignal(signal.SIGINT) i
     signal.signal(signal.SIGINT, _stop)
 
 import difflib  # noqa: E402
+from pathlib import Path  # noqa: E402
 import io  # noqa: E402
 import traceback  # noqa: E402
 

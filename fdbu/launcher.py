@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from .errors import FdbuError
+from .settings import CACHE_USERS
 
 ENDED = {  # SLURM's end states, said plainly, with the knob that helps where there is one
     "CANCELLED": "was cancelled (scancel)",
@@ -61,10 +62,7 @@ def node_local_warnings(config) -> list[str]:
                    "most clusters: the shards' logs and results may never reach this machine; set "
                    "hydra.sweep.dir=<a folder every node sees>")
     command = str(config.hydra.job.name).removeprefix("fdbu-")
-    from .config import CONFIGS
-
-    refused = getattr(CONFIGS.get(command), "REFUSED", ())
-    if "cache_dir" in config and config.cache_dir is None and "cache_dir" not in refused:
+    if "cache_dir" in config and config.cache_dir is None and command in CACHE_USERS:
         from .cachedir import cache_root
 
         tmp = temp_root(cache_root())

@@ -32,6 +32,7 @@ NOT_T = "output.wav's length differs from the input's (export.length=strict)"
 FORMATS = ("html", "md", "tex", "csv")  # fdbu report: what it may write
 WIDTHS = {"column": 3.3, "page": 7.0}  # figures' printed width, inches: one column or the page of a two-column paper
 TRANSCRIPTS = ("none", "adopt")        # fdbu export: the ASR stage makes them, or the official asr.py's output.json
+CACHE_USERS = ("score", "sweep", "vad", "asr", "calibrate")  # the commands that read or fill cache_dir
 NOT_REACHED = "not reached"            # a quantile or interval end beyond what the captures show, as written
 RESAMPLES, SEED = 2000, 0              # the spec's bootstrap
 MAX_RESAMPLES = 100_000  # resamples x samples int64 indices: 100k x 1000 samples is 800 MB

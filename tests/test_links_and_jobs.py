@@ -159,7 +159,7 @@ def test_fifos_are_refused_at_once(scored, tmp_path):
     start = time.monotonic()
     one_line(fdbu_main("score", "--config-dir", str(tmp_path / "conf"), "--config-name", "c", f"tree={a}"),
              "is a FIFO (named pipe)")
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < 30  # (reading a FIFO would block for ever)
     bc = synthesize(tmp_path / "bc", n={"icc_backchannel": 1}, seed=0, ineligible=0.0)
     one_line(fdbu_main("evaluate", f"tree={bc}", f"evaluate.gt_distribution={tmp_path / 'gt.json'}"),
              "icc_gt_distribution.json: is a FIFO (named pipe)")
@@ -174,7 +174,7 @@ def test_a_fifo_cache_entry_is_recomputed_not_read(scored, tmp_path):
     os.mkfifo(path)
     start = time.monotonic()
     assert cache.get("0" * 64, 10) is None and cache.rejected == 1
-    assert time.monotonic() - start < 1
+    assert time.monotonic() - start < 20  # (reading the FIFO would block for ever)
 
 
 def test_the_ground_truth_as_a_fifo_is_refused(tmp_path):
@@ -201,7 +201,7 @@ def test_config_files_are_bounded_and_run_no_code(scored, tmp_path, kind):
     (conf / "c.yaml").write_text(text)
     start = time.monotonic()
     out = fdbu_main("score", "--config-dir", str(conf), "--config-name", "c", f"tree={a}", "progress=false")
-    assert time.monotonic() - start < 1.0
+    assert time.monotonic() - start < 20  # (an expanded bomb ran for minutes; speed itself: benchmarks)
     want = {"alias bomb": "expands to more than 100000 values", "oversized": "is larger than 1 MiB",
             "hydra key": "sets +hydra: a config file holds the command's settings only",
             "_target_ deep": "sets vad.threshold._target_"}[kind]
@@ -266,4 +266,4 @@ def test_a_fifo_where_fdbu_writes_is_refused_not_waited_on(scored, tmp_path):
     start = time.monotonic()
     one_line(fdbu_main("asr", f"tree={tree}", "asr.resume=true", f"asr.checkpoint={tmp_path / 'none.nemo'}",
                        "progress=false", "device=cpu"), ".fdbu-asr.journal: is not a regular file")
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < 30  # (reading a FIFO would block for ever)

@@ -142,10 +142,20 @@ def test_the_site_renders_and_runs_no_injected_script(reported, tmp_path):
         chrome.close()
 
 
-def test_a_huge_sweep_grid_is_refused_from_its_axes_at_once(tmp_path):
+def test_a_huge_sweep_grid_is_refused_from_its_axes_at_once(tmp_path, monkeypatch):
     """40 values on each of 5 axes (1.02e8 points) was a MemoryError after 151 s under a 4 GiB cap: now refused
-    from the axes' lengths before any grid exists, on the CLI, the API and in a config file, with or without
-    sweep.allow_large."""
+    from the axes' lengths before any grid exists (building one fails this test), on the CLI, the API and in a
+    config file, with or without sweep.allow_large. (The time bound only says it is not the old minutes: speed is
+    measured in benchmarks, and a loaded machine may take a second.)"""
+    import fdbu.config
+
+    real = fdbu.config.grid
+
+    def grid(*axes):
+        assert fdbu.config.grid_size(*axes) <= 1000, "a grid was built to be refused"
+        return real(*axes)
+
+    monkeypatch.setattr(fdbu.config, "grid", grid)
     axes = {"thresholds": [round(0.01 + 0.024 * i, 3) for i in range(40)],
             "min_silence_ms": list(range(10, 410, 10)), "min_speech_ms": list(range(10, 410, 10)),
             "speech_pad_ms": list(range(40)), "neg_threshold_offset": [round(0.001 * i, 3) for i in range(1, 41)]}
@@ -154,12 +164,12 @@ def test_a_huge_sweep_grid_is_refused_from_its_axes_at_once(tmp_path):
                         (["sweep.allow_large=true"], "has 102400000 points, more than 1000000, which no run holds")):
         start = time.monotonic()
         out = fdbu_main("sweep", f"tree={tmp_path}", *args, *extra)
-        assert time.monotonic() - start < 1.0
+        assert time.monotonic() - start < 20
         assert out.returncode == 2 and want in out.stderr and len(out.stderr.splitlines()) == 1, out.stderr
     start = time.monotonic()
     with pytest.raises(fdbu.FdbuError, match="has 102400000 points"):
         fdbu.sweep(tmp_path, sweep=axes)
-    assert time.monotonic() - start < 1.0
+    assert time.monotonic() - start < 20
     conf = tmp_path / "conf"
     conf.mkdir()
     (conf / "big.yaml").write_text("sweep:\n" + "".join(f"  {k}: {json.dumps(v)}\n" for k, v in axes.items()))
