@@ -256,6 +256,7 @@ def _task(fn, command: str | None = None):
             except OmegaConfBaseException as e:
                 raise FdbuError("config", None, composition_error(e, command)) from None
             if signal.getsignal(signal.SIGINT) is _stop:  # the work starts: Ctrl-C unwinds it (outputs clean up)
+                _preload(command)
                 signal.signal(signal.SIGINT, signal.default_int_handler)
             _multirun_job(obj)
             fn(obj)
@@ -266,6 +267,17 @@ def _task(fn, command: str | None = None):
         except RecursionError:
             error("a JSON file is nested too deeply to read")
     return run
+
+
+def _preload(command: str | None) -> None:
+    """torch before Ctrl-C becomes an exception: a KeyboardInterrupt raised while torch's C++ (pybind11) runs its
+    import calls back into Python aborts the process (std::terminate) instead of unwinding. Until here Ctrl-C
+    exits at once (130), nothing having been written."""
+    if command in ("score", "sweep", "vad", "asr", "calibrate", "export", "synth", "evaluate"):
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            pass
 
 
 PER_JOB = "FDBU_OUT_PER_JOB"  # set in each job of a multirun whose jobs share one out= (hydra.job.env_set)
