@@ -183,10 +183,11 @@ def evaluate(cfg) -> Ran:
     e = cfg.evaluate
     checkout = Path(e.official_checkout) if e.official_checkout else None
     pins = dict(e.official_sha256)
-    gt = Path(e.gt_distribution) if e.gt_distribution else None
-    if gt is None and checkout is not None:  # the one beside the scripts, where upstream runs them
-        gt = next((checkout / d / GT_DISTRIBUTION for d in SCRIPT_DIRS if (checkout / d / GT_DISTRIBUTION).is_file()),
-                  None)
+    beside = None  # without evaluate.gt_distribution: the one beside the scripts, where upstream runs them
+    if not e.gt_distribution and checkout is not None:
+        beside = next((checkout / d / GT_DISTRIBUTION for d in SCRIPT_DIRS
+                       if (checkout / d / GT_DISTRIBUTION).is_file()), None)
+    gt = Path(e.gt_distribution) if e.gt_distribution else beside
     judge = None
     if e.judge.base_url:
         from .judge import Judge, load_official
@@ -198,7 +199,7 @@ def evaluate(cfg) -> Ran:
     outputs = ev.outputs(Path(cfg.tree), judge is not None)
     tree = load_tree(Path(cfg.tree))
     if checkout is not None:
-        _checkout_used(checkout, e, tree)
+        _checkout_used(checkout, e, tree, beside is not None)
     lines, disagreements = [], []
     if e.run_official:  # the pins are checked before anything is computed
         from .official_run import check_files
@@ -214,7 +215,7 @@ def evaluate(cfg) -> Ran:
     return Ran(result, written, [*lines, *report], disagreements=disagreements)
 
 
-def _checkout_used(checkout: Path, e, tree) -> None:
+def _checkout_used(checkout: Path, e, tree, gives_gt: bool) -> None:
     """evaluate.official_checkout is honoured or refused, never ignored: it must be a folder, and something must
     read it (the official scripts run, the judge's prompt, or icc_backchannel's ground truth beside the scripts)."""
     from .errors import FdbuError
@@ -222,11 +223,10 @@ def _checkout_used(checkout: Path, e, tree) -> None:
     if not checkout.is_dir():
         raise FdbuError("config", None, f"evaluate.official_checkout={checkout}: "
                         f"{'is not a folder' if checkout.exists() else 'does not exist'}")
-    from .official import GT_DISTRIBUTION, SCRIPT_DIRS
+    from .official import GT_DISTRIBUTION
 
     backchannel = any(s.kind.official.runner == "backchannel" for s in tree.samples)
-    gt_inside = any((checkout / d / GT_DISTRIBUTION).is_file() for d in SCRIPT_DIRS)
-    if not (e.run_official or e.judge.base_url or (backchannel and not e.gt_distribution and gt_inside)):
+    if not (e.run_official or e.judge.base_url or (backchannel and gives_gt)):
         raise FdbuError("config", None, f"evaluate.official_checkout={checkout} would not be read: it is used by "
                         "evaluate.run_official=true (run the official scripts and compare), by a judge "
                         "(evaluate.judge.base_url) and for icc_backchannel's ground truth (the "

@@ -248,7 +248,7 @@ def keeps(row: dict) -> str:
         return reason
     side = f"{(T - n) / SR:.3f} s shorter" if n < T else f"{(n - T) / SR:.3f} s longer"
     what = f"output.wav is {side} than its input ({n} vs {T} samples at 16 kHz)"
-    if "strict" in reason:
+    if row["reasons"] == [NOT_T]:
         return f"{what}; the default export.length=tolerant keeps it if it is at most {PAD_MAX_MS} ms short or " \
                f"{CROP_MAX_MS} ms long, export.length=fit at any length"
     return f"{what}; export.length=fit {'pads it with silence' if n < T else 'crops it at T'} " \

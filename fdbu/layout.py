@@ -56,7 +56,6 @@ def release_subsets(folder: Path) -> list[str]:
 # Full-Duplex-Bench v1.5 (upstream v1_v1.5/dataset/README.md): each sample folder holds input.wav (with the
 # overlap event), clean_input.wav (without) and metadata.json; fdbu reads v1.0 only today
 V15_FILES = ("clean_input.wav", "metadata.json")
-V15_SUBSETS = ("user_interruption", "user_backchannel", "talking_to_other", "background_speech")
 V15_TODAY = "fdbu scores Full-Duplex-Bench v1.0 only today (v1.5's overlap subsets are not read yet)"
 
 

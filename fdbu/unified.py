@@ -56,7 +56,7 @@ def _metric_line(name: str, m: dict) -> str:
     return f"  {name:<27} {m['better']:<7} {fmt(m['value']):>11}  {interval:<14} {count:>9}"
 
 
-HEAD = f"  {'metric':<27} {'better':<7} {'value':>11}  {'95% interval':<14} {'n':>9}"
+TABLE_HEAD = f"  {'metric':<27} {'better':<7} {'value':>11}  {'95% interval':<14} {'n':>9}"
 
 
 def _after_table(metrics: dict) -> list[str]:
@@ -101,7 +101,7 @@ def summary(unified: dict) -> str:
             lines.append("  ineligible: " + "; ".join(f"{n} {reason}" for reason, n in c["ineligible_reasons"].items()))
         if "outcomes" in c:
             lines.append("  outcomes: " + ", ".join(f"{k} {v}" for k, v in c["outcomes"].items()))
-        lines.append(HEAD)
+        lines.append(TABLE_HEAD)
         lines += [_metric_line(name, m) for name, m in entry["metrics"].items()]
         lines += _after_table(entry["metrics"])
     return "\n".join([*lines, "", LEGEND])
