@@ -133,11 +133,16 @@ def _legend(board: list[dict]) -> str:
 
 
 TEX_ESCAPE = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
-              "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}", "\n": " ", "\r": " "}
+              "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}", "\n": " ", "\r": " ",
+              "<": r"\textless{}", ">": r"\textgreater{}"}
 
 
 def tex(text: str) -> str:
-    return "".join(TEX_ESCAPE.get(ch, ch) for ch in str(text))
+    """Text as LaTeX prints it literally: `<=`/`>=` as the relations (OT1, the default encoding, prints a bare `<`
+    as an inverted exclamation mark), any other `<`, `>` as their text symbols, the specials escaped."""
+    text = str(text).replace("<=", "\x00le").replace(">=", "\x00ge")
+    out = "".join(TEX_ESCAPE.get(ch, ch) for ch in text)
+    return out.replace("\x00le", r"$\le$").replace("\x00ge", r"$\ge$")
 
 
 def to_latex(board: list[dict], names: list[str]) -> str:

@@ -188,3 +188,23 @@ def test_a_transcript_changed_after_scoring_is_refused_in_one_line(trees, tmp_pa
     res = fdbu_main("report", f"trees=[{tree}]", f"out={tmp_path / 'site'}")
     assert res.returncode == 2 and res.stderr.count("\n") == 1
     assert sid in res.stderr and "output.json" in res.stderr and not (tmp_path / "site").exists()
+
+
+def test_the_latex_compiles_in_a_bare_article_and_prints_its_relations(systems, result, tmp_path):
+    """leaderboard.tex in a document with only booktabs, as the README says: it compiles, and `<=` is the relation
+    (a bare `<` prints as an inverted exclamation mark in LaTeX's default font encoding); a name with LaTeX's
+    specials and angle brackets stays text. (Widths and captions: issue 35.)"""
+    import shutil
+    import subprocess
+
+    if shutil.which("pdflatex") is None:
+        pytest.skip("pdflatex is not installed (Debian: texlive-latex-recommended)")
+    board = site.leaderboard(systems, result)
+    tex = site.to_latex(board, ["mixed", "<b>_&%#"])
+    assert "<" not in tex.replace(r"\textless{}", "") and r"$\le$ 1 s" in tex
+    (tmp_path / "doc.tex").write_text("\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n"
+                                      + tex + "\n\\end{document}\n")
+    out = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout[-2000:]
+    assert "! " not in (tmp_path / "doc.log").read_text()
