@@ -246,7 +246,8 @@ def keeps(row: dict) -> str:
     n, T = row.get("output_samples"), row.get("input_samples")
     if n is None or T is None or n == T:
         return reason
-    side = f"{(T - n) / SR:.3f} s shorter" if n < T else f"{(n - T) / SR:.3f} s longer"
+    # in ms to a tenth: a sample past the bound (81 ms read 0.080 s) must not look like the bound itself
+    side = f"{(T - n) * 1000 / SR:.1f} ms shorter" if n < T else f"{(n - T) * 1000 / SR:.1f} ms longer"
     what = f"output.wav is {side} than its input ({n} vs {T} samples at 16 kHz)"
     if row["reasons"] == [NOT_T]:
         return f"{what}; the default export.length=tolerant keeps it if it is at most {PAD_MAX_MS} ms short or " \

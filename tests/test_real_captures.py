@@ -117,7 +117,7 @@ def test_beyond_the_tolerance_the_sample_is_named_with_what_keeps_it(example_dat
     out = fdbu_main("export", f"export.roots={{{TT}: {data}}}", "export.transcripts=adopt",
                     f"out={tmp_path / 't'}", "progress=false")
     assert out.returncode == 0, out.stderr
-    assert f"  {TT}/1: output.wav is 1.500 s longer than its input" in out.stdout
+    assert f"  {TT}/1: output.wav is 1500.0 ms longer than its input" in out.stdout
     assert "export.length=fit crops it at T" in out.stdout
     score = fdbu_main("score", f"tree={tmp_path / 't'}", "progress=false")
     assert score.returncode == 0, score.stderr
