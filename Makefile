@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO := build/demo
 
-.PHONY: install demo test clean cluster-tools system-tools browser-tools
+.PHONY: install demo test lint clean cluster-tools system-tools browser-tools
 
 $(STAMP): pyproject.toml
 	@echo "fdbu: installing into $(VENV): torch 2.9.1 (CUDA build), NeMo 3.0.0 and the test and cluster extras," \
@@ -60,9 +60,13 @@ browser-tools:
 	    --no-install-recommends chromium >/dev/null 2>&1) || \
 	   echo "chromium could not be installed: the browser test of fdbu report will be skipped")
 
-# two workers, each taking whole test files (the SLURM tests share one cluster, so one file, one worker)
-test: $(STAMP) system-tools
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+# lint and types first (ruff: pyflakes and bugbear; mypy), then the suite on two workers, each taking whole
+# test files (the SLURM tests share one cluster, so one file, one worker), the 15 slowest tests listed
+test: $(STAMP) system-tools lint
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=15
+
+lint: $(STAMP)
+	$(BIN)/ruff check fdbu kernels hydra_plugins tests benchmarks
 
 clean:
 	rm -rf build $(VENV)

@@ -23,7 +23,7 @@ def main() -> None:
     tree = captures(work, args.files)
     boot = Bootstrap()
     points = grid([0.3, 0.4, 0.5, 0.6, 0.7], [50, 100, 200, 300, 500])
-    SpeechDetector(backend="batched", device=args.device, cache=False).batched  # load outside the timing
+    _ = SpeechDetector(backend="batched", device=args.device, cache=False).batched  # load outside the timing
     score_path(tree, SpeechDetector(backend="batched", device=args.device, cache=False), boot)  # warm caches, jit
     with Timer() as one:
         score_path(tree, SpeechDetector(backend="batched", device=args.device, cache=False), boot)

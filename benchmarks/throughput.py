@@ -45,7 +45,7 @@ def _reference_chunk(chunk):
 
 
 def _warm(_):
-    SpeechDetector(backend="reference", cache=False).silero.model  # import torch, load the model
+    _ = SpeechDetector(backend="reference", cache=False).silero.model  # import torch, load the model
     return os.getpid()
 
 

@@ -230,7 +230,8 @@ def sweep_heatmaps(result: dict, spec: dict, width: str = "page") -> dict[str, b
                 bar.set_label("value - spec" if context else "+ better, - worse", fontsize=pt, labelpad=1)
                 bar.ax.tick_params(labelsize=pt, length=2, pad=1)
                 bar.set_ticks([-reach, 0.0, reach] if reach > 1e-9 else [0.0])
-                bar.ax.yaxis.set_major_formatter(lambda x, _: "0" if x == 0 else f"{x:+.{max(1, digits - 1)}f}")
+                bar.ax.yaxis.set_major_formatter(  # digits bound now: a late-bound one formatted every bar as the last
+                    lambda x, _, d=digits: "0" if x == 0 else f"{x:+.{max(1, d - 1)}f}")
         for ax in axes.flat[len(table) * per_group:]:
             ax.axis("off")
         fig.suptitle(heading, y=1 - 0.08 / fig_h)
@@ -368,7 +369,7 @@ def compare_forest(result: dict, width: str = "page") -> dict[str, bytes]:
             finite = [abs(x) for row in diffs for m in row if m for x in
                       [m["difference"]["value"], *(m["difference"]["interval"] or [])] if isinstance(x, (int, float))]
             edge = max(max(finite, default=0.0) * 1.25, 0.1 if part.startswith("latency") else 0.05)
-            for k, (p, row) in enumerate(zip(pairs, diffs)):
+            for k, row in enumerate(diffs):
                 offset = -(k - (len(pairs) - 1) / 2) * 0.8 / len(pairs)
                 color = colors[k % len(colors)]
                 for j, m in enumerate(row):

@@ -199,7 +199,7 @@ def table(result: dict, paths: list | None = None) -> str:
                   "(words only) are not swept"]
         head = "    " + " ".join(f"{AXES[a][0]:>7}" for a in swept)
 
-        def row(p, cells):  # the spec's point starred after the indent, so every row of a table starts alike
+        def row(p, cells, swept=swept):  # the spec's point starred after the indent, so every row starts alike
             star = "*" if p["spec_settings"] else " "
             return f"  {star} " + " ".join(f"{_axis(p['settings'][a], a):>7}" for a in swept) + " | " + cells
 

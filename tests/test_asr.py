@@ -3,7 +3,6 @@ Conformer-RNNT and a FastConformer-TDT (Parakeet's head: durations, TDT word tim
 import builtins
 import hashlib
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -55,7 +55,7 @@ def test_every_marker_is_its_holm_p_below_alpha_and_nothing_else(trees):
     marked = 0
     for label, (_, result) in _results(trees).items():
         alpha = result["comparison"]["alpha"]
-        for pair, subset, name, m in _lines(result):
+        for _pair, subset, name, m in _lines(result):
             assert m["marker"] == (m["p_holm"] is not None and m["p_holm"] < alpha), (label, subset, name)
             assert m["p"] is None or m["p"] > 0
             assert m["p_holm"] is None or m["p_holm"] >= m["p"]
@@ -125,7 +125,7 @@ def test_the_console_and_the_forest_plot_show_compare_json_s_markers(trees, monk
 
     from fdbu.plot import FEW, compare_forest
 
-    for label, (_, result) in _results(trees).items():
+    for _label, (_, result) in _results(trees).items():
         text = leaderboard(result)
         printed = [line for line in text.splitlines() if line.startswith("  ") and line.split()[0] in
                    {n for *_, n, _ in _lines(result)} and not line.split()[2].isdigit()]  # the difference tables
@@ -138,7 +138,7 @@ def test_the_console_and_the_forest_plot_show_compare_json_s_markers(trees, monk
         drawn = []
         real = matplotlib.axes.Axes.text
         monkeypatch.setattr(matplotlib.axes.Axes, "text",
-                            lambda self, x, y, s, *a, **k: (drawn.append(s), real(self, x, y, s, *a, **k))[1])
+                            lambda self, x, y, s, *a, drawn=drawn, real=real, **k: (drawn.append(s), real(self, x, y, s, *a, **k))[1])
         compare_forest(result)
         monkeypatch.setattr(matplotlib.axes.Axes, "text", real)
         assert drawn.count("*") == sum(m["marker"] for *_, m in lines)

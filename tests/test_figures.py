@@ -219,3 +219,17 @@ def test_every_command_with_figures_takes_the_width(tmp_path, calibrated):
             assert float(box.group(1)) == pytest.approx(72 * plot.WIDTHS["column"], abs=0.5), what
     out = fdbu_main("score", f"tree={a}", "width=poster")
     assert out.returncode == 2 and "width='poster': choose column (3.3 in) or page (7 in)" in out.stderr
+
+
+def test_each_colour_bar_formats_with_its_own_metrics_digits(captured):
+    """A metric whose values differ only in the 5th decimal gets a 4-decimal colour bar; the others keep 2 (the
+    formatter once bound its digits late: every bar formatted as the last metric's)."""
+    result, spec = _sweep()
+    first = result["trees"][0]["points"]
+    for k, p in enumerate(first):  # the first metric of the table: values 0.50001, 0.50002, ...
+        name = next(iter(p["metrics"]))
+        p["metrics"][name] = {"value": 0.5 + (k + 1) * 1e-5}
+    plot.sweep_heatmaps(result, spec)
+    bars = [ax for ax in captured[-1].axes if ax.get_label() == "<colorbar>"]
+    shown = [ax.yaxis.get_major_formatter()(0.123456, 0) for ax in bars]
+    assert shown[0] == "+0.1235" and set(shown[1:]) == {"+0.12"}, shown

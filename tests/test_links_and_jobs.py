@@ -5,11 +5,10 @@ import json
 import os
 import shutil
 import time
-from pathlib import Path
 
 import pytest
 
-from builders import fdbu_main, sha, untranscribed
+from builders import fdbu_main, untranscribed
 from fdbu.errors import FdbuError
 from fdbu.synth import synthesize
 

@@ -86,7 +86,7 @@ def test_synth_official_then_export_adopt_then_score_equals_the_native_tree(offi
         assert res.returncode == 0, res.stderr
         scored[name] = (json.loads((tmp_path / name / "unified.json").read_text()),
                         (tmp_path / name / "unified-samples.jsonl").read_bytes(), res.stdout)
-    (a, a_rows, a_out), (b, b_rows, b_out) = scored["adopted"], scored["native"]
+    (a, a_rows, a_out), (b, b_rows, _) = scored["adopted"], scored["native"]
     # every per-sample value, byte for byte, but the reason of an ineligible sample: the official folder's
     # capture is cut short (the official scripts run on it), the native tree's is missing or empty
     a_rows, b_rows = ([json.loads(line) for line in rows.splitlines()] for rows in (a_rows, b_rows))

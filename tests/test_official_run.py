@@ -159,7 +159,7 @@ def shipped_readme_pins(folder: Path) -> dict[str, str]:
 def test_the_shipped_pins_are_the_official_files():
     pins = official.shipped_pins()
     assert set(pins) == set(official.OFFICIAL_FILES)
-    for name, digest in pins.items():
+    for name, _digest in pins.items():
         assert official.file_report(official.script_path(OFFICIAL, name), name, pins)["pinned"], name
     if (OFFICIAL / "README.md").is_file():  # shared/official's README lists them
         assert shipped_readme_pins(OFFICIAL) == pins

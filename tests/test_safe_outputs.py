@@ -5,7 +5,6 @@ name; and the sweep grid's size refused from its axes before any grid exists (it
 import csv
 import io
 import json
-import shutil
 import time
 from html.parser import HTMLParser
 from pathlib import Path

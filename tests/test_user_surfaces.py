@@ -163,7 +163,7 @@ def test_output_fits_the_terminal_without_splitting_a_cell(monkeypatch):
     assert cli.fit(text) == text  # into a pipe or a file: untouched
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     for width in (100, 72, 60):
-        monkeypatch.setattr("shutil.get_terminal_size", lambda fallback: os.terminal_size((width, 24)))
+        monkeypatch.setattr("shutil.get_terminal_size", lambda fallback, w=width: os.terminal_size((w, 24)))
         lines = cli.fit(text).split("\n")
         assert all(len(line) <= width for line in lines), width
         assert " ".join(" ".join(lines).split()) == " ".join(text.split())  # nothing lost, only the breaks moved

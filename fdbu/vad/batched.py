@@ -37,7 +37,7 @@ class BatchedSilero:
         window = 0.5 - 0.5 * torch.cos(2 * torch.pi * n / N_FFT)
         k = torch.arange(N_FFT // 2 + 1, dtype=torch.float64)[:, None]
         dft = torch.cat([torch.cos(2 * torch.pi * k * n / N_FFT), -torch.sin(2 * torch.pi * k * n / N_FFT)]) * window
-        convs = [getattr(getattr(m.encoder, str(i)), "reparam_conv") for i in range(4)]
+        convs = [getattr(m.encoder, str(i)).reparam_conv for i in range(4)]
         if (tuple(m.stft.padding.padding) != (0, CONTEXT) or (basis - dft).abs().max() > 1e-6
                 or [(c.stride[0], c.padding[0], c.weight.shape[-1]) for c in convs] != [(1, 1, 3), (2, 1, 3), (2, 1, 3), (1, 1, 3)]):
             raise FdbuError("vad", None, "this Silero model is not the network the batched backend computes "
