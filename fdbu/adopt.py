@@ -13,6 +13,7 @@ written means its run went wrong, and dropping the sample would hide that.
 from __future__ import annotations
 
 import json
+from typing import Callable, cast
 
 from . import tasks
 from .errors import FdbuError
@@ -41,7 +42,7 @@ def check(data: bytes, sid: str, T_us: int, annotation: bytes | None,
     starts, ends = check_word_times(doc["chunks"], sid, file, window)
     task = tasks.subset(sid.split("/")[0]).task
     if task.asr_cut is not None:  # asr.py --task user_interruption: cut at R, R added back
-        cut = task.read(annotation, sid, T_us)[task.reference]
+        cut = cast(Callable, task.read)(annotation, sid, T_us)[task.reference]  # a task with an ASR cut reads one
         early = [i for i, s in enumerate(starts) if s < cut]
         if early:
             raise FdbuError(sid, file, f"word {early[0]} starts at {seconds_text(starts[early[0]])} s, before R = "

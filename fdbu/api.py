@@ -13,6 +13,7 @@ prints. Nothing is written unless `write=True` (then exactly what the CLI writes
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from . import commands, config
 from .settings import NOT_REACHED
@@ -39,7 +40,7 @@ def _typed(rows: list[dict], schema: dict[str, str]):
             data[col] = pd.Series([nan if v is None or v == NOT_REACHED else float(v) for v in vals], dtype="float64")
             data[f"{col}_not_reached"] = pd.Series([v == NOT_REACHED for v in vals], dtype="boolean")
         elif kind == "inf":
-            flags = [r.get(f"{col}_flag") for r in rows]
+            flags: list[Any] = [r.get(f"{col}_flag") for r in rows]  # "+inf", "-inf" or None
             data[col] = pd.Series([{"+inf": float("inf"), "-inf": float("-inf")}.get(f, nan if v is None else float(v))
                                    for v, f in zip(vals, flags)], dtype="float64")
         elif kind == "float":
@@ -74,7 +75,7 @@ def sweep_schema(result: dict) -> dict[str, str]:
     from .sensitivity import COUNTS
     from .tasks import SUBSETS
 
-    metrics = SUBSETS[result["trees"][0]["subset"]].task.metrics.METRICS
+    metrics = SUBSETS[result["trees"][0]["subset"]].task.metric_module.METRICS
     out = {"system": "text", "threshold": "float", "neg_threshold": "float", "min_silence_ms": "float",
            "min_speech_ms": "float", "speech_pad_ms": "float", "spec_settings": "bool", **dict.fromkeys(COUNTS, "int")}
     for m in metrics:
@@ -168,7 +169,7 @@ class CompareResult:
         return leaderboard(self.compare)
 
 
-def _paths(value, key: str, many: bool):
+def _paths(value, key: str, many: bool | str):
     """A path (str or os.PathLike), or with `many` a list of them, as strings; anything else is refused as
     the CLI refuses it (FdbuError), not left to fail inside."""
     import os

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import soundfile as sf
@@ -42,7 +43,8 @@ def folders(dataset: Path | None, roots: dict | None) -> dict[str, Path]:
     """subset -> the folder holding its `<id>/` sample folders, in the registry's order: `<dataset>/<subset>`
     of a release, or each folder `roots` maps a subset to (checked to be that subset's official folder)."""
     if roots is None:
-        return {s: dataset / s for s in tasks.SUBSETS if (dataset / s).is_dir()}
+        release = cast(Path, dataset)  # export passes a dataset whenever it passes no roots
+        return {s: release / s for s in tasks.SUBSETS if (release / s).is_dir()}
     unknown = [s for s in roots if s not in tasks.SUBSETS]
     if unknown:
         official = layout.official_tasks().get(unknown[0])
@@ -73,7 +75,7 @@ def check_root(subset: str, folder: Path) -> None:
     for d in samples if wrong is None else []:
         others = [a for a in layout.sample_annotations(d) if a != ann]
         if others and (ann is None or not (d / ann).is_file()):
-            wrong = f"{d.name}/{others[0]} (a {' or '.join(layout.annotations()[others[0]])} sample)"
+            wrong = f"{d.name}/{others[0]} (a {' or '.join(layout.annotation_subsets()[others[0]])} sample)"
             break
     if not samples or wrong:
         raise FdbuError(f"export.roots.{subset}", None, f"{folder}: expected {expected}; found "
@@ -98,6 +100,7 @@ def discover(sources: dict[str, Path], only: list[str] | None, where: Path | Non
     if not found and where is None:
         raise FdbuError("config", None, "export.only leaves no sample to export")
     if not found:
+        assert where is not None  # the check above raised without one
         raise FdbuError("dataset", None, f"{where}: expected a Full-Duplex-Bench v1.0 release (<subset>/<id>/input.wav "
                         f"for subsets {', '.join(tasks.SUBSETS)}); found {layout.found(where)}"
                         + _per_task_hint(where))
@@ -155,7 +158,7 @@ def _load(source: Path, outputs: Path, subset: str, name: str, adopting: bool):
         out, out_sr = read_audio(out_path)
     except Exception as e:
         return sid, inp, in_sr, ann, None, None, f"output.wav unreadable ({str(e).splitlines()[0]})", None
-    adopted = None
+    adopted: tuple[bytes, bytes | None] | None = None
     if adopting:  # (output.wav's bytes, output.json's bytes or None) as asr.py left them
         try:
             regular(outputs / name / "output.json", sid, "output.json")  # a FIFO is refused, not read forever
@@ -180,7 +183,8 @@ def export(dataset: Path | None, outputs: Path | None, out: Path, *, roots: dict
     if (dataset is None) == (roots is None):
         raise FdbuError("config", None, "give the release as dataset=DIR or per-task folders as "
                         "export.roots={subset: DIR, ...}, one of them")
-    read = {"dataset": Path(dataset)} if dataset is not None else {f"export.roots.{s}": Path(d) for s, d in roots.items()}
+    read = {"dataset": Path(dataset)} if dataset is not None else {f"export.roots.{s}": Path(d)  # roots given
+                                                                    for s, d in cast(dict, roots).items()}
     if outputs is not None:
         read["outputs"] = Path(outputs)
     for what, d in read.items():
@@ -199,9 +203,12 @@ def export(dataset: Path | None, outputs: Path | None, out: Path, *, roots: dict
                 raise FdbuError("outputs", None, f"no sample of {subset} has an output.wav (looked for "
                                 f"{outs[subset]}/<id>/output.wav, e.g. {outs[subset] / names[0] / 'output.wav'}); give "
                                 "the system's outputs as outputs=DIR (DIR/<subset>/<id>/output.wav)")
-        rows, receipts, adopted_from = [], {}, {}
+        rows: list[dict] = []
+        receipts: dict[str, dict[str, str]] = {}
+        adopted_from: dict[str, dict[str, dict]] = {}
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            loaded = pool.map(lambda job: _load(sources[job[0]], outs[job[0]], *job, transcripts == "adopt"), found)
+            loaded = pool.map(lambda job: _load(sources[job[0]], outs[job[0]], job[0], job[1], transcripts == "adopt"),
+                              found)
             for sid, inp, in_sr, ann, audio, out_sr, reason, adopted in tqdm(
                     loaded, total=len(found), desc="export", unit="sample", disable=not progress):
                 row = _sample(tmp, sid, inp, in_sr, ann, audio, out_sr, reason, length, adopted)
@@ -259,6 +266,7 @@ def keeps(row: dict) -> str:
 def _sample(tmp: Path, sid: str, inp, in_sr, ann, audio, out_sr, reason, length: str, adopted=None) -> dict:
     subset, name = sid.split("/")
     T = len(to_16k_mono(inp, in_sr))
+    row: dict[str, Any]
     row = {"sample_id": sid, "subset": subset, "task": tasks.subset(subset).task.name, "sample_rate": SR, "input_samples": T,
            "input_s": T / SR, "source_sample_rate": {"input": in_sr}}
     flags, fitted = [], None

@@ -19,6 +19,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
 from .errors import FdbuError
 from .official import INTERRUPTION_SCRIPT, Verdict, file_report, refuse_unpinned, script_path
@@ -73,8 +74,8 @@ def load_official(checkout: Path, pins: dict[str, str] | None = None, allow_unpi
         seed = _constant(tree, "seed").value
         compile_call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "compile")
         flags = re.DOTALL if any("DOTALL" in ast.unparse(a) for a in compile_call.args[1:]) else 0
-        pattern = re.compile(compile_call.args[0].value, flags)
-        parts = []
+        pattern = re.compile(cast(Any, compile_call.args[0]).value, flags)  # a Constant, else AttributeError
+        parts: list = []
         for v in user.values:
             if isinstance(v, ast.Constant):
                 parts.append(v.value)

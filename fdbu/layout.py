@@ -22,7 +22,7 @@ def sample_dirs(folder: Path) -> list[Path]:
         return []
 
 
-def annotations() -> dict[str, list[str]]:
+def annotation_subsets() -> dict[str, list[str]]:
     """annotation file -> the subsets whose samples carry it."""
     out: dict[str, list[str]] = {}
     for name, s in tasks.SUBSETS.items():
@@ -33,7 +33,7 @@ def annotations() -> dict[str, list[str]]:
 
 def sample_annotations(folder: Path) -> list[str]:
     """The task annotation files a sample folder holds."""
-    return [a for a in annotations() if (folder / a).is_file()]
+    return [a for a in annotation_subsets() if (folder / a).is_file()]
 
 
 def task_subsets(samples: list[Path]) -> list[str]:
@@ -41,7 +41,7 @@ def task_subsets(samples: list[Path]) -> list[str]:
     found = sorted({a for d in samples[:5] for a in sample_annotations(d)})
     if not found:
         return [n for n, s in tasks.SUBSETS.items() if s.task.annotation is None]
-    return [n for a in found for n in annotations()[a]]
+    return [n for a in found for n in annotation_subsets()[a]]
 
 
 def per_task_samples(folder: Path) -> list[Path]:

@@ -21,7 +21,7 @@ import math
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -142,7 +142,7 @@ def pause_handling(samples: list[tuple[str, dict]]) -> dict:
     which raises ZeroDivisionError when there is no sample."""
     outputs = [doc for name, doc in samples if listed(name)]
     try:
-        rate = _divide([take_turn_pause(doc["chunks"]) for doc in outputs])
+        rate: float | dict = _divide([take_turn_pause(doc["chunks"]) for doc in outputs])
     except SCRIPT_ERRORS as e:
         rate = unavailable(e)
     return {"take_turn_rate": rate, "samples": len(outputs)}
@@ -182,10 +182,12 @@ def smooth_turn_taking(samples: list[tuple[str, list, dict]]) -> dict:
     lines 76-80. Both averages divide without a guard (91-92) before anything is printed
     (94-98), so no sample, or no takeover, raises ZeroDivisionError and neither number is
     printed."""
-    samples = [(turn, output) for name, turn, output in samples if listed(name)]
+    pairs = [(turn, output) for name, turn, output in samples if listed(name)]
     tors, latencies, takeovers = [], [], None
+    rate: float | dict
+    mean_latency: float | dict
     try:
-        for turn, output in samples:
+        for turn, output in pairs:
             input_end_time = turn[0]["timestamp"][0]
             tor, latency = take_turn_and_latency(output["chunks"], input_end_time)
             tors.append(tor)
@@ -195,7 +197,7 @@ def smooth_turn_taking(samples: list[tuple[str, list, dict]]) -> dict:
         rate, mean_latency = _divide(tors), _divide(latencies)
     except SCRIPT_ERRORS as e:
         rate = mean_latency = unavailable(e)
-    return {"take_turn_rate": rate, "latency_s": mean_latency, "samples": len(samples), "takeovers": takeovers}
+    return {"take_turn_rate": rate, "latency_s": mean_latency, "samples": len(pairs), "takeovers": takeovers}
 
 
 # ---- eval_user_interruption.py ----
@@ -253,7 +255,8 @@ def user_interruption(samples: list[tuple[str, dict, list]], judge: Judge | None
             latencies += kept_latency(latency)
         takeovers = len(ratings) // 2
         # with judge=None the ratings are placeholders: only their count matters here
-        out = {"rating": _divide(ratings), "take_turn_rate": _divide(tors), "latency_s": _divide(latencies)}
+        out: dict[str, Any] = {"rating": _divide(ratings), "take_turn_rate": _divide(tors),
+                               "latency_s": _divide(latencies)}
         if judge is None:
             out["rating"] = {"pending": "no judge configured"}
     except SCRIPT_ERRORS as e:
@@ -290,7 +293,7 @@ def backchannel_speaker(segments: list[tuple[float, float]], output: dict | None
     A segment's words are the chunks of `data["chunks"]` (68) that pass lines 70-91: a null
     start, or a null end with a start before the segment end, is skipped; another null end
     becomes the start; then the first of three overlap cases that holds appends the text."""
-    predictions = []
+    predictions: list[list[float]] = []
     if output is None:
         return tor, predictions
     tor = 0
@@ -340,7 +343,7 @@ def backchannel_jsd(predictions: list[list[float]], max_end_time: float, gt_dist
         for i in range(int(interval[0] / WINDOW_SIZE), int(interval[1] / WINDOW_SIZE) + 1):
             if i < len(time_intervals):
                 time_intervals[i] += 1
-    hist = np.array(time_intervals) + EPSILON
+    hist: np.ndarray | list = np.array(time_intervals) + EPSILON
     hist = list(hist / np.sum(hist))
     gt_dist = gt_distribution[spk]
     x_gt = np.linspace(0, 1, len(gt_dist))

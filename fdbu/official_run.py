@@ -31,6 +31,7 @@ import tempfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 from . import official
 from .official_runner import LOADER
@@ -51,7 +52,7 @@ class StubJudge:
     POLICY = ("first request per (messages, seed): a reply without a rating; then 'I would rate the AI's "
               "response as k', k = first byte of SHA-256 of the JSON of messages and seed, mod 6")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.seen: dict[str, int] = {}
         self.requests = 0
         outer = self
@@ -322,7 +323,7 @@ def run_official(tree: Tree, checkout: Path, result: dict, *, gt_path: Path | No
     gt_path = Path(gt_path).resolve() if gt_path is not None else None
     pins = official.shipped_pins() if pins is None else pins
     paths, files = check_files(tree, checkout, gt_path, pins, allow_unpinned)
-    report = {"files": files, "allow_unpinned": allow_unpinned, "subsets": {}}
+    report: dict[str, Any] = {"files": files, "allow_unpinned": allow_unpinned, "subsets": {}}
     with tempfile.TemporaryDirectory(prefix="fdbu-official-") as tmp:
         for subset, entry in SUBSETS.items():
             if not tree.subset(subset) or subset not in result["subsets"]:
@@ -330,7 +331,7 @@ def run_official(tree: Tree, checkout: Path, result: dict, *, gt_path: Path | No
             script, mode = entry.task.official.script, entry.task.official.runner
             path, root, ours = paths[script], Path(tmp) / subset, result["subsets"][subset]
             _layout(tree, subset, root)
-            extra = {}
+            extra: dict[str, Any] = {}
             if mode is None:
                 rc, out, err = run_script(mode, path, root, Path(tmp))
             elif mode == "interruption":

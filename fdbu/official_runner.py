@@ -22,6 +22,11 @@ from __future__ import annotations
 import runpy
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader
+    from importlib.machinery import ModuleSpec
 
 LOADER = ("fdbu.official_runner.pcm16_load in place of torchaudio.load: soundfile.read(dtype='float32') "
           "of a PCM16 WAV (samples / 32768) as a (channels, frames) float32 tensor, and the sample rate; "
@@ -58,9 +63,10 @@ def interruption(script: str, root_dir: str, url: str) -> None:
     import openai
 
     sys.path.insert(0, str(Path(script).resolve().parent))
-    spec = importlib.util.spec_from_file_location("eval_user_interruption", script)
+    # the script is a .py file: it has a spec, with a source loader
+    spec = cast("ModuleSpec", importlib.util.spec_from_file_location("eval_user_interruption", script))
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    cast("Loader", spec.loader).exec_module(module)
     module.eval_user_interruption(root_dir, openai.OpenAI(base_url=url, api_key="fdbu-stub-judge"))
 
 

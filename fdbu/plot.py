@@ -7,8 +7,8 @@ so a curve that stays below 0.5 is a median that is not reached.
 from __future__ import annotations
 
 import io
-
 import math
+from typing import Any
 
 import numpy as np
 
@@ -151,7 +151,7 @@ def sweep_heatmaps(result: dict, spec: dict, width: str = "page") -> dict[str, b
 
     plt = _pyplot()
     trees = result["trees"]
-    table = SUBSETS[trees[0]["subset"]].task.metrics.METRICS
+    table = SUBSETS[trees[0]["subset"]].task.metric_module.METRICS
     settings = [p["settings"] for p in trees[0]["points"]]
     pads = sorted({st["speech_pad_ms"] for st in settings})
     fixed = {}
@@ -238,7 +238,7 @@ def sweep_heatmaps(result: dict, spec: dict, width: str = "page") -> dict[str, b
         return _save(fig, tight=False)
 
 
-FROM = {"E_us": "seconds after the user's turn ends (E)", "R_us": "seconds after the user's interruption ends (R)"}
+FROM: dict[str | None, str] = {"E_us": "seconds after the user's turn ends (E)", "R_us": "seconds after the user's interruption ends (R)"}
 STYLES = ("-", "--", ":", "-.")
 
 
@@ -253,7 +253,7 @@ def _marks(ax, horizon_s: float | None, xmax: float) -> list:
         if k < xmax:
             ax.axvline(k, color="0.85", lw=0.7, zorder=0)
     ax.axhline(0.5, color="0.45", lw=0.8, ls=(0, (4, 3)), zorder=1)
-    handles = [Line2D([], [], color="0.45", lw=0.8, ls=(0, (4, 3)), label="F = 0.5: the median")]
+    handles: list[Any] = [Line2D([], [], color="0.45", lw=0.8, ls=(0, (4, 3)), label="F = 0.5: the median")]
     if horizon_s is not None and horizon_s < xmax:
         ax.axvspan(horizon_s, xmax, color="0.9", zorder=0, lw=0)
         handles.append(Patch(color="0.9", label="shaded: after min_observable_s, F is a lower bound"))
@@ -272,7 +272,7 @@ def compare_latency_curves(curves: list[dict], width: str = "page") -> dict[str,
         fig, axes = plt.subplots(rows, cols, figsize=(WIDTHS[width], PANEL_IN * rows + 0.9), dpi=200, squeeze=False,
                                  layout="constrained")
         colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-        handles = {}
+        handles: dict[str, Any] = {}
         for ax, c in zip(axes.flat, curves):
             horizon = c["horizon_s"]
             xmax = 6.0 if horizon is None else min(max(horizon, 5.5), 10.0)
@@ -321,7 +321,7 @@ def forest_panels(result: dict) -> list[tuple[str, str, list[str]]]:
     panels = []
     for subset in dict.fromkeys(s for p in result["pairs"] for s, e in p["subsets"].items() if "metrics" in e):
         first = next(p["subsets"][subset] for p in result["pairs"] if "metrics" in p["subsets"].get(subset, {}))
-        parts = {"outcomes": [], "latency medians (s)": [], "context": []}
+        parts: dict[str, list] = {"outcomes": [], "latency medians (s)": [], "context": []}
         for name, m in first["metrics"].items():
             part = "context" if m["better"] == "context" else \
                 "latency medians (s)" if m["kind"] == "latency_quantiles" else "outcomes"

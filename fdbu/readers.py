@@ -105,7 +105,7 @@ def read_pauses(data: bytes, where: str, T_us: int) -> dict:
     doc = parse_json(data, where, file)
     if not isinstance(doc, list) or not doc:
         raise FdbuError(where, file, "lists no pause; a pause sample needs at least one")
-    pauses = []
+    pauses: list[tuple[int, int]] = []
     for i, entry in enumerate(doc):
         ts = _timestamp(entry, where, file, f"pause {i}")
         a = _time(ts[0], where, file, f"pause {i} start")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
+from typing import NoReturn
 
 from . import tasks
 from .atomic import sha256_bytes
@@ -85,7 +86,7 @@ class _Reader:
     def __init__(self, root: Path, file: str):
         self.where, self.file = str(root), file
 
-    def refuse(self, at: str, problem: str):
+    def refuse(self, at: str, problem: str) -> NoReturn:
         raise FdbuError(self.where, self.file, f"{at} {problem}".strip())
 
     def value(self, doc, key, kind: str, at: str, outcomes=()):
@@ -176,7 +177,7 @@ def _unified(root: Path, raw: bytes) -> dict:
         r.fields(entry, {k: v for k, v in ENTRY.items() if k in entry or v[-1] != "?"}, f"{at}.")
         r.fields(r.obj(entry, "counts", f"{at}.counts"), dict.fromkeys(COUNTS, "count"), f"{at}.counts.")
         metrics = r.obj(entry, "metrics", f"{at}.metrics")
-        for m in task.metrics.METRICS:
+        for m in task.metric_module.METRICS:
             record = r.obj(metrics, m.name, f"{at}.metrics.{m.name}")
             r.fields(record, RECORDS[m.kind], f"{at}.metrics.{m.name}.")
             for key, want in (("kind", m.kind), ("better", m.better)):

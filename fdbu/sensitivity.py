@@ -94,7 +94,7 @@ def sweep_tree(root: Path, detector: SpeechDetector, boot: Bootstrap, points: li
     return {"subset": subset,
             "inputs": {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
             "counts": {"selected": len(selected), "eligible": len(eligible)},
-            "points": records, "ranges": {m.name: _range(records, m.name) for m in kind.metrics.METRICS}}
+            "points": records, "ranges": {m.name: _range(records, m.name) for m in kind.metric_module.METRICS}}
 
 
 def sweep(roots: list[Path], detector: SpeechDetector, boot: Bootstrap, points: list[GridPoint],

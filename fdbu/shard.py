@@ -17,7 +17,7 @@ T = TypeVar("T")
 
 def split(items: Iterable[T], shards: int, key: Callable[[T], str], weight: Callable[[T], float]) -> list[list[T]]:
     """Every shard's items (each item once, by key), longest-processing-time first."""
-    unique = {}
+    unique: dict[str, T] = {}
     for item in items:
         unique.setdefault(key(item), item)
     load = [0.0] * shards

@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Callable
+from typing import Callable, cast
 
 from . import readers
 from .metrics import interruption, pause, turn_taking
@@ -61,6 +61,11 @@ class Task:
     @property
     def scored(self) -> bool:
         return self.metrics is not None
+
+    @property
+    def metric_module(self) -> ModuleType:
+        """`metrics`, for callers that only reach scored tasks (typed without the None)."""
+        return cast(ModuleType, self.metrics)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, cast
 
 import numpy as np
 import soundfile as sf
@@ -42,7 +43,7 @@ class Sample:
     sample_rate: int = 0
     input_samples: int = 0
     T_us: int = 0
-    folder: Path | None = None
+    folder: Path = cast(Path, None)  # _manifest_row, the one constructor, always sets it
     word_start: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     word_end: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     pauses: np.ndarray | None = None  # (k, 2) int64 microseconds
@@ -200,13 +201,14 @@ def hashed(path: Path, where: str, file: str, expected: str | None, listed_in: s
 def _load_sample(sample: Sample, files: dict[str, str], transcripts: dict, root: Path) -> None:
     """A scored sample's transcript and annotation (and output.wav where its task detects speech)."""
     sid, folder, T, task = sample.sample_id, sample.folder, sample.T_us, sample.kind
-    ann = hashed(folder / task.annotation, sid, task.annotation, files.get(task.annotation), "manifest.json", root)
+    annotation, read = cast(str, task.annotation), cast(Callable, task.read)  # a scored task has both
+    ann = hashed(folder / annotation, sid, annotation, files.get(annotation), "manifest.json", root)
     words = hashed(folder / "output.json", sid, "output.json", transcripts.get(sample.name), "asr.json", root)
     sample.word_start, sample.word_end = read_words(words, sid, T)
-    for name, value in task.read(ann, sid, T).items():
+    for name, value in read(ann, sid, T).items():
         setattr(sample, name, value)
     if task.asr_cut is not None:  # the ASR stage cut the audio here: no word can start before it
-        cut = getattr(sample, task.reference)
+        cut = getattr(sample, cast(str, task.reference))  # a task that cuts names its reference
         early = np.flatnonzero(sample.word_start < cut)
         if early.size:
             w = int(early[0])

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from .atomic import dumps, sha256_bytes
 from .outputs import Outputs
@@ -71,7 +72,7 @@ def transcripts_text(unified: dict) -> str:
     """Where the transcripts came from, for the console: `adopted (nvidia/parakeet-tdt-0.6b-v2, ...)`."""
     from .tree import SOURCES
 
-    t = unified.get("transcripts") or {"source": "unrecorded", "model": None}
+    t: Any = unified.get("transcripts") or {"source": "unrecorded", "model": None}
     detail = SOURCES.get(t.get("source"), str(t.get("source")))
     return f"{t.get('source')} ({t.get('model') or 'model not recorded'}; {detail})"
 

@@ -16,7 +16,8 @@ def _numba_cache_dir() -> None:
     or to a private temporary folder when even that cannot be written."""
     from numba.core import config
 
-    if config.CACHE_DIR or _os.access(_os.path.dirname(__file__), _os.W_OK):
+    # numba's config sets CACHE_DIR at run time (from the environment), out of mypy's sight
+    if config.CACHE_DIR or _os.access(_os.path.dirname(__file__), _os.W_OK):  # type: ignore[attr-defined]
         return
     import tempfile
 
@@ -26,7 +27,7 @@ def _numba_cache_dir() -> None:
         try:
             _os.makedirs(folder, mode=0o700, exist_ok=True)
             if _os.access(folder, _os.W_OK):
-                config.CACHE_DIR = str(folder)
+                config.CACHE_DIR = str(folder)  # type: ignore[attr-defined]  # see above
                 return
         except OSError:
             continue

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import Any, cast
 
 import numpy as np
 from scipy.stats import beta
@@ -172,9 +173,9 @@ def paired_line(kind: str, a, b, n: int, boot: Bootstrap, alpha: float = ALPHA) 
     """B - A over n pairs (`paired_arrays`), its interval, and its test: `difference` and `test`, `p`, the test's
     counts, and `reason` (why there is no difference, or why the test cannot decide: too few pairs)."""
     latency = kind == LATENCY
-    out = {"value": None, "value_flag": None, "interval": None, "interval_flags": None, "excludes_zero": None,
-           "resamples_kept": None}
-    test = {"test": TEST[kind], "p": None, "reason": None}
+    out: dict[str, Any] = {"value": None, "value_flag": None, "interval": None, "interval_flags": None,
+                           "excludes_zero": None, "resamples_kept": None}
+    test: dict[str, Any] = {"test": TEST[kind], "p": None, "reason": None}
     if kind == SHARE:
         hits_a, hits_b = a[0].astype(bool), b[0].astype(bool)
         test["discordant"] = {"a_only": int(np.count_nonzero(hits_a & ~hits_b)),
@@ -223,7 +224,8 @@ def paired_line(kind: str, a, b, n: int, boot: Bootstrap, alpha: float = ALPHA) 
         elif 2 / (len(kept) + 1) >= alpha:
             test["reason"] = f"{TOO_FEW} resamples: {len(kept)} kept cannot give p < {alpha:g}"
     if out["interval"] is not None:
-        lo, hi = (_signed(x, f) for x, f in zip(out["interval"], out["interval_flags"]))
+        # an interval end is None only beside its +-inf flag, so _signed gives a float
+        lo, hi = (cast(float, _signed(x, f)) for x, f in zip(out["interval"], out["interval_flags"]))
         out["excludes_zero"] = bool(lo > 0 or hi < 0)
     return {"difference": out, **test}
 
@@ -237,7 +239,8 @@ def difference(m: Metric, ca, cb, mask: np.ndarray, boot: Bootstrap, alpha: floa
     """`paired_line` of metric `m` over the paired samples in `mask` (components `ca`, `cb` over the same samples,
     in the same order); a context metric gets its difference and interval but no test."""
     n = int(np.count_nonzero(mask))
-    line = paired_line(m.kind, *paired_arrays(m, ca, cb, mask), n, boot, alpha)
+    a, b = paired_arrays(m, ca, cb, mask)
+    line = paired_line(m.kind, a, b, n, boot, alpha)
     if m.better == "context":
         line.update({"test": None, "p": None, "reason": "context metric: no test"})
         line.pop("discordant", None)

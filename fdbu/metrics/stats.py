@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -104,6 +105,7 @@ def pooled_ratio(num: np.ndarray, den: np.ndarray, boot: Bootstrap, *, better: s
 def latency_quantiles(latency_us: np.ndarray, boot: Bootstrap, *, better: str = "lower") -> dict:
     """`value` is the median, with a bootstrap interval, plus p90; INF (never) sorts last and reads 'not reached'."""
     n = len(latency_us)
+    record: dict[str, Any]
     record = {"kind": "latency_quantiles", "better": better, "statistic": "median", "value": None, "interval": None,
               "p90": None, "count": n, "observed": int(np.count_nonzero(latency_us != INF))}
     if n:

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import soundfile as sf
@@ -93,6 +94,7 @@ class Capture:
 
     def transcript(self, from_s: float = 0.0) -> dict:
         """output.json in the Full-Duplex-Bench format, words starting at or after from_s."""
+        chunks: list[dict[str, Any]]
         chunks = [{"text": t, "timestamp": [round(a / SR, 3), round(b / SR, 3)]}
                   for t, a, b in sorted(self.words, key=lambda w: w[1]) if round(a / SR, 3) >= from_s]
         return {"text": " ".join(c["text"] for c in chunks), "chunks": chunks}
@@ -108,7 +110,7 @@ def _u(rng, lo, hi) -> float:
 def _pause_sample(rng, system: str, *, candor: bool = False, **_):
     p0 = _u(rng, 3.0, 5.0)
     pauses, t = [], p0
-    for _ in range(int(rng.integers(1, 4))):
+    for _k in range(int(rng.integers(1, 4))):
         b = round(t + _u(rng, 0.8, 1.5), 3)
         pauses.append([t, b])
         t = round(b + _u(rng, 2.0, 3.0), 3)
@@ -212,12 +214,12 @@ def _official_sample(folder: Path, cap: Capture, annotation_file: str | None, an
     folder.mkdir(parents=True)
     (folder / "input.wav").write_bytes(wav_bytes(np.zeros(cap.n, np.int16)))
     if annotation is not None:
-        (folder / annotation_file).write_bytes((json.dumps(annotation) + "\n").encode())
+        (folder / cast(str, annotation_file)).write_bytes((json.dumps(annotation) + "\n").encode())  # given with it
     audio = cap.audio
     if reason is not None:  # a capture cut at half its input, and asr.py's words of what is left
         audio = cap.audio[:cap.n // 2]
         half = round(len(audio) / SR, 3)
-        chunks = [c for c in transcript["chunks"] if c["timestamp"][1] <= half]
+        chunks = [c for c in cast(dict, transcript)["chunks"] if c["timestamp"][1] <= half]
         transcript = {"text": " ".join(c["text"] for c in chunks), "chunks": chunks}
     (folder / "output.wav").write_bytes(wav_bytes(audio))
     (folder / "output.json").write_text(json.dumps(transcript, indent=4))
@@ -269,6 +271,7 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
     official = layout == "official"
     lo, hi = interruption_tail_s
     with new_folder(out, "fdbu synth") as tmp:
+        transcripts: dict[str, dict[str, str]]
         samples, truth, transcripts = [], {}, {s: {} for s in SUBSETS}
         jobs = [(subset, i) for subset in SUBSETS for i in range(sizes.get(subset, 0))]
         for subset, i in tqdm(jobs, desc="synth", unit="sample", disable=not progress):
@@ -277,19 +280,20 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
             behaviour = drawn if system == "mixed" else system  # (T, annotation, eligibility) stays the same
             name = str(i)
             kind = SUBSETS[subset].task
+            generate = cast(tasks.Ref, kind.generator)  # every registered task has one
             row = {"sample_id": f"{subset}/{name}", "subset": subset, "task": kind.name}
             if rng.random() < ineligible:
                 row.update({"eligible": False, "reasons": [REASONS[int(rng.integers(len(REASONS)))]]})
                 samples.append(row)
                 truth[row["sample_id"]] = {"system": behaviour, "eligible": False}
                 if official:  # its dataset part still exists; the capture is cut short (OFFICIAL_REASON)
-                    _, cap, annotation, transcript, _ = kind.generator(rng, behaviour, tail=(lo, hi),
-                                                                       **SUBSETS[subset].synth)
+                    _, cap, annotation, transcript, _ = generate(rng, behaviour, tail=(lo, hi),
+                                                                 **SUBSETS[subset].synth)
                     _official_sample(tmp / subset / name, cap, kind.annotation, annotation, transcript, OFFICIAL_REASON)
                     truth[row["sample_id"]]["reason"] = OFFICIAL_REASON
                 continue
-            T, cap, annotation, transcript, intended = kind.generator(rng, behaviour, tail=(lo, hi),
-                                                                      **SUBSETS[subset].synth)
+            T, cap, annotation, transcript, intended = generate(rng, behaviour, tail=(lo, hi),
+                                                                **SUBSETS[subset].synth)
             truth[row["sample_id"]] = {"system": behaviour, "eligible": True, "intended": intended}
             if official:
                 _official_sample(tmp / subset / name, cap, kind.annotation, annotation, transcript, None)
@@ -298,7 +302,7 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
             folder.mkdir(parents=True)
             files = {"output.wav": _write(folder / "output.wav", cap.wav())}
             if annotation is not None:
-                ann = kind.annotation
+                ann = cast(str, kind.annotation)  # a task with an annotation names its file
                 files[ann] = _write(folder / ann, (json.dumps(annotation) + "\n").encode())
             transcripts[subset][name] = _write(folder / "output.json", (json.dumps(transcript) + "\n").encode())
             row.update({"sample_rate": SR, "input_samples": cap.n, "input_s": cap.n / SR, "eligible": True,

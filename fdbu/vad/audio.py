@@ -19,7 +19,9 @@ def batches(jobs: list[tuple[str, Path, int]], batch_seconds: float, sample_rate
     """jobs: (where, path, samples). Yields [(job index, audio)] batches of at most batch_seconds
     of audio (at least one file each), reading the next batch while the caller works."""
     limit = max(1, int(batch_seconds * sample_rate))
-    groups, current, size = [], [], 0
+    groups: list[list[int]] = []
+    current: list[int] = []
+    size = 0
     for i, (_, _, n) in enumerate(jobs):
         if current and size + n > limit:
             groups.append(current)
@@ -35,6 +37,7 @@ def batches(jobs: list[tuple[str, Path, int]], batch_seconds: float, sample_rate
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = pool.submit(load, groups[0]) if groups else None
         for k in range(len(groups)):
+            assert pending is not None  # groups[k] was submitted on the previous step
             batch = pending.result()
             pending = pool.submit(load, groups[k + 1]) if k + 1 < len(groups) else None
             yield batch

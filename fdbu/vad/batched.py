@@ -100,6 +100,7 @@ class BatchedSilero:
         steps = int(sorted_counts[0])
         active = (sorted_counts[None, :] > np.arange(steps)[:, None]).sum(1)
         block = np.concatenate([[0], np.cumsum(active)])
+        frames: np.ndarray | torch.Tensor  # filled as an array, then moved to the device as a tensor
         frames = np.empty((int(block[-1]), FRAME), np.float32)
         for k, i in enumerate(order):
             n = int(sorted_counts[k])

@@ -16,6 +16,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 from tqdm import tqdm
@@ -117,7 +118,7 @@ class SpeechDetector:
         self.shard = shard  # recorded in the cache entries this detector computes
         self.require_cached = require_cached  # an assembling run that refuses to compute (vad.require_shards)
         self._batched = None
-        self._calibration = None
+        self._calibration: calib.Calibration | None = None
         self.stats = DetectionStats(backend, self.device)
 
     def signature(self) -> dict:
@@ -201,7 +202,7 @@ class SpeechDetector:
         self.stats.audio_s += sum(j.samples for j in jobs) / 16000
         self.stats.cache_rejected += self.cache.rejected if self.cache else 0
         self.stats.seconds += time.perf_counter() - t0
-        return entries
+        return cast("list[Entry]", entries)  # every job has its entry now, from the cache or computed
 
     @staticmethod
     def _kernel(entries: list[Entry], jobs: list[Job], rule: SegmentRule, guard: bool):
@@ -267,7 +268,7 @@ class SpeechDetector:
         Verified files keep the exact probabilities. (Cached entries were checked by the run that
         computed them, so a run assembled from caches computes nothing here.)"""
         inexact = [i for i, e in enumerate(entries) if not e.exact and e.fresh]
-        n = auto_verify(len(inexact)) if self.verify == "auto" else self.verify
+        n = auto_verify(len(inexact)) if self.verify == "auto" else cast(int, self.verify)  # a count otherwise
         if self.verify != "auto" and n > len(inexact):
             self.stats.verify_short = self._why_short(n, len(inexact), entries)
         if not n or not inexact:

@@ -9,6 +9,7 @@ computes nothing that is there. Only manifest.json and the wavs are read (each h
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 from .. import faults
 from ..audio import seconds_of
@@ -26,7 +27,7 @@ def jobs(roots: list[Path]) -> list[Job]:
             if s.eligible and s.kind.speech_detection:
                 digest = m.files[s.sample_id].get("output.wav")
                 hashed(s.wav_path, s.sample_id, "output.wav", digest, "manifest.json", root)
-                out.append(Job(s.sample_id, s.wav_path, digest, s.input_samples))
+                out.append(Job(s.sample_id, s.wav_path, cast(str, digest), s.input_samples))  # hashed refuses None
     return out
 
 
