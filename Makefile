@@ -67,6 +67,7 @@ test: $(STAMP) system-tools lint
 
 lint: $(STAMP)
 	$(BIN)/ruff check fdbu kernels hydra_plugins tests benchmarks
+	$(BIN)/mypy
 
 clean:
 	rm -rf build $(VENV)

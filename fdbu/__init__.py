@@ -7,11 +7,8 @@ notebook API is `fdbu.score`, `fdbu.sweep`, `fdbu.compare` and `fdbu.report` (`f
 like them, so they stay the functions.
 """
 
-__version__ = "0.1.0"
-
-DEFINITIONS_VERSION = "fdb-v1.0-unified-4"
-
-from .errors import FdbuError  # noqa: E402
+from .errors import FdbuError
+from .version import DEFINITIONS_VERSION, __version__
 
 _API = ("score", "sweep", "compare", "report", "Result", "SweepResult", "CompareResult")
 

@@ -30,28 +30,23 @@ import difflib  # noqa: E402
 from pathlib import Path  # noqa: E402
 import io  # noqa: E402
 import traceback  # noqa: E402
+from typing import NoReturn  # noqa: E402
 
-from . import __version__, commands  # noqa: E402
+from . import commands, registry  # noqa: E402
+from .version import __version__  # noqa: E402
 from .errors import FdbuError  # noqa: E402
+from .log import console_handler  # noqa: E402
 
-USAGE = """usage: fdbu COMMAND [key=value ...] [--cfg job] [-m]      fdbu COMMAND --help: every key
+USAGE = f"""usage: fdbu COMMAND [key=value ...] [--cfg job] [-m]      fdbu COMMAND --help: every key
 
 commands:
-  score      score a reference tree                  fdbu score tree=PATH [out=DIR] [plot=true]
-  sweep      interruption metrics over VAD settings  fdbu sweep tree=PATH | "tree=[A,B]" out=DIR
-  compare    scored systems, pair by pair            fdbu compare "trees=[A,B]" [names=[a,b]] [out=DIR]
-  report     a site and the leaderboard as tables    fdbu report "trees=[A,B]" [names=[a,b]] out=DIR
-  evaluate   the official rules (reference column)   fdbu evaluate tree=PATH [evaluate.official_checkout=DIR]
-  export     a tree from the release + outputs       fdbu export dataset=DIR | "export.roots={subset: DIR}" out=DIR
-  asr        transcripts with Parakeet (NeMo)        fdbu asr tree=DIR [asr.model=NAME | asr.checkpoint=PATH.nemo]
-  vad        speech probabilities into the cache     fdbu vad tree=DIR [shard=K shards=N] (then score assembles)
-  synth      write a synthetic reference tree        fdbu synth out=PATH [n=5] [seed=0] [system=mixed]
-  calibrate  the batched VAD's guard margin here     fdbu calibrate [device=cuda]
+{registry.usage()}
 
 Hydra: --cfg job shows the composed config; -m runs several jobs (fdbu score -m tree=A,B).
 Python: import fdbu; fdbu.score("runs/modelA").to_pandas()  (see the README)."""
 
 
+@registry.console("score")
 def _score(cfg) -> None:
     from pathlib import Path
 
@@ -62,21 +57,23 @@ def _score(cfg) -> None:
     if cfg.progress and sys.stderr.isatty():  # the seconds before the first bar: torch, Silero, the kernels load
         print(f"fdbu score: loading Silero VAD (torch) and the kernels, then reading {cfg.tree}", file=sys.stderr,
               flush=True)
-    ran = commands.score(cfg, reference_column=True)
+    ran = commands.score(cfg, reference_column=True, cores=launcher_share())
     show(unified.summary(ran.value.unified))
     if ran.column:
         show("\n" + ran.column)
     show("\n".join(["", *ran.lines]))
 
 
+@registry.console("sweep")
 def _sweep(cfg) -> None:
     from .sensitivity import table
 
-    ran = commands.sweep(cfg)
+    ran = commands.sweep(cfg, cores=launcher_share())
     show(table(ran.value, cfg.trees()))
     show("\n".join(["", *ran.lines]))
 
 
+@registry.console("compare")
 def _compare(cfg) -> None:
     from .comparison import leaderboard
 
@@ -85,6 +82,7 @@ def _compare(cfg) -> None:
     show("\n".join(["", *(ran.lines or ["pass out=DIR to write compare.json, compare.csv and the figures"])]))
 
 
+@registry.console("report")
 def _report(cfg) -> None:
     from pathlib import Path
 
@@ -94,6 +92,7 @@ def _report(cfg) -> None:
         show(f"open {(Path(cfg.out) / 'index.html').resolve()}")
 
 
+@registry.console("evaluate")
 def _evaluate(cfg) -> None:
     from .evaluate import table
 
@@ -105,6 +104,7 @@ def _evaluate(cfg) -> None:
         sys.exit(3)
 
 
+@registry.console("export")
 def _export(cfg) -> None:
     import json
 
@@ -134,10 +134,29 @@ def _export(cfg) -> None:
 def _lines(command):
     """A command whose console output is its lines."""
     def run(cfg) -> None:
-        show("\n".join(command(cfg).lines))
+        show("\n".join(command(cfg, cores=launcher_share()).lines))
     return run
 
 
+def launcher_share() -> int | None:
+    """Under a launcher whose jobs are parallel processes on this machine (it declares `n_jobs`, as
+    Hydra's joblib launcher does) each job gets its share of the cores (cores // workers), so they do
+    not start on the same free cores and fight."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        launcher = HydraConfig.get().launcher
+    except (ImportError, ValueError):
+        return None
+    if "n_jobs" not in launcher:
+        return None
+    from .device import allowed_cores
+
+    cores, n = allowed_cores(), int(launcher.get("n_jobs") or -1)
+    return max(1, cores // (cores if n < 1 else min(n, cores)))
+
+
+@registry.console("synth")
 def _synth(cfg) -> None:
     tree = commands.synth(cfg).value
     what = "official per-task folders" if cfg.layout == "official" else "tree"
@@ -147,10 +166,11 @@ def _synth(cfg) -> None:
          f"system={cfg.system}, seed={cfg.seed})")
 
 
+@registry.console("calibrate")
 def _calibrate(cfg) -> None:
     from .vad.calibration import FLOOR, IMPLAUSIBLE, MULTIPLE
 
-    ran = commands.calibrate(cfg)
+    ran = commands.calibrate(cfg, cores=launcher_share())
     cal = ran.value
     ident = cal.identity["device"]
     show(f"device: {', '.join(f'{k} {v}' for k, v in ident.items() if v is not None)}")
@@ -160,9 +180,9 @@ def _calibrate(cfg) -> None:
     show("\n".join(ran.lines))
 
 
-COMMANDS = {"score": _score, "sweep": _sweep, "compare": _compare, "report": _report, "evaluate": _evaluate,
-            "export": _export,
-            "asr": _lines(commands.asr), "vad": _lines(commands.vad), "synth": _synth, "calibrate": _calibrate}
+registry.console("asr")(_lines(commands.asr))
+registry.console("vad")(_lines(commands.vad))
+COMMANDS = {name: c.show for name, c in registry.COMMANDS.items()}  # dispatch: what each command's console is
 
 
 def _gaps(row: str) -> set:
@@ -206,7 +226,8 @@ def fit(text: str) -> str:
     import textwrap
 
     width = max(40, shutil.get_terminal_size((100, 24)).columns)
-    out, table = [], []
+    out: list[str] = []
+    table: list[str] = []
 
     def flush():
         out.extend(_fold_table(table, width) if table else [])
@@ -237,7 +258,7 @@ def show(*parts: str) -> None:
     print(fit(" ".join(parts)))
 
 
-def error(message: str, status: int = 2):
+def error(message: str, status: int = 2) -> NoReturn:
     print(f"fdbu: error: {message}", file=sys.stderr)
     sys.exit(status)
 
@@ -250,6 +271,7 @@ def _task(fn, command: str | None = None):
 
         from .config import composition_error
 
+        console_handler()  # the notes of the modules below (fdbu.log) on stderr, one line each
         try:
             try:
                 obj = OmegaConf.to_object(cfg)
@@ -273,7 +295,7 @@ def _preload(command: str | None) -> None:
     """torch before Ctrl-C becomes an exception: a KeyboardInterrupt raised while torch's C++ (pybind11) runs its
     import calls back into Python aborts the process (std::terminate) instead of unwinding. Until here Ctrl-C
     exits at once (130), nothing having been written."""
-    if command in ("score", "sweep", "vad", "asr", "calibrate", "export", "synth", "evaluate"):
+    if command in registry.COMMANDS and registry.COMMANDS[command].loads_torch:
         try:
             import torch  # noqa: F401
         except ImportError:
@@ -291,8 +313,7 @@ def _swept(value: str) -> bool:
 
 
 # where each command's job writes: (its out= key, the key it writes into without one)
-WRITES = {"score": ("out", "tree"), "sweep": ("out", "tree"), "evaluate": (None, "tree"), "asr": (None, "tree"),
-          "compare": ("out", None), "report": ("out", None), "export": ("out", None), "synth": ("out", None)}
+WRITES = {name: (c.out_key, c.tree_key) for name, c in registry.COMMANDS.items() if c.out_key or c.tree_key}
 MAX_JOBS_CHECKED = 100_000
 
 
@@ -622,7 +643,7 @@ def _command_help(command: str) -> str:
             f"Hydra: --cfg job shows the composed config; -m runs several jobs; hydra/launcher=... picks a launcher.")
 
 
-def interrupted(e: KeyboardInterrupt):
+def interrupted(e: KeyboardInterrupt) -> NoReturn:
     """Ctrl-C: one line (a second Ctrl-C is ignored while it prints), exit 130. The message of a
     KeyboardInterrupt raised with one (`Outputs.commit`) says what the next run will do."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from . import registry
 from .cachedir import ASR, CALIBRATION, VAD_PROBS
 
 
@@ -25,30 +26,13 @@ class Ran:
     disagreements: list = field(default_factory=list)  # evaluate: official scripts that differ from fdbu
 
 
-def launcher_share() -> int | None:
-    """Under a launcher whose jobs are parallel processes on this machine (it declares `n_jobs`, as
-    Hydra's joblib launcher does) each job gets its share of the cores (cores // workers), so they do
-    not start on the same free cores and fight."""
-    try:
-        from hydra.core.hydra_config import HydraConfig
-
-        launcher = HydraConfig.get().launcher
-    except (ImportError, ValueError):
-        return None
-    if "n_jobs" not in launcher:
-        return None
-    from .device import allowed_cores
-
-    cores, n = allowed_cores(), int(launcher.get("n_jobs") or -1)
-    return max(1, cores // (cores if n < 1 else min(n, cores)))
-
-
-def make_detector(cfg, backend: str | None = None, shard: str | None = None):
-    """The speech detector a command's config asks for: Silero settings plus how to compute them."""
+def make_detector(cfg, backend: str | None = None, shard: str | None = None, cores: int | None = None):
+    """The speech detector a command's config asks for: Silero settings plus how to compute them (`cores`: the
+    threads when vad.threads leaves them open, as a launcher's share of the machine)."""
     from .vad import SpeechDetector
 
     vad = cfg.vad
-    threads = vad.threads if vad.threads is not None else launcher_share()
+    threads = vad.threads if vad.threads is not None else cores
     return SpeechDetector(vad.settings(), backend=backend or vad.backend, device=cfg.device, cache=vad.cache,
                           cache_dir=cfg.cache_root() / VAD_PROBS, verify=vad.verify, threads=threads,
                           batch_seconds=vad.batch_seconds, progress=cfg.progress, shard=shard,
@@ -69,7 +53,8 @@ def _commit(outputs, files: dict) -> tuple[list, list]:
     return written, outputs.report(written)
 
 
-def score(cfg, write: bool = True, reference_column: bool = False) -> Ran:
+@registry.command("score")
+def score(cfg, write: bool = True, reference_column: bool = False, cores: int | None = None) -> Ran:
     """`fdbu score`: value is the `fdbu.pipeline.Scored`; with `reference_column`, the official rules'
     numbers for the console (computed before the commit, so they never stop it)."""
     from . import unified
@@ -79,7 +64,7 @@ def score(cfg, write: bool = True, reference_column: bool = False) -> Ran:
     tree = Path(cfg.tree)
     require(tree)  # a wrong tree= is named for what it is, before out= is looked at
     outputs = unified.outputs(Path(cfg.out) if cfg.out is not None else tree, cfg.plot) if write else None
-    detector = make_detector(cfg)
+    detector = make_detector(cfg, cores=cores)
     scored = score_path(tree, detector, _bootstrap(cfg))
     column = None
     if reference_column:
@@ -92,7 +77,8 @@ def score(cfg, write: bool = True, reference_column: bool = False) -> Ran:
     return Ran(scored, written, [detector.stats.line(), *lines], column=column)
 
 
-def sweep(cfg, write: bool = True) -> Ran:
+@registry.command("sweep")
+def sweep(cfg, write: bool = True, cores: int | None = None) -> Ran:
     """`fdbu sweep`: value is sweep.json as a dict."""
     from .sensitivity import check_size, files, outputs as sweep_outputs, sweep as run
     from .tree import require
@@ -108,7 +94,7 @@ def sweep(cfg, write: bool = True) -> Ran:
     check_size(trees, points, cfg.sweep.allow_large)
     outputs = sweep_outputs(Path(cfg.out) if cfg.out is not None else trees[0], len(trees), cfg.plot) if write \
         else None
-    detector = make_detector(cfg)
+    detector = make_detector(cfg, cores=cores)
     result = run(trees, detector, _bootstrap(cfg), points, names=cfg.system_names())
     written, lines = _commit(outputs, files(result, cfg.plot, cfg.width) if write else {})
     return Ran(result, written, [detector.stats.line(), *lines])
@@ -129,6 +115,7 @@ def _compared(cfg, systems: list, options, pairs: str = "baseline") -> dict:
                allow_mixed_transcripts=options.allow_mixed_transcripts, alpha=options.alpha, progress=cfg.progress)
 
 
+@registry.command("compare")
 def compare(cfg, write: bool = True) -> Ran:
     """`fdbu compare`: value is compare.json as a dict; written only where cfg.out names a folder."""
     from .comparison import files, outputs as compare_outputs
@@ -141,6 +128,7 @@ def compare(cfg, write: bool = True) -> Ran:
     return Ran(result, written, lines)
 
 
+@registry.command("report")
 def report(cfg) -> Ran:
     """`fdbu report`: value is the compare result the leaderboard's decisions come from (None for one tree):
     made here as `fdbu compare` makes it, or read from `report.compare`, refused unless it compares exactly
@@ -171,6 +159,7 @@ def report(cfg) -> Ran:
     return Ran(result, written, lines)
 
 
+@registry.command("evaluate")
 def evaluate(cfg) -> Ran:
     """`fdbu evaluate`: value is summary.json as a dict; `disagreements` lists where the official
     scripts, when run, differ from fdbu's rules."""
@@ -192,7 +181,7 @@ def evaluate(cfg) -> Ran:
     if e.judge.base_url:
         from .judge import Judge, load_official
 
-        prompt = load_official(checkout, pins, e.allow_unpinned)
+        prompt = load_official(cast(Path, checkout), pins, e.allow_unpinned)  # the config asks for one
         judge = Judge(e.judge.base_url, e.judge.model, os.environ.get(e.judge.api_key_env), prompt,
                       max_attempts=e.judge.max_attempts, timeout_s=e.judge.timeout_s)
     require(Path(cfg.tree))
@@ -200,16 +189,17 @@ def evaluate(cfg) -> Ran:
     tree = load_tree(Path(cfg.tree))
     if checkout is not None:
         _checkout_used(checkout, e, tree, beside is not None)
-    lines, disagreements = [], []
+    lines: list[str] = []
+    disagreements: list[str] = []
     if e.run_official:  # the pins are checked before anything is computed
         from .official_run import check_files
 
-        check_files(tree, checkout, gt, pins, e.allow_unpinned)
+        check_files(tree, cast(Path, checkout), gt, pins, e.allow_unpinned)  # the config asks for one
     result = ev.evaluate(tree, gt_distribution=gt, judge=judge, pins=pins)
     if e.run_official:
         from .official_run import run_official
 
-        result["official_run"], lines, disagreements = run_official(tree, checkout, result, gt_path=gt, pins=pins,
+        result["official_run"], lines, disagreements = run_official(tree, cast(Path, checkout), result, gt_path=gt, pins=pins,
                                                                     allow_unpinned=e.allow_unpinned)
     written, report = _commit(outputs, ev.files(result, judge.ledger if judge else None))
     return Ran(result, written, [*lines, *report], disagreements=disagreements)
@@ -234,6 +224,7 @@ def _checkout_used(checkout: Path, e, tree, gives_gt: bool) -> None:
                         "evaluate.run_official=true, or leave it out")
 
 
+@registry.command("export")
 def export(cfg) -> Ran:
     """`fdbu export`: value is the new tree's path."""
     from .export import export as run
@@ -245,19 +236,19 @@ def export(cfg) -> Ran:
     return Ran(tree, [tree])
 
 
-def asr(cfg) -> Ran:
+@registry.command("asr")
+def asr(cfg, cores: int | None = None) -> Ran:
     """`fdbu asr`: transcripts of every tree (or of one shard of their files, into the cache)."""
     from .asr import stage
     from .asr.nemo_model import ParakeetASR
     from .device import resolve_device
 
     a = cfg.asr
-    models = []
-    share = launcher_share()
-    if share is not None:
+    models: list = []
+    if cores is not None:  # a launcher's share of this machine
         import torch
 
-        torch.set_num_threads(share)
+        torch.set_num_threads(cores)
 
     def model():  # made once, after the trees are checked; its weights load only if something is transcribed
         if not models:
@@ -267,7 +258,7 @@ def asr(cfg) -> Ran:
 
     cache = cfg.cache_root() / ASR if a.cache else None
     if cfg.sharded:
-        return Ran(None, lines=[stage.run_shard(cfg.roots(), model, cache, cfg.shard, cfg.shards,
+        return Ran(None, lines=[stage.run_shard(cfg.roots(), model, cast(Path, cache), cfg.shard, cfg.shards,
                                                 batch_size=a.batch_size, max_batch_seconds=a.max_batch_seconds,
                                                 verify=a.verify, progress=cfg.progress)])
     written, lines = [], []
@@ -276,21 +267,27 @@ def asr(cfg) -> Ran:
                                  resume=a.resume, cache_dir=cache, verify=a.verify, progress=cfg.progress,
                                  require_shards=a.require_shards)
         written.append(path)
+        if "completed" in counts:
+            lines.append(f"finished {path}: a run stopped after writing it had completed all {counts['completed']} "
+                         "transcripts (its journal removed; nothing transcribed)")
+            continue
         lines.append(f"wrote {path}: {counts['transcribed']} transcribed, {counts['from_cache']} from the cache"
                      f"{stage.by_shards(counts)}, {counts['kept']} kept{stage.decoding_note(counts)}")
     return Ran(None, written, lines)
 
 
-def vad(cfg) -> Ran:
+@registry.command("vad")
+def vad(cfg, cores: int | None = None) -> Ran:
     """`fdbu vad`: speech probabilities into the cache, for score and sweep to assemble from."""
     from .shard import label
     from .vad import stage
 
-    detector = make_detector(cfg, shard=label(cfg.shard, cfg.shards) if cfg.sharded else None)
+    detector = make_detector(cfg, shard=label(cfg.shard, cfg.shards) if cfg.sharded else None, cores=cores)
     rules = [cfg.vad.settings().rule] + ([p.rule for p in cfg.sweep.points()] if cfg.for_sweep else [])
     return Ran(None, lines=[stage.run(cfg.roots(), detector, rules, cfg.shard, cfg.shards), detector.stats.line()])
 
 
+@registry.command("synth")
 def synth(cfg) -> Ran:
     """`fdbu synth`: value is the new tree's path."""
     from .synth import synthesize
@@ -300,10 +297,11 @@ def synth(cfg) -> Ran:
     return Ran(tree, [tree])
 
 
-def calibrate(cfg) -> Ran:
+@registry.command("calibrate")
+def calibrate(cfg, cores: int | None = None) -> Ran:
     """`fdbu calibrate`: value is the `fdbu.vad.calibration.Calibration`; written: where it is stored
     (nothing where the cache is not writable)."""
-    detector = make_detector(cfg, backend="batched")
+    detector = make_detector(cfg, backend="batched", cores=cores)
     cal = detector.calibration(force=True)
     stored = detector.cache_root / CALIBRATION / f"{cal.key}.json"
     if stored.is_file():

@@ -20,10 +20,12 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 
-from . import __version__, scored, tasks
+from . import scored, tasks
+from .version import __version__
 from .atomic import dumps
 from .errors import FdbuError
 from .metrics.paired import (ALPHA, MIN_BOOTSTRAP_PAIRS, PLUS_INF, UNDEFINED, min_discordant, difference,
@@ -71,7 +73,7 @@ def load(root: Path, name: str) -> System:
 
 def components(system: System, subset: str, rows: list[dict]):
     """The components of these (eligible) rows; a row lacking a field is refused, naming its sample."""
-    module = tasks.subset(subset).task.metrics
+    module = tasks.subset(subset).task.metric_module
     try:
         return module.from_rows(rows)
     except (KeyError, TypeError, ValueError, IndexError) as e:
@@ -91,7 +93,7 @@ def _check_rows(system: System) -> None:
     for subset, rows in system.rows.items():
         entry = system.unified["subsets"][subset]
         eligible = [r for r in rows if r["eligible"]]
-        module = tasks.subset(subset).task.metrics
+        module = tasks.subset(subset).task.metric_module
         c = components(system, subset, eligible)
         metrics, _ = module.aggregate(c, selected=len(rows), ineligible=len(rows) - len(eligible),
                                       boot=Bootstrap(1, seed))
@@ -161,7 +163,7 @@ def _pairing(a: System, b: System, subset: str, order: dict[str, int], allow: bo
                                                                                            dict, dict]:
     """The sample ids both trees hold (same id, same dataset fields), in the first tree's order, what
     was dropped, and each tree's rows by id; refused unless `allow` when the trees hold different samples."""
-    module = tasks.subset(subset).task.metrics
+    module = tasks.subset(subset).task.metric_module
     ra = {r["sample_id"]: r for r in a.rows.get(subset, [])}
     rb = {r["sample_id"]: r for r in b.rows.get(subset, [])}
     only_a = [i for i in ra if i not in rb]
@@ -197,14 +199,14 @@ def _context(s: System, subset: str) -> dict:
 
 def _populations(subset: str) -> list[str]:
     """The populations other than the eligible samples that the subset's metrics are over."""
-    table = tasks.subset(subset).task.metrics.METRICS
+    table = tasks.subset(subset).task.metric_module.METRICS
     return list(dict.fromkeys(m.over for m in table if m.over != "eligible"))
 
 
 def compare_pair(a: System, b: System, subset: str, order: dict[str, int], boot: Bootstrap, allow: bool,
                  alpha: float = ALPHA) -> dict:
     """Every metric of one subset for the pair (a, b): b - a on the paired samples."""
-    module = tasks.subset(subset).task.metrics
+    module = tasks.subset(subset).task.metric_module
     common, dropped, ra, rb = _pairing(a, b, subset, order, allow)
     paired = [i for i in common if ra[i]["eligible"] and rb[i]["eligible"]]
     ca = components(a, subset, [ra[i] for i in paired])
@@ -230,7 +232,7 @@ def compare_pair(a: System, b: System, subset: str, order: dict[str, int], boot:
             entry["selected_bounds"] = {"a": a.unified["subsets"][subset]["metrics"][m.name].get("selected_bounds"),
                                         "b": b.unified["subsets"][subset]["metrics"][m.name].get("selected_bounds")}
         metrics[m.name] = entry
-    out = {"samples": samples}
+    out: dict[str, Any] = {"samples": samples}
     if dropped:
         out["dropped"] = dropped
     if populations:
@@ -279,7 +281,7 @@ def decide(pairs: list[dict], pairs_mode: str, alpha: float) -> None:
     for lines in families.values():
         for line, adjusted in zip(lines, holm([x["p"] for x in lines])):
             line["p_holm"] = adjusted
-            line["marker"] = adjusted < alpha
+            line["marker"] = cast(float, adjusted) < alpha  # every line in a family has a p
 
 
 def pairs_of(names: list[str], baseline: str, pairs: str) -> list[tuple[str, str]]:
@@ -461,7 +463,7 @@ def read_result(result, systems: list, where: str) -> dict:
                 if "metrics" not in entry:
                     continue
                 lines = _at(entry, "metrics", here, ("dict",), None, "an object")
-                declared = tasks.subset(subset).task.metrics.METRICS
+                declared = tasks.subset(subset).task.metric_module.METRICS
                 if list(lines) != [m.name for m in declared]:
                     raise _Bad(f"{here}.metrics", f"names {sorted(lines)}, not the metrics of {subset} "
                                f"({', '.join(m.name for m in declared)})")
@@ -592,7 +594,7 @@ def curves(systems: list[System], result: dict) -> list[dict]:
     boot = _bootstrap(result)
     out = []
     for subset in tasks.scored():
-        module = tasks.subset(subset).task.metrics
+        module = tasks.subset(subset).task.metric_module
         metric = next((m for m in module.METRICS if m.name == "response_latency_s"), None)
         if metric is None or any(subset not in s.rows for s in systems):
             continue

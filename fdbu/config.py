@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Dict, List, Optional
 
 from omegaconf import MISSING
 
+from . import registry
 from .cachedir import cache_root
 from .errors import FdbuError, one_line
 from .official import shipped_pins
@@ -72,15 +73,13 @@ def within(obj, group: str, **ranges) -> None:
 
 def capped_threads(threads):
     """vad.threads above the cores this process may use (affinity, cgroup quota) is capped to them, said on
-    stderr: more threads than cores only cost memory (a billion asked libgomp for 216 GB)."""
-    import sys
-
+    as a note (`fdbu.log`): more threads than cores only cost memory (a billion asked libgomp for 216 GB)."""
     from .device import allowed_cores
+    from .log import note
 
     cores = allowed_cores()
     if threads is not None and threads > cores:
-        print(f"fdbu: note: vad.threads={threads} is more than the {cores} cores this process may use; using {cores}",
-              file=sys.stderr)
+        note(f"fdbu: note: vad.threads={threads} is more than the {cores} cores this process may use; using {cores}")
         return cores
     return threads
 
@@ -223,6 +222,7 @@ class Sharded(Common):
         return self.shards > 1
 
 
+@registry.config("score")
 @dataclass
 class ScoreConfig(Common):
     tree: str = opt(MISSING, "the reference tree to score")
@@ -263,6 +263,7 @@ class GridConfig:
                     self.speech_pad_ms)
 
 
+@registry.config("sweep")
 @dataclass
 class SweepConfig(Common):
     REFUSED: ClassVar[tuple] = SEGMENT_KEYS
@@ -341,6 +342,7 @@ class CompareOptions(PairingOptions):
         _check(self.pairs in PAIRS, "compare.pairs", self.pairs, "choose baseline or all")
 
 
+@registry.config("compare")
 @dataclass
 class CompareConfig:
     trees: List[str] = opt(MISSING, "the scored trees (unified.json + unified-samples.jsonl): trees=[runs/A,runs/B]")
@@ -379,6 +381,7 @@ class ReportOptions(PairingOptions):
         return [self.format] if isinstance(self.format, str) else list(self.format)
 
 
+@registry.config("report")
 @dataclass
 class ReportConfig:
     trees: List[str] = opt(MISSING, "the scored trees (one or more): trees=[runs/A,runs/B]")
@@ -429,6 +432,7 @@ class EvaluateOptions:
                "a judge needs evaluate.official_checkout=DIR (for the official prompt) and evaluate.judge.model")
 
 
+@registry.config("evaluate")
 @dataclass
 class EvaluateConfig(DeviceFree):
     COMMAND: ClassVar[str] = "evaluate"
@@ -463,6 +467,7 @@ class ExportOptions:
             self.roots, "a mapping {subset: folder}, e.g. \"export.roots={candor_turn_taking: DIR}\"")
 
 
+@registry.config("export")
 @dataclass
 class ExportConfig(DeviceFree):
     COMMAND: ClassVar[str] = "export"
@@ -501,6 +506,7 @@ class AsrOptions:
                self.verify, f"auto or a number of files from 0 to {MAX_BATCH}")
 
 
+@registry.config("asr")
 @dataclass
 class AsrConfig(Sharded):
     asr: AsrOptions = group(AsrOptions, "Parakeet through NeMo")
@@ -511,6 +517,7 @@ class AsrConfig(Sharded):
                "a sharded run fills the transcript cache: asr.cache must be true")
 
 
+@registry.config("vad")
 @dataclass
 class VadStageConfig(Sharded):
     """`fdbu vad`: speech probabilities into the cache (for score and sweep to assemble from)."""
@@ -531,6 +538,7 @@ class VadStageConfig(Sharded):
                        "the grid out")
 
 
+@registry.config("synth")
 @dataclass
 class SynthConfig:
     out: str = opt(MISSING, "the new synthetic tree (must not exist)")
@@ -550,6 +558,7 @@ class SynthConfig:
         check(self.n, self.system, self.ineligible, tuple(self.interruption_tail_s), self.layout)
 
 
+@registry.config("calibrate")
 @dataclass
 class CalibrateConfig(Common):
     # the calibration measures the batched backend against the reference over its own corpus, at once, into
@@ -572,9 +581,7 @@ class CalibrateConfig(Common):
             lambda key: "the calibration measures probabilities, which no segment setting changes: leave it out")
 
 
-CONFIGS = {"score": ScoreConfig, "sweep": SweepConfig, "compare": CompareConfig, "report": ReportConfig,
-           "evaluate": EvaluateConfig, "export": ExportConfig, "asr": AsrConfig, "vad": VadStageConfig, "synth": SynthConfig,
-           "calibrate": CalibrateConfig}
+CONFIGS = {name: c.config for name, c in registry.COMMANDS.items()}  # each command's dataclass, from the registry
 
 
 def register() -> None:

@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 from functools import partial
 from pathlib import Path
+from typing import Any, cast
 
 from dataclasses import dataclass
 
-from . import __version__, official, tasks
+from . import official, tasks
+from .version import __version__
 from .atomic import dumps
 from .outputs import Outputs
 from .audio import read_wav
@@ -113,6 +115,7 @@ def evaluate(root: Path | Tree, *, gt_distribution: Path | None = None, silero: 
     runs over the subset's eligible samples (Definition 26); `pins` (file name -> SHA-256, default
     the shipped ones) only label the ground-truth distribution's hash as pinned or not."""
     tree = root if isinstance(root, Tree) else load_tree(root)
+    result: dict[str, Any]
     result = {"generator": "fdbu", "kind": "reference-evaluation", "fdbu_version": __version__,
               "inputs": {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
               "rules": "Full-Duplex-Bench v1.0 official evaluation scripts, re-implemented (fdbu.official)",
@@ -120,7 +123,8 @@ def evaluate(root: Path | Tree, *, gt_distribution: Path | None = None, silero: 
     ctx = Context(gt_distribution, silero, judge, pins)
     for name, subset in tasks.SUBSETS.items():
         if tree.subset(name):
-            result["subsets"][name] = subset.task.official.rule(tree, name, ctx)
+            rule = cast(tasks.Ref, subset.task.official.rule)  # every registered task has one
+            result["subsets"][name] = rule(tree, name, ctx)
     return result
 
 

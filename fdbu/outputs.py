@@ -8,7 +8,7 @@ marks it complete (`COMMIT`, fsynced with its folder, so a power loss leaves it 
 then renames each file into place. A run killed before the mark leaves only its staging folder,
 which the next run removes; a run killed after it leaves a complete staging folder, which the
 next run (or any fdbu command reading `out`, `recover`) finishes moving in. Recovery moves only
-the files the command's outputs list names; a COMMIT that lists anything else, or cannot be read,
+the files the command's registry entry names (`fdbu.registry`, so the writer imports no command); a COMMIT that lists anything else, or cannot be read,
 is refused, touching nothing. A staging folder's owner holds a lock on it, so a run never touches
 the staging folder of a run still going.
 """
@@ -19,13 +19,14 @@ import fcntl
 import json
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
 from . import faults
 from .atomic import open_own, umask_mode, written_by_fdbu
 from .errors import FdbuError
+from .log import note
+from .registry import COMMANDS
 
 STAGING = ".fdbu-staging-"
 COMMIT = "COMMIT"
@@ -72,14 +73,6 @@ def _stopped(out: Path):
             yield staging, (staging / COMMIT).is_file()
 
 
-def _owned() -> dict[str, set[str]]:
-    """Every file each command writes through `Outputs`: the only names recovery ever moves."""
-    from . import comparison, evaluate, sensitivity, unified
-
-    return {"score": set(unified.names(True)), "sweep": set(sensitivity.names(1, True)),
-            "compare": set(comparison.names(True)), "evaluate": {evaluate.SUMMARY, evaluate.LEDGER}}
-
-
 def _committed(staging: Path) -> list[str]:
     """The names a complete staging folder's COMMIT lists, checked: outputs of the command that wrote it, each
     a file in the folder or already moved. Anything else (an empty or torn COMMIT, a name outside the outputs)
@@ -90,10 +83,11 @@ def _committed(staging: Path) -> list[str]:
         problem = None
     except (OSError, ValueError, RecursionError) as e:
         names, problem = None, f"cannot be read ({getattr(e, 'strerror', None) or type(e).__name__})"
-    owned = _owned().get(command, set())
+    owner = COMMANDS.get(command)
     if problem is None and not (isinstance(names, list) and names and len(set(map(str, names))) == len(names)
-                                and all(isinstance(n, str) and n in owned for n in names)):
-        problem = f"lists {str(names)[:60]!r}, not outputs of fdbu {command} ({', '.join(sorted(owned)) or 'none'})"
+                                and owner is not None and all(isinstance(n, str) and owner.owns(n) for n in names)):
+        problem = (f"lists {str(names)[:60]!r}, not outputs of fdbu {command} "
+                   f"({', '.join(owner.writes) if owner and owner.writes else 'none'})")
     if problem is None:
         odd = next((n for n in names if (staging / n).is_symlink() or
                     ((staging / n).exists() and not (staging / n).is_file())), None)
@@ -113,7 +107,7 @@ def interrupted(out: Path) -> str | None:
 def recover(out: Path) -> list[str]:
     """Finish or remove what killed runs left in `out`; returns what was done, for the console."""
     out = Path(out)
-    done = []
+    done: list[str] = []
     if not out.is_dir():
         return done
     for staging, complete in _stopped(out):
@@ -132,6 +126,9 @@ def recover(out: Path) -> list[str]:
 class Outputs:
     def __init__(self, out: Path, command: str, names: list[str], head: str | None = None):
         self.out, self.command, self.names, self.head = Path(out), command, list(names), head
+        stray = [n for n in self.names if not (command in COMMANDS and COMMANDS[command].owns(n))]
+        if stray:  # a name the registry does not declare could never be recovered after a stop
+            raise ValueError(f"{stray} are not among fdbu {command}'s outputs in fdbu.registry")
         writable_folder(self.out, "out=")
         for name in self.names:
             if (self.out / name).is_dir():
@@ -236,14 +233,14 @@ def new_folder(out: Path, command: str):
         raise FdbuError("output", None, f"{out} already exists; {command} writes a new tree only")
     for old in leftovers(out):
         shutil.rmtree(old, ignore_errors=True)
-        print(f"fdbu: note: removed {old.name}, left beside {out.name} by a {command} run that was stopped",
-              file=sys.stderr)
+        note(f"fdbu: note: removed {old.name}, left beside {out.name} by a {command} run that was stopped")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".fdbu-new", dir=out.parent))
     lock = _lock(tmp)
     try:
         tmp.chmod(umask_mode(0o777))
         yield tmp
+        faults.point(command.removeprefix("fdbu ") + ":complete")  # whole, not yet in place
         (tmp / LOCK).unlink()
         tmp.rename(out)
     except BaseException:

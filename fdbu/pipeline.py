@@ -4,8 +4,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
-from . import __version__, DEFINITIONS_VERSION, faults, tasks
+from . import faults, tasks
+from .version import DEFINITIONS_VERSION, __version__
 from .errors import FdbuError
 from .metrics.stats import Z_975, Bootstrap
 from .tree import Tree, load_tree
@@ -32,7 +34,7 @@ def signature(vad: SpeechDetector, boot: Bootstrap, inputs: dict | None = None, 
               transcripts: dict | None = None) -> dict:
     """The reproducibility header of unified.json and sweep.json (sacrebleu's signature). `settings` says
     whether every setting is the spec's; if not, `non_default` lists those that differ."""
-    head = {"generator": "fdbu", "fdbu_version": __version__, "definitions": DEFINITIONS_VERSION}
+    head: dict[str, Any] = {"generator": "fdbu", "fdbu_version": __version__, "definitions": DEFINITIONS_VERSION}
     changed = non_default(vad if vad_settings else None, boot)
     head["settings"] = "non-default" if changed else "spec"
     if changed:
@@ -61,7 +63,7 @@ def score_subset(kind: tasks.Task, selected: list, boot: Bootstrap, segs: list |
     point of the sweep compute. `segs` are the eligible samples' speech segments (a task with speech
     detection)."""
     eligible = [s for s in selected if s.eligible]
-    task = kind.metrics
+    task = kind.metric_module
     comps = task.components(eligible, segs) if kind.speech_detection else task.components(eligible)
     metrics, extra = task.aggregate(comps, selected=len(selected), ineligible=len(selected) - len(eligible), boot=boot)
     return comps, metrics, extra
@@ -94,7 +96,7 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None) ->
             segs = ([segments[s.sample_id] for s in eligible] if segments is not None
                     else detect_speech(eligible, vad))
         comps, metrics, extra = score_subset(kind, selected, boot, segs)
-        for s, row in zip(eligible, kind.metrics.rows(eligible, comps)):
+        for s, row in zip(eligible, kind.metric_module.rows(eligible, comps)):
             per_sample[s.sample_id] = row
         ineligible = len(selected) - len(eligible)
         reasons = Counter(r for s in selected if not s.eligible for r in s.reasons)

@@ -19,6 +19,7 @@ import json
 import math
 import os
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 
@@ -72,7 +73,8 @@ def leaderboard(systems, result: dict | None = None) -> list[dict]:
     for subset in tasks.scored():
         if not any(subset in s.unified["subsets"] for s in systems):
             continue
-        table = tasks.subset(subset).task.metrics.METRICS
+        table = tasks.subset(subset).task.metric_module.METRICS
+        rows: list[dict[str, Any]]
         rows = [{"metric": "coverage", "label": "coverage", "better": "context", "kind": "share",
                  "cells": [_cell(s.unified["subsets"].get(subset, {}).get("coverage"), None) for s in systems]}]
         for m in table:
@@ -211,7 +213,7 @@ def rule(row: dict, words: list) -> tuple[str, str]:
                     f"{'(none after)' if start is None else _s(start)}")
             return out, f"not exercised: no speech segment covers S = {_s(S)} s; {near}"
         a, b = _covering(segs, S) or (None, None)
-        at_s = f"speech at S = {_s(S)} s (segment {_s(a)}-{_s(b)} s covers it)" if a is not None else \
+        at_s = f"speech at S = {_s(S)} s (segment {_s(a)}-{_s(cast(float, b))} s covers it)" if a is not None else \
             f"speech at S = {_s(S)} s"
         if out == "speaking_at_end":
             c = _covering(segs, R, strict_start=True)
@@ -225,7 +227,8 @@ def rule(row: dict, words: list) -> tuple[str, str]:
     if task == "turn_taking":
         E, out = row["E_s"], row["outcome"]
         if out == "early_start":
-            early = min((s for s in starts if s < E), default=row.get("first_word_s"))
+            # an early start has a word before E, so the default is not taken
+            early = cast(float, min((s for s in starts if s < E), default=row.get("first_word_s")))
             return out, f"early start: a word starts at {_s(early)} s, before the turn end E = {_s(E)} s"
         if out == "response":
             return out, (f"response: no word before E = {_s(E)} s; the first word starts at "
@@ -484,7 +487,7 @@ def build(systems, result: dict | None, out: Path, *, formats=FORMATS, plot: boo
         else:
             links["compare.json"] = compare_path
     made.update(files(systems, result, out, formats, figs, links, progress))
-    from . import __version__
+    from .version import __version__
 
     head = {"generator": "fdbu", "fdbu_version": __version__, "kind": "report",
             "systems": [signature(s, out) for s in systems], "files": sorted(made)}

@@ -65,15 +65,81 @@ def test_export(synth_tree, tmp_path):
     assert contents(tmp_path / "tree") == contents(tmp_path / "clean") and not list(tmp_path.glob(".tree.*"))
 
 
-def test_asr(synth_tree, tmp_path, built):
+@pytest.mark.parametrize("point", ["asr:batch:1", "asr:written"])
+def test_asr(synth_tree, tmp_path, built, point):
+    """Stopped in the middle (some transcripts written) or once complete (asr.json written, its journal not yet
+    removed): the next run keeps what was written (or, complete, only removes the journal) and ends with a clean
+    run's bytes, the journal gone."""
     pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
     checkpoint = built("rnnt")[0]
     trees = {name: untranscribed(synth_tree, tmp_path / name) for name in ("clean", "tree")}
     args = [f"asr.checkpoint={checkpoint}", "asr.cache=false", "asr.batch_size=4", "progress=false", "device=cpu"]
     assert run("asr", f"tree={trees['clean']}", *args).returncode == 0
-    assert run("asr", f"tree={trees['tree']}", *args, kill_at="asr:batch:1").returncode == -9
-    assert not (trees["tree"] / "asr.json").exists()
+    assert run("asr", f"tree={trees['tree']}", *args, kill_at=point).returncode == -9
+    assert (trees["tree"] / "asr.json").exists() == (point == "asr:written")
     again = run("asr", f"tree={trees['tree']}", *args)
     assert again.returncode == 0, again.stderr
-    assert "kept" in again.stdout and " 0 kept" not in again.stdout
+    if point == "asr:written":  # finished: nothing transcribed, the journal removed
+        assert "a run stopped after writing it had completed all" in again.stdout, again.stdout
+    else:
+        assert "kept" in again.stdout and " 0 kept" not in again.stdout
     assert contents(trees["tree"]) == contents(trees["clean"])
+
+
+def _scored(synth_tree: Path, folder: Path) -> tuple[Path, Path]:
+    """Two scored copies of the tree (system A, and B the same tree: compare and report need two)."""
+    pair = []
+    for name in ("A", "B"):
+        shutil.copytree(synth_tree, folder / name)
+        assert fdbu_main("score", f"tree={folder / name}", "progress=false").returncode == 0
+        pair.append(folder / name)
+    return pair[0], pair[1]
+
+
+def _runs(command: str, synth_tree: Path, work: Path) -> tuple[list[str], Path]:
+    """The command line of `command` writing into a fresh folder under `work`, and that folder."""
+    if command in ("score", "evaluate"):  # they write into the tree
+        tree = work / "tree"
+        shutil.copytree(synth_tree, tree)
+        return [f"tree={tree}"] + (["progress=false"] if command == "score" else []), tree
+    out = work / "out"
+    if command == "sweep":
+        return [f"tree={synth_tree}", f"out={out}", "sweep.thresholds=[0.4,0.5]", "sweep.min_silence_ms=[100]",
+                "progress=false", "plot=true"], out
+    a, b = _scored(synth_tree, work)
+    return [f"trees=[{a},{b}]", "names=[a,b]", f"out={out}", "plot=true", "progress=false"], out
+
+
+def test_every_command_stopped_after_its_commit_is_finished_by_the_next_run(synth_tree, tmp_path):
+    """Each command that writes through fdbu.outputs (the registry says which), killed after COMMIT with some
+    files moved in: the next run of it finishes the move and ends with a clean run's bytes (report's could not
+    be recovered once: the writer's own list of names lacked it)."""
+    from fdbu.registry import COMMANDS
+
+    writers = [c.name for c in COMMANDS.values() if c.writes]
+    assert writers == ["score", "sweep", "compare", "report", "evaluate"]
+    for command in writers:
+        args, clean = _runs(command, synth_tree, tmp_path / command / "clean")
+        assert run(command, *args).returncode == 0
+        args, folder = _runs(command, synth_tree, tmp_path / command / "stopped")
+        killed = run(command, *args, kill_at=f"{command}:moved:0")
+        assert killed.returncode == -9, (command, killed.stderr)
+        assert list(folder.glob(".fdbu-staging-*/COMMIT")), command  # stopped after its commit
+        again = run(command, *args)
+        assert again.returncode == 0, (command, again.stderr)
+        assert "finished moving in" in again.stdout, (command, again.stdout)
+        assert contents(folder) == contents(clean), command
+
+
+def test_export_stopped_when_its_tree_is_complete(synth_tree, tmp_path):
+    """export's tree is built beside out= and renamed into place: stopped just before the rename, nothing is at
+    out=, and the next run removes the leftover and writes the same tree."""
+    from builders import release_dataset
+
+    data = release_dataset(synth_tree, tmp_path / "data")
+    assert run("export", f"dataset={data}", f"out={tmp_path / 'clean'}", "progress=false").returncode == 0
+    killed = run("export", f"dataset={data}", f"out={tmp_path / 'tree'}", "progress=false", kill_at="export:complete")
+    assert killed.returncode == -9 and not (tmp_path / "tree").exists()
+    again = run("export", f"dataset={data}", f"out={tmp_path / 'tree'}", "progress=false")
+    assert again.returncode == 0 and "removed .tree." in again.stderr, again.stderr
+    assert contents(tmp_path / "tree") == contents(tmp_path / "clean") and not list(tmp_path.glob(".tree.*"))

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import inspect
 import os
-import sys
 import tarfile
 import textwrap
 import types
+from typing import IO, cast
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -21,6 +21,7 @@ import numpy as np
 
 from ..atomic import sha256_bytes, sha256_file
 from ..errors import FdbuError
+from ..log import note
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
 INSTALL = "pip install 'fdbu[asr]' (nemo_toolkit[asr]==3.0.0); `make install` in a checkout"
@@ -77,7 +78,8 @@ def archive_config(path: Path) -> dict:
         with tarfile.open(path, "r:*") as tar:
             for member in tar:
                 if member.isfile() and Path(member.name).name == "model_config.yaml":
-                    cfg = OmegaConf.to_container(OmegaConf.create(tar.extractfile(member).read().decode()))
+                    data = cast(IO[bytes], tar.extractfile(member)).read()  # a regular file: never None
+                    cfg = OmegaConf.to_container(OmegaConf.create(data.decode()))
                     return cfg if isinstance(cfg, dict) else {}
     except (tarfile.TarError, OSError, ValueError, UnicodeDecodeError):
         pass
@@ -148,9 +150,10 @@ class ParakeetASR:
         nvidia/parakeet-tdt-0.6b-v2) by name through NeMo's from_pretrained and the Hugging Face cache."""
         self.name = None if checkpoint is not None else (model or DEFAULT_MODEL)
         if checkpoint is None:
-            available(self.name)  # decided before NeMo's import, which takes about a minute
+            name = model or DEFAULT_MODEL
+            available(name)  # decided before NeMo's import, which takes about a minute
             nemo, nemo_asr = require_nemo(verbose, offline=False)
-            checkpoint = _cached_model_file(self.name, nemo_asr)
+            checkpoint = _cached_model_file(name, nemo_asr)
             self.loaded_by = "from_pretrained (Hugging Face cache)"
         else:
             checkpoint = Path(checkpoint)
@@ -180,7 +183,8 @@ class ParakeetASR:
         self.model_id = self.name or model or (own if isinstance(own, str) else None) or \
             f"checkpoint sha256:{self.checkpoint_sha256[:12]}"
         self._model = None
-        self._decoding = self._computer = None
+        self._decoding: str | None = None
+        self._computer = None
 
     @property
     def model(self):
@@ -231,7 +235,7 @@ class ParakeetASR:
             self._decoding = BATCHED  # CUDA graphs: NeMo's other loop, which keeps durations right
         else:
             self._decoding = ONE_FILE
-            print(f"fdbu asr: {why}; NeMo decodes one file per call (as the official script does)", file=sys.stderr)
+            note(f"fdbu asr: {why}; NeMo decodes one file per call (as the official script does)")
         return self._decoding
 
     def files_per_call(self, batch_size: int) -> int:

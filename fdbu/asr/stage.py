@@ -19,6 +19,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 from tqdm import tqdm
@@ -73,7 +74,7 @@ class TranscriptCache:
             writable_folder(self.root, "cache_dir")
 
     def _path(self, key: str) -> Path:
-        return self.root / key[:2] / f"{key}.json"
+        return cast(Path, self.root) / key[:2] / f"{key}.json"  # get and put call it only with a root
 
     def get(self, key: str) -> bytes | None:
         if self.root is None:
@@ -113,7 +114,8 @@ def _jobs(root: Path) -> list[AsrInput]:
         hashed(s.wav_path, s.sample_id, "output.wav", files.get("output.wav"), "manifest.json", root)
         offset, start, task = 0.0, 0, s.kind
         if task.asr_cut is not None:  # the official asr.py cuts at R and adds R back to every word time
-            ann = hashed(s.folder / task.annotation, s.sample_id, task.annotation, files.get(task.annotation),
+            annotation = cast(str, task.annotation)  # a task that cuts has an annotation
+            ann = hashed(s.folder / annotation, s.sample_id, annotation, files.get(annotation),
                          "manifest.json", root)
             offset = task.asr_cut(ann, s.sample_id, s.T_us)
             start = int(offset * SAMPLE_RATE)
@@ -125,7 +127,9 @@ def _jobs(root: Path) -> list[AsrInput]:
 def _batches(jobs: list[AsrInput], batch_size: int, max_seconds: float) -> list[list[AsrInput]]:
     """Sorted by duration; at most batch_size files and max_seconds of audio each (at least one file)."""
     ordered = sorted(jobs, key=lambda j: (j.samples, j.sample_id))
-    out, current, total = [], [], 0.0
+    out: list[list[AsrInput]] = []
+    current: list[AsrInput] = []
+    total = 0.0
     for j in ordered:
         secs = seconds_of(j.samples)
         if current and (len(current) >= batch_size or total + secs > max_seconds):
@@ -193,7 +197,7 @@ class Journal:
 
     def __init__(self, root: Path):
         self.path = Path(root) / self.NAME
-        self.fd = None
+        self.fd: int | None = None
         self.written: dict[str, str] = {}  # sample id -> SHA-256 of the transcript this run recorded
 
     def left_by_a_killed_run(self) -> dict[str, tuple[str, str]]:
@@ -225,8 +229,8 @@ class Journal:
 
     def record(self, job: "AsrInput", data: bytes) -> None:
         self.written[job.sample_id] = sha256_bytes(data)  # what asr.json records for the sample
-        os.write(self.fd, (json.dumps({"sample_id": job.sample_id, "key": job.key,
-                                       "sha256": self.written[job.sample_id]}) + "\n").encode())
+        os.write(cast(int, self.fd), (json.dumps({"sample_id": job.sample_id, "key": job.key,  # open() set it
+                                                  "sha256": self.written[job.sample_id]}) + "\n").encode())
 
     def release(self) -> None:
         """Let go of the lock; the file stays, so a run that failed is continued by the next."""
@@ -238,13 +242,35 @@ class Journal:
         self.path.unlink(missing_ok=True)
 
 
+def _completed(root: Path, jobs: list[AsrInput], killed: dict[str, tuple[str, str]]) -> bool:
+    """Whether the killed run whose journal is `killed` had finished: asr.json lists every job's transcript with
+    the SHA-256 the journal recorded, and each output.json holds those bytes."""
+    try:
+        receipt = json.loads((root / ASR_JSON).read_bytes())
+        listed_ = {(subset, name): sha for subset, e in receipt["subsets"].items()
+                   for name, sha in e["transcripts"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return False
+    for j in jobs:
+        sha = killed.get(j.sample_id, (None, None))[1]
+        if sha is None or listed_.get((j.subset, j.name)) != sha:
+            return False
+        try:
+            if sha256_bytes((j.folder / "output.json").read_bytes()) != sha:
+                return False
+        except OSError:
+            return False
+    return len(listed_) == len(jobs)
+
+
 def run(root: Path, model_factory, *, batch_size: int = 16,
         max_batch_seconds: float = 600.0, resume: bool = False, cache_dir: Path | None = None,
         verify="auto", progress: bool = False, require_shards: bool = False) -> tuple[Path, dict]:
     """Transcribe every eligible sample; returns (asr.json path, counts). `model_factory()` gives the model.
 
     A run that was killed is continued by the next one (its journal says which transcripts are
-    its own); transcripts from anywhere else are refused unless `resume`, which keeps those equal
+    its own); one killed after writing asr.json is finished (its journal removed, nothing transcribed, counts
+    {"completed": n}); transcripts from anywhere else are refused unless `resume`, which keeps those equal
     to their cached transcript."""
     root = Path(root)
     if batch_size < 1 or max_batch_seconds <= 0:
@@ -252,6 +278,9 @@ def run(root: Path, model_factory, *, batch_size: int = 16,
     jobs = _jobs(root)
     journal = Journal(root)
     killed = journal.left_by_a_killed_run()
+    if killed and _completed(root, jobs, killed):  # stopped after asr.json, before its journal was removed
+        journal.remove()
+        return root / ASR_JSON, {"completed": len(jobs)}
     if (root / ASR_JSON).exists() and not resume:
         raise FdbuError("tree", ASR_JSON, f"{root} already has asr.json; pass asr.resume=true to continue or redo "
                         "a run (transcripts matching their cached inputs are kept)")
@@ -293,6 +322,7 @@ def run(root: Path, model_factory, *, batch_size: int = 16,
             receipt["subsets"][subset] = {"task": entry.task.asr_task, "transcripts": {
                 j.name: journal.written[j.sample_id] for j in mine}}
     write_json(root / ASR_JSON, receipt)
+    faults.point("asr:written")  # asr.json in place, the journal not yet removed
     journal.remove()
     return root / ASR_JSON, counts
 
@@ -348,7 +378,8 @@ def _write(job: "AsrInput", data: bytes) -> None:
 def _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_batch_seconds, verify,
                 progress) -> dict:
     """Keep, copy from the cache or transcribe every job's output.json, each journalled before it is written."""
-    counts = {"kept": 0, "from_cache": 0, "transcribed": 0, "verified": 0, "nemo_batch_size": None, "decoding": None}
+    counts: dict[str, Any] = {"kept": 0, "from_cache": 0, "transcribed": 0, "verified": 0, "nemo_batch_size": None,
+                              "decoding": None}
     todo = []
     for j in jobs:
         cached = cache.get(j.key)

@@ -17,7 +17,6 @@ import fcntl
 import hashlib
 import json
 import os
-import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from .. import device as devices
 from ..atomic import dumps, open_own, write_bytes, write_text
 from ..cachedir import CALIBRATION, VAD_PROBS, cache_root
 from ..errors import FdbuError
+from ..log import note
 
 MULTIPLE = 8         # margin = MULTIPLE x the largest deviation measured on the device ...
 FLOOR = 1e-4         # ... and never less than this
@@ -132,6 +132,8 @@ def reference(folder: Path | None, silero, audios: list[np.ndarray], bar=None) -
     # this folder's, or the default cache root's (the same CPU computed it: another cache_dir need not redo it)
     for candidate in (path, cache_root() / VAD_PROBS / CALIBRATION / name):
         try:
+            if candidate is None:
+                continue
             head, payload = candidate.read_bytes().split(b"\n", 1)
             if json.loads(head) == {**ident, "payload_sha256": hashlib.sha256(payload).hexdigest()} \
                     and len(payload) == 4 * sum(sizes):
@@ -219,11 +221,8 @@ def lock_path(folder: Path, ident: dict) -> Path:
 
 
 def say(text: str) -> None:
-    """A line on stderr on its own line, even while a progress bar is drawn there (tqdm.write moves the bar)."""
-    from tqdm import tqdm
-
-    tqdm.write(text, file=sys.stderr)
-    sys.stderr.flush()
+    """A note (`fdbu.log`): the CLI shows it on its own line of stderr, above any progress bar."""
+    note(text)
 
 
 @contextlib.contextmanager

@@ -1,0 +1,39 @@
+"""fdbu's notes (a stopped run's leftovers removed, a calibration starting or waiting, a setting capped, NeMo's
+slower decoding): the modules that find them log them under the `fdbu` logger and print nothing.
+
+Each note is one whole line at WARNING level. The CLI shows it on stderr as it is (`console_handler`, above any
+progress bar); in Python, with no handler configured, logging's last resort writes it to stderr as well.
+`logging.getLogger("fdbu").setLevel(logging.ERROR)` silences the notes; a handler on that logger captures them.
+"""
+from __future__ import annotations
+
+import logging
+import sys
+
+logger = logging.getLogger("fdbu")
+
+
+def note(text: str) -> None:
+    """Say `text` (one line, already worded for a person: "fdbu: note: ...")."""
+    logger.warning(text)
+
+
+class _Console(logging.Handler):
+    """Each note on its own line of stderr, even while a progress bar is drawn there (tqdm.write moves the bar)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from tqdm import tqdm
+
+        try:
+            tqdm.write(record.getMessage(), file=sys.stderr)
+            sys.stderr.flush()
+        except Exception:  # a closed stderr must not end the run
+            self.handleError(record)
+
+
+def console_handler() -> None:
+    """The CLI's console: notes on stderr, once (a second call adds nothing), and not again through the root
+    logger's handlers."""
+    if not any(isinstance(h, _Console) for h in logger.handlers):
+        logger.addHandler(_Console())
+    logger.propagate = False

@@ -1,0 +1,97 @@
+"""Every command of fdbu, registered once: the one place a command's facts live.
+
+A `Command` holds what each layer needs to know about it: its usage line (the CLI's `USAGE`), the files it
+writes through `fdbu.outputs.Outputs` (the only names a stopped run's recovery moves), which key names the
+folder it writes into (multirun's collision check), whether it loads torch (Ctrl-C before that exits at once),
+and the three parts the layers above attach with a decorator, lm-evaluation-harness style: its config
+dataclass (`@registry.config`, `fdbu.config`), its function (`@registry.command`, `fdbu.commands`) and its
+console printing (`@registry.console`, `fdbu.cli`). The module imports nothing of fdbu, so the writer and
+every other layer may read it; `check()` (run by the CLI and the tests) says which part a command lacks.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Any, Callable
+
+
+@dataclass
+class Command:
+    name: str
+    summary: str                 # what it does, in a few words (USAGE's middle column)
+    usage: str                   # its shortest useful command line (USAGE's right column)
+    writes: tuple[str, ...] = ()  # the files it writes through Outputs, as fnmatch patterns
+    out_key: str | None = None   # the key naming the folder it writes into ...
+    tree_key: str | None = None  # ... and the one it writes into without it
+    loads_torch: bool = False    # its work imports torch (imported before Ctrl-C becomes an exception)
+    config: Any = None           # the config dataclass (fdbu.config)
+    run: Callable | None = None  # the function: config in, fdbu.commands.Ran out (fdbu.commands)
+    show: Callable | None = None  # the console: runs it and prints (fdbu.cli)
+
+    def owns(self, name: str) -> bool:
+        """Whether `name` is one of the files this command writes (recovery moves nothing else)."""
+        return any(fnmatchcase(name, p) for p in self.writes)
+
+
+_FIGURE = ("png", "pdf")
+_CURVES = tuple(f"latency-curves.{e}" for e in _FIGURE)
+_COMPARED = tuple(f"compare-{f}.{e}" for f in ("forest", "latency-curves") for e in _FIGURE)
+
+COMMANDS: dict[str, Command] = {c.name: c for c in (
+    Command("score", "score a reference tree", "fdbu score tree=PATH [out=DIR] [plot=true]",
+            ("unified.json", "unified-samples.jsonl", *_CURVES), "out", "tree", True),
+    Command("sweep", "interruption metrics over VAD settings", 'fdbu sweep tree=PATH | "tree=[A,B]" out=DIR',
+            ("sweep.json", "sweep.csv", *(f"sweep-heatmaps.{e}" for e in _FIGURE)), "out", "tree", True),
+    Command("compare", "scored systems, pair by pair", 'fdbu compare "trees=[A,B]" [names=[a,b]] [out=DIR]',
+            ("compare.json", "compare.csv", *_COMPARED), "out"),
+    Command("report", "a site and the leaderboard as tables", 'fdbu report "trees=[A,B]" [names=[a,b]] out=DIR',
+            ("report.json", "compare.json", "index.html", "samples-[0-9]*.js", "leaderboard.md", "leaderboard.tex",
+             "leaderboard.csv", *_COMPARED, *_CURVES), "out"),
+    Command("evaluate", "the official rules (reference column)",
+            "fdbu evaluate tree=PATH [evaluate.official_checkout=DIR]", ("summary.json", "judge-ledger.jsonl"),
+            None, "tree", True),
+    Command("export", "a tree from the release + outputs",
+            'fdbu export dataset=DIR | "export.roots={subset: DIR}" out=DIR', (), "out", None, True),
+    Command("asr", "transcripts with Parakeet (NeMo)", "fdbu asr tree=DIR [asr.model=NAME | asr.checkpoint=PATH.nemo]",
+            (), None, "tree", True),
+    Command("vad", "speech probabilities into the cache", "fdbu vad tree=DIR [shard=K shards=N] (then score assembles)",
+            (), None, None, True),
+    Command("synth", "write a synthetic reference tree", "fdbu synth out=PATH [n=5] [seed=0] [system=mixed]",
+            (), "out", None, True),
+    Command("calibrate", "the batched VAD's guard margin here", "fdbu calibrate [device=cuda]", (), None, None, True),
+)}
+
+
+def _attach(part: str, name: str):
+    def put(obj):
+        if name not in COMMANDS:
+            raise KeyError(f"{name!r} is not a registered command (fdbu.registry.COMMANDS)")
+        setattr(COMMANDS[name], part, obj)
+        return obj
+    return put
+
+
+def config(name: str):
+    """Class decorator: the config dataclass of command `name`."""
+    return _attach("config", name)
+
+
+def command(name: str):
+    """Function decorator: the work of command `name` (its config in, a `Ran` out)."""
+    return _attach("run", name)
+
+
+def console(name: str):
+    """Function decorator: the console of command `name` (runs it on its config and prints)."""
+    return _attach("show", name)
+
+
+def check() -> list[str]:
+    """What is missing: each registered command's part that no layer attached (empty when whole)."""
+    return [f"{c.name}: no {part}" for c in COMMANDS.values() for part in ("config", "run", "show")
+            if getattr(c, part) is None]
+
+
+def usage() -> str:
+    """The CLI's command list, one line a command."""
+    return "\n".join(f"  {c.name:<10} {c.summary:<39} {c.usage}" for c in COMMANDS.values())

@@ -1,0 +1,92 @@
+"""fdbu.registry: each command registered once, and every layer reading it (the CLI's usage and dispatch, the
+configs, the writer's recovery); a command that lacks a part, or writes a name the registry does not declare,
+fails here rather than in a user's stopped run."""
+import logging
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+import pytest
+
+from fdbu import registry
+
+
+def test_every_command_is_whole():
+    import fdbu.cli  # noqa: F401  (attaches the consoles)
+    import fdbu.commands  # noqa: F401
+    import fdbu.config  # noqa: F401
+
+    assert registry.check() == []
+    conf = Path(fdbu.__file__).parent / "conf"
+    if not conf.is_dir():
+        conf = Path(fdbu.__file__).parent.parent / "conf"
+    assert {p.stem for p in conf.glob("*.yaml")} - {"common"} == set(registry.COMMANDS)
+
+
+def test_the_cli_and_the_configs_read_the_registry():
+    from fdbu import cli, config
+
+    assert list(cli.COMMANDS) == list(config.CONFIGS) == list(registry.COMMANDS)
+    for name, c in registry.COMMANDS.items():
+        assert cli.COMMANDS[name] is c.show and config.CONFIGS[name] is c.config
+        assert f"  {name:<10} {c.summary}" in cli.USAGE and c.usage in cli.USAGE
+
+
+def _produced() -> dict[str, set[str]]:
+    """Every file name each writing command's own code can announce, over its options."""
+    from fdbu import comparison, evaluate, sensitivity, site, unified
+    from fdbu.settings import FORMATS
+
+    out = {"score": {n for plot in (True, False) for n in unified.names(plot)},
+           "sweep": {n for k in (1, 3) for plot in (True, False) for n in sensitivity.names(k, plot)},
+           "compare": {n for plot in (True, False) for n in comparison.names(plot)},
+           "evaluate": {evaluate.SUMMARY, evaluate.LEDGER}, "report": {site.HEAD, "compare.json"}}
+    for n in (1, 2, 12):
+        for plot in (True, False):
+            out["report"] |= set(site.names(n, tuple(FORMATS), site.figure_names(n, plot)))
+    return out
+
+
+def test_the_registry_declares_exactly_the_files_each_command_writes():
+    produced = _produced()
+    assert set(produced) == {c.name for c in registry.COMMANDS.values() if c.writes}
+    for name, names in produced.items():
+        c = registry.COMMANDS[name]
+        assert [n for n in names if not c.owns(n)] == [], name
+        assert [p for p in c.writes if not any(fnmatchcase(n, p) for n in names)] == [], name  # none stale
+    assert not registry.COMMANDS["report"].owns("samples-x.js") and registry.COMMANDS["report"].owns("samples-11.js")
+
+
+def test_the_writer_refuses_a_name_no_registry_entry_declares(tmp_path):
+    from fdbu.outputs import Outputs
+
+    with pytest.raises(ValueError, match="not among fdbu score's outputs"):
+        Outputs(tmp_path, "score", ["unified.json", "extra.txt"], head="unified.json")
+    with pytest.raises(ValueError, match="not among fdbu nosuch's outputs"):
+        Outputs(tmp_path, "nosuch", ["unified.json"])
+
+
+def test_a_part_for_an_unknown_command_is_refused():
+    with pytest.raises(KeyError, match="not a registered command"):
+        registry.command("nosuch")(lambda cfg: None)
+
+
+def test_notes_below_the_commands_can_be_captured_or_silenced(caplog, capsys):
+    """A note (here: vad.threads above the cores) is a log record of the `fdbu` logger: captured by a handler,
+    silenced by the logger's level, and on stderr through logging's last resort when nothing is configured."""
+    from fdbu.config import capped_threads
+    from fdbu.device import allowed_cores
+
+    big = allowed_cores() + 1
+    logger = logging.getLogger("fdbu")
+    saved = (logger.level, logger.propagate, list(logger.handlers))
+    try:
+        logger.handlers, logger.propagate = [], True
+        with caplog.at_level(logging.WARNING, logger="fdbu"):
+            assert capped_threads(big) == allowed_cores()
+        assert [r.name for r in caplog.records] == ["fdbu"] and "is more than the" in caplog.records[0].getMessage()
+        caplog.clear()
+        logger.setLevel(logging.ERROR)
+        capped_threads(big)
+        assert caplog.records == [] and "is more than the" not in capsys.readouterr().err
+    finally:
+        logger.level, logger.propagate, logger.handlers = saved[0], saved[1], saved[2]
