@@ -59,10 +59,10 @@ def _typed(rows: list[dict], schema: dict[str, str]):
 
 
 def row_schema(task: str) -> dict[str, str]:
-    """A task's per-sample rows (unified-samples.jsonl): its declared row fields (fdbu.scored.ROWS)."""
-    from .scored import ROWS
+    """A task's per-sample rows (unified-samples.jsonl): its declared row fields (its metric module's ROW)."""
+    from .tasks import task as task_named
 
-    fields = {k: ROW_KINDS[v.rstrip("?")] for k, v in ROWS[task].items()}
+    fields = {k: ROW_KINDS[v.rstrip("?")] for k, v in task_named(task).metric_module.ROW.items()}
     return {"sample_id": "text", "subset": "text", "task": "text", "eligible": "bool", **fields, "reasons": "object"}
 
 

@@ -407,10 +407,14 @@ def _line(line, path: str, metric, alpha: float) -> None:
     d = _at(line, "difference", path, ("dict",), None, "an object")
     here = f"{path}.difference"
     _at(d, "value", here, ("null", "number"), None, "null or a finite number")
-    _at(d, "value_flag", here, ("null", "str"), lambda v: v in FLAGS, "null, '+inf' or '-inf'")
+    # undefined: no pairs, or both medians not reached (fdbu.metrics.paired.paired_line); then no interval either
+    flag = _at(d, "value_flag", here, ("null", "str"), lambda v: v in (*FLAGS, UNDEFINED),
+               f"null, '+inf', '-inf' or '{UNDEFINED}'")
     interval = _at(d, "interval", here, ("null", "list"), lambda v: v is None or len(v) == 2, "null or [lo, hi]")
-    _at(d, "interval_flags", here, ("list",), lambda v: len(v) == 2 and all(f in FLAGS for f in v),
-        "two of null, '+inf', '-inf'")
+    _at(d, "interval_flags", here, ("null", "list"), lambda v: (v is None and interval is None) or
+        (v is not None and len(v) == 2 and all(f in FLAGS for f in v)), "two of null, '+inf', '-inf' (null: no interval)")
+    if flag == UNDEFINED and (d.get("value") is not None or interval is not None):
+        raise _Bad(f"{here}.value_flag", f"is '{UNDEFINED}', but a value or an interval is given")
     for k in range(2 if interval is not None else 0):
         _at(dict(enumerate(interval)), k, f"{here}.interval", ("null", "number"), None, "null or a finite number")
 
@@ -595,7 +599,8 @@ def curves(systems: list[System], result: dict) -> list[dict]:
     out = []
     for subset in tasks.scored():
         module = tasks.subset(subset).task.metric_module
-        metric = next((m for m in module.METRICS if m.name == "response_latency_s"), None)
+        name = tasks.subset(subset).task.latency
+        metric = next((m for m in module.METRICS if m.name == name), None)
         if metric is None or any(subset not in s.rows for s in systems):
             continue
         by_id = [{r["sample_id"]: r for r in s.rows[subset]} for s in systems]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from functools import partial
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from dataclasses import dataclass
 
@@ -78,20 +78,20 @@ class Context:
     pins: dict[str, str] | None = None
 
 
-def _pause(tree: Tree, subset: str, ctx: Context) -> dict:
+def pause_rule(tree: Tree, subset: str, ctx: Context) -> dict:
     return official.pause_handling([(s.name, _doc(s, "output.json")) for s in tree.subset(subset) if s.eligible])
 
 
-def _turn_taking(tree: Tree, subset: str, ctx: Context) -> dict:
+def turn_taking_rule(tree: Tree, subset: str, ctx: Context) -> dict:
     return official.smooth_turn_taking([(s.name, _doc(s, "turn_taking.json"), _doc(s, "output.json"))
                                         for s in tree.subset(subset) if s.eligible])
 
 
-def _interruption(tree: Tree, subset: str, ctx: Context) -> dict:
+def interruption_rule(tree: Tree, subset: str, ctx: Context) -> dict:
     return interruption(tree, subset, ctx.judge)
 
 
-def _backchannel(tree: Tree, subset: str, ctx: Context) -> dict:
+def backchannel_rule(tree: Tree, subset: str, ctx: Context) -> dict:
     speakers = backchannel_speakers(tree, subset, ctx.silero)
     if ctx.gt_distribution is None:
         return {"pending": "needs the official icc_gt_distribution.json: evaluate.gt_distribution=PATH "
@@ -122,9 +122,8 @@ def evaluate(root: Path | Tree, *, gt_distribution: Path | None = None, silero: 
               "judge": judge.identity() if judge is not None else None, "subsets": {}}
     ctx = Context(gt_distribution, silero, judge, pins)
     for name, subset in tasks.SUBSETS.items():
-        if tree.subset(name):
-            rule = cast(tasks.Ref, subset.task.official.rule)  # every registered task has one
-            result["subsets"][name] = rule(tree, name, ctx)
+        if tree.subset(name) and subset.task.official is not None and subset.task.official.rule is not None:
+            result["subsets"][name] = subset.task.official.rule(tree, name, ctx)
     return result
 
 

@@ -73,6 +73,8 @@ def official_tasks() -> dict[str, list[str]]:
     """Official task name (evaluate.py --task; eval_<task>.py) -> the subsets of that task."""
     out: dict[str, list[str]] = {}
     for name, s in tasks.SUBSETS.items():
+        if s.task.official is None:  # no official script: nothing exported from official folders
+            continue
         out.setdefault(s.task.official.script.removeprefix("eval_").removesuffix(".py"), []).append(name)
     return out
 

@@ -31,11 +31,11 @@ import tempfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from . import official
 from .official_runner import LOADER
-from .tasks import SUBSETS
+from .tasks import SUBSETS, Official
 from .tree import Tree
 
 TOLERANCE = 1e-9
@@ -195,7 +195,7 @@ def compare_printed(printed: dict[str, str], ours: dict, rounded: bool) -> dict:
 
 def compare(subset: str, rc: int, stdout: str, stderr: str, ours: dict) -> dict:
     """The record of one script run against fdbu's numbers for the subset."""
-    spec = SUBSETS[subset].task.official
+    spec = cast(Official, SUBSETS[subset].task.official)  # run only for a task with one
     script, labels = spec.script, spec.labels
     keys = list(labels.values())
     exc = raised(stderr) if rc != 0 else None
@@ -302,10 +302,11 @@ def check_files(tree: Tree, checkout: Path, gt_path: Path | None, pins: dict[str
                 allow_unpinned: bool) -> tuple[dict[str, Path], dict[str, dict]]:
     """The official files this run uses: ({name: path}, {name: SHA-256 against the pin}); a file
     that is not the pinned one is refused unless allowed. (No paths go into summary.json.)"""
-    present = [s for s in SUBSETS.values() if tree.subset(s.name)]
-    names = dict.fromkeys(s.task.official.script for s in present)
+    present = [cast(Official, s.task.official) for s in SUBSETS.values()
+               if tree.subset(s.name) and s.task.official is not None]
+    names = dict.fromkeys(o.script for o in present)
     paths = {name: official.script_path(checkout, name) for name in names}
-    if any(s.task.official.runner == "backchannel" for s in present) and gt_path is not None:
+    if any(o.runner == "backchannel" for o in present) and gt_path is not None:
         paths[official.GT_DISTRIBUTION] = Path(gt_path)
     files = {name: official.file_report(path, name, pins) for name, path in paths.items()}
     official.refuse_unpinned(files, allow_unpinned)
@@ -326,9 +327,10 @@ def run_official(tree: Tree, checkout: Path, result: dict, *, gt_path: Path | No
     report: dict[str, Any] = {"files": files, "allow_unpinned": allow_unpinned, "subsets": {}}
     with tempfile.TemporaryDirectory(prefix="fdbu-official-") as tmp:
         for subset, entry in SUBSETS.items():
-            if not tree.subset(subset) or subset not in result["subsets"]:
+            spec = entry.task.official
+            if not tree.subset(subset) or subset not in result["subsets"] or spec is None:
                 continue
-            script, mode = entry.task.official.script, entry.task.official.runner
+            script, mode = spec.script, spec.runner
             path, root, ours = paths[script], Path(tmp) / subset, result["subsets"][subset]
             _layout(tree, subset, root)
             extra: dict[str, Any] = {}

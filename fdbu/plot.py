@@ -75,25 +75,29 @@ def _wrap(text: str, width: str, share: float = 1.0) -> str:
 
 
 def score_curves(rows: list[dict], name: str, unified: dict | None = None) -> list[dict]:
-    """One system's F(t) per subset with a latency, with its pointwise bootstrap band (unified.json's draw)."""
-    from .kernels import INF
+    """One system's F(t) per subset whose task names a latency metric (`Task.latency`), over that metric's samples,
+    with its pointwise bootstrap band (unified.json's draw; the spec's without one)."""
     from .metrics.paired import cdf_band
     from .metrics.stats import Bootstrap
-    from .timebase import to_us
+    from .settings import RESAMPLES, SEED
 
-    b = (unified or {}).get("bootstrap") or {"resamples": 1000, "seed": 0}
+    b = (unified or {}).get("bootstrap") or {"resamples": RESAMPLES, "seed": SEED}
     boot = Bootstrap(b["resamples"], b["seed"])
     out = []
     for subset, entry in SUBSETS.items():
-        if entry.task.reference is None:
+        task = entry.task
+        eligible = [r for r in rows if r["subset"] == subset and r["eligible"]]
+        if task.latency is None or not task.scored or not eligible:
             continue
-        pop = [r for r in rows if r["subset"] == subset and r["eligible"] and r.get("outcome") != "not_exercised"]
-        if not pop:
+        module = task.metric_module
+        metric = next(m for m in module.METRICS if m.name == task.latency)
+        c = module.from_rows(eligible)
+        mask = module.populations(c)[metric.over]
+        if not mask.any():
             continue
-        lat = np.array([INF if r["latency_s"] is None else to_us(r["latency_s"]) for r in pop], np.int64)
+        lat = np.asarray(metric.values(c), np.int64)[mask]
         horizon = ((unified or {}).get("subsets", {}).get(subset) or {}).get("min_observable_s")
-        out.append({"subset": subset, "label": entry.task.label, "reference": entry.task.reference,
-                    "over": "exercised" if entry.task.reference == "R_us" else "eligible",
+        out.append({"subset": subset, "label": task.label, "reference": task.reference, "over": metric.over,
                     "horizon_s": horizon if isinstance(horizon, (int, float)) else None,
                     "systems": [{"name": name, **cdf_band(lat, boot)}]})
     return out
@@ -238,7 +242,6 @@ def sweep_heatmaps(result: dict, spec: dict, width: str = "page") -> dict[str, b
         return _save(fig, tight=False)
 
 
-FROM: dict[str | None, str] = {"E_us": "seconds after the user's turn ends (E)", "R_us": "seconds after the user's interruption ends (R)"}
 STYLES = ("-", "--", ":", "-.")
 
 
@@ -289,8 +292,8 @@ def compare_latency_curves(curves: list[dict], width: str = "page") -> dict[str,
                 handles.setdefault(s["name"], line)
             for h in _marks(ax, horizon, xmax):
                 handles.setdefault(h.get_label(), h)
-            reference = SUBSETS[c["subset"]].task.reference if c["subset"] in SUBSETS else None
-            ax.set(xlim=(0, xmax), ylim=(0, 1.02), xlabel=FROM.get(reference, "latency (s)"),
+            axis = SUBSETS[c["subset"]].task.latency_from if c["subset"] in SUBSETS else None
+            ax.set(xlim=(0, xmax), ylim=(0, 1.02), xlabel=axis or "latency (s)",
                    ylabel="share responded by then")
             ns = ", ".join(f"{s['name']} {s['n']}" for s in c["systems"])
             bound = "" if horizon is None else f"; min_observable_s {horizon:g} s"

@@ -57,21 +57,6 @@ KINDS = {
 for _k in ("unit", "ratio", "quantile"):
     KINDS[f"{_k} pair"] = (_pair(_k), f"a list of two: {KINDS[_k][1]}")
 
-# the fields of an eligible row, by task (metrics/<task>.rows writes them)
-ROWS = {
-    "pause_handling": {"T_s": "seconds", "words": "count", "pauses": "count", "first_pause_s": "seconds",
-                       "pause_s": "seconds", "pause_intrusion": "flag", "inside_pause_onset": "flag",
-                       "pre_pause_speech": "flag", "carry_in": "flag", "any_speech": "flag",
-                       "intrusion_words": "count", "intruded_pauses": "count", "pause_covered_s": "seconds"},
-    "turn_taking": {"T_s": "seconds", "E_s": "seconds", "observable_s": "seconds", "words": "count",
-                    "first_word_s": "seconds?", "outcome": "outcome", "latency_s": "seconds?"},
-    "user_interruption": {"T_s": "seconds", "S_s": "seconds", "R_s": "seconds", "observable_s": "seconds",
-                          "words": "count", "segments": "segments", "speech_at_onset": "flag",
-                          "speech_at_end": "flag", "speech_before_onset": "flag", "outcome": "outcome",
-                          "latency_s": "seconds?", "stop_s": "seconds?", "stop_observed": "flag?",
-                          "speech_in_interruption_s": "seconds", "interruption_s": "seconds",
-                          "restarts": "count"},
-}
 # the fields of a metric record unified.json holds beyond those the rows give back (checked equal)
 RECORDS = {"share": {"interval": "unit pair?"}, "pooled_ratio": {"interval": "ratio pair?",
                                                                   "resamples_kept": "count"},
@@ -207,7 +192,7 @@ def _rows(root: Path, raw: bytes) -> dict[str, list[dict]]:
             r.refuse(f"{at} ({sid}) task", f"is {short(row.get('task'))}, not {task.name!r}")
         if r.value(row, "eligible", "flag", f"{at} ({sid}) eligible"):
             outcomes = tuple(getattr(task.metrics, "OUTCOMES", {}).values())
-            r.fields(row, ROWS[task.name], f"{at} ({sid}) ", outcomes)
+            r.fields(row, task.metric_module.ROW, f"{at} ({sid}) ", outcomes)  # its module declares them
         rows.setdefault(subset, []).append(row)
     return rows
 

@@ -19,7 +19,7 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -182,65 +182,12 @@ def to_csv(board: list[dict], names: list[str]) -> str:
 
 # ---- the drill-downs -------------------------------------------------------------------------------------------
 
-def _s(x: float) -> str:
-    return f"{x:.3f}"
-
-
-def _segments_around(segments: list, t: float) -> tuple[float | None, float | None]:
-    """The latest segment end at or before t and the earliest start after it."""
-    ends = [b for a, b in segments if b <= t]
-    starts = [a for a, b in segments if a > t]
-    return (max(ends) if ends else None), (min(starts) if starts else None)
-
-
-def _covering(segments: list, t: float, strict_start: bool = False):
-    return next(((a, b) for a, b in segments if (a < t if strict_start else a <= t) and t < b), None)
-
-
 def rule(row: dict, words: list) -> tuple[str, str]:
-    """(outcome, the rule that decided it in plain words), restated from the row's own fields and words."""
+    """(outcome, the rule that decided it in plain words), restated by the row's task (its metric module's
+    `explain`) from the row's own fields and words."""
     if not row["eligible"]:
         return "ineligible", "ineligible: " + "; ".join(row.get("reasons") or ["see manifest.json"])
-    task = row["task"]
-    starts = [w[0] for w in words]
-    if task == "user_interruption":
-        S, R, segs = row["S_s"], row["R_s"], row["segments"]
-        out = row["outcome"]
-        if out == "not_exercised":
-            end, start = _segments_around(segs, S)
-            near = ("no speech segment at all" if not segs else
-                    f"nearest segments end {'(none before)' if end is None else _s(end)} and start "
-                    f"{'(none after)' if start is None else _s(start)}")
-            return out, f"not exercised: no speech segment covers S = {_s(S)} s; {near}"
-        a, b = _covering(segs, S) or (None, None)
-        at_s = f"speech at S = {_s(S)} s (segment {_s(a)}-{_s(cast(float, b))} s covers it)" if a is not None else \
-            f"speech at S = {_s(S)} s"
-        if out == "speaking_at_end":
-            c = _covering(segs, R, strict_start=True)
-            where = f"segment {_s(c[0])}-{_s(c[1])} s" if c else "a segment"
-            return out, f"speaking at end: {at_s}, and {where} is still going at R = {_s(R)} s"
-        if out == "response":
-            first = min((s for s in starts if s >= R), default=R + row["latency_s"])
-            return out, (f"response: {at_s}, no segment runs over R = {_s(R)} s; the first word from R on starts at "
-                         f"{_s(first)} s, latency {_s(row['latency_s'])} s")
-        return out, f"no response: {at_s}, no segment runs over R = {_s(R)} s, and no word starts from R to T = {_s(row['T_s'])} s"
-    if task == "turn_taking":
-        E, out = row["E_s"], row["outcome"]
-        if out == "early_start":
-            # an early start has a word before E, so the default is not taken
-            early = cast(float, min((s for s in starts if s < E), default=row.get("first_word_s")))
-            return out, f"early start: a word starts at {_s(early)} s, before the turn end E = {_s(E)} s"
-        if out == "response":
-            return out, (f"response: no word before E = {_s(E)} s; the first word starts at "
-                         f"{_s(row['first_word_s'])} s, latency {_s(row['latency_s'])} s")
-        return out, f"no response: no word starts in the window (E = {_s(E)} s to T = {_s(row['T_s'])} s)"
-    if task == "pause_handling":
-        p = row["first_pause_s"]
-        if row["pause_intrusion"]:
-            return "intrusion", (f"intrusion: {row['intrusion_words']} word(s) start at or after the first pause "
-                                 f"start {_s(p)} s; {row['intruded_pauses']} of {row['pauses']} pauses intruded")
-        return "no intrusion", f"no intrusion: no word starts at or after the first pause start {_s(p)} s"
-    return row.get("outcome", "scored"), "scored"
+    return tasks.task(row["task"]).metric_module.explain(row, words)
 
 
 class TreeFiles:
@@ -314,16 +261,9 @@ def peaks(data: bytes | Path | None, bins: int = PEAKS, where: str = "", file: s
 
 
 def _annotations(row: dict, files: TreeFiles) -> dict:
-    marks = {}
-    for key in ("E_s", "S_s", "R_s"):
-        if row.get(key) is not None:
-            marks[key[0]] = row[key]
-    if row.get("task") == "pause_handling":
-        raw = files.read(row["sample_id"], "pause.json")
-        if raw is not None:
-            data = parse_json(raw, row["sample_id"], "pause.json")
-            marks["pauses"] = [[float(e["timestamp"][0]), float(e["timestamp"][1])] for e in data]
-    return marks
+    """The times the drill-down marks, from the row's task (its metric module's `marks`), reading only checked
+    files of the sample."""
+    return tasks.task(row["task"]).metric_module.marks(row, lambda name: files.read(row["sample_id"], name))
 
 
 def drilldown(system, row: dict, out: Path, files: TreeFiles | None = None) -> dict:

@@ -7,17 +7,18 @@ cuts its audio, which official script gives its reference column, and which synt
 generator builds it. A `Subset` names a task, its declared release size and its generator's
 options. The tree reader, scorer, ASR stage, official rules, plots, sweep and synth all read
 this table; adding a subset of an existing task is one `register` call, and a new task is one
-`Task` whose fields reach its new code (reader, metric module, official rule, generator).
+`Task` (by keyword) whose fields reach its new code (reader, metric module, official rule, generator);
+`register` takes a subset of a new task too (tests/made_up_task.py).
 """
 from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Callable, cast
 
 from . import readers
 from .metrics import interruption, pause, turn_taking
+from .metrics.base import MetricModule
 
 
 @dataclass(frozen=True)
@@ -43,29 +44,32 @@ class Official:
     printed_digits: int | None = None  # the script prints rounded numbers (f"{x:.4f}"), else repr floats
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Task:
+    """A kind of sample, built by keyword; every stage reads its fields, none branches on its name."""
+
     name: str
     annotation: str | None                # the dataset annotation copied into each sample folder
     read: Callable | None                 # (bytes, where, T_us) -> Sample fields (readers.py)
-    metrics: ModuleType | None            # components / rows / from_rows / populations / aggregate / METRICS /
-                                          # INPUTS; None: no unified metric
+    metrics: MetricModule | None          # the metric module (fdbu.metrics.base.MetricModule); None: no unified metric
     reference: str | None                 # the Sample field latencies count from ("E_us", "R_us")
     speech_detection: bool                # Silero on the whole output.wav
-    asr_task: str                         # asr.json's task: "default", or the cut one
-    asr_cut: Callable | None              # (annotation bytes, where, T_us) -> seconds the ASR stage cuts at
-    official: Official
+    asr_task: str = "default"             # asr.json's task: "default", or the cut one
+    asr_cut: Callable | None = None       # (annotation bytes, where, T_us) -> seconds the ASR stage cuts at
     label: str                            # for plots and tables
-    generator: Ref | None = None          # (rng, system, tail=, **Subset.synth) -> a synthetic sample (fdbu.synth)
+    latency: str | None = None            # the metric whose F(t) the latency curves draw (its `over`: the samples)
+    latency_from: str | None = None       # the curves' x axis, in words
+    official: Official | None = None      # the official script giving its reference column (None: none)
+    generator: Ref | Callable | None = None  # (rng, system, tail=, **Subset.synth) -> a synthetic sample
 
     @property
     def scored(self) -> bool:
         return self.metrics is not None
 
     @property
-    def metric_module(self) -> ModuleType:
+    def metric_module(self) -> MetricModule:
         """`metrics`, for callers that only reach scored tasks (typed without the None)."""
-        return cast(ModuleType, self.metrics)
+        return cast(MetricModule, self.metrics)
 
 
 @dataclass(frozen=True)
@@ -78,26 +82,36 @@ class Subset:
 
 EVALUATE, SYNTH = "fdbu.evaluate", "fdbu.synth"
 PAUSE_HANDLING = Task(
-    "pause_handling", "pause.json", readers.read_pauses, pause, None, False, "default", None,
-    Official("eval_pause_handling.py", {"Average take turn": "take_turn_rate"}, None, rule=Ref(EVALUATE, "_pause")),
-    "pause handling", Ref(SYNTH, "_pause_sample"))
+    name="pause_handling", annotation="pause.json", read=readers.read_pauses, metrics=pause, reference=None,
+    speech_detection=False, asr_task="default", asr_cut=None, label="pause handling",
+    official=Official("eval_pause_handling.py", {"Average take turn": "take_turn_rate"}, None,
+                      rule=Ref(EVALUATE, "pause_rule")),
+    generator=Ref(SYNTH, "pause_sample"))
 TURN_TAKING = Task(
-    "turn_taking", "turn_taking.json", readers.read_turn_end, turn_taking, "E_us", False, "default", None,
-    Official("eval_smooth_turn_taking.py", {"Average take turn": "take_turn_rate", "Average latency": "latency_s"},
-             None, rule=Ref(EVALUATE, "_turn_taking")), "turn-taking (from E)", Ref(SYNTH, "_turn_taking_sample"))
+    name="turn_taking", annotation="turn_taking.json", read=readers.read_turn_end, metrics=turn_taking,
+    reference="E_us", speech_detection=False, asr_task="default", asr_cut=None, label="turn-taking (from E)",
+    latency="response_latency_s", latency_from="seconds after the user's turn ends (E)",
+    official=Official("eval_smooth_turn_taking.py", {"Average take turn": "take_turn_rate",
+                                                      "Average latency": "latency_s"}, None,
+                      rule=Ref(EVALUATE, "turn_taking_rule")),
+    generator=Ref(SYNTH, "turn_taking_sample"))
 USER_INTERRUPTION = Task(
-    "user_interruption", "interrupt.json", readers.read_interruption, interruption, "R_us", True,
-    "user_interruption", readers.interruption_cut_s,
-    Official("eval_user_interruption.py", {"Average rating": "rating", "Average take turn": "take_turn_rate",
-                                           "Average latency": "latency_s"}, "interruption",
-             rule=Ref(EVALUATE, "_interruption")),
-    "interruption (from R)", Ref(SYNTH, "_interruption_sample"))
+    name="user_interruption", annotation="interrupt.json", read=readers.read_interruption, metrics=interruption,
+    reference="R_us", speech_detection=True, asr_task="user_interruption", asr_cut=readers.interruption_cut_s,
+    label="interruption (from R)", latency="response_latency_s",
+    latency_from="seconds after the user's interruption ends (R)",
+    official=Official("eval_user_interruption.py", {"Average rating": "rating", "Average take turn": "take_turn_rate",
+                                                    "Average latency": "latency_s"}, "interruption",
+                      rule=Ref(EVALUATE, "interruption_rule")),
+    generator=Ref(SYNTH, "interruption_sample"))
 BACKCHANNEL = Task(
-    "backchannel", None, None, None, None, False, "default", None,
-    Official("eval_backchannel.py", {"JSD": "jsd", "TOR": "take_turn_rate", "Frequency": "frequency_per_s"},
-             "backchannel", printed_digits=4, rule=Ref(EVALUATE, "_backchannel")),
-    "backchannel", Ref(SYNTH, "_backchannel_sample"))
+    name="backchannel", annotation=None, read=None, metrics=None, reference=None, speech_detection=False,
+    asr_task="default", asr_cut=None, label="backchannel",
+    official=Official("eval_backchannel.py", {"JSD": "jsd", "TOR": "take_turn_rate", "Frequency": "frequency_per_s"},
+                      "backchannel", printed_digits=4, rule=Ref(EVALUATE, "backchannel_rule")),
+    generator=Ref(SYNTH, "backchannel_sample"))
 TASKS = {t.name: t for t in (PAUSE_HANDLING, TURN_TAKING, USER_INTERRUPTION, BACKCHANNEL)}
+BUILT_IN = frozenset(TASKS)
 
 # the report's order
 SUBSETS: dict[str, Subset] = {s.name: s for s in (
@@ -123,11 +137,22 @@ def release_sizes() -> dict[str, int]:
 
 
 def register(new: Subset) -> None:
-    """Add a subset (for another dataset's split, or a test): every stage picks it up."""
+    """Add a subset (for another dataset's split, or a test), and its task if it is new: every stage picks both
+    up."""
     if new.name in SUBSETS:
         raise ValueError(f"subset {new.name} is already registered")
+    if TASKS.get(new.task.name, new.task) is not new.task:
+        raise ValueError(f"task {new.task.name} is already registered as another task")
     SUBSETS[new.name] = new
+    TASKS.setdefault(new.task.name, new.task)
 
 
 def unregister(name: str) -> None:
-    del SUBSETS[name]
+    task = SUBSETS.pop(name).task
+    if task.name not in BUILT_IN and not any(s.task is task for s in SUBSETS.values()):
+        del TASKS[task.name]
+
+
+def task(name: str) -> Task:
+    """The task named `name` (a row's "task")."""
+    return TASKS[name]

@@ -146,7 +146,7 @@ def test_latency_curves(captured, width):
 
 def test_score_curves_have_bands_and_the_system_name(captured):
     rows = [{"subset": "candor_turn_taking", "eligible": True, "outcome": "response" if k % 3 else "no_response",
-             "latency_s": None if k % 3 == 0 else 0.2 * k} for k in range(12)]
+             "latency_s": None if k % 3 == 0 else 0.2 * k, "E_s": 5.0, "T_s": 10.0} for k in range(12)]
     unified = {"bootstrap": {"resamples": 200, "seed": 0}, "subsets": {"candor_turn_taking": {"min_observable_s": 3.5}}}
     data = plot.latency_curves(rows, name="modelA", unified=unified, width="column")
     fig = captured[-1]

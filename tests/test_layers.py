@@ -95,9 +95,19 @@ def _module(path: Path) -> str:
     return ".".join(["fdbu", *parts])
 
 
+def _runtime_nodes(tree: ast.AST):
+    """Every node but those under `if TYPE_CHECKING:` (imports for type names only, never run)."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            yield from (n for child in node.orelse for n in ast.walk(child))
+            continue
+        yield node
+        yield from _runtime_nodes(node)
+
+
 def import_graph() -> dict[str, set[str]]:
     """fdbu's modules (kernels/ is installed as fdbu.kernels) -> the fdbu modules each imports, imports inside
-    functions counted; `from .x import name` is an edge to fdbu.x.name where that is a module, else to fdbu.x."""
+    functions counted, those only for type names (`if TYPE_CHECKING:`) not; `from .x import name` is an edge to fdbu.x.name where that is a module, else to fdbu.x."""
     kernels = ROOT.parent / "kernels"
     files = {_module(p): p for p in ROOT.rglob("*.py")}
     if kernels.is_dir():  # the source checkout (an installed fdbu has them under fdbu/kernels already)
@@ -112,7 +122,7 @@ def import_graph() -> dict[str, set[str]]:
     for name, path in files.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         found = set()
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in _runtime_nodes(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
                 found |= {known(a.name) for a in node.names if a.name.startswith("fdbu")}
             elif isinstance(node, ast.ImportFrom):

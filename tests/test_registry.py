@@ -83,3 +83,62 @@ def test_a_subset_cannot_be_registered_twice():
     with pytest.raises(ValueError, match="already registered"):
         tasks.register(tasks.Subset("candor_turn_taking", tasks.TURN_TAKING, 1))
     assert np.all([s.task.name in tasks.TASKS for s in tasks.SUBSETS.values()])
+
+
+@pytest.fixture()
+def cue_reply():
+    """The made-up task of tests/made_up_task.py (its own reader, metric module and generator), registered."""
+    import made_up_task
+
+    tasks.register(made_up_task.SUBSET)
+    yield made_up_task
+    tasks.unregister(made_up_task.SUBSET.name)
+    assert "cue_reply" not in tasks.TASKS
+
+
+def test_a_made_up_task_goes_through_synth_score_compare_and_report(cue_reply, tmp_path):
+    """A task no file of fdbu names: its subset registered, the CLI (in process) synthesizes, scores, compares and
+    reports it, and the API reads it, each from the task's declared parts. The sweep, which re-derives speech
+    detection only, leaves a task without it alone (its table lists the interruption subset only)."""
+    from builders import fdbu_main
+
+    sub = cue_reply.SUBSET.name
+    n = f"n={{{sub}: 8, synthetic_user_interruption: 2}}"
+    for name, system in (("A", "prompt"), ("B", "silent")):
+        assert fdbu_main("synth", f"out={tmp_path / name}", n, "seed=5", f"system={system}").returncode == 0
+        done = fdbu_main("score", f"tree={tmp_path / name}", "progress=false", "plot=true")
+        assert done.returncode == 0, done.stderr
+        assert "reply_rate" in done.stdout and sub in done.stdout
+    unified = json.loads((tmp_path / "A" / "unified.json").read_text())
+    entry = unified["subsets"][sub]
+    assert entry["task"] == "cue_reply" and list(entry["metrics"]) == ["reply_rate", "reply_latency_s"]
+    assert entry["metrics"]["reply_rate"]["value"] == 1.0  # every prompt sample replies
+    truth = json.loads((tmp_path / "A" / "synth.json").read_text())["samples"]
+    rows = [json.loads(line) for line in (tmp_path / "A" / "unified-samples.jsonl").read_text().splitlines()]
+    mine = [r for r in rows if r["subset"] == sub]
+    assert len(mine) == 8 and all(r["outcome"] == truth[r["sample_id"]]["intended"]["outcome"] for r in mine)
+    assert (tmp_path / "A" / "latency-curves.png").is_file()  # its latency metric is drawn (Task.latency)
+
+    trees = f"trees=[{tmp_path / 'A'},{tmp_path / 'B'}]"
+    compared = fdbu_main("compare", trees, "names=[a,b]", f"out={tmp_path / 'cmp'}")
+    assert compared.returncode == 0, compared.stderr
+    result = json.loads((tmp_path / "cmp" / "compare.json").read_text())
+    lines = result["pairs"][0]["subsets"][sub]["metrics"]
+    assert lines["reply_rate"]["difference"]["value"] == -1.0  # b (silent) never replies
+    reported = fdbu_main("report", trees, "names=[a,b]", f"out={tmp_path / 'site'}", f"report.compare={tmp_path / 'cmp'}")
+    assert reported.returncode == 0, reported.stderr
+    drill = (tmp_path / "site" / "samples-0.js").read_text()
+    assert "reply: the first word after the cue C = " in drill and '"C":' in drill  # explain and marks
+    assert "made\\_up\\_cue\\_reply (cue reply (from C))" in (tmp_path / "site" / "leaderboard.md").read_text()
+
+    import fdbu
+
+    scored = fdbu.score(str(tmp_path / "A"), write=False)
+    frame = scored.to_pandas()["cue_reply"]  # typed by the task's declared row (ROW)
+    assert set(frame["outcome"]) == {"reply"} and str(frame["latency_s"].dtype) == "float64"
+    assert set(scored.metrics().query(f"subset == '{sub}'")["metric"]) == {"reply_rate", "reply_latency_s"}
+    swept = fdbu_main("sweep", f"tree={tmp_path / 'A'}", f"out={tmp_path / 'sw'}", "sweep.thresholds=[0.5]",
+                      "sweep.min_silence_ms=[100,200]", "progress=false")
+    assert swept.returncode == 0, swept.stderr
+    assert {t["subset"] for t in json.loads((tmp_path / "sw" / "sweep.json").read_text())["trees"]} == \
+        {"synthetic_user_interruption"}

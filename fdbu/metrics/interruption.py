@@ -8,12 +8,14 @@ outcome in their selected bounds.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
 from ..kernels import INF, NO_RESPONSE, NOT_EXERCISED, RESPONSE, SPEAKING_AT_END, InterruptionOutcomes, \
     interruption_outcomes
 from ..timebase import seconds, to_us
+from .base import s3, time_marks
 from .flat import column, flatten
 from .stats import Bootstrap
 from .table import LATENCY, POOLED_RATIO, SHARE, Metric, aggregate as aggregate_table
@@ -123,3 +125,49 @@ def aggregate(c: Components, *, selected: int, ineligible: int, boot: Bootstrap)
              "exercised": int(np.count_nonzero(pops["exercised"])),
              "min_observable_s": seconds(int((c.T_us - c.R_us).min())) if len(outcome) else None}
     return metrics, extra
+
+
+ROW = {"T_s": "seconds", "S_s": "seconds", "R_s": "seconds", "observable_s": "seconds", "words": "count",
+       "segments": "segments", "speech_at_onset": "flag", "speech_at_end": "flag", "speech_before_onset": "flag",
+       "outcome": "outcome", "latency_s": "seconds?", "stop_s": "seconds?", "stop_observed": "flag?",
+       "speech_in_interruption_s": "seconds", "interruption_s": "seconds", "restarts": "count"}
+
+
+def _segments_around(segments: list, t: float) -> tuple[float | None, float | None]:
+    """The latest segment end at or before t and the earliest start after it."""
+    ends = [b for a, b in segments if b <= t]
+    starts = [a for a, b in segments if a > t]
+    return (max(ends) if ends else None), (min(starts) if starts else None)
+
+
+def _covering(segments: list, t: float, strict_start: bool = False):
+    return next(((a, b) for a, b in segments if (a < t if strict_start else a <= t) and t < b), None)
+
+
+def explain(row: dict, words: list) -> tuple[str, str]:
+    """(outcome, the rule that decided it in plain words), restated from the row's own fields and words."""
+    starts = [w[0] for w in words]
+    S, R, segs = row["S_s"], row["R_s"], row["segments"]
+    out = row["outcome"]
+    if out == "not_exercised":
+        end, start = _segments_around(segs, S)
+        near = ("no speech segment at all" if not segs else
+                f"nearest segments end {'(none before)' if end is None else s3(end)} and start "
+                f"{'(none after)' if start is None else s3(start)}")
+        return out, f"not exercised: no speech segment covers S = {s3(S)} s; {near}"
+    a, b = _covering(segs, S) or (None, None)
+    at_s = f"speech at S = {s3(S)} s (segment {s3(a)}-{s3(cast(float, b))} s covers it)" if a is not None else \
+        f"speech at S = {s3(S)} s"
+    if out == "speaking_at_end":
+        c = _covering(segs, R, strict_start=True)
+        where = f"segment {s3(c[0])}-{s3(c[1])} s" if c else "a segment"
+        return out, f"speaking at end: {at_s}, and {where} is still going at R = {s3(R)} s"
+    if out == "response":
+        first = min((s for s in starts if s >= R), default=R + row["latency_s"])
+        return out, (f"response: {at_s}, no segment runs over R = {s3(R)} s; the first word from R on starts at "
+                     f"{s3(first)} s, latency {s3(row['latency_s'])} s")
+    return out, f"no response: {at_s}, no segment runs over R = {s3(R)} s, and no word starts from R to T = {s3(row['T_s'])} s"
+
+
+def marks(row: dict, read) -> dict:
+    return time_marks(row)

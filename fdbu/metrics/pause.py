@@ -9,7 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import PauseComponents, pause_components
+from ..readers import parse_json
 from ..timebase import seconds, to_us
+from .base import s3, time_marks
 from .flat import column, flatten
 from .stats import Bootstrap
 from .table import POOLED_RATIO, SHARE, Metric, aggregate as aggregate_table
@@ -81,3 +83,27 @@ def populations(c: PauseComponents) -> dict[str, np.ndarray]:
 def aggregate(c: PauseComponents, *, selected: int, ineligible: int, boot: Bootstrap) -> tuple[dict, dict]:
     """Returns (metrics, extra subset fields)."""
     return aggregate_table(METRICS, c, populations(c), selected=selected, ineligible=ineligible, boot=boot), {}
+
+
+ROW = {"T_s": "seconds", "words": "count", "pauses": "count", "first_pause_s": "seconds", "pause_s": "seconds",
+       "pause_intrusion": "flag", "inside_pause_onset": "flag", "pre_pause_speech": "flag", "carry_in": "flag",
+       "any_speech": "flag", "intrusion_words": "count", "intruded_pauses": "count", "pause_covered_s": "seconds"}
+
+
+def explain(row: dict, words: list) -> tuple[str, str]:
+    """(outcome, the rule that decided it in plain words), restated from the row's own fields."""
+    p = row["first_pause_s"]
+    if row["pause_intrusion"]:
+        return "intrusion", (f"intrusion: {row['intrusion_words']} word(s) start at or after the first pause "
+                             f"start {s3(p)} s; {row['intruded_pauses']} of {row['pauses']} pauses intruded")
+    return "no intrusion", f"no intrusion: no word starts at or after the first pause start {s3(p)} s"
+
+
+def marks(row: dict, read) -> dict:
+    """E/S/R where present, and the annotated pauses from the sample's pause.json (read checked by the caller)."""
+    out = time_marks(row)
+    raw = read("pause.json")
+    if raw is not None:
+        data = parse_json(raw, row["sample_id"], "pause.json")
+        out["pauses"] = [[float(e["timestamp"][0]), float(e["timestamp"][1])] for e in data]
+    return out

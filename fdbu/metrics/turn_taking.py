@@ -6,11 +6,13 @@ through the end of the user's turn never buys a short latency (README: Definitio
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
 from ..kernels import EARLY_START, INF, NO_RESPONSE, RESPONSE, turn_taking_outcomes
 from ..timebase import US_PER_S, seconds, to_us
+from .base import s3, time_marks
 from .flat import column, flatten
 from .stats import Bootstrap
 from .table import LATENCY, SHARE, Metric, aggregate as aggregate_table
@@ -95,3 +97,25 @@ def aggregate(c: Components, *, selected: int, ineligible: int, boot: Bootstrap)
     extra = {"outcomes": {name: int(np.count_nonzero(c.outcome == code)) for code, name in OUTCOMES.items()},
              "min_observable_s": seconds(int((c.T_us - c.E_us).min())) if n else None}
     return metrics, extra
+
+
+ROW = {"T_s": "seconds", "E_s": "seconds", "observable_s": "seconds", "words": "count", "first_word_s": "seconds?",
+       "outcome": "outcome", "latency_s": "seconds?"}
+
+
+def explain(row: dict, words: list) -> tuple[str, str]:
+    """(outcome, the rule that decided it in plain words), restated from the row's own fields and words."""
+    starts = [w[0] for w in words]
+    E, out = row["E_s"], row["outcome"]
+    if out == "early_start":
+        # an early start has a word before E, so the default is not taken
+        early = cast(float, min((s for s in starts if s < E), default=row.get("first_word_s")))
+        return out, f"early start: a word starts at {s3(early)} s, before the turn end E = {s3(E)} s"
+    if out == "response":
+        return out, (f"response: no word before E = {s3(E)} s; the first word starts at "
+                     f"{s3(row['first_word_s'])} s, latency {s3(row['latency_s'])} s")
+    return out, f"no response: no word starts in the window (E = {s3(E)} s to T = {s3(row['T_s'])} s)"
+
+
+def marks(row: dict, read) -> dict:
+    return time_marks(row)

@@ -107,7 +107,7 @@ def _u(rng, lo, hi) -> float:
     return round(float(rng.uniform(lo, hi)), 3)
 
 
-def _pause_sample(rng, system: str, *, candor: bool = False, **_):
+def pause_sample(rng, system: str, *, candor: bool = False, **_):
     p0 = _u(rng, 3.0, 5.0)
     pauses, t = [], p0
     for _k in range(int(rng.integers(1, 4))):
@@ -138,7 +138,7 @@ def _pause_sample(rng, system: str, *, candor: bool = False, **_):
     return T, cap, [{"text": "[PAUSE]", "timestamp": p} for p in pauses], cap.transcript(), intended
 
 
-def _turn_taking_sample(rng, system: str, **_):
+def turn_taking_sample(rng, system: str, **_):
     E = _u(rng, 4.0, 8.0)
     T = round(E + _u(rng, 4.5, 5.5), 3)
     cap = Capture(int(round(T * SR)), rng)
@@ -161,7 +161,7 @@ def _turn_taking_sample(rng, system: str, **_):
     return T, cap, [{"text": "[TURN-TAKING]", "timestamp": [E, T]}], transcript, intended
 
 
-def _interruption_sample(rng, system: str, *, tail: tuple[float, float], **_):
+def interruption_sample(rng, system: str, *, tail: tuple[float, float], **_):
     S = _u(rng, 4.0, 7.0)
     R = round(S + _u(rng, 1.2, 2.5), 3)
     T = round(R + _u(rng, *tail), 3)
@@ -188,7 +188,7 @@ def _interruption_sample(rng, system: str, *, tail: tuple[float, float], **_):
     return T, cap, interrupt, cap.transcript(from_s=R), intended
 
 
-def _backchannel_sample(rng, system: str, **_):
+def backchannel_sample(rng, system: str, **_):
     T = _u(rng, 8.0, 12.0)
     cap = Capture(int(round(T * SR)), rng)
     if system != "silent":

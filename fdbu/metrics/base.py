@@ -1,0 +1,55 @@
+"""The contract a task's metric module fills: `Task.metrics` is typed by it, so mypy checks every module.
+
+A metric module is the task's whole scoring, in the pyannote.metrics shape (per-sample components, then one
+function per number): `components` (the kernels over a subset), `rows` (one JSON row per eligible sample,
+its fields and kinds declared in `ROW`, which the reader of a scored tree checks), `from_rows` (the
+components back from the rows, for compare), `populations` (the samples each metric is over), `aggregate`
+(components -> metric records, by the declared `METRICS` table), `INPUTS` (the row fields that come from the
+dataset, equal in every system's tree), and for the report's drill-down `explain` (a row's outcome and the
+rule that decided it, in words) and `marks` (the annotation's times to draw).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Protocol
+
+if TYPE_CHECKING:  # names for the types only: the protocol loads nothing (every metric module imports it)
+    import numpy as np
+
+    from .stats import Bootstrap
+    from .table import Metric
+
+
+class MetricModule(Protocol):
+    @property
+    def METRICS(self) -> tuple[Metric, ...]: ...
+
+    @property
+    def INPUTS(self) -> tuple[str, ...]: ...
+
+    @property
+    def ROW(self) -> dict[str, str]: ...  # an eligible row's fields -> their kinds (fdbu.scored.KINDS)
+
+    @property
+    def components(self) -> Callable[..., Any]: ...  # (samples[, speech segments]) -> the components
+
+    def rows(self, samples: list, c: Any) -> list[dict]: ...
+
+    def from_rows(self, rows: list[dict]) -> Any: ...
+
+    def populations(self, c: Any) -> dict[str, np.ndarray]: ...
+
+    def aggregate(self, c: Any, *, selected: int, ineligible: int, boot: Bootstrap) -> tuple[dict, dict]: ...
+
+    def explain(self, row: dict, words: list) -> tuple[str, str]: ...
+
+    def marks(self, row: dict, read: Callable[[str], bytes | None]) -> dict: ...
+
+
+def s3(x: float) -> str:
+    """A time as the drill-down's rule texts print it (seconds, three decimals)."""
+    return f"{x:.3f}"
+
+
+def time_marks(row: dict) -> dict:
+    """The drill-down's marks every task shares: E, S and R where the row has them."""
+    return {key[0]: row[key] for key in ("E_s", "S_s", "R_s") if row.get(key) is not None}
