@@ -17,9 +17,10 @@ from typing import Callable, cast
 
 from . import tasks
 from .errors import FdbuError
+from .settings import PARAKEET
 from .readers import check_word_times, parse_json, seconds_text
 
-OFFICIAL_MODEL = "nvidia/parakeet-tdt-0.6b-v2"
+OFFICIAL_MODEL = PARAKEET  # the official asr.py's model
 MADE_BY = "the official Full-Duplex-Bench get_transcript/asr.py, not fdbu"
 
 

@@ -28,6 +28,7 @@ from . import scored, tasks
 from .version import __version__
 from .atomic import dumps
 from .errors import FdbuError
+from .settings import MAX_INT, WIDTH
 from .metrics.paired import (ALPHA, MIN_BOOTSTRAP_PAIRS, PLUS_INF, UNDEFINED, min_discordant, difference,
                              holm, too_few)
 from .metrics.stats import NOT_REACHED, Bootstrap
@@ -395,7 +396,7 @@ def _line(line, path: str, metric, alpha: float) -> None:
     for key, want in (("kind", metric.kind), ("better", metric.better), ("headline", metric.headline)):
         _at(line, key, path, ("bool" if isinstance(want, bool) else "str",), lambda v, w=want: v == w,
             f"{want!r} (the metric's declared {key})")
-    _at(line, "n", path, ("int",), lambda v: 0 <= v < 2**63, "a count of samples")
+    _at(line, "n", path, ("int",), lambda v: 0 <= v <= MAX_INT, "a count of samples")
     unit = lambda v: 0.0 <= v <= 1.0  # noqa: E731
     p = _at(line, "p", path, ("null", "number"), lambda v: v is None or unit(v), "null or a p-value in [0, 1]")
     holm = _at(line, "p_holm", path, ("null", "number"), lambda v: v is None or unit(v), "null or a p-value in [0, 1]")
@@ -568,7 +569,7 @@ def to_csv(result: dict) -> str:
     return buf.getvalue()
 
 
-def figures(result: dict, systems: list[System], width: str = "page", progress: bool = False) -> dict[str, bytes]:
+def figures(result: dict, systems: list[System], width: str = WIDTH, progress: bool = False) -> dict[str, bytes]:
     """The comparison's figures by file name (FIGURES x FORMATS): the latency curves and the forest."""
     from tqdm import tqdm
 
@@ -582,7 +583,7 @@ def figures(result: dict, systems: list[System], width: str = "page", progress: 
     return {f"{stem}.{ext}": made[stem][ext] for stem in FIGURES for ext in FORMATS}
 
 
-def files(result: dict, systems: list[System], plot: bool = True, width: str = "page",
+def files(result: dict, systems: list[System], plot: bool = True, width: str = WIDTH,
           progress: bool = False) -> dict[str, bytes]:
     out = {"compare.json": dumps(result).encode(), "compare.csv": to_csv(result).encode()}
     if plot:

@@ -21,8 +21,9 @@ from . import registry
 from .cachedir import cache_root
 from .errors import FdbuError, one_line
 from .official import shipped_pins
-from .settings import (CROP_MAX_MS, FORMATS, LENGTH_POLICIES, PAD_MAX_MS, MAX_RESAMPLES, NEG_OFFSET, PAIRS, RESAMPLES, SEED, TRANSCRIPTS, WIDTHS,
-                       SileroSettings, changed, check_options, default_names, grid, grid_size, refuse)
+from .settings import (ALPHA, ASR_BATCH_SIZE, ASR_MAX_BATCH_SECONDS, CROP_MAX_MS, FORMATS, LENGTH_POLICIES, MAX_INT,
+                       MAX_RESAMPLES, MAX_SECONDS, NEG_OFFSET, PAD_MAX_MS, PAIRS, PARAKEET, RESAMPLES, SEED, TRANSCRIPTS,
+                       VAD_BATCH_SECONDS, WIDTH, WIDTHS, SileroSettings, changed, check_options, default_names, grid, grid_size, refuse)
 
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -48,14 +49,14 @@ def _check(ok: bool, key: str, value, allowed: str) -> None:
 # (the comparisons are exact for integers of any size). Durations stop at the longest window a tree may
 # hold (readers.MAX_SECONDS): no larger value can change a result.
 
-MAX_MS = 1000 * 10**9  # readers.MAX_SECONDS in milliseconds
+MAX_MS = round(1000 * MAX_SECONDS)  # the longest window (settings.MAX_SECONDS) in milliseconds
 MAX_POINTS = 1000  # sweep grid points without sweep.allow_large (the default grid has 25)
 MAX_GRID = 1_000_000  # sweep grid points with it: each point's record is kilobytes, sweep.json would be gigabytes
 MAX_BATCH = 4096  # asr.batch_size
 OPEN_UNIT = (lambda v: 0 < v < 1, "a number in (0, 1)")
 UNIT = (lambda v: 0 <= v <= 1, "a number from 0 to 1")
 MS = (lambda v: 0 <= v <= MAX_MS, f"milliseconds from 0 to {MAX_MS:.0e} (no window is longer)")
-SEED_RANGE = (lambda v: 0 <= v <= 2**63 - 1, "a whole number from 0 to 2^63 - 1")
+SEED_RANGE = (lambda v: 0 <= v <= MAX_INT, "a whole number from 0 to 2^63 - 1")
 DAY = (lambda v: 0 < v <= 86400, "seconds > 0, at most a day")
 
 
@@ -91,7 +92,7 @@ def too_large(overrides) -> str | None:
         key, _, value = str(item).partition("=")
         for part in value.strip("[]").split(","):
             part = part.strip()
-            if part.lstrip("+-").isdigit() and part.isascii() and abs(int(part)) > 2**63 - 1:
+            if part.lstrip("+-").isdigit() and part.isascii() and abs(int(part)) > MAX_INT:
                 return f"{key.lstrip('+~')}=<an integer of {len(part.lstrip('+-'))} digits>: no setting takes a " \
                        "number this large"
     return None
@@ -122,7 +123,7 @@ class VadConfig:
     verify: Any = opt("auto", "sentinel: files re-run the reference way (auto: 2-10 files from 50 batched files)")
     threads: Optional[int] = opt(None, "CPU threads of the batched backend; null: the cores free now; more than "
                                        "the cores this process may use are capped to them")
-    batch_seconds: float = opt(2000.0, "audio seconds loaded and computed per batch (bounds memory)")
+    batch_seconds: float = opt(VAD_BATCH_SECONDS, "audio seconds loaded and computed per batch (bounds memory)")
     require_shards: bool = opt(False, "assembling after sharded runs: refuse, naming the missing shard, instead of "
                                       "computing what no shard's cache holds")
 
@@ -229,7 +230,7 @@ class ScoreConfig(Common):
     out: Optional[str] = opt(None, "where unified.json and unified-samples.jsonl go (created if missing); "
                                    "null: the tree")
     plot: bool = opt(False, "also write latency-curves.png and .pdf (response-latency curves F(t))")
-    width: str = opt("page", "the figures' printed width: column (3.3 in) or page (7 in); every text >= 7 pt")
+    width: str = opt(WIDTH, "the figures' printed width: column (3.3 in) or page (7 in); every text >= 7 pt")
     vad: VadConfig = group(VadConfig, "speech detection (Silero VAD)")
     bootstrap: BootstrapConfig = group(BootstrapConfig, "percentile bootstrap of pooled ratios and medians")
 
@@ -270,7 +271,7 @@ class SweepConfig(Common):
     tree: Any = opt(MISSING, "one tree, or several side by side: tree=[runs/A,runs/B]")
     out: Optional[str] = opt(None, "where sweep.json, sweep.csv and the heatmaps go; null: the tree (one tree only)")
     plot: bool = opt(True, "write the heatmaps")
-    width: str = opt("page", "the figures' printed width: column (3.3 in) or page (7 in); every text >= 7 pt")
+    width: str = opt(WIDTH, "the figures' printed width: column (3.3 in) or page (7 in); every text >= 7 pt")
     names: Optional[List[str]] = opt(None, "a name per tree for tables and figures; null: the trees' folder names")
     sweep: GridConfig = group(GridConfig, "the grid of VAD settings")
     vad: VadConfig = group(VadConfig, "speech detection (its settings are the sweep's axes)")
@@ -325,7 +326,7 @@ class PairingOptions:
     GROUP: ClassVar[str] = "compare"
     allow_different_samples: bool = opt(False, "compare trees whose subsets hold different samples, over the "
                                                "samples both hold (what is dropped is printed and recorded)")
-    alpha: float = opt(0.05, "the marker's level: a line is marked when its Holm-adjusted p is below alpha")
+    alpha: float = opt(ALPHA, "the marker's level: a line is marked when its Holm-adjusted p is below alpha")
     allow_mixed_transcripts: bool = opt(False, "compare trees whose transcripts came from different sources "
                                                "(adopted from the official asr.py, fdbu asr, synth)")
 
@@ -352,7 +353,7 @@ class CompareConfig:
     out: Optional[str] = opt(None, "where compare.json, compare.csv and the figures go (created if missing); "
                                    "null: print the leaderboard only")
     plot: bool = opt(True, "write the figures (PNG and PDF) with compare.json")
-    width: str = opt("page", "the figures' printed width: column (3.3 in) or page (7 in); every text >= 7 pt")
+    width: str = opt(WIDTH, "the figures' printed width: column (3.3 in) or page (7 in); every text >= 7 pt")
     progress: bool = opt(True, "progress bars on stderr (the paired bootstraps, the figures)")
     compare: CompareOptions = group(CompareOptions, "how systems are paired")
 
@@ -389,7 +390,7 @@ class ReportConfig:
     baseline: Optional[str] = opt(None, "the name every system is compared against; null: the first tree's")
     out: str = opt(MISSING, "the report folder (created if missing); open its index.html in a browser")
     plot: bool = opt(True, "embed the figures (PNG and PDF beside index.html)")
-    width: str = opt("page", "the figures' printed width: column (3.3 in) or page (7 in); every text >= 7 pt")
+    width: str = opt(WIDTH, "the figures' printed width: column (3.3 in) or page (7 in); every text >= 7 pt")
     progress: bool = opt(True, "progress bars on stderr (the comparison, the drill-downs, the figures)")
     report: ReportOptions = group(ReportOptions, "what the report holds")
 
@@ -455,7 +456,7 @@ class ExportOptions:
                            "(DIR/<id>/input.wav, as evaluate.py --root_dir reads); any subset may be left out")
     transcripts: str = opt("none", "none: fdbu asr makes them; adopt: take each sample's output.json from the "
                                    "official asr.py (beside output.wav)")
-    model: str = opt("nvidia/parakeet-tdt-0.6b-v2", "with transcripts=adopt: the model that made them, as asr.json "
+    model: str = opt(PARAKEET, "with transcripts=adopt: the model that made them, as asr.json "
                                                     "records it (declared; fdbu does not run it)")
 
     def __post_init__(self):
@@ -490,8 +491,8 @@ class AsrOptions:
                                      "nvidia/parakeet-tdt-0.6b-v2 unless asr.checkpoint is given, which it then names")
     checkpoint: Optional[str] = opt(None, "a local .nemo file instead (never downloaded)")
     sha256: Optional[str] = opt(None, "the model file's SHA-256; a mismatch stops before any transcription")
-    batch_size: int = opt(16, "files per NeMo call, 1 to 4096 (memory: max_batch_seconds bounds the audio per call)")
-    max_batch_seconds: float = opt(600.0, "audio seconds per NeMo call, > 0 and at most a day")
+    batch_size: int = opt(ASR_BATCH_SIZE, "files per NeMo call, 1 to 4096 (memory: max_batch_seconds bounds the audio per call)")
+    max_batch_seconds: float = opt(ASR_MAX_BATCH_SECONDS, "audio seconds per NeMo call, > 0 and at most a day")
     verify: Any = opt("auto", "sentinel: files decoded both ways, batched and alone (auto: 2-10 from 50 files)")
     resume: bool = opt(False, "continue or redo a run; transcripts equal to their cached inputs are kept")
     cache: bool = opt(True, "keep transcripts on disk (keyed by audio, checkpoint and cut): <cache_dir>/asr")

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .settings import NOT_REACHED, WIDTHS
+from .settings import ALPHA, NOT_REACHED, WIDTH, WIDTHS
 
 MARKED, FEW = "*", "\u25cb"  # the forest's decisions: Holm-adjusted p < alpha; too few pairs to decide (a circle,
 # not a dash: a dash reads as a minus sign beside a difference, and as a hyphen where the title wraps)
@@ -104,7 +104,7 @@ def score_curves(rows: list[dict], name: str, unified: dict | None = None) -> li
 
 
 def latency_curves(rows: list[dict], name: str = "system", unified: dict | None = None,
-                   width: str = "page") -> dict[str, bytes]:
+                   width: str = WIDTH) -> dict[str, bytes]:
     """`fdbu score`'s response-latency curves F(t) with their bands (PNG and PDF)."""
     return compare_latency_curves(score_curves(rows, name, unified), width=width)
 
@@ -144,7 +144,7 @@ def _spec_value(tree: dict, name: str, spec: dict):
     return None
 
 
-def sweep_heatmaps(result: dict, spec: dict, width: str = "page") -> dict[str, bytes]:
+def sweep_heatmaps(result: dict, spec: dict, width: str = WIDTH) -> dict[str, bytes]:
     """Every interruption metric over threshold x minimum silence, a panel per system (and per padding when the
     padding is swept). Colour: the difference from the system's value at the spec's settings, on one diverging
     scale per metric, blue where better and red where worse by the metric's direction (purple/orange for context
@@ -263,7 +263,7 @@ def _marks(ax, horizon_s: float | None, xmax: float) -> list:
     return handles
 
 
-def compare_latency_curves(curves: list[dict], width: str = "page") -> dict[str, bytes]:
+def compare_latency_curves(curves: list[dict], width: str = WIDTH) -> dict[str, bytes]:
     """F(t) of every system on one axis per subset, with pointwise 95% bootstrap bands (PNG and PDF): side by side
     at page width, stacked at column width; the legend below the data."""
     plt = _pyplot()
@@ -333,7 +333,7 @@ def forest_panels(result: dict) -> list[tuple[str, str, list[str]]]:
     return panels
 
 
-def compare_forest(result: dict, width: str = "page") -> dict[str, bytes]:
+def compare_forest(result: dict, width: str = WIDTH) -> dict[str, bytes]:
     """Paired differences b - a with their 95% intervals, a panel per subset and part (outcomes, latency medians,
     context); +-inf (one median not reached) as a labelled arrow at the edge; beside a pair's row its decision as
     on the console: * (Holm-adjusted p < alpha, the result's `marker`) or a circle (too few pairs to decide) (PNG and
@@ -347,7 +347,7 @@ def compare_forest(result: dict, width: str = "page") -> dict[str, bytes]:
     plt = _pyplot()
     panels = forest_panels(result)
     pairs = result["pairs"]
-    alpha = result.get("comparison", {}).get("alpha", 0.05)
+    alpha = result.get("comparison", {}).get("alpha", ALPHA)
     with _style(width):
         if not panels:
             fig, ax = plt.subplots(figsize=(WIDTHS[width], 1.2))

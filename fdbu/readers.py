@@ -17,7 +17,7 @@ from .timebase import to_us
 
 # No window is longer than this (about 31 years); a time beyond it is refused before it is
 # converted, so no number in a file can overflow the integer microseconds.
-MAX_SECONDS = 1e9
+from .settings import MAX_SECONDS  # noqa: E402  (re-exported: readers refuse larger times)
 
 
 def parse_json(data: bytes, where: str, file: str):

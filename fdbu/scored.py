@@ -16,7 +16,7 @@ from typing import NoReturn
 
 from . import tasks
 from .atomic import sha256_bytes
-from .settings import MAX_RESAMPLES
+from .settings import MAX_INT, MAX_RESAMPLES
 from .errors import FdbuError
 from .metrics.stats import NOT_REACHED
 from .outputs import interrupted
@@ -24,7 +24,6 @@ from .readers import MAX_SECONDS, short, parse_json
 from .unified import ROWS_SHA256, SAMPLES, UNIFIED
 from .tree import regular
 
-MAX_INT = 2**63 - 1  # every integer fits an int64 (numpy) and a seed numpy accepts
 HEX64 = re.compile(r"[0-9a-f]{64}")
 
 

@@ -17,7 +17,7 @@ from .outputs import Outputs
 from .errors import FdbuError
 from .metrics.stats import NOT_REACHED, Bootstrap
 from .cells import csv_text, fmt
-from .settings import SPEC, GridPoint, default_names, grid  # noqa: F401  (grid: the sweep's, re-exported)
+from .settings import SPEC, WIDTH, GridPoint, default_names, grid  # noqa: F401  (grid: the sweep's, re-exported)
 from .pipeline import score_subset, signature
 from .audio import SAMPLE_RATE
 from .tasks import SUBSETS
@@ -267,7 +267,7 @@ def outputs(out: Path, trees: int, plot: bool = True) -> Outputs:
     return Outputs(out, "sweep", names(trees, plot), head="sweep.json")
 
 
-def files(result: dict, plot: bool = True, width: str = "page") -> dict[str, bytes]:
+def files(result: dict, plot: bool = True, width: str = WIDTH) -> dict[str, bytes]:
     out = {"sweep.json": dumps(result).encode(), "sweep.csv": to_csv(result).encode()}
     if plot:
         from .plot import sweep_heatmaps

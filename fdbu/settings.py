@@ -35,6 +35,13 @@ TRANSCRIPTS = ("none", "adopt")        # fdbu export: the ASR stage makes them, 
 CACHE_USERS = ("score", "sweep", "vad", "asr", "calibrate")  # the commands that read or fill cache_dir
 NOT_REACHED = "not reached"            # a quantile or interval end beyond what the captures show, as written
 RESAMPLES, SEED = 2000, 0              # the spec's bootstrap
+ALPHA = 0.05                           # fdbu compare's marker level (compare.alpha's default)
+WIDTH = "page"                         # the figures' default printed width (a key of WIDTHS)
+PARAKEET = "nvidia/parakeet-tdt-0.6b-v2"  # the official asr.py's model, fdbu asr's default
+ASR_BATCH_SIZE, ASR_MAX_BATCH_SECONDS = 16, 600.0  # fdbu asr: files per NeMo call, audio seconds per call
+VAD_BATCH_SECONDS = 2000.0             # speech detection: audio seconds loaded and computed per batch
+MAX_SECONDS = 1e9                      # no time in a dataset file is larger: every window fits (readers refuse more)
+MAX_INT = 2**63 - 1                    # every integer fits an int64 (numpy) and a seed numpy accepts
 MAX_RESAMPLES = 100_000  # resamples x samples int64 indices: 100k x 1000 samples is 800 MB
 
 

@@ -28,7 +28,7 @@ from .errors import FdbuError
 from .metrics.stats import NOT_REACHED
 from .readers import parse_json
 from .cells import csv_text, md_text, record_text
-from .settings import FORMATS
+from .settings import FORMATS, WIDTH
 
 PEAKS = 400  # waveform bins per drill-down: enough for a 1000 px wide plot, 400 bytes per sample
 ASSETS = Path(__file__).with_name("site_assets")
@@ -411,7 +411,7 @@ def figures(systems, result: dict | None, width: str, progress: bool = False) ->
     return {name: figure[name.rsplit(".", 1)[1]] for name in CURVES}
 
 
-def build(systems, result: dict | None, out: Path, *, formats=FORMATS, plot: bool = True, width: str = "page",
+def build(systems, result: dict | None, out: Path, *, formats=FORMATS, plot: bool = True, width: str = WIDTH,
           compare_path: Path | None = None, progress: bool = False) -> dict[str, bytes]:
     """Every file of `fdbu report` as bytes; compare.json is written beside the site when it was computed here."""
     from .atomic import dumps

@@ -9,6 +9,7 @@ from .atomic import dumps, sha256_bytes
 from .outputs import Outputs
 from .pipeline import Scored
 from .cells import fmt, interval_text, num
+from .settings import WIDTH
 
 UNIFIED = "unified.json"
 SAMPLES = "unified-samples.jsonl"
@@ -29,7 +30,7 @@ def outputs(out: Path, plot: bool = False) -> Outputs:
     return Outputs(out, "score", names(plot), head=UNIFIED)
 
 
-def files(scored: Scored, plot: bool = False, name: str = "system", width: str = "page") -> dict[str, bytes]:
+def files(scored: Scored, plot: bool = False, name: str = "system", width: str = WIDTH) -> dict[str, bytes]:
     """The files of `fdbu score`; `name` titles the figure (the tree's folder name on the CLI). unified.json
     records the SHA-256 of the rows written beside it, so a reader (`fdbu.scored`) knows the two files are
     from one run."""
@@ -44,7 +45,7 @@ def files(scored: Scored, plot: bool = False, name: str = "system", width: str =
 
 
 def write(scored: Scored, out: Path | Outputs, plot: bool = False, name: str = "system",
-          width: str = "page") -> list[Path]:
+          width: str = WIDTH) -> list[Path]:
     """unified.json and unified-samples.jsonl (and the curves) in `out`, as one unit; `out` may be the
     `outputs(...)` a command checked before its work."""
     return (out if isinstance(out, Outputs) else outputs(out, plot)).commit(files(scored, plot, name, width))

@@ -243,3 +243,27 @@ def test_no_module_below_the_commands_prints():
                         f.value.id == "tqdm"):
                     offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert offenders == []
+
+
+def test_facts_declared_in_settings_are_written_nowhere_else():
+    """The model's name, the figures' default width and the largest integer are fdbu.settings' (PARAKEET, WIDTH,
+    MAX_INT): no other module writes them as literals (a copy drifts: plot once fell back to 1000 resamples)."""
+    from fdbu.settings import PARAKEET, WIDTH
+
+    offenders = []
+    for path in ROOT.rglob("*.py"):
+        if path.name == "settings.py":
+            continue
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and node.value == PARAKEET:
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} {PARAKEET!r}")
+            if isinstance(node, ast.BinOp) and ast.unparse(node).replace(" ", "") in ("2**63-1", "2**63"):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} 2**63")
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                defaults = node.args.defaults + [d for d in node.args.kw_defaults if d is not None]
+                args = node.args.args[len(node.args.args) - len(node.args.defaults):] + \
+                    [a for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults) if d is not None]
+                offenders += [f"{path.relative_to(ROOT)}:{node.lineno} width={WIDTH!r}" for a, d in zip(args, defaults)
+                              if a.arg == "width" and isinstance(d, ast.Constant) and d.value == WIDTH]
+    assert offenders == []

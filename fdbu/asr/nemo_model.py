@@ -21,11 +21,12 @@ import numpy as np
 
 from ..atomic import sha256_bytes, sha256_file
 from ..errors import FdbuError
+from ..settings import PARAKEET
 from ..log import note
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
 INSTALL = "pip install 'fdbu[asr]' (nemo_toolkit[asr]==3.0.0); `make install` in a checkout"
-DEFAULT_MODEL = "nvidia/parakeet-tdt-0.6b-v2"
+DEFAULT_MODEL = PARAKEET
 # NeMo 3.0.0's batched greedy TDT loop on its PyTorch path, GreedyBatchedTDTLabelLoopingComputer.torch_impl:
 # the SHA-256 of its dedented source, which the one-line fix below was written against
 TDT_LOOP_SHA256 = "f94162e15c6265766581c9295841cff3280fef2dd1c1e6db6c7e39eead14320e"

@@ -29,6 +29,7 @@ from ..atomic import open_own, sha256_bytes, write_bytes, write_json
 from ..audio import SAMPLE_RATE, read_wav, seconds_of
 from ..errors import FdbuError
 from ..outputs import writable_folder
+from ..settings import ASR_BATCH_SIZE, ASR_MAX_BATCH_SECONDS
 from ..shard import label, listed, missing, refuse_missing, select
 from ..tree import hashed, read_manifest
 from ..vad.detect import auto_verify
@@ -165,8 +166,8 @@ def by_shards(counts: dict) -> str:
     return (f" (made by shards {listed(shards)})" if shards else "") + (f"; {note}" if note else "")
 
 
-def run_shard(roots: list[Path], model_factory, cache_dir: Path, shard: int, shards: int, *, batch_size: int = 16,
-              max_batch_seconds: float = 600.0, verify="auto", progress: bool = False) -> str:
+def run_shard(roots: list[Path], model_factory, cache_dir: Path, shard: int, shards: int, *, batch_size: int = ASR_BATCH_SIZE,
+              max_batch_seconds: float = ASR_MAX_BATCH_SECONDS, verify="auto", progress: bool = False) -> str:
     """A sharded run: this shard's transcripts of every tree, into the cache only (nothing in the trees).
     The model's weights are loaded only if something is missing from the cache. Returns the shard's report."""
     cache = TranscriptCache(cache_dir, by=label(shard, shards))
@@ -263,8 +264,8 @@ def _completed(root: Path, jobs: list[AsrInput], killed: dict[str, tuple[str, st
     return len(listed_) == len(jobs)
 
 
-def run(root: Path, model_factory, *, batch_size: int = 16,
-        max_batch_seconds: float = 600.0, resume: bool = False, cache_dir: Path | None = None,
+def run(root: Path, model_factory, *, batch_size: int = ASR_BATCH_SIZE,
+        max_batch_seconds: float = ASR_MAX_BATCH_SECONDS, resume: bool = False, cache_dir: Path | None = None,
         verify="auto", progress: bool = False, require_shards: bool = False) -> tuple[Path, dict]:
     """Transcribe every eligible sample; returns (asr.json path, counts). `model_factory()` gives the model.
 

@@ -25,7 +25,7 @@ from .stats import CI_HI, CI_LO, MEDIAN, Bootstrap, rank
 from .table import LATENCY, POOLED_RATIO, SHARE, Metric
 
 PLUS_INF, MINUS_INF, UNDEFINED = "+inf", "-inf", "undefined"
-ALPHA = 0.05  # compare.alpha's default
+from ..settings import ALPHA  # noqa: E402  compare.alpha's default
 LEVEL = 0.95  # every difference interval's level (README: How compare decides)
 # a paired bootstrap test over fewer pairs does not hold its level (benchmarks/compare_calibration: a pooled ratio's
 # null rejection rate at alpha 0.05 is about 0.10 at n = 8 and 0.065 at n = 20, 0.05 at n = 30); below it the
