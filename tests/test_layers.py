@@ -13,20 +13,26 @@ ROOT = Path(fdbu.__file__).parent
 HEAVY = ("torch", "numba", "nemo", "torchaudio", "silero_vad")
 
 
-def imports_in(text: str, package: str) -> set[str]:
-    """Every fdbu module a file of `package` imports, at any depth of the file (function-level too)."""
-    out = set()
-    for node in ast.walk(ast.parse(text)):
+def fdbu_imports(nodes, package: str):
+    """(module, names) of each fdbu import among `nodes` in a file of `package`: `import fdbu.x` is (fdbu.x, []),
+    `from .x import a, b` is (fdbu.x, [a, b]), relative levels resolved."""
+    for node in nodes:
         if isinstance(node, ast.Import):
-            out |= {a.name for a in node.names if a.name.startswith("fdbu")}
+            yield from ((a.name, []) for a in node.names if a.name.startswith("fdbu"))
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 parts = package.split(".")
                 base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
             if base.startswith("fdbu"):
-                out.add(base)
-                out |= {f"{base}.{a.name}" for a in node.names}
+                yield base, [a.name for a in node.names]
+
+
+def imports_in(text: str, package: str) -> set[str]:
+    """Every fdbu module a file of `package` imports, at any depth of the file (function-level too)."""
+    out = set()
+    for base, names in fdbu_imports(ast.walk(ast.parse(text)), package):
+        out |= {base, *(f"{base}.{n}" for n in names)}
     return out
 
 
@@ -122,16 +128,8 @@ def import_graph() -> dict[str, set[str]]:
     for name, path in files.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         found = set()
-        for node in _runtime_nodes(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                found |= {known(a.name) for a in node.names if a.name.startswith("fdbu")}
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    parts = package.split(".")
-                    base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
-                if base.startswith("fdbu"):
-                    found |= {known(f"{base}.{a.name}") for a in node.names}
+        for base, names in fdbu_imports(_runtime_nodes(ast.parse(path.read_text())), package):
+            found |= {known(f"{base}.{n}") for n in names} if names else {known(base)}
         graph[name] = found - {name, ""}
     return graph
 
