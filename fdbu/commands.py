@@ -268,8 +268,8 @@ def asr(cfg, cores: int | None = None) -> Ran:
                                  require_shards=a.require_shards)
         written.append(path)
         if "completed" in counts:
-            lines.append(f"finished {path}: a run stopped after writing it had completed all {counts['completed']} "
-                         "transcripts (its journal removed; nothing transcribed)")
+            lines.append(f"finished {path}: a stopped run had left all {counts['completed']} transcripts and "
+                         "asr.json complete (its journal removed; nothing transcribed)")
             continue
         lines.append(f"wrote {path}: {counts['transcribed']} transcribed, {counts['from_cache']} from the cache"
                      f"{stage.by_shards(counts)}, {counts['kept']} kept{stage.decoding_note(counts)}")

@@ -414,8 +414,9 @@ def _line(line, path: str, metric, alpha: float) -> None:
     interval = _at(d, "interval", here, ("null", "list"), lambda v: v is None or len(v) == 2, "null or [lo, hi]")
     _at(d, "interval_flags", here, ("null", "list"), lambda v: (v is None and interval is None) or
         (v is not None and len(v) == 2 and all(f in FLAGS for f in v)), "two of null, '+inf', '-inf' (null: no interval)")
-    if flag == UNDEFINED and (d.get("value") is not None or interval is not None):
-        raise _Bad(f"{here}.value_flag", f"is '{UNDEFINED}', but a value or an interval is given")
+    if flag == UNDEFINED and (d.get("value") is not None or interval is not None or p is not None or holm is not None
+                              or marker):
+        raise _Bad(f"{here}.value_flag", f"is '{UNDEFINED}', but a value, an interval, a p or a marker is given")
     for k in range(2 if interval is not None else 0):
         _at(dict(enumerate(interval)), k, f"{here}.interval", ("null", "number"), None, "null or a finite number")
 

@@ -37,3 +37,6 @@ def console_handler() -> None:
     if not any(isinstance(h, _Console) for h in logger.handlers):
         logger.addHandler(_Console())
     logger.propagate = False
+    logger.disabled = False  # a logging config that disables existing loggers (Hydra's job_logging=disabled) ...
+    if logger.level == logging.NOTSET or logger.level > logging.WARNING:
+        logger.setLevel(logging.WARNING)  # ... or raises the root's level still leaves the notes on the console

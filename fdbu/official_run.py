@@ -302,8 +302,8 @@ def check_files(tree: Tree, checkout: Path, gt_path: Path | None, pins: dict[str
                 allow_unpinned: bool) -> tuple[dict[str, Path], dict[str, dict]]:
     """The official files this run uses: ({name: path}, {name: SHA-256 against the pin}); a file
     that is not the pinned one is refused unless allowed. (No paths go into summary.json.)"""
-    present = [cast(Official, s.task.official) for s in SUBSETS.values()
-               if tree.subset(s.name) and s.task.official is not None]
+    present = [cast(Official, s.task.official) for s in SUBSETS.values()  # those evaluate has a rule for
+               if tree.subset(s.name) and s.task.official is not None and s.task.official.rule is not None]
     names = dict.fromkeys(o.script for o in present)
     paths = {name: official.script_path(checkout, name) for name in names}
     if any(o.runner == "backchannel" for o in present) and gt_path is not None:

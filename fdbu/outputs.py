@@ -8,8 +8,8 @@ marks it complete (`COMMIT`, fsynced with its folder, so a power loss leaves it 
 then renames each file into place. A run killed before the mark leaves only its staging folder,
 which the next run removes; a run killed after it leaves a complete staging folder, which the
 next run (or any fdbu command reading `out`, `recover`) finishes moving in. Recovery moves only
-the files the command's registry entry names (`fdbu.registry`, so the writer imports no command); a COMMIT that lists anything else, or cannot be read,
-is refused, touching nothing. A staging folder's owner holds a lock on it, so a run never touches
+the files the command's registry entry names (`fdbu.registry`, so the writer imports no command); a
+COMMIT that lists anything else, or cannot be read, is refused, touching nothing. A staging folder's owner holds a lock on it, so a run never touches
 the staging folder of a run still going.
 """
 from __future__ import annotations
@@ -226,7 +226,7 @@ def leftovers(out: Path) -> list[Path]:
 def new_folder(out: Path, command: str):
     """Build a new folder in a temporary one beside `out`, renamed into place at the end, so `out`
     appears whole or not at all. An existing `out` is refused (`command` writes new folders only);
-    what a killed run left beside it is removed first, and said on stderr."""
+    what a killed run left beside it is removed first, and said in a note (`fdbu.log`)."""
     out = Path(out)
     writable_folder(out.parent, "out=")
     if out.exists():

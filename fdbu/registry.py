@@ -5,8 +5,10 @@ writes through `fdbu.outputs.Outputs` (the only names a stopped run's recovery m
 folder it writes into (multirun's collision check), whether it loads torch (Ctrl-C before that exits at once),
 and the three parts the layers above attach with a decorator, lm-evaluation-harness style: its config
 dataclass (`@registry.config`, `fdbu.config`), its function (`@registry.command`, `fdbu.commands`) and its
-console printing (`@registry.console`, `fdbu.cli`). The module imports nothing of fdbu, so the writer and
-every other layer may read it; `check()` (run by the CLI and the tests) says which part a command lacks.
+console printing (`@registry.console`, `fdbu.cli`). The CLI dispatches through `show`, the configs come from
+`config`; `run` is what `show` and the Python API call (`fdbu.commands`). The module imports nothing of fdbu, so
+the writer and every other layer may read it; `check()` (tests/test_command_registry.py) says which part a
+command lacks.
 """
 from __future__ import annotations
 
@@ -29,8 +31,10 @@ class Command:
     show: Callable | None = None  # the console: runs it and prints (fdbu.cli)
 
     def owns(self, name: str) -> bool:
-        """Whether `name` is one of the files this command writes (recovery moves nothing else)."""
-        return any(fnmatchcase(name, p) for p in self.writes)
+        """Whether `name` is one of the files this command writes (recovery moves nothing else): a plain file name
+        (no folder, no "..") matching one of its patterns."""
+        return "/" not in name and "\\" not in name and ".." not in name and \
+            any(fnmatchcase(name, p) for p in self.writes)
 
 
 _FIGURE = ("png", "pdf")

@@ -143,8 +143,32 @@ def register(new: Subset) -> None:
         raise ValueError(f"subset {new.name} is already registered")
     if TASKS.get(new.task.name, new.task) is not new.task:
         raise ValueError(f"task {new.task.name} is already registered as another task")
+    if new.task.name not in TASKS:
+        check(new.task)
     SUBSETS[new.name] = new
     TASKS.setdefault(new.task.name, new.task)
+
+
+PARTS = ("METRICS", "INPUTS", "ROW", "components", "rows", "from_rows", "populations", "aggregate", "explain", "marks")
+
+
+def check(task: Task) -> None:
+    """A new task's contract, checked when it is registered (mypy checks fdbu's own tasks): one clear error then,
+    not a KeyError in the middle of a score."""
+    problems = []
+    if task.metrics is not None:
+        problems += [f"its metric module has no {p}" for p in PARTS if not hasattr(task.metrics, p)]
+        names = [m.name for m in getattr(task.metrics, "METRICS", ())]
+        if task.latency is not None and task.latency not in names:
+            problems.append(f"latency={task.latency!r} is not one of its METRICS ({', '.join(names)})")
+        if "outcome" in getattr(task.metrics, "ROW", {}).values() and not hasattr(task.metrics, "OUTCOMES"):
+            problems.append("its ROW has an outcome field, but its metric module has no OUTCOMES")
+        if task.read is None or task.annotation is None:
+            problems.append("a scored task needs its annotation file and reader (annotation=, read=)")
+    if task.generator is None:
+        problems.append("it has no generator (fdbu synth makes its samples with it)")
+    if problems:
+        raise ValueError(f"task {task.name}: " + "; ".join(problems))
 
 
 def unregister(name: str) -> None:

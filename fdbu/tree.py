@@ -43,7 +43,7 @@ class Sample:
     sample_rate: int = 0
     input_samples: int = 0
     T_us: int = 0
-    folder: Path = cast(Path, None)  # _manifest_row, the one constructor, always sets it
+    folder: Path = field(kw_only=True)  # the sample folder (required, by keyword)
     word_start: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     word_end: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     pauses: np.ndarray | None = None  # (k, 2) int64 microseconds

@@ -27,8 +27,8 @@ def test_the_cli_and_the_configs_read_the_registry():
 
     assert list(cli.COMMANDS) == list(config.CONFIGS) == list(registry.COMMANDS)
     for name, c in registry.COMMANDS.items():
-        assert cli.COMMANDS[name] is c.show and config.CONFIGS[name] is c.config
         assert f"  {name:<10} {c.summary}" in cli.USAGE and c.usage in cli.USAGE
+        assert cli.main([name, "--help"]) == 0  # its config's keys, from the registered dataclass
 
 
 def _produced() -> dict[str, set[str]]:
@@ -53,7 +53,9 @@ def test_the_registry_declares_exactly_the_files_each_command_writes():
         c = registry.COMMANDS[name]
         assert [n for n in names if not c.owns(n)] == [], name
         assert [p for p in c.writes if not any(fnmatchcase(n, p) for n in names)] == [], name  # none stale
-    assert not registry.COMMANDS["report"].owns("samples-x.js") and registry.COMMANDS["report"].owns("samples-11.js")
+    report = registry.COMMANDS["report"]
+    assert not report.owns("samples-x.js") and report.owns("samples-11.js")
+    assert not any(report.owns(n) for n in ("samples-0/../../x.js", "../index.html", "sub/index.html", "samples-..js"))
 
 
 def test_the_writer_refuses_a_name_no_registry_entry_declares(tmp_path):
@@ -70,9 +72,41 @@ def test_a_part_for_an_unknown_command_is_refused():
         registry.command("nosuch")(lambda cfg: None)
 
 
+def test_a_note_reaches_stderr_from_python_with_nothing_configured():
+    """In a script or notebook that configures no logging, a note is on stderr as the CLI shows it (logging's last
+    resort), once."""
+    import subprocess
+    import sys
+
+    code = "from fdbu.config import capped_threads; from fdbu.device import allowed_cores; " \
+           "capped_threads(allowed_cores() + 1)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stderr.count("fdbu: note: vad.threads=") == 1 and out.stdout == ""
+
+
+def test_the_cli_shows_notes_whatever_logging_config_ran_before(capsys):
+    """Hydra's job_logging=disabled (disable_existing_loggers, the root at ERROR) ran before the command: the
+    CLI's console handler still shows a note, once."""
+    import logging.config
+
+    from fdbu.log import console_handler, note
+
+    logger = logging.getLogger("fdbu")
+    saved = (logger.level, logger.propagate, list(logger.handlers), logger.disabled)
+    try:
+        logging.config.dictConfig({"version": 1, "disable_existing_loggers": True, "root": {"level": "ERROR"}})
+        console_handler()
+        console_handler()
+        note("fdbu: note: shown")
+        assert capsys.readouterr().err == "fdbu: note: shown\n"
+    finally:
+        logger.level, logger.propagate, logger.handlers, logger.disabled = saved
+        logging.getLogger().setLevel(logging.WARNING)
+
+
 def test_notes_below_the_commands_can_be_captured_or_silenced(caplog, capsys):
     """A note (here: vad.threads above the cores) is a log record of the `fdbu` logger: captured by a handler,
-    silenced by the logger's level, and on stderr through logging's last resort when nothing is configured."""
+    silenced by the logger's level."""
     from fdbu.config import capped_threads
     from fdbu.device import allowed_cores
 

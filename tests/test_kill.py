@@ -2,6 +2,7 @@
 gives the bytes of a run that was never killed. The kill is injected at a named step
 (`FDBU_KILL_AT`, fdbu.faults), not timed."""
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -80,7 +81,7 @@ def test_asr(synth_tree, tmp_path, built, point):
     again = run("asr", f"tree={trees['tree']}", *args)
     assert again.returncode == 0, again.stderr
     if point == "asr:written":  # finished: nothing transcribed, the journal removed
-        assert "a run stopped after writing it had completed all" in again.stdout, again.stdout
+        assert "a stopped run had left all" in again.stdout, again.stdout
     else:
         assert "kept" in again.stdout and " 0 kept" not in again.stdout
     assert contents(trees["tree"]) == contents(trees["clean"])
@@ -143,3 +144,40 @@ def test_export_stopped_when_its_tree_is_complete(synth_tree, tmp_path):
     again = run("export", f"dataset={data}", f"out={tmp_path / 'tree'}", "progress=false")
     assert again.returncode == 0 and "removed .tree." in again.stderr, again.stderr
     assert contents(tmp_path / "tree") == contents(tmp_path / "clean") and not list(tmp_path.glob(".tree.*"))
+
+
+class _Checkpoint:
+    """What the check of a stopped asr run reads of the model: its checkpoint's hash and device (no NeMo)."""
+
+    def __init__(self, sha256: str):
+        self.checkpoint_sha256, self.device = sha256, "cpu"
+
+
+def test_asr_finishes_only_a_stopped_run_that_left_everything_for_this_request(synth_tree, tmp_path):
+    """A journal beside asr.json (a run stopped after writing it): finished when the journal covers every
+    transcript under this run's keys and each output.json is as recorded; otherwise the tree is a transcribed
+    tree as any other (asr.json there: refused without asr.resume), the journal kept."""
+    from fdbu.asr import stage
+    from fdbu.errors import FdbuError
+
+    tree = tmp_path / "tree"
+    shutil.copytree(synth_tree, tree)
+    jobs = stage._jobs(tree)
+    ours = "a" * 64
+    (tree / stage.Journal.NAME).write_text("".join(
+        json.dumps({"sample_id": j.sample_id, "key": stage.cache_key(j, ours, "cpu"),
+                    "sha256": hashlib.sha256((j.folder / "output.json").read_bytes()).hexdigest()}) + "\n"
+        for j in jobs))
+    receipt = (tree / "asr.json").read_bytes()
+    with pytest.raises(FdbuError, match="already has asr.json"):  # another checkpoint asks
+        stage.run(tree, lambda: _Checkpoint("b" * 64))
+    edited = jobs[0].folder / "output.json"
+    original = edited.read_bytes()
+    edited.write_bytes(original + b" ")
+    with pytest.raises(FdbuError, match="already has asr.json"):  # a transcript changed since
+        stage.run(tree, lambda: _Checkpoint(ours))
+    edited.write_bytes(original)
+    assert (tree / stage.Journal.NAME).exists()
+    path, counts = stage.run(tree, lambda: _Checkpoint(ours))
+    assert counts["completed"] == counts["kept"] == len(jobs) and counts["transcribed"] == 0
+    assert not (tree / stage.Journal.NAME).exists() and path.read_bytes() == receipt

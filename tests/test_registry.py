@@ -129,6 +129,7 @@ def test_a_made_up_task_goes_through_synth_score_compare_and_report(cue_reply, t
     assert reported.returncode == 0, reported.stderr
     drill = (tmp_path / "site" / "samples-0.js").read_text()
     assert "reply: the first word after the cue C = " in drill and '"C":' in drill  # explain and marks
+    _drawn_in_a_browser(tmp_path / "site", f"{sub}/0", tmp_path / "profile")
     assert "made\\_up\\_cue\\_reply (cue reply (from C))" in (tmp_path / "site" / "leaderboard.md").read_text()
 
     import fdbu
@@ -142,3 +143,36 @@ def test_a_made_up_task_goes_through_synth_score_compare_and_report(cue_reply, t
     assert swept.returncode == 0, swept.stderr
     assert {t["subset"] for t in json.loads((tmp_path / "sw" / "sweep.json").read_text())["trees"]} == \
         {"synthetic_user_interruption"}
+
+
+def _drawn_in_a_browser(site, sample_id: str, profile):
+    """The made-up task's drill-down in headless Chromium: its rule text, and its own mark (C) drawn on the
+    timeline (skipped without Chromium)."""
+    from browser import Chromium, executable
+
+    exe = executable()
+    if exe is None:
+        return
+    chrome = Chromium(exe, profile)
+    try:
+        chrome.open((site / "index.html").resolve().as_uri())
+        chrome.eval(f"location.hash = 'sample=0/{sample_id}'")
+        rule = chrome.wait("document.getElementById('rule') && document.getElementById('rule').textContent")
+        assert rule.startswith("reply: the first word after the cue C = "), rule
+        marks = chrome.eval("Array.from(document.querySelectorAll('#timeline text')).map(t => t.textContent)"
+                            ".filter(t => t.includes(' = '))")
+        assert len(marks) == 1 and marks[0].startswith("C = "), marks
+        assert chrome.eval("document.querySelectorAll('#timeline .mark').length") == 1
+        assert chrome.errors() == []
+    finally:
+        chrome.close()
+
+
+def test_a_new_task_breaking_the_contract_is_refused_when_registered(cue_reply):
+    """Registered, not discovered mid-score: a latency that is not a metric, a missing part, no generator."""
+    import dataclasses
+
+    bad = dataclasses.replace(cue_reply.TASK, name="bad_cue", latency="no_such_metric", generator=None)
+    with pytest.raises(ValueError, match="latency='no_such_metric' is not one of its METRICS .*no generator"):
+        tasks.register(tasks.Subset("bad_cue_subset", bad, 1))
+    assert "bad_cue_subset" not in tasks.SUBSETS and "bad_cue" not in tasks.TASKS

@@ -54,7 +54,19 @@ ISSUE = {  # the cases the issue names: each was a traceback
     "the pairs swapped": lambda r: r["pairs"][0].update(a=r["pairs"][0]["b"], b=r["pairs"][0]["a"]),
     "an infinite alpha": lambda r: r["comparison"].update(alpha=math.inf),
     "another bootstrap": lambda r: r["bootstrap"].update(seed=1),
+    # undefined (no pairs, or both medians not reached) is what compare writes with no value, interval, p or marker
+    "undefined beside a value and a marker": lambda r: at(r, marked_line(r))["difference"].update(value_flag="undefined"),
 }
+
+
+def test_an_undefined_difference_as_compare_writes_it_is_read(case):
+    """No value, no interval, no p, no marker: read (a report of a subset without pairs once refused it)."""
+    _, _, systems, result = case
+    doc = copy.deepcopy(result)
+    line = at(doc, marked_line(doc))
+    line.update(p=None, p_holm=None, marker=False, reason="no pairs")
+    line["difference"].update(value=None, value_flag="undefined", interval=None, interval_flags=None)
+    assert read_result(doc, systems, "given") is not None
 
 
 @pytest.mark.parametrize("kind", list(ISSUE))

@@ -210,7 +210,7 @@ class ParakeetASR:
         """How NeMo is called (BATCHED, BATCHED_FIXED or ONE_FILE), settled when first asked: NeMo's
         timestamped decoding is made once here (transcribe(timestamps=True) would make it on its first
         call) and, for TDT on NeMo's PyTorch loop, given the durations fix or, when the fix cannot
-        apply, one file per call, with the reason on stderr. Checked again on every call, since
+        apply, one file per call, with the reason in a note (`fdbu.log`). Checked again on every call, since
         NeMo remakes its decoding object when its decoding config changes."""
         model = self.model
         computer = _tdt_loop(model)

@@ -243,9 +243,10 @@ class Journal:
         self.path.unlink(missing_ok=True)
 
 
-def _completed(root: Path, jobs: list[AsrInput], killed: dict[str, tuple[str, str]]) -> bool:
-    """Whether the killed run whose journal is `killed` had finished: asr.json lists every job's transcript with
-    the SHA-256 the journal recorded, and each output.json holds those bytes."""
+def _completed(root: Path, jobs: list[AsrInput], killed: dict[str, tuple[str, str]], model) -> bool:
+    """Whether the stopped run whose journal is `killed` left the tree complete for what this run asks: the journal
+    holds every job under this run's key (the same audio, checkpoint, cut and kind of device), asr.json lists every
+    transcript with the SHA-256 the journal recorded, and each output.json holds those bytes."""
     try:
         receipt = json.loads((root / ASR_JSON).read_bytes())
         listed_ = {(subset, name): sha for subset, e in receipt["subsets"].items()
@@ -253,8 +254,9 @@ def _completed(root: Path, jobs: list[AsrInput], killed: dict[str, tuple[str, st
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return False
     for j in jobs:
-        sha = killed.get(j.sample_id, (None, None))[1]
-        if sha is None or listed_.get((j.subset, j.name)) != sha:
+        key, sha = killed.get(j.sample_id, (None, None))
+        if sha is None or key != cache_key(j, model.checkpoint_sha256, model.device) or \
+                listed_.get((j.subset, j.name)) != sha:
             return False
         try:
             if sha256_bytes((j.folder / "output.json").read_bytes()) != sha:
@@ -270,8 +272,8 @@ def run(root: Path, model_factory, *, batch_size: int = ASR_BATCH_SIZE,
     """Transcribe every eligible sample; returns (asr.json path, counts). `model_factory()` gives the model.
 
     A run that was killed is continued by the next one (its journal says which transcripts are
-    its own); one killed after writing asr.json is finished (its journal removed, nothing transcribed, counts
-    {"completed": n}); transcripts from anywhere else are refused unless `resume`, which keeps those equal
+    its own); one stopped after writing asr.json, whose journal and asr.json cover every transcript under this
+    run's keys, is finished (its journal removed, nothing transcribed; counts["completed"] = n); transcripts from anywhere else are refused unless `resume`, which keeps those equal
     to their cached transcript."""
     root = Path(root)
     if batch_size < 1 or max_batch_seconds <= 0:
@@ -279,9 +281,17 @@ def run(root: Path, model_factory, *, batch_size: int = ASR_BATCH_SIZE,
     jobs = _jobs(root)
     journal = Journal(root)
     killed = journal.left_by_a_killed_run()
-    if killed and _completed(root, jobs, killed):  # stopped after asr.json, before its journal was removed
-        journal.remove()
-        return root / ASR_JSON, {"completed": len(jobs)}
+    made = []
+    if killed and (root / ASR_JSON).exists():  # stopped after asr.json, before its journal was removed?
+        writable_folder(root, "asr: the journal of a stopped run is removed from")
+        made.append(model_factory())  # its checkpoint's hash and device (no weights are loaded)
+        if _completed(root, jobs, killed, made[0]):
+            try:
+                journal.remove()
+            except OSError as e:
+                raise FdbuError("tree", Journal.NAME, f"cannot be removed: {e.strerror or e}") from None
+            return root / ASR_JSON, {"transcribed": 0, "from_cache": 0, "kept": len(jobs), "decoding": None,
+                                     "nemo_batch_size": None, "completed": len(jobs)}
     if (root / ASR_JSON).exists() and not resume:
         raise FdbuError("tree", ASR_JSON, f"{root} already has asr.json; pass asr.resume=true to continue or redo "
                         "a run (transcripts matching their cached inputs are kept)")
@@ -292,7 +302,7 @@ def run(root: Path, model_factory, *, batch_size: int = ASR_BATCH_SIZE,
                             "or the transcript came from elsewhere; pass asr.resume=true to continue")
     for folder in [root] + sorted({j.folder for j in jobs}):  # before the model loads, not mid-run
         writable_folder(folder, "asr: transcripts and asr.json go into")
-    model = model_factory()
+    model = made[0] if made else model_factory()
     cache = TranscriptCache(cache_dir)
     for j in jobs:
         j.key = cache_key(j, model.checkpoint_sha256, model.device)

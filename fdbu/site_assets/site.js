@@ -245,8 +245,8 @@
       svg.appendChild(sv("line", {x1: x(t), x2: x(t), y1: H - 20, y2: H - 16, stroke: "#666"}));
       svg.appendChild(sv("text", {x: x(t), y: H - 4, "font-size": 11, "text-anchor": "middle", fill: "#444"}, t + " s"));
     }
-    ["E", "S", "R"].forEach(function (m) {
-      if (marks[m] === undefined) return;
+    Object.keys(marks).forEach(function (m) {  // every time the task marks (E, S, R, a made-up task's own)
+      if (typeof marks[m] !== "number") return;
       svg.appendChild(sv("line", {x1: x(marks[m]), x2: x(marks[m]), y1: 14, y2: H - 20, stroke: "#c0392b", "stroke-width": 1.5, "class": "mark"}));
       svg.appendChild(sv("text", {x: x(marks[m]) + 3, y: 13, "font-size": 12, fill: "#c0392b"}, m + " = " + fmt(marks[m]) + " s"));
     });

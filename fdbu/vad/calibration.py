@@ -252,7 +252,7 @@ def one_at_a_time(folder: Path, ident: dict):
 def calibration(folder: Path, silero, batched, device: str, threads: int, *, force: bool = False,
                 progress: bool = False) -> Calibration:
     """The stored calibration for this device, or a new one (stored when the folder is writable),
-    announced on stderr: it runs both paths over the corpus, once per device and cache."""
+    announced in a note (`fdbu.log`): it runs both paths over the corpus, once per device and cache."""
     ident = identity(silero, device, threads)
     cal = None if force else load(folder, ident)
     if cal is None:
