@@ -37,7 +37,11 @@ from .version import __version__  # noqa: E402
 from .errors import FdbuError  # noqa: E402
 from .log import console_handler  # noqa: E402
 
-USAGE = f"""usage: fdbu COMMAND [key=value ...] [--cfg job] [-m]      fdbu COMMAND --help: every key
+
+
+def usage() -> str:
+    """`fdbu --help`: every registered command, one line each."""
+    return f"""usage: fdbu COMMAND [key=value ...] [--cfg job] [-m]      fdbu COMMAND --help: every key
 
 commands:
 {registry.usage()}
@@ -132,7 +136,7 @@ def _export(cfg) -> None:
 
 
 def _lines(command):
-    """A command whose console output is its lines."""
+    """A command whose console output is its lines (given the launcher's share of the cores)."""
     def run(cfg) -> None:
         show("\n".join(command(cfg, cores=launcher_share()).lines))
     return run
@@ -180,9 +184,11 @@ def _calibrate(cfg) -> None:
     show("\n".join(ran.lines))
 
 
-registry.console("asr")(_lines(commands.asr))
-registry.console("vad")(_lines(commands.vad))
-COMMANDS = {name: c.show for name, c in registry.COMMANDS.items()}  # dispatch: what each command's console is
+def console(command: str):
+    """What runs `command` and prints: its registered console, or (a command that registers none, as asr and vad)
+    its lines."""
+    c = registry.COMMANDS[command]
+    return c.show or _lines(c.run)
 
 
 def _gaps(row: str) -> set:
@@ -312,8 +318,10 @@ def _swept(value: str) -> bool:
     return value.startswith(SWEEPS) or len(_split_top(value)) > 1
 
 
-# where each command's job writes: (its out= key, the key it writes into without one)
-WRITES = {name: (c.out_key, c.tree_key) for name, c in registry.COMMANDS.items() if c.out_key or c.tree_key}
+def _writes(command: str) -> tuple[str | None, str | None]:
+    """Where a command's job writes: (its out= key, the key it writes into without one)."""
+    c = registry.COMMANDS.get(command)
+    return (c.out_key, c.tree_key) if c else (None, None)
 MAX_JOBS_CHECKED = 100_000
 
 
@@ -339,7 +347,7 @@ def _jobs(rest: list[str]) -> list[dict[str, str]] | None:
 
 def _target(command: str, job: dict[str, str]) -> str | None:
     """The folder a job writes into, resolved (None: only the cache, or nothing to say)."""
-    out_key, tree_key = WRITES.get(command, (None, None))
+    out_key, tree_key = _writes(command)
     if command == "asr" and job.get("shards", "1").strip() not in ("1", ""):
         return None  # a shard fills the cache only
     folder = job.get(out_key) if out_key else None
@@ -359,7 +367,7 @@ def _multirun_outputs(command: str, rest: list[str]) -> list[str]:
         return rest
     given = {a.partition("=")[0].lstrip("+~"): a.partition("=")[2] for a in rest if "=" in a and not a.startswith("-")}
     varied = [k for k, v in given.items() if _swept(v) and not k.startswith("hydra")]
-    out_given = given.get("out", "").strip() not in ("", "null", "~", "None") and WRITES.get(command, (None,))[0]
+    out_given = given.get("out", "").strip() not in ("", "null", "~", "None") and _writes(command)[0]
     if varied and out_given and "out" not in varied:
         return [*rest, f"++hydra.job.env_set.{PER_JOB}=1"]
     jobs = _jobs(rest) or []
@@ -376,7 +384,7 @@ def _multirun_outputs(command: str, rest: list[str]) -> list[str]:
                             f"write into {folder}, the second over the first; " + (
                                 "give each job its own out= (Hydra runs every combination of the swept values: "
                                 "out=A,B beside tree=X,Y is four jobs), or one out=DIR for all (each job then "
-                                "writes into its own subfolder)" if WRITES[command][0] else
+                                "writes into its own subfolder)" if _writes(command)[0] else
                                 f"fdbu {command} writes into the tree: sweep only what gives each job its own tree"))
         seen[folder] = k
     return rest
@@ -663,16 +671,16 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help", "help"):
-        print(USAGE)
+        print(usage())
         return 0
     if argv[0] in ("--version", "-V", "version"):
         print(f"fdbu {__version__}")
         return 0
     command, rest = argv[0], argv[1:]
-    if command not in COMMANDS:
-        near = difflib.get_close_matches(command, COMMANDS, n=1)
+    if command not in registry.COMMANDS:
+        near = difflib.get_close_matches(command, registry.COMMANDS, n=1)
         hint = f"; did you mean {near[0]!r}?" if near else ""
-        print(f"fdbu: error: unknown command {command!r}{hint}\n\n{USAGE}", file=sys.stderr)
+        print(f"fdbu: error: unknown command {command!r}{hint}\n\n{usage()}", file=sys.stderr)
         return 2
     if any(a in ("-h", "--help") for a in rest):
         print(_command_help(command))
@@ -703,7 +711,7 @@ def app_of(command: str):
     import hydra
 
     return hydra.main(version_base="1.3", config_path="pkg://fdbu.conf", config_name=command)(
-        _task(COMMANDS[command], command))
+        _task(console(command), command))
 
 
 def _scratch_sweep_dir(rest: list[str]) -> str | None:

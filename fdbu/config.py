@@ -1,7 +1,7 @@
 """Every command's settings, typed, with their defaults and meaning, validated once, here.
 
-The dataclasses are Hydra structured configs (registered in the ConfigStore, composed with
-`conf/<command>.yaml`), so a value of the wrong type is refused while Hydra composes the
+The dataclasses are Hydra structured configs (registered in the ConfigStore with the config Hydra
+composes for each command, `register`), so a value of the wrong type is refused while Hydra composes the
 config, before any work; ranges and combinations are checked in `__post_init__`, which runs
 when the CLI turns the composed config into these objects and when the Python API builds
 them. Defaults, ranges and derived values are the facts in `fdbu.settings` (`SileroSettings`,
@@ -582,16 +582,35 @@ class CalibrateConfig(Common):
             lambda key: "the calibration measures probabilities, which no segment setting changes: leave it out")
 
 
-CONFIGS = {name: c.config for name, c in registry.COMMANDS.items()}  # each command's dataclass, from the registry
+class _Configs(Mapping[str, Any]):
+    """Each command's config dataclass, read from the registry when asked (a command registered later, a plugin's
+    or a test's, is there too)."""
+
+    def __getitem__(self, name: str):
+        c = registry.COMMANDS[name]
+        if c.config is None:
+            raise KeyError(name)
+        return c.config
+
+    def __iter__(self):
+        return (name for name, c in registry.COMMANDS.items() if c.config is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+CONFIGS = _Configs()
 
 
 def register() -> None:
-    """Put every command's schema in Hydra's ConfigStore as `<command>_schema` (conf/<command>.yaml uses it)."""
+    """Put every command's config in Hydra's ConfigStore: its schema as `<command>_schema`, and the config Hydra
+    composes, `<command>`: the schema, then what every command shares (conf/common.yaml), then the command line."""
     from hydra.core.config_store import ConfigStore
 
     cs = ConfigStore.instance()
     for name, cls in CONFIGS.items():
         cs.store(name=f"{name}_schema", node=cls)
+        cs.store(name=name, node={"defaults": [f"{name}_schema", "common", "_self_"]})
     try:  # the SLURM presets' launcher (hydra/launcher=fdbu_slurm), with the cluster extra
         from hydra_plugins.fdbu_launcher import FdbuSlurmLauncher
     except ImportError:
@@ -704,7 +723,7 @@ def known_keys(cls, prefix: str = "") -> List[str]:
 def did_you_mean(key: str, command: str | None = None) -> str:
     """The nearest key of the command (of any command when it is not known), never the word typed; a key of
     other commands says so."""
-    commands = [command] if command in CONFIGS else list(CONFIGS)
+    commands: list[str] = [command] if command is not None and command in CONFIGS else list(CONFIGS)
     keys = sorted({k for c in commands for k in known_keys(CONFIGS[c])} - {key})
     near = difflib.get_close_matches(key, keys, n=1, cutoff=0.6)
     hint = f"; did you mean {near[0]}?" if near else ""

@@ -5,8 +5,8 @@ writes through `fdbu.outputs.Outputs` (the only names a stopped run's recovery m
 folder it writes into (multirun's collision check), whether it loads torch (Ctrl-C before that exits at once),
 and the three parts the layers above attach with a decorator, lm-evaluation-harness style: its config
 dataclass (`@registry.config`, `fdbu.config`), its function (`@registry.command`, `fdbu.commands`) and its
-console printing (`@registry.console`, `fdbu.cli`). The CLI dispatches through `show`, the configs come from
-`config`; `run` is what `show` and the Python API call (`fdbu.commands`). The module imports nothing of fdbu, so
+console printing (`@registry.console`, `fdbu.cli`; optional: without one the CLI prints the lines the command
+returns). The CLI dispatches through `show` (or `run`), Hydra composes `config` (fdbu.config.register). The module imports nothing of fdbu, so
 the writer and every other layer may read it; `check()` (tests/test_command_registry.py) says which part a
 command lacks.
 """
@@ -66,6 +66,18 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
 )}
 
 
+def add(command: Command) -> Command:
+    """Register a command (a plugin's, a test's): its parts attach as fdbu's own do."""
+    if command.name in COMMANDS:
+        raise ValueError(f"command {command.name} is already registered")
+    COMMANDS[command.name] = command
+    return command
+
+
+def remove(name: str) -> None:
+    del COMMANDS[name]
+
+
 def _attach(part: str, name: str):
     def put(obj):
         if name not in COMMANDS:
@@ -86,14 +98,14 @@ def command(name: str):
 
 
 def console(name: str):
-    """Function decorator: the console of command `name` (runs it on its config and prints)."""
+    """Function decorator: the console of command `name` (runs it on its config and prints); without one the CLI
+    prints the lines of its `Ran`."""
     return _attach("show", name)
 
 
 def check() -> list[str]:
     """What is missing: each registered command's part that no layer attached (empty when whole)."""
-    return [f"{c.name}: no {part}" for c in COMMANDS.values() for part in ("config", "run", "show")
-            if getattr(c, part) is None]
+    return [f"{c.name}: no {part}" for c in COMMANDS.values() for part in ("config", "run") if getattr(c, part) is None]
 
 
 def usage() -> str:
