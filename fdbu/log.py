@@ -38,5 +38,6 @@ def console_handler() -> None:
         logger.addHandler(_Console())
     logger.propagate = False
     logger.disabled = False  # a logging config that disables existing loggers (Hydra's job_logging=disabled) ...
-    if logger.level == logging.NOTSET or logger.level > logging.WARNING:
-        logger.setLevel(logging.WARNING)  # ... or raises the root's level still leaves the notes on the console
+    level = logger.level if logging.NOTSET < logger.level <= logging.WARNING else logging.WARNING
+    logger.setLevel(level)  # ... or raises the root's level still leaves the notes on the console (and setLevel
+    # clears the logger's cache of what it lets through)

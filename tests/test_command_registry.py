@@ -101,7 +101,8 @@ def test_the_cli_shows_notes_whatever_logging_config_ran_before(capsys):
         note("fdbu: note: shown")
         assert capsys.readouterr().err == "fdbu: note: shown\n"
     finally:
-        logger.level, logger.propagate, logger.handlers, logger.disabled = saved
+        logger.propagate, logger.handlers, logger.disabled = saved[1:]
+        logger.setLevel(saved[0])  # setLevel, not .level: it clears the cache of what the logger lets through
         logging.getLogger().setLevel(logging.WARNING)
 
 
@@ -124,7 +125,8 @@ def test_notes_below_the_commands_can_be_captured_or_silenced(caplog, capsys):
         capped_threads(big)
         assert caplog.records == [] and "is more than the" not in capsys.readouterr().err
     finally:
-        logger.level, logger.propagate, logger.handlers = saved[0], saved[1], saved[2]
+        logger.propagate, logger.handlers = saved[1], saved[2]
+        logger.setLevel(saved[0])  # setLevel, not .level: it clears the cache of what the logger lets through
 
 
 def test_a_made_up_command_is_an_entry_a_config_and_a_function(tmp_path, capsys):
@@ -161,3 +163,23 @@ def test_a_made_up_command_is_an_entry_a_config_and_a_function(tmp_path, capsys)
     finally:
         registry.remove("hello")
     assert "hello" not in cli.usage()
+
+
+def test_the_cli_shows_notes_after_a_level_was_changed_behind_the_loggers_back(capsys):
+    """A logger caches what it lets through; a level set by assignment (as a notebook or a test may) leaves that
+    cache stale. The CLI's console handler resets it, so a note is shown however the process got there."""
+    from fdbu.log import console_handler, note
+
+    logger = logging.getLogger("fdbu")
+    saved = (logger.level, list(logger.handlers))
+    try:
+        console_handler()
+        logger.setLevel(logging.ERROR)
+        note("fdbu: note: hidden")
+        logger.level = saved[0] or logging.WARNING  # behind its back: the cache still says no
+        console_handler()
+        note("fdbu: note: shown")
+        assert capsys.readouterr().err == "fdbu: note: shown\n"
+    finally:
+        logger.handlers = saved[1]
+        logger.setLevel(saved[0])
