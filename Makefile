@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO := build/demo
 
-.PHONY: install demo test lint clean cluster-tools system-tools browser-tools
+.PHONY: install demo test lint clean cluster-tools system-tools browser-tools latex-tools
 
 $(STAMP): pyproject.toml
 	@echo "fdbu: installing into $(VENV): torch 2.9.1 (CUDA build), NeMo 3.0.0 and the test and cluster extras," \
@@ -44,12 +44,21 @@ cluster-tools:
 
 # the FFmpeg libraries TorchCodec loads (torchaudio.load's backend), for the test that checks the
 # loader fdbu hands the official scripts against torchaudio.load itself
-system-tools: cluster-tools browser-tools
+system-tools: cluster-tools browser-tools latex-tools
 	@ldconfig -p | grep -q libavformat || \
 	  (DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends ffmpeg >/dev/null 2>&1 || \
 	   (apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
 	    --no-install-recommends ffmpeg >/dev/null 2>&1) || \
 	   echo "the FFmpeg libraries could not be installed: the torchaudio.load test will be skipped")
+
+# pdflatex (Debian's texlive-latex-recommended, which has booktabs), for the test that compiles leaderboard.tex
+# (skipped with a reason if it cannot be installed)
+latex-tools:
+	@command -v pdflatex >/dev/null || \
+	  (DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends texlive-latex-recommended >/dev/null 2>&1 || \
+	   (apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+	    --no-install-recommends texlive-latex-recommended >/dev/null 2>&1) || \
+	   echo "texlive could not be installed: the LaTeX compile tests will be skipped")
 
 # Chromium, for the test that opens `fdbu report`'s site in a real browser (skipped with a reason if it
 # cannot be installed)

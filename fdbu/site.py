@@ -18,6 +18,7 @@ import io
 import json
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from . import tasks
 from .errors import FdbuError
 from .metrics.stats import NOT_REACHED
 from .readers import parse_json
-from .cells import csv_text, md_text, record_text
+from .cells import csv_text, md_text, num, record_text
 from .settings import FORMATS, WIDTH
 
 PEAKS = 400  # waveform bins per drill-down: enough for a 1000 px wide plot, 400 bytes per sample
@@ -82,9 +83,11 @@ def leaderboard(systems, result: dict | None = None) -> list[dict]:
             for s in systems:
                 rec = s.unified["subsets"].get(subset, {}).get("metrics", {}).get(m.name)
                 cell = _cell(rec["value"], rec["interval"]) if rec else _cell(None, None)
+                cell["count"] = rec.get("count") if rec else None
                 pm = _pair_metrics(result, baseline, s.name, subset).get(m.name)
                 if pm is not None:
                     cell["decision"] = decision(pm)
+                    cell["paired"] = {"n": pm.get("n"), "difference": pm["difference"], "p": pm.get("p")}
                 cells.append(cell)
             rows.append({"metric": m.name, "label": m.label, "better": m.better, "kind": m.kind, "cells": cells})
         for row in rows:
@@ -111,6 +114,9 @@ def _mark(cell: dict) -> str:
 
 
 def to_markdown(board: list[dict], names: list[str]) -> str:
+    """One GitHub-flavoured table per subset. Every text is escaped (names, labels, the intervals' brackets, the
+    mark's `*`), so a renderer shows each cell as written; the best cells are bold around escaped text
+    (tests/test_paper_tables.py renders it with markdown-it-py, CommonMark with tables)."""
     lines = []
     for sub in board:
         lines += [f"### {md_text(sub['subset'])} ({md_text(sub['label'])})", "",
@@ -119,18 +125,18 @@ def to_markdown(board: list[dict], names: list[str]) -> str:
         for row in sub["rows"]:
             cells = []
             for i, c in enumerate(row["cells"]):
-                text = c["text"] + (f" {_mark(c)}" if _mark(c) else "")
+                text = md_text(c["text"] + (f" {_mark(c)}" if _mark(c) else ""))
                 cells.append(f"**{text}**" if i in row["best"] else text)
             lines.append(f"| {md_text(row['label'])} | {row['better']} | " + " | ".join(cells) + " |")
         lines.append("")
-    lines.append(_legend(board))
+    lines.append(md_text(_legend(board)))
     return "\n".join(lines) + "\n"
 
 
 def _legend(board: list[dict]) -> str:
     base = board[0]["baseline"] if board else ""
     return (f"Values with 95% intervals from each system's unified.json; bold: best of the row by the metric's "
-            f"direction; * fdbu compare marks the paired difference against {md_text(base)} (its Holm-adjusted p is below "
+            f"direction; * fdbu compare marks the paired difference against {base} (its Holm-adjusted p is below "
             "alpha), + better, - worse; n/r: not reached.")
 
 
@@ -147,36 +153,90 @@ def tex(text: str) -> str:
     return out.replace("\x00le", r"$\le$").replace("\x00ge", r"$\ge$")
 
 
+COLUMN_SYSTEMS = 3  # up to this many systems a subset's table fits one column of a two-column paper; more: table*
+LABEL_WIDTH = {1: "0.55", 2: "0.45", 3: "0.3"}  # the metric column's share of the line, by systems (else 0.2)
+
+
+def _tex_cell(c: dict, best: bool) -> str:
+    """A value over its interval (a nested tabular: a column three systems wide), bold when best, the mark
+    raised."""
+    value = tex(num(c["value"])) + (f"$^{{{_mark(c)}}}$" if _mark(c) else "")
+    if best:
+        value = r"\textbf{" + value + "}"
+    if c["interval"] is None:
+        return value
+    lo, hi = (tex(num(x)) for x in c["interval"])
+    return r"\begin{tabular}[t]{@{}r@{}}" + value + r"\\ {\scriptsize[" + lo + ", " + hi + r"]}\end{tabular}"
+
+
 def to_latex(board: list[dict], names: list[str]) -> str:
-    """One booktabs tabular per subset (needs \\usepackage{booktabs})."""
-    out = [f"% {_legend(board)}"]
+    """One table float per subset, captioned and labelled (tab:fdbu-<subset>), with booktabs rules (needs
+    \\usepackage{booktabs} only): a `table` that fits one column of a two-column paper for up to COLUMN_SYSTEMS
+    systems, a page-wide `table*` for more (tests/test_paper_tables.py compiles both with no overfull box)."""
+    env = "table" if len(names) <= COLUMN_SYSTEMS else "table*"
+    out = [f"% fdbu report: {_legend(board)}"]
     for sub in board:
-        out += [f"% {sub['subset']}", r"\begin{tabular}{l" + "r" * len(names) + "}", r"\toprule",
+        label = "tab:fdbu-" + re.sub(r"[^A-Za-z0-9]+", "-", sub["subset"])
+        out += [rf"\begin{{{env}}}[t]", r"\centering", r"\small" if env == "table" else r"\footnotesize",
+                r"\setlength{\tabcolsep}{3pt}",
+                rf"\caption{{{tex(sub['subset'])} ({tex(sub['label'])}): each value over its 95\% interval; bold: "
+                rf"best; $^*$: paired difference against {tex(sub['baseline'])} with Holm-adjusted $p$ below $\alpha$ "
+                r"(+ better, - worse); n/r: not reached.}", rf"\label{{{label}}}",
+                r"\begin{tabular}{@{}p{" + LABEL_WIDTH.get(len(names), "0.2") + r"\linewidth}" + "r" * len(names)
+                + "@{}}", r"\toprule",
                 "metric & " + " & ".join(tex(n) for n in names) + r" \\", r"\midrule"]
         for row in sub["rows"]:
-            cells = []
-            for i, c in enumerate(row["cells"]):
-                text = tex(c["text"]) + (f"$^{{{_mark(c)}}}$" if _mark(c) else "")
-                cells.append(r"\textbf{" + text + "}" if i in row["best"] else text)
             arrow = {"lower": r" ($\downarrow$)", "higher": r" ($\uparrow$)"}.get(row["better"], "")
-            out.append(tex(row["label"]) + arrow + " & " + " & ".join(cells) + r" \\")
-        out += [r"\bottomrule", r"\end{tabular}", ""]
+            cells = [_tex_cell(c, i in row["best"]) for i, c in enumerate(row["cells"])]
+            out.append(r"\raggedright " + tex(row["label"]) + arrow + " & " + " & ".join(cells) + r" \\")
+        out += [r"\bottomrule", r"\end{tabular}", rf"\end{{{env}}}", ""]
     return "\n".join(out)
 
 
+CSV_HEAD = ["subset", "metric", "kind", "better", "system", "baseline", "value", "value_not_reached", "lo",
+            "lo_not_reached", "hi", "hi_not_reached", "count", "best", "paired_n", "diff", "diff_lo", "diff_hi",
+            "diff_undefined", "p", "p_holm", "significant", "side"]
+
+
+def _extended(value, flag) -> float | str:
+    """A paired difference or interval end for the CSV: the number, inf or -inf for its flag (pandas reads both as
+    floats), empty for none."""
+    return {"+inf": "inf", "-inf": "-inf"}.get(flag or "", "" if value is None else value)
+
+
+def _csv_number(x) -> tuple:
+    """(number or empty, not reached) for a numeric CSV column and its flag."""
+    if x == NOT_REACHED:
+        return "", True
+    return ("" if x is None else x), False
+
+
 def to_csv(board: list[dict], names: list[str]) -> str:
+    """Tidy: a row per subset, metric and system; every numeric column numeric (empty for none, with a
+    `*_not_reached` flag beside the value and the interval's ends), the samples counted, and against the baseline
+    the paired n, the difference b - a with its interval (inf or -inf where only one median is reached;
+    `diff_undefined` where neither is, or no pair is), the raw and the Holm-adjusted p and the decision."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["subset", "metric", "better", "system", "value", "lo", "hi", "best", "significant", "side", "p_holm"])
+    w.writerow(CSV_HEAD)
     for sub in board:
         for row in sub["rows"]:
             for i, (name, c) in enumerate(zip(names, row["cells"])):
                 iv = c["interval"] or [None, None]
-                d = c.get("decision") or {}
-                w.writerow([sub["subset"], row["metric"], row["better"], csv_text(name),
-                            *("" if x is None else x for x in (c["value"], *iv)), i in row["best"],
-                            "" if not d else bool(d["mark"]), d.get("side") or "",
-                            "" if d.get("p_holm") is None else d["p_holm"]])
+                (v, v_nr), (lo, lo_nr), (hi, hi_nr) = (_csv_number(x) for x in (c["value"], *iv))
+                d, paired = c.get("decision") or {}, c.get("paired") or {}
+                diff = paired.get("difference") or {}
+                div, flags = diff.get("interval") or [None, None], diff.get("interval_flags") or [None, None]
+                w.writerow([sub["subset"], row["metric"], row["kind"], row["better"], csv_text(name),
+                            csv_text(sub["baseline"]), v, v_nr, lo, lo_nr, hi, hi_nr,
+                            "" if c.get("count") is None else c["count"], i in row["best"],
+                            "" if paired.get("n") is None else paired["n"],
+                            _extended(diff.get("value"), diff.get("value_flag")),
+                            *(_extended(x, f) for x, f in zip(div, flags)),
+                            "" if not diff else diff.get("value_flag") == "undefined",
+                            "" if paired.get("p") is None else paired["p"],
+                            "" if d.get("p_holm") is None else d["p_holm"],
+                            "" if not d else bool(d["mark"]), d.get("side") or ""])
     return buf.getvalue()
 
 

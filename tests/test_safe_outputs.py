@@ -97,7 +97,8 @@ def test_csv_cells_a_spreadsheet_would_evaluate_are_neutralised(reported):
         cells = [c for r in rows[1:] for c in r]
         risky = [c for c in cells if c.startswith(("=", "+", "@")) or (c.startswith("-") and not _number(c))]
         assert risky == []
-        assert {r[3] for r in rows[1:]} == {NAMES[0], "'" + NAMES[1]}
+        head = rows[0]
+        assert {r[head.index("system")] for r in rows[1:]} == {NAMES[0], "'" + NAMES[1]}
 
 
 def _number(text: str) -> bool:

@@ -11,6 +11,7 @@ import pytest
 
 from builders import fdbu_main, wav_bytes
 from fdbu import site, tasks
+from fdbu.cells import md_text
 from fdbu.comparison import compare, load
 from fdbu.metrics.stats import NOT_REACHED
 from report_trees import scored_pair
@@ -119,13 +120,15 @@ def test_exports_hold_the_leaderboard(systems, result):
                 got = next(r for r in rows if (r["subset"], r["metric"], r["system"]) ==
                            (b["subset"], row["metric"], names[k]))
                 value = cell["value"]
-                assert got["value"] == ("" if value is None else str(value))
+                assert got["value"] == ("" if value in (None, "not reached") else str(value))
+                assert got["value_not_reached"] == str(value == "not reached")
                 assert (got["best"] == "True") == (k in row["best"])
                 text = cell["text"]
-                assert (f"**{text}" in md) or (k not in row["best"])
-    # booktabs: one tabular per subset, every rule once; a row's only bare & are its column separators, and no
-    # bare underscore or percent sign is left (they are escaped)
-    assert tex.count(r"\begin{tabular}") == len(board) == tex.count(r"\bottomrule") == tex.count(r"\toprule")
+                assert (f"**{md_text(text)}" in md) or (k not in row["best"])
+    # booktabs: one table and tabular per subset (a value's interval under it in a nested one), every rule once; a
+    # row's only bare & are its column separators, and no bare underscore or percent sign is left (they are escaped)
+    assert tex.count(r"\begin{tabular}{@{}p{") == len(board) == tex.count(r"\bottomrule") == tex.count(r"\toprule")
+    assert tex.count(r"\begin{table}") == len(board) == tex.count(r"\caption{")
     lines = [line for line in tex.splitlines() if line.endswith(r"\\")]
     assert len(lines) == sum(len(b["rows"]) + 1 for b in board)
     assert all(len(re.findall(r"(?<!\\)&", line)) == len(names) for line in lines)

@@ -1,0 +1,144 @@
+"""What leaves `fdbu report` for a paper, tested as a reader meets it: leaderboard.md rendered by a CommonMark
+renderer with tables (markdown-it-py, GitHub's rules), leaderboard.tex compiled by LaTeX in a two-column and a
+one-column article with no overfull box, leaderboard.csv loaded by pandas with numeric columns."""
+import copy
+import html.parser
+import shutil
+import subprocess
+
+import pytest
+
+from builders import fdbu_main
+from fdbu import site
+from fdbu.comparison import compare, load
+from report_trees import scored_pair
+
+TRICKY = "a|b*c_d"  # a system name that once broke every Markdown table
+
+
+@pytest.fixture(scope="module")
+def board(vad, boot, tmp_path_factory):
+    """The leaderboard of two scored systems (the second named with Markdown's specials), as `fdbu report`
+    makes it, and the folder its files were written to."""
+    root = tmp_path_factory.mktemp("paper")
+    a, b = scored_pair(root, vad, boot, n=20)  # enough pairs for some of compare's marks
+    systems = [load(a, "mixed"), load(b, TRICKY)]
+    out = root / "report"
+    done = fdbu_main("report", f"trees=[{a},{b}]", f"names=[mixed,'{TRICKY}']", f"out={out}",
+                     "report.format=[md,tex,csv]")
+    assert done.returncode == 0, done.stderr
+    return site.leaderboard(systems, compare(systems)), ["mixed", TRICKY], out
+
+
+class _Cells(html.parser.HTMLParser):
+    """Each table's rows of (cell text, bold) from rendered HTML."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables, self._cell, self._bold = [], None, False
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self._cell, self._bold = "", False
+        elif tag == "strong" and self._cell is not None:
+            self._bold = True
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th"):
+            self.tables[-1][-1].append((self._cell, self._bold))
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell += data
+
+
+def test_the_markdown_renders_every_cell_as_written(board):
+    from markdown_it import MarkdownIt
+
+    rows, names, out = board
+    text = (out / "leaderboard.md").read_text()
+    assert text == site.to_markdown(rows, names)
+    parsed = _Cells()
+    parsed.feed(MarkdownIt("commonmark").enable("table").render(text))
+    assert len(parsed.tables) == len(rows)
+    marks = 0
+    for table, sub in zip(parsed.tables, rows):
+        assert table[0] == [("metric", False), ("better", False), ("mixed", False), (TRICKY, False)]
+        for got, row in zip(table[1:], sub["rows"]):
+            want = [(row["label"], False), (row["better"], False)]
+            for i, c in enumerate(row["cells"]):
+                mark = site._mark(c)
+                marks += bool(mark)
+                want.append((c["text"] + (f" {mark}" if mark else ""), i in row["best"]))
+            assert got == want
+    assert marks > 0  # a mark was rendered as written, inside a bold cell or not
+
+
+def _compile(tex_body: str, folder, options: str) -> str:
+    """The pdflatex log of an article with only booktabs, the tables \\input."""
+    (folder / "leaderboard.tex").write_text(tex_body)
+    (folder / "paper.tex").write_text(f"\\documentclass[{options}]{{article}}\n\\usepackage{{booktabs}}\n"
+                                      "\\begin{document}\n\\input{leaderboard}\n\\end{document}\n")
+    done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "paper.tex"], cwd=folder,
+                          capture_output=True, text=True, timeout=300)
+    log = (folder / "paper.log").read_text(errors="replace")
+    assert done.returncode == 0, log[-2000:]
+    return log
+
+
+def _more_systems(rows: list[dict], k: int) -> list[dict]:
+    """The board with k systems: the two real ones' cells repeated under new names."""
+    out = copy.deepcopy(rows)
+    for sub in out:
+        for row in sub["rows"]:
+            row["cells"] = [row["cells"][i % 2] for i in range(k)]
+    return out
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None,
+                    reason="pdflatex is not installed (Debian's texlive-latex-recommended; make system-tools)")
+@pytest.mark.parametrize("systems,options", [(2, "twocolumn"), (3, "twocolumn"), (5, "twocolumn"), (2, ""),
+                                             (5, "")])
+def test_the_latex_compiles_with_no_overfull_box(board, tmp_path, systems, options):
+    rows, names, out = board
+    if systems == 2:
+        body = (out / "leaderboard.tex").read_text()
+        assert body == site.to_latex(rows, names)
+    else:
+        body = site.to_latex(_more_systems(rows, systems), [f"system {k}" for k in range(systems)])
+    assert body.count("\\caption{") == len(rows) and body.count("\\label{tab:fdbu-") == len(rows)
+    assert ("\\begin{table*}" in body) == (systems > site.COLUMN_SYSTEMS)
+    log = _compile(body, tmp_path, options)
+    assert "Overfull \\hbox" not in log, [line for line in log.splitlines() if "Overfull" in line]
+    assert "Float too large" not in log  # every table fits the page, too
+
+
+def test_the_csv_loads_with_numeric_columns(board):
+    import pandas as pd
+
+    rows, names, out = board
+    frame = pd.read_csv(out / "leaderboard.csv")
+    for col in ("value", "lo", "hi", "count", "paired_n", "diff", "diff_lo", "diff_hi", "p", "p_holm"):
+        assert frame[col].dtype.kind == "f", (col, frame[col].dtype)
+    for col in ("value_not_reached", "lo_not_reached", "hi_not_reached", "best"):
+        assert frame[col].dtype == bool, col
+    assert frame["diff"].abs().max() > 0 or frame["diff"].isna().all()
+    assert set(frame["system"]) == set(names) and set(frame["baseline"]) == {"mixed"}
+    # one row per subset, metric and system; every value of the board, a not reached one as its flag
+    cells = [(sub["subset"], row["metric"], name, c) for sub in rows for row in sub["rows"]
+             for name, c in zip(names, row["cells"])]
+    assert len(frame) == len(cells)
+    for (subset, metric, name, c), (_, r) in zip(cells, frame.iterrows()):
+        assert (r["subset"], r["metric"], r["system"]) == (subset, metric, name)
+        if c["value"] == "not reached":
+            assert r["value_not_reached"] and pd.isna(r["value"])
+        elif c["value"] is not None:
+            assert r["value"] == pytest.approx(c["value"], rel=1e-12) and not r["value_not_reached"]
+    paired = frame[frame["system"] == TRICKY]
+    assert paired["paired_n"].notna().any() and paired["p"].notna().any()
+    assert frame[frame["system"] == "mixed"]["paired_n"].isna().all()  # the baseline is not paired with itself
