@@ -87,7 +87,9 @@ def leaderboard(systems, result: dict | None = None) -> list[dict]:
                 pm = _pair_metrics(result, baseline, s.name, subset).get(m.name)
                 if pm is not None:
                     cell["decision"] = decision(pm)
-                    cell["paired"] = {"n": pm.get("n"), "difference": pm["difference"], "p": pm.get("p")}
+                    d = pm["difference"]  # only the keys comparison.read_result checks (a given compare.json)
+                    cell["paired"] = {"n": pm.get("n"), "p": pm.get("p"), "difference": {
+                        k: d.get(k) for k in ("value", "value_flag", "interval", "interval_flags")}}
                 cells.append(cell)
             rows.append({"metric": m.name, "label": m.label, "better": m.better, "kind": m.kind, "cells": cells})
         for row in rows:

@@ -160,3 +160,14 @@ def test_the_forest_draws_every_value_the_reader_accepts(case):
     lines[2].update(p=0.0, p_holm=None, marker=False)
     read = read_result(json.loads(json.dumps(doc)), systems, "given")
     assert compare_forest(read, width="column")["png"][:4] == b"\x89PNG"
+
+
+def test_a_key_the_reader_does_not_check_never_reaches_the_page(case, tmp_path):
+    """The page carries a line's paired n, difference and p, only the keys read_result checks: an infinite
+    excludes_zero (unchecked, unused) once made index.html's JSON fail (found by the fuzz test above)."""
+    _, _, systems, result = case
+    doc = copy.deepcopy(result)
+    at(doc, marked_line(doc))["difference"]["excludes_zero"] = math.inf
+    read = read_result(json.loads(json.dumps(doc, allow_nan=True)), systems, "given")
+    built = site.files(systems, read, tmp_path, formats=("html",))
+    assert b'"paired":{"n":' in built["index.html"]  # built: its data is strict JSON (no infinity allowed)
