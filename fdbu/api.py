@@ -40,9 +40,10 @@ def _typed(rows: list[dict], schema: dict[str, str]):
             data[col] = pd.Series([nan if v is None or v == NOT_REACHED else float(v) for v in vals], dtype="float64")
             data[f"{col}_not_reached"] = pd.Series([v == NOT_REACHED for v in vals], dtype="boolean")
         elif kind == "inf":
-            flags: list[Any] = [r.get(f"{col}_flag") for r in rows]  # "+inf", "-inf" or None
-            data[col] = pd.Series([{"+inf": float("inf"), "-inf": float("-inf")}.get(f, nan if v is None else float(v))
-                                   for v, f in zip(vals, flags)], dtype="float64")
+            from .metrics.paired import signed
+
+            flags: list[Any] = [r.get(f"{col}_flag") for r in rows]  # "+inf", "-inf", "undefined" or None
+            data[col] = pd.Series([nan if x is None else float(x) for x in map(signed, vals, flags)], dtype="float64")
         elif kind == "float":
             data[col] = pd.Series([nan if v is None else float(v) for v in vals], dtype="float64")
         elif kind == "int":

@@ -25,6 +25,11 @@ def record_text(value, interval) -> str:
     return num(value) + ("" if interval is None else f" [{num(interval[0])}, {num(interval[1])}]")
 
 
+def split_reached(x) -> tuple:
+    """A record's number for a CSV: (number or None, not reached)."""
+    return (None, True) if x == NOT_REACHED else (x, False)
+
+
 # Text that leaves fdbu in a table is made inert for the tools people open it with (issue 38): a Markdown
 # renderer that passes HTML through, a spreadsheet that evaluates formulas.
 MD_ESCAPE = {"\\": "\\\\", "|": "\\|", "<": "&lt;", ">": "&gt;", "&": "&amp;", "*": "\\*", "_": "\\_",

@@ -184,7 +184,7 @@ def _calibrate(cfg) -> None:
     show("\n".join(ran.lines))
 
 
-def console(command: str):
+def console_of(command: str):
     """What runs `command` and prints: its registered console, or (a command that registers none, as asr and vad)
     its lines."""
     c = registry.COMMANDS[command]
@@ -711,7 +711,7 @@ def app_of(command: str):
     import hydra
 
     return hydra.main(version_base="1.3", config_path="pkg://fdbu.conf", config_name=command)(
-        _task(console(command), command))
+        _task(console_of(command), command))
 
 
 def _scratch_sweep_dir(rest: list[str]) -> str | None:

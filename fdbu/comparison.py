@@ -31,10 +31,10 @@ from .errors import FdbuError
 from .settings import MAX_INT, WIDTH
 from .metrics.paired import (ALPHA, MIN_BOOTSTRAP_PAIRS, PLUS_INF, UNDEFINED, min_discordant, difference,
                              holm, too_few)
-from .metrics.stats import NOT_REACHED, Bootstrap
+from .metrics.stats import Bootstrap
 from .metrics.table import SHARE, aggregate
 from .outputs import Outputs
-from .cells import csv_text, fmt, record_text
+from .cells import csv_text, fmt, record_text, split_reached
 from .unified import ROWS_SHA256, SAMPLES, UNIFIED
 
 # what may differ between the signatures of compared trees: the inputs, and fdbu's version (the
@@ -496,11 +496,6 @@ def outputs(out: Path, plot: bool = True) -> Outputs:
     return Outputs(out, "compare", names(plot), head="compare.json")
 
 
-def _split(x) -> tuple[float | None, bool]:
-    """A record's number for the CSV: (number or None, not reached)."""
-    return (None, True) if x == NOT_REACHED else (x, False)
-
-
 CSV_HEAD = ["a", "b", "subset", "metric", "kind", "better", "headline", "over", "n",
             "a_value", "a_lo", "a_hi", "b_value", "b_lo", "b_hi", "diff", "diff_lo", "diff_hi", "excludes_zero",
             "resamples_kept", "test", "p", "p_holm", "marker", "family", "reason", "discordant_a_only",
@@ -528,7 +523,7 @@ def csv_rows(result: dict) -> list[dict]:
                     rec = m[side]
                     iv = rec["interval"] or [None, None]
                     for part, x in zip(("value", "lo", "hi"), (rec["value"], iv[0], iv[1])):
-                        row[f"{side}_{part}"], flags[f"{side}_{part}_not_reached"] = _split(x)
+                        row[f"{side}_{part}"], flags[f"{side}_{part}_not_reached"] = split_reached(x)
                 d = m["difference"]
                 iv, ivf = d["interval"] or [None, None], d["interval_flags"] or [None, None]
                 row.update({"diff": d["value"], "diff_lo": iv[0], "diff_hi": iv[1], "excludes_zero": d["excludes_zero"],
@@ -596,26 +591,22 @@ def curves(systems: list[System], result: dict) -> list[dict]:
     """Response-latency curves F(t) of every system per subset, over the samples common to all systems (eligible
     in all; for interruption exercised in all), with pointwise bootstrap bands."""
     from .metrics.paired import cdf_band
+    from .plot import latency_values
 
     boot = _bootstrap(result)
     out = []
     for subset in tasks.scored():
-        module = tasks.subset(subset).task.metric_module
-        name = tasks.subset(subset).task.latency
-        metric = next((m for m in module.METRICS if m.name == name), None)
-        if metric is None or any(subset not in s.rows for s in systems):
+        task = tasks.subset(subset).task
+        if task.latency is None or any(subset not in s.rows for s in systems):
             continue
         by_id = [{r["sample_id"]: r for r in s.rows[subset]} for s in systems]
         ids = [i for i in by_id[0] if all(i in rows and rows[i]["eligible"] for rows in by_id)]
-        comps = [components(s, subset, [rows[i] for i in ids]) for s, rows in zip(systems, by_id)]
-        mask = np.ones(len(ids), bool)
-        for c in comps:
-            mask &= module.populations(c)[metric.over]
+        metric, values = latency_values(task, [components(s, subset, [rows[i] for i in ids])
+                                               for s, rows in zip(systems, by_id)])
         horizon = [s.unified["subsets"][subset].get("min_observable_s") for s in systems]
-        out.append({"subset": subset, "label": tasks.subset(subset).task.label, "over": metric.over,
+        out.append({"subset": subset, "label": task.label, "over": metric.over,
                     "horizon_s": min((h for h in horizon if isinstance(h, (int, float))), default=None),
-                    "systems": [{"name": s.name, **cdf_band(np.asarray(metric.values(c))[mask], boot)}
-                                for s, c in zip(systems, comps)]})
+                    "systems": [{"name": s.name, **cdf_band(v, boot)} for s, v in zip(systems, values)]})
     return out
 
 

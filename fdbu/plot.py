@@ -74,6 +74,16 @@ def _wrap(text: str, width: str, share: float = 1.0) -> str:
     return "\n".join(textwrap.fill(line, chars) for line in text.split("\n"))
 
 
+def latency_values(task, comps: list) -> tuple[Any, list[np.ndarray]]:
+    """The task's latency metric (`Task.latency`) and each system's values (int64 microseconds, INF for never) over
+    the samples its population (`over`) keeps in every system: what a latency curve draws, for score's one system
+    and compare's several."""
+    module = task.metric_module
+    metric = next(m for m in module.METRICS if m.name == task.latency)
+    mask = np.logical_and.reduce([module.populations(c)[metric.over] for c in comps])
+    return metric, [np.asarray(metric.values(c), np.int64)[mask] for c in comps]
+
+
 def score_curves(rows: list[dict], name: str, unified: dict | None = None) -> list[dict]:
     """One system's F(t) per subset whose task names a latency metric (`Task.latency`), over that metric's samples,
     with its pointwise bootstrap band (unified.json's draw; the spec's without one)."""
@@ -89,15 +99,11 @@ def score_curves(rows: list[dict], name: str, unified: dict | None = None) -> li
         eligible = [r for r in rows if r["subset"] == subset and r["eligible"]]
         if task.latency is None or not task.scored or not eligible:
             continue
-        module = task.metric_module
-        metric = next(m for m in module.METRICS if m.name == task.latency)
-        c = module.from_rows(eligible)
-        mask = module.populations(c)[metric.over]
-        if not mask.any():
+        metric, (lat,) = latency_values(task, [task.metric_module.from_rows(eligible)])
+        if not len(lat):
             continue
-        lat = np.asarray(metric.values(c), np.int64)[mask]
         horizon = ((unified or {}).get("subsets", {}).get(subset) or {}).get("min_observable_s")
-        out.append({"subset": subset, "label": task.label, "reference": task.reference, "over": metric.over,
+        out.append({"subset": subset, "label": task.label, "over": metric.over,
                     "horizon_s": horizon if isinstance(horizon, (int, float)) else None,
                     "systems": [{"name": name, **cdf_band(lat, boot)}]})
     return out

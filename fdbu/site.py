@@ -28,7 +28,8 @@ from . import tasks
 from .errors import FdbuError
 from .metrics.stats import NOT_REACHED
 from .readers import parse_json
-from .cells import csv_text, md_text, num, record_text
+from .cells import csv_text, md_text, num, record_text, split_reached
+from .metrics.paired import UNDEFINED, signed
 from .settings import FORMATS, WIDTH
 
 PEAKS = 400  # waveform bins per drill-down: enough for a 1000 px wide plot, 400 bytes per sample
@@ -200,19 +201,6 @@ CSV_HEAD = ["subset", "metric", "kind", "better", "system", "baseline", "value",
             "diff_undefined", "p", "p_holm", "significant", "side"]
 
 
-def _extended(value, flag) -> float | str:
-    """A paired difference or interval end for the CSV: the number, inf or -inf for its flag (pandas reads both as
-    floats), empty for none."""
-    return {"+inf": "inf", "-inf": "-inf"}.get(flag or "", "" if value is None else value)
-
-
-def _csv_number(x) -> tuple:
-    """(number or empty, not reached) for a numeric CSV column and its flag."""
-    if x == NOT_REACHED:
-        return "", True
-    return ("" if x is None else x), False
-
-
 def to_csv(board: list[dict], names: list[str]) -> str:
     """Tidy: a row per subset, metric and system; every numeric column numeric (empty for none, with a
     `*_not_reached` flag beside the value and the interval's ends), the samples counted, and against the baseline
@@ -225,20 +213,17 @@ def to_csv(board: list[dict], names: list[str]) -> str:
         for row in sub["rows"]:
             for i, (name, c) in enumerate(zip(names, row["cells"])):
                 iv = c["interval"] or [None, None]
-                (v, v_nr), (lo, lo_nr), (hi, hi_nr) = (_csv_number(x) for x in (c["value"], *iv))
+                (v, v_nr), (lo, lo_nr), (hi, hi_nr) = (split_reached(x) for x in (c["value"], *iv))
                 d, paired = c.get("decision") or {}, c.get("paired") or {}
                 diff = paired.get("difference") or {}
                 div, flags = diff.get("interval") or [None, None], diff.get("interval_flags") or [None, None]
-                w.writerow([sub["subset"], row["metric"], row["kind"], row["better"], csv_text(name),
-                            csv_text(sub["baseline"]), v, v_nr, lo, lo_nr, hi, hi_nr,
-                            "" if c.get("count") is None else c["count"], i in row["best"],
-                            "" if paired.get("n") is None else paired["n"],
-                            _extended(diff.get("value"), diff.get("value_flag")),
-                            *(_extended(x, f) for x, f in zip(div, flags)),
-                            "" if not diff else diff.get("value_flag") == "undefined",
-                            "" if paired.get("p") is None else paired["p"],
-                            "" if d.get("p_holm") is None else d["p_holm"],
-                            "" if not d else bool(d["mark"]), d.get("side") or ""])
+                cells = [sub["subset"], row["metric"], row["kind"], row["better"], csv_text(name),
+                         csv_text(sub["baseline"]), v, v_nr, lo, lo_nr, hi, hi_nr, c.get("count"), i in row["best"],
+                         paired.get("n"), signed(diff.get("value"), diff.get("value_flag")),
+                         *(signed(x, f) for x, f in zip(div, flags)),
+                         diff.get("value_flag") == UNDEFINED if diff else None, paired.get("p"), d.get("p_holm"),
+                         bool(d["mark"]) if d else None, d.get("side")]
+                w.writerow(["" if x is None else x for x in cells])  # csv writes inf and -inf, floats to pandas
     return buf.getvalue()
 
 

@@ -149,7 +149,7 @@ def register(new: Subset) -> None:
     TASKS.setdefault(new.task.name, new.task)
 
 
-PARTS = ("METRICS", "INPUTS", "ROW", "components", "rows", "from_rows", "populations", "aggregate", "explain", "marks")
+PARTS = tuple(n for n in vars(MetricModule) if not n.startswith("_"))  # the protocol's members
 
 
 def check(task: Task) -> None:

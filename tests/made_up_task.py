@@ -12,7 +12,8 @@ import numpy as np
 from fdbu import tasks
 from fdbu.errors import FdbuError
 from fdbu.kernels import INF
-from fdbu.metrics.base import s3, time_marks
+from fdbu.cells import fmt
+from fdbu.metrics.base import time_marks
 from fdbu.metrics.stats import Bootstrap
 from fdbu.metrics.table import LATENCY, SHARE, Metric, aggregate as aggregate_table
 from fdbu.readers import parse_json
@@ -88,8 +89,8 @@ def aggregate(c: Components, *, selected: int, ineligible: int, boot: Bootstrap)
 
 def explain(row: dict, words: list) -> tuple[str, str]:
     if row["outcome"] == "reply":
-        return "reply", f"reply: the first word after the cue C = {s3(row['cue_s'])} s, latency {s3(row['latency_s'])} s"
-    return "silence", f"silence: no word starts from the cue C = {s3(row['cue_s'])} s to T = {s3(row['T_s'])} s"
+        return "reply", f"reply: the first word after the cue C = {fmt(row['cue_s'])} s, latency {fmt(row['latency_s'])} s"
+    return "silence", f"silence: no word starts from the cue C = {fmt(row['cue_s'])} s to T = {fmt(row['T_s'])} s"
 
 
 def marks(row: dict, read) -> dict:

@@ -53,12 +53,15 @@ def test_sweep(synth_tree, tmp_path):
     assert contents(tmp_path / "out") == contents(tmp_path / "clean")
 
 
-def test_export(synth_tree, tmp_path):
+@pytest.mark.parametrize("point", ["export:sample:5", "export:complete"])
+def test_export(synth_tree, tmp_path, point):
+    """export's tree is built beside out= and renamed into place: stopped midway or once whole (before the rename),
+    nothing is at out=, and the next run removes the leftover and writes the same tree."""
     from builders import release_dataset
 
     data = release_dataset(synth_tree, tmp_path / "data")
     assert run("export", f"dataset={data}", f"out={tmp_path / 'clean'}", "progress=false").returncode == 0
-    killed = run("export", f"dataset={data}", f"out={tmp_path / 'tree'}", "progress=false", kill_at="export:sample:5")
+    killed = run("export", f"dataset={data}", f"out={tmp_path / 'tree'}", "progress=false", kill_at=point)
     assert killed.returncode == -9 and not (tmp_path / "tree").exists()
     assert len(list(tmp_path.glob(".tree.*"))) == 1  # what the killed run left
     again = run("export", f"dataset={data}", f"out={tmp_path / 'tree'}", "progress=false")
@@ -97,8 +100,9 @@ def _scored(synth_tree: Path, folder: Path) -> tuple[Path, Path]:
     return pair[0], pair[1]
 
 
-def _runs(command: str, synth_tree: Path, work: Path) -> tuple[list[str], Path]:
-    """The command line of `command` writing into a fresh folder under `work`, and that folder."""
+def _runs(command: str, synth_tree: Path, work: Path, pair: tuple[Path, Path]) -> tuple[list[str], Path]:
+    """The command line of `command` writing into a fresh folder under `work`, and that folder (compare and
+    report read the scored `pair`)."""
     if command in ("score", "evaluate"):  # they write into the tree
         tree = work / "tree"
         shutil.copytree(synth_tree, tree)
@@ -107,7 +111,7 @@ def _runs(command: str, synth_tree: Path, work: Path) -> tuple[list[str], Path]:
     if command == "sweep":
         return [f"tree={synth_tree}", f"out={out}", "sweep.thresholds=[0.4,0.5]", "sweep.min_silence_ms=[100]",
                 "progress=false", "plot=true"], out
-    a, b = _scored(synth_tree, work)
+    a, b = pair
     return [f"trees=[{a},{b}]", "names=[a,b]", f"out={out}", "plot=true", "progress=false"], out
 
 
@@ -119,10 +123,11 @@ def test_every_command_stopped_after_its_commit_is_finished_by_the_next_run(synt
 
     writers = [c.name for c in COMMANDS.values() if c.writes]
     assert writers == ["score", "sweep", "compare", "report", "evaluate"]
+    pair = _scored(synth_tree, tmp_path)  # read only: scored once for compare and report
     for command in writers:
-        args, clean = _runs(command, synth_tree, tmp_path / command / "clean")
+        args, clean = _runs(command, synth_tree, tmp_path / command / "clean", pair)
         assert run(command, *args).returncode == 0
-        args, folder = _runs(command, synth_tree, tmp_path / command / "stopped")
+        args, folder = _runs(command, synth_tree, tmp_path / command / "stopped", pair)
         killed = run(command, *args, kill_at=f"{command}:moved:0")
         assert killed.returncode == -9, (command, killed.stderr)
         assert list(folder.glob(".fdbu-staging-*/COMMIT")), command  # stopped after its commit
@@ -130,20 +135,6 @@ def test_every_command_stopped_after_its_commit_is_finished_by_the_next_run(synt
         assert again.returncode == 0, (command, again.stderr)
         assert "finished moving in" in again.stdout, (command, again.stdout)
         assert contents(folder) == contents(clean), command
-
-
-def test_export_stopped_when_its_tree_is_complete(synth_tree, tmp_path):
-    """export's tree is built beside out= and renamed into place: stopped just before the rename, nothing is at
-    out=, and the next run removes the leftover and writes the same tree."""
-    from builders import release_dataset
-
-    data = release_dataset(synth_tree, tmp_path / "data")
-    assert run("export", f"dataset={data}", f"out={tmp_path / 'clean'}", "progress=false").returncode == 0
-    killed = run("export", f"dataset={data}", f"out={tmp_path / 'tree'}", "progress=false", kill_at="export:complete")
-    assert killed.returncode == -9 and not (tmp_path / "tree").exists()
-    again = run("export", f"dataset={data}", f"out={tmp_path / 'tree'}", "progress=false")
-    assert again.returncode == 0 and "removed .tree." in again.stderr, again.stderr
-    assert contents(tmp_path / "tree") == contents(tmp_path / "clean") and not list(tmp_path.glob(".tree.*"))
 
 
 class _Checkpoint:

@@ -45,11 +45,7 @@ class MetricModule(Protocol):
     def marks(self, row: dict, read: Callable[[str], bytes | None]) -> dict: ...
 
 
-def s3(x: float) -> str:
-    """A time as the drill-down's rule texts print it (seconds, three decimals)."""
-    return f"{x:.3f}"
-
-
-def time_marks(row: dict) -> dict:
-    """The drill-down's marks every task shares: E, S and R where the row has them."""
+def time_marks(row: dict, read: Callable[[str], bytes | None] | None = None) -> dict:
+    """The drill-down's marks every task shares: E, S and R where the row has them (a task's `marks` when it has
+    no others)."""
     return {key[0]: row[key] for key in ("E_s", "S_s", "R_s") if row.get(key) is not None}

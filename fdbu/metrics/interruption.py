@@ -15,7 +15,8 @@ import numpy as np
 from ..kernels import INF, NO_RESPONSE, NOT_EXERCISED, RESPONSE, SPEAKING_AT_END, InterruptionOutcomes, \
     interruption_outcomes
 from ..timebase import seconds, to_us
-from .base import s3, time_marks
+from ..cells import fmt
+from .base import time_marks
 from .flat import column, flatten
 from .stats import Bootstrap
 from .table import LATENCY, POOLED_RATIO, SHARE, Metric, aggregate as aggregate_table
@@ -152,22 +153,21 @@ def explain(row: dict, words: list) -> tuple[str, str]:
     if out == "not_exercised":
         end, start = _segments_around(segs, S)
         near = ("no speech segment at all" if not segs else
-                f"nearest segments end {'(none before)' if end is None else s3(end)} and start "
-                f"{'(none after)' if start is None else s3(start)}")
-        return out, f"not exercised: no speech segment covers S = {s3(S)} s; {near}"
+                f"nearest segments end {'(none before)' if end is None else fmt(end)} and start "
+                f"{'(none after)' if start is None else fmt(start)}")
+        return out, f"not exercised: no speech segment covers S = {fmt(S)} s; {near}"
     a, b = _covering(segs, S) or (None, None)
-    at_s = f"speech at S = {s3(S)} s (segment {s3(a)}-{s3(cast(float, b))} s covers it)" if a is not None else \
-        f"speech at S = {s3(S)} s"
+    at_s = f"speech at S = {fmt(S)} s (segment {fmt(a)}-{fmt(cast(float, b))} s covers it)" if a is not None else \
+        f"speech at S = {fmt(S)} s"
     if out == "speaking_at_end":
         c = _covering(segs, R, strict_start=True)
-        where = f"segment {s3(c[0])}-{s3(c[1])} s" if c else "a segment"
-        return out, f"speaking at end: {at_s}, and {where} is still going at R = {s3(R)} s"
+        where = f"segment {fmt(c[0])}-{fmt(c[1])} s" if c else "a segment"
+        return out, f"speaking at end: {at_s}, and {where} is still going at R = {fmt(R)} s"
     if out == "response":
         first = min((s for s in starts if s >= R), default=R + row["latency_s"])
-        return out, (f"response: {at_s}, no segment runs over R = {s3(R)} s; the first word from R on starts at "
-                     f"{s3(first)} s, latency {s3(row['latency_s'])} s")
-    return out, f"no response: {at_s}, no segment runs over R = {s3(R)} s, and no word starts from R to T = {s3(row['T_s'])} s"
+        return out, (f"response: {at_s}, no segment runs over R = {fmt(R)} s; the first word from R on starts at "
+                     f"{fmt(first)} s, latency {fmt(row['latency_s'])} s")
+    return out, f"no response: {at_s}, no segment runs over R = {fmt(R)} s, and no word starts from R to T = {fmt(row['T_s'])} s"
 
 
-def marks(row: dict, read) -> dict:
-    return time_marks(row)
+marks = time_marks  # E, S and R: nothing of its own

@@ -131,7 +131,8 @@ def _extended(x: int | float, latency: bool) -> tuple[float | None, str | None]:
     return float(x), None
 
 
-def _signed(value: float | None, flag: str | None) -> float | None:
+def signed(value: float | None, flag: str | None) -> float | None:
+    """A difference or interval end with its flag as a float: +inf, -inf, else the value (None for none)."""
     return math.inf if flag == PLUS_INF else -math.inf if flag == MINUS_INF else value
 
 
@@ -224,8 +225,8 @@ def paired_line(kind: str, a, b, n: int, boot: Bootstrap, alpha: float = ALPHA) 
         elif 2 / (len(kept) + 1) >= alpha:
             test["reason"] = f"{TOO_FEW} resamples: {len(kept)} kept cannot give p < {alpha:g}"
     if out["interval"] is not None:
-        # an interval end is None only beside its +-inf flag, so _signed gives a float
-        lo, hi = (cast(float, _signed(x, f)) for x, f in zip(out["interval"], out["interval_flags"]))
+        # an interval end is None only beside its +-inf flag, so signed gives a float
+        lo, hi = (cast(float, signed(x, f)) for x, f in zip(out["interval"], out["interval_flags"]))
         out["excludes_zero"] = bool(lo > 0 or hi < 0)
     return {"difference": out, **test}
 

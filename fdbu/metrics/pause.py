@@ -11,7 +11,8 @@ import numpy as np
 from ..kernels import PauseComponents, pause_components
 from ..readers import parse_json
 from ..timebase import seconds, to_us
-from .base import s3, time_marks
+from ..cells import fmt
+from .base import time_marks
 from .flat import column, flatten
 from .stats import Bootstrap
 from .table import POOLED_RATIO, SHARE, Metric, aggregate as aggregate_table
@@ -95,8 +96,8 @@ def explain(row: dict, words: list) -> tuple[str, str]:
     p = row["first_pause_s"]
     if row["pause_intrusion"]:
         return "intrusion", (f"intrusion: {row['intrusion_words']} word(s) start at or after the first pause "
-                             f"start {s3(p)} s; {row['intruded_pauses']} of {row['pauses']} pauses intruded")
-    return "no intrusion", f"no intrusion: no word starts at or after the first pause start {s3(p)} s"
+                             f"start {fmt(p)} s; {row['intruded_pauses']} of {row['pauses']} pauses intruded")
+    return "no intrusion", f"no intrusion: no word starts at or after the first pause start {fmt(p)} s"
 
 
 def marks(row: dict, read) -> dict:

@@ -12,7 +12,8 @@ import numpy as np
 
 from ..kernels import EARLY_START, INF, NO_RESPONSE, RESPONSE, turn_taking_outcomes
 from ..timebase import US_PER_S, seconds, to_us
-from .base import s3, time_marks
+from ..cells import fmt
+from .base import time_marks
 from .flat import column, flatten
 from .stats import Bootstrap
 from .table import LATENCY, SHARE, Metric, aggregate as aggregate_table
@@ -110,12 +111,11 @@ def explain(row: dict, words: list) -> tuple[str, str]:
     if out == "early_start":
         # an early start has a word before E, so the default is not taken
         early = cast(float, min((s for s in starts if s < E), default=row.get("first_word_s")))
-        return out, f"early start: a word starts at {s3(early)} s, before the turn end E = {s3(E)} s"
+        return out, f"early start: a word starts at {fmt(early)} s, before the turn end E = {fmt(E)} s"
     if out == "response":
-        return out, (f"response: no word before E = {s3(E)} s; the first word starts at "
-                     f"{s3(row['first_word_s'])} s, latency {s3(row['latency_s'])} s")
-    return out, f"no response: no word starts in the window (E = {s3(E)} s to T = {s3(row['T_s'])} s)"
+        return out, (f"response: no word before E = {fmt(E)} s; the first word starts at "
+                     f"{fmt(row['first_word_s'])} s, latency {fmt(row['latency_s'])} s")
+    return out, f"no response: no word starts in the window (E = {fmt(E)} s to T = {fmt(row['T_s'])} s)"
 
 
-def marks(row: dict, read) -> dict:
-    return time_marks(row)
+marks = time_marks  # E, S and R: nothing of its own

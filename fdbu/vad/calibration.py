@@ -220,11 +220,6 @@ def lock_path(folder: Path, ident: dict) -> Path:
     return Path(folder) / f"{_key(ident)}.lock"
 
 
-def say(text: str) -> None:
-    """A note (`fdbu.log`): the CLI shows it on its own line of stderr, above any progress bar."""
-    note(text)
-
-
 @contextlib.contextmanager
 def one_at_a_time(folder: Path, ident: dict):
     """Processes sharing a cache (shards started together) calibrate a device once: the first takes this
@@ -241,7 +236,7 @@ def one_at_a_time(folder: Path, ident: dict):
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            say(f"fdbu: waiting for another process calibrating {devices.describe(ident['device'])} in this cache "
+            note(f"fdbu: waiting for another process calibrating {devices.describe(ident['device'])} in this cache "
                 f"(lock {path})")
             fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -259,7 +254,7 @@ def calibration(folder: Path, silero, batched, device: str, threads: int, *, for
         with one_at_a_time(folder, ident):
             cal = None if force else load(folder, ident)  # made by the process this one waited for
             if cal is None:
-                say(f"fdbu: calibrating the batched backend on this device ({devices.describe(ident['device'])}), "
+                note(f"fdbu: calibrating the batched backend on this device ({devices.describe(ident['device'])}), "
                     f"once per device and cache: both paths over {CORPUS_FILES} files, "
                     f"{sum(corpus_lengths()) / SR:.0f} s of audio")
                 cal = measure(silero, batched, ident, folder, progress)
