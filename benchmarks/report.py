@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from fdbu.comparison import compare, load
+from fdbu.pairwise import compare, load
 from fdbu.metrics.stats import Bootstrap
 from fdbu.pipeline import score_path
 from fdbu.unified import write

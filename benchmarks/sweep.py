@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from fdbu.metrics.stats import Bootstrap
 from fdbu.pipeline import score_path
-from fdbu.sensitivity import grid, sweep
+from fdbu.sweep_grid import grid, sweep
 from fdbu.vad import SpeechDetector
 
 from .common import Timer, captures, machine, parse

@@ -73,7 +73,7 @@ METRICS_SCHEMA = {"system": "text", "subset": "text", "task": "text", "metric": 
 
 def sweep_schema(result: dict) -> dict[str, str]:
     """sweep.csv's columns: a latency metric's value, interval and p90 can be not reached (a flag each)."""
-    from .sensitivity import COUNTS
+    from .sweep_grid import COUNTS
     from .tasks import SUBSETS
 
     metrics = SUBSETS[result["trees"][0]["subset"]].task.metric_module.METRICS
@@ -88,7 +88,7 @@ def sweep_schema(result: dict) -> dict[str, str]:
 def compare_schema() -> dict[str, str]:
     """compare.csv's columns: values with their not-reached flags, the difference with +-inf kept (and its
     flags as text), tests, Holm and the marker, the contexts and pairing tables."""
-    from .comparison import CSV_HEAD, _population_names
+    from .pairwise import CSV_HEAD, _population_names
 
     kinds = {"n": "int", "headline": "bool", "excludes_zero": "bool", "marker": "bool", "diff": "inf",
              "diff_lo": "inf", "diff_hi": "inf", "p": "float", "p_holm": "float", "sign_p": "float",
@@ -146,7 +146,7 @@ class SweepResult:
 
     def to_pandas(self):
         """One row per tree and grid point (the columns of sweep.csv, numeric columns numeric)."""
-        from .sensitivity import csv_rows
+        from .sweep_grid import csv_rows
 
         return _typed(csv_rows(self.sweep), sweep_schema(self.sweep))
 
@@ -159,13 +159,13 @@ class CompareResult:
 
     def to_pandas(self):
         """One row per pair, subset and metric (the columns of compare.csv; "not reached" is NaN with a flag)."""
-        from .comparison import csv_rows
+        from .pairwise import csv_rows
 
         return _typed(csv_rows(self.compare), compare_schema())
 
     def leaderboard(self) -> str:
         """The console leaderboard `fdbu compare` prints."""
-        from .comparison import leaderboard
+        from .pairwise import leaderboard
 
         return leaderboard(self.compare)
 
@@ -231,7 +231,7 @@ def score(tree=None, *, write: bool = False, **settings) -> Result:
     _required("score", "tree", tree, settings)
     _flags(write=write)
     cfg = config.build("score", {"tree": _paths(tree, "tree", False), "progress": False, **settings})
-    scored = commands.score(cfg, write=write).value
+    scored = commands.score.run(cfg, write=write).value
     return Result(scored.unified, scored.rows, Path(cfg.tree).resolve().name)
 
 
@@ -250,7 +250,7 @@ def sweep(tree=None, *, write: bool = False, **settings) -> SweepResult:
     _required("sweep", "tree", tree, settings)
     _flags(write=write)
     cfg = config.build("sweep", {"tree": _paths(tree, "tree", True), "progress": False, **settings})
-    return SweepResult(commands.sweep(cfg, write=write).value)
+    return SweepResult(commands.sweep.run(cfg, write=write).value)
 
 
 def compare(trees=None, *, write: bool = False, **settings) -> CompareResult:
@@ -274,7 +274,7 @@ def compare(trees=None, *, write: bool = False, **settings) -> CompareResult:
         from .errors import FdbuError
 
         raise FdbuError("config", None, "write=True needs out=DIR")
-    return CompareResult(commands.compare(cfg, write=write).value)
+    return CompareResult(commands.compare.run(cfg, write=write).value)
 
 
 def report(trees=None, out=None, **settings):
@@ -296,5 +296,5 @@ def report(trees=None, out=None, **settings):
     cfg = config.build("report", {"trees": _paths(trees, "trees", "only"), "out": _paths(out, "out", False),
                                   "progress": False,
                                   **settings})
-    commands.report(cfg)
+    commands.report.run(cfg)
     return Path(cfg.out)

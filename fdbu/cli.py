@@ -61,7 +61,7 @@ def _score(cfg) -> None:
     if cfg.progress and sys.stderr.isatty():  # the seconds before the first bar: torch, Silero, the kernels load
         print(f"fdbu score: loading Silero VAD (torch) and the kernels, then reading {cfg.tree}", file=sys.stderr,
               flush=True)
-    ran = commands.score(cfg, reference_column=True, cores=launcher_share())
+    ran = commands.score.run(cfg, reference_column=True, cores=launcher_share())
     show(unified.summary(ran.value.unified))
     if ran.column:
         show("\n" + ran.column)
@@ -70,18 +70,18 @@ def _score(cfg) -> None:
 
 @registry.console("sweep")
 def _sweep(cfg) -> None:
-    from .sensitivity import table
+    from .sweep_grid import table
 
-    ran = commands.sweep(cfg, cores=launcher_share())
+    ran = commands.sweep.run(cfg, cores=launcher_share())
     show(table(ran.value, cfg.trees()))
     show("\n".join(["", *ran.lines]))
 
 
 @registry.console("compare")
 def _compare(cfg) -> None:
-    from .comparison import leaderboard
+    from .pairwise import leaderboard
 
-    ran = commands.compare(cfg)
+    ran = commands.compare.run(cfg)
     show(leaderboard(ran.value))
     show("\n".join(["", *(ran.lines or ["pass out=DIR to write compare.json, compare.csv and the figures"])]))
 
@@ -90,7 +90,7 @@ def _compare(cfg) -> None:
 def _report(cfg) -> None:
     from pathlib import Path
 
-    ran = commands.report(cfg)
+    ran = commands.report.run(cfg)
     show("\n".join(ran.lines))
     if "html" in cfg.report.formats():
         show(f"open {(Path(cfg.out) / 'index.html').resolve()}")
@@ -100,7 +100,7 @@ def _report(cfg) -> None:
 def _evaluate(cfg) -> None:
     from .evaluate import table
 
-    ran = commands.evaluate(cfg)
+    ran = commands.evaluate.run(cfg)
     show(table(ran.value))
     show("\n".join(ran.lines))
     if ran.disagreements:
@@ -112,7 +112,7 @@ def _evaluate(cfg) -> None:
 def _export(cfg) -> None:
     import json
 
-    tree = commands.export(cfg).value
+    tree = commands.export.run(cfg).value
     rows = json.loads((tree / "manifest.json").read_text())["samples"]
     bad = [r for r in rows if not r["eligible"]]
     adopted = " (transcripts adopted from the official asr.py's output.json)" if cfg.export.transcripts == "adopt" \
@@ -162,7 +162,7 @@ def launcher_share() -> int | None:
 
 @registry.console("synth")
 def _synth(cfg) -> None:
-    tree = commands.synth(cfg).value
+    tree = commands.synth.run(cfg).value
     what = "official per-task folders" if cfg.layout == "official" else "tree"
     n = cfg.n if isinstance(cfg.n, int) else "the release's" if cfg.n == "release" else \
         ", ".join(f"{k} {v}" for k, v in dict(cfg.n).items())
@@ -174,7 +174,7 @@ def _synth(cfg) -> None:
 def _calibrate(cfg) -> None:
     from .vad.calibration import FLOOR, IMPLAUSIBLE, MULTIPLE
 
-    ran = commands.calibrate(cfg, cores=launcher_share())
+    ran = commands.calibrate.run(cfg, cores=launcher_share())
     cal = ran.value
     ident = cal.identity["device"]
     show(f"device: {', '.join(f'{k} {v}' for k, v in ident.items() if v is not None)}")

@@ -20,7 +20,7 @@ from omegaconf import MISSING
 from . import registry
 from .cachedir import cache_root
 from .errors import FdbuError, one_line
-from .official import shipped_pins
+from .official.rules import shipped_pins
 from .settings import (ALPHA, ASR_BATCH_SIZE, ASR_MAX_BATCH_SECONDS, CROP_MAX_MS, FORMATS, LENGTH_POLICIES, MAX_INT,
                        MAX_RESAMPLES, MAX_SECONDS, NEG_OFFSET, PAD_MAX_MS, PAIRS, PARAKEET, RESAMPLES, SEED, TRANSCRIPTS,
                        VAD_BATCH_SECONDS, WIDTH, WIDTHS, SileroSettings, changed, check_options, default_names, grid, grid_size, refuse)

@@ -13,13 +13,14 @@ from typing import Any
 
 from dataclasses import dataclass
 
-from . import official, tasks
+from . import tasks
+from .official import rules as official
 from .version import __version__
 from .atomic import dumps
 from .outputs import Outputs
 from .audio import read_wav
 from .errors import FdbuError
-from .official import GT_DISTRIBUTION
+from .official.rules import GT_DISTRIBUTION
 from .tree import Tree, hashed, load_tree
 from .vad import SileroVAD
 

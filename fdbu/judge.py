@@ -7,7 +7,7 @@ recorded and checked against the pins the run is given. Every request and reply 
 a ledger. The official script asks again, without limit, until a reply parses
 (eval_user_interruption.py:67, 139-140); fdbu asks at most `max_attempts` times, and a
 takeover left without a rating is reported as the official script still waiting
-(`fdbu.official.user_interruption`), never as a rating.
+(`fdbu.official.rules.user_interruption`), never as a rating.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from .errors import FdbuError
-from .official import INTERRUPTION_SCRIPT, Verdict, file_report, refuse_unpinned, script_path
+from .official.rules import INTERRUPTION_SCRIPT, Verdict, file_report, refuse_unpinned, script_path
 
 USER_FIELDS = {"in_before_interrupt_text": "context", "in_interrupt_text": "interrupt",
                "out_after_interrupt_text": "response"}

@@ -3,7 +3,7 @@
 `fdbu compare` computes from these files, so every value it uses is checked here first: its type,
 its range, integers that fit in 64 bits, and that the two files are from one run (unified.json
 records the rows' SHA-256, its counts are the rows', its records are what the rows give back,
-`comparison._check_rows`). A
+`pairwise._check_rows`). A
 failure is one line naming the tree, the file, the line or key, and the problem (`FdbuError`);
 nothing here raises anything else, whatever the files hold.
 """

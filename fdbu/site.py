@@ -88,7 +88,7 @@ def leaderboard(systems, result: dict | None = None) -> list[dict]:
                 pm = _pair_metrics(result, baseline, s.name, subset).get(m.name)
                 if pm is not None:
                     cell["decision"] = decision(pm)
-                    d = pm["difference"]  # only the keys comparison.read_result checks (a given compare.json)
+                    d = pm["difference"]  # only the keys pairwise.read_result checks (a given compare.json)
                     cell["paired"] = {"n": pm.get("n"), "p": pm.get("p"), "difference": {
                         k: d.get(k) for k in ("value", "value_flag", "interval", "interval_flags")}}
                 cells.append(cell)
@@ -430,7 +430,7 @@ HEAD = "report.json"
 def figure_names(n_systems: int, plot: bool) -> tuple[str, ...]:
     if not plot:
         return ()
-    from .comparison import FIGURES, FORMATS
+    from .pairwise import FIGURES, FORMATS
     from .unified import CURVES
 
     return tuple(f"{stem}.{ext}" for stem in FIGURES for ext in FORMATS) if n_systems > 1 else CURVES
@@ -447,7 +447,7 @@ def outputs(out: Path, n_systems: int, formats, plot: bool, own_compare: bool):
 def figures(systems, result: dict | None, width: str, progress: bool = False) -> dict[str, bytes]:
     """The figures the site embeds (PNG) and links (PDF): the comparison's, or one system's latency curves."""
     if result is not None:
-        from .comparison import figures as compared
+        from .pairwise import figures as compared
 
         return compared(result, systems, width, progress)
     from .plot import latency_curves

@@ -39,7 +39,7 @@ class Official:
 
     script: str              # file name in the Full-Duplex-Bench evaluation folder
     labels: dict             # printed label -> summary key, as the script prints its [Result] block
-    runner: str | None       # None: `python SCRIPT --root_dir`; else the fdbu.official_runner function that runs it
+    runner: str | None       # None: `python SCRIPT --root_dir`; else the fdbu.official.child function that runs it
     rule: Ref | None = None  # (tree, subset, fdbu.evaluate.Context) -> the reference column (fdbu.evaluate)
     printed_digits: int | None = None  # the script prints rounded numbers (f"{x:.4f}"), else repr floats
 

@@ -34,12 +34,12 @@ def test_the_cli_and_the_configs_read_the_registry():
 
 def _produced() -> dict[str, set[str]]:
     """Every file name each writing command's own code can announce, over its options."""
-    from fdbu import comparison, evaluate, sensitivity, site, unified
+    from fdbu import evaluate, pairwise, site, sweep_grid, unified
     from fdbu.settings import FORMATS
 
     out = {"score": {n for plot in (True, False) for n in unified.names(plot)},
-           "sweep": {n for k in (1, 3) for plot in (True, False) for n in sensitivity.names(k, plot)},
-           "compare": {n for plot in (True, False) for n in comparison.names(plot)},
+           "sweep": {n for k in (1, 3) for plot in (True, False) for n in sweep_grid.names(k, plot)},
+           "compare": {n for plot in (True, False) for n in pairwise.names(plot)},
            "evaluate": {evaluate.SUMMARY, evaluate.LEDGER}, "report": {site.HEAD, "compare.json"}}
     for n in (1, 2, 12):
         for plot in (True, False):

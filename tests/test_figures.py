@@ -160,7 +160,7 @@ def test_score_curves_have_bands_and_the_system_name(captured):
 
 def _sweep(pads=(0,)):
     from fdbu.metrics.interruption import METRICS
-    from fdbu.sensitivity import SPEC
+    from fdbu.sweep_grid import SPEC
 
     points = []
     for thr in (0.4, 0.5):

@@ -10,7 +10,7 @@ import pytest
 from fdbu.errors import FdbuError
 from fdbu.evaluate import LEDGER, evaluate, reference_column, write
 from fdbu.judge import Judge, load_official
-from fdbu.official import Verdict
+from fdbu.official.rules import Verdict
 from official_scripts import OFFICIAL, needs_official
 
 # A stand-in for the official script with the same shape (written here, not copied): fdbu

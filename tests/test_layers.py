@@ -91,7 +91,8 @@ def test_the_api_still_loads_on_first_use():
 
 # ---- the import graph: no cycle, commands on top, no Hydra below the CLI -----------------------------------------
 
-TOP = {"fdbu", "fdbu.__main__", "fdbu.cli", "fdbu.api", "fdbu.commands"}  # the facade, the front ends, commands
+TOP = {"fdbu", "fdbu.__main__", "fdbu.cli", "fdbu.api", "fdbu.commands",
+       *(f"fdbu.commands.{p.stem}" for p in (ROOT / "commands").glob("*.py") if p.stem != "__init__")}  # the facade, the front ends, commands
 
 
 def _module(path: Path) -> str:
@@ -188,8 +189,9 @@ def test_the_import_graph_has_no_cycle():
     assert len(graph) > 60 and "fdbu.kernels.outcomes" in graph and "fdbu.vad.calibration" in graph
     assert cycles(graph) == []
     # a ratchet: 22 modules (fdbu -> api -> commands -> site -> ... -> kernels.outcomes) when the last cycle was
-    # broken; a longer chain is a new dependency someone should look at
-    assert len(longest_chain(graph)) <= 22, " -> ".join(longest_chain(graph))
+    # broken, 23 since each command is its own module (commands -> commands.synth -> commands.base); a longer
+    # chain is a new dependency someone should look at
+    assert len(longest_chain(graph)) <= 23, " -> ".join(longest_chain(graph))
 
 
 def test_the_cycle_check_finds_a_cycle_through_a_function_level_import():
@@ -213,11 +215,12 @@ def test_no_lower_module_imports_a_command_module():
 def test_the_commands_layer_reads_no_hydra():
     """A command runs the same from the API as from the CLI: the launcher's share of the cores is passed in."""
     names = set()
-    for node in ast.walk(ast.parse((ROOT / "commands.py").read_text())):
-        if isinstance(node, ast.Import):
-            names |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
+    for path in (ROOT / "commands").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names.add(node.module)
     assert names and not {n for n in names if n.split(".")[0] in ("hydra", "hydra_plugins")}
 
 

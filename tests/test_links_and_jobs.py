@@ -177,7 +177,7 @@ def test_a_fifo_cache_entry_is_recomputed_not_read(scored, tmp_path):
 
 
 def test_the_ground_truth_as_a_fifo_is_refused(tmp_path):
-    from fdbu import official
+    from fdbu.official import rules as official
 
     os.mkfifo(tmp_path / "gt.json")
     with pytest.raises(FdbuError, match="is a FIFO"):

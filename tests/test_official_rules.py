@@ -3,8 +3,8 @@ out by hand from the scripts' lines. test_official_scripts.py checks them agains
 import numpy as np
 import pytest
 
-from fdbu import official
-from fdbu.official import Speaker, Verdict
+from fdbu.official import rules as official
+from fdbu.official.rules import Speaker, Verdict
 
 
 def words(*spans):

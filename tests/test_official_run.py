@@ -13,9 +13,9 @@ import pytest
 import soundfile as sf
 
 from builders import pause_ann, sample, turn_ann, write_tree
-from fdbu import official
-from fdbu.official_run import agrees, compare
-from fdbu.official_runner import pcm16_load
+from fdbu.official import rules as official
+from fdbu.official.scripts import agrees, compare
+from fdbu.official.child import pcm16_load
 from official_scripts import OFFICIAL, needs_official
 
 FDBU = str(Path(sys.executable).parent / "fdbu")

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from builders import SR, interrupt_ann, pause_ann, sample, speech, transcript, turn_ann, write_tree
-from fdbu import official
+from fdbu.official import rules as official
 from fdbu.evaluate import evaluate
 from fdbu.judge import Judge, load_official
-from fdbu.official_run import StubJudge, compare, gt_folder, run_official, run_script
+from fdbu.official.scripts import StubJudge, compare, gt_folder, run_official, run_script
 from fdbu.tree import load_tree
 from official_scripts import OFFICIAL, needs_official
 

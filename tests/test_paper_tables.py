@@ -12,7 +12,7 @@ import pytest
 
 from builders import fdbu_main
 from fdbu import site
-from fdbu.comparison import compare, load
+from fdbu.pairwise import compare, load
 from report_trees import scored_pair
 
 TRICKY = "a|b*c_d"  # a system name that once broke every Markdown table

@@ -244,8 +244,8 @@ def test_asr_says_no_model_before_importing_nemo(tmp_path, online):
 def test_synthetic_official_folders_run_under_the_official_scripts_unchanged(tmp_path):
     """Issue 30, item 8: an ineligible sample of `fdbu synth layout=official` is a capture cut short (with its
     words), not a missing output.wav, so the official scripts run on the folders as on a real upstream one."""
-    from fdbu import official
-    from fdbu.official_run import gt_folder, raised, run_script
+    from fdbu.official import rules as official
+    from fdbu.official.scripts import gt_folder, raised, run_script
 
     folders = synthesize(tmp_path / "official", n={"icc_backchannel": 4, PH: 4}, seed=3, ineligible=0.5,
                          layout="official")

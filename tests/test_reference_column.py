@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fdbu import official
+from fdbu.official import rules as official
 from fdbu.errors import FdbuError
 from fdbu.evaluate import evaluate, reference_column, write
 

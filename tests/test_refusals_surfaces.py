@@ -162,7 +162,7 @@ VALUES = st.recursive(ODD, lambda inner: st.one_of(st.lists(inner, max_size=3),
        st.booleans())
 def test_compare_raises_only_fdbu_errors(scored_pair, tmp_path, file, path, value, keep_hash, against_itself):
     """Against itself, the mutated tree shares its signature, so a mutation load accepts reaches compare."""
-    from fdbu.comparison import compare, files, leaderboard, load
+    from fdbu.pairwise import compare, files, leaderboard, load
 
     a, src = scored_pair
     b = tmp_path / "b"
@@ -319,9 +319,9 @@ def test_a_sweep_grid_beyond_the_bound_runs_with_allow_large():
 
 
 def test_a_sweep_of_too_many_points_x_files_is_refused_before_any_work(tree, tmp_path, monkeypatch):
-    from fdbu import sensitivity
+    from fdbu import sweep_grid
 
-    monkeypatch.setattr(sensitivity, "MAX_WORK", 5)  # the tree has 1 interruption file: 6 points pass it
+    monkeypatch.setattr(sweep_grid, "MAX_WORK", 5)  # the tree has 1 interruption file: 6 points pass it
     before = snapshot(tree)
     refused(fdbu_main("sweep", f"tree={tree}", f"out={tmp_path / 'out'}", "sweep.thresholds=[0.3,0.5,0.7]",
                       "sweep.min_silence_ms=[100,200]"), "config: the sweep is 6 points x 1 files = 6, more than 5",

@@ -10,7 +10,7 @@ import pytest
 
 from browser import Chromium, executable
 from builders import fdbu_main
-from fdbu.comparison import load
+from fdbu.pairwise import load
 from fdbu.cells import num
 from report_trees import scored_pair
 

@@ -10,7 +10,7 @@ from builders import fdbu_main
 from fdbu.errors import FdbuError
 from fdbu.unified import write as write_unified
 from fdbu.pipeline import score_path
-from fdbu.sensitivity import grid, order_text, rankings, sweep, to_csv, weak_order, write
+from fdbu.sweep_grid import grid, order_text, rankings, sweep, to_csv, weak_order, write
 from fdbu.vad import SileroSettings, SpeechDetector
 
 SUB = "synthetic_user_interruption"

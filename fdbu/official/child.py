@@ -1,8 +1,8 @@
 """The child process of `evaluate.run_official` for the two scripts that cannot run from a plain
 `python SCRIPT --root_dir DIR`; each still runs unchanged, from the user's checkout.
 
-    python -m fdbu.official_runner interruption SCRIPT ROOT_DIR JUDGE_URL
-    python -m fdbu.official_runner backchannel SCRIPT ROOT_DIR
+    python -m fdbu.official.child interruption SCRIPT ROOT_DIR JUDGE_URL
+    python -m fdbu.official.child backchannel SCRIPT ROOT_DIR
 
 interruption: eval_user_interruption.py's `__main__` passes no client, so the module is
 imported and `eval_user_interruption(root_dir, client)` called with an `openai.OpenAI`
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from importlib.abc import Loader
     from importlib.machinery import ModuleSpec
 
-LOADER = ("fdbu.official_runner.pcm16_load in place of torchaudio.load: soundfile.read(dtype='float32') "
+LOADER = ("fdbu.official.child.pcm16_load in place of torchaudio.load: soundfile.read(dtype='float32') "
           "of a PCM16 WAV (samples / 32768) as a (channels, frames) float32 tensor, and the sample rate; "
           "any other file or argument raises")
 

@@ -25,8 +25,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .atomic import sha256_bytes
-from .errors import FdbuError
+from ..atomic import sha256_bytes
+from ..errors import FdbuError
 
 # the pinned files, by name (their SHA-256 are the default of evaluate.official_sha256)
 PAUSE_SCRIPT = "eval_pause_handling.py"
@@ -82,7 +82,7 @@ def shipped_pins() -> dict[str, str]:
 
 def file_report(path: Path, name: str, pins: dict[str, str]) -> dict:
     """A used official file's SHA-256 and whether it is the pinned one."""
-    from .tree import regular
+    from ..tree import regular
 
     try:
         regular(Path(path), "official checkout", name)  # a FIFO would block the read forever

@@ -4,7 +4,7 @@ Each script gets a temporary folder laid out the way it reads a subset (`<root_d
 with output.json and the annotation, or output.wav for backchannel; eligible samples only)
 and runs with this Python from the user's checkout, after its SHA-256 is checked against
 the pins. Pause handling and turn-taking run as `python SCRIPT --root_dir DIR`; the
-interruption and backchannel scripts through `fdbu.official_runner` (a client for the
+interruption and backchannel scripts through `fdbu.official.child` (a client for the
 judge, a loader for torchaudio). The printed `[Result]` block is parsed, or the exception
 the script raised is read from its traceback.
 
@@ -33,10 +33,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, cast
 
-from . import official
-from .official_runner import LOADER
-from .tasks import SUBSETS, Official
-from .tree import Tree
+from . import rules as official
+from .child import LOADER
+from ..tasks import SUBSETS, Official
+from ..tree import Tree
 
 TOLERANCE = 1e-9
 
@@ -145,11 +145,11 @@ def parse_result(stdout: str, labels: dict[str, str]) -> dict[str, str]:
 
 def run_script(mode: str | None, script: Path | str, root: Path, cwd: Path, url: str | None = None) -> tuple[int, str, str]:
     """Run an official script on `root` -> (exit status, stdout, stderr): plainly (`mode` None)
-    or through fdbu.official_runner. The loopback stub is never sent to a proxy."""
+    or through fdbu.official.child. The loopback stub is never sent to a proxy."""
     if mode is None:
         cmd = [sys.executable, str(script), "--root_dir", str(root)]
     else:
-        cmd = [sys.executable, "-m", "fdbu.official_runner", mode, str(script), str(root)] + ([url] if url else [])
+        cmd = [sys.executable, "-m", "fdbu.official.child", mode, str(script), str(root)] + ([url] if url else [])
     env = dict(os.environ)
     env["NO_PROXY"] = ",".join(filter(None, [env.get("NO_PROXY"), "127.0.0.1"]))
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env)
@@ -317,8 +317,8 @@ def run_official(tree: Tree, checkout: Path, result: dict, *, gt_path: Path | No
                  pins: dict[str, str] | None = None, allow_unpinned: bool = False) -> tuple[dict, list[str], list[str]]:
     """Run every script whose subset the tree has (`pins` default: the shipped ones). Returns
     (summary.json's `official_run`, console lines, disagreement lines)."""
-    from .evaluate import interruption
-    from .judge import Judge, load_official
+    from ..evaluate import interruption
+    from ..judge import Judge, load_official
 
     checkout = Path(checkout).resolve()  # the scripts run from temporary folders: no relative paths
     gt_path = Path(gt_path).resolve() if gt_path is not None else None

@@ -1,0 +1,19 @@
+"""`fdbu calibrate`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.cli`."""
+from __future__ import annotations
+
+
+from .. import registry
+from ..cachedir import CALIBRATION
+from .base import Ran, make_detector
+
+
+@registry.command("calibrate")
+def run(cfg, cores: int | None = None) -> Ran:
+    """`fdbu calibrate`: value is the `fdbu.vad.calibration.Calibration`; written: where it is stored
+    (nothing where the cache is not writable)."""
+    detector = make_detector(cfg, backend="batched", cores=cores)
+    cal = detector.calibration(force=True)
+    stored = detector.cache_root / CALIBRATION / f"{cal.key}.json"
+    if stored.is_file():
+        return Ran(cal, [stored], [f"stored as {stored}"])
+    return Ran(cal, [], [f"not stored: {stored.parent} is not writable"])

@@ -1,0 +1,73 @@
+"""`fdbu evaluate`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.cli`."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import cast
+
+from .. import registry
+from .base import Ran, commit
+
+
+@registry.command("evaluate")
+def run(cfg) -> Ran:
+    """`fdbu evaluate`: value is summary.json as a dict; `disagreements` lists where the official
+    scripts, when run, differ from fdbu's rules."""
+    import os
+
+    from .. import evaluate as ev
+    from ..official.rules import GT_DISTRIBUTION, SCRIPT_DIRS
+    from ..tree import load_tree, require
+
+    e = cfg.evaluate
+    checkout = Path(e.official_checkout) if e.official_checkout else None
+    pins = dict(e.official_sha256)
+    beside = None  # without evaluate.gt_distribution: the one beside the scripts, where upstream runs them
+    if not e.gt_distribution and checkout is not None:
+        beside = next((checkout / d / GT_DISTRIBUTION for d in SCRIPT_DIRS
+                       if (checkout / d / GT_DISTRIBUTION).is_file()), None)
+    gt = Path(e.gt_distribution) if e.gt_distribution else beside
+    judge = None
+    if e.judge.base_url:
+        from ..judge import Judge, load_official
+
+        prompt = load_official(cast(Path, checkout), pins, e.allow_unpinned)  # the config asks for one
+        judge = Judge(e.judge.base_url, e.judge.model, os.environ.get(e.judge.api_key_env), prompt,
+                      max_attempts=e.judge.max_attempts, timeout_s=e.judge.timeout_s)
+    require(Path(cfg.tree))
+    outputs = ev.outputs(Path(cfg.tree), judge is not None)
+    tree = load_tree(Path(cfg.tree))
+    if checkout is not None:
+        _checkout_used(checkout, e, tree, beside is not None)
+    lines: list[str] = []
+    disagreements: list[str] = []
+    if e.run_official:  # the pins are checked before anything is computed
+        from ..official.scripts import check_files
+
+        check_files(tree, cast(Path, checkout), gt, pins, e.allow_unpinned)  # the config asks for one
+    result = ev.evaluate(tree, gt_distribution=gt, judge=judge, pins=pins)
+    if e.run_official:
+        from ..official.scripts import run_official
+
+        result["official_run"], lines, disagreements = run_official(tree, cast(Path, checkout), result, gt_path=gt, pins=pins,
+                                                                    allow_unpinned=e.allow_unpinned)
+    written, report = commit(outputs, ev.files(result, judge.ledger if judge else None))
+    return Ran(result, written, [*lines, *report], disagreements=disagreements)
+
+
+def _checkout_used(checkout: Path, e, tree, gives_gt: bool) -> None:
+    """evaluate.official_checkout is honoured or refused, never ignored: it must be a folder, and something must
+    read it (the official scripts run, the judge's prompt, or icc_backchannel's ground truth beside the scripts)."""
+    from ..errors import FdbuError
+
+    if not checkout.is_dir():
+        raise FdbuError("config", None, f"evaluate.official_checkout={checkout}: "
+                        f"{'is not a folder' if checkout.exists() else 'does not exist'}")
+    from ..official.rules import GT_DISTRIBUTION
+
+    backchannel = any(s.kind.official.runner == "backchannel" for s in tree.samples)
+    if not (e.run_official or e.judge.base_url or (backchannel and gives_gt)):
+        raise FdbuError("config", None, f"evaluate.official_checkout={checkout} would not be read: it is used by "
+                        "evaluate.run_official=true (run the official scripts and compare), by a judge "
+                        "(evaluate.judge.base_url) and for icc_backchannel's ground truth (the "
+                        f"{GT_DISTRIBUTION} beside its scripts); add "
+                        "evaluate.run_official=true, or leave it out")

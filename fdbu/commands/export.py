@@ -1,0 +1,19 @@
+"""`fdbu export`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.cli`."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import registry
+from .base import Ran
+
+
+@registry.command("export")
+def run(cfg) -> Ran:
+    """`fdbu export`: value is the new tree's path."""
+    from ..export import export as run
+
+    e = cfg.export
+    tree = run(Path(cfg.dataset) if cfg.dataset else None, Path(cfg.outputs) if cfg.outputs else None, Path(cfg.out),
+               roots=e.roots, transcripts=e.transcripts, model=e.model, length=e.length, only=e.only,
+               progress=cfg.progress)
+    return Ran(tree, [tree])

@@ -1,0 +1,38 @@
+"""`fdbu report`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.cli`."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import registry
+from .base import Ran, commit, compare_systems, load_systems
+
+
+@registry.command("report")
+def run(cfg) -> Ran:
+    """`fdbu report`: value is the compare result the leaderboard's decisions come from (None for one tree):
+    made here as `fdbu compare` makes it, or read from `report.compare`, refused unless it compares exactly
+    these trees."""
+    from ..readers import parse_json
+    from ..site import build, outputs as report_outputs
+
+    r = cfg.report
+    systems = load_systems(cfg)
+    compare_path = Path(r.compare) / "compare.json" if r.compare else None
+    outputs = report_outputs(Path(cfg.out), len(systems), r.formats(), cfg.plot, len(systems) > 1 and not compare_path)
+    if compare_path is not None:
+        from ..errors import FdbuError
+
+        from ..pairwise import read_result
+        from ..tree import regular
+
+        try:
+            regular(compare_path, r.compare, "compare.json")  # a FIFO would block the read forever
+            result = parse_json(compare_path.read_bytes(), r.compare, "compare.json")
+        except OSError as e:
+            raise FdbuError(r.compare, "compare.json", f"cannot be read: {e.strerror or e}") from None
+        result = read_result(result, systems, r.compare)
+    else:
+        result = compare_systems(cfg, systems, r) if len(systems) > 1 else None
+    written, lines = commit(outputs, build(systems, result, Path(cfg.out), formats=r.formats(), plot=cfg.plot,
+                                           width=cfg.width, compare_path=compare_path, progress=cfg.progress))
+    return Ran(result, written, lines)

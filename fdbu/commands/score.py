@@ -1,0 +1,31 @@
+"""`fdbu score`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.cli`."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import registry
+from .base import Ran, bootstrap, commit, make_detector
+
+
+@registry.command("score")
+def run(cfg, write: bool = True, reference_column: bool = False, cores: int | None = None) -> Ran:
+    """`fdbu score`: value is the `fdbu.pipeline.Scored`; with `reference_column`, the official rules'
+    numbers for the console (computed before the commit, so they never stop it)."""
+    from .. import unified
+    from ..pipeline import score_path
+    from ..tree import require
+
+    tree = Path(cfg.tree)
+    require(tree)  # a wrong tree= is named for what it is, before out= is looked at
+    outputs = unified.outputs(Path(cfg.out) if cfg.out is not None else tree, cfg.plot) if write else None
+    detector = make_detector(cfg, cores=cores)
+    scored = score_path(tree, detector, bootstrap(cfg))
+    column = None
+    if reference_column:
+        from ..evaluate import reference_column as official_column
+
+        inputs = scored.unified["inputs"]
+        column = official_column(tree, inputs["manifest.json"], inputs["asr.json"])
+    written, lines = commit(outputs, unified.files(scored, cfg.plot, tree.resolve().name, cfg.width)
+                            if outputs is not None else {})
+    return Ran(scored, written, [detector.stats.line(), *lines], column=column)

@@ -1,0 +1,30 @@
+"""`fdbu sweep`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.cli`."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import registry
+from .base import Ran, bootstrap, commit, make_detector
+
+
+@registry.command("sweep")
+def run(cfg, write: bool = True, cores: int | None = None) -> Ran:
+    """`fdbu sweep`: value is sweep.json as a dict."""
+    from ..sweep_grid import check_size, files, outputs as sweep_outputs, sweep as run
+    from ..tree import require
+
+    trees = [Path(t) for t in cfg.trees()]
+    if write and cfg.out is None and len(trees) > 1:  # where would its outputs go? (computing alone needs none)
+        from ..errors import FdbuError
+
+        raise FdbuError("config", None, "out=None: a sweep over several trees needs out=DIR for its outputs")
+    for tree in trees:
+        require(tree)
+    points = cfg.sweep.points()
+    check_size(trees, points, cfg.sweep.allow_large)
+    outputs = sweep_outputs(Path(cfg.out) if cfg.out is not None else trees[0], len(trees), cfg.plot) if write \
+        else None
+    detector = make_detector(cfg, cores=cores)
+    result = run(trees, detector, bootstrap(cfg), points, names=cfg.system_names())
+    written, lines = commit(outputs, files(result, cfg.plot, cfg.width) if write else {})
+    return Ran(result, written, [detector.stats.line(), *lines])

@@ -1,0 +1,17 @@
+"""`fdbu synth`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.cli`."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import registry
+from .base import Ran
+
+
+@registry.command("synth")
+def run(cfg) -> Ran:
+    """`fdbu synth`: value is the new tree's path."""
+    from ..synth import synthesize
+
+    tree = synthesize(Path(cfg.out), n=cfg.n, seed=cfg.seed, system=cfg.system, ineligible=cfg.ineligible,
+                      interruption_tail_s=tuple(cfg.interruption_tail_s), progress=cfg.progress, layout=cfg.layout)
+    return Ran(tree, [tree])
