@@ -268,3 +268,16 @@ def test_facts_declared_in_settings_are_written_nowhere_else():
                 offenders += [f"{path.relative_to(ROOT)}:{node.lineno} width={WIDTH!r}" for a, d in zip(args, defaults)
                               if a.arg == "width" and isinstance(d, ast.Constant) and d.value == WIDTH]
     assert offenders == []
+
+
+def test_every_package_folder_is_installed():
+    """pyproject.toml lists its packages by name (kernels/ and conf/ install under fdbu): a folder of modules left
+    off the list works in the editable checkout and is missing from a wheel, so each one must be listed."""
+    import tomllib
+
+    pyproject = ROOT.parent / "pyproject.toml"
+    if not pyproject.is_file():
+        pytest.skip("an installed fdbu: no pyproject.toml beside it")
+    listed = set(tomllib.loads(pyproject.read_text())["tool"]["setuptools"]["packages"])
+    folders = {".".join(("fdbu", *p.parent.relative_to(ROOT).parts)) for p in ROOT.rglob("__init__.py")}
+    assert folders and folders <= listed, sorted(folders - listed)
