@@ -77,8 +77,8 @@ def sweep_schema(result: dict) -> dict[str, str]:
     from .tasks import SUBSETS
 
     metrics = SUBSETS[result["trees"][0]["subset"]].task.metric_module.METRICS
-    out = {"system": "text", "threshold": "float", "neg_threshold": "float", "min_silence_ms": "float",
-           "min_speech_ms": "float", "speech_pad_ms": "float", "spec_settings": "bool", **dict.fromkeys(COUNTS, "int")}
+    out = {"system": "text", "threshold": "float", "neg_threshold": "float", "min_silence_duration_ms": "float",
+           "min_speech_duration_ms": "float", "speech_pad_ms": "float", "spec_settings": "bool", **dict.fromkeys(COUNTS, "int")}
     for m in metrics:
         kind = "reach" if m.kind == "latency_quantiles" else "float"
         out.update({f"{m.name}_{part}": kind for part in ("value", "lo", "hi", "p90")})
@@ -240,12 +240,12 @@ def sweep(tree=None, *, write: bool = False, **settings) -> SweepResult:
 
     Parameters: `tree`, a reference tree or a list of them; `write`, also write sweep.json, sweep.csv
     and the heatmaps into `out` (needed for several trees) or the tree; `**settings`, any key of
-    `fdbu sweep --help` (sweep={"thresholds": [0.4, 0.5], "min_silence_ms": [100, 200]}, names=[...]).
+    `fdbu sweep --help` (sweep={"threshold": [0.4, 0.5], "min_silence_duration_ms": [100, 200]}, names=[...]).
 
     Returns a `SweepResult`: `.sweep` (sweep.json as a dict) and `.to_pandas()` (one row per tree
     and grid point, numeric columns numeric, "not reached" NaN with a flag).
 
-        >>> fdbu.sweep(["runs/A", "runs/B"], sweep={"thresholds": [0.4, 0.5]}).to_pandas()
+        >>> fdbu.sweep(["runs/A", "runs/B"], sweep={"threshold": [0.4, 0.5]}).to_pandas()
     """
     _required("sweep", "tree", tree, settings)
     _flags(write=write)

@@ -22,10 +22,10 @@ from .cachedir import cache_root
 from .errors import FdbuError, one_line
 from .official.rules import shipped_pins
 from .settings import (ALPHA, ASR_BATCH_SIZE, ASR_MAX_BATCH_SECONDS, CROP_MAX_MS, FORMATS, LENGTH_POLICIES, MAX_INT,
-                       MAX_RESAMPLES, MAX_SECONDS, NEG_OFFSET, PAD_MAX_MS, PAIRS, PARAKEET, RESAMPLES, SEED, TRANSCRIPTS,
-                       VAD_BATCH_SECONDS, WIDTH, WIDTHS, SileroSettings, changed, check_options, default_names, grid, grid_size, refuse)
+                       MAX_RESAMPLES, NEG_OFFSET, PAD_MAX_MS, PAIRS, PARAKEET, RESAMPLES, SEED, TRANSCRIPTS,
+                       VAD_BATCH_SECONDS, WIDTH, WIDTHS, SileroSettings, changed, check_options, default_names, grid, grid_size, refuse,
+                       within, VAD_BACKEND, VAD_VERIFY, DEVICES)
 
-DEVICES = ("auto", "cpu", "cuda")
 
 
 def opt(default, help: str, **kw):
@@ -45,31 +45,14 @@ def _check(ok: bool, key: str, value, allowed: str) -> None:
 
 
 # ---- ranges (issue 25): every numeric setting inside its range, checked before any arithmetic ---------------
-# A range is (test, what it must be); NaN, infinities and integers too large for a float fail every test
-# (the comparisons are exact for integers of any size). Durations stop at the longest window a tree may
-# hold (readers.MAX_SECONDS): no larger value can change a result.
+# A range is (test, what it must be), checked by settings.within; the ranges other modules share (the segment
+# settings', settings.SEGMENT and AXES) are declared in fdbu.settings, these are the configs' own.
 
-MAX_MS = round(1000 * MAX_SECONDS)  # the longest window (settings.MAX_SECONDS) in milliseconds
 MAX_POINTS = 1000  # sweep grid points without sweep.allow_large (the default grid has 25)
 MAX_GRID = 1_000_000  # sweep grid points with it: each point's record is kilobytes, sweep.json would be gigabytes
 MAX_BATCH = 4096  # asr.batch_size
-OPEN_UNIT = (lambda v: 0 < v < 1, "a number in (0, 1)")
-UNIT = (lambda v: 0 <= v <= 1, "a number from 0 to 1")
-MS = (lambda v: 0 <= v <= MAX_MS, f"milliseconds from 0 to {MAX_MS:.0e} (no window is longer)")
 SEED_RANGE = (lambda v: 0 <= v <= MAX_INT, "a whole number from 0 to 2^63 - 1")
 DAY = (lambda v: 0 < v <= 86400, "seconds > 0, at most a day")
-
-
-def within(obj, group: str, **ranges) -> None:
-    """Each named field of `obj` (each element of a list) is a number passing its range's test."""
-    from .readers import short
-
-    for key, (test, what) in ranges.items():
-        value = getattr(obj, key)
-        for v in value if isinstance(value, (list, tuple)) else [value]:
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not test(v):
-                shown = short(v) if not isinstance(value, (list, tuple)) else f"[... {short(v)} ...]"
-                raise FdbuError("config", None, f"{group}{key}={shown}: {what}")
 
 
 def capped_threads(threads):
@@ -117,10 +100,10 @@ class VadConfig:
     min_speech_duration_ms: int = opt(SileroSettings.min_speech_duration_ms, "shortest speech segment kept, ms")
     min_silence_duration_ms: int = opt(SileroSettings.min_silence_duration_ms, "silence that ends a segment, ms")
     speech_pad_ms: int = opt(SileroSettings.speech_pad_ms, "padding on both sides of a segment, ms (spec: 0)")
-    backend: str = opt("batched", "batched: many files at once, guarded to equal silero-vad; reference: silero-vad "
+    backend: str = opt(VAD_BACKEND, "batched: many files at once, guarded to equal silero-vad; reference: silero-vad "
                                   "itself, one file at a time")
     cache: bool = opt(True, "keep window probabilities on disk (keyed by the wav, silero-vad version and model)")
-    verify: Any = opt("auto", "sentinel: files re-run the reference way (auto: 2-10 files from 50 batched files)")
+    verify: Any = opt(VAD_VERIFY, "sentinel: files re-run the reference way (auto: 2-10 files from 50 batched files)")
     threads: Optional[int] = opt(None, "CPU threads of the batched backend; null: the cores free now; more than "
                                        "the cores this process may use are capped to them")
     batch_seconds: float = opt(VAD_BATCH_SECONDS, "audio seconds loaded and computed per batch (bounds memory)")
@@ -128,8 +111,7 @@ class VadConfig:
                                       "computing what no shard's cache holds")
 
     def __post_init__(self):
-        within(self, "vad.", min_speech_duration_ms=MS, min_silence_duration_ms=MS, speech_pad_ms=MS)
-        self.settings()  # SileroSettings checks its own values (the threshold in (0, 1))
+        self.settings()  # the segment settings' one check (settings.SileroSettings, ranges settings.SEGMENT)
         check_options(self.backend, self.verify, self.threads, self.batch_seconds)
         self.threads = capped_threads(self.threads)
 
@@ -168,7 +150,7 @@ class Common:
     """Settings every command shares."""
 
     REFUSED: ClassVar[tuple] = ()  # keys every run of the command refuses: --help leaves them out
-    device: str = opt("auto", "cpu | cuda | auto (the GPU when torch sees one)")
+    device: str = opt(DEVICES[0], "cpu | cuda | auto (the GPU when torch sees one)")
     progress: bool = opt(True, "progress bars on stderr")
     cache_dir: Optional[str] = opt(None, "the root of every cache (vad-probs/, asr/); shared by machines that shard "
                                          "a job; null: $XDG_CACHE_HOME/fdbu (~/.cache/fdbu)")
@@ -237,18 +219,16 @@ class ScoreConfig(Common):
 
 @dataclass
 class GridConfig:
-    thresholds: List[float] = opt([0.3, 0.4, 0.5, 0.6, 0.7], "Silero thresholds, each in (0, 1)")
-    min_silence_ms: List[float] = opt([50, 100, 200, 300, 500], "minimum silences, ms")
+    threshold: List[float] = opt([0.3, 0.4, 0.5, 0.6, 0.7], "Silero thresholds, each in (0, 1)")
+    min_silence_duration_ms: List[float] = opt([50, 100, 200, 300, 500], "minimum silences, ms")
     neg_threshold_offset: List[float] = opt([NEG_OFFSET], "neg_threshold = max(threshold - offset, 0.01)")
-    min_speech_ms: List[float] = opt([250], "minimum speech, ms")
+    min_speech_duration_ms: List[float] = opt([250], "minimum speech, ms")
     speech_pad_ms: List[float] = opt([0], "speech padding, ms")
     allow_large: bool = opt(False, f"run a grid of more than {MAX_POINTS} points (its time and memory grow with "
                                    "points x files)")
 
     def __post_init__(self):
-        within(self, "sweep.", thresholds=OPEN_UNIT, min_silence_ms=MS, neg_threshold_offset=UNIT, min_speech_ms=MS,
-               speech_pad_ms=MS)
-        size = grid_size(self.thresholds, self.min_silence_ms, self.neg_threshold_offset, self.min_speech_ms,
+        size = grid_size(self.threshold, self.min_silence_duration_ms, self.neg_threshold_offset, self.min_speech_duration_ms,
                          self.speech_pad_ms)  # from the axes' lengths: no grid is built to be refused
         if size > MAX_POINTS and not self.allow_large:
             raise FdbuError("config", None, f"the sweep grid has {size} points, more than {MAX_POINTS} (time and memory "
@@ -257,10 +237,10 @@ class GridConfig:
             raise FdbuError("config", None, f"the sweep grid has {size} points, more than {MAX_GRID}, which no run "
                             "holds (each point keeps its metrics for sweep.json), even with sweep.allow_large=true; "
                             "sweep fewer values per axis")
-        self.points()  # the grid checks its own axes
+        self.points()  # the axes' one check (settings.grid, ranges settings.AXES)
 
     def points(self):  # -> list of fdbu.settings.GridPoint
-        return grid(self.thresholds, self.min_silence_ms, self.neg_threshold_offset, self.min_speech_ms,
+        return grid(self.threshold, self.min_silence_duration_ms, self.neg_threshold_offset, self.min_speech_duration_ms,
                     self.speech_pad_ms)
 
 
@@ -283,9 +263,7 @@ class SweepConfig(Common):
         _check(bool(trees) and all(isinstance(t, str) and t for t in trees), "tree", self.tree,
                "a path, or a list of paths")
         _names("names", self.names, len(trees))
-        axes = {"threshold": "sweep.thresholds", "min_silence_duration_ms": "sweep.min_silence_ms",
-                "min_speech_duration_ms": "sweep.min_speech_ms", "speech_pad_ms": "sweep.speech_pad_ms"}
-        self.vad.refuse_segment_settings(lambda key: f"a sweep's segment settings are its axes: use {axes[key]}=[...]")
+        self.vad.refuse_segment_settings(lambda key: f"a sweep's segment settings are its axes: use sweep.{key}=[...]")
 
     def trees(self) -> List[str]:
         return list(self.tree) if isinstance(self.tree, (list, tuple)) else [self.tree]

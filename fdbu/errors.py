@@ -19,3 +19,11 @@ class FdbuError(Exception):
 def one_line(text) -> str:
     """A path or name as it is shown in a one-line error: a newline in a folder name is written `\\n`."""
     return str(text).replace("\r", "\\r").replace("\n", "\\n")
+
+
+def short(value) -> str:
+    """A value for a message: huge integers by their size, long structures cut."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**18:
+        return f"an integer of {len(str(abs(value)))} digits"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

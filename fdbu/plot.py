@@ -133,7 +133,7 @@ def _grid_values(tree: dict, name: str, thr: list, sil: list, fixed: dict) -> np
         if any(st[k] != v for k, v in fixed.items()):
             continue
         value = _number(p["metrics"][name]["value"])
-        grid[thr.index(st["threshold"]), sil.index(st["min_silence_ms"])] = np.nan if value is None else value
+        grid[thr.index(st["threshold"]), sil.index(st["min_silence_duration_ms"])] = np.nan if value is None else value
     return grid
 
 
@@ -165,11 +165,11 @@ def sweep_heatmaps(result: dict, spec: dict, width: str = WIDTH) -> dict[str, by
     settings = [p["settings"] for p in trees[0]["points"]]
     pads = sorted({st["speech_pad_ms"] for st in settings})
     fixed = {}
-    for k in ("neg_threshold_offset", "min_speech_ms"):  # the spec's value on each other axis when the grid has it
+    for k in ("neg_threshold_offset", "min_speech_duration_ms"):  # the spec's value on each other axis when the grid has it
         values = sorted({st[k] for st in settings})
         fixed[k] = spec[k] if spec[k] in values else values[0]
     thr = sorted({st["threshold"] for st in settings})
-    sil = sorted({st["min_silence_ms"] for st in settings})
+    sil = sorted({st["min_silence_duration_ms"] for st in settings})
     per_group = len(trees) * len(pads)  # panels per metric
     fit = max(1, int(WIDTHS[width] // 2.2))  # panels about 2 in wide: a value per cell fits at 7 pt (page 3, column 1)
     groups_per_row = max(1, fit // per_group)
@@ -180,7 +180,7 @@ def sweep_heatmaps(result: dict, spec: dict, width: str = WIDTH) -> dict[str, by
     names = ", ".join(t["name"] for t in trees)
     pad_text = f"pad {', '.join(f'{p:g}' for p in pads)} ms" if len(pads) > 1 else f"pad {pads[0]:g} ms"
     heading = _wrap(f"{trees[0]['subset']}: {names} over the VAD grid (neg offset {fixed['neg_threshold_offset']:g}, "
-                    f"min speech {fixed['min_speech_ms']:g} ms, {pad_text}); colour: the difference from the value at "
+                    f"min speech {fixed['min_speech_duration_ms']:g} ms, {pad_text}); colour: the difference from the value at "
                     "the spec's settings (outlined), blue better, red worse (context metrics: purple up, orange down); "
                     "n/r: not reached", style, fig_w / WIDTHS[style])
     panel_h = 1.7
@@ -226,9 +226,9 @@ def sweep_heatmaps(result: dict, spec: dict, width: str = WIDTH) -> dict[str, by
                     r, gg, b, _ = cmap(norm(sign * shade)) if np.isfinite(shade) else (1, 1, 1, 1)
                     ink = "black" if 0.299 * r + 0.587 * gg + 0.114 * b > 0.5 else "white"
                     ax.text(j, i, f"{v:.{digits}f}", ha="center", va="center", fontsize=pt, color=ink)
-                if pad == spec["speech_pad_ms"] and spec["threshold"] in thr and spec["min_silence_ms"] in sil \
+                if pad == spec["speech_pad_ms"] and spec["threshold"] in thr and spec["min_silence_duration_ms"] in sil \
                         and all(fixed[k] == spec[k] for k in fixed):
-                    ax.add_patch(Rectangle((sil.index(spec["min_silence_ms"]) - 0.5, thr.index(spec["threshold"]) - 0.5),
+                    ax.add_patch(Rectangle((sil.index(spec["min_silence_duration_ms"]) - 0.5, thr.index(spec["threshold"]) - 0.5),
                                            1, 1, fill=False, edgecolor="black", lw=1.6))
                 ax.set_xticks(range(len(sil)), [f"{x:g}" for x in sil])
                 ax.set_yticks(range(len(thr)), [f"{x:g}" for x in thr])

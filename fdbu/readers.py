@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from .errors import FdbuError
+from .errors import FdbuError, short  # noqa: F401  (short: re-exported)
 from .timebase import to_us
 
 # No window is longer than this (about 31 years); a time beyond it is refused before it is
@@ -39,14 +39,6 @@ def _time(value, where: str, file: str, what: str) -> int:
     if not -MAX_SECONDS <= value <= MAX_SECONDS:  # exact for integers of any size
         raise FdbuError(where, file, f"{what} is {short(value)} s, beyond any window ({MAX_SECONDS:.0e} s)")
     return to_us(value)
-
-
-def short(value) -> str:
-    """A value for a message: huge integers by their size, long structures cut."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**18:
-        return f"an integer of {len(str(abs(value)))} digits"
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def seconds_text(us: int) -> str:

@@ -12,11 +12,13 @@ import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .errors import FdbuError
+from .errors import FdbuError, short
 
 NEG_OFFSET = 0.15  # silero-vad's own: neg_threshold = max(threshold - 0.15, 0.01)
 NEG_FLOOR = 0.01
 BACKENDS = ("reference", "batched")
+VAD_BACKEND, VAD_VERIFY = "batched", "auto"  # vad.backend and vad.verify by default (SpeechDetector's too)
+DEVICES = ("auto", "cpu", "cuda")      # device=: auto is the GPU when torch sees one (the default)
 PAIRS = ("baseline", "all")            # fdbu compare: each system against the baseline, or every pair
 LENGTH_POLICIES = ("tolerant", "strict", "fit")  # fdbu export: an output whose length differs from T (Definition 44)
 # export.length=tolerant: an output up to PAD_MAX_MS short is padded with silence, up to CROP_MAX_MS long is cropped
@@ -44,14 +46,32 @@ MAX_SECONDS = 1e9                      # no time in a dataset file is larger: ev
 MAX_INT = 2**63 - 1                    # every integer fits an int64 (numpy) and a seed numpy accepts
 MAX_RESAMPLES = 100_000  # resamples x samples int64 indices: 100k x 1000 samples is 800 MB
 
+# ---- ranges: (test, what the value must be); NaN, infinities and integers too large for a float fail every test
+# (the comparisons are exact for integers of any size). Durations stop at the longest window a tree may hold
+# (MAX_SECONDS): no larger value can change a result.
+MAX_MS = round(1000 * MAX_SECONDS)  # the longest window in milliseconds
+THRESHOLD = (lambda v: 0 < v < 1, "a number in (0, 1)")  # a Silero threshold
+UNIT = (lambda v: 0 <= v <= 1, "a number from 0 to 1")
+MS = (lambda v: 0 <= v <= MAX_MS, f"milliseconds from 0 to {MAX_MS:.0e} (no window is longer)")
+# the segment settings, one spelling (silero-vad's keywords) for vad.* and the sweep's axes (sweep.*), and the range
+# of each; the sweep also varies neg_threshold's offset
+SEGMENT = {"threshold": THRESHOLD, "min_speech_duration_ms": MS, "min_silence_duration_ms": MS, "speech_pad_ms": MS}
+AXES = {"threshold": THRESHOLD, "min_silence_duration_ms": MS, "neg_threshold_offset": UNIT,
+        "min_speech_duration_ms": MS, "speech_pad_ms": MS}  # GridPoint's fields, in its order
+
+
+def within(obj, group: str, **ranges) -> None:
+    """Each named field of `obj` (each element of a list) is a number passing its range's test."""
+    for key, (test, what) in ranges.items():
+        value = getattr(obj, key)
+        for v in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not test(v):
+                shown = short(v) if not isinstance(value, (list, tuple)) else f"[... {short(v)} ...]"
+                raise FdbuError("config", None, f"{group}{key}={shown}: {what}")
+
 
 def refuse(key: str, value, allowed: str):
     raise FdbuError("config", None, f"{key}={value!r}: {allowed}")
-
-
-def in_unit(threshold: float) -> bool:
-    """A Silero threshold lies in the open interval (0, 1)."""
-    return 0.0 < threshold < 1.0
 
 
 def neg_threshold(threshold: float, offset: float = NEG_OFFSET) -> float:
@@ -70,10 +90,8 @@ class SileroSettings:
     sampling_rate: int = 16000
 
     def __post_init__(self):
-        if not in_unit(self.threshold):
-            raise FdbuError("config", None, f"vad.threshold {self.threshold} is outside (0, 1)")
-        if self.min_speech_duration_ms < 0 or self.min_silence_duration_ms < 0 or self.speech_pad_ms < 0:
-            raise FdbuError("config", None, "vad durations must be non-negative")
+        """The one check of vad.* (VadConfig builds one of these): each segment setting in its range."""
+        within(self, "vad.", **SEGMENT)
         if self.sampling_rate != 16000:
             raise FdbuError("config", None, f"vad.sampling_rate {self.sampling_rate}: fdbu scores 16 kHz audio only")
 
@@ -93,20 +111,20 @@ class SegmentRule:
 
     threshold: float
     neg_threshold: float
-    min_speech_ms: float
-    min_silence_ms: float
-    pad_ms: float
+    min_speech_duration_ms: float
+    min_silence_duration_ms: float
+    speech_pad_ms: float
 
     def kernel_args(self) -> tuple:
         """silero-vad's sample counts: 16000 * ms / 1000, as floats, in `speech_segments`' order."""
-        return (self.threshold, self.neg_threshold, 16000 * self.min_speech_ms / 1000,
-                16000 * self.min_silence_ms / 1000, 16000 * self.pad_ms / 1000)
+        return (self.threshold, self.neg_threshold, 16000 * self.min_speech_duration_ms / 1000,
+                16000 * self.min_silence_duration_ms / 1000, 16000 * self.speech_pad_ms / 1000)
 
     def call_kwargs(self) -> dict:
         """Every keyword `get_speech_timestamps(_from_probs)` takes, explicit (the lhotse way)."""
-        return dict(threshold=self.threshold, sampling_rate=16000, min_speech_duration_ms=self.min_speech_ms,
-                    max_speech_duration_s=float("inf"), min_silence_duration_ms=self.min_silence_ms,
-                    speech_pad_ms=self.pad_ms, return_seconds=False, time_resolution=1, visualize_probs=False,
+        return dict(threshold=self.threshold, sampling_rate=16000, min_speech_duration_ms=self.min_speech_duration_ms,
+                    max_speech_duration_s=float("inf"), min_silence_duration_ms=self.min_silence_duration_ms,
+                    speech_pad_ms=self.speech_pad_ms, return_seconds=False, time_resolution=1, visualize_probs=False,
                     neg_threshold=self.neg_threshold, min_silence_at_max_speech=98,
                     use_max_poss_sil_at_max_speech=True)
 
@@ -117,24 +135,24 @@ def changed(settings: SileroSettings) -> list[str]:
 
 
 SPEC_SETTINGS = SileroSettings()
-SPEC = {"threshold": SPEC_SETTINGS.threshold, "min_silence_ms": SPEC_SETTINGS.min_silence_duration_ms,
-        "neg_threshold_offset": NEG_OFFSET, "min_speech_ms": SPEC_SETTINGS.min_speech_duration_ms,
+SPEC = {"threshold": SPEC_SETTINGS.threshold, "min_silence_duration_ms": SPEC_SETTINGS.min_silence_duration_ms,
+        "neg_threshold_offset": NEG_OFFSET, "min_speech_duration_ms": SPEC_SETTINGS.min_speech_duration_ms,
         "speech_pad_ms": SPEC_SETTINGS.speech_pad_ms}  # the sweep grid's point with the spec's settings
 
 
 @dataclass(frozen=True)
 class GridPoint:
     threshold: float
-    min_silence_ms: float
+    min_silence_duration_ms: float
     neg_threshold_offset: float
-    min_speech_ms: float
+    min_speech_duration_ms: float
     speech_pad_ms: float
 
     @property
     def rule(self) -> SegmentRule:
         """silero-vad's rule: neg_threshold = max(threshold - offset, 0.01)."""
         return SegmentRule(self.threshold, neg_threshold(self.threshold, self.neg_threshold_offset),
-                           self.min_speech_ms, self.min_silence_ms, self.speech_pad_ms)
+                           self.min_speech_duration_ms, self.min_silence_duration_ms, self.speech_pad_ms)
 
     @property
     def is_spec(self) -> bool:
@@ -146,23 +164,20 @@ def grid_size(*axes) -> int:
     return math.prod(len(a) if isinstance(a, (list, tuple)) else 1 for a in axes)
 
 
-def grid(thresholds, min_silence_ms, neg_threshold_offset=(NEG_OFFSET,), min_speech_ms=(SPEC["min_speech_ms"],),
-         speech_pad_ms=(SPEC["speech_pad_ms"],)) -> list[GridPoint]:
-    axes = {"sweep.thresholds": thresholds, "sweep.min_silence_ms": min_silence_ms,
-            "sweep.neg_threshold_offset": neg_threshold_offset, "sweep.min_speech_ms": min_speech_ms,
-            "sweep.speech_pad_ms": speech_pad_ms}
+def grid(threshold, min_silence_duration_ms, neg_threshold_offset=(NEG_OFFSET,),
+         min_speech_duration_ms=(SPEC["min_speech_duration_ms"],), speech_pad_ms=(SPEC["speech_pad_ms"],)
+         ) -> list[GridPoint]:
+    """Every point of the grid over the axes (sweep.<axis>=[...]), each axis checked against its range (AXES):
+    the one check of the sweep's grid (GridConfig builds it)."""
+    axes = dict(threshold=threshold, min_silence_duration_ms=min_silence_duration_ms,
+                neg_threshold_offset=neg_threshold_offset, min_speech_duration_ms=min_speech_duration_ms,
+                speech_pad_ms=speech_pad_ms)
+    axes = {k: list(v) if isinstance(v, (list, tuple)) else [v] for k, v in axes.items()}
     for name, values in axes.items():
         if not values:
-            raise FdbuError("config", None, f"{name} is empty; a sweep needs at least one value on every axis")
-        if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in values):
-            raise FdbuError("config", None, f"{name} must be numbers, got {list(values)!r}")
-    if any(not in_unit(t) for t in thresholds):
-        raise FdbuError("config", None, f"sweep.thresholds {list(thresholds)}: every threshold must lie in (0, 1)")
-    for name in ("sweep.min_silence_ms", "sweep.min_speech_ms", "sweep.neg_threshold_offset", "sweep.speech_pad_ms"):
-        if any(v < 0 for v in axes[name]):
-            raise FdbuError("config", None, f"{name} {list(axes[name])}: values must not be negative")
-    points = [GridPoint(*map(float, values)) for values in
-              itertools.product(thresholds, min_silence_ms, neg_threshold_offset, min_speech_ms, speech_pad_ms)]
+            raise FdbuError("config", None, f"sweep.{name} is empty; a sweep needs at least one value on every axis")
+    within(type("Axes", (), axes), "sweep.", **AXES)
+    points = [GridPoint(*map(float, values)) for values in itertools.product(*(axes[k] for k in AXES))]
     if len(set(points)) != len(points):
         raise FdbuError("config", None, "the grid lists a point twice")
     return points

@@ -17,7 +17,7 @@ from .outputs import Outputs
 from .errors import FdbuError
 from .metrics.stats import NOT_REACHED, Bootstrap
 from .cells import csv_text, fmt
-from .settings import SPEC, WIDTH, GridPoint, default_names, grid  # noqa: F401  (grid: the sweep's, re-exported)
+from .settings import AXES, SPEC, WIDTH, GridPoint, default_names, grid  # noqa: F401  (grid: the sweep's, re-exported)
 from .pipeline import score_subset, signature
 from .audio import SAMPLE_RATE
 from .tasks import SUBSETS
@@ -104,11 +104,7 @@ def sweep(roots: list[Path], detector: SpeechDetector, boot: Bootstrap, points: 
     head = signature(detector, boot, vad_settings=False)  # the VAD settings are the grid's points
     head["kind"] = "sweep"
     head["speech_detection"] = {k: v for k, v in head["speech_detection"].items() if k != "settings"}
-    head["grid"] = {"points": len(points), "thresholds": sorted({p.threshold for p in points}),
-                    "min_silence_ms": sorted({p.min_silence_ms for p in points}),
-                    "neg_threshold_offset": sorted({p.neg_threshold_offset for p in points}),
-                    "min_speech_ms": sorted({p.min_speech_ms for p in points}),
-                    "speech_pad_ms": sorted({p.speech_pad_ms for p in points})}
+    head["grid"] = {"points": len(points), **{k: sorted({getattr(p, k) for p in points}) for k in AXES}}
     head["trees"] = [{"name": name, **sweep_tree(Path(r), detector, boot, points)} for r, name in zip(roots, names)]
     if len(roots) > 1:
         head["rankings"] = rankings(head["trees"])
@@ -165,8 +161,8 @@ def _ranking_line(name: str, r: dict) -> str:
     return f"  {name} ({better}): changes: " + "; ".join(parts)
 
 
-AXES = {"threshold": ("thr", "threshold", ""), "neg_threshold": ("neg", "neg threshold", ""),
-        "min_silence_ms": ("min_sil", "min silence", " ms"), "min_speech_ms": ("min_sp", "min speech", " ms"),
+LABELS = {"threshold": ("thr", "threshold", ""), "neg_threshold": ("neg", "neg threshold", ""),
+        "min_silence_duration_ms": ("min_sil", "min silence", " ms"), "min_speech_duration_ms": ("min_sp", "min speech", " ms"),
         "speech_pad_ms": ("pad", "padding", " ms")}
 COUNT_LABELS = {"not_exercised": "not_ex", "speaking_at_end": "s@end", "response": "resp", "no_response": "no_r"}
 
@@ -188,16 +184,16 @@ def table(result: dict, paths: list | None = None) -> str:
                   [n for n in SHOWN if kinds[n] == "latency_quantiles"]]
         where = f" ({paths[k]})" if paths else ""
         points = t["points"]
-        values = {a: sorted({p["settings"][a] for p in points}) for a in AXES}
-        swept = [a for a in AXES if len(values[a]) > 1]  # the neg threshold moves with the threshold or its offset
-        held = [f"{AXES[a][1]} {_axis(values[a][0], a)}{AXES[a][2]}" for a in AXES if a not in swept]
+        values = {a: sorted({p["settings"][a] for p in points}) for a in LABELS}
+        swept = [a for a in LABELS if len(values[a]) > 1]  # the neg threshold moves with the threshold or its offset
+        held = [f"{LABELS[a][1]} {_axis(values[a][0], a)}{LABELS[a][2]}" for a in LABELS if a not in swept]
         lines += ["", f"{t['name']}{where}: {t['subset']}, {t['counts']['eligible']} eligible of "
                       f"{t['counts']['selected']} selected",
-                  f"  swept: {', '.join(f'{AXES[a][1]} ({len(values[a])})' for a in swept) or 'nothing'}"
+                  f"  swept: {', '.join(f'{LABELS[a][1]} ({len(values[a])})' for a in swept) or 'nothing'}"
                   f"{' (neg threshold = threshold - offset)' if 'neg_threshold' in swept else ''}; held: "
                   f"{', '.join(held) or 'nothing'}; only speech detection changes, so pause handling and turn-taking "
                   "(words only) are not swept"]
-        head = "    " + " ".join(f"{AXES[a][0]:>7}" for a in swept)
+        head = "    " + " ".join(f"{LABELS[a][0]:>7}" for a in swept)
 
         def row(p, cells, swept=swept):  # the spec's point starred after the indent, so every row starts alike
             star = "*" if p["spec_settings"] else " "
@@ -215,10 +211,10 @@ def table(result: dict, paths: list | None = None) -> str:
     if "rankings" in result:
         lines += ["", "order of the systems over the grid (lowest value first, = a tie; 'not reached' highest):"]
         lines += [_ranking_line(n, r) for n, r in result["rankings"].items()]
-    lines.append(f"\n* the spec's settings (threshold {SPEC['threshold']}, min silence {SPEC['min_silence_ms']} ms, "
-                 f"min speech {SPEC['min_speech_ms']} ms, neg offset {SPEC['neg_threshold_offset']}, "
-                 f"pad {SPEC['speech_pad_ms']} ms). " + "; ".join(f"{v}: {AXES[k][1]}" for k, v in
-                                                                   ((k, a[0]) for k, a in AXES.items()))
+    lines.append(f"\n* the spec's settings (threshold {SPEC['threshold']}, min silence {SPEC['min_silence_duration_ms']} ms, "
+                 f"min speech {SPEC['min_speech_duration_ms']} ms, neg offset {SPEC['neg_threshold_offset']}, "
+                 f"pad {SPEC['speech_pad_ms']} ms). " + "; ".join(f"{v}: {LABELS[k][1]}" for k, v in
+                                                                   ((k, a[0]) for k, a in LABELS.items()))
                  + "; " + "; ".join(f"{v}: {k}" for k, v in COUNT_LABELS.items())
                  + "; " + "; ".join(f"{v}: {k}" for k, v in SHOWN.items()) + " (medians: stop_med_s, resp_med_s)")
     return "\n".join(lines)
@@ -234,8 +230,8 @@ def csv_rows(result: dict) -> list[dict]:
     for t in result["trees"]:
         for r in t["points"]:
             s, c = r["settings"], r["counts"]
-            row = {"system": t["name"], **{k: s[k] for k in ("threshold", "neg_threshold", "min_silence_ms",
-                                                               "min_speech_ms", "speech_pad_ms")},
+            row = {"system": t["name"], **{k: s[k] for k in ("threshold", "neg_threshold", "min_silence_duration_ms",
+                                                               "min_speech_duration_ms", "speech_pad_ms")},
                    "spec_settings": r["spec_settings"], **{k: c[k] for k in COUNTS}}
             for n in names:
                 m = r["metrics"][n]

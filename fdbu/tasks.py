@@ -19,6 +19,7 @@ from typing import Callable, cast
 from . import readers
 from .metrics import interruption, pause, turn_taking
 from .metrics.base import MetricModule
+from .official import BACKCHANNEL_SCRIPT, INTERRUPTION_SCRIPT, PAUSE_SCRIPT, TURN_SCRIPT
 
 
 @dataclass(frozen=True)
@@ -84,14 +85,14 @@ EVALUATE, SYNTH = "fdbu.evaluate", "fdbu.synth"
 PAUSE_HANDLING = Task(
     name="pause_handling", annotation="pause.json", read=readers.read_pauses, metrics=pause, reference=None,
     speech_detection=False, asr_task="default", asr_cut=None, label="pause handling",
-    official=Official("eval_pause_handling.py", {"Average take turn": "take_turn_rate"}, None,
+    official=Official(PAUSE_SCRIPT, {"Average take turn": "take_turn_rate"}, None,
                       rule=Ref(EVALUATE, "pause_rule")),
     generator=Ref(SYNTH, "pause_sample"))
 TURN_TAKING = Task(
     name="turn_taking", annotation="turn_taking.json", read=readers.read_turn_end, metrics=turn_taking,
     reference="E_us", speech_detection=False, asr_task="default", asr_cut=None, label="turn-taking (from E)",
     latency="response_latency_s", latency_from="seconds after the user's turn ends (E)",
-    official=Official("eval_smooth_turn_taking.py", {"Average take turn": "take_turn_rate",
+    official=Official(TURN_SCRIPT, {"Average take turn": "take_turn_rate",
                                                       "Average latency": "latency_s"}, None,
                       rule=Ref(EVALUATE, "turn_taking_rule")),
     generator=Ref(SYNTH, "turn_taking_sample"))
@@ -100,14 +101,14 @@ USER_INTERRUPTION = Task(
     reference="R_us", speech_detection=True, asr_task="user_interruption", asr_cut=readers.interruption_cut_s,
     label="interruption (from R)", latency="response_latency_s",
     latency_from="seconds after the user's interruption ends (R)",
-    official=Official("eval_user_interruption.py", {"Average rating": "rating", "Average take turn": "take_turn_rate",
+    official=Official(INTERRUPTION_SCRIPT, {"Average rating": "rating", "Average take turn": "take_turn_rate",
                                                     "Average latency": "latency_s"}, "interruption",
                       rule=Ref(EVALUATE, "interruption_rule")),
     generator=Ref(SYNTH, "interruption_sample"))
 BACKCHANNEL = Task(
     name="backchannel", annotation=None, read=None, metrics=None, reference=None, speech_detection=False,
     asr_task="default", asr_cut=None, label="backchannel",
-    official=Official("eval_backchannel.py", {"JSD": "jsd", "TOR": "take_turn_rate", "Frequency": "frequency_per_s"},
+    official=Official(BACKCHANNEL_SCRIPT, {"JSD": "jsd", "TOR": "take_turn_rate", "Frequency": "frequency_per_s"},
                       "backchannel", printed_digits=4, rule=Ref(EVALUATE, "backchannel_rule")),
     generator=Ref(SYNTH, "backchannel_sample"))
 TASKS = {t.name: t for t in (PAUSE_HANDLING, TURN_TAKING, USER_INTERRUPTION, BACKCHANNEL)}

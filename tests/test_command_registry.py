@@ -132,13 +132,16 @@ def test_notes_below_the_commands_can_be_captured_or_silenced(caplog, capsys):
 def test_a_made_up_command_is_an_entry_a_config_and_a_function(tmp_path, capsys):
     """A command a plugin (here, this test) adds in three parts: its registry entry, its config dataclass and its
     function. The CLI lists it, --help shows its keys, Hydra composes and checks its config (a multirun too),
-    and without a console of its own its lines are printed; no YAML file, no other edit."""
+    and without a console of its own its lines are printed; no YAML file, no other edit. Its `share` is a made-up
+    setting: one field (default and help) whose range comes from fdbu.settings, shown by --help and refused out of
+    range in one line."""
     from dataclasses import dataclass
 
     from builders import fdbu_main
     from fdbu import cli
     from fdbu.commands import Ran
     from fdbu.config import opt
+    from fdbu.settings import UNIT, within
 
     registry.add(registry.Command("hello", "say hello (a made-up command)", "fdbu hello [name=NAME]"))
     try:
@@ -147,6 +150,10 @@ def test_a_made_up_command_is_an_entry_a_config_and_a_function(tmp_path, capsys)
         class HelloConfig:
             name: str = opt("world", "who is greeted")
             times: int = opt(1, "how many times")
+            share: float = opt(0.5, "a made-up setting: a share, checked against a range fdbu.settings declares")
+
+            def __post_init__(self):
+                within(self, "", share=UNIT)
 
         @registry.command("hello")
         def hello(cfg, cores=None):
@@ -158,6 +165,10 @@ def test_a_made_up_command_is_an_entry_a_config_and_a_function(tmp_path, capsys)
         assert out.returncode == 0 and out.stdout.splitlines() == ["hello, fdbu", "hello, fdbu"], out.stderr
         bad = fdbu_main("hello", "times=two")
         assert bad.returncode == 2 and "times" in bad.stderr, bad.stderr
+        assert cli.main(["hello", "--help"]) == 0 and "a made-up setting" in capsys.readouterr().out
+        bad = fdbu_main("hello", "share=1.5")
+        assert bad.returncode == 2 and bad.stderr == "fdbu: error: config: share=1.5: a number from 0 to 1\n", bad.stderr
+        assert fdbu_main("hello", "share=1").returncode == 0
         jobs = fdbu_main("hello", "-m", "name=a,b")
         assert jobs.returncode == 0 and "hello, a" in jobs.stdout and "hello, b" in jobs.stdout, jobs.stderr
     finally:

@@ -310,4 +310,4 @@ def test_the_api_names_stay_functions_after_their_modules_load(tmp_path):
     first, second = fdbu.score(tree), fdbu.score(tree)
     assert first.unified == second.unified
     with pytest.raises(FdbuError, match="has no synthetic_user_interruption samples to sweep"):
-        fdbu.sweep(tree, sweep={"thresholds": [0.5], "min_silence_ms": [100]})
+        fdbu.sweep(tree, sweep={"threshold": [0.5], "min_silence_duration_ms": [100]})

@@ -166,7 +166,7 @@ def _sweep(pads=(0,)):
     for thr in (0.4, 0.5):
         for sil in (100, 200):
             for pad in pads:
-                st = {**SPEC, "threshold": thr, "min_silence_ms": sil, "speech_pad_ms": pad}
+                st = {**SPEC, "threshold": thr, "min_silence_duration_ms": sil, "speech_pad_ms": pad}
                 at_spec = st == SPEC
                 values = {m.name: 0.5 for m in METRICS}
                 values["stop_latency_s"] = 1.0 if at_spec else 0.8 if thr == 0.4 else 1.5
@@ -207,8 +207,8 @@ def test_every_command_with_figures_takes_the_width(tmp_path, calibrated):
     runs = {
         "score": (["score", f"tree={a}", "plot=true", "progress=false"], a / "latency-curves.pdf"),
         "score B": (["score", f"tree={b}", "progress=false"], None),
-        "sweep": (["sweep", f"tree={a}", f"out={tmp_path / 'sw'}", "sweep.thresholds=[0.5]",
-                   "sweep.min_silence_ms=[100,200]", "progress=false"], tmp_path / "sw" / "sweep-heatmaps.pdf"),
+        "sweep": (["sweep", f"tree={a}", f"out={tmp_path / 'sw'}", "sweep.threshold=[0.5]",
+                   "sweep.min_silence_duration_ms=[100,200]", "progress=false"], tmp_path / "sw" / "sweep-heatmaps.pdf"),
         "compare": (["compare", f"trees=[{a},{b}]", f"out={tmp_path / 'cmp'}"], tmp_path / "cmp" / "compare-forest.pdf"),
     }
     for what, (args, pdf) in runs.items():

@@ -45,7 +45,7 @@ def test_score(synth_tree, tmp_path, point):
 
 
 def test_sweep(synth_tree, tmp_path):
-    args = ["sweep.thresholds=[0.4,0.5]", "sweep.min_silence_ms=[100]", "progress=false", "plot=true"]
+    args = ["sweep.threshold=[0.4,0.5]", "sweep.min_silence_duration_ms=[100]", "progress=false", "plot=true"]
     assert run("sweep", f"tree={synth_tree}", f"out={tmp_path / 'clean'}", *args).returncode == 0
     assert run("sweep", f"tree={synth_tree}", f"out={tmp_path / 'out'}", *args, kill_at="sweep:moved:1").returncode == -9
     again = run("sweep", f"tree={synth_tree}", f"out={tmp_path / 'out'}", *args)
@@ -109,7 +109,7 @@ def _runs(command: str, synth_tree: Path, work: Path, pair: tuple[Path, Path]) -
         return [f"tree={tree}"] + (["progress=false"] if command == "score" else []), tree
     out = work / "out"
     if command == "sweep":
-        return [f"tree={synth_tree}", f"out={out}", "sweep.thresholds=[0.4,0.5]", "sweep.min_silence_ms=[100]",
+        return [f"tree={synth_tree}", f"out={out}", "sweep.threshold=[0.4,0.5]", "sweep.min_silence_duration_ms=[100]",
                 "progress=false", "plot=true"], out
     a, b = pair
     return [f"trees=[{a},{b}]", "names=[a,b]", f"out={out}", "plot=true", "progress=false"], out

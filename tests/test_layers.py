@@ -270,6 +270,25 @@ def test_facts_declared_in_settings_are_written_nowhere_else():
     assert offenders == []
 
 
+def test_names_declared_once_are_written_once():
+    """The official scripts' file names are fdbu.official's (the task registry names them from there); the segment
+    settings have one spelling (silero-vad's keywords, settings.SEGMENT and AXES): the sweep's old ones (min_silence_ms,
+    min_speech_ms, a "thresholds" axis) appear nowhere in the package."""
+    from fdbu.official import OFFICIAL_FILES
+
+    offenders = []
+    for path in ROOT.rglob("*.py"):
+        rel = str(path.relative_to(ROOT))
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and node.value in OFFICIAL_FILES and rel != "official/__init__.py":
+                offenders.append(f"{rel}:{node.lineno} {node.value!r}")
+            named = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else \
+                node.arg if isinstance(node, ast.arg) else node.value if isinstance(node, ast.Constant) else None
+            if named in ("min_silence_ms", "min_speech_ms", "pad_ms", "thresholds", "sweep.thresholds"):
+                offenders.append(f"{rel}:{node.lineno} {named}")
+    assert offenders == []
+
+
 def test_every_package_folder_is_installed():
     """pyproject.toml lists its packages by name (kernels/ and conf/ install under fdbu): a folder of modules left
     off the list works in the editable checkout and is missing from a wheel, so each one must be listed."""

@@ -255,7 +255,7 @@ def test_a_broken_summary_or_a_folder_in_place_of_the_curves(tree):
     (["vad.threshold=abc"], "vad.threshold"), (["bootstrap.resamples=abc"], "bootstrap.resamples"),
     (["bootstrap.resamples=10.5"], "bootstrap.resamples"), (["bootstrap.resamples=1000000000000"], "1 to 100000"),
     (["bootstrap.seed=-1"], "bootstrap.seed=-1"), (["tree=[A,B]"], "tree"), (["plot=maybe"], "plot"),
-    (["vad.threshold=1.5"], "outside (0, 1)"), (["vad.thrshold=0.4"], "did you mean vad.threshold"),
+    (["vad.threshold=1.5"], "vad.threshold=1.5: a number in (0, 1)"), (["vad.thrshold=0.4"], "did you mean vad.threshold"),
     ([], "tree is required")])
 def test_config_values(tree, args, fragment):
     args = args if any(a.startswith("tree=") for a in args) or not args else [f"tree={tree}", *args]
@@ -265,15 +265,15 @@ def test_config_values(tree, args, fragment):
 
 
 def test_sweep_config_values(tree):
-    refused(fdbu("sweep", f"tree={tree}", "sweep.thresholds=1.5"), "sweep.thresholds")  # (0.5 alone: [0.5])
+    refused(fdbu("sweep", f"tree={tree}", "sweep.threshold=1.5"), "sweep.threshold")  # (0.5 alone: [0.5])
     refused(fdbu("sweep", f"tree=[{tree},{tree}]"), "needs out=DIR")
 
 
 # a setting the command cannot honour is refused, not ignored
 @pytest.mark.parametrize("args,fragment", [
-    (["sweep", "vad.threshold=0.4"], "vad.threshold=0.4: a sweep's segment settings are its axes: use sweep.thresholds"),
+    (["sweep", "vad.threshold=0.4"], "vad.threshold=0.4: a sweep's segment settings are its axes: use sweep.threshold"),
     (["sweep", "vad.speech_pad_ms=30"], "use sweep.speech_pad_ms"),
-    (["sweep", "vad.min_silence_duration_ms=50"], "use sweep.min_silence_ms"),
+    (["sweep", "vad.min_silence_duration_ms=50"], "use sweep.min_silence_duration_ms"),
     (["calibrate", "vad.backend=reference"], "vad.backend='reference': fdbu calibrate does not use it (it measures "
                                              "the batched backend against the reference)"),
     (["calibrate", "vad.speech_pad_ms=30"], "vad.speech_pad_ms=30: the calibration measures probabilities"),

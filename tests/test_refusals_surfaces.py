@@ -275,15 +275,15 @@ BIG = "1" + "0" * 400
 
 @pytest.mark.parametrize("command,args,fragment", [
     ("sweep", ["sweep.neg_threshold_offset=[nan]"], "sweep.neg_threshold_offset=[... nan ...]: a number from 0 to 1"),
-    ("sweep", ["sweep.min_silence_ms=[inf]"], "sweep.min_silence_ms=[... inf ...]: milliseconds from 0 to"),
-    ("sweep", [f"sweep.min_speech_ms=[250,{BIG}]"], "sweep.min_speech_ms=<an integer of 401 digits>"),
+    ("sweep", ["sweep.min_silence_duration_ms=[inf]"], "sweep.min_silence_duration_ms=[... inf ...]: milliseconds from 0 to"),
+    ("sweep", [f"sweep.min_speech_duration_ms=[250,{BIG}]"], "sweep.min_speech_duration_ms=<an integer of 401 digits>"),
     ("score", [f"vad.min_speech_duration_ms={BIG}"], "vad.min_speech_duration_ms=<an integer of 401 digits>"),
     ("score", [f"vad.threshold={BIG}"], "vad.threshold=<an integer of 401 digits>"),
     ("score", ["vad.min_silence_duration_ms=10000000000000000"], "vad.min_silence_duration_ms=10000000000000000: mil"),
     ("score", ["bootstrap.seed=9223372036854775808"], "bootstrap.seed=<an integer of 19 digits>"),
-    ("score", ["vad.threshold=nan"], "vad.threshold nan is outside (0, 1)"),
-    ("sweep", ["sweep.thresholds=[0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9]",
-               "sweep.min_silence_ms=[" + ",".join(map(str, range(0, 1200, 10))) + "]"],
+    ("score", ["vad.threshold=nan"], "vad.threshold=nan: a number in (0, 1)"),
+    ("sweep", ["sweep.threshold=[0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9]",
+               "sweep.min_silence_duration_ms=[" + ",".join(map(str, range(0, 1200, 10))) + "]"],
      "the sweep grid has 1080 points, more than 1000"),
 ])
 def test_config_extremes_are_refused_before_any_work(tree, tmp_path, command, args, fragment):
@@ -312,7 +312,7 @@ def test_the_api_refuses_what_the_cli_refuses(tree):
 def test_a_sweep_grid_beyond_the_bound_runs_with_allow_large():
     from fdbu import config
 
-    grid = {"thresholds": [0.5], "min_silence_ms": list(range(1001))}
+    grid = {"threshold": [0.5], "min_silence_duration_ms": list(range(1001))}
     with pytest.raises(FdbuError, match="has 1001 points, more than 1000"):
         config.build("sweep", {"tree": "t", "sweep": grid})
     assert len(config.build("sweep", {"tree": "t", "sweep": {**grid, "allow_large": True}}).sweep.points()) == 1001
@@ -323,12 +323,12 @@ def test_a_sweep_of_too_many_points_x_files_is_refused_before_any_work(tree, tmp
 
     monkeypatch.setattr(sweep_grid, "MAX_WORK", 5)  # the tree has 1 interruption file: 6 points pass it
     before = snapshot(tree)
-    refused(fdbu_main("sweep", f"tree={tree}", f"out={tmp_path / 'out'}", "sweep.thresholds=[0.3,0.5,0.7]",
-                      "sweep.min_silence_ms=[100,200]"), "config: the sweep is 6 points x 1 files = 6, more than 5",
+    refused(fdbu_main("sweep", f"tree={tree}", f"out={tmp_path / 'out'}", "sweep.threshold=[0.3,0.5,0.7]",
+                      "sweep.min_silence_duration_ms=[100,200]"), "config: the sweep is 6 points x 1 files = 6, more than 5",
             "sweep.allow_large=true")
     assert snapshot(tree) == before and not (tmp_path / "out").exists()
-    ok = fdbu_main("sweep", f"tree={tree}", f"out={tmp_path / 'out'}", "sweep.thresholds=[0.3,0.5,0.7]",
-                   "sweep.min_silence_ms=[100,200]", "sweep.allow_large=true", "plot=false", "progress=false")
+    ok = fdbu_main("sweep", f"tree={tree}", f"out={tmp_path / 'out'}", "sweep.threshold=[0.3,0.5,0.7]",
+                   "sweep.min_silence_duration_ms=[100,200]", "sweep.allow_large=true", "plot=false", "progress=false")
     assert ok.returncode == 0, ok.stderr
 
 

@@ -138,8 +138,8 @@ def test_a_made_up_task_goes_through_synth_score_compare_and_report(cue_reply, t
     frame = scored.to_pandas()["cue_reply"]  # typed by the task's declared row (ROW)
     assert set(frame["outcome"]) == {"reply"} and str(frame["latency_s"].dtype) == "float64"
     assert set(scored.metrics().query(f"subset == '{sub}'")["metric"]) == {"reply_rate", "reply_latency_s"}
-    swept = fdbu_main("sweep", f"tree={tmp_path / 'A'}", f"out={tmp_path / 'sw'}", "sweep.thresholds=[0.5]",
-                      "sweep.min_silence_ms=[100,200]", "progress=false")
+    swept = fdbu_main("sweep", f"tree={tmp_path / 'A'}", f"out={tmp_path / 'sw'}", "sweep.threshold=[0.5]",
+                      "sweep.min_silence_duration_ms=[100,200]", "progress=false")
     assert swept.returncode == 0, swept.stderr
     assert {t["subset"] for t in json.loads((tmp_path / "sw" / "sweep.json").read_text())["trees"]} == \
         {"synthetic_user_interruption"}

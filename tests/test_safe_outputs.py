@@ -156,8 +156,8 @@ def test_a_huge_sweep_grid_is_refused_from_its_axes_at_once(tmp_path, monkeypatc
         return real(*axes)
 
     monkeypatch.setattr(fdbu.config, "grid", grid)
-    axes = {"thresholds": [round(0.01 + 0.024 * i, 3) for i in range(40)],
-            "min_silence_ms": list(range(10, 410, 10)), "min_speech_ms": list(range(10, 410, 10)),
+    axes = {"threshold": [round(0.01 + 0.024 * i, 3) for i in range(40)],
+            "min_silence_duration_ms": list(range(10, 410, 10)), "min_speech_duration_ms": list(range(10, 410, 10)),
             "speech_pad_ms": list(range(40)), "neg_threshold_offset": [round(0.001 * i, 3) for i in range(1, 41)]}
     args = [f"sweep.{k}=[{','.join(map(str, v))}]" for k, v in axes.items()]
     for extra, want in (([], "has 102400000 points, more than 1000"),

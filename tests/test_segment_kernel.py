@@ -7,19 +7,19 @@ from fdbu.kernels import speech_segments
 from fdbu.vad import SegmentRule
 
 
-def library(probs, length, threshold, min_speech_ms, min_silence_ms, neg=None, pad_ms=0):
+def library(probs, length, threshold, min_speech_duration_ms, min_silence_duration_ms, neg=None, pad_ms=0):
     return [(d["start"], d["end"]) for d in get_speech_timestamps_from_probs(
-        [float(p) for p in probs], sampling_rate=16000, threshold=threshold, min_speech_duration_ms=min_speech_ms,
-        max_speech_duration_s=float("inf"), min_silence_duration_ms=min_silence_ms, speech_pad_ms=pad_ms,
+        [float(p) for p in probs], sampling_rate=16000, threshold=threshold, min_speech_duration_ms=min_speech_duration_ms,
+        max_speech_duration_s=float("inf"), min_silence_duration_ms=min_silence_duration_ms, speech_pad_ms=pad_ms,
         return_seconds=False, time_resolution=1, visualize_probs=False, neg_threshold=neg,
         min_silence_at_max_speech=98, use_max_poss_sil_at_max_speech=True, audio_length_samples=length, step=1)]
 
 
-def kernel(files, threshold, min_speech_ms, min_silence_ms, neg=None, pad_ms=0):
+def kernel(files, threshold, min_speech_duration_ms, min_silence_duration_ms, neg=None, pad_ms=0):
     flat = np.concatenate([np.asarray(p, np.float64) for p, _ in files] + [np.zeros(0)])
     off = np.concatenate([[0], np.cumsum([len(p) for p, _ in files])]).astype(np.int64)
     lengths = np.array([n for _, n in files], np.int64)
-    rule = SegmentRule(threshold, max(threshold - 0.15, 0.01) if neg is None else neg, min_speech_ms, min_silence_ms,
+    rule = SegmentRule(threshold, max(threshold - 0.15, 0.01) if neg is None else neg, min_speech_duration_ms, min_silence_duration_ms,
                        pad_ms)
     a, b, seg_off, _ = speech_segments(flat, off, lengths, *rule.kernel_args(), np.zeros(len(files)))
     return [list(zip(a[seg_off[i]:seg_off[i + 1]].tolist(), b[seg_off[i]:seg_off[i + 1]].tolist()))
@@ -41,9 +41,9 @@ def prob_file(draw):
 @settings(max_examples=150, deadline=None)
 @given(st.lists(prob_file(), min_size=1, max_size=5), st.sampled_from([0.3, 0.4, 0.5, 0.6, 0.7]),
        st.sampled_from([0, 100, 250]), st.sampled_from([50, 100, 200, 500]))
-def test_kernel_equals_silero_function(files, threshold, min_speech_ms, min_silence_ms):
-    got = kernel(files, threshold, min_speech_ms, min_silence_ms)
-    assert got == [library(p, n, threshold, min_speech_ms, min_silence_ms) for p, n in files]
+def test_kernel_equals_silero_function(files, threshold, min_speech_duration_ms, min_silence_duration_ms):
+    got = kernel(files, threshold, min_speech_duration_ms, min_silence_duration_ms)
+    assert got == [library(p, n, threshold, min_speech_duration_ms, min_silence_duration_ms) for p, n in files]
 
 
 @settings(max_examples=200, deadline=None)
@@ -77,9 +77,9 @@ PADS = [0, 1, 13, 30, 100, 250, 0.03, 7.77]
 @settings(max_examples=150, deadline=None)
 @given(st.lists(prob_file(), min_size=1, max_size=5), st.sampled_from([0.3, 0.5, 0.7]), st.sampled_from([0, 250]),
        st.sampled_from([50, 100, 300]), st.sampled_from(PADS))
-def test_kernel_pads_exactly_as_silero(files, threshold, min_speech_ms, min_silence_ms, pad_ms):
-    got = kernel(files, threshold, min_speech_ms, min_silence_ms, pad_ms=pad_ms)
-    assert got == [library(p, n, threshold, min_speech_ms, min_silence_ms, pad_ms=pad_ms) for p, n in files]
+def test_kernel_pads_exactly_as_silero(files, threshold, min_speech_duration_ms, min_silence_duration_ms, pad_ms):
+    got = kernel(files, threshold, min_speech_duration_ms, min_silence_duration_ms, pad_ms=pad_ms)
+    assert got == [library(p, n, threshold, min_speech_duration_ms, min_silence_duration_ms, pad_ms=pad_ms) for p, n in files]
 
 
 def test_padding_merges_clips_and_splits_as_silero_does():

@@ -84,7 +84,7 @@ def test_sharded_speech_detection_assembles_to_the_one_process_bytes(pool, tmp_p
 @pytest.mark.parametrize("shards", [1, 2, 3, 7])
 def test_a_sweep_assembles_from_shards_too(pool, tmp_path, shards):
     a, _ = pool
-    grid = ["sweep.thresholds=[0.35,0.5,0.65]", "sweep.min_silence_ms=[50,300]"]
+    grid = ["sweep.threshold=[0.35,0.5,0.65]", "sweep.min_silence_duration_ms=[50,300]"]
     one, many = fresh_cache(tmp_path / "one"), fresh_cache(tmp_path / "many")
     ok(fdbu_main("sweep", f"tree={a}", f"out={tmp_path / 'one-out'}", f"cache_dir={one}", "plot=false", *grid))
     for k in range(shards):

@@ -4,6 +4,8 @@ import io
 import json
 import shutil
 
+import re
+
 import pytest
 
 from builders import fdbu_main
@@ -27,7 +29,7 @@ def test_every_grid_point_equals_scoring_with_its_settings(synth_tree, boot, swe
     points, result = swept
     for k in (0, 4, 8):  # (0.3, 50), (0.5, 100), (0.7, 500)
         p = points[k]
-        det = SpeechDetector(SileroSettings(threshold=p.threshold, min_silence_duration_ms=int(p.min_silence_ms)),
+        det = SpeechDetector(SileroSettings(threshold=p.threshold, min_silence_duration_ms=int(p.min_silence_duration_ms)),
                              backend="reference", cache=False)
         entry = score_path(synth_tree, det, boot).unified["subsets"][SUB]
         rec = result["trees"][0]["points"][k]
@@ -110,21 +112,43 @@ def test_rankings_show_ties_as_ties_and_hold_only_when_the_same_everywhere():
 
 
 @pytest.mark.parametrize("kw,problem", [
-    (dict(thresholds=[], min_silence_ms=[100]), "sweep.thresholds is empty"),
-    (dict(thresholds=[0.5], min_silence_ms=[]), "sweep.min_silence_ms is empty"),
-    (dict(thresholds=[0.0, 0.5], min_silence_ms=[100]), "must lie in (0, 1)"),
-    (dict(thresholds=[1.0], min_silence_ms=[100]), "must lie in (0, 1)"),
-    (dict(thresholds=[0.5], min_silence_ms=[-50]), "sweep.min_silence_ms [-50]: values must not be negative"),
-    (dict(thresholds=[0.5], min_silence_ms=[100], speech_pad_ms=[-30]), "sweep.speech_pad_ms [-30]: values must not"),
-    (dict(thresholds=[0.5, 0.5], min_silence_ms=[100]), "lists a point twice"),
+    (dict(threshold=[], min_silence_duration_ms=[100]), "sweep.threshold is empty"),
+    (dict(threshold=[0.5], min_silence_duration_ms=[]), "sweep.min_silence_duration_ms is empty"),
+    (dict(threshold=[0.0, 0.5], min_silence_duration_ms=[100]), "sweep.threshold=[... 0.0 ...]: a number in (0, 1)"),
+    (dict(threshold=[1.0], min_silence_duration_ms=[100]), "sweep.threshold=[... 1.0 ...]: a number in (0, 1)"),
+    (dict(threshold=[0.5], min_silence_duration_ms=[-50]), "sweep.min_silence_duration_ms=[... -50 ...]: milliseconds from 0"),
+    (dict(threshold=[0.5], min_silence_duration_ms=[100], speech_pad_ms=[-30]), "sweep.speech_pad_ms=[... -30 ...]: millis"),
+    (dict(threshold=[0.5], min_silence_duration_ms=[100], neg_threshold_offset=[1.5]),
+     "sweep.neg_threshold_offset=[... 1.5 ...]: a number from 0 to 1"),
+    (dict(threshold=["0.5"], min_silence_duration_ms=[100]), "sweep.threshold=[... '0.5' ...]: a number in (0, 1)"),
+    (dict(threshold=[0.5, 0.5], min_silence_duration_ms=[100]), "lists a point twice"),
 ])
 def test_refusals(kw, problem):
-    with pytest.raises(FdbuError, match=problem.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
+    """The grid's one check (settings.grid, the ranges of settings.AXES), as the config and the API reach it."""
+    from fdbu.config import GridConfig
+
+    with pytest.raises(FdbuError, match=re.escape(problem)):
         grid(**kw)
+    with pytest.raises(FdbuError, match=re.escape(problem)):
+        GridConfig(**kw)
+
+
+def test_one_spelling_per_segment_setting():
+    """vad.<key> and sweep.<key> are one setting under one name (silero-vad's keyword), so a sweep's grid point and
+    a score's settings are the same words, and the grid's fields are its axes in order."""
+    import dataclasses
+
+    from fdbu.config import GridConfig, VadConfig
+    from fdbu.settings import AXES, SEGMENT, GridPoint, SileroSettings
+
+    assert tuple(AXES) == tuple(f.name for f in dataclasses.fields(GridPoint))
+    assert set(SEGMENT) <= set(AXES) and set(SEGMENT) <= {f.name for f in dataclasses.fields(VadConfig)}
+    assert set(AXES) <= {f.name for f in dataclasses.fields(GridConfig)}
+    assert set(SEGMENT) <= {f.name for f in dataclasses.fields(SileroSettings)}
 
 
 def test_cli_refuses_a_bad_grid_and_multi_tree_without_out(synth_tree, tmp_path):
-    out = fdbu_main("sweep", f"tree={synth_tree}", "sweep.thresholds=[1.5]")
+    out = fdbu_main("sweep", f"tree={synth_tree}", "sweep.threshold=[1.5]")
     assert out.returncode == 2 and out.stderr.strip().count("\n") == 0 and "(0, 1)" in out.stderr
     out = fdbu_main("sweep", f"tree=[{synth_tree},{synth_tree}]")
     assert out.returncode == 2 and "needs out=DIR" in out.stderr
@@ -141,7 +165,7 @@ def test_the_same_trees_elsewhere_give_the_same_bytes_and_the_console_shows_the_
     shows each path beside its name, and has the response latency and no-response columns and ranges."""
     from fdbu.synth import synthesize
 
-    grid_args = ["sweep.thresholds=[0.4,0.6]", "sweep.min_silence_ms=[100]", "plot=false", "progress=false"]
+    grid_args = ["sweep.threshold=[0.4,0.6]", "sweep.min_silence_duration_ms=[100]", "plot=false", "progress=false"]
     printed = {}
     for place in ("here", "there/deeper"):
         a, b = tmp_path / place / "runs" / "mixed", tmp_path / place / "runs" / "prompt"
@@ -159,3 +183,13 @@ def test_the_same_trees_elsewhere_give_the_same_bytes_and_the_console_shows_the_
     for f in ("sweep.json", "sweep.csv"):
         here, there = ((tmp_path / p / "out" / f).read_bytes() for p in ("here", "there/deeper"))
         assert here == there and str(tmp_path).encode() not in here
+
+
+@pytest.mark.parametrize("old,new", [("sweep.thresholds", "sweep.threshold"),
+                                     ("sweep.min_silence_ms", "sweep.min_silence_duration_ms"),
+                                     ("sweep.min_speech_ms", "sweep.min_speech_duration_ms")])
+def test_the_old_spellings_name_the_new_ones(old, new, tmp_path):
+    """The sweep's axes were spelled differently from vad.* before one spelling: a command line from then is
+    refused in one line that names the setting's name now (nothing is translated behind the user's back)."""
+    out = fdbu_main("sweep", f"tree={tmp_path}", f"{old}=[100]")
+    assert out.returncode == 2 and out.stderr.strip() == f"fdbu: error: config: {old} is not a setting; did you mean {new}?"

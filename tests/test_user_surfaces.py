@@ -60,7 +60,7 @@ def test_export_without_outputs_says_where_it_looked(tmp_path):
 # 11, 12. DataFrames a notebook computes on; pandas is a dependency of the API
 def test_dataframes_are_numeric_with_not_reached_flags(two, calibrated):
     a, _ = two
-    sweep = fdbu.sweep(a, sweep={"thresholds": [0.3, 0.5], "min_silence_ms": [100]}).to_pandas()
+    sweep = fdbu.sweep(a, sweep={"threshold": [0.3, 0.5], "min_silence_duration_ms": [100]}).to_pandas()
     for column in sweep.columns:
         if column.endswith(("_value", "_lo", "_hi", "_p90")):
             assert sweep[column].dtype == "float64", column
@@ -99,7 +99,7 @@ def test_a_string_for_a_list_and_a_key_of_another_command():
 # 14. a multi-tree sweep computed in memory needs no out=
 def test_a_multi_tree_sweep_in_memory_needs_no_out(two, calibrated):
     a, b = two
-    frame = fdbu.sweep([a, b], names=["A", "B"], sweep={"thresholds": [0.5], "min_silence_ms": [100]}).to_pandas()
+    frame = fdbu.sweep([a, b], names=["A", "B"], sweep={"threshold": [0.5], "min_silence_duration_ms": [100]}).to_pandas()
     assert sorted(frame["system"]) == ["A", "B"]
     with pytest.raises(FdbuError, match="a sweep over several trees needs out=DIR"):
         fdbu.sweep([a, b], write=True)

@@ -37,7 +37,7 @@ def test_every_dataframe_has_the_same_columns_and_dtypes_whatever_the_data(syste
     _same([s.metrics() for s in scores])
     latency = scores[1].metrics().query("metric == 'response_latency_s' and subset == @TT")
     assert latency["value_not_reached"].all() and latency["value"].isna().all()  # the silent system: not reached
-    sweeps = [fdbu.sweep(t, sweep={"thresholds": [0.5], "min_silence_ms": [100, 200]}).to_pandas()
+    sweeps = [fdbu.sweep(t, sweep={"threshold": [0.5], "min_silence_duration_ms": [100, 200]}).to_pandas()
               for t in (prompt, silent)]
     _same(sweeps)
     assert sweeps[0]["response_latency_s_value_not_reached"].dtype == "boolean"
@@ -52,7 +52,7 @@ def test_every_dataframe_has_the_same_columns_and_dtypes_whatever_the_data(syste
 def test_a_scalar_where_a_list_is_expected(systems, tmp_path):
     prompt, silent = systems["prompt"], systems["silent"]
     # the API: a one-element list, a group that is no dict refused, a misspelt keyword in the CLI's words
-    assert len(fdbu.sweep(prompt, sweep={"thresholds": 0.5, "min_silence_ms": 100}).to_pandas()) == 1
+    assert len(fdbu.sweep(prompt, sweep={"threshold": 0.5, "min_silence_duration_ms": 100}).to_pandas()) == 1
     with pytest.raises(FdbuError, match=r"names=\['A'\]: one name per tree \(2\)"):
         fdbu.compare([prompt, silent], names="A")
     with pytest.raises(FdbuError, match=r"vad='threshold=0.5': a group of settings is a dict of its keys"):
@@ -64,7 +64,7 @@ def test_a_scalar_where_a_list_is_expected(systems, tmp_path):
     assert out.returncode == 2 and "a list of at least two scored trees" in out.stderr, out.stderr
     out = fdbu_main("compare", f"trees={prompt},{silent}")
     assert out.returncode == 2 and f'a list is written "trees=[{prompt},{silent}]"' in out.stderr
-    out = fdbu_main("sweep", f"tree={prompt}", "sweep.thresholds=0.5", "sweep.min_silence_ms=100",
+    out = fdbu_main("sweep", f"tree={prompt}", "sweep.threshold=0.5", "sweep.min_silence_duration_ms=100",
                     f"out={tmp_path / 'sw'}", "plot=false")
     assert out.returncode == 0, out.stderr
     out = fdbu_main("score", str(prompt))
@@ -139,8 +139,8 @@ OTHER = {  # a value other than the default that the key takes (with what it nee
     "for_sweep": True, "vad.threshold": 0.6, "vad.min_speech_duration_ms": 200, "vad.min_silence_duration_ms": 200,
     "vad.speech_pad_ms": 30, "vad.backend": "reference", "vad.cache": False, "vad.verify": 3, "vad.threads": 1,
     "vad.batch_seconds": 100.0, "vad.require_shards": True, "bootstrap.resamples": 100, "bootstrap.seed": 2,
-    "sweep.thresholds": [0.4], "sweep.min_silence_ms": [200], "sweep.neg_threshold_offset": [0.1],
-    "sweep.min_speech_ms": [200], "sweep.speech_pad_ms": [30], "sweep.allow_large": True,
+    "sweep.threshold": [0.4], "sweep.min_silence_duration_ms": [200], "sweep.neg_threshold_offset": [0.1],
+    "sweep.min_speech_duration_ms": [200], "sweep.speech_pad_ms": [30], "sweep.allow_large": True,
     "compare.allow_different_samples": True, "compare.alpha": 0.01, "compare.allow_mixed_transcripts": True,
     "compare.pairs": "all", "report.allow_different_samples": True, "report.alpha": 0.01,
     "report.allow_mixed_transcripts": True, "report.format": ["md"], "report.compare": "c",

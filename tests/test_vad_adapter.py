@@ -65,7 +65,7 @@ def test_settings_are_validated():
 
     from fdbu.errors import FdbuError
 
-    with pytest.raises(FdbuError, match="threshold 1.5 is outside"):
+    with pytest.raises(FdbuError, match=r"vad.threshold=1.5: a number in \(0, 1\)"):
         SileroSettings(threshold=1.5)
     with pytest.raises(FdbuError, match="16 kHz"):
         SileroSettings(sampling_rate=8000)

@@ -1,3 +1,12 @@
 """The official Full-Duplex-Bench evaluation, the reference column: `rules` re-implements the pinned scripts'
 arithmetic (quoted line by line), `scripts` runs the scripts themselves unchanged and compares, and `child` is
 the process that runs the two scripts needing a client or a loader put in place."""
+
+# the pinned files, by name (their SHA-256 are the default of evaluate.official_sha256); here, in a module that
+# imports nothing, so the task registry (fdbu.tasks) names each task's script without importing the rules
+PAUSE_SCRIPT = "eval_pause_handling.py"
+TURN_SCRIPT = "eval_smooth_turn_taking.py"
+INTERRUPTION_SCRIPT = "eval_user_interruption.py"
+BACKCHANNEL_SCRIPT = "eval_backchannel.py"
+GT_DISTRIBUTION = "icc_gt_distribution.json"
+OFFICIAL_FILES = (BACKCHANNEL_SCRIPT, PAUSE_SCRIPT, TURN_SCRIPT, INTERRUPTION_SCRIPT, GT_DISTRIBUTION)

@@ -28,13 +28,8 @@ import numpy as np
 from ..atomic import sha256_bytes
 from ..errors import FdbuError
 
-# the pinned files, by name (their SHA-256 are the default of evaluate.official_sha256)
-PAUSE_SCRIPT = "eval_pause_handling.py"
-TURN_SCRIPT = "eval_smooth_turn_taking.py"
-INTERRUPTION_SCRIPT = "eval_user_interruption.py"
-BACKCHANNEL_SCRIPT = "eval_backchannel.py"
-GT_DISTRIBUTION = "icc_gt_distribution.json"
-OFFICIAL_FILES = (BACKCHANNEL_SCRIPT, PAUSE_SCRIPT, TURN_SCRIPT, INTERRUPTION_SCRIPT, GT_DISTRIBUTION)
+from . import (BACKCHANNEL_SCRIPT, GT_DISTRIBUTION, INTERRUPTION_SCRIPT, OFFICIAL_FILES,  # noqa: F401  (re-exported)
+               PAUSE_SCRIPT, TURN_SCRIPT)
 
 # eval_pause_handling.py:7-8, eval_smooth_turn_taking.py:7-8, eval_user_interruption.py:7-8
 TURN_DURATION_THRESHOLD = 1

@@ -30,7 +30,7 @@ from ..shard import listed, missing, refuse_missing
 from . import calibration as calib
 from .audio import batches, read_wav
 from .cache import Entry, ProbabilityCache, default_dir
-from ..settings import VAD_BATCH_SECONDS, BACKENDS, check_options  # noqa: F401  (BACKENDS re-exported by fdbu.vad)
+from ..settings import DEVICES, VAD_BACKEND, VAD_BATCH_SECONDS, VAD_VERIFY, BACKENDS, check_options  # noqa: F401  (BACKENDS re-exported by fdbu.vad)
 from .silero import SegmentRule, SileroSettings, SileroVAD, samples_to_us
 
 AUTO_VERIFY_FROM = 50  # vad.verify=auto checks files once a run holds this many batched ones
@@ -98,8 +98,9 @@ class SpeechDetector:
     `margin` replaces the calibrated guard margin; it exists for tests and benchmarks only.
     """
 
-    def __init__(self, settings: SileroSettings = SileroSettings(), *, backend: str = "batched",
-                 device: str = "auto", cache: bool = True, cache_dir: Path | None = None, verify: int | str = "auto",
+    def __init__(self, settings: SileroSettings = SileroSettings(), *, backend: str = VAD_BACKEND,
+                 device: str = DEVICES[0], cache: bool = True, cache_dir: Path | None = None,
+                 verify: int | str = VAD_VERIFY,
                  threads: int | None = None, batch_seconds: float = VAD_BATCH_SECONDS, progress: bool = False,
                  margin: float | None = None, shard: str | None = None, require_cached: bool = False):
         check_options(backend, verify, threads, batch_seconds)
