@@ -30,3 +30,18 @@ def find_official() -> Path | None:
 OFFICIAL = find_official()
 needs_official = pytest.mark.skipif(OFFICIAL is None, reason="no official scripts: set FDB_OFFICIAL to a "
                                     "Full-Duplex-Bench checkout or lay shared/official/ beside the repository")
+
+
+
+def find_official_v15() -> Path | None:
+    """The pinned Full-Duplex-Bench v1.5 scripts: $FDB_OFFICIAL_V15, else `shared/official-v1.5/` beside the
+    repository (where CI lays it), found as the v1.0 ones are."""
+    if os.environ.get("FDB_OFFICIAL_V15"):
+        return Path(os.environ["FDB_OFFICIAL_V15"])
+    return next((p.parent / "official-v1.5" for p in _candidates()
+                 if (p.parent / "official-v1.5" / "get_timing.py").is_file()), None)
+
+
+OFFICIAL_V15 = find_official_v15()
+needs_official_v15 = pytest.mark.skipif(OFFICIAL_V15 is None, reason="no official v1.5 scripts: set "
+                                        "FDB_OFFICIAL_V15 or lay shared/official-v1.5/ beside the repository")

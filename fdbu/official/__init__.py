@@ -10,3 +10,9 @@ INTERRUPTION_SCRIPT = "eval_user_interruption.py"
 BACKCHANNEL_SCRIPT = "eval_backchannel.py"
 GT_DISTRIBUTION = "icc_gt_distribution.json"
 OFFICIAL_FILES = (BACKCHANNEL_SCRIPT, PAUSE_SCRIPT, TURN_SCRIPT, INTERRUPTION_SCRIPT, GT_DISTRIBUTION)
+
+# Full-Duplex-Bench v1.5 (the same evaluation folder): the timing script and the behaviour judge with its prompt
+TIMING_SCRIPT = "get_timing.py"
+BEHAVIOR_SCRIPT = "eval_behavior.py"
+BEHAVIOR_PROMPT = "instruction/behavior.txt"
+V15_FILES = (TIMING_SCRIPT, BEHAVIOR_SCRIPT, BEHAVIOR_PROMPT)

@@ -3,6 +3,7 @@
 
     python -m fdbu.official.child interruption SCRIPT ROOT_DIR JUDGE_URL
     python -m fdbu.official.child backchannel SCRIPT ROOT_DIR
+    python -m fdbu.official.child timing SCRIPT ROOT_DIR HUB_DIR
 
 interruption: eval_user_interruption.py's `__main__` passes no client, so the module is
 imported and `eval_user_interruption(root_dir, client)` called with an `openai.OpenAI`
@@ -14,6 +15,14 @@ TorchCodec (and FFmpeg). Before the script runs, `torchaudio.load` is replaced b
 of shape (channels, frames) holding the samples / 32768, and the sample rate. The script is
 then run as `python eval_backchannel.py --root_dir ROOT_DIR` runs it (`runpy`, `__main__`),
 in the working directory the caller chose (it opens ./icc_gt_distribution.json).
+
+timing: v1.5's get_timing.py loads Silero with `torch.hub.load("snakers4/silero-vad", ...)`, which asks GitHub
+for the repository's default branch and downloads it unless the hub directory has it. Before the script runs,
+the hub directory is HUB_DIR (made by `fdbu.official.scripts.offline_hub`: a hubconf.py that serves the
+installed, pinned silero-vad package's model), torch.hub's `urlopen` raises URLError (so the lookup falls
+back to that directory, as torch.hub does offline, and nothing is fetched), `torchaudio.load` is `pcm16_load`,
+and torch computes on one thread, as fdbu's reference path does (`fdbu.vad.silero`). The script then runs as
+`python get_timing.py --root_dir ROOT_DIR`.
 
 Only this module is imported before the script, so the script's own imports are its own.
 """
@@ -73,6 +82,23 @@ def interruption(script: str, root_dir: str, url: str) -> None:
 def backchannel(script: str, root_dir: str) -> None:
     import torchaudio
 
+    torchaudio.load = pcm16_load
+    _as_main(script, root_dir)
+
+
+def timing(script: str, root_dir: str, hub_dir: str) -> None:
+    from urllib.error import URLError
+
+    import torch
+    import torch.hub
+    import torchaudio
+
+    def offline(*args, **kwargs):
+        raise URLError("fdbu runs get_timing.py offline: torch.hub serves the installed silero-vad")
+
+    torch.set_num_threads(1)
+    torch.hub.set_dir(hub_dir)
+    torch.hub.urlopen = offline
     torchaudio.load = pcm16_load
     _as_main(script, root_dir)
 

@@ -156,6 +156,31 @@ def run_script(mode: str | None, script: Path | str, root: Path, cwd: Path, url:
     return proc.returncode, proc.stdout, proc.stderr
 
 
+# the hub repository get_timing.py's torch.hub.load("snakers4/silero-vad", model="silero_vad", ...) finds: the
+# installed silero-vad package's model and functions, as the repository's own hubconf.py returns them
+HUBCONF = '''"""fdbu's offline stand-in for github.com/snakers4/silero-vad: the installed, pinned silero-vad package."""
+dependencies = ["torch"]
+
+
+def silero_vad(onnx=False, force_onnx_cpu=False, opset_version=16):
+    from silero_vad import (VADIterator, collect_chunks, get_speech_timestamps, load_silero_vad, read_audio,
+                            save_audio)
+
+    model = load_silero_vad(onnx=onnx, opset_version=opset_version)
+    return model, (get_speech_timestamps, save_audio, read_audio, VADIterator, collect_chunks)
+'''
+HUB_REPO = "snakers4_silero-vad_master"  # torch.hub's folder name for the repository's master branch
+
+
+def offline_hub(dest: Path) -> Path:
+    """A torch.hub directory holding the silero-vad repository as the installed package (fdbu.official.child's
+    `timing` mode points torch.hub at it)."""
+    repo = dest / HUB_REPO
+    repo.mkdir(parents=True)
+    (repo / "hubconf.py").write_text(HUBCONF)
+    return dest
+
+
 def gt_folder(dest: Path, gt_path: Path) -> Path:
     """A working directory for eval_backchannel.py: it opens ./icc_gt_distribution.json (line 19)."""
     dest.mkdir()
