@@ -25,13 +25,13 @@ MADE_BY = "the official Full-Duplex-Bench get_transcript/asr.py, not fdbu"
 
 
 def check(data: bytes, sid: str, T_us: int, annotation: bytes | None,
-          observed_us: int | None = None) -> tuple[bytes, int]:
+          observed_us: int | None = None, file: str = "output.json") -> tuple[bytes, int]:
     """Refuse an output.json the official asr.py could not have written for this sample; returns the tree's
     transcript and how many words it dropped. Word starts must lie in [0, T], or, for an output.wav the
     export cropped at T (`observed_us`: its length before), in [0, that length]; then the words starting
     after T are dropped (Definition 44: audio after T is not observed) and the rest written as asr.py
-    does (`indent=4`, `text` the kept words' texts joined by spaces). Otherwise the bytes are unchanged."""
-    file = "output.json"
+    does (`indent=4`, `text` the kept words' texts joined by spaces). Otherwise the bytes are unchanged.
+    `file`: v1.5's other transcripts (clean_output.json, input.json, clean_input.json) are checked the same way."""
     doc = parse_json(data, sid, file)
     if not isinstance(doc, dict) or not isinstance(doc.get("text"), str) or not isinstance(doc.get("chunks"), list):
         raise FdbuError(sid, file, "is not the official asr.py's shape: an object with 'text' (a string) and "
@@ -42,7 +42,7 @@ def check(data: bytes, sid: str, T_us: int, annotation: bytes | None,
     window = max(T_us, observed_us) if observed_us is not None else T_us
     starts, ends = check_word_times(doc["chunks"], sid, file, window)
     task = tasks.subset(sid.split("/")[0]).task
-    if task.asr_cut is not None:  # asr.py --task user_interruption: cut at R, R added back
+    if task.asr_cut is not None and file == "output.json":  # asr.py --task user_interruption: cut at R, R added back
         cut = cast(Callable, task.read)(annotation, sid, T_us)[task.reference]  # a task with an ASR cut reads one
         early = [i for i, s in enumerate(starts) if s < cut]
         if early:
@@ -56,9 +56,13 @@ def check(data: bytes, sid: str, T_us: int, annotation: bytes | None,
     return json.dumps({"text": " ".join(c["text"] for c in kept), "chunks": kept}, indent=4).encode(), dropped
 
 
-def receipt(model: str, transcripts: dict[str, dict[str, str]], sources: dict[str, dict[str, dict]]) -> dict:
+def receipt(model: str, transcripts: dict[str, dict[str, str]], sources: dict[str, dict[str, dict]],
+            others: dict[str, dict[str, dict[str, str]]] | None = None) -> dict:
     """asr.json of an adopted tree: transcripts by subset (their SHA-256, as fdbu asr records them), and
-    the SHA-256 of the output.wav and output.json each was adopted from."""
+    the SHA-256 of the output.wav and output.json each was adopted from; v1.5's other transcripts (subset ->
+    X.json -> id -> SHA-256) as `other_transcripts`."""
+    others = others or {}
     return {"config": {"source": "adopted", "model_id": model, "made_by": MADE_BY, "checkpoint_sha256": None},
-            "subsets": {s: {"task": tasks.subset(s).task.asr_task, "transcripts": t, "adopted_from": sources[s]}
+            "subsets": {s: {"task": tasks.subset(s).task.asr_task, "transcripts": t, "adopted_from": sources[s],
+                            **({"other_transcripts": others[s]} if s in others else {})}
                         for s, t in transcripts.items()}}

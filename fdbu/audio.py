@@ -26,9 +26,9 @@ def read_wav(path: Path, where: str, sample_rate: int = SAMPLE_RATE) -> np.ndarr
     try:
         audio, sr = sf.read(str(path), dtype="float32", always_2d=False)
     except Exception as e:  # soundfile raises its own error types for unreadable files
-        raise FdbuError(where, "output.wav", f"cannot be decoded ({e})") from None
+        raise FdbuError(where, Path(path).name, f"cannot be decoded ({e})") from None
     if sr != sample_rate or audio.ndim != 1:
-        raise FdbuError(where, "output.wav", f"is not mono {sample_rate} Hz")
+        raise FdbuError(where, Path(path).name, f"is not mono {sample_rate} Hz")
     return audio
 
 

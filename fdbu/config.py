@@ -24,7 +24,7 @@ from .official.rules import shipped_pins
 from .settings import (ALPHA, ASR_BATCH_SIZE, ASR_MAX_BATCH_SECONDS, CROP_MAX_MS, FORMATS, LENGTH_POLICIES, MAX_INT,
                        MAX_RESAMPLES, NEG_OFFSET, PAD_MAX_MS, PAIRS, PARAKEET, RESAMPLES, SEED, TRANSCRIPTS,
                        VAD_BATCH_SECONDS, WIDTH, WIDTHS, SileroSettings, changed, check_options, default_names, grid, grid_size, refuse,
-                       within, VAD_BACKEND, VAD_VERIFY, DEVICES)
+                       within, VAD_BACKEND, VAD_VERIFY, DEVICES, FAMILIES)
 
 
 
@@ -521,9 +521,13 @@ class VadStageConfig(Sharded):
 @dataclass
 class SynthConfig:
     out: str = opt(MISSING, "the new synthetic tree (must not exist)")
-    n: Any = opt(5, "samples per subset: a number, 'release' (the v1.0 sizes), or {subset: number}")
+    n: Any = opt(5, "samples per subset of the family: a number, 'release' (its release's sizes), or "
+                    "{subset: number}")
+    family: str = opt(FAMILIES[0], "the Full-Duplex-Bench release whose subsets n counts: v1.0 or v1.5 (v1.5: both "
+                                   "runs, input.wav with the overlap event and clean_input.wav without)")
     seed: int = opt(0, "sample i of a subset depends only on (seed, subset, i); >= 0")
-    system: str = opt("mixed", "prompt | slow | overlap | never_stops | silent | mixed")
+    system: str = opt("mixed", "v1.0: prompt | slow | overlap | never_stops | silent; v1.5: yields | yields_late | "
+                               "talks_through | same_stop | clean_silent; or mixed")
     ineligible: float = opt(0.05, "share of samples marked ineligible, in [0, 1)")
     interruption_tail_s: List[float] = opt([4.0, 6.0], "range of T - R for interruption samples, seconds")
     layout: str = opt("tree", "tree: a reference tree; official: the same samples as official per-task folders "
@@ -534,7 +538,7 @@ class SynthConfig:
         from .synth import check
 
         within(self, "", seed=SEED_RANGE)
-        check(self.n, self.system, self.ineligible, tuple(self.interruption_tail_s), self.layout)
+        check(self.n, self.system, self.ineligible, tuple(self.interruption_tail_s), self.layout, self.family)
 
 
 @registry.config("calibrate")

@@ -117,15 +117,43 @@ def evaluate(root: Path | Tree, *, gt_distribution: Path | None = None, silero: 
     the shipped ones) only label the ground-truth distribution's hash as pinned or not."""
     tree = root if isinstance(root, Tree) else load_tree(root)
     result: dict[str, Any]
+    families = tasks.family_of({s.subset for s in tree.samples})
+    rules = "Full-Duplex-Bench v1.0 official evaluation scripts, re-implemented (fdbu.official)"
+    if "v1.5" in families:  # (a v1.0 tree's summary.json stays as it was)
+        rules = (f"Full-Duplex-Bench {' and '.join(families)} official evaluation scripts, re-implemented "
+                 "(fdbu.official)")
     result = {"generator": "fdbu", "kind": "reference-evaluation", "fdbu_version": __version__,
               "inputs": {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
-              "rules": "Full-Duplex-Bench v1.0 official evaluation scripts, re-implemented (fdbu.official)",
+              "rules": rules,
               "judge": judge.identity() if judge is not None else None, "subsets": {}}
     ctx = Context(gt_distribution, silero, judge, pins)
     for name, subset in tasks.SUBSETS.items():
         if tree.subset(name) and subset.task.official is not None and subset.task.official.rule is not None:
             result["subsets"][name] = subset.task.official.rule(tree, name, ctx)
     return result
+
+
+def timing_rule(tree: Tree, subset: str, ctx: Context) -> dict:
+    """Full-Duplex-Bench v1.5's get_timing.py on each eligible sample (fdbu.official.timing): the script's two
+    lists, per sample id, from Silero at the script's settings on input.wav and output.wav (the reference path,
+    one file at a time, as the script runs it), and how many samples have a non-empty list. No aggregate: the
+    official evaluation has none."""
+    from .official import timing
+    from .tree import load_audio_sample
+
+    silero = SileroVAD(timing.SETTINGS)
+    lists: dict[str, dict] = {}
+    for s in tree.subset(subset):
+        if not s.eligible:
+            continue
+        load_audio_sample(tree, s)
+        user = read_wav(s.folder / "input.wav", s.sample_id, s.sample_rate)
+        system = read_wav(s.wav_path, s.sample_id, s.sample_rate)
+        lists[s.name] = timing.intervals(silero.segment_samples(user), silero.segment_samples(system))
+    return {"script": timing.SCRIPT, "samples": len(lists),
+            "with_stop_interval": sum(bool(v["latency_stop_list"]) for v in lists.values()),
+            "with_response_interval": sum(bool(v["latency_resp_list"]) for v in lists.values()),
+            "latency_intervals": lists}
 
 
 def backchannel_speakers(tree: Tree, subset: str, silero: SileroVAD | None = None) -> list[official.Speaker]:
@@ -194,6 +222,12 @@ def _lines(summary: dict) -> list[str]:
     judge = summary.get("judge") or {}
     lines = []
     for subset, numbers in summary.get("subsets", {}).items():
+        if "latency_intervals" in numbers:  # v1.5: lists per sample, no aggregate
+            lines.append(f"  {subset}: {numbers['script']} on {numbers['samples']} samples: "
+                         f"{numbers['with_stop_interval']} with an overlap (stop) interval, "
+                         f"{numbers['with_response_interval']} with a response interval (each sample's lists: "
+                         "summary.json)")
+            continue
         if set(numbers) & set(STATES):
             lines.append(f"  {subset}: {_cell(numbers)}")
             continue

@@ -67,15 +67,25 @@ def folders(dataset: Path | None, roots: dict | None) -> dict[str, Path]:
 
 def check_root(subset: str, folder: Path) -> None:
     """A folder mapped to `subset` must be its official per-task folder: `<id>/input.wav` and the subset's
-    annotation, and no other task's annotation in its place."""
+    annotation, and no other task's annotation in its place; a folder of the other release (v1.0 for a v1.5 subset,
+    and the reverse) is named as such."""
     ann = tasks.subset(subset).task.annotation
+    family = tasks.subset(subset).family
     expected = f"<id>/input.wav{' and <id>/' + ann if ann else ' without a task annotation'} (a {subset} folder)"
     samples = layout.per_task_samples(folder) if folder.is_dir() else []
-    wrong = f"{layout.found(folder)}; {layout.V15_TODAY}" if samples and layout.is_v15(samples) else None
-    for d in samples if wrong is None else []:
+    wrong = None
+    for d in samples:
         others = [a for a in layout.sample_annotations(d) if a != ann]
         if others and (ann is None or not (d / ann).is_file()):
-            wrong = f"{d.name}/{others[0]} (a {' or '.join(layout.annotation_subsets()[others[0]])} sample)"
+            theirs = layout.annotation_subsets()[others[0]]
+            wrong = f"{d.name}/{others[0]} (a {' or '.join(theirs)} sample)"
+            other = tasks.family_of(theirs)
+            if other != [family]:
+                wrong += f": a Full-Duplex-Bench {' and '.join(other)} folder, and {subset} is a {family} subset"
+            break
+        if family == "v1.5" and not layout.is_v15([d]):
+            wrong = (f"{d.name}/ without clean_input.wav or metadata.json: a Full-Duplex-Bench v1.0 folder, and "
+                     f"{subset} is a v1.5 subset")
             break
     if not samples or wrong:
         raise FdbuError(f"export.roots.{subset}", None, f"{folder}: expected {expected}; found "
@@ -101,8 +111,9 @@ def discover(sources: dict[str, Path], only: list[str] | None, where: Path | Non
         raise FdbuError("config", None, "export.only leaves no sample to export")
     if not found:
         assert where is not None  # the check above raised without one
-        raise FdbuError("dataset", None, f"{where}: expected a Full-Duplex-Bench v1.0 release (<subset>/<id>/input.wav "
-                        f"for subsets {', '.join(tasks.SUBSETS)}); found {layout.found(where)}"
+        raise FdbuError("dataset", None, f"{where}: expected a Full-Duplex-Bench release (<subset>/<id>/input.wav "
+                        f"for subsets of v1.0 ({', '.join(tasks.release_sizes('v1.0'))}) or of v1.5 "
+                        f"({', '.join(tasks.release_sizes('v1.5'))})); found {layout.found(where)}"
                         + _per_task_hint(where))
     return found
 
@@ -115,8 +126,6 @@ def _per_task_hint(folder: Path) -> str:
     if kind == "roots":
         chosen, notes = layout.mapping(layout.task_folders(folder))
         return "; map them instead: " + layout.roots_command(chosen, notes)
-    if kind == "v1.5":
-        return f"; {layout.V15_TODAY}"
     return ""
 
 
@@ -151,13 +160,14 @@ def _load(source: Path, outputs: Path, subset: str, name: str, adopting: bool):
             ann = (src / ann_name).read_bytes()
         except OSError:
             raise FdbuError(sid, ann_name, f"is missing from the dataset ({src / ann_name})") from None
+    more = _load_more(src, outputs / name, subset, sid, adopting)
     out_path = outputs / name / "output.wav"
     if not out_path.is_file():
-        return sid, inp, in_sr, ann, None, None, "output.wav missing", None
+        return sid, inp, in_sr, ann, None, None, "output.wav missing", None, more
     try:
         out, out_sr = read_audio(out_path)
     except Exception as e:
-        return sid, inp, in_sr, ann, None, None, f"output.wav unreadable ({str(e).splitlines()[0]})", None
+        return sid, inp, in_sr, ann, None, None, f"output.wav unreadable ({str(e).splitlines()[0]})", None, more
     adopted: tuple[bytes, bytes | None] | None = None
     if adopting:  # (output.wav's bytes, output.json's bytes or None) as asr.py left them
         try:
@@ -167,7 +177,43 @@ def _load(source: Path, outputs: Path, subset: str, name: str, adopting: bool):
             adopted = (out_path.read_bytes(), None)
         except OSError as e:
             raise FdbuError(sid, "output.json", f"cannot be read: {e.strerror or e}") from None
-    return sid, inp, in_sr, ann, out, out_sr, None, adopted
+    return sid, inp, in_sr, ann, out, out_sr, None, adopted, more
+
+
+def _load_more(src: Path, outs: Path, subset: str, sid: str, adopting: bool) -> dict:
+    """A v1.5 sample's other files (Task.audio): each input from the dataset folder (unreadable: refused, as
+    input.wav is), each other output of the system from its outputs folder (a problem: its reason), and with
+    adopting, the transcript beside each (X.json for X.wav; None where there is none)."""
+    task = tasks.subset(subset).task
+    outputs = dict(task.runs)
+    more: dict[str, Any] = {"audio": {}, "json": {}}
+    for file in task.audio:
+        if file == "input.wav":  # read with the sample
+            continue
+        home = outs if file in outputs else src
+        path = home / file
+        if file in outputs and not path.is_file():
+            more["audio"][file] = f"{file} missing"
+            continue
+        try:
+            more["audio"][file] = read_audio(path)
+        except Exception as e:
+            if file not in outputs:
+                raise FdbuError(sid, file, f"cannot be read from the dataset ({e})") from None
+            more["audio"][file] = f"{file} unreadable ({str(e).splitlines()[0]})"
+    if adopting:
+        for file in task.transcribed:
+            if file == "output.wav":  # read with output.wav
+                continue
+            path = (outs if file in outputs else src) / file.replace(".wav", ".json")
+            try:
+                regular(path, sid, path.name)
+                more["json"][path.name] = path.read_bytes()
+            except FileNotFoundError:
+                more["json"][path.name] = None
+            except OSError as e:
+                raise FdbuError(sid, path.name, f"cannot be read: {e.strerror or e}") from None
+    return more
 
 
 def export(dataset: Path | None, outputs: Path | None, out: Path, *, roots: dict | None = None,
@@ -206,26 +252,31 @@ def export(dataset: Path | None, outputs: Path | None, out: Path, *, roots: dict
         rows: list[dict] = []
         receipts: dict[str, dict[str, str]] = {}
         adopted_from: dict[str, dict[str, dict]] = {}
+        others: dict[str, dict[str, dict[str, str]]] = {}  # v1.5: subset -> X.json -> id -> SHA-256
         with ThreadPoolExecutor(max_workers=workers) as pool:
             loaded = pool.map(lambda job: _load(sources[job[0]], outs[job[0]], job[0], job[1], transcripts == "adopt"),
                               found)
-            for sid, inp, in_sr, ann, audio, out_sr, reason, adopted in tqdm(
+            for sid, inp, in_sr, ann, audio, out_sr, reason, adopted, more in tqdm(
                     loaded, total=len(found), desc="export", unit="sample", disable=not progress):
-                row = _sample(tmp, sid, inp, in_sr, ann, audio, out_sr, reason, length, adopted)
+                row = _sample(tmp, sid, inp, in_sr, ann, audio, out_sr, reason, length, adopted, more)
                 rows.append(row)
                 if adopted is not None and row["eligible"]:
                     subset, name = sid.split("/")
                     receipts.setdefault(subset, {})[name] = row["files"].pop("output.json")
+                    for json_name in more["json"]:  # v1.5's other transcripts, adopted beside output.json
+                        if json_name in row["files"]:
+                            others.setdefault(subset, {}).setdefault(json_name, {})[name] = row["files"].pop(json_name)
                     source = {"output.wav": sha256_bytes(adopted[0]), "output.json": sha256_bytes(adopted[1])}
                     if row.get("dropped_words"):  # the tree's output.json is the adopted one less its words after T
                         source["dropped_after_T"] = row["dropped_words"]
                     adopted_from.setdefault(subset, {})[name] = source
                 faults.point(f"export:sample:{len(rows)}")
-        manifest = {"schema_version": 1, "kind": MANIFEST_KIND, "declared": dict(sorted(tasks.release_sizes().items())),
+        declared = {k: v for f in tasks.family_of(sources) for k, v in tasks.release_sizes(f).items()}
+        manifest = {"schema_version": 1, "kind": MANIFEST_KIND, "declared": dict(sorted(declared.items())),
                     "samples": rows}
         (tmp / "manifest.json").write_text(dumps(manifest))
         if transcripts == "adopt":
-            (tmp / "asr.json").write_text(dumps(adopt.receipt(model, receipts, adopted_from)))
+            (tmp / "asr.json").write_text(dumps(adopt.receipt(model, receipts, adopted_from, others)))
     return out
 
 
@@ -247,6 +298,69 @@ def _length(mono: np.ndarray, T: int, policy: str, pad_max: int, crop_max: int):
     return mono[:T], None, {"action": "cropped", "samples": n - T}
 
 
+def _about(reason: str, file: str) -> str:
+    """A length or fault reason of output.wav, said of another output (v1.5's clean_output.wav)."""
+    return reason.replace("output.wav", file, 1)
+
+
+def _other_runs(sid: str, row: dict, T: int, inp, in_sr, more: dict, length: str, flags: list, written: dict,
+                adopting: bool) -> str | None:
+    """v1.5: input.wav and the clean run's input written as 16 kHz mono, and each other output checked and fitted
+    to its own input (export.length applies to each run; a problem makes the sample ineligible, its reason naming
+    the file), their transcripts adopted with output.json's checks. Fills `written` (file -> bytes) and the row;
+    returns the reason the sample is ineligible, or None."""
+    task = tasks.subset(row["subset"]).task
+    inputs = {"input.wav": to_16k_mono(inp, in_sr)}
+    for file, loaded in more["audio"].items():
+        if file not in dict(task.runs):  # an input of the dataset
+            audio, sr = loaded
+            inputs[file] = to_16k_mono(audio, sr)
+            row["source_sample_rate"][file.removesuffix(".wav")] = sr
+            if file != "input.wav":
+                row[f"{file.removesuffix('.wav')}_samples"] = len(inputs[file])
+                if len(inputs[file]) == 0:
+                    return f"{file} is empty"
+    for file, answers in task.runs:
+        if file == "output.wav":
+            continue
+        loaded, n = more["audio"][file], len(inputs[answers])
+        if isinstance(loaded, str):
+            return loaded
+        audio, sr = loaded
+        if len(audio) == 0:
+            return f"{file} is empty"
+        if not np.all(np.isfinite(audio)):
+            return f"{file} has non-finite samples"
+        row["source_sample_rate"][file.removesuffix(".wav")] = sr
+        mono = to_16k_mono(audio, sr)
+        observed_us = window_us(len(mono), SR)
+        if len(mono) != n:
+            row.setdefault("other_output_samples", {})[file] = len(mono)
+        mono, reason, fitted = _length(mono, n, length, PAD_MAX_MS * SR // 1000, CROP_MAX_MS * SR // 1000)
+        if reason is not None:
+            return _about(reason, file)
+        if fitted is not None:
+            row.setdefault("other_length_fit", {})[file] = fitted
+            flags.append(f"{file} {fitted['action']} {fitted['samples']} samples (export.length={length})")
+        written[file] = wav_bytes(mono)
+        json_name = file.replace(".wav", ".json")
+        if adopting:
+            data = more["json"].get(json_name)
+            if data is None:
+                raise FdbuError(sid, json_name, f"is missing beside {file}: export.transcripts=adopt takes the "
+                                "transcripts of both runs (the behaviour judge reads them); transcribe it, or export "
+                                "without adopt and run fdbu asr")
+            written[json_name], _ = adopt.check(data, sid, window_us(n, SR), None, observed_us=observed_us,
+                                                file=json_name)
+    for file, audio in inputs.items():
+        written[file] = wav_bytes(audio)
+        json_name = file.replace(".wav", ".json")
+        if adopting and more["json"].get(json_name) is not None:  # an input's transcript, where there is one
+            written[json_name], _ = adopt.check(more["json"][json_name], sid, window_us(len(audio), SR), None,
+                                                file=json_name)
+    return None
+
+
 def keeps(row: dict) -> str:
     """For an ineligible row: what it is, with its numbers, and what would keep it (export's console)."""
     reason = "; ".join(row["reasons"])
@@ -263,7 +377,8 @@ def keeps(row: dict) -> str:
            "(check that it is this sample's capture)"
 
 
-def _sample(tmp: Path, sid: str, inp, in_sr, ann, audio, out_sr, reason, length: str, adopted=None) -> dict:
+def _sample(tmp: Path, sid: str, inp, in_sr, ann, audio, out_sr, reason, length: str, adopted=None,
+            more: dict | None = None) -> dict:
     subset, name = sid.split("/")
     T = len(to_16k_mono(inp, in_sr))
     row: dict[str, Any]
@@ -302,6 +417,12 @@ def _sample(tmp: Path, sid: str, inp, in_sr, ann, audio, out_sr, reason, length:
         if dropped:
             flags.append(f"{dropped} transcript word{'s' if dropped > 1 else ''} starting after T dropped "
                          "(output.wav cropped)")
+    written: dict[str, bytes] = {}
+    if more and more["audio"]:  # v1.5: the inputs and the clean run, each output fitted to its input
+        reason = _other_runs(sid, row, T, inp, in_sr, more, length, flags, written, adopted is not None)
+        if reason is not None:
+            row.update({"eligible": False, "reasons": [reason]})
+            return row
     folder = tmp / subset / name
     folder.mkdir(parents=True)
     files = {}
@@ -315,6 +436,9 @@ def _sample(tmp: Path, sid: str, inp, in_sr, ann, audio, out_sr, reason, length:
     if transcript is not None:  # copied unchanged unless words after T were dropped; its hash goes to asr.json
         (folder / "output.json").write_bytes(transcript)
         files["output.json"] = sha256_bytes(transcript)
+    for file, data in written.items():
+        (folder / file).write_bytes(data)
+        files[file] = sha256_bytes(data)
     row.update({"eligible": True, "reasons": [], "files": files})
     if dropped:
         row["dropped_words"] = dropped

@@ -54,9 +54,8 @@ def release_subsets(folder: Path) -> list[str]:
 
 
 # Full-Duplex-Bench v1.5 (upstream v1_v1.5/dataset/README.md): each sample folder holds input.wav (with the
-# overlap event), clean_input.wav (without) and metadata.json; fdbu reads v1.0 only today
+# overlap event), clean_input.wav (without) and metadata.json
 V15_FILES = ("clean_input.wav", "metadata.json")
-V15_TODAY = "fdbu scores Full-Duplex-Bench v1.0 only today (v1.5's overlap subsets are not read yet)"
 
 
 def is_v15(samples: list[Path]) -> bool:
@@ -89,7 +88,8 @@ def mapping(folders: list[Path]) -> tuple[dict[str, Path], list[str]]:
         if not candidates:
             notes.append(f"{folder.name} left out: its task's subsets are taken by other folders")
             continue
-        named = [c for c in candidates if c.split("_")[0] in folder.name.lower()]
+        named = ([c for c in candidates if c in folder.name.lower()] or  # v1.5's folders are named by subset
+                 [c for c in candidates if c.split("_")[0] in folder.name.lower()])
         pick = (named or candidates)[0]
         if len(candidates) > 1 and not named:
             ann = tasks.subset(pick).task.annotation or "no annotation"
@@ -121,7 +121,7 @@ def _file(path: Path) -> str:
 
 
 def what(folder: Path) -> tuple[str, str]:
-    """(kind, what is there in a few words): missing, file, empty, tree, release, v1.5, per-task, roots,
+    """(kind, what is there in a few words): missing, file, empty, tree, release, per-task, roots,
     sample, tree-sample or other. Only names and file types are looked at."""
     if not folder.exists():
         return "missing", "nothing: it does not exist"
@@ -137,17 +137,16 @@ def what(folder: Path) -> tuple[str, str]:
         return "tree", "a reference tree (manifest.json)"
     subs = release_subsets(folder)
     if subs:
-        return "release", f"a Full-Duplex-Bench release (<subset>/<id>/input.wav for {', '.join(subs)})"
+        return "release", (f"a Full-Duplex-Bench {' and '.join(tasks.family_of(subs))} release (<subset>/<id>/input.wav "
+                           f"for {', '.join(subs)})")
     samples = per_task_samples(folder)
     if samples and is_v15(samples):
-        return "v1.5", "a Full-Duplex-Bench v1.5 per-task folder (<id>/input.wav, clean_input.wav, metadata.json)"
+        return "per-task", (f"a Full-Duplex-Bench v1.5 per-task folder of {' or '.join(task_subsets(samples))} "
+                            "samples (<id>/input.wav, clean_input.wav, metadata.json)")
     if samples:
         return "per-task", (f"an official per-task folder of {' or '.join(task_subsets(samples))} samples "
                             f"(<id>/input.wav, {', '.join(sample_annotations(samples[0])) or 'no annotation'})")
     inner = task_folders(folder)
-    if inner and any(is_v15(per_task_samples(d)) for d in inner):
-        return "v1.5", (f"a Full-Duplex-Bench v1.5 folder of per-task folders "
-                        f"({', '.join(d.name for d in inner[:4])}{', ...' if len(inner) > 4 else ''})")
     if inner:
         return "roots", f"a folder of official per-task folders ({', '.join(d.name for d in inner)})"
     if (folder / "input.wav").is_file():
@@ -177,8 +176,6 @@ def next_step(folder: Path) -> str | None:
     if kind == "roots":
         chosen, notes = mapping(task_folders(folder))
         return "export them first: " + roots_command(chosen, notes)
-    if kind == "v1.5":
-        return V15_TODAY
     if kind == "tree-sample":
         return f"give the tree: tree={folder.parent.parent}"
     if kind == "sample":

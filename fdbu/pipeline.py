@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from . import faults, tasks
 from .version import DEFINITIONS_VERSION, __version__
@@ -19,6 +19,7 @@ from .vad import Job, SpeechDetector
 class Scored:
     unified: dict
     rows: list[dict]
+    unscored: dict[str, str] = field(default_factory=dict)  # a subset in the tree without unified metrics -> why
 
 
 def non_default(vad: SpeechDetector | None, boot: Bootstrap) -> list[str]:
@@ -76,11 +77,14 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None) ->
     that already have the segments; by default Silero runs on each eligible interruption output.
     """
     present = sorted({s.subset for s in tree.samples})
+    unscored = {n: cast(str, tasks.subset(n).task.unscored) for n in tasks.SUBSETS
+                if n in present and not tasks.subset(n).task.scored}
     if not any(tree.subset(name) for name in tasks.scored()):  # never an empty unified.json with exit 0
-        held = ", ".join(present) or "no sample"
-        raise FdbuError("tree", None, f"{tree.root} holds {held}: no subset with unified metrics "
-                        f"({', '.join(tasks.scored())}); fdbu evaluate tree={tree.root} gives the official numbers "
-                        "of what it holds")
+        why = "; ".join(f"{', '.join(k for k in unscored if unscored[k] == w)}: {w}" for w in dict.fromkeys(
+            unscored.values())) or "it holds no sample"
+        raise FdbuError("tree", None, f"{tree.root} holds no subset with unified metrics (those with them: "
+                        f"{', '.join(tasks.scored())}); {why}; fdbu evaluate tree={tree.root} gives the official "
+                        "numbers of what it holds")
     unified = signature(vad, boot, {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
                         transcripts=tree.transcripts)
     unified["subsets"] = {}
@@ -119,7 +123,7 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None) ->
         else:
             row["reasons"] = s.reasons
         rows.append(row)
-    return Scored(unified=unified, rows=rows)
+    return Scored(unified=unified, rows=rows, unscored=unscored)
 
 
 def score_path(root: Path, vad: SpeechDetector, boot: Bootstrap) -> Scored:

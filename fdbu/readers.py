@@ -147,3 +147,21 @@ def interruption_cut_s(data: bytes, where: str, T_us: int) -> float:
     (`interrupt.json[0].timestamp[1]`), after the file passes every check above."""
     read_interruption(data, where, T_us)
     return json.loads(data)[0]["timestamp"][1]
+
+
+def read_event(data: bytes, where: str, T_us: int) -> dict:
+    """metadata.json (Full-Duplex-Bench v1.5) -> {"event_us": (o_s, o_e)}: `timestamps` = [start, end] of the
+    overlap event in input.wav, each finite and inside [0, T], start <= end. `context_text` and
+    `current_turn_text` are the judge's, not read here."""
+    file = "metadata.json"
+    doc = parse_json(data, where, file)
+    ts = doc.get("timestamps") if isinstance(doc, dict) else None
+    if not isinstance(ts, list) or len(ts) != 2:
+        raise FdbuError(where, file, "has no two-element 'timestamps' list ([start, end] of the overlap event)")
+    start = _time(ts[0], where, file, "the event's start (timestamps[0])")
+    end = _time(ts[1], where, file, "the event's end (timestamps[1])")
+    _check_in_window(start, T_us, where, file, "the event's start")
+    _check_in_window(end, T_us, where, file, "the event's end")
+    if start > end:
+        raise FdbuError(where, file, f"the event starts at {seconds_text(start)} s, after its end {seconds_text(end)} s")
+    return {"event_us": (start, end)}

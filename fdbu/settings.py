@@ -17,6 +17,7 @@ from .errors import FdbuError, short
 NEG_OFFSET = 0.15  # silero-vad's own: neg_threshold = max(threshold - 0.15, 0.01)
 NEG_FLOOR = 0.01
 BACKENDS = ("reference", "batched")
+FAMILIES = ("v1.0", "v1.5")  # the benchmark's releases (fdbu.tasks: each task's family)
 VAD_BACKEND, VAD_VERIFY = "batched", "auto"  # vad.backend and vad.verify by default (SpeechDetector's too)
 DEVICES = ("auto", "cpu", "cuda")      # device=: auto is the GPU when torch sees one (the default)
 PAIRS = ("baseline", "all")            # fdbu compare: each system against the baseline, or every pair

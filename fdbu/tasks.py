@@ -1,4 +1,4 @@
-"""The task registry: one entry per Full-Duplex-Bench v1.0 subset, read by every stage.
+"""The task registry: one entry per Full-Duplex-Bench subset (v1.0's five, v1.5's four), read by every stage.
 
 A `Task` says everything a stage needs to know about a kind of sample: its annotation file and
 reader, its metric module (per-sample components, rows, the declared metric table), the
@@ -19,7 +19,8 @@ from typing import Callable, cast
 from . import readers
 from .metrics import interruption, pause, turn_taking
 from .metrics.base import MetricModule
-from .official import BACKCHANNEL_SCRIPT, INTERRUPTION_SCRIPT, PAUSE_SCRIPT, TURN_SCRIPT
+from .official import BACKCHANNEL_SCRIPT, INTERRUPTION_SCRIPT, PAUSE_SCRIPT, TIMING_SCRIPT, TURN_SCRIPT
+from .settings import FAMILIES
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,13 @@ class Task:
     latency_from: str | None = None       # the curves' x axis, in words
     official: Official | None = None      # the official script giving its reference column (None: none)
     generator: Ref | Callable | None = None  # (rng, system, tail=, **Subset.synth) -> a synthetic sample
+    family: str = "v1.0"                  # the release the task belongs to (FAMILIES)
+    audio: tuple[str, ...] = ()           # the sample's other audio files, beside output.wav (v1.5: the inputs and
+    #                                       the clean run), each hashed in manifest.json
+    transcribed: tuple[str, ...] = ("output.wav",)  # the files the ASR stage transcribes (each X.wav into X.json)
+    runs: tuple[tuple[str, str], ...] = (("output.wav", "input.wav"),)  # each output of the system and the input it
+    #                                       answers (whose length it must have); v1.5 adds the clean run
+    unscored: str | None = None           # a task without unified metrics: why, as fdbu score says it
 
     @property
     def scored(self) -> bool:
@@ -77,8 +85,12 @@ class Task:
 class Subset:
     name: str
     task: Task
-    release_size: int                                  # the declared size in the v1.0 release
+    release_size: int                                  # the declared size in its release (the task's family)
     synth: dict = field(default_factory=dict, hash=False)  # options of the task's generator (fdbu.synth)
+
+    @property
+    def family(self) -> str:
+        return self.task.family
 
 
 EVALUATE, SYNTH = "fdbu.evaluate", "fdbu.synth"
@@ -108,10 +120,25 @@ USER_INTERRUPTION = Task(
 BACKCHANNEL = Task(
     name="backchannel", annotation=None, read=None, metrics=None, reference=None, speech_detection=False,
     asr_task="default", asr_cut=None, label="backchannel",
+    unscored="the spec defines no unified metric for it; fdbu evaluate gives its official numbers",
     official=Official(BACKCHANNEL_SCRIPT, {"JSD": "jsd", "TOR": "take_turn_rate", "Frequency": "frequency_per_s"},
                       "backchannel", printed_digits=4, rule=Ref(EVALUATE, "backchannel_rule")),
     generator=Ref(SYNTH, "backchannel_sample"))
-TASKS = {t.name: t for t in (PAUSE_HANDLING, TURN_TAKING, USER_INTERRUPTION, BACKCHANNEL)}
+# Full-Duplex-Bench v1.5 (upstream v1_v1.5/dataset/README.md): each sample holds input.wav with an overlap event,
+# clean_input.wav without it, metadata.json (the event's window in input.wav), and the system's two runs,
+# output.wav and clean_output.wav; the reference column is get_timing.py's latency_intervals.json per sample.
+# No unified metric yet (metrics=None): fdbu score says so.
+OVERLAP = Task(
+    name="overlap", family="v1.5", annotation="metadata.json", read=readers.read_event, metrics=None, reference=None,
+    speech_detection=False, asr_task="default", asr_cut=None, label="overlap (v1.5)",
+    unscored="Full-Duplex-Bench v1.5, no unified metric yet; its reference column is get_timing.py's latency lists "
+             "(fdbu evaluate)",
+    official=Official(TIMING_SCRIPT, {}, "timing", rule=Ref(EVALUATE, "timing_rule")),
+    generator=Ref(SYNTH, "overlap_sample"),
+    audio=("input.wav", "clean_input.wav", "clean_output.wav"),
+    runs=(("output.wav", "input.wav"), ("clean_output.wav", "clean_input.wav")),
+    transcribed=("output.wav", "clean_output.wav", "input.wav", "clean_input.wav"))
+TASKS = {t.name: t for t in (PAUSE_HANDLING, TURN_TAKING, USER_INTERRUPTION, BACKCHANNEL, OVERLAP)}
 BUILT_IN = frozenset(TASKS)
 
 # the report's order
@@ -121,6 +148,11 @@ SUBSETS: dict[str, Subset] = {s.name: s for s in (
     Subset("candor_turn_taking", TURN_TAKING, 119),
     Subset("synthetic_user_interruption", USER_INTERRUPTION, 200),
     Subset("icc_backchannel", BACKCHANNEL, 55),
+    # v1.5, after v1.0 (synth seeds each subset by its place here: v1.0's samples do not move)
+    Subset("user_interruption", OVERLAP, 200, {"event": "interruption"}),
+    Subset("user_backchannel", OVERLAP, 99, {"event": "backchannel"}),
+    Subset("talking_to_other", OVERLAP, 100, {"event": "talking_to_other"}),
+    Subset("background_speech", OVERLAP, 100, {"event": "background_speech"}),
 )}
 
 
@@ -133,8 +165,15 @@ def scored() -> list[str]:
     return [name for name, s in SUBSETS.items() if s.task.scored]
 
 
-def release_sizes() -> dict[str, int]:
-    return {name: s.release_size for name, s in SUBSETS.items()}
+def release_sizes(family: str | None = None) -> dict[str, int]:
+    """Each subset's declared size (of one release, `family`, or of all)."""
+    return {name: s.release_size for name, s in SUBSETS.items() if family is None or s.family == family}
+
+
+def family_of(subsets) -> list[str]:
+    """The releases `subsets` belong to, in FAMILIES' order."""
+    found = {SUBSETS[s].family for s in subsets}
+    return [f for f in FAMILIES if f in found]
 
 
 def register(new: Subset) -> None:

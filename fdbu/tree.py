@@ -51,6 +51,8 @@ class Sample:
     E_us: int | None = None
     S_us: int | None = None
     R_us: int | None = None
+    event_us: tuple[int, int] | None = None  # v1.5: the overlap event's window in input.wav (metadata.json)
+    clean_input_samples: int = 0  # v1.5: the clean run's length (clean_input.wav, clean_output.wav)
 
     @property
     def wav_path(self) -> Path:
@@ -114,8 +116,9 @@ def regular(path: Path, where: str, file: str) -> None:
 
 
 def check_wav(path: Path, where: str, sample_rate: int, input_samples: int) -> None:
-    """output.wav must be mono PCM at the manifest's rate holding exactly T seconds."""
-    file = "output.wav"
+    """output.wav (or another audio file of the sample, by its name) must be mono PCM at the manifest's rate
+    holding exactly T seconds."""
+    file = path.name
     try:
         info = sf.info(str(path))
     except Exception as e:  # soundfile raises its own error types for unreadable headers
@@ -183,6 +186,9 @@ def _manifest_row(i: int, row, root: Path) -> tuple[Sample, dict[str, str]]:
         sample.input_samples = _positive_int(row.get("input_samples"), sid, "input_samples",
                                              int(MAX_SECONDS * sample.sample_rate))
         sample.T_us = window_us(sample.input_samples, sample.sample_rate)
+        if "clean_input.wav" in sample.kind.audio:  # v1.5: the clean run has its own length
+            sample.clean_input_samples = _positive_int(row.get("clean_input_samples"), sid, "clean_input_samples",
+                                                       int(MAX_SECONDS * sample.sample_rate))
     return sample, files
 
 
@@ -221,6 +227,26 @@ def _load_sample(sample: Sample, files: dict[str, str], transcripts: dict, root:
         hashed(sample.wav_path, sid, "output.wav", files.get("output.wav"), "manifest.json", root)
         sample.wav_sha256 = files["output.wav"]
         check_wav(sample.wav_path, sid, sample.sample_rate, sample.input_samples)
+
+
+def load_audio_sample(tree: "Tree", sample: Sample) -> Sample:
+    """An eligible sample of a task with other audio files (v1.5): its annotation read (hash-checked) and every audio
+    file checked against manifest.json's SHA-256 and its length (output.wav and input.wav: T; the clean run's two
+    files: clean_input_samples). `fdbu score` does not read these samples; the stages that do call this first."""
+    sid, task, files = sample.sample_id, sample.kind, tree.files[sample.sample_id]
+    if sample.sample_rate != SAMPLE_RATE:
+        raise FdbuError(sid, "manifest.json", f"sample_rate is {sample.sample_rate}; Silero VAD needs {SAMPLE_RATE} Hz")
+    if task.annotation is not None and task.read is not None:
+        ann = hashed(sample.folder / task.annotation, sid, task.annotation, files.get(task.annotation),
+                     "manifest.json", tree.root)
+        for name, value in task.read(ann, sid, sample.T_us).items():
+            setattr(sample, name, value)
+    answers = dict(task.runs)  # an output -> the input it answers
+    for name in ("output.wav", *task.audio):
+        hashed(sample.folder / name, sid, name, files.get(name), "manifest.json", tree.root)
+        check_wav(sample.folder / name, sid, sample.sample_rate,
+                  sample.input_samples if answers.get(name, name) == "input.wav" else sample.clean_input_samples)
+    return sample
 
 
 @dataclass

@@ -17,6 +17,8 @@ from fdbu.settings import NOT_T
 from fdbu.synth import synthesize
 from fdbu.tasks import SUBSETS, release_sizes
 
+V10 = list(release_sizes("v1.0"))  # the release this file's folders are laid out as
+
 UI, TT, PH = "synthetic_user_interruption", "candor_turn_taking", "candor_pause_handling"
 
 
@@ -31,7 +33,7 @@ def release(tmp_path_factory):
     root = tmp_path_factory.mktemp("release")
     synth = synthesize(root / "synth", n=4, seed=6, ineligible=0.0)
     dataset, outputs = root / "dataset", root / "outputs"
-    for subset in SUBSETS:
+    for subset in V10:
         for d in sorted((synth / subset).iterdir()):
             audio, _ = sf.read(str(d / "output.wav"), dtype="int16")
             src = dataset / subset / d.name
@@ -72,7 +74,7 @@ def test_strict_export(release, tmp_path):
     assert (digest(dataset), digest(outputs)) == before  # never modified
     r = rows(tree)
     manifest = json.loads((tree / "manifest.json").read_text())
-    assert manifest["declared"] == release_sizes() and len(r) == 20
+    assert manifest["declared"] == release_sizes("v1.0") and len(r) == 20
     assert r[f"{UI}/3"]["reasons"] == ["output.wav missing"]
     assert r[f"{TT}/0"]["reasons"][0].startswith("output.wav unreadable (")
     assert r[f"{TT}/1"]["reasons"] == ["output.wav has non-finite samples"]

@@ -11,7 +11,9 @@ from builders import fdbu_main
 import soundfile as sf
 
 from fdbu.synth import OFFICIAL_REASON, synthesize
-from fdbu.tasks import SUBSETS
+from fdbu.tasks import SUBSETS, release_sizes
+
+V10 = list(release_sizes("v1.0"))  # synth's official folders here are v1.0's
 
 PH, CPH, TT, UI = "synthetic_pause_handling", "candor_pause_handling", "candor_turn_taking", \
     "synthetic_user_interruption"
@@ -76,7 +78,7 @@ def test_official_layout_holds_what_asr_py_leaves(official):
 
 def test_synth_official_then_export_adopt_then_score_equals_the_native_tree(official, tmp_path):
     folders, native = official
-    out = fdbu_main("export", roots(folders, SUBSETS), "export.transcripts=adopt", f"out={tmp_path / 'tree'}",
+    out = fdbu_main("export", roots(folders, V10), "export.transcripts=adopt", f"out={tmp_path / 'tree'}",
                     "progress=false")
     assert out.returncode == 0, out.stderr
     assert "transcripts adopted from the official asr.py" in out.stdout
@@ -160,8 +162,8 @@ def test_a_folder_that_is_not_what_the_mapping_says_is_refused(official, tmp_pat
         (f"export.roots={{icc_backchannel: {folders / UI}}}",
          "expected <id>/input.wav without a task annotation (a icc_backchannel folder); found 0/interrupt.json"),
         (f"export.roots={{{TT}: {folders}}}",
-         f"expected <id>/input.wav and <id>/turn_taking.json (a {TT} folder); found a Full-Duplex-Bench release "
-         f"(<subset>/<id>/input.wav for {', '.join(SUBSETS)})"),
+         f"expected <id>/input.wav and <id>/turn_taking.json (a {TT} folder); found a Full-Duplex-Bench v1.0 release "
+         f"(<subset>/<id>/input.wav for {', '.join(V10)})"),
         (f"export.roots={{{TT}: {tmp_path / 'empty'}}}", "found an empty folder"),
         (f"export.roots={{{TT}: {native}}}", "found a reference tree (manifest.json)"),
         (f"export.roots={{{TT}: {tmp_path / 'nowhere'}}}", "found nothing: it does not exist"),
@@ -171,7 +173,7 @@ def test_a_folder_that_is_not_what_the_mapping_says_is_refused(official, tmp_pat
     for mapping, message in cases:
         refused(["export", mapping, f"out={tmp_path / 'tree'}", "progress=false"], tmp_path, message)
     refused(["export", f"dataset={folders / UI}", f"out={tmp_path / 'tree'}", "progress=false"], tmp_path,
-            f"dataset: {folders / UI}: expected a Full-Duplex-Bench v1.0 release",
+            f"dataset: {folders / UI}: expected a Full-Duplex-Bench release (<subset>/<id>/input.wav for subsets of v1.0",
             f"found an official per-task folder of {UI} samples (<id>/input.wav, interrupt.json); "
             f"map it instead: \"export.roots={{{UI}: {folders / UI}}}\"")
     refused(["export", f"dataset={folders}", roots(folders, (TT,)), f"out={tmp_path / 'tree'}"], tmp_path,
@@ -269,8 +271,8 @@ def test_a_wrong_tree_is_named_for_what_it_is_with_the_command_that_fixes_it(off
     cases = {
         tmp_path / "empty": f"tree: {tmp_path / 'empty'} is an empty folder, not a reference tree; make one with "
                             "fdbu export dataset=DIR out=TREE",
-        folders: f"tree: {folders} is a Full-Duplex-Bench release (<subset>/<id>/input.wav for "
-                 f"{', '.join(SUBSETS)}), not a reference tree; export it first: fdbu export dataset={folders} out=TREE",
+        folders: f"tree: {folders} is a Full-Duplex-Bench v1.0 release (<subset>/<id>/input.wav for "
+                 f"{', '.join(V10)}), not a reference tree; export it first: fdbu export dataset={folders} out=TREE",
         folders / UI: f"tree: {folders / UI} is an official per-task folder of {UI} samples (<id>/input.wav, "
                       f"interrupt.json), not a reference tree; export it first: fdbu export "
                       f"\"export.roots={{{UI}: {folders / UI}}}\" export.transcripts=adopt out=TREE, then fdbu score "

@@ -157,9 +157,18 @@ def shipped_readme_pins(folder: Path) -> dict[str, str]:
 
 @needs_official
 def test_the_shipped_pins_are_the_official_files():
+    """v1.0's files are pinned as shared/official's README lists them, and v1.5's timing script as
+    shared/official-v1.5's does (both folders are the same upstream evaluation folder at one commit)."""
+    from official_scripts import OFFICIAL_V15
+
     pins = official.shipped_pins()
-    assert set(pins) == set(official.OFFICIAL_FILES)
+    assert set(pins) == set(official.OFFICIAL_FILES) | {official.TIMING_SCRIPT}
     for name, _digest in pins.items():
-        assert official.file_report(official.script_path(OFFICIAL, name), name, pins)["pinned"], name
+        folder = OFFICIAL if name != official.TIMING_SCRIPT else OFFICIAL_V15
+        if folder is None:
+            continue
+        assert official.file_report(official.script_path(folder, name), name, pins)["pinned"], name
     if (OFFICIAL / "README.md").is_file():  # shared/official's README lists them
-        assert shipped_readme_pins(OFFICIAL) == pins
+        assert shipped_readme_pins(OFFICIAL) == {k: v for k, v in pins.items() if k != official.TIMING_SCRIPT}
+    if OFFICIAL_V15 is not None and (OFFICIAL_V15 / "README.md").is_file():
+        assert shipped_readme_pins(OFFICIAL_V15)[official.TIMING_SCRIPT] == pins[official.TIMING_SCRIPT]

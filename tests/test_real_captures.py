@@ -174,15 +174,36 @@ def _v15(root: Path) -> Path:
 
 
 def test_full_duplex_bench_v15_folders_are_named_as_such(tmp_path):
+    """A v1.5 release, a v1.5 per-task folder and a v1.0 one each named for what they are, with the export that
+    reads them; a folder of one release mapped to a subset of the other refused in one line saying so."""
     v15 = _v15(tmp_path / "v1.5")
-    for tree in (v15, v15 / "user_interruption"):
-        line = error(fdbu_main("score", f"tree={tree}", "progress=false"))
-        assert "Full-Duplex-Bench v1.5" in line and "fdbu scores Full-Duplex-Bench v1.0 only today" in line
+    line = error(fdbu_main("score", f"tree={v15}", "progress=false"))
+    assert f"{v15} is a Full-Duplex-Bench v1.5 release (<subset>/<id>/input.wav for user_interruption, " \
+           f"background_speech), not a reference tree; export it first: fdbu export dataset={v15} out=TREE" in line
+    line = error(fdbu_main("score", f"tree={v15 / 'user_interruption'}", "progress=false"))
+    assert "is a Full-Duplex-Bench v1.5 per-task folder of user_interruption or user_backchannel or " \
+           "talking_to_other or background_speech samples (<id>/input.wav, clean_input.wav, metadata.json)" in line
+    assert f"fdbu export \"export.roots={{user_interruption: {v15 / 'user_interruption'}}}\"" in line
     line = error(fdbu_main("export", "export.roots={icc_backchannel: " + str(v15 / "user_interruption") + "}",
                            f"out={tmp_path / 't'}", "progress=false"))
-    assert "a Full-Duplex-Bench v1.5 per-task folder (<id>/input.wav, clean_input.wav, metadata.json)" in line
-    line = error(fdbu_main("export", f"dataset={v15}", f"out={tmp_path / 't'}", "progress=false"))
-    assert "Full-Duplex-Bench v1.5" in line
+    assert "found 0/metadata.json (a user_interruption or user_backchannel or talking_to_other or background_speech " \
+           "sample): a Full-Duplex-Bench v1.5 folder, and icc_backchannel is a v1.0 subset" in line
+    v10 = tmp_path / "v10" / "interrupt"
+    for i in range(2):
+        (v10 / str(i)).mkdir(parents=True)
+        sf.write(str(v10 / str(i) / "input.wav"), np.zeros(SR, np.int16), SR, subtype="PCM_16")
+        (v10 / str(i) / "interrupt.json").write_text(json.dumps([{"timestamp": [0.1, 0.2]}]))
+    line = error(fdbu_main("export", f"export.roots={{user_interruption: {v10}}}", f"out={tmp_path / 't'}",
+                           "progress=false"))
+    assert "found 0/interrupt.json (a synthetic_user_interruption sample): a Full-Duplex-Bench v1.0 folder, and " \
+           "user_interruption is a v1.5 subset" in line
+    bare = tmp_path / "v10" / "backchannel"
+    (bare / "0").mkdir(parents=True)
+    sf.write(str(bare / "0" / "input.wav"), np.zeros(SR, np.int16), SR, subtype="PCM_16")
+    line = error(fdbu_main("export", f"export.roots={{background_speech: {bare}}}", f"out={tmp_path / 't'}",
+                           "progress=false"))
+    assert "found 0/ without clean_input.wav or metadata.json: a Full-Duplex-Bench v1.0 folder, and " \
+           "background_speech is a v1.5 subset" in line
     assert not (tmp_path / "t").exists()
 
 
@@ -214,7 +235,8 @@ def test_every_wrong_folder_leads_somewhere_that_works(example_data, tmp_path):
 def test_a_tree_without_unified_metrics_is_refused_not_scored_empty(tmp_path):
     tree = synthesize(tmp_path / "bc", n={"icc_backchannel": 2}, seed=0, ineligible=0.0)
     line = error(fdbu_main("score", f"tree={tree}", "progress=false"))
-    assert f"{tree} holds icc_backchannel: no subset with unified metrics" in line
+    assert f"{tree} holds no subset with unified metrics" in line
+    assert "; icc_backchannel: the spec defines no unified metric for it" in line
     assert f"fdbu evaluate tree={tree}" in line
     assert not (tree / "unified.json").exists()
     out = fdbu_main("evaluate", f"tree={tree}")

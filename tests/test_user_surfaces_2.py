@@ -136,6 +136,7 @@ OTHER = {  # a value other than the default that the key takes (with what it nee
     "device": "cpu", "progress": False, "cache_dir": "c", "tree": "u", "trees": ["x", "y"], "out": "p", "plot": False,
     "width": "column", "names": ["A", "B"], "baseline": "b", "dataset": "e", "outputs": "q", "shard": 1, "shards": 2,
     "n": 3, "seed": 1, "system": "prompt", "ineligible": 0.1, "interruption_tail_s": [2.0, 3.0], "layout": "official",
+    "family": "v1.5",
     "for_sweep": True, "vad.threshold": 0.6, "vad.min_speech_duration_ms": 200, "vad.min_silence_duration_ms": 200,
     "vad.speech_pad_ms": 30, "vad.backend": "reference", "vad.cache": False, "vad.verify": 3, "vad.threads": 1,
     "vad.batch_seconds": 100.0, "vad.require_shards": True, "bootstrap.resamples": 100, "bootstrap.seed": 2,

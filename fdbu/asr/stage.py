@@ -1,4 +1,7 @@
-"""`fdbu asr`: output.json for every eligible sample and asr.json, the way the official asr.py does.
+"""`fdbu asr`: output.json for every eligible sample and asr.json, the way the official asr.py does (and for a
+Full-Duplex-Bench v1.5 sample also clean_output.json, input.json and clean_input.json, whole: the four
+transcripts the behaviour judge reads, which upstream's asr.py does not write; asr.json lists them under
+`other_transcripts`).
 
 Official rules: every subset is transcribed whole, except synthetic_user_interruption,
 whose output.wav is cut at R = interrupt.json[0].timestamp[1] (first kept sample
@@ -46,7 +49,8 @@ def transcript_bytes(words, offset: float) -> bytes:
 
 @dataclass
 class AsrInput:
-    """One sample's audio for the ASR stage: the whole output.wav, or its part from the task's cut."""
+    """One audio file for the ASR stage: a sample's whole output.wav, or its part from the task's cut; for v1.5,
+    also the sample's other files (Task.transcribed: clean_output.wav, input.wav, clean_input.wav), each whole."""
 
     sample_id: str
     subset: str
@@ -57,9 +61,19 @@ class AsrInput:
     start: int     # first sample kept: int(R * 16000) where the task cuts, else 0
     samples: int   # samples transcribed (after the cut), from the manifest
     key: str = ""
+    file: str = "output.wav"  # the audio file; its transcript is the .json of the same name
+
+    @property
+    def id(self) -> str:
+        """The job's name in the journal and the sentinel: the sample id for output.wav, else id:file."""
+        return self.sample_id if self.file == "output.wav" else f"{self.sample_id}:{self.file}"
+
+    @property
+    def transcript(self) -> str:
+        return self.file.replace(".wav", ".json")
 
     def audio(self) -> np.ndarray:
-        return read_wav(self.folder / "output.wav", self.sample_id)[self.start:]
+        return read_wav(self.folder / self.file, self.sample_id)[self.start:]
 
 
 class TranscriptCache:
@@ -122,12 +136,18 @@ def _jobs(root: Path) -> list[AsrInput]:
             start = int(offset * SAMPLE_RATE)
         jobs.append(AsrInput(s.sample_id, s.subset, s.name, s.folder, files["output.wav"], offset, start,
                              max(0, s.input_samples - start)))
+        for file in task.transcribed:  # v1.5: the clean run and the inputs too, whole (no cut point in v1.5)
+            if file == "output.wav":
+                continue
+            hashed(s.folder / file, s.sample_id, file, files.get(file), "manifest.json", root)
+            n = s.input_samples if dict(task.runs).get(file, file) == "input.wav" else s.clean_input_samples
+            jobs.append(AsrInput(s.sample_id, s.subset, s.name, s.folder, files[file], 0.0, 0, n, file=file))
     return jobs
 
 
 def _batches(jobs: list[AsrInput], batch_size: int, max_seconds: float) -> list[list[AsrInput]]:
     """Sorted by duration; at most batch_size files and max_seconds of audio each (at least one file)."""
-    ordered = sorted(jobs, key=lambda j: (j.samples, j.sample_id))
+    ordered = sorted(jobs, key=lambda j: (j.samples, j.id))
     out: list[list[AsrInput]] = []
     current: list[AsrInput] = []
     total = 0.0
@@ -229,9 +249,9 @@ class Journal:
         fcntl.flock(self.fd, fcntl.LOCK_EX)
 
     def record(self, job: "AsrInput", data: bytes) -> None:
-        self.written[job.sample_id] = sha256_bytes(data)  # what asr.json records for the sample
-        os.write(cast(int, self.fd), (json.dumps({"sample_id": job.sample_id, "key": job.key,  # open() set it
-                                                  "sha256": self.written[job.sample_id]}) + "\n").encode())
+        self.written[job.id] = sha256_bytes(data)  # what asr.json records for the file
+        os.write(cast(int, self.fd), (json.dumps({"sample_id": job.id, "key": job.key,  # open() set it
+                                                  "sha256": self.written[job.id]}) + "\n").encode())
 
     def release(self) -> None:
         """Let go of the lock; the file stays, so a run that failed is continued by the next."""
@@ -249,17 +269,19 @@ def _completed(root: Path, jobs: list[AsrInput], killed: dict[str, tuple[str, st
     transcript with the SHA-256 the journal recorded, and each output.json holds those bytes."""
     try:
         receipt = json.loads((root / ASR_JSON).read_bytes())
-        listed_ = {(subset, name): sha for subset, e in receipt["subsets"].items()
+        listed_ = {(subset, name, "output.json"): sha for subset, e in receipt["subsets"].items()
                    for name, sha in e["transcripts"].items()}
+        listed_.update({(subset, name, file): sha for subset, e in receipt["subsets"].items()
+                        for file, by in e.get("other_transcripts", {}).items() for name, sha in by.items()})
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return False
     for j in jobs:
-        key, sha = killed.get(j.sample_id, (None, None))
+        key, sha = killed.get(j.id, (None, None))
         if sha is None or key != cache_key(j, model.checkpoint_sha256, model.device) or \
-                listed_.get((j.subset, j.name)) != sha:
+                listed_.get((j.subset, j.name, j.transcript)) != sha:
             return False
         try:
-            if sha256_bytes((j.folder / "output.json").read_bytes()) != sha:
+            if sha256_bytes((j.folder / j.transcript).read_bytes()) != sha:
                 return False
         except OSError:
             return False
@@ -296,10 +318,10 @@ def run(root: Path, model_factory, *, batch_size: int = ASR_BATCH_SIZE,
         raise FdbuError("tree", ASR_JSON, f"{root} already has asr.json; pass asr.resume=true to continue or redo "
                         "a run (transcripts matching their cached inputs are kept)")
     if not resume:
-        stale = [j.sample_id for j in jobs if (j.folder / "output.json").exists() and j.sample_id not in killed]
+        stale = [j for j in jobs if (j.folder / j.transcript).exists() and j.id not in killed]
         if stale:
-            raise FdbuError(stale[0], "output.json", "exists but the tree has no asr.json: a run was interrupted, "
-                            "or the transcript came from elsewhere; pass asr.resume=true to continue")
+            raise FdbuError(stale[0].sample_id, stale[0].transcript, "exists but the tree has no asr.json: a run was "
+                            "interrupted, or the transcript came from elsewhere; pass asr.resume=true to continue")
     for folder in [root] + sorted({j.folder for j in jobs}):  # before the model loads, not mid-run
         writable_folder(folder, "asr: transcripts and asr.json go into")
     model = made[0] if made else model_factory()
@@ -331,7 +353,14 @@ def run(root: Path, model_factory, *, batch_size: int = ASR_BATCH_SIZE,
         mine = [j for j in jobs if j.subset == subset]
         if mine:
             receipt["subsets"][subset] = {"task": entry.task.asr_task, "transcripts": {
-                j.name: journal.written[j.sample_id] for j in mine}}
+                j.name: journal.written[j.id] for j in mine if j.file == "output.wav"}}
+            others = [j for j in mine if j.file != "output.wav"]
+            if others:  # v1.5: the other files' transcripts, by file (uncut: v1.5 has no cut point)
+                by_file: dict[str, dict[str, str]] = {}
+                for j in others:
+                    by_file.setdefault(j.transcript, {})[j.name] = journal.written[j.id]
+                receipt["subsets"][subset]["other_transcripts"] = by_file
+                receipt["subsets"][subset]["cut"] = "none: v1.5 has no cut point; every file is transcribed whole"
     write_json(root / ASR_JSON, receipt)
     faults.point("asr:written")  # asr.json in place, the journal not yet removed
     journal.remove()
@@ -344,8 +373,8 @@ def _decoded(todo: list[AsrInput], model, batch_size: int, max_batch_seconds: fl
     if counts is not None:
         counts["verified"] = len(checked)
     if checked:
-        yield [j for j in todo if j.sample_id in checked], [checked[j.sample_id] for j in todo if j.sample_id in checked]
-    for batch in _batches([j for j in todo if j.sample_id not in checked], batch_size, max_batch_seconds):
+        yield [j for j in todo if j.id in checked], [checked[j.id] for j in todo if j.id in checked]
+    for batch in _batches([j for j in todo if j.id not in checked], batch_size, max_batch_seconds):
         yield batch, model.transcribe([j.audio() for j in batch], batch_size)
 
 
@@ -360,14 +389,14 @@ def _sentinel(todo: list[AsrInput], model, batch_size: int, max_batch_seconds: f
         return {}
     pick = np.random.default_rng(0).choice(len(todo), size=min(max(n, 2), len(todo)), replace=False)
     chosen = [todo[i] for i in sorted(pick.tolist())]
-    together = {j.sample_id: words for batch in _batches(chosen, batch_size, max_batch_seconds)
+    together = {j.id: words for batch in _batches(chosen, batch_size, max_batch_seconds)
                 for j, words in zip(batch, model.transcribe([j.audio() for j in batch], batch_size))}
     for j in chosen:
         alone = model.transcribe([j.audio()], 1)[0]
-        if alone != together[j.sample_id]:
-            raise FdbuError(j.sample_id, "output.wav", f"asr.verify: NeMo decoding {per_call} files per call "
+        if alone != together[j.id]:
+            raise FdbuError(j.sample_id, j.file, f"asr.verify: NeMo decoding {per_call} files per call "
                             f"({model.decoding}) gave other words or times than one file per call: "
-                            f"{_first_difference(together[j.sample_id], alone)}; nothing was transcribed; rerun with "
+                            f"{_first_difference(together[j.id], alone)}; nothing was transcribed; rerun with "
                             "asr.batch_size=1, and please report this file")
     return together
 
@@ -381,9 +410,9 @@ def _first_difference(got: list, want: list) -> str:
 
 def _write(job: "AsrInput", data: bytes) -> None:
     try:
-        write_bytes(job.folder / "output.json", data)
+        write_bytes(job.folder / job.transcript, data)
     except OSError as e:
-        raise FdbuError(job.sample_id, "output.json", f"cannot write it ({e.strerror})") from None
+        raise FdbuError(job.sample_id, job.transcript, f"cannot write it ({e.strerror})") from None
 
 
 def _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_batch_seconds, verify,
@@ -394,10 +423,10 @@ def _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_bat
     todo = []
     for j in jobs:
         cached = cache.get(j.key)
-        existing = j.folder / "output.json"
+        existing = j.folder / j.transcript
         current = existing.read_bytes() if existing.is_file() else None
         if current is not None and ((resume and current == cached) or
-                                    killed.get(j.sample_id) == (j.key, sha256_bytes(current))):
+                                    killed.get(j.id) == (j.key, sha256_bytes(current))):
             journal.record(j, current)
             counts["kept"] += 1
         elif cached is not None:

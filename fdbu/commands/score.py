@@ -28,4 +28,5 @@ def run(cfg, write: bool = True, reference_column: bool = False, cores: int | No
         column = official_column(tree, inputs["manifest.json"], inputs["asr.json"])
     written, lines = commit(outputs, unified.files(scored, cfg.plot, tree.resolve().name, cfg.width)
                             if outputs is not None else {})
-    return Ran(scored, written, [detector.stats.line(), *lines], column=column)
+    unscored = [f"not scored: {name} ({why})" for name, why in scored.unscored.items()]
+    return Ran(scored, written, [*unscored, detector.stats.line(), *lines], column=column)

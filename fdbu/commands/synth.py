@@ -13,5 +13,6 @@ def run(cfg) -> Ran:
     from ..synth import synthesize
 
     tree = synthesize(Path(cfg.out), n=cfg.n, seed=cfg.seed, system=cfg.system, ineligible=cfg.ineligible,
-                      interruption_tail_s=tuple(cfg.interruption_tail_s), progress=cfg.progress, layout=cfg.layout)
+                      interruption_tail_s=tuple(cfg.interruption_tail_s), progress=cfg.progress, layout=cfg.layout,
+                      family=cfg.family)
     return Ran(tree, [tree])

@@ -29,7 +29,7 @@ from ..atomic import sha256_bytes
 from ..errors import FdbuError
 
 from . import (BACKCHANNEL_SCRIPT, GT_DISTRIBUTION, INTERRUPTION_SCRIPT, OFFICIAL_FILES,  # noqa: F401  (re-exported)
-               PAUSE_SCRIPT, TURN_SCRIPT)
+               PAUSE_SCRIPT, TIMING_SCRIPT, TURN_SCRIPT)
 
 # eval_pause_handling.py:7-8, eval_smooth_turn_taking.py:7-8, eval_user_interruption.py:7-8
 TURN_DURATION_THRESHOLD = 1
@@ -67,6 +67,8 @@ PINS = {
     TURN_SCRIPT: "cb7d6b987cd415e1b71b6eea06e67ea8fdc77a1167107e5c0552105bac05b2df",
     INTERRUPTION_SCRIPT: "e701c14579c1477577b262265cfff75b28ac2e057beee5ba82572afa2a35963a",
     GT_DISTRIBUTION: "92bcd0ff27246aaa9a0136737b476afd456cd393f003944c3394c140e590f2a8",
+    # Full-Duplex-Bench v1.5, the same evaluation folder (shared/official-v1.5/README.md)
+    TIMING_SCRIPT: "4f551da4194ab4d9584db964f4b27223914eecf98cbc312388ecf45eaf6f8a17",
 }
 
 

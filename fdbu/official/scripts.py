@@ -99,13 +99,18 @@ class StubJudge:
 # ---- running a script ----
 
 def _layout(tree: Tree, subset: str, dest: Path) -> None:
-    """The eligible samples as `<dest>/<id>/` with the files the script reads (the wav linked)."""
+    """The eligible samples as `<dest>/<id>/` with the files the script reads (the wav linked; v1.5's timing
+    script: input.wav and output.wav, linked, and it writes latency_intervals.json beside them)."""
     dest.mkdir(parents=True)
     ann = SUBSETS[subset].task.annotation
     for s in tree.subset(subset):
         if not s.eligible:
             continue
         (dest / s.name).mkdir()
+        if cast(Official, SUBSETS[subset].task.official).runner == "timing":  # run only for a task with one
+            for name in ("input.wav", "output.wav"):
+                os.symlink((s.folder / name).resolve(), dest / s.name / name)
+            continue
         shutil.copyfile(s.folder / "output.json", dest / s.name / "output.json")
         if ann:
             shutil.copyfile(s.folder / ann, dest / s.name / ann)
@@ -170,6 +175,8 @@ def silero_vad(onnx=False, force_onnx_cpu=False, opset_version=16):
     return model, (get_speech_timestamps, save_audio, read_audio, VADIterator, collect_chunks)
 '''
 HUB_REPO = "snakers4_silero-vad_master"  # torch.hub's folder name for the repository's master branch
+HUB = ("torch.hub.load('snakers4/silero-vad', ...) served offline from a hub directory holding the installed "
+       "silero-vad package (fdbu.official.scripts.offline_hub); torch.hub's urlopen refused; one torch thread")
 
 
 def offline_hub(dest: Path) -> Path:
@@ -240,6 +247,28 @@ def compare(subset: str, rc: int, stdout: str, stderr: str, ours: dict) -> dict:
     numbers = compare_printed(printed, ours, rounded=spec.printed_digits is not None)
     return {"script": script, "status": "agreed" if all(n["agree"] for n in numbers.values()) else "differs",
             "numbers": numbers}
+
+
+def compare_files(subset: str, rc: int, stderr: str, root: Path, ours: dict) -> dict:
+    """v1.5's timing script writes a file per sample: each latency_intervals.json it wrote against the bytes fdbu
+    writes for the same lists (fdbu.official.timing.file_bytes); agreed only when every one is equal."""
+    from . import timing
+
+    script = cast(Official, SUBSETS[subset].task.official).script
+    if rc != 0:
+        exc = raised(stderr)
+        why = f"{exc[0]}: {exc[1]}" if exc else (stderr.strip().splitlines() or [f"exit status {rc}, no output"])[-1]
+        return {"script": script, "status": "could not run", "why": why}
+    differ, missing = [], []
+    for name, lists in ours["latency_intervals"].items():
+        written = root / name / timing.OUT_FILENAME
+        if not written.is_file():
+            missing.append(name)
+        elif written.read_bytes() != timing.file_bytes(lists):
+            differ.append(name)
+    return {"script": script, "status": "agreed" if not differ and not missing else "differs",
+            "files": len(ours["latency_intervals"]), "equal": len(ours["latency_intervals"]) - len(differ) - len(missing),
+            "differ": differ, "not_written": missing}
 
 
 def population(tree: Tree, subset: str) -> dict:
@@ -315,6 +344,17 @@ def line(subset: str, record: dict) -> str:
         fdbu = "; ".join(f"{k} {json.dumps(v)}" for k, v in record["fdbu"].items())
         return f"{head} (the script raised {record['official_raised']}" + (
             f"{_population(record)})" if status == "agreed" else f"; fdbu: {fdbu})")
+    if "files" in record:  # a script writing a file per sample (v1.5's timing)
+        detail = f"{record['equal']} of {record['files']} latency_intervals.json byte-identical to fdbu's"
+        if record["differ"] or record["not_written"]:
+            detail += "; " + "; ".join(f"{what}: {', '.join(ids[:5])}{', ...' if len(ids) > 5 else ''}"
+                                       for what, ids in (("differ", record["differ"]),
+                                                         ("not written", record["not_written"])) if ids)
+        ids = list(record["population"]["left_out"])
+        if ids:  # each file is one sample's: the ones left out are not compared, and change no other
+            detail += (f"; {len(ids)} ineligible left out ({', '.join(ids[:3])}{', ...' if len(ids) > 3 else ''}): "
+                       "no file compared for them")
+        return f"{head} ({detail})"
     if status == "agreed":
         return f"{head} ({_numbers(record)}{_population(record)})"
     return f"{head}: " + "; ".join(f"{k} official {n['official']}, fdbu {json.dumps(n['fdbu'])}"
@@ -371,6 +411,15 @@ def run_official(tree: Tree, checkout: Path, result: dict, *, gt_path: Path | No
                                                             backoff_s=0))
                     extra["judge"]["fdbu_requests"] = stub.requests
                 extra["fdbu_numbers_with_the_stub"] = ours
+            elif mode == "timing":
+                hub = Path(tmp) / "hub"  # one for every v1.5 subset of the run
+                if not hub.exists():
+                    offline_hub(hub)
+                rc, out, err = run_script(mode, path, root, Path(tmp), str(hub))
+                record = {**compare_files(subset, rc, err, root, ours), "hub": HUB, "loader": LOADER,
+                          "population": population(tree, subset)}
+                report["subsets"][subset] = record
+                continue
             else:
                 if gt_path is None or "pending" in ours:
                     report["subsets"][subset] = {"script": script, "status": "could not run",

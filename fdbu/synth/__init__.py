@@ -197,6 +197,85 @@ def backchannel_sample(rng, system: str, **_):
     return T, cap, None, cap.transcript(), {}
 
 
+# Full-Duplex-Bench v1.5: the systems a v1.5 sample can be built for (system=mixed draws one per sample by the
+# same draw as v1.0's five, so a v1.0 tree's samples do not move); what each does at the overlap event
+V15_SYSTEMS = ("yields", "yields_late", "talks_through", "same_stop", "clean_silent")
+V15_BEHAVIOUR = {
+    "yields": "stops within 0.5 s of the event's start in the event run; in the clean run the same answer goes on",
+    "yields_late": "stops 1 to 2 s after the event's start in the event run; in the clean run the answer goes on",
+    "talks_through": "the same answer in both runs, through the event",
+    "same_stop": "the answer ends at the same time in both runs, shortly after the event's start: it ended on its "
+                 "own",
+    "clean_silent": "yields to the event in the event run; silent in the clean run",
+}
+# each event: how many of the user's (or another voice's) words it holds, and their loudness
+EVENTS = {"interruption": (3, 7, 1.0), "backchannel": (1, 2, 1.0), "talking_to_other": (3, 6, 1.0),
+          "background_speech": (4, 8, 0.35)}
+
+
+def overlap_sample(rng, system: str, *, event: str, **_):
+    """A v1.5 sample: the user's turn, the system's answer, and an overlap event in the middle of the answer.
+
+    clean_input.wav is the user's turn alone; input.wav adds the event's words at [o_s, o_e] (metadata.json); both
+    have the same length. The system's two runs (output.wav to input.wav, clean_output.wav to clean_input.wav)
+    are built from one answer, cut where the system's behaviour (V15_BEHAVIOUR) stops it; `intended` says when
+    each run's answer ends (None: it runs to T, or there is none)."""
+    behaviour = system if system in V15_SYSTEMS else V15_SYSTEMS[SYSTEMS.index(system)]
+    T = _u(rng, 12.0, 16.0)
+    n = int(round(T * SR))
+    clean_user = Capture(n, rng)
+    user_end = clean_user.say(_u(rng, 0.3, 0.8), words=int(rng.integers(3, 6)))
+    answer_from = round(user_end + _u(rng, 0.4, 0.9), 3)
+    o_s = round(answer_from + _u(rng, 1.5, 3.0), 3)
+    lo, hi, gain = EVENTS[event]
+    user = Capture(n, rng)
+    user.audio[:] = clean_user.audio
+    user.words = list(clean_user.words)
+    said = Capture(n, rng)  # the event alone, scaled, then added
+    o_e = said.say(o_s, words=int(rng.integers(lo, hi)))
+    user.audio[:] = np.clip(user.audio.astype(np.int32) + (said.audio * gain).astype(np.int32), -32768, 32767)
+    user.words += said.words
+    o_e = round(min(o_e, T), 3)
+    answer = Capture(n, rng)
+    answer.say(answer_from, until_s=T - _u(rng, 0.5, 1.5))  # the answer as it would run on its own
+
+    def cut(at_s: float | None) -> tuple[Capture, float | None]:
+        """The answer stopped after the word running at `at_s` (None: the whole answer)."""
+        run = Capture(n, rng)
+        if at_s is None:
+            run.audio[:], run.words = answer.audio, list(answer.words)
+        else:
+            at = int(round(at_s * SR))
+            for name, a, b in answer.words:
+                if a > at:
+                    break
+                run.audio[a:b], run.words = answer.audio[a:b], run.words + [(name, a, b)]
+        return run, (round(run.words[-1][2] / SR, 3) if run.words and at_s is not None else None)
+
+    if behaviour in ("yields", "clean_silent"):
+        event_run, event_end = cut(o_s + _u(rng, 0.0, 0.3))
+    elif behaviour == "yields_late":
+        event_run, event_end = cut(o_s + _u(rng, 1.0, 2.0))
+    elif behaviour == "same_stop":
+        event_run, event_end = cut(o_s + _u(rng, 0.0, 0.3))
+    else:
+        event_run, event_end = cut(None)
+    if behaviour == "same_stop":
+        clean_run, clean_end = event_run, event_end
+    elif behaviour == "clean_silent":
+        clean_run, clean_end = Capture(n, rng), None
+    else:
+        clean_run, clean_end = cut(None)
+    if event in ("interruption",) and behaviour in ("yields", "yields_late", "clean_silent"):  # answers the user
+        event_run.say(max(o_e, event_end or 0.0) + _u(rng, 0.4, 0.9), words=int(rng.integers(2, 5)))
+    metadata = {"context_text": "synthetic context", "current_turn_text": f"synthetic {event}",
+                "timestamps": [o_s, o_e]}
+    intended = {"behaviour": behaviour, "event": [o_s, o_e], "event_run_stop_s": event_end,
+                "clean_run_stop_s": clean_end, "answer_from_s": answer_from}
+    more = {"input.wav": user, "clean_input.wav": clean_user, "clean_output.wav": clean_run}
+    return T, event_run, metadata, event_run.transcript(), intended, more
+
+
 def _write(path: Path, data: bytes) -> str:
     path.write_bytes(data)
     return sha256_bytes(data)
@@ -206,13 +285,19 @@ LAYOUTS = ("tree", "official")
 
 
 def _official_sample(folder: Path, cap: Capture, annotation_file: str | None, annotation, transcript: dict | None,
-                     reason: str | None) -> None:
-    """One sample as the official inference and asr.py leave it: input.wav (T samples of silence: the synthetic
-    user is not rendered), the annotation, output.wav and asr.py's output.json (`indent=4`). An ineligible
-    sample's capture stops at half its input (fdbu export: OFFICIAL_REASON), a fault the official scripts
-    still run on, as they would on a real folder; a missing or empty output.wav would make them raise."""
+                     reason: str | None, more: dict | None = None) -> None:
+    """One sample as the official inference and asr.py leave it: input.wav (v1.0: T samples of silence, the
+    synthetic user is not rendered; v1.5: the user's speech, and the task's other audio files), the annotation,
+    output.wav and asr.py's output.json (`indent=4`; v1.5: a JSON beside every audio file, as the behaviour judge
+    reads them). An ineligible sample's capture stops at half its input (fdbu export: OFFICIAL_REASON), a fault
+    the official scripts still run on, as they would on a real folder; a missing or empty output.wav would make
+    them raise."""
     folder.mkdir(parents=True)
-    (folder / "input.wav").write_bytes(wav_bytes(np.zeros(cap.n, np.int16)))
+    if not more or "input.wav" not in more:
+        (folder / "input.wav").write_bytes(wav_bytes(np.zeros(cap.n, np.int16)))
+    for name, other in (more or {}).items():
+        (folder / name).write_bytes(other.wav())
+        (folder / name.replace(".wav", ".json")).write_text(json.dumps(other.transcript(), indent=4))
     if annotation is not None:
         (folder / cast(str, annotation_file)).write_bytes((json.dumps(annotation) + "\n").encode())  # given with it
     audio = cap.audio
@@ -225,20 +310,31 @@ def _official_sample(folder: Path, cap: Capture, annotation_file: str | None, an
     (folder / "output.json").write_text(json.dumps(transcript, indent=4))
 
 
-def check(n, system: str, ineligible: float, interruption_tail_s: tuple, layout: str = "tree") -> dict[str, int]:
+def check(n, system: str, ineligible: float, interruption_tail_s: tuple, layout: str = "tree",
+          family: str = "v1.0") -> dict[str, int]:
     """Refuse settings synth cannot honour; returns the samples per subset."""
     if layout not in LAYOUTS:
         raise FdbuError("config", None, f"layout={layout!r}: choose tree (a reference tree) or official (the "
                         "official per-task folders)")
-    sizes = (dict(sorted(tasks.release_sizes().items())) if n == "release" else dict(n) if isinstance(n, dict)
-             else dict.fromkeys(tasks.SUBSETS, n))
-    if system not in SYSTEMS + ("mixed",):
-        raise FdbuError("config", None, f"system={system!r}: choose one of {', '.join(SYSTEMS)} or mixed")
+    if family not in tasks.FAMILIES:
+        raise FdbuError("config", None, f"family={family!r}: choose {' or '.join(tasks.FAMILIES)}")
+    of_family = [s for s, sub in tasks.SUBSETS.items() if sub.family == family]
+    sizes = (dict(sorted(tasks.release_sizes(family).items())) if n == "release" else dict(n) if isinstance(n, dict)
+             else dict.fromkeys(of_family, n))
+    if system not in SYSTEMS + V15_SYSTEMS + ("mixed",):
+        raise FdbuError("config", None, f"system={system!r}: choose one of {', '.join(SYSTEMS)} (v1.0), "
+                        f"{', '.join(V15_SYSTEMS)} (v1.5) or mixed")
     if (any(s not in tasks.SUBSETS for s in sizes)
             or not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 100_000 for v in sizes.values())
             or not any(sizes.values())):
         raise FdbuError("config", None, f"n={n!r}: give a number of samples from 1 to 100000, 'release', or "
                         f"{{subset: number}} over {', '.join(tasks.SUBSETS)}")
+    chosen = tasks.family_of(s for s, k in sizes.items() if k)
+    wrong = "v1.5" if system in V15_SYSTEMS else "v1.0" if system in SYSTEMS else None
+    if wrong is not None and wrong not in chosen or (wrong is not None and len(chosen) > 1):
+        raise FdbuError("config", None, f"system={system!r} is a Full-Duplex-Bench {wrong} system, and the samples "
+                        f"asked for are {' and '.join(chosen)} ones; choose system=mixed or one of "
+                        f"{', '.join(SYSTEMS if chosen == ['v1.0'] else V15_SYSTEMS)}")
     if not (_is_number(ineligible) and 0.0 <= ineligible < 1.0):
         raise FdbuError("config", None, f"ineligible={ineligible!r}: a share in [0, 1)")
     if len(interruption_tail_s) != 2 or not all(map(_is_number, interruption_tail_s)) \
@@ -254,30 +350,33 @@ def _is_number(x) -> bool:
 
 def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str = "mixed", ineligible: float = 0.05,
                interruption_tail_s: tuple[float, float] = (4.0, 6.0), progress: bool = False,
-               layout: str = "tree") -> Path:
+               layout: str = "tree", family: str = "v1.0") -> Path:
     """Write a synthetic tree at `out` (which must not exist), all at once or not at all.
 
     `layout="official"` writes the same samples as official per-task folders instead
     (`out/<subset>/<id>/`: input.wav, output.wav, the annotation, asr.py's output.json), with
     no manifest.json or asr.json: what `fdbu export` with `export.transcripts=adopt` reads.
 
-    `n` is samples per subset: a number, "release" (the v1.0 sizes, a full-size tree), or
-    a dict subset -> number (0 leaves a subset out). `interruption_tail_s` is the range of
-    T - R for interruption samples.
+    `n` is samples per subset of `family` (v1.0 or v1.5): a number, "release" (the release's sizes, a
+    full-size tree), or a dict subset -> number (0 leaves a subset out). `interruption_tail_s` is the
+    range of T - R for interruption samples.
     """
     out = Path(out)
     SUBSETS = tasks.SUBSETS
-    sizes = check(n, system, ineligible, interruption_tail_s, layout)
+    sizes = check(n, system, ineligible, interruption_tail_s, layout, family)
     official = layout == "official"
     lo, hi = interruption_tail_s
     with new_folder(out, "fdbu synth") as tmp:
         transcripts: dict[str, dict[str, str]]
         samples, truth, transcripts = [], {}, {s: {} for s in SUBSETS}
+        others: dict[str, dict[str, dict[str, str]]] = {}  # subset -> X.json -> id -> SHA-256 (v1.5's other files)
         jobs = [(subset, i) for subset in SUBSETS for i in range(sizes.get(subset, 0))]
         for subset, i in tqdm(jobs, desc="synth", unit="sample", disable=not progress):
             rng = np.random.default_rng([seed, list(SUBSETS).index(subset), i])
             drawn = SYSTEMS[int(rng.integers(len(SYSTEMS)))]  # drawn for every system: the dataset part
             behaviour = drawn if system == "mixed" else system  # (T, annotation, eligibility) stays the same
+            if SUBSETS[subset].family == "v1.5" and behaviour in SYSTEMS:  # mixed: v1.5's system of the same draw
+                behaviour = V15_SYSTEMS[SYSTEMS.index(behaviour)]
             name = str(i)
             kind = SUBSETS[subset].task
             generate = cast(tasks.Ref, kind.generator)  # every registered task has one
@@ -287,26 +386,36 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
                 samples.append(row)
                 truth[row["sample_id"]] = {"system": behaviour, "eligible": False}
                 if official:  # its dataset part still exists; the capture is cut short (OFFICIAL_REASON)
-                    _, cap, annotation, transcript, _ = generate(rng, behaviour, tail=(lo, hi),
-                                                                 **SUBSETS[subset].synth)
-                    _official_sample(tmp / subset / name, cap, kind.annotation, annotation, transcript, OFFICIAL_REASON)
+                    _, cap, annotation, transcript, _, *rest = generate(rng, behaviour, tail=(lo, hi),
+                                                                        **SUBSETS[subset].synth)
+                    _official_sample(tmp / subset / name, cap, kind.annotation, annotation, transcript, OFFICIAL_REASON,
+                                     rest[0] if rest else None)
                     truth[row["sample_id"]]["reason"] = OFFICIAL_REASON
                 continue
-            T, cap, annotation, transcript, intended = generate(rng, behaviour, tail=(lo, hi),
-                                                                **SUBSETS[subset].synth)
+            T, cap, annotation, transcript, intended, *extra = generate(rng, behaviour, tail=(lo, hi),
+                                                                        **SUBSETS[subset].synth)
+            more: dict[str, Capture] = extra[0] if extra else {}  # the task's other audio files (Task.audio)
             truth[row["sample_id"]] = {"system": behaviour, "eligible": True, "intended": intended}
             if official:
-                _official_sample(tmp / subset / name, cap, kind.annotation, annotation, transcript, None)
+                _official_sample(tmp / subset / name, cap, kind.annotation, annotation, transcript, None, more)
                 continue
             folder = tmp / subset / name
             folder.mkdir(parents=True)
             files = {"output.wav": _write(folder / "output.wav", cap.wav())}
+            for audio_name, other in more.items():
+                files[audio_name] = _write(folder / audio_name, other.wav())
+                if audio_name in kind.transcribed:
+                    json_name = audio_name.replace(".wav", ".json")
+                    others.setdefault(subset, {}).setdefault(json_name, {})[name] = _write(
+                        folder / json_name, (json.dumps(other.transcript()) + "\n").encode())
             if annotation is not None:
                 ann = cast(str, kind.annotation)  # a task with an annotation names its file
                 files[ann] = _write(folder / ann, (json.dumps(annotation) + "\n").encode())
             transcripts[subset][name] = _write(folder / "output.json", (json.dumps(transcript) + "\n").encode())
             row.update({"sample_rate": SR, "input_samples": cap.n, "input_s": cap.n / SR, "eligible": True,
                         "reasons": [], "files": files})
+            if "clean_input.wav" in more:  # v1.5: the clean run's window
+                row["clean_input_samples"] = more["clean_input.wav"].n
             samples.append(row)
         truth_file = {"generator": "fdbu synth", "seed": seed, "n": sizes, "system": system, "ineligible": ineligible,
                       "samples": truth}
@@ -318,8 +427,9 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
                     "samples": samples}
         asr = {"config": {"source": "synthetic", "model_id": "fdbu-synth (transcripts placed by the generator)",
                           "checkpoint_sha256": None, "device_type": "none"},
-               "subsets": {s: {"task": SUBSETS[s].task.asr_task, "transcripts": t} for s, t in transcripts.items()
-                           if sizes.get(s)}}
+               "subsets": {s: {"task": SUBSETS[s].task.asr_task, "transcripts": t,
+                               **({"other_transcripts": others[s]} if s in others else {})}
+                           for s, t in transcripts.items() if sizes.get(s)}}
         (tmp / "manifest.json").write_text(dumps(manifest))
         (tmp / "asr.json").write_text(dumps(asr))
         (tmp / "synth.json").write_text(dumps(truth_file))

@@ -1,0 +1,241 @@
+"""Full-Duplex-Bench v1.5 in the tree: the four overlap subsets registered, synthesized with both runs and real
+synthetic user speech, read and checked, and scored by the official timing script's rule (fdbu evaluate), with
+the script itself run unchanged and offline beside it; fdbu score says plainly what it does not compute yet."""
+import hashlib
+import json
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from builders import fdbu_main
+from fdbu import tasks
+from fdbu.errors import FdbuError
+from fdbu.readers import read_event
+from fdbu.synth import V15_SYSTEMS, synthesize
+from fdbu.vad.silero import SileroVAD
+from official_scripts import OFFICIAL_V15, needs_official_v15
+
+V15 = ("user_interruption", "user_backchannel", "talking_to_other", "background_speech")
+
+
+def test_the_v15_subsets_are_registered_as_one_family():
+    assert [s for s, sub in tasks.SUBSETS.items() if sub.family == "v1.5"] == list(V15)
+    assert tasks.release_sizes("v1.5") == {"user_interruption": 200, "user_backchannel": 99, "talking_to_other": 100,
+                                           "background_speech": 100}
+    assert list(tasks.release_sizes("v1.0")) == ["synthetic_pause_handling", "candor_pause_handling",
+                                                 "candor_turn_taking", "synthetic_user_interruption", "icc_backchannel"]
+    task = tasks.subset("user_interruption").task
+    assert task.annotation == "metadata.json" and not task.scored and task.official.script == "get_timing.py"
+    assert set(task.transcribed) == {"output.wav", "clean_output.wav", "input.wav", "clean_input.wav"}
+
+
+@pytest.mark.parametrize("doc,problem", [
+    ({"timestamps": [7.275, 11.467]}, None),
+    ({"timestamps": [0, 0]}, None),
+    ({"timestamps": [3.0, 20.0]}, "the event's end 20.000000 s lies outside the window [0, 12.000000] s"),
+    ({"timestamps": [5.0, 4.0]}, "the event starts at 5.000000 s, after its end 4.000000 s"),
+    ({"timestamps": [-1, 4.0]}, "the event's start -1.000000 s lies outside the window"),
+    ({"timestamps": [1.0]}, "has no two-element 'timestamps' list"),
+    ({"context_text": "x"}, "has no two-element 'timestamps' list"),
+    ({"timestamps": [1.0, "2"]}, "the event's end (timestamps[1])"),
+])
+def test_metadata_json_is_read_into_microseconds_and_checked(doc, problem):
+    data = json.dumps(doc).encode()
+    if problem is None:
+        start, end = read_event(data, "user_interruption/0", 12_000_000)["event_us"]
+        assert (start, end) == tuple(round(t * 1e6) for t in doc["timestamps"])
+        return
+    with pytest.raises(FdbuError, match=None) as e:
+        read_event(data, "user_interruption/0", 12_000_000)
+    assert str(e.value).startswith("user_interruption/0: metadata.json: ") and problem in str(e.value), str(e.value)
+
+
+@pytest.fixture(scope="module")
+def v15_tree(tmp_path_factory):
+    return synthesize(tmp_path_factory.mktemp("v15") / "tree", n=3, seed=1, family="v1.5", ineligible=0.1)
+
+
+def test_synth_builds_both_runs_with_real_user_speech(v15_tree):
+    manifest = json.loads((v15_tree / "manifest.json").read_text())
+    truth = json.loads((v15_tree / "synth.json").read_text())["samples"]
+    assert manifest["declared"] == {s: 3 for s in V15}
+    vad = SileroVAD()
+    checked = 0
+    for row in manifest["samples"]:
+        if not row["eligible"]:
+            continue
+        folder = v15_tree / row["sample_id"]
+        assert set(row["files"]) == {"output.wav", "clean_output.wav", "input.wav", "clean_input.wav", "metadata.json"}
+        n = row["input_samples"]
+        assert row["clean_input_samples"] == n == sf.info(folder / "clean_output.wav").frames
+        intended = truth[row["sample_id"]]["intended"]
+        o_s, o_e = json.loads((folder / "metadata.json").read_text())["timestamps"]
+        assert intended["event"] == [o_s, o_e] and intended["behaviour"] in V15_SYSTEMS
+        # the user speaks in both inputs; only input.wav has speech at the event
+        user = [(a / 16000, b / 16000) for a, b in vad.segment_samples(sf.read(folder / "input.wav", dtype="float32")[0])]
+        clean = [(a / 16000, b / 16000) for a, b in vad.segment_samples(sf.read(folder / "clean_input.wav",
+                                                                                   dtype="float32")[0])]
+        assert user and clean
+        mid = (o_s + o_e) / 2
+        assert any(a <= mid <= b for a, b in user) and not any(a <= mid <= b for a, b in clean), row["sample_id"]
+        # the event run stops where the behaviour says, the clean run as built
+        stop = intended["event_run_stop_s"]
+        if intended["behaviour"] in ("yields", "same_stop", "clean_silent"):
+            assert o_s <= stop <= o_s + 1.3
+        if intended["behaviour"] == "same_stop":
+            assert (folder / "output.wav").read_bytes() == (folder / "clean_output.wav").read_bytes()
+        if intended["behaviour"] == "clean_silent":
+            assert not np.any(sf.read(folder / "clean_output.wav", dtype="int16")[0])
+        checked += 1
+    assert checked >= 9
+    asr = json.loads((v15_tree / "asr.json").read_text())["subsets"]["user_interruption"]
+    assert set(asr["other_transcripts"]) == {"clean_output.json", "input.json", "clean_input.json"}
+
+
+def test_the_default_family_is_v10_and_a_system_of_the_other_family_is_refused(tmp_path):
+    tree = synthesize(tmp_path / "v10", n=1, seed=0)
+    assert set(json.loads((tree / "manifest.json").read_text())["declared"]) == set(tasks.release_sizes("v1.0"))
+    out = fdbu_main("synth", f"out={tmp_path / 'x'}", "system=yields")
+    assert out.returncode == 2 and "system='yields' is a Full-Duplex-Bench v1.5 system" in out.stderr, out.stderr
+    out = fdbu_main("synth", f"out={tmp_path / 'y'}", "family=v1.5", "system=prompt")
+    assert out.returncode == 2 and "system='prompt' is a Full-Duplex-Bench v1.0 system" in out.stderr, out.stderr
+    out = fdbu_main("synth", f"out={tmp_path / 'z'}", "family=v2")
+    assert out.returncode == 2 and "family='v2': choose v1.0 or v1.5" in out.stderr, out.stderr
+
+
+def test_score_says_plainly_what_it_does_not_compute(v15_tree, tmp_path):
+    out = fdbu_main("score", f"tree={v15_tree}", "progress=false")
+    assert out.returncode == 2 and "holds no subset with unified metrics" in out.stderr
+    assert "user_interruption, user_backchannel, talking_to_other, background_speech: Full-Duplex-Bench v1.5, no " \
+           "unified metric yet" in out.stderr and f"fdbu evaluate tree={v15_tree}" in out.stderr
+    both = synthesize(tmp_path / "both", n={"candor_turn_taking": 2, "user_backchannel": 2}, seed=0, ineligible=0.0)
+    out = fdbu_main("score", f"tree={both}", "progress=false", "vad.threads=1")
+    assert out.returncode == 0, out.stderr
+    assert "not scored: user_backchannel (Full-Duplex-Bench v1.5, no unified metric yet" in out.stdout
+    assert list(json.loads((both / "unified.json").read_text())["subsets"]) == ["candor_turn_taking"]
+
+
+@needs_official_v15
+def test_evaluate_runs_get_timing_unchanged_and_offline_and_every_file_is_fdbus(v15_tree, tmp_path):
+    out = fdbu_main("evaluate", f"tree={v15_tree}", f"evaluate.official_checkout={OFFICIAL_V15}",
+                    "evaluate.run_official=true")
+    assert out.returncode == 0, out.stderr
+    summary = json.loads((v15_tree / "summary.json").read_text())
+    manifest = json.loads((v15_tree / "manifest.json").read_text())
+    eligible = {s: [r["sample_id"].split("/")[1] for r in manifest["samples"] if r["subset"] == s and r["eligible"]]
+                for s in V15}
+    for subset in V15:
+        numbers, run = summary["subsets"][subset], summary["official_run"]["subsets"][subset]
+        assert sorted(numbers["latency_intervals"]) == sorted(eligible[subset])
+        assert run["status"] == "agreed" and run["equal"] == run["files"] == len(eligible[subset]) and not run["differ"]
+        assert f"official get_timing.py on {subset}: agreed ({run['files']} of {run['files']} " in out.stdout
+    assert summary["official_run"]["files"]["get_timing.py"]["pinned"] is True
+    assert summary["rules"].startswith("Full-Duplex-Bench v1.5 official evaluation scripts")
+    lists = [v for s in V15 for v in summary["subsets"][s]["latency_intervals"].values()]
+    assert sum(bool(v["latency_stop_list"]) for v in lists) >= 6 and sum(bool(v["latency_resp_list"]) for v in lists) >= 6
+
+
+def test_a_changed_v15_file_is_refused_naming_it(v15_tree, tmp_path):
+    import shutil
+
+    tree = tmp_path / "t"
+    shutil.copytree(v15_tree, tree)
+    row = next(r for r in json.loads((tree / "manifest.json").read_text())["samples"] if r["eligible"])
+    (tree / row["sample_id"] / "input.wav").write_bytes((tree / row["sample_id"] / "clean_input.wav").read_bytes())
+    out = fdbu_main("evaluate", f"tree={tree}")
+    assert out.returncode == 2
+    assert out.stderr.startswith(f"fdbu: error: {row['sample_id']}: input.wav: SHA-256 ") and \
+        "differs from manifest.json" in out.stderr, out.stderr
+
+
+def v15_roots(folders) -> str:
+    return "export.roots={" + ", ".join(f"{s}: {folders}/{s}" for s in V15) + "}"
+
+
+@pytest.fixture(scope="module")
+def official_v15(tmp_path_factory):
+    """Synthetic v1.5 samples in the official layout: each folder with both inputs, both runs and the four
+    transcripts a user of the official pipeline has."""
+    return synthesize(tmp_path_factory.mktemp("off15") / "folders", n=3, seed=2, family="v1.5", ineligible=0.0,
+                      layout="official")
+
+
+@needs_official_v15
+def test_official_folders_export_adopt_evaluate_and_the_script_agrees_byte_for_byte(official_v15, tmp_path):
+    tree = tmp_path / "tree"
+    out = fdbu_main("export", v15_roots(official_v15), "export.transcripts=adopt", f"out={tree}",
+                    "progress=false")
+    assert out.returncode == 0, out.stderr
+    asr = json.loads((tree / "asr.json").read_text())
+    for subset in V15:
+        entry = asr["subsets"][subset]
+        assert set(entry["other_transcripts"]) == {"clean_output.json", "input.json", "clean_input.json"}
+        for name, digest in entry["other_transcripts"]["clean_output.json"].items():  # adopted unchanged
+            data = (tree / subset / name / "clean_output.json").read_bytes()
+            assert data == (official_v15 / subset / name / "clean_output.json").read_bytes()
+            assert hashlib.sha256(data).hexdigest() == digest
+    out = fdbu_main("evaluate", f"tree={tree}", f"evaluate.official_checkout={OFFICIAL_V15}",
+                    "evaluate.run_official=true")
+    assert out.returncode == 0, out.stderr
+    run = json.loads((tree / "summary.json").read_text())["official_run"]["subsets"]
+    assert all(run[s]["status"] == "agreed" and run[s]["equal"] == run[s]["files"] == 3 for s in V15), run
+
+
+@needs_official_v15
+def test_official_folders_export_then_fdbu_asr_writes_the_four_transcripts(official_v15, tmp_path, built):
+    """Without adopt: fdbu asr transcribes output.wav, clean_output.wav, input.wav and clean_input.wav of every
+    sample (uncut), resumably, and asr.json says so; evaluate runs on the result."""
+    pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
+    tree = tmp_path / "tree"
+    assert fdbu_main("export", v15_roots(official_v15), f"out={tree}", "progress=false").returncode == 0
+    args = [f"asr.checkpoint={built('rnnt')[0]}", f"cache_dir={tmp_path / 'cache'}", "asr.batch_size=4",
+            "progress=false", "device=cpu"]
+    out = fdbu_main("asr", f"tree={tree}", *args)
+    assert out.returncode == 0, out.stderr
+    assert "48 transcribed" in out.stdout  # 12 samples x 4 files
+    asr = json.loads((tree / "asr.json").read_text())
+    for subset in V15:
+        entry = asr["subsets"][subset]
+        assert entry["cut"].startswith("none: v1.5 has no cut point") and len(entry["transcripts"]) == 3
+        for file, by in entry["other_transcripts"].items():
+            for name, digest in by.items():
+                doc = (tree / subset / name / file).read_bytes()
+                assert hashlib.sha256(doc).hexdigest() == digest and set(json.loads(doc)) == {"text", "chunks"}
+    again = fdbu_main("asr", f"tree={tree}", *args, "asr.resume=true")
+    assert again.returncode == 0 and "48 kept" in again.stdout, again.stdout + again.stderr
+    assert json.loads((tree / "asr.json").read_text()) == asr
+    out = fdbu_main("evaluate", f"tree={tree}", f"evaluate.official_checkout={OFFICIAL_V15}",
+                    "evaluate.run_official=true")
+    assert out.returncode == 0 and out.stdout.count("agreed (3 of 3 latency_intervals.json") == 4, out.stdout
+
+
+def test_each_run_is_fitted_to_its_own_input(official_v15, tmp_path):
+    """export.length applies to the clean run too: 20 ms short is padded (recorded), 2 s short or missing makes the
+    sample ineligible with a reason naming clean_output.wav; a missing clean_output.json under adopt is refused."""
+    import shutil
+
+    folders = tmp_path / "folders"
+    shutil.copytree(official_v15, folders)
+    ui = folders / "user_interruption"
+    for name, cut in (("0", 320), ("1", 32000)):
+        audio, sr = sf.read(ui / name / "clean_output.wav", dtype="int16")
+        sf.write(ui / name / "clean_output.wav", audio[:-cut], sr, subtype="PCM_16")
+    (ui / "2" / "clean_output.wav").unlink()
+    tree = tmp_path / "tree"
+    out = fdbu_main("export", f"export.roots={{user_interruption: {ui}}}", f"out={tree}", "progress=false")
+    assert out.returncode == 0, out.stderr
+    rows = {r["sample_id"]: r for r in json.loads((tree / "manifest.json").read_text())["samples"]}
+    assert rows["user_interruption/0"]["eligible"]
+    assert rows["user_interruption/0"]["other_length_fit"] == {"clean_output.wav": {"action": "padded", "samples": 320}}
+    assert sf.info(tree / "user_interruption/0/clean_output.wav").frames == rows["user_interruption/0"][
+        "clean_input_samples"]
+    assert rows["user_interruption/1"]["reasons"] == ["clean_output.wav is shorter than its input by more than 80 ms "
+                                                      "(export.length=tolerant)"]
+    assert rows["user_interruption/2"]["reasons"] == ["clean_output.wav missing"]
+    (ui / "0" / "clean_output.json").unlink()
+    out = fdbu_main("export", f"export.roots={{user_interruption: {ui}}}", "export.transcripts=adopt",
+                    f"out={tmp_path / 'adopted'}", "progress=false")
+    assert out.returncode == 2 and out.stderr.startswith("fdbu: error: user_interruption/0: clean_output.json: is "
+                                                         "missing beside clean_output.wav"), out.stderr
+    assert not (tmp_path / "adopted").exists()
