@@ -99,3 +99,30 @@ def test_the_config_file_example_runs_as_written(tmp_path, calibrated, monkeypat
         thresholds.append(unified["speech_detection"]["settings"]["threshold"])
         assert (tmp_path / "reports/modelA/latency-curves.png").is_file()  # plot: true, from the file
     assert thresholds == [0.5, 0.6]
+
+
+def test_the_v15_section_runs_as_written(tmp_path, monkeypatch):
+    """Full-Duplex-Bench v1.5's block in an empty folder: synth's official v1.5 folders, export with adopt,
+    evaluate; the line with the official checkout runs with shared/official-v1.5 in its place where CI has it."""
+    import json
+
+    from official_scripts import OFFICIAL_V15
+
+    monkeypatch.chdir(tmp_path)
+    (block,) = blocks(section("Full-Duplex-Bench v1.5"), "sh")
+    ran = []
+    for line, argv in commands(block):
+        assert argv[0] == "fdbu", line
+        if any("PATH/TO/Full-Duplex-Bench" in a for a in argv):
+            if OFFICIAL_V15 is None:
+                continue
+            argv = [a.replace("PATH/TO/Full-Duplex-Bench", str(OFFICIAL_V15)) for a in argv]
+        out = fdbu_main(*argv[1:])
+        assert out.returncode == 0, f"{line}\n{out.stderr}"
+        ran.append(argv[1])
+    assert ran[:3] == ["synth", "export", "evaluate"]
+    summary = json.loads((tmp_path / "runs/v15/summary.json").read_text())
+    assert set(summary["subsets"]) == {"user_interruption", "user_backchannel", "talking_to_other",
+                                       "background_speech"}
+    if OFFICIAL_V15 is not None:
+        assert all(r["status"] == "agreed" for r in summary["official_run"]["subsets"].values())
