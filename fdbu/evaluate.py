@@ -133,6 +133,57 @@ def evaluate(root: Path | Tree, *, gt_distribution: Path | None = None, silero: 
     return result
 
 
+def overlap_rule(tree: Tree, subset: str, ctx: Context) -> dict:
+    """A v1.5 subset's reference column: get_timing.py's lists, and the behaviour judge's tags where one is given."""
+    return {**timing_rule(tree, subset, ctx), "behaviour": behaviour(tree, subset, ctx.judge)}
+
+
+BEHAVIOUR_PENDING = ("needs a judge: evaluate.judge.base_url=URL (OpenAI-compatible; the official model is "
+                     "gpt-4o-2024-08-06) with evaluate.official_checkout=DIR holding eval_behavior.py and "
+                     "instruction/behavior.txt")
+
+
+def behaviour(tree: Tree, subset: str, judge) -> dict:
+    """eval_behavior.py on the eligible samples (fdbu.official.behavior), in manifest order: each sample's four
+    transcripts (hash-checked against asr.json) sent to the judge as the script sends them, its tags shared out as
+    the script prints them. A sample missing one of the four files is skipped, as the script skips it; one the judge
+    never answered leaves the column waiting (the script would still be asking); where the script raises (a word
+    with a null end in check_overlap, a tag not starting with C), the column says so."""
+    from .official import behavior
+
+    if judge is None or getattr(judge, "behaviour", None) is None:
+        return {"pending": BEHAVIOUR_PENDING}
+    tags: dict[str, Any] = {}
+    skipped, waiting = [], []
+    try:
+        for s in tree.subset(subset):
+            if not s.eligible:
+                continue
+            if not all((s.folder / f).is_file() for f in behavior.FILES):
+                skipped.append(s.sample_id)
+                continue
+            docs = {}
+            for f in behavior.FILES:
+                listed = (tree.receipts.get(subset, {}) if f == "output.json" else
+                          tree.other_receipts.get(subset, {}).get(f, {}))
+                docs[f] = json.loads(hashed(s.folder / f, s.sample_id, f, listed.get(s.name), "asr.json", tree.root))
+            behavior.overlap(docs["input.json"]["chunks"], docs["output.json"]["chunks"])
+            texts = {field: behavior.compact(docs[f]) for field, f in behavior.FIELDS.items()}
+            result, _ = judge.tag(s.sample_id, texts)
+            if result is None:
+                waiting.append(s.sample_id)
+            else:
+                tags[s.name] = result
+        if waiting:
+            return {"waiting": f"the judge gave no tag for {len(waiting)} sample(s) in evaluate.judge.max_attempts "
+                               f"tries ({', '.join(waiting[:3])}{', ...' if len(waiting) > 3 else ''}); the script "
+                               "would still be asking", "skipped": skipped, "tags": tags}
+        shared = behavior.shares(list(tags.values()))
+    except official.SCRIPT_ERRORS as e:
+        return {"unavailable": f"{type(e).__name__}: {e}", "skipped": skipped, "tags": tags}
+    return {"script": behavior.BEHAVIOR_SCRIPT, "judged": len(tags), "skipped": skipped, **shared, "tags": tags}
+
+
 def timing_rule(tree: Tree, subset: str, ctx: Context) -> dict:
     """Full-Duplex-Bench v1.5's get_timing.py on each eligible sample (fdbu.official.timing): the script's two
     lists, per sample id, from Silero at the script's settings on input.wav and output.wav (the reference path,
@@ -227,6 +278,12 @@ def _lines(summary: dict) -> list[str]:
                          f"{numbers['with_stop_interval']} with an overlap (stop) interval, "
                          f"{numbers['with_response_interval']} with a response interval (each sample's lists: "
                          "summary.json)")
+            b = numbers.get("behaviour", {})
+            shown = ", ".join(f"{tag} {v:.2f}" for tag, v in b["printed"].items()) if "printed" in b else \
+                _cell(b) if set(b) & set(STATES) else "none"
+            judged = f" over {b['judged']} judged samples" if "judged" in b else ""
+            skipped = f", {len(b['skipped'])} skipped (a transcript missing)" if b.get("skipped") else ""
+            lines.append(f"  {subset}: behaviour tags (eval_behavior.py){judged}{skipped}: {shown}")
             continue
         if set(numbers) & set(STATES):
             lines.append(f"  {subset}: {_cell(numbers)}")

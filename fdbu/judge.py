@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from .errors import FdbuError
+from .official import BEHAVIOR_PROMPT, BEHAVIOR_SCRIPT
 from .official.rules import INTERRUPTION_SCRIPT, Verdict, file_report, refuse_unpinned, script_path
 
 USER_FIELDS = {"in_before_interrupt_text": "context", "in_interrupt_text": "interrupt",
@@ -88,20 +89,63 @@ def load_official(checkout: Path, pins: dict[str, str] | None = None, allow_unpi
 
 
 @dataclass
+class BehaviourPrompt:
+    """v1.5's behaviour judge as the checkout has it: the system message (instruction/behavior.txt), the user
+    message's f-string (eval_behavior.py:163-170, its pieces and field names in order), the model and the first
+    seed (eval_behavior.py:49, 53)."""
+
+    sha256: dict  # file -> SHA-256
+    system_msg: str
+    user_parts: list
+    model: str
+    seed: int
+
+    def user(self, texts: dict[str, str]) -> str:
+        return "".join(p if isinstance(p, str) else format(texts[p[0]]) for p in self.user_parts)
+
+
+def load_behaviour(checkout: Path, pins: dict[str, str] | None = None, allow_unpinned: bool = False) -> BehaviourPrompt:
+    """The behaviour judge's prompt of the checkout (eval_behavior.py and instruction/behavior.txt, read as the
+    script reads them); with `pins` a file that is not the pinned one is refused unless `allow_unpinned`."""
+    from .official.behavior import FIELDS
+
+    paths = {name: script_path(Path(checkout), name) for name in (BEHAVIOR_SCRIPT, BEHAVIOR_PROMPT)}
+    reports = {name: file_report(path, name, pins or {}) for name, path in paths.items()}
+    if pins is not None:
+        refuse_unpinned(reports, allow_unpinned)
+    try:
+        tree = ast.parse(paths[BEHAVIOR_SCRIPT].read_bytes())
+        template = _constant(tree, "final_input")
+        parts: list = [v.value if isinstance(v, ast.Constant) else (v.value.id,) for v in template.values]
+        if not all(isinstance(part, str) or part[0] in FIELDS for part in parts):
+            raise KeyError("final_input names a field fdbu does not know")
+        model, seed = _constant(tree, "MODEL_NAME").value, _constant(tree, "seed").value
+        system = paths[BEHAVIOR_PROMPT].read_text(encoding="utf-8")  # eval_behavior.py:100-104
+    except (AttributeError, KeyError, SyntaxError, TypeError, UnicodeDecodeError) as e:
+        raise FdbuError("official checkout", BEHAVIOR_SCRIPT, f"does not have the prompt, model and seed fdbu reads "
+                        f"({type(e).__name__}: {e})") from None
+    return BehaviourPrompt({n: r["sha256"] for n, r in reports.items()}, system, parts, model, seed)
+
+
+@dataclass
 class Judge:
     base_url: str
     model: str
     api_key: str | None
-    prompt: OfficialPrompt
+    prompt: OfficialPrompt | None  # v1.0's interruption judge, where the tree has that subset
     max_attempts: int = 3
     timeout_s: float = 60.0
     backoff_s: float = 1.0
     ledger: list[dict] = field(default_factory=list)
+    behaviour: BehaviourPrompt | None = None  # v1.5's behaviour judge, where the tree has v1.5 subsets
 
     def identity(self) -> dict:
-        return {"model": self.model, "official_model": self.prompt.model, "base_url": self.base_url,
-                "seed": self.prompt.seed, "official_file": {self.prompt.path: self.prompt.sha256},
-                "max_attempts": self.max_attempts}
+        first = self.prompt or self.behaviour
+        files: dict[str, str] = {self.prompt.path: self.prompt.sha256} if self.prompt else {}
+        if self.behaviour is not None:  # (a v1.0 tree's summary.json stays as it was)
+            files.update(self.behaviour.sha256)
+        return {"model": self.model, "official_model": first.model if first else None, "base_url": self.base_url,
+                "seed": first.seed if first else None, "official_file": files, "max_attempts": self.max_attempts}
 
     def _post(self, body: dict) -> str:
         req = urllib.request.Request(self.base_url.rstrip("/") + "/chat/completions", data=json.dumps(body).encode(),
@@ -110,18 +154,46 @@ class Judge:
         with urllib.request.urlopen(req, timeout=self.timeout_s) as r:
             return json.loads(r.read())["choices"][0]["message"]["content"]
 
+    def tag(self, sample_id: str, texts: dict[str, str]) -> tuple[dict | None, int]:
+        """v1.5's behaviour judge on one sample: (the reply's object holding "behaviour", or None when no attempt
+        gave one, and the attempts made). As eval_behavior.py:48-79 does, any failure (the request, or a reply
+        without such an object) is asked again with the next seed; fdbu stops after max_attempts."""
+        from .official.behavior import extract
+
+        prompt = cast(BehaviourPrompt, self.behaviour)  # called only with one
+        messages = [{"role": "system", "content": prompt.system_msg}, {"role": "user", "content": prompt.user(texts)}]
+        for attempt in range(1, self.max_attempts + 1):
+            body = {"model": self.model, "messages": messages, "seed": prompt.seed + attempt - 1}
+            entry: dict[str, Any] = {"sample_id": sample_id, "attempt": attempt, "request": body}
+            try:
+                reply = self._post(body)
+                entry["reply"] = reply
+                result = extract(reply)
+                entry.update(result=result, status="tagged")
+            except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError, TypeError) as e:
+                result = None
+                entry.setdefault("status", "unparsable" if "reply" in entry else "failed")
+                entry["error"] = f"{type(e).__name__}: {e}"
+            self.ledger.append(entry)
+            if result is not None:
+                return result, attempt
+            if attempt < self.max_attempts and self.backoff_s:
+                time.sleep(self.backoff_s * attempt)
+        return None, self.max_attempts
+
     def rate(self, sample_id: str, context, interrupt, response) -> Verdict:
         """Ask until a reply parses, at most max_attempts times; replies that came back without
         a rating are counted (the official script re-runs its loop body for each)."""
-        messages = [{"role": "system", "content": self.prompt.system_msg},
-                    {"role": "user", "content": self.prompt.user(context, interrupt, response)}]
-        body = {"model": self.model, "messages": messages, "seed": self.prompt.seed}
+        prompt = cast(OfficialPrompt, self.prompt)  # called only with one
+        messages = [{"role": "system", "content": prompt.system_msg},
+                    {"role": "user", "content": prompt.user(context, interrupt, response)}]
+        body = {"model": self.model, "messages": messages, "seed": prompt.seed}
         unparsable = 0
         for attempt in range(1, self.max_attempts + 1):
             entry = {"sample_id": sample_id, "attempt": attempt, "request": body}
             try:
                 reply = self._post(body)
-                rating = self.prompt.parse(reply)
+                rating = prompt.parse(reply)
                 entry.update(reply=reply, rating=rating, status="rated" if rating is not None else "unparsable")
             except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError, TypeError) as e:
                 rating = None

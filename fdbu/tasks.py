@@ -133,7 +133,7 @@ OVERLAP = Task(
     speech_detection=False, asr_task="default", asr_cut=None, label="overlap (v1.5)",
     unscored="Full-Duplex-Bench v1.5, no unified metric yet; its reference column is get_timing.py's latency lists "
              "(fdbu evaluate)",
-    official=Official(TIMING_SCRIPT, {}, "timing", rule=Ref(EVALUATE, "timing_rule")),
+    official=Official(TIMING_SCRIPT, {}, "timing", rule=Ref(EVALUATE, "overlap_rule")),
     generator=Ref(SYNTH, "overlap_sample"),
     audio=("input.wav", "clean_input.wav", "clean_output.wav"),
     runs=(("output.wav", "input.wav"), ("clean_output.wav", "clean_input.wav")),

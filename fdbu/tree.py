@@ -72,6 +72,7 @@ class Tree:
     asr_sha256: str
     files: dict[str, dict[str, str]] = field(default_factory=dict)  # sample id -> file -> SHA-256 (manifest)
     receipts: dict[str, dict[str, str]] = field(default_factory=dict)  # subset -> id -> SHA-256 (asr.json)
+    other_receipts: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)  # v1.5: subset -> X.json -> id -> SHA
     transcripts: dict = field(default_factory=dict)  # where the transcripts came from (`provenance`)
 
     def subset(self, name: str) -> list[Sample]:
@@ -345,5 +346,8 @@ def load_tree(root) -> Tree:
         _load_sample(sample, m.files[sample.sample_id], entry["transcripts"], root)
     receipts = {k: v["transcripts"] for k, v in asr_subsets.items()
                 if isinstance(v, dict) and isinstance(v.get("transcripts"), dict)}
+    others = {k: v["other_transcripts"] for k, v in asr_subsets.items()
+              if isinstance(v, dict) and isinstance(v.get("other_transcripts"), dict)}
     return Tree(root=root, declared=m.declared, samples=m.samples, manifest_sha256=m.sha256,
-                asr_sha256=sha256_bytes(asr_bytes), files=m.files, receipts=receipts, transcripts=provenance(asr))
+                asr_sha256=sha256_bytes(asr_bytes), files=m.files, receipts=receipts, transcripts=provenance(asr),
+                other_receipts=others)

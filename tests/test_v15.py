@@ -131,6 +131,13 @@ def test_evaluate_runs_get_timing_unchanged_and_offline_and_every_file_is_fdbus(
         assert run["status"] == "agreed" and run["equal"] == run["files"] == len(eligible[subset]) and not run["differ"]
         assert f"official get_timing.py on {subset}: agreed ({run['files']} of {run['files']} " in out.stdout
     assert summary["official_run"]["files"]["get_timing.py"]["pinned"] is True
+    for subset in V15:  # the behaviour script with fdbu's stub judge: fdbu's requests and reading are the script's
+        record = summary["official_run"]["subsets"][f"{subset}/behaviour"]
+        assert record["rules_agree"] is True and record["status"] == "not comparable", record
+        assert record["reference_column"] == {"pending": summary["subsets"][subset]["behaviour"]["pending"]}
+        assert record["judge"]["official_requests"] >= len(eligible[subset])
+    assert sum(summary["official_run"]["subsets"][f"{s}/behaviour"]["judge"]["official_requests"] for s in V15) > \
+        sum(map(len, eligible.values()))  # some asked again with seed 2, by the script and by fdbu alike
     assert summary["rules"].startswith("Full-Duplex-Bench v1.5 official evaluation scripts")
     lists = [v for s in V15 for v in summary["subsets"][s]["latency_intervals"].values()]
     assert sum(bool(v["latency_stop_list"]) for v in lists) >= 6 and sum(bool(v["latency_resp_list"]) for v in lists) >= 6
@@ -239,3 +246,42 @@ def test_each_run_is_fitted_to_its_own_input(official_v15, tmp_path):
     assert out.returncode == 2 and out.stderr.startswith("fdbu: error: user_interruption/0: clean_output.json: is "
                                                          "missing beside clean_output.wav"), out.stderr
     assert not (tmp_path / "adopted").exists()
+
+
+@needs_official_v15
+def test_the_behaviour_judge_tags_every_sample_as_the_script_asks_for_them(v15_tree, tmp_path):
+    """With a judge (fdbu's loopback stub), each eligible sample's four transcripts go out as eval_behavior.py sends
+    them; a reply without the JSON is asked again with the next seed, as the script does; the tag shares are the
+    script's; every request and reply is in the ledger. Without a judge the column says what it needs."""
+    import shutil
+
+    from fdbu.official.scripts import StubJudge
+
+    tree = tmp_path / "t"
+    shutil.copytree(v15_tree, tree)
+    with StubJudge() as stub:
+        out = fdbu_main("evaluate", f"tree={tree}", f"evaluate.official_checkout={OFFICIAL_V15}",
+                        f"evaluate.judge.base_url={stub.url}", "evaluate.judge.model=gpt-4o-2024-08-06")
+    assert out.returncode == 0, out.stderr
+    summary = json.loads((tree / "summary.json").read_text())
+    ledger = [json.loads(line) for line in (tree / "judge-ledger.jsonl").read_text().splitlines()]
+    assert summary["judge"]["official_model"] == "gpt-4o-2024-08-06" and summary["judge"]["seed"] == 1
+    assert set(summary["judge"]["official_file"]) == {"eval_behavior.py", "instruction/behavior.txt"}
+    retried = [e for e in ledger if e["attempt"] == 2]
+    assert retried and all(e["request"]["seed"] == 2 for e in retried)
+    assert all(e["status"] == "tagged" for e in retried)
+    for subset in V15:
+        b = summary["subsets"][subset]["behaviour"]
+        assert b["judged"] == len(b["tags"]) == sum(b["counts"].values()) and not b["skipped"]
+        assert abs(sum(b["shares"].values()) - 1) < 1e-12
+        assert b["printed"] == {t: round(v, 2) for t, v in b["shares"].items()}
+        for name, result in b["tags"].items():  # the reply the stub gives to exactly these messages
+            sent = next(e for e in ledger if e["sample_id"] == f"{subset}/{name}" and e["status"] == "tagged")
+            digest = hashlib.sha256(json.dumps(sent["request"]["messages"], sort_keys=True).encode()).digest()
+            assert result == {"behaviour": [StubJudge.TAGS[digest[0] % 4]]}
+            user = sent["request"]["messages"][1]["content"]
+            doc = json.loads((tree / subset / name / "clean_output.json").read_text())
+            assert f'"output_clean": {json.dumps(doc, separators=(",", ":"), ensure_ascii=False)},' in user
+    assert "behaviour tags (eval_behavior.py) over" in out.stdout
+    plain = fdbu_main("evaluate", f"tree={tree}")
+    assert plain.returncode == 0 and "behaviour tags (eval_behavior.py): pending: needs a judge" in plain.stdout

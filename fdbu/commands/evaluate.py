@@ -27,13 +27,18 @@ def run(cfg) -> Ran:
                        if (checkout / d / GT_DISTRIBUTION).is_file()), None)
     gt = Path(e.gt_distribution) if e.gt_distribution else beside
     judge = None
-    if e.judge.base_url:
-        from ..judge import Judge, load_official
-
-        prompt = load_official(cast(Path, checkout), pins, e.allow_unpinned)  # the config asks for one
-        judge = Judge(e.judge.base_url, e.judge.model, os.environ.get(e.judge.api_key_env), prompt,
-                      max_attempts=e.judge.max_attempts, timeout_s=e.judge.timeout_s)
     require(Path(cfg.tree))
+    if e.judge.base_url:
+        from .. import tasks
+        from ..judge import Judge, load_behaviour, load_official
+        from ..tree import read_manifest
+
+        families = tasks.family_of({x.subset for x in read_manifest(Path(cfg.tree)).samples})
+        # the config asks for a checkout with a judge: v1.0's interruption prompt, v1.5's behaviour prompt
+        prompt = load_official(cast(Path, checkout), pins, e.allow_unpinned) if families != ["v1.5"] else None
+        behaviour = load_behaviour(cast(Path, checkout), pins, e.allow_unpinned) if "v1.5" in families else None
+        judge = Judge(e.judge.base_url, e.judge.model, os.environ.get(e.judge.api_key_env), prompt,
+                      max_attempts=e.judge.max_attempts, timeout_s=e.judge.timeout_s, behaviour=behaviour)
     outputs = ev.outputs(Path(cfg.tree), judge is not None)
     tree = load_tree(Path(cfg.tree))
     if checkout is not None:

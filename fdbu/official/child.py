@@ -4,6 +4,7 @@
     python -m fdbu.official.child interruption SCRIPT ROOT_DIR JUDGE_URL
     python -m fdbu.official.child backchannel SCRIPT ROOT_DIR
     python -m fdbu.official.child timing SCRIPT ROOT_DIR HUB_DIR
+    python -m fdbu.official.child behavior SCRIPT ROOT_DIR JUDGE_URL
 
 interruption: eval_user_interruption.py's `__main__` passes no client, so the module is
 imported and `eval_user_interruption(root_dir, client)` called with an `openai.OpenAI`
@@ -23,6 +24,11 @@ installed, pinned silero-vad package's model), torch.hub's `urlopen` raises URLE
 back to that directory, as torch.hub does offline, and nothing is fetched), `torchaudio.load` is `pcm16_load`,
 and torch computes on one thread, as fdbu's reference path does (`fdbu.vad.silero`). The script then runs as
 `python get_timing.py --root_dir ROOT_DIR`.
+
+behavior: v1.5's eval_behavior.py is imported and `eval_behavior_all(root_dir, client, task="behavior")` called,
+as its evaluate.py does, with an `openai.OpenAI` client on JUDGE_URL (fdbu's stub judge on loopback), in the
+working directory the caller chose (it opens ./instruction/behavior.txt); `time.sleep` is a no-op (the script
+waits 5 s before asking again), and the printed dict is written as `[fdbu] ` and its JSON on the last line.
 
 Only this module is imported before the script, so the script's own imports are its own.
 """
@@ -84,6 +90,22 @@ def backchannel(script: str, root_dir: str) -> None:
 
     torchaudio.load = pcm16_load
     _as_main(script, root_dir)
+
+
+def behavior(script: str, root_dir: str, url: str) -> None:
+    import importlib.util
+    import json
+    import time
+
+    import openai
+
+    time.sleep = lambda seconds: None
+    sys.path.insert(0, str(Path(script).resolve().parent))
+    spec = cast("ModuleSpec", importlib.util.spec_from_file_location("eval_behavior", script))
+    module = importlib.util.module_from_spec(spec)
+    cast("Loader", spec.loader).exec_module(module)
+    out = module.eval_behavior_all(root_dir, openai.OpenAI(base_url=url, api_key="fdbu-stub-judge"), task="behavior")
+    print("[fdbu] " + json.dumps(out))
 
 
 def timing(script: str, root_dir: str, hub_dir: str) -> None:

@@ -28,8 +28,8 @@ import numpy as np
 from ..atomic import sha256_bytes
 from ..errors import FdbuError
 
-from . import (BACKCHANNEL_SCRIPT, GT_DISTRIBUTION, INTERRUPTION_SCRIPT, OFFICIAL_FILES,  # noqa: F401  (re-exported)
-               PAUSE_SCRIPT, TIMING_SCRIPT, TURN_SCRIPT)
+from . import (BACKCHANNEL_SCRIPT, BEHAVIOR_PROMPT, BEHAVIOR_SCRIPT, GT_DISTRIBUTION,  # noqa: F401  (re-exported)
+               INTERRUPTION_SCRIPT, OFFICIAL_FILES, PAUSE_SCRIPT, TIMING_SCRIPT, TURN_SCRIPT)
 
 # eval_pause_handling.py:7-8, eval_smooth_turn_taking.py:7-8, eval_user_interruption.py:7-8
 TURN_DURATION_THRESHOLD = 1
@@ -69,6 +69,8 @@ PINS = {
     GT_DISTRIBUTION: "92bcd0ff27246aaa9a0136737b476afd456cd393f003944c3394c140e590f2a8",
     # Full-Duplex-Bench v1.5, the same evaluation folder (shared/official-v1.5/README.md)
     TIMING_SCRIPT: "4f551da4194ab4d9584db964f4b27223914eecf98cbc312388ecf45eaf6f8a17",
+    BEHAVIOR_SCRIPT: "0ff8179a437503581d65787da3a43924b45310c31a98d1bcbadce5c8605ca6f2",
+    BEHAVIOR_PROMPT: "19e5477dac9a9a1e11de126783a0b820b3ecb70db5e91181824fa944e1947977",
 }
 
 

@@ -74,6 +74,11 @@ class StubJudge:
         self.url = f"http://127.0.0.1:{self.httpd.server_port}/v1"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
+    TAGS = ("C_RESPOND", "C_RESUME", "C_UNCERTAIN_HANDLING", "C_UNKNOWN")  # v1.5's behaviour tags
+    BEHAVIOUR_POLICY = ("v1.5's behaviour prompt: at seed 1, no JSON when the second byte of SHA-256 of the JSON of "
+                        "messages is divisible by 3 (the script asks again with seed 2); otherwise "
+                        "'{\"behaviour\": [TAGS[first byte mod 4]]}'")
+
     def reply(self, body: dict) -> dict:
         key = json.dumps({"messages": body.get("messages"), "seed": body.get("seed")}, sort_keys=True)
         digest = hashlib.sha256(key.encode()).digest()
@@ -81,6 +86,11 @@ class StubJudge:
         count = self.seen[key] = self.seen.get(key, 0) + 1
         content = ("Analysis: the stub judge gives no rating on a first request." if count == 1 else
                    f"Analysis: a fixed reply.\nI would rate the AI's response as {digest[0] % 6}")
+        if any('"behaviour"' in str(m.get("content")) for m in body.get("messages") or []
+               if isinstance(m, dict)):  # v1.5's behaviour judge: a tag
+            tagged = hashlib.sha256(json.dumps(body.get("messages"), sort_keys=True).encode()).digest()
+            content = ("Analysis: no JSON on a first try." if body.get("seed") == 1 and tagged[1] % 3 == 0 else
+                       f'Analysis.\n{{ "behaviour": ["{self.TAGS[tagged[0] % 4]}"] }}')
         return {"id": f"stub-{self.requests}", "object": "chat.completion", "created": 0, "model": body.get("model"),
                 "choices": [{"index": 0, "finish_reason": "stop",
                              "message": {"role": "assistant", "content": content}}]}
@@ -271,6 +281,50 @@ def compare_files(subset: str, rc: int, stderr: str, root: Path, ours: dict) -> 
             "differ": differ, "not_written": missing}
 
 
+def behaviour_run(tree: Tree, subset: str, checkout: Path, paths: dict[str, Path], tmp: Path, reference: dict,
+                  pins: dict[str, str], allow_unpinned: bool) -> dict:
+    """v1.5's eval_behavior.py, unchanged, on the eligible samples' four transcripts with fdbu's stub judge, against
+    fdbu's rule with the same stub: agreeing says fdbu sends the script's requests and reads the replies as it does
+    (the stub's tag depends on the request's messages); the reference column was judged otherwise, so it is printed
+    beside, not called equal (as for v1.0's interruption script)."""
+    from ..evaluate import behaviour
+    from ..judge import Judge, load_behaviour
+    from .behavior import FILES
+
+    root, cwd = tmp / f"{subset}-behaviour", tmp / f"{subset}-behaviour-cwd"
+    for s in tree.subset(subset):
+        if s.eligible:
+            (root / s.name).mkdir(parents=True)
+            for f in FILES:
+                if (s.folder / f).is_file():
+                    shutil.copyfile(s.folder / f, root / s.name / f)
+    root.mkdir(exist_ok=True)
+    (cwd / "instruction").mkdir(parents=True)
+    shutil.copyfile(paths[official.BEHAVIOR_PROMPT], cwd / official.BEHAVIOR_PROMPT)
+    prompt = load_behaviour(checkout, pins, allow_unpinned)
+    with StubJudge() as stub:
+        rc, out, err = run_script("behavior", paths[official.BEHAVIOR_SCRIPT], root, cwd, stub.url)
+        requests = stub.requests
+    judge_info = {"stub": StubJudge.BEHAVIOUR_POLICY, "official_requests": requests}
+    last = (out.strip().splitlines() or [""])[-1]
+    if rc != 0 or not last.startswith("[fdbu] "):
+        exc = raised(err)
+        why = f"{exc[0]}: {exc[1]}" if exc else (err.strip().splitlines() or [f"exit status {rc}, no output"])[-1]
+        return {"script": official.BEHAVIOR_SCRIPT, "status": "could not run", "why": why, "judge": judge_info}
+    printed = json.loads(last.removeprefix("[fdbu] "))["C"]
+    with StubJudge() as stub:
+        ours = behaviour(tree, subset, Judge(stub.url, prompt.model, None, None, max_attempts=3, backoff_s=0,
+                                             behaviour=prompt))
+        judge_info["fdbu_requests"] = stub.requests
+    mine = ours.get("printed", {})
+    numbers = {tag: {"official": repr(printed.get(tag)), "fdbu": mine.get(tag), "bound": 0.0,
+                     "agree": printed.get(tag) == mine.get(tag)} for tag in sorted(set(printed) | set(mine))}
+    record = {"script": official.BEHAVIOR_SCRIPT, "status": "agreed" if all(n["agree"] for n in numbers.values())
+              else "differs", "numbers": numbers, "judge": judge_info, "fdbu_with_the_stub": ours,
+              "population": population(tree, subset)}
+    return judged(record, reference.get("printed", reference))
+
+
 def population(tree: Tree, subset: str) -> dict:
     """The samples a run compares on: the subset's eligible samples, and those left out of both sides."""
     selected = tree.subset(subset)
@@ -284,10 +338,12 @@ def judged(record: dict, reference: dict) -> dict:
     the judge `fdbu evaluate` was given, or none) is what the script printed: not comparable."""
     if record["status"] != "agreed" or "numbers" not in record:
         return record
-    column = {k: reference.get(k) for k in record["numbers"] if k != "samples"}
+    state = {k: reference[k] for k in ("pending", "waiting", "unavailable") if k in reference}
+    column = state or {k: reference.get(k) for k in record["numbers"] if k != "samples"}  # (a state: no judge ran)
     return {**record, "status": "not comparable", "rules_agree": True, "reference_column": column,
             "why": "the script needs a judge and ran with fdbu's stub judge; fdbu's rules with the same stub "
-                   "agree with it, but the reference column was rated otherwise"}
+                   "agree with it, but the reference column was " + ("rated otherwise" if not state else
+                                                                     "not judged")}
 
 
 def left_out(record: dict) -> dict:
@@ -370,6 +426,8 @@ def check_files(tree: Tree, checkout: Path, gt_path: Path | None, pins: dict[str
     present = [cast(Official, s.task.official) for s in SUBSETS.values()  # those evaluate has a rule for
                if tree.subset(s.name) and s.task.official is not None and s.task.official.rule is not None]
     names = dict.fromkeys(o.script for o in present)
+    if any(o.runner == "timing" for o in present):  # v1.5: the behaviour judge's script and prompt run too
+        names.update(dict.fromkeys((official.BEHAVIOR_SCRIPT, official.BEHAVIOR_PROMPT)))
     paths = {name: official.script_path(checkout, name) for name in names}
     if any(o.runner == "backchannel" for o in present) and gt_path is not None:
         paths[official.GT_DISTRIBUTION] = Path(gt_path)
@@ -419,6 +477,8 @@ def run_official(tree: Tree, checkout: Path, result: dict, *, gt_path: Path | No
                 record = {**compare_files(subset, rc, err, root, ours), "hub": HUB, "loader": LOADER,
                           "population": population(tree, subset)}
                 report["subsets"][subset] = record
+                report["subsets"][f"{subset}/behaviour"] = behaviour_run(tree, subset, checkout, paths, Path(tmp),
+                                                                       ours["behaviour"], pins, allow_unpinned)
                 continue
             else:
                 if gt_path is None or "pending" in ours:
