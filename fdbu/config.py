@@ -401,7 +401,7 @@ class EvaluateOptions:
                                                     "(default: the pinned upstream ones)"})
     allow_unpinned: bool = opt(False, "compare against official files that differ from their pins")
     run_official: bool = opt(False, "also run the official scripts unchanged and compare (exit 3 on a difference)")
-    judge: JudgeConfig = group(JudgeConfig, "the interruption judge")
+    judge: JudgeConfig = group(JudgeConfig, "the LLM judge: v1.0's interruption rating, v1.5's behaviour tags")
 
     def __post_init__(self):
         _check(not self.run_official or self.official_checkout is not None, "evaluate.run_official",

@@ -138,9 +138,9 @@ def overlap_rule(tree: Tree, subset: str, ctx: Context) -> dict:
     return {**timing_rule(tree, subset, ctx), "behaviour": behaviour(tree, subset, ctx.judge)}
 
 
-BEHAVIOUR_PENDING = ("needs a judge: evaluate.judge.base_url=URL (OpenAI-compatible; the official model is "
-                     "gpt-4o-2024-08-06) with evaluate.official_checkout=DIR holding eval_behavior.py and "
-                     "instruction/behavior.txt")
+BEHAVIOUR_PENDING = ("needs a judge: evaluate.judge.base_url=URL (OpenAI-compatible) and evaluate.judge.model "
+                     "(the official one is gpt-4o-2024-08-06), with evaluate.official_checkout=DIR holding "
+                     "eval_behavior.py and instruction/behavior.txt")
 
 
 def behaviour(tree: Tree, subset: str, judge) -> dict:
@@ -155,8 +155,10 @@ def behaviour(tree: Tree, subset: str, judge) -> dict:
         return {"pending": BEHAVIOUR_PENDING}
     tags: dict[str, Any] = {}
     skipped, waiting = [], []
+    at = None  # the sample being read, for the message where the script would raise
     try:
         for s in tree.subset(subset):
+            at = s.sample_id
             if not s.eligible:
                 continue
             if not all((s.folder / f).is_file() for f in behavior.FILES):
@@ -180,7 +182,8 @@ def behaviour(tree: Tree, subset: str, judge) -> dict:
                                "would still be asking", "skipped": skipped, "tags": tags}
         shared = behavior.shares(list(tags.values()))
     except official.SCRIPT_ERRORS as e:
-        return {"unavailable": f"{type(e).__name__}: {e}", "skipped": skipped, "tags": tags}
+        return {"unavailable": f"{type(e).__name__}: {e}" + (f" (at {at})" if at else ""), "skipped": skipped,
+                "tags": tags}
     return {"script": behavior.BEHAVIOR_SCRIPT, "judged": len(tags), "skipped": skipped, **shared, "tags": tags}
 
 

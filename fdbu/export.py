@@ -202,15 +202,25 @@ def _load_more(src: Path, outs: Path, subset: str, sid: str, adopting: bool) -> 
                 raise FdbuError(sid, file, f"cannot be read from the dataset ({e})") from None
             more["audio"][file] = f"{file} unreadable ({str(e).splitlines()[0]})"
     if adopting:
+        more["source"] = {}  # the SHA-256 of each adopted file and of the audio it transcribes, as found
         for file in task.transcribed:
             if file == "output.wav":  # read with output.wav
                 continue
-            path = (outs if file in outputs else src) / file.replace(".wav", ".json")
+            name = file.replace(".wav", ".json")
+            # an output's transcript beside it; an input's beside it in the dataset, or where asr.py ran (outputs)
+            found = next((d / name for d in ((outs,) if file in outputs else (src, outs)) if (d / name).exists()),
+                         None)
+            if found is None:
+                more["json"][name] = None
+                continue
+            path = found
             try:
                 regular(path, sid, path.name)
-                more["json"][path.name] = path.read_bytes()
-            except FileNotFoundError:
-                more["json"][path.name] = None
+                more["json"][name] = path.read_bytes()
+                more["source"][name] = sha256_bytes(more["json"][name])
+                wav = path.with_name(file)
+                if wav.is_file():
+                    more["source"][file] = sha256_bytes(wav.read_bytes())
             except OSError as e:
                 raise FdbuError(sid, path.name, f"cannot be read: {e.strerror or e}") from None
     return more
@@ -269,6 +279,9 @@ def export(dataset: Path | None, outputs: Path | None, out: Path, *, roots: dict
                     source = {"output.wav": sha256_bytes(adopted[0]), "output.json": sha256_bytes(adopted[1])}
                     if row.get("dropped_words"):  # the tree's output.json is the adopted one less its words after T
                         source["dropped_after_T"] = row["dropped_words"]
+                    source.update(more.get("source", {}))  # v1.5: the other runs' and the inputs' files
+                    if row.get("other_dropped_words"):
+                        source["other_dropped_after_T"] = row["other_dropped_words"]
                     adopted_from.setdefault(subset, {})[name] = source
                 faults.point(f"export:sample:{len(rows)}")
         declared = {k: v for f in tasks.family_of(sources) for k, v in tasks.release_sizes(f).items()}
@@ -303,23 +316,22 @@ def _about(reason: str, file: str) -> str:
     return reason.replace("output.wav", file, 1)
 
 
-def _other_runs(sid: str, row: dict, T: int, inp, in_sr, more: dict, length: str, flags: list, written: dict,
+def _other_runs(sid: str, row: dict, mono_input, more: dict, length: str, flags: list, written: dict,
                 adopting: bool) -> str | None:
     """v1.5: input.wav and the clean run's input written as 16 kHz mono, and each other output checked and fitted
     to its own input (export.length applies to each run; a problem makes the sample ineligible, its reason naming
     the file), their transcripts adopted with output.json's checks. Fills `written` (file -> bytes) and the row;
     returns the reason the sample is ineligible, or None."""
     task = tasks.subset(row["subset"]).task
-    inputs = {"input.wav": to_16k_mono(inp, in_sr)}
+    inputs = {"input.wav": mono_input}
     for file, loaded in more["audio"].items():
-        if file not in dict(task.runs):  # an input of the dataset
+        if file not in dict(task.runs):  # another input of the dataset (input.wav is read with the sample)
             audio, sr = loaded
             inputs[file] = to_16k_mono(audio, sr)
             row["source_sample_rate"][file.removesuffix(".wav")] = sr
-            if file != "input.wav":
-                row[f"{file.removesuffix('.wav')}_samples"] = len(inputs[file])
-                if len(inputs[file]) == 0:
-                    return f"{file} is empty"
+            row[f"{file.removesuffix('.wav')}_samples"] = len(inputs[file])
+            if len(inputs[file]) == 0:
+                return f"{file} is empty"
     for file, answers in task.runs:
         if file == "output.wav":
             continue
@@ -350,14 +362,20 @@ def _other_runs(sid: str, row: dict, T: int, inp, in_sr, more: dict, length: str
                 raise FdbuError(sid, json_name, f"is missing beside {file}: export.transcripts=adopt takes the "
                                 "transcripts of both runs (the behaviour judge reads them); transcribe it, or export "
                                 "without adopt and run fdbu asr")
-            written[json_name], _ = adopt.check(data, sid, window_us(n, SR), None, observed_us=observed_us,
-                                                file=json_name)
+            written[json_name], dropped = adopt.check(data, sid, window_us(n, SR), None, observed_us=observed_us,
+                                                      file=json_name)
+            if dropped:  # as for output.json: words starting after the cropped run's end
+                row.setdefault("other_dropped_words", {})[json_name] = dropped
+                flags.append(f"{dropped} {json_name} word{'s' if dropped > 1 else ''} starting after its run's end "
+                             f"dropped ({file} cropped)")
     for file, audio in inputs.items():
         written[file] = wav_bytes(audio)
         json_name = file.replace(".wav", ".json")
         if adopting and more["json"].get(json_name) is not None:  # an input's transcript, where there is one
             written[json_name], _ = adopt.check(more["json"][json_name], sid, window_us(len(audio), SR), None,
                                                 file=json_name)
+        elif adopting:  # the behaviour judge skips a sample without it (eval_behavior.py skips it too)
+            flags.append(f"no {json_name} to adopt (beside {file} or in the outputs): fdbu asr can transcribe it")
     return None
 
 
@@ -365,8 +383,8 @@ def keeps(row: dict) -> str:
     """For an ineligible row: what it is, with its numbers, and what would keep it (export's console)."""
     reason = "; ".join(row["reasons"])
     n, T = row.get("output_samples"), row.get("input_samples")
-    if n is None or T is None or n == T:
-        return reason
+    if n is None or T is None or n == T or not set(row["reasons"]) <= {NOT_T, TOO_SHORT, TOO_LONG}:
+        return reason  # (a v1.5 sample's clean run: its reason names the file)
     # in ms to a tenth: a sample past the bound (81 ms read 0.080 s) must not look like the bound itself
     side = f"{(T - n) * 1000 / SR:.1f} ms shorter" if n < T else f"{(n - T) * 1000 / SR:.1f} ms longer"
     what = f"output.wav is {side} than its input ({n} vs {T} samples at 16 kHz)"
@@ -380,7 +398,8 @@ def keeps(row: dict) -> str:
 def _sample(tmp: Path, sid: str, inp, in_sr, ann, audio, out_sr, reason, length: str, adopted=None,
             more: dict | None = None) -> dict:
     subset, name = sid.split("/")
-    T = len(to_16k_mono(inp, in_sr))
+    mono_input = to_16k_mono(inp, in_sr)
+    T = len(mono_input)
     row: dict[str, Any]
     row = {"sample_id": sid, "subset": subset, "task": tasks.subset(subset).task.name, "sample_rate": SR, "input_samples": T,
            "input_s": T / SR, "source_sample_rate": {"input": in_sr}}
@@ -419,7 +438,7 @@ def _sample(tmp: Path, sid: str, inp, in_sr, ann, audio, out_sr, reason, length:
                          "(output.wav cropped)")
     written: dict[str, bytes] = {}
     if more and more["audio"]:  # v1.5: the inputs and the clean run, each output fitted to its input
-        reason = _other_runs(sid, row, T, inp, in_sr, more, length, flags, written, adopted is not None)
+        reason = _other_runs(sid, row, mono_input, more, length, flags, written, adopted is not None)
         if reason is not None:
             row.update({"eligible": False, "reasons": [reason]})
             return row

@@ -91,8 +91,8 @@ def load_official(checkout: Path, pins: dict[str, str] | None = None, allow_unpi
 @dataclass
 class BehaviourPrompt:
     """v1.5's behaviour judge as the checkout has it: the system message (instruction/behavior.txt), the user
-    message's f-string (eval_behavior.py:163-170, its pieces and field names in order), the model and the first
-    seed (eval_behavior.py:49, 53)."""
+    message's f-string (eval_behavior.py:164-171, its pieces and field names in order), the model and the first
+    seed (eval_behavior.py:54, 51)."""
 
     sha256: dict  # file -> SHA-256
     system_msg: str
@@ -120,7 +120,7 @@ def load_behaviour(checkout: Path, pins: dict[str, str] | None = None, allow_unp
         if not all(isinstance(part, str) or part[0] in FIELDS for part in parts):
             raise KeyError("final_input names a field fdbu does not know")
         model, seed = _constant(tree, "MODEL_NAME").value, _constant(tree, "seed").value
-        system = paths[BEHAVIOR_PROMPT].read_text(encoding="utf-8")  # eval_behavior.py:100-104
+        system = paths[BEHAVIOR_PROMPT].read_text(encoding="utf-8")  # eval_behavior.py:101-105
     except (AttributeError, KeyError, SyntaxError, TypeError, UnicodeDecodeError) as e:
         raise FdbuError("official checkout", BEHAVIOR_SCRIPT, f"does not have the prompt, model and seed fdbu reads "
                         f"({type(e).__name__}: {e})") from None
@@ -168,6 +168,8 @@ class Judge:
             try:
                 reply = self._post(body)
                 entry["reply"] = reply
+                if not isinstance(reply, str):  # a null content (a refusal): the script's parse raises, it asks again
+                    raise ValueError(f"the reply's content is {reply!r}, not text")
                 result = extract(reply)
                 entry.update(result=result, status="tagged")
             except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError, TypeError) as e:

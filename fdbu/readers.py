@@ -68,6 +68,14 @@ def _word_times(chunks: list, where: str, file: str, T_us: int) -> list[tuple[in
     return out
 
 
+def _in_window(ts: list, where: str, file: str, T_us: int, names: tuple[str, str], key: str) -> tuple[int, int]:
+    """A [first, second] pair of times (`key`[0], `key`[1]) in microseconds, each finite and inside [0, T]."""
+    first, second = (_time(ts[i], where, file, f"{names[i]} ({key}[{i}])") for i in (0, 1))
+    _check_in_window(first, T_us, where, file, names[0])
+    _check_in_window(second, T_us, where, file, names[1])
+    return first, second
+
+
 def read_words(data: bytes, where: str, T_us: int) -> tuple[np.ndarray, np.ndarray]:
     """output.json -> (start, end) microseconds; a null end (or one before the start) is zero-length."""
     file = "output.json"
@@ -132,11 +140,7 @@ def read_interruption(data: bytes, where: str, T_us: int) -> dict:
     doc = parse_json(data, where, file)
     if not isinstance(doc, list) or not doc:
         raise FdbuError(where, file, "is empty; it needs [S, R] in [0].timestamp")
-    ts = _timestamp(doc[0], where, file, "entry 0")
-    S = _time(ts[0], where, file, "S (timestamp[0])")
-    R = _time(ts[1], where, file, "R (timestamp[1])")
-    _check_in_window(S, T_us, where, file, "S")
-    _check_in_window(R, T_us, where, file, "R")
+    S, R = _in_window(_timestamp(doc[0], where, file, "entry 0"), where, file, T_us, ("S", "R"), "timestamp")
     if S > R:
         raise FdbuError(where, file, f"S {seconds_text(S)} s is after R {seconds_text(R)} s")
     return {"S_us": S, "R_us": R}
@@ -158,10 +162,7 @@ def read_event(data: bytes, where: str, T_us: int) -> dict:
     ts = doc.get("timestamps") if isinstance(doc, dict) else None
     if not isinstance(ts, list) or len(ts) != 2:
         raise FdbuError(where, file, "has no two-element 'timestamps' list ([start, end] of the overlap event)")
-    start = _time(ts[0], where, file, "the event's start (timestamps[0])")
-    end = _time(ts[1], where, file, "the event's end (timestamps[1])")
-    _check_in_window(start, T_us, where, file, "the event's start")
-    _check_in_window(end, T_us, where, file, "the event's end")
+    start, end = _in_window(ts, where, file, T_us, ("the event's start", "the event's end"), "timestamps")
     if start > end:
         raise FdbuError(where, file, f"the event starts at {seconds_text(start)} s, after its end {seconds_text(end)} s")
     return {"event_us": (start, end)}

@@ -225,7 +225,8 @@ def test_the_commands_layer_reads_no_hydra():
 
 
 # where a console is the point: the CLI and its handler of notes, the Hydra launcher (its console under Hydra), a maintainer's script
-PRINTERS = {"fdbu.cli", "fdbu.log", "fdbu.launcher", "fdbu.synth.render_bank"}
+# and the child process an official script runs in (its last line of stdout is read by the parent)
+PRINTERS = {"fdbu.cli", "fdbu.log", "fdbu.launcher", "fdbu.synth.render_bank", "fdbu.official.child"}
 
 
 def test_no_module_below_the_commands_prints():

@@ -162,13 +162,15 @@ def test_the_shipped_pins_are_the_official_files():
     from official_scripts import OFFICIAL_V15
 
     pins = official.shipped_pins()
-    assert set(pins) == set(official.OFFICIAL_FILES) | {official.TIMING_SCRIPT}
+    v15 = {official.TIMING_SCRIPT, official.BEHAVIOR_SCRIPT, official.BEHAVIOR_PROMPT}
+    assert set(pins) == set(official.OFFICIAL_FILES) | v15
     for name, _digest in pins.items():
-        folder = OFFICIAL if name != official.TIMING_SCRIPT else OFFICIAL_V15
+        folder = OFFICIAL if name not in v15 else OFFICIAL_V15
         if folder is None:
             continue
         assert official.file_report(official.script_path(folder, name), name, pins)["pinned"], name
     if (OFFICIAL / "README.md").is_file():  # shared/official's README lists them
-        assert shipped_readme_pins(OFFICIAL) == {k: v for k, v in pins.items() if k != official.TIMING_SCRIPT}
+        assert shipped_readme_pins(OFFICIAL) == {k: v for k, v in pins.items() if k not in v15}
     if OFFICIAL_V15 is not None and (OFFICIAL_V15 / "README.md").is_file():
-        assert shipped_readme_pins(OFFICIAL_V15)[official.TIMING_SCRIPT] == pins[official.TIMING_SCRIPT]
+        listed = shipped_readme_pins(OFFICIAL_V15)
+        assert {k: listed[k] for k in v15} == {k: pins[k] for k in v15}

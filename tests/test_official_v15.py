@@ -73,6 +73,18 @@ def test_the_official_timing_script_and_fdbu_write_the_same_bytes(folders, tmp_p
                                                                               "latency_resp_list": []}
 
 
+def offline(hub) -> str:
+    """The start of a child's program: torch.hub pointed at the offline hub, its network lookups refused."""
+    return textwrap.dedent(f"""
+        import torch.hub
+        from urllib.error import URLError
+        torch.hub.set_dir({str(hub)!r})
+        def offline(*a, **k):
+            raise URLError("offline")
+        torch.hub.urlopen = offline
+    """)
+
+
 def random_segments(rng, k: int, grid: bool) -> list[tuple[int, int]]:
     """Sorted, disjoint segments in samples (as silero returns them); on a coarse grid, so ends coincide, segments
     touch and gaps fall exactly on the merge thresholds."""
@@ -95,13 +107,8 @@ def test_the_scripts_own_functions_agree_with_fdbus_on_random_segments(tmp_path)
     cases += [[[], []], [[(0, 16000)], []], [[], [(0, 16000)]], [[(0, 16000)], [(0, 16000)]],
               [[(0, 16000), (25600, 32000)], [(16000, 25600)]]]  # touching and 0.6 s exactly
     hub = offline_hub(tmp_path / "hub")
-    code = textwrap.dedent(f"""
-        import json, sys, importlib.util, torch.hub
-        from urllib.error import URLError
-        torch.hub.set_dir({str(hub)!r})
-        def offline(*a, **k):
-            raise URLError("offline")
-        torch.hub.urlopen = offline
+    code = offline(hub) + textwrap.dedent(f"""
+        import json, sys, importlib.util
         spec = importlib.util.spec_from_file_location("get_timing", {str(OFFICIAL_V15 / timing.SCRIPT)!r})
         m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
         out = []
@@ -124,13 +131,8 @@ def test_the_offline_hub_serves_the_installed_model(tmp_path):
     """torch.hub.load on the offline hub directory returns the installed package's model (its scripted weights
     give the packaged model's output) and never reaches for the network."""
     hub = offline_hub(tmp_path / "hub")
-    code = textwrap.dedent(f"""
-        import torch, torch.hub
-        from urllib.error import URLError
-        torch.hub.set_dir({str(hub)!r})
-        def offline(*a, **k):
-            raise URLError("offline")
-        torch.hub.urlopen = offline
+    code = offline(hub) + textwrap.dedent("""
+        import torch
         model, utils = torch.hub.load("snakers4/silero-vad", model="silero_vad", trust_repo=True, onnx=False)
         from silero_vad import load_silero_vad
         x = torch.sin(torch.arange(512) / 7.0) * 0.3

@@ -240,6 +240,7 @@ def test_each_run_is_fitted_to_its_own_input(official_v15, tmp_path):
     assert rows["user_interruption/1"]["reasons"] == ["clean_output.wav is shorter than its input by more than 80 ms "
                                                       "(export.length=tolerant)"]
     assert rows["user_interruption/2"]["reasons"] == ["clean_output.wav missing"]
+    assert "  user_interruption/1: clean_output.wav is shorter than its input by more than 80 ms" in out.stdout
     (ui / "0" / "clean_output.json").unlink()
     out = fdbu_main("export", f"export.roots={{user_interruption: {ui}}}", "export.transcripts=adopt",
                     f"out={tmp_path / 'adopted'}", "progress=false")
@@ -285,3 +286,22 @@ def test_the_behaviour_judge_tags_every_sample_as_the_script_asks_for_them(v15_t
     assert "behaviour tags (eval_behavior.py) over" in out.stdout
     plain = fdbu_main("evaluate", f"tree={tree}")
     assert plain.returncode == 0 and "behaviour tags (eval_behavior.py): pending: needs a judge" in plain.stdout
+
+
+def test_a_null_or_bad_reply_is_asked_again_with_the_next_seed():
+    """A judge's reply with no content (a refusal) or no JSON holding behaviour is what the script's parse raises on:
+    fdbu asks again with the next seed, as the script does, and stops after max_attempts."""
+    from fdbu.judge import BehaviourPrompt, Judge
+
+    prompt = BehaviourPrompt({}, "system", ["x=", ("input_clean_text",)], "gpt-4o-2024-08-06", 1)
+    replies = iter([None, "no json here", '{"other": 1} {"behaviour": ["C_RESUME"]}'])
+    judge = Judge("http://127.0.0.1:9/v1", "m", None, None, max_attempts=3, backoff_s=0, behaviour=prompt)
+    judge._post = lambda body: next(replies)
+    result, attempts = judge.tag("user_interruption/0", {"input_clean_text": "[]"})
+    assert result == {"behaviour": ["C_RESUME"]} and attempts == 3
+    assert [e["request"]["seed"] for e in judge.ledger] == [1, 2, 3]
+    assert [e["status"] for e in judge.ledger] == ["unparsable", "unparsable", "tagged"]
+    assert judge.ledger[0]["request"]["messages"][1]["content"] == "x=[]"
+    judge.ledger.clear()
+    judge._post = lambda body: None
+    assert judge.tag("user_interruption/0", {"input_clean_text": "[]"}) == (None, 3)

@@ -1,6 +1,7 @@
-"""The official Full-Duplex-Bench evaluation, the reference column: `rules` re-implements the pinned scripts'
-arithmetic (quoted line by line), `scripts` runs the scripts themselves unchanged and compares, and `child` is
-the process that runs the two scripts needing a client or a loader put in place."""
+"""The official Full-Duplex-Bench evaluation, the reference column: `rules` re-implements the pinned v1.0 scripts'
+arithmetic (quoted line by line), `timing` and `behavior` v1.5's get_timing.py and eval_behavior.py, `scripts`
+runs the scripts themselves unchanged and compares, and `child` is the process that runs the scripts needing a
+client, a loader or an offline hub put in place."""
 
 # the pinned files, by name (their SHA-256 are the default of evaluate.official_sha256); here, in a module that
 # imports nothing, so the task registry (fdbu.tasks) names each task's script without importing the rules
@@ -15,4 +16,3 @@ OFFICIAL_FILES = (BACKCHANNEL_SCRIPT, PAUSE_SCRIPT, TURN_SCRIPT, INTERRUPTION_SC
 TIMING_SCRIPT = "get_timing.py"
 BEHAVIOR_SCRIPT = "eval_behavior.py"
 BEHAVIOR_PROMPT = "instruction/behavior.txt"
-V15_FILES = (TIMING_SCRIPT, BEHAVIOR_SCRIPT, BEHAVIOR_PROMPT)

@@ -13,8 +13,8 @@ from typing import Any
 
 from . import BEHAVIOR_PROMPT, BEHAVIOR_SCRIPT  # noqa: F401  (re-exported)
 
-FILES = ("clean_input.json", "input.json", "clean_output.json", "output.json")  # eval_behavior.py:121-124
-FIELDS = {"input_clean_text": "clean_input.json", "input_noisy_text": "input.json",  # eval_behavior.py:158-161
+FILES = ("clean_input.json", "input.json", "clean_output.json", "output.json")  # eval_behavior.py:128-131
+FIELDS = {"input_clean_text": "clean_input.json", "input_noisy_text": "input.json",  # eval_behavior.py:159-162
           "output_clean_text": "clean_output.json", "output_noisy_text": "output.json"}
 
 
@@ -40,7 +40,7 @@ def extract(text: str, key: str = "behaviour") -> dict:
 
 
 def overlap(words_a: list, words_b: list) -> int:
-    """eval_behavior.py:189-196 (`check_overlap`), computed (and ignored by the judge) before each request: it is
+    """eval_behavior.py:192-199 (`check_overlap`), computed (and ignored by the judge) before each request: it is
     kept because it raises where the script raises (a word with a null end: TypeError)."""
     for a in words_a:
         start_a, end_a = a["timestamp"]
@@ -52,7 +52,7 @@ def overlap(words_a: list, words_b: list) -> int:
 
 
 def shares(records: list[dict]) -> dict:
-    """eval_behavior.py:84-97 (`stats_by_axis`) and 181-186: per tag, its count over all tags, and the printed
+    """eval_behavior.py:85-98 (`stats_by_axis`) and 185-187: per tag, its count over all tags, and the printed
     dict (`round(v, 2)`, sorted by tag); a tag not starting with C raises KeyError, as the script does."""
     axes: dict[str, Counter] = {"C": Counter()}
     for rec in records:

@@ -1,4 +1,4 @@
-"""The child process of `evaluate.run_official` for the two scripts that cannot run from a plain
+"""The child process of `evaluate.run_official` for the scripts that cannot run from a plain
 `python SCRIPT --root_dir DIR`; each still runs unchanged, from the user's checkout.
 
     python -m fdbu.official.child interruption SCRIPT ROOT_DIR JUDGE_URL

@@ -1,4 +1,4 @@
-"""`evaluate.run_official=true`: run the four official scripts unchanged and compare with fdbu's rules.
+"""`evaluate.run_official=true`: run the official scripts unchanged (v1.0's four, v1.5's two), compare with fdbu.
 
 Each script gets a temporary folder laid out the way it reads a subset (`<root_dir>/<id>/`
 with output.json and the annotation, or output.wav for backchannel; eligible samples only)
