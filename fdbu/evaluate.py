@@ -18,7 +18,7 @@ from .official import rules as official
 from .version import __version__
 from .atomic import dumps
 from .outputs import Outputs
-from .audio import read_wav
+from .audio import SAMPLE_RATE, read_wav
 from .errors import FdbuError
 from .official.rules import GT_DISTRIBUTION
 from .tree import Tree, hashed, load_tree
@@ -204,10 +204,42 @@ def timing_rule(tree: Tree, subset: str, ctx: Context) -> dict:
         user = read_wav(s.folder / "input.wav", s.sample_id, s.sample_rate)
         system = read_wav(s.wav_path, s.sample_id, s.sample_rate)
         lists[s.name] = timing.intervals(silero.segment_samples(user), silero.segment_samples(system))
-    return {"script": timing.SCRIPT, "samples": len(lists),
-            "with_stop_interval": sum(bool(v["latency_stop_list"]) for v in lists.values()),
-            "with_response_interval": sum(bool(v["latency_resp_list"]) for v in lists.values()),
-            "latency_intervals": lists}
+    out = {"script": timing.SCRIPT, "samples": len(lists),
+           "with_stop_interval": sum(bool(v["latency_stop_list"]) for v in lists.values()),
+           "with_response_interval": sum(bool(v["latency_resp_list"]) for v in lists.values()),
+           "latency_intervals": lists}
+    originals = _originals(tree, subset)
+    if originals:
+        out["originals"] = originals
+    return out
+
+
+def _originals(tree: Tree, subset: str) -> dict:
+    """Where the script on the user's own folder would not compute what it computes on the tree: the eligible samples
+    whose original input.wav or output.wav was not 16 kHz (get_timing.py:53-57 resamples the float audio; export
+    resampled it too, then wrote it as PCM16, so the lists may differ) or not mono (get_timing.py:57 keeps both
+    channels and silero-vad raises ValueError), from what export recorded in manifest.json."""
+    manifest = hashed(tree.root / "manifest.json", "tree", "manifest.json", tree.manifest_sha256,
+                      "the tree as it was read", tree.root)  # the same bytes the tree was loaded from
+    rows = {r.get("sample_id"): r for r in json.loads(manifest)["samples"] if isinstance(r, dict)}
+    resampled, not_mono = [], []
+    for s in tree.subset(subset):
+        row = rows.get(s.sample_id, {}) if s.eligible else {}
+        rates, channels = row.get("source_sample_rate") or {}, row.get("source_channels") or {}
+        if any(rates.get(k, SAMPLE_RATE) != SAMPLE_RATE for k in ("input", "output")):
+            resampled.append(s.sample_id)
+        if any(channels.get(k, 1) != 1 for k in ("input", "output")):
+            not_mono.append(s.sample_id)
+    out: dict[str, Any] = {}
+    if resampled:
+        out["resampled"] = {"samples": resampled, "why": "the original input.wav or output.wav was not 16 kHz: the "
+                            "script resamples it as float audio, fdbu reads export's 16 kHz PCM16, so its lists on "
+                            "the original may differ"}
+    if not_mono:
+        out["not_mono"] = {"samples": not_mono, "why": "the original input.wav or output.wav had more than one "
+                           "channel: the script keeps them (squeeze(0)) and silero-vad raises ValueError on it; "
+                           "fdbu reads export's mono mix"}
+    return out
 
 
 def backchannel_speakers(tree: Tree, subset: str, silero: SileroVAD | None = None) -> list[official.Speaker]:
@@ -277,10 +309,13 @@ def _lines(summary: dict) -> list[str]:
     lines = []
     for subset, numbers in summary.get("subsets", {}).items():
         if "latency_intervals" in numbers:  # v1.5: lists per sample, no aggregate
+            odd = {k: len(v["samples"]) for k, v in numbers.get("originals", {}).items()}
             lines.append(f"  {subset}: {numbers['script']} on {numbers['samples']} samples: "
                          f"{numbers['with_stop_interval']} with an overlap (stop) interval, "
                          f"{numbers['with_response_interval']} with a response interval (each sample's lists: "
-                         "summary.json)")
+                         "summary.json)" + (f"; originals not 16 kHz mono, where the script on your folder would "
+                                            f"differ: {odd.get('resampled', 0)} resampled, {odd.get('not_mono', 0)} "
+                                            "with several channels (summary.json originals)" if odd else ""))
             b = numbers.get("behaviour", {})
             shown = ", ".join(f"{tag} {v:.2f}" for tag, v in b["printed"].items()) if "printed" in b else \
                 _cell(b) if set(b) & set(STATES) else "none"

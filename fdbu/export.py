@@ -329,6 +329,7 @@ def _other_runs(sid: str, row: dict, mono_input, more: dict, length: str, flags:
             audio, sr = loaded
             inputs[file] = to_16k_mono(audio, sr)
             row["source_sample_rate"][file.removesuffix(".wav")] = sr
+            row["source_channels"][file.removesuffix(".wav")] = audio.shape[1] if audio.ndim == 2 else 1
             row[f"{file.removesuffix('.wav')}_samples"] = len(inputs[file])
             if len(inputs[file]) == 0:
                 return f"{file} is empty"
@@ -344,6 +345,7 @@ def _other_runs(sid: str, row: dict, mono_input, more: dict, length: str, flags:
         if not np.all(np.isfinite(audio)):
             return f"{file} has non-finite samples"
         row["source_sample_rate"][file.removesuffix(".wav")] = sr
+        row["source_channels"][file.removesuffix(".wav")] = audio.shape[1] if audio.ndim == 2 else 1
         mono = to_16k_mono(audio, sr)
         observed_us = window_us(len(mono), SR)
         if len(mono) != n:
@@ -438,6 +440,8 @@ def _sample(tmp: Path, sid: str, inp, in_sr, ann, audio, out_sr, reason, length:
                          "(output.wav cropped)")
     written: dict[str, bytes] = {}
     if more and more["audio"]:  # v1.5: the inputs and the clean run, each output fitted to its input
+        row["source_channels"] = {"input": inp.shape[1] if inp.ndim == 2 else 1,
+                                  "output": audio.shape[1] if audio.ndim == 2 else 1}
         reason = _other_runs(sid, row, mono_input, more, length, flags, written, adopted is not None)
         if reason is not None:
             row.update({"eligible": False, "reasons": [reason]})

@@ -305,3 +305,35 @@ def test_a_null_or_bad_reply_is_asked_again_with_the_next_seed():
     judge.ledger.clear()
     judge._post = lambda body: None
     assert judge.tag("user_interruption/0", {"input_clean_text": "[]"}) == (None, 3)
+
+
+@needs_official_v15
+def test_originals_the_script_would_read_otherwise_are_named(official_v15, tmp_path):
+    """fdbu's column is the script's on the tree's 16 kHz mono audio; where the user's original was stereo or at
+    another rate the column says so (the script itself raises on the stereo file: shown by running it there)."""
+    import shutil
+
+    from fdbu.official.scripts import offline_hub, run_script
+
+    folders = tmp_path / "folders"
+    shutil.copytree(official_v15, folders)
+    bc = folders / "user_backchannel"
+    audio, sr = sf.read(bc / "0" / "output.wav", dtype="int16")
+    sf.write(bc / "0" / "output.wav", np.stack([audio, audio], 1), sr, subtype="PCM_16")  # stereo
+    audio, sr = sf.read(bc / "1" / "input.wav", dtype="int16")
+    sf.write(bc / "1" / "input.wav", np.repeat(audio, 3), 48000, subtype="PCM_16")  # 48 kHz, the same T
+    tree = tmp_path / "tree"
+    assert fdbu_main("export", f"export.roots={{user_backchannel: {bc}}}", "export.transcripts=adopt", f"out={tree}",
+                     "progress=false").returncode == 0
+    out = fdbu_main("evaluate", f"tree={tree}")
+    assert out.returncode == 0, out.stderr
+    originals = json.loads((tree / "summary.json").read_text())["subsets"]["user_backchannel"]["originals"]
+    assert originals["not_mono"]["samples"] == ["user_backchannel/0"]
+    assert originals["resampled"]["samples"] == ["user_backchannel/1"]
+    assert "originals not 16 kHz mono, where the script on your folder would differ: 1 resampled, 1 with several " \
+           "channels" in out.stdout
+    hub = offline_hub(tmp_path / "hub")
+    alone = tmp_path / "alone"
+    shutil.copytree(bc / "0", alone / "0")
+    status, _, err = run_script("timing", OFFICIAL_V15 / "get_timing.py", alone, tmp_path, str(hub))
+    assert status != 0 and "ValueError" in err and "channels" in err
