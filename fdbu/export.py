@@ -218,7 +218,7 @@ def _load_more(src: Path, outs: Path, subset: str, sid: str, adopting: bool) -> 
                 regular(path, sid, path.name)
                 more["json"][name] = path.read_bytes()
                 more["source"][name] = sha256_bytes(more["json"][name])
-                wav = path.with_name(file)
+                wav = (outs if file in outputs else src) / file  # the audio it transcribes (an input: the dataset's)
                 if wav.is_file():
                     more["source"][file] = sha256_bytes(wav.read_bytes())
             except OSError as e:

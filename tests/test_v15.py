@@ -337,3 +337,36 @@ def test_originals_the_script_would_read_otherwise_are_named(official_v15, tmp_p
     shutil.copytree(bc / "0", alone / "0")
     status, _, err = run_script("timing", OFFICIAL_V15 / "get_timing.py", alone, tmp_path, str(hub))
     assert status != 0 and "ValueError" in err and "channels" in err
+
+
+def test_a_v15_release_with_outputs_elsewhere_exports_as_the_folders_do(official_v15, tmp_path):
+    """dataset=<the v1.5 release> (inputs and metadata.json only, as upstream ships it) with outputs=DIR holding
+    each sample's two runs and their transcripts (and, where asr.py ran there, the inputs' transcripts): the same
+    tree as exporting the folders that hold everything."""
+    import shutil
+
+    dataset, outputs = tmp_path / "v1_5", tmp_path / "outputs"
+    for d in sorted(official_v15.glob("*/*")):
+        if not d.is_dir():
+            continue
+        rel = d.relative_to(official_v15)
+        (dataset / rel).mkdir(parents=True)
+        (outputs / rel).mkdir(parents=True)
+        for f in ("input.wav", "clean_input.wav", "metadata.json"):
+            shutil.copy(d / f, dataset / rel / f)
+        for f in ("output.wav", "clean_output.wav", "output.json", "clean_output.json", "input.json",
+                  "clean_input.json"):
+            shutil.copy(d / f, outputs / rel / f)
+    a, b = tmp_path / "a", tmp_path / "b"
+    out = fdbu_main("export", f"dataset={dataset}", f"outputs={outputs}", "export.transcripts=adopt", f"out={a}",
+                    "progress=false")
+    assert out.returncode == 0, out.stderr
+    assert fdbu_main("export", v15_roots(official_v15), "export.transcripts=adopt", f"out={b}",
+                     "progress=false").returncode == 0
+    files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file()) and len(files) == 12 * 9 + 2
+    assert json.loads((a / "manifest.json").read_text()) == json.loads((b / "manifest.json").read_text())
+    for f in files:
+        if f.name != "asr.json":  # (the adopted-from hashes are the same files; asr.json is equal too)
+            assert (a / f).read_bytes() == (b / f).read_bytes(), f
+    assert json.loads((a / "asr.json").read_text()) == json.loads((b / "asr.json").read_text())
