@@ -235,6 +235,12 @@ def compare_printed(printed: dict[str, str], ours: dict, rounded: bool) -> dict:
     return out
 
 
+def why_not(rc: int, stderr: str) -> str:
+    """Why a script could not run: the exception its traceback names, else its last line of stderr."""
+    exc = raised(stderr)
+    return f"{exc[0]}: {exc[1]}" if exc else (stderr.strip().splitlines() or [f"exit status {rc}, no output"])[-1]
+
+
 def compare(subset: str, rc: int, stdout: str, stderr: str, ours: dict) -> dict:
     """The record of one script run against fdbu's numbers for the subset."""
     spec = cast(Official, SUBSETS[subset].task.official)  # run only for a task with one
@@ -242,8 +248,7 @@ def compare(subset: str, rc: int, stdout: str, stderr: str, ours: dict) -> dict:
     keys = list(labels.values())
     exc = raised(stderr) if rc != 0 else None
     if rc != 0 and (exc is None or exc[0] in ("ImportError", "ModuleNotFoundError")):
-        why = f"{exc[0]}: {exc[1]}" if exc else (stderr.strip().splitlines() or [f"exit status {rc}, no output"])[-1]
-        return {"script": script, "status": "could not run", "why": why}
+        return {"script": script, "status": "could not run", "why": why_not(rc, stderr)}
     if exc is not None:
         name = exc[0]
         same = all(isinstance(ours.get(k), dict) and str(ours[k].get("unavailable", "")).startswith(name + ":")
@@ -266,9 +271,7 @@ def compare_files(subset: str, rc: int, stderr: str, root: Path, ours: dict) -> 
 
     script = cast(Official, SUBSETS[subset].task.official).script
     if rc != 0:
-        exc = raised(stderr)
-        why = f"{exc[0]}: {exc[1]}" if exc else (stderr.strip().splitlines() or [f"exit status {rc}, no output"])[-1]
-        return {"script": script, "status": "could not run", "why": why}
+        return {"script": script, "status": "could not run", "why": why_not(rc, stderr)}
     differ, missing = [], []
     for name, lists in ours["latency_intervals"].items():
         written = root / name / timing.OUT_FILENAME
@@ -308,9 +311,8 @@ def behaviour_run(tree: Tree, subset: str, checkout: Path, paths: dict[str, Path
     judge_info = {"stub": StubJudge.BEHAVIOUR_POLICY, "official_requests": requests}
     last = (out.strip().splitlines() or [""])[-1]
     if rc != 0 or not last.startswith("[fdbu] "):
-        exc = raised(err)
-        why = f"{exc[0]}: {exc[1]}" if exc else (err.strip().splitlines() or [f"exit status {rc}, no output"])[-1]
-        return {"script": official.BEHAVIOR_SCRIPT, "status": "could not run", "why": why, "judge": judge_info}
+        return {"script": official.BEHAVIOR_SCRIPT, "status": "could not run", "why": why_not(rc, err),
+                "judge": judge_info}
     printed = json.loads(last.removeprefix("[fdbu] "))["C"]
     with StubJudge() as stub:
         ours = behaviour(tree, subset, Judge(stub.url, prompt.model, None, None, max_attempts=3, backoff_s=0,
