@@ -218,13 +218,10 @@ def _originals(tree: Tree, subset: str) -> dict:
     """Where the script on the user's own folder would not compute what it computes on the tree: the eligible samples
     whose original input.wav or output.wav was not 16 kHz (get_timing.py:53-57 resamples the float audio; export
     resampled it too, then wrote it as PCM16, so the lists may differ) or not mono (get_timing.py:57 keeps both
-    channels and silero-vad raises ValueError), from what export recorded in manifest.json."""
-    manifest = hashed(tree.root / "manifest.json", "tree", "manifest.json", tree.manifest_sha256,
-                      "the tree as it was read", tree.root)  # the same bytes the tree was loaded from
-    rows = {r.get("sample_id"): r for r in json.loads(manifest)["samples"] if isinstance(r, dict)}
+    channels and silero-vad raises ValueError), from what export recorded in manifest.json (Sample.source)."""
     resampled, not_mono = [], []
     for s in tree.subset(subset):
-        row = rows.get(s.sample_id, {}) if s.eligible else {}
+        row = s.source if s.eligible else {}
         rates, channels = row.get("source_sample_rate") or {}, row.get("source_channels") or {}
         if any(rates.get(k, SAMPLE_RATE) != SAMPLE_RATE for k in ("input", "output")):
             resampled.append(s.sample_id)

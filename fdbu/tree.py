@@ -53,6 +53,7 @@ class Sample:
     R_us: int | None = None
     event_us: tuple[int, int] | None = None  # v1.5: the overlap event's window in input.wav (metadata.json)
     clean_input_samples: int = 0  # v1.5: the clean run's length (clean_input.wav, clean_output.wav)
+    source: dict = field(default_factory=dict)  # what export recorded of the originals (source_sample_rate, _channels)
 
     @property
     def wav_path(self) -> Path:
@@ -61,6 +62,11 @@ class Sample:
     @property
     def kind(self) -> tasks.Task:
         return tasks.subset(self.subset).task
+
+    def samples_of(self, file: str) -> int:
+        """The length an audio file of the sample must have: input.wav's and what answers it, T; the clean run's
+        two files (v1.5), clean_input_samples."""
+        return self.input_samples if dict(self.kind.runs).get(file, file) == "input.wav" else self.clean_input_samples
 
 
 @dataclass
@@ -190,6 +196,7 @@ def _manifest_row(i: int, row, root: Path) -> tuple[Sample, dict[str, str]]:
         if "clean_input.wav" in sample.kind.audio:  # v1.5: the clean run has its own length
             sample.clean_input_samples = _positive_int(row.get("clean_input_samples"), sid, "clean_input_samples",
                                                        int(MAX_SECONDS * sample.sample_rate))
+        sample.source = {k: row[k] for k in ("source_sample_rate", "source_channels") if isinstance(row.get(k), dict)}
     return sample, files
 
 
@@ -242,11 +249,9 @@ def load_audio_sample(tree: "Tree", sample: Sample) -> Sample:
                      "manifest.json", tree.root)
         for name, value in task.read(ann, sid, sample.T_us).items():
             setattr(sample, name, value)
-    answers = dict(task.runs)  # an output -> the input it answers
     for name in ("output.wav", *task.audio):
         hashed(sample.folder / name, sid, name, files.get(name), "manifest.json", tree.root)
-        check_wav(sample.folder / name, sid, sample.sample_rate,
-                  sample.input_samples if answers.get(name, name) == "input.wav" else sample.clean_input_samples)
+        check_wav(sample.folder / name, sid, sample.sample_rate, sample.samples_of(name))
     return sample
 
 

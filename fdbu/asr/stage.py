@@ -140,8 +140,8 @@ def _jobs(root: Path) -> list[AsrInput]:
             if file == "output.wav":
                 continue
             hashed(s.folder / file, s.sample_id, file, files.get(file), "manifest.json", root)
-            n = s.input_samples if dict(task.runs).get(file, file) == "input.wav" else s.clean_input_samples
-            jobs.append(AsrInput(s.sample_id, s.subset, s.name, s.folder, files[file], 0.0, 0, n, file=file))
+            jobs.append(AsrInput(s.sample_id, s.subset, s.name, s.folder, files[file], 0.0, 0, s.samples_of(file),
+                                 file=file))
     return jobs
 
 
