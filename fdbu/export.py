@@ -382,15 +382,23 @@ def _other_runs(sid: str, row: dict, mono_input, more: dict, length: str, flags:
 
 
 def keeps(row: dict) -> str:
-    """For an ineligible row: what it is, with its numbers, and what would keep it (export's console)."""
+    """For an ineligible row: what it is, with its numbers, and what would keep it (export's console). A length
+    reason is said of the output it names (output.wav, or v1.5's clean_output.wav against clean_input.wav)."""
     reason = "; ".join(row["reasons"])
-    n, T = row.get("output_samples"), row.get("input_samples")
-    if n is None or T is None or n == T or not set(row["reasons"]) <= {NOT_T, TOO_SHORT, TOO_LONG}:
-        return reason  # (a v1.5 sample's clean run: its reason names the file)
+    lengths = {_about(r, f): f for f in ("output.wav", "clean_output.wav") for r in (NOT_T, TOO_SHORT, TOO_LONG)}
+    if len(row["reasons"]) != 1 or row["reasons"][0] not in lengths:
+        return reason
+    file = lengths[row["reasons"][0]]
+    if file == "output.wav":
+        n, T = row.get("output_samples"), row.get("input_samples")
+    else:  # the clean run: its own input's length
+        n, T = row.get("other_output_samples", {}).get(file), row.get("clean_input_samples")
+    if n is None or T is None or n == T:
+        return reason
     # in ms to a tenth: a sample past the bound (81 ms read 0.080 s) must not look like the bound itself
     side = f"{(T - n) * 1000 / SR:.1f} ms shorter" if n < T else f"{(n - T) * 1000 / SR:.1f} ms longer"
-    what = f"output.wav is {side} than its input ({n} vs {T} samples at 16 kHz)"
-    if row["reasons"] == [NOT_T]:
+    what = f"{file} is {side} than its input ({n} vs {T} samples at 16 kHz)"
+    if row["reasons"][0] == _about(NOT_T, file):
         return f"{what}; the default export.length=tolerant keeps it if it is at most {PAD_MAX_MS} ms short or " \
                f"{CROP_MAX_MS} ms long, export.length=fit at any length"
     return f"{what}; export.length=fit {'pads it with silence' if n < T else 'crops it at T'} " \
