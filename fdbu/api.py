@@ -74,9 +74,9 @@ METRICS_SCHEMA = {"system": "text", "subset": "text", "task": "text", "metric": 
 def sweep_schema(result: dict) -> dict[str, str]:
     """sweep.csv's columns: a latency metric's value, interval and p90 can be not reached (a flag each)."""
     from .sweep_grid import COUNTS
-    from .tasks import SUBSETS
+    from .tasks import metric_table
 
-    metrics = SUBSETS[result["trees"][0]["subset"]].task.metric_module.METRICS
+    metrics = metric_table(result["trees"][0]["subset"])
     out = {"system": "text", "threshold": "float", "neg_threshold": "float", "min_silence_duration_ms": "float",
            "min_speech_duration_ms": "float", "speech_pad_ms": "float", "spec_settings": "bool", **dict.fromkeys(COUNTS, "int")}
     for m in metrics:

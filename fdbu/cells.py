@@ -55,3 +55,24 @@ def csv_text(value):
 def interval_text(p) -> str:
     """An interval as the console shows it: `[0.137, 0.694]`, n/a for none."""
     return "n/a" if p is None else f"[{fmt(p[0])}, {fmt(p[1])}]"
+
+
+def _diff_part(x, flag) -> str:
+    if flag is not None:
+        return flag
+    return "n/a" if x is None else f"{x:+.3f}"
+
+
+def difference_text(d: dict) -> str:
+    """A paired difference record (`fdbu.metrics.paired.paired_line`'s `difference`) as printed: +0.123 [lo, hi],
+    an end beyond the captures as +inf or -inf."""
+    text = _diff_part(d["value"], d["value_flag"])
+    if d["interval"] is not None:
+        text += f" [{_diff_part(d['interval'][0], d['interval_flags'][0])}, " \
+                f"{_diff_part(d['interval'][1], d['interval_flags'][1])}]"
+    return text
+
+
+def p_text(p: float | None) -> str:
+    """A p-value as printed: three decimals, `<0.001` below 0.001, n/a when there is none."""
+    return "n/a" if p is None else "<0.001" if p < 0.001 else f"{p:.3f}"

@@ -24,7 +24,7 @@ from .official.rules import shipped_pins
 from .settings import (ALPHA, ASR_BATCH_SIZE, ASR_MAX_BATCH_SECONDS, CROP_MAX_MS, FORMATS, LENGTH_POLICIES, MAX_INT,
                        MAX_RESAMPLES, NEG_OFFSET, PAD_MAX_MS, PAIRS, PARAKEET, RESAMPLES, SEED, TRANSCRIPTS,
                        VAD_BATCH_SECONDS, WIDTH, WIDTHS, SileroSettings, changed, check_options, default_names, grid, grid_size, refuse,
-                       within, VAD_BACKEND, VAD_VERIFY, DEVICES, FAMILIES)
+                       within, UNIT, VAD_BACKEND, VAD_VERIFY, DEVICES, FAMILIES)
 
 
 
@@ -146,6 +146,16 @@ class BootstrapConfig:
 
 
 @dataclass
+class OverlapConfig:
+    min_agreement: float = opt(0.0, "v1.5's matched control pairs only samples whose two runs agree at least this much "
+                                    "before the event (speech IoU on [0, o_s], 0 to 1; 0: every sample exercised in "
+                                    "both runs)")
+
+    def __post_init__(self):
+        within(self, "overlap.", min_agreement=UNIT)
+
+
+@dataclass
 class Common:
     """Settings every command shares."""
 
@@ -215,6 +225,7 @@ class ScoreConfig(Common):
     width: str = opt(WIDTH, "the figures' printed width: column (3.3 in) or page (7 in); every text >= 7 pt")
     vad: VadConfig = group(VadConfig, "speech detection (Silero VAD)")
     bootstrap: BootstrapConfig = group(BootstrapConfig, "percentile bootstrap of pooled ratios and medians")
+    overlap: OverlapConfig = group(OverlapConfig, "Full-Duplex-Bench v1.5's matched control")
 
 
 @dataclass

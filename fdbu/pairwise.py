@@ -34,7 +34,7 @@ from .metrics.paired import (ALPHA, MIN_BOOTSTRAP_PAIRS, PLUS_INF, UNDEFINED, mi
 from .metrics.stats import Bootstrap
 from .metrics.table import SHARE, aggregate
 from .outputs import Outputs
-from .cells import csv_text, fmt, record_text, split_reached
+from .cells import csv_text, difference_text, fmt, p_text, record_text, split_reached
 from .unified import ROWS_SHA256, SAMPLES, UNIFIED
 
 # what may differ between the signatures of compared trees: the inputs, and fdbu's version (the
@@ -200,7 +200,7 @@ def _context(s: System, subset: str) -> dict:
 
 def _populations(subset: str) -> list[str]:
     """The populations other than the eligible samples that the subset's metrics are over."""
-    table = tasks.subset(subset).task.metric_module.METRICS
+    table = tasks.metric_table(subset)
     return list(dict.fromkeys(m.over for m in table if m.over != "eligible"))
 
 
@@ -222,9 +222,10 @@ def compare_pair(a: System, b: System, subset: str, order: dict[str, int], boot:
                          "only_a": int(np.count_nonzero(pa[pop] & ~pb[pop])),
                          "only_b": int(np.count_nonzero(~pa[pop] & pb[pop])),
                          "neither": int(np.count_nonzero(~pa[pop] & ~pb[pop]))} for pop in _populations(subset)}
-    records = [aggregate(module.METRICS, c, both, selected=len(paired), ineligible=0, boot=boot) for c in (ca, cb)]
+    table = tasks.metric_table(subset)
+    records = [aggregate(table, c, both, selected=len(paired), ineligible=0, boot=boot) for c in (ca, cb)]
     metrics = {}
-    for m in module.METRICS:
+    for m in table:
         rec_a, rec_b = ({k: v for k, v in r[m.name].items() if k != "selected_bounds"} for r in records)
         line = difference(m, ca, cb, both[m.over], boot, alpha)
         entry = {"kind": m.kind, "better": m.better, "headline": m.headline, "over": m.over,
@@ -469,7 +470,7 @@ def read_result(result, systems: list, where: str) -> dict:
                 if "metrics" not in entry:
                     continue
                 lines = _at(entry, "metrics", here, ("dict",), None, "an object")
-                declared = tasks.subset(subset).task.metric_module.METRICS
+                declared = tasks.metric_table(subset)
                 if list(lines) != [m.name for m in declared]:
                     raise _Bad(f"{here}.metrics", f"names {sorted(lines)}, not the metrics of {subset} "
                                f"({', '.join(m.name for m in declared)})")
@@ -616,25 +617,6 @@ def _record(rec: dict) -> str:
     return record_text(rec["value"], rec["interval"])
 
 
-def _diff_part(x, flag) -> str:
-    if flag is not None:
-        return flag
-    return "n/a" if x is None else f"{x:+.3f}"
-
-
-def _difference(d: dict) -> str:
-    text = _diff_part(d["value"], d["value_flag"])
-    if d["interval"] is not None:
-        text += f" [{_diff_part(d['interval'][0], d['interval_flags'][0])}, " \
-                f"{_diff_part(d['interval'][1], d['interval_flags'][1])}]"
-    return text
-
-
-def p_text(p: float | None) -> str:
-    """A p-value as printed: three decimals, `<0.001` below 0.001, n/a when there is none."""
-    return "n/a" if p is None else "<0.001" if p < 0.001 else f"{p:.3f}"
-
-
 DECISIONS = {"*": "Holm p < alpha", "few": "too few pairs: the test cannot reach alpha", "ctx": "a context metric: "
              "no test", "-": "not a headline metric: p unadjusted, no marker", "n/a": "no difference (both medians not "
              "reached, or no paired sample)"}
@@ -702,7 +684,7 @@ def leaderboard(result: dict) -> str:
             for name, m in entry["metrics"].items():
                 ph = "" if m["p_holm"] is None else p_text(m["p_holm"])
                 p = "" if m["p"] is None else p_text(m["p"])
-                lines.append(f"  {label[name]:<29} {_difference(m['difference']):<24} {p:>6} {ph:>6}  "
+                lines.append(f"  {label[name]:<29} {difference_text(m['difference']):<24} {p:>6} {ph:>6}  "
                              f"{decision(m)}".rstrip())
     lines += ["", "\u2193 lower is better, \u2191 higher, \u00b7 context; values on the paired samples with their 95% "
               "intervals; difference b - a with its 95% interval (shares: exact conditional, agreeing with McNemar; "

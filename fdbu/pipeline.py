@@ -7,8 +7,11 @@ from pathlib import Path
 from typing import Any, cast
 
 from . import faults, tasks
-from .version import DEFINITIONS_VERSION, __version__
+from .version import DEFINITIONS_VERSION, V15_DEFINITIONS, __version__
 from .errors import FdbuError
+from .metrics.base import Runs
+from .metrics.overlap import WITHIN_US
+from .timebase import seconds
 from .metrics.stats import Z_975, Bootstrap
 from .tree import Tree, load_tree
 from .settings import changed
@@ -55,22 +58,35 @@ def signature(vad: SpeechDetector, boot: Bootstrap, inputs: dict | None = None, 
     return head
 
 
-def detect_speech(samples, vad: SpeechDetector) -> list:
-    return vad.segments([Job.of(s) for s in samples])
+def detect_speech(samples, vad: SpeechDetector, kind: tasks.Task | None = None, subset: str = "",
+                  segments: dict | None = None):
+    """Each sample's speech segments in the file its task segments (a list, one (k, 2) array per sample), or in
+    each of its runs (`Runs`, v1.5: output.wav and clean_output.wav), in one batched call. `segments` (sample id,
+    or (sample id, file) for a file other than output.wav -> segments) replaces Silero."""
+    files = kind.detected if kind is not None else ("output.wav",)
+    if segments is not None:
+        per = [[segments[s.sample_id if f == "output.wav" else (s.sample_id, f)] for s in samples] for f in files]
+    else:
+        found = vad.segments([Job.of(s, f) for f in files for s in samples])
+        per = [found[j * len(samples):(j + 1) * len(samples)] for j in range(len(files))]
+    return per[0] if len(files) == 1 else Runs(subset, dict(zip(files, per)))
 
 
-def score_subset(kind: tasks.Task, selected: list, boot: Bootstrap, segs: list | None = None) -> tuple:
+def score_subset(kind: tasks.Task, selected: list, boot: Bootstrap, segs=None, min_agreement: float = 0.0) -> tuple:
     """One subset's per-sample components and aggregates (metrics, extra counts): what score and each
     point of the sweep compute. `segs` are the eligible samples' speech segments (a task with speech
-    detection)."""
+    detection; `Runs` for one that segments two runs, whose matched control `min_agreement` restricts)."""
     eligible = [s for s in selected if s.eligible]
     task = kind.metric_module
-    comps = task.components(eligible, segs) if kind.speech_detection else task.components(eligible)
+    if isinstance(segs, Runs):
+        comps = task.components(eligible, segs, min_agreement)
+    else:
+        comps = task.components(eligible, segs) if kind.speech_detection else task.components(eligible)
     metrics, extra = task.aggregate(comps, selected=len(selected), ineligible=len(selected) - len(eligible), boot=boot)
     return comps, metrics, extra
 
 
-def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None) -> Scored:
+def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None, min_agreement: float = 0.0) -> Scored:
     """Score every scored subset present in the tree.
 
     `segments` (sample_id -> (k, 2) microseconds) replaces speech detection, for callers
@@ -87,6 +103,12 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None) ->
                         "numbers of what it holds")
     unified = signature(vad, boot, {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
                         transcripts=tree.transcripts)
+    if any(tree.subset(n) for n in tasks.scored() if tasks.subset(n).family == "v1.5"):
+        unified["definitions"] = f"{DEFINITIONS_VERSION}+{V15_DEFINITIONS}"
+        unified["overlap"] = {"within_s": [seconds(k) for k in WITHIN_US], "min_agreement": min_agreement}
+        if min_agreement:
+            unified["settings"] = "non-default"
+            unified["non_default"] = [*unified.get("non_default", []), f"overlap.min_agreement={min_agreement}"]
     unified["subsets"] = {}
     per_sample: dict[str, dict] = {}
     for subset in tasks.scored():
@@ -95,11 +117,9 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None) ->
             continue
         eligible = [s for s in selected if s.eligible]
         kind = tasks.subset(subset).task
-        segs = None
-        if kind.speech_detection:
-            segs = ([segments[s.sample_id] for s in eligible] if segments is not None
-                    else detect_speech(eligible, vad))
-        comps, metrics, extra = score_subset(kind, selected, boot, segs)
+        segs = detect_speech(eligible, vad, kind, subset, segments) if kind.speech_detection else None
+        comps, metrics, extra = score_subset(kind, selected, boot, segs, min_agreement)
+        control = extra.pop("control", None)  # v1.5's matched control: its own entry, after the metrics
         for s, row in zip(eligible, kind.metric_module.rows(eligible, comps)):
             per_sample[s.sample_id] = row
         ineligible = len(selected) - len(eligible)
@@ -111,6 +131,8 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None) ->
         if "min_observable_s" in extra:
             entry["min_observable_s"] = extra["min_observable_s"]
         entry["metrics"] = metrics
+        if control is not None:
+            entry["control"] = control
         unified["subsets"][subset] = entry
 
     rows = []
@@ -126,7 +148,7 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None) ->
     return Scored(unified=unified, rows=rows, unscored=unscored)
 
 
-def score_path(root: Path, vad: SpeechDetector, boot: Bootstrap) -> Scored:
+def score_path(root: Path, vad: SpeechDetector, boot: Bootstrap, min_agreement: float = 0.0) -> Scored:
     tree = load_tree(root)
     faults.point("score:loaded")
-    return score(tree, vad, boot)
+    return score(tree, vad, boot, min_agreement=min_agreement)

@@ -16,7 +16,7 @@ from .settings import ALPHA, NOT_REACHED, WIDTH, WIDTHS
 
 MARKED, FEW = "*", "\u25cb"  # the forest's decisions: Holm-adjusted p < alpha; too few pairs to decide (a circle,
 # not a dash: a dash reads as a minus sign beside a difference, and as a hyphen where the title wraps)
-from .tasks import SUBSETS
+from .tasks import SUBSETS, metric_table
 
 MARKS_S = (1, 2, 5)  # the response_rate_ks marks
 
@@ -115,6 +115,39 @@ def latency_curves(rows: list[dict], name: str = "system", unified: dict | None 
     return compare_latency_curves(score_curves(rows, name, unified), width=width)
 
 
+STOP_CURVES = {"title": "Stop curves F(t), event run vs clean run over the matched pairs, 95% bands",
+               "ylabel": "share stopped by then", "marks_s": (0.5, 1, 2), "none": "no v1.5 subset with matched pairs",
+               "horizon": "the shortest capture after o_s"}
+
+
+def stop_curves(rows: list[dict], name: str = "system", unified: dict | None = None,
+                width: str = WIDTH) -> dict[str, bytes]:
+    """v1.5's stop curves (README: Definition 58): per subset, F(t), the share of the control's pairs whose speech
+    covering o_s has ended t seconds after o_s, in the event run and in the clean run, each with its pointwise
+    bootstrap band (unified.json's draw). The gap between the curves is what the event caused (PNG and PDF)."""
+    from .metrics import overlap
+    from .metrics.paired import cdf_band
+    from .metrics.stats import Bootstrap
+
+    b = (unified or {})["bootstrap"]
+    boot = Bootstrap(b["resamples"], b["seed"])
+    agreement = ((unified or {}).get("overlap") or {}).get("min_agreement", 0.0)
+    curves = []
+    for subset, entry in SUBSETS.items():
+        eligible = [r for r in rows if r["subset"] == subset and r["eligible"]]
+        if entry.task.metrics is not overlap or not eligible:
+            continue
+        c = overlap.from_rows(eligible, agreement)
+        pairs = c.control
+        if not pairs.any():
+            continue
+        horizon = int((c.T_us - c.o_s)[pairs].min())  # beyond the shortest capture after o_s, F is a lower bound
+        curves.append({"subset": subset, "label": entry.task.label, "over": "pairs", "horizon_s": horizon / 1e6,
+                       "systems": [{"name": f"{run} run", **cdf_band(np.ascontiguousarray(r.stop_us[pairs]), boot)}
+                                   for run, r in (("event", c.event), ("clean", c.clean))]})
+    return compare_latency_curves(curves, width, {**STOP_CURVES, "subject": name})
+
+
 def _digits(values, lo: int = 3, hi: int = 5) -> int:
     """The fewest decimals (3, as the console prints, up to 5) that print every distinct value of a panel group
     differently, so no two cells of different colour read the same."""
@@ -161,7 +194,7 @@ def sweep_heatmaps(result: dict, spec: dict, width: str = WIDTH) -> dict[str, by
 
     plt = _pyplot()
     trees = result["trees"]
-    table = SUBSETS[trees[0]["subset"]].task.metric_module.METRICS
+    table = metric_table(trees[0]["subset"])
     settings = [p["settings"] for p in trees[0]["points"]]
     pads = sorted({st["speech_pad_ms"] for st in settings})
     fixed = {}
@@ -251,32 +284,38 @@ def sweep_heatmaps(result: dict, spec: dict, width: str = WIDTH) -> dict[str, by
 STYLES = ("-", "--", ":", "-.")
 
 
-def _marks(ax, horizon_s: float | None, xmax: float) -> list:
-    """The 1, 2 and 5 s marks as ticks, the median line, the region beyond min_observable_s shaded (F there is a
+def _marks(ax, horizon_s: float | None, xmax: float, marks_s=MARKS_S, horizon: str = "min_observable_s") -> list:
+    """The 1, 2 and 5 s marks (`marks_s`) as lines, the median line, the region beyond min_observable_s shaded (F there is a
     lower bound); returns legend handles explaining the line and the shading."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
     ax.set_xticks([k for k in range(0, int(xmax) + 1)])
-    for k in MARKS_S:
+    for k in marks_s:
         if k < xmax:
             ax.axvline(k, color="0.85", lw=0.7, zorder=0)
     ax.axhline(0.5, color="0.45", lw=0.8, ls=(0, (4, 3)), zorder=1)
     handles: list[Any] = [Line2D([], [], color="0.45", lw=0.8, ls=(0, (4, 3)), label="F = 0.5: the median")]
     if horizon_s is not None and horizon_s < xmax:
         ax.axvspan(horizon_s, xmax, color="0.9", zorder=0, lw=0)
-        handles.append(Patch(color="0.9", label="shaded: after min_observable_s, F is a lower bound"))
+        handles.append(Patch(color="0.9", label=f"shaded: after {horizon}, F is a lower bound"))
     return handles
 
 
-def compare_latency_curves(curves: list[dict], width: str = WIDTH) -> dict[str, bytes]:
+RESPONSE_CURVES = {"title": "Response-latency curves F(t), 95% bands", "ylabel": "share responded by then",
+                   "marks_s": MARKS_S, "none": "no subset with response latencies", "horizon": "min_observable_s"}
+
+
+def compare_latency_curves(curves: list[dict], width: str = WIDTH, words: dict = RESPONSE_CURVES) -> dict[str, bytes]:
     """F(t) of every system on one axis per subset, with pointwise 95% bootstrap bands (PNG and PDF): side by side
-    at page width, stacked at column width; the legend below the data."""
+    at page width, stacked at column width; the legend below the data. `words`: the title, the y label, the
+    vertical marks and the empty figure's text (response latencies; v1.5's stop curves, `stop_curves`)."""
     plt = _pyplot()
     panels = max(1, len(curves))
-    cols = panels if width == "page" else 1
+    cols = (panels if panels <= 2 else 2) if width == "page" else 1  # more than two (v1.5's four): two a row
     rows = math.ceil(panels / cols)
     names = list(dict.fromkeys(s["name"] for c in curves for s in c["systems"]))
+    names = [words["subject"]] if "subject" in words else names
     with _style(width):
         fig, axes = plt.subplots(rows, cols, figsize=(WIDTHS[width], PANEL_IN * rows + 0.9), dpi=200, squeeze=False,
                                  layout="constrained")
@@ -296,19 +335,19 @@ def compare_latency_curves(curves: list[dict], width: str = WIDTH) -> dict[str, 
                     ax.step(x, edge, where="post", color=color, lw=0.5, alpha=0.6, ls=ls)
                 line, = ax.step(x, y, where="post", color=color, lw=1.4, ls=ls)
                 handles.setdefault(s["name"], line)
-            for h in _marks(ax, horizon, xmax):
+            for h in _marks(ax, horizon, xmax, words["marks_s"], words["horizon"]):
                 handles.setdefault(h.get_label(), h)
             axis = SUBSETS[c["subset"]].task.latency_from if c["subset"] in SUBSETS else None
             ax.set(xlim=(0, xmax), ylim=(0, 1.02), xlabel=axis or "latency (s)",
-                   ylabel="share responded by then")
+                   ylabel=words["ylabel"])
             ns = ", ".join(f"{s['name']} {s['n']}" for s in c["systems"])
-            bound = "" if horizon is None else f"; min_observable_s {horizon:g} s"
+            bound = "" if horizon is None else f"; {words['horizon']} {horizon:g} s"
             ax.set_title(_wrap(f"{c['subset']}\nn: {ns}{bound}", width, 0.8 / cols))
         for ax in list(axes.flat)[len(curves):]:
             ax.axis("off")
         if not curves:
-            axes.flat[0].text(0.5, 0.5, "no subset with response latencies", ha="center", va="center")
-        fig.suptitle(_wrap(f"Response-latency curves F(t), 95% bands: {', '.join(names) or 'no system'}", width))
+            axes.flat[0].text(0.5, 0.5, words["none"], ha="center", va="center")
+        fig.suptitle(_wrap(f"{words['title']}: {', '.join(names) or 'no system'}", width))
         if handles:
             fig.legend(list(handles.values()), list(handles),  # each handle is kept under its own label
                        loc="outside lower center", ncol=1 if width == "column" else 2, frameon=False)

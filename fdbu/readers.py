@@ -76,9 +76,9 @@ def _in_window(ts: list, where: str, file: str, T_us: int, names: tuple[str, str
     return first, second
 
 
-def read_words(data: bytes, where: str, T_us: int) -> tuple[np.ndarray, np.ndarray]:
-    """output.json -> (start, end) microseconds; a null end (or one before the start) is zero-length."""
-    file = "output.json"
+def read_words(data: bytes, where: str, T_us: int, file: str = "output.json") -> tuple[np.ndarray, np.ndarray]:
+    """output.json (or another run's transcript, `file`) -> (start, end) microseconds; a null end (or one before
+    the start) is zero-length."""
     doc = parse_json(data, where, file)
     chunks = doc.get("chunks") if isinstance(doc, dict) else None
     if not isinstance(chunks, list):

@@ -39,11 +39,12 @@ class Command:
 
 _FIGURE = ("png", "pdf")
 _CURVES = tuple(f"latency-curves.{e}" for e in _FIGURE)
+_STOP_CURVES = tuple(f"stop-curves.{e}" for e in _FIGURE)  # v1.5's (fdbu.plot.stop_curves)
 _COMPARED = tuple(f"compare-{f}.{e}" for f in ("forest", "latency-curves") for e in _FIGURE)
 
 COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("score", "score a reference tree", "fdbu score tree=PATH [out=DIR] [plot=true]",
-            ("unified.json", "unified-samples.jsonl", *_CURVES), "out", "tree", True),
+            ("unified.json", "unified-samples.jsonl", *_CURVES, *_STOP_CURVES), "out", "tree", True),
     Command("sweep", "interruption metrics over VAD settings", 'fdbu sweep tree=PATH | "tree=[A,B]" out=DIR',
             ("sweep.json", "sweep.csv", *(f"sweep-heatmaps.{e}" for e in _FIGURE)), "out", "tree", True),
     Command("compare", "scored systems, pair by pair", 'fdbu compare "trees=[A,B]" [names=[a,b]] [out=DIR]',

@@ -161,7 +161,7 @@ def _unified(root: Path, raw: bytes) -> dict:
         r.fields(entry, {k: v for k, v in ENTRY.items() if k in entry or v[-1] != "?"}, f"{at}.")
         r.fields(r.obj(entry, "counts", f"{at}.counts"), dict.fromkeys(COUNTS, "count"), f"{at}.counts.")
         metrics = r.obj(entry, "metrics", f"{at}.metrics")
-        for m in task.metric_module.METRICS:
+        for m in tasks.metric_table(subset):
             record = r.obj(metrics, m.name, f"{at}.metrics.{m.name}")
             r.fields(record, RECORDS[m.kind], f"{at}.metrics.{m.name}.")
             for key, want in (("kind", m.kind), ("better", m.better)):

@@ -27,6 +27,7 @@ import numpy as np
 from . import tasks
 from .errors import FdbuError
 from .metrics.stats import NOT_REACHED
+from .metrics.table import readable
 from .readers import parse_json
 from .cells import csv_text, md_text, num, record_text, split_reached
 from .metrics.paired import UNDEFINED, signed
@@ -75,7 +76,7 @@ def leaderboard(systems, result: dict | None = None) -> list[dict]:
     for subset in tasks.scored():
         if not any(subset in s.unified["subsets"] for s in systems):
             continue
-        table = tasks.subset(subset).task.metric_module.METRICS
+        table = tasks.metric_table(subset)
         rows: list[dict[str, Any]]
         rows = [{"metric": "coverage", "label": "coverage", "better": "context", "kind": "share",
                  "cells": [_cell(s.unified["subsets"].get(subset, {}).get("coverage"), None) for s in systems]}]
@@ -93,6 +94,7 @@ def leaderboard(systems, result: dict | None = None) -> list[dict]:
                         k: d.get(k) for k in ("value", "value_flag", "interval", "interval_flags")}}
                 cells.append(cell)
             rows.append({"metric": m.name, "label": m.label, "better": m.better, "kind": m.kind, "cells": cells})
+        rows += _control_rows(subset, systems)
         for row in rows:
             keys = [_key(c["value"], row["better"]) for c in row["cells"]]
             finite = [k for k in keys if not math.isnan(k)]
@@ -104,6 +106,29 @@ def leaderboard(systems, result: dict | None = None) -> list[dict]:
         counts = [s.unified["subsets"].get(subset, {}).get("counts", {}) for s in systems]
         out.append({"subset": subset, "label": tasks.subset(subset).task.label, "rows": rows, "counts": counts,
                     "baseline": baseline})
+    return out
+
+
+def _control_rows(subset: str, systems) -> list[dict]:
+    """v1.5's matched control (README: Definition 58): a row per line, each system's event - clean difference with
+    its interval (+-inf where one run's median is not reached), from its unified.json."""
+    entries = [s.unified["subsets"].get(subset, {}).get("control") for s in systems]
+    if not any(entries):
+        return []
+    from .metrics.overlap import control_better, control_lines
+
+    out = []
+    for name, better in control_better(subset).items():
+        cells = []
+        for e in entries:
+            d = control_lines(e)[name]["difference"] if e else None
+            if d is None or d["value_flag"] == UNDEFINED:
+                cells.append({**_cell(None, None), "count": e["pairs"] if e else None})
+                continue
+            iv = None if d["interval"] is None else [signed(x, f) for x, f in zip(d["interval"], d["interval_flags"])]
+            cells.append({**_cell(signed(d["value"], d["value_flag"]), iv), "count": e["pairs"]})
+        out.append({"metric": name, "label": readable(name).replace("event attributable", "event-attributable") + " (event - clean)", "better": better,
+                    "kind": "paired_difference", "cells": cells})
     return out
 
 
@@ -256,6 +281,8 @@ class TreeFiles:
         subsets = asr.get("subsets") if isinstance(asr, dict) else None
         self.receipts = {k: v["transcripts"] for k, v in (subsets or {}).items()
                          if isinstance(v, dict) and isinstance(v.get("transcripts"), dict)}
+        self.others = {k: v["other_transcripts"] for k, v in (subsets or {}).items()  # v1.5: the clean run's, ...
+                       if isinstance(v, dict) and isinstance(v.get("other_transcripts"), dict)}
 
     def read(self, sid: str, file: str) -> bytes | None:
         """The file's checked bytes; None where neither list names it (it is then not read at all)."""
@@ -264,6 +291,9 @@ class TreeFiles:
         subset, name = sid.split("/")
         if file == "output.json":
             expected, listed_in = self.receipts.get(subset, {}).get(name), "asr.json"
+        elif file.endswith(".json") and file in self.others.get(subset, {}):
+            listed = self.others[subset][file]
+            expected, listed_in = listed.get(name) if isinstance(listed, dict) else None, "asr.json"
         else:
             expected, listed_in = self.files.get(sid, {}).get(file), "manifest.json"
         if expected is None:
@@ -271,19 +301,19 @@ class TreeFiles:
         return hashed(self.root / sid / file, sid, file, expected, listed_in, self.root)
 
 
-def _words(files: TreeFiles, sid: str, where: str) -> list:
+def _words(files: TreeFiles, sid: str, where: str, file: str = "output.json") -> list:
     """[start, end, text] of the transcript's words (an end of null: a zero-length word)."""
-    raw = files.read(sid, "output.json")
+    raw = files.read(sid, file)
     if raw is None:
         return []
-    data = parse_json(raw, where, "output.json")
+    data = parse_json(raw, where, file)
     out = []
     try:
         for c in data.get("chunks", []) if isinstance(data, dict) else []:
             a, b = c["timestamp"]
             out.append([round(float(a), 3), round(float(a if b is None else b), 3), str(c.get("text", ""))])
     except (KeyError, TypeError, ValueError):
-        raise FdbuError(where, "output.json", "has a chunk without a [start, end] timestamp") from None
+        raise FdbuError(where, file, "has a chunk without a [start, end] timestamp") from None
     return out
 
 
@@ -328,7 +358,20 @@ def drilldown(system, row: dict, out: Path, files: TreeFiles | None = None) -> d
         p = peaks(files.read(sid, f"{side}.wav"), where=sid, file=f"{side}.wav") if row["eligible"] else None
         if p is not None:
             d[side] = {"peaks": p, "src": _relative(folder / f"{side}.wav", out)}
+    others = tasks.task(row["task"]).detected[1:]
+    if row["eligible"] and others:  # the task's other runs (v1.5: the clean run), on the same timeline
+        d["runs"] = [_run(files, sid, where, wav, row, folder, out) for wav in others]
     return d
+
+
+def _run(files: TreeFiles, sid: str, where: str, wav: str, row: dict, folder: Path, out: Path) -> dict:
+    """Another run of the sample (clean_output.wav): its waveform, speech segments (the row's `clean_segments`)
+    and words, for the drill-down's second set of lanes."""
+    stem = wav.removesuffix(".wav")
+    prefix = stem.removesuffix("output")  # clean_output -> clean_: the row's prefix of that run's fields
+    p = peaks(files.read(sid, wav), where=sid, file=wav)
+    return {"name": stem.replace("_", " "), "peaks": p, "src": _relative(folder / wav, out) if p is not None else None,
+            "segments": row.get(f"{prefix}segments"), "words": _words(files, sid, where, f"{stem}.json")}
 
 
 def _relative(path: Path, out: Path) -> str:

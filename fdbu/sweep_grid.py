@@ -56,8 +56,9 @@ def _range(records: list[dict], name: str) -> dict:
 
 
 def swept_subsets() -> list[str]:
-    """The subsets whose outcomes depend on speech detection (the interruption subset)."""
-    return [name for name, s in SUBSETS.items() if s.task.speech_detection]
+    """The subsets whose outcomes depend on speech detection in one file (the interruption subset; v1.5's two runs
+    are not swept yet)."""
+    return [name for name, s in SUBSETS.items() if s.task.speech_detection and len(s.task.detected) == 1]
 
 
 MAX_WORK = 1_000_000  # grid points x swept files without sweep.allow_large (1000 points x 1000 files)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Callable, cast
 
 from . import readers
-from .metrics import interruption, pause, turn_taking
+from .metrics import interruption, overlap, pause, turn_taking
 from .metrics.base import MetricModule
 from .official import BACKCHANNEL_SCRIPT, INTERRUPTION_SCRIPT, PAUSE_SCRIPT, TIMING_SCRIPT, TURN_SCRIPT
 from .settings import FAMILIES
@@ -70,6 +70,7 @@ class Task:
     runs: tuple[tuple[str, str], ...] = (("output.wav", "input.wav"),)  # each output of the system and the input it
     #                                       answers (whose length it must have); v1.5 adds the clean run
     unscored: str | None = None           # a task without unified metrics: why, as fdbu score says it
+    detected: tuple[str, ...] = ("output.wav",)  # the runs Silero segments (speech_detection): v1.5 adds the clean run
 
     @property
     def scored(self) -> bool:
@@ -126,18 +127,18 @@ BACKCHANNEL = Task(
     generator=Ref(SYNTH, "backchannel_sample"))
 # Full-Duplex-Bench v1.5 (upstream v1_v1.5/dataset/README.md): each sample holds input.wav with an overlap event,
 # clean_input.wav without it, metadata.json (the event's window in input.wav), and the system's two runs,
-# output.wav and clean_output.wav; the reference column is get_timing.py's latency_intervals.json per sample.
-# No unified metric yet (metrics=None): fdbu score says so.
+# output.wav and clean_output.wav; Silero segments both (the matched control, fdbu.metrics.overlap), and the
+# reference column is get_timing.py's latency_intervals.json per sample.
 OVERLAP = Task(
-    name="overlap", family="v1.5", annotation="metadata.json", read=readers.read_event, metrics=None, reference=None,
-    speech_detection=False, asr_task="default", asr_cut=None, label="overlap (v1.5)",
-    unscored="Full-Duplex-Bench v1.5, no unified metric yet; its reference column is get_timing.py's latency lists "
-             "(fdbu evaluate)",
+    name="overlap", family="v1.5", annotation="metadata.json", read=readers.read_event, metrics=overlap,
+    reference=None, speech_detection=True, asr_task="default", asr_cut=None, label="overlap (v1.5, from o_s)",
+    latency=None, latency_from="seconds after the overlap event begins (o_s)",  # its curves: plot.stop_curves
     official=Official(TIMING_SCRIPT, {}, "timing", rule=Ref(EVALUATE, "overlap_rule")),
     generator=Ref(SYNTH, "overlap_sample"),
     audio=("input.wav", "clean_input.wav", "clean_output.wav"),
     runs=(("output.wav", "input.wav"), ("clean_output.wav", "clean_input.wav")),
-    transcribed=("output.wav", "clean_output.wav", "input.wav", "clean_input.wav"))
+    transcribed=("output.wav", "clean_output.wav", "input.wav", "clean_input.wav"),
+    detected=("output.wav", "clean_output.wav"))
 TASKS = {t.name: t for t in (PAUSE_HANDLING, TURN_TAKING, USER_INTERRUPTION, BACKCHANNEL, OVERLAP)}
 BUILT_IN = frozenset(TASKS)
 
@@ -158,6 +159,13 @@ SUBSETS: dict[str, Subset] = {s.name: s for s in (
 
 def subset(name: str) -> Subset:
     return SUBSETS[name]
+
+
+def metric_table(name: str) -> tuple:
+    """The metric table of subset `name`: its module's `table(subset)` where what is better depends on the subset
+    (v1.5), else its `METRICS`."""
+    module = SUBSETS[name].task.metric_module
+    return module.table(name) if hasattr(module, "table") else module.METRICS
 
 
 def scored() -> list[str]:

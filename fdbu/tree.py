@@ -54,6 +54,13 @@ class Sample:
     event_us: tuple[int, int] | None = None  # v1.5: the overlap event's window in input.wav (metadata.json)
     clean_input_samples: int = 0  # v1.5: the clean run's length (clean_input.wav, clean_output.wav)
     source: dict = field(default_factory=dict)  # what export recorded of the originals (source_sample_rate, _channels)
+    other_words: dict = field(default_factory=dict)  # v1.5 scored: X.json -> (word starts, word ends) of another run
+    detected_sha256: dict = field(default_factory=dict)  # each file Silero segments (Task.detected) -> its SHA-256
+
+    @property
+    def clean_T_us(self) -> int:
+        """The clean run's window (v1.5): clean_input.wav's length in microseconds."""
+        return window_us(self.clean_input_samples, self.sample_rate)
 
     @property
     def wav_path(self) -> Path:
@@ -212,8 +219,9 @@ def hashed(path: Path, where: str, file: str, expected: str | None, listed_in: s
     return data
 
 
-def _load_sample(sample: Sample, files: dict[str, str], transcripts: dict, root: Path) -> None:
-    """A scored sample's transcript and annotation (and output.wav where its task detects speech)."""
+def _load_sample(sample: Sample, files: dict[str, str], transcripts: dict, root: Path, others: dict) -> None:
+    """A scored sample's transcripts and annotation (and the audio its task detects speech in: output.wav, and
+    for v1.5 the clean run with its transcript, listed in asr.json's `other_transcripts`, `others`)."""
     sid, folder, T, task = sample.sample_id, sample.folder, sample.T_us, sample.kind
     annotation, read = cast(str, task.annotation), cast(Callable, task.read)  # a scored task has both
     ann = hashed(folder / annotation, sid, annotation, files.get(annotation), "manifest.json", root)
@@ -232,9 +240,17 @@ def _load_sample(sample: Sample, files: dict[str, str], transcripts: dict, root:
         if sample.sample_rate != SAMPLE_RATE:
             raise FdbuError(sid, "manifest.json", f"sample_rate is {sample.sample_rate}; Silero VAD scoring needs "
                             f"{SAMPLE_RATE} Hz")
-        hashed(sample.wav_path, sid, "output.wav", files.get("output.wav"), "manifest.json", root)
+        for wav in task.detected:
+            hashed(folder / wav, sid, wav, files.get(wav), "manifest.json", root)
+            check_wav(folder / wav, sid, sample.sample_rate, sample.samples_of(wav))
         sample.wav_sha256 = files["output.wav"]
-        check_wav(sample.wav_path, sid, sample.sample_rate, sample.input_samples)
+        sample.detected_sha256 = {wav: files[wav] for wav in task.detected}
+    for wav in task.detected[1:]:  # another run's words (v1.5's clean run), on that run's window
+        name = wav.replace(".wav", ".json")
+        listed = others.get(name) if isinstance(others, dict) else None
+        data = hashed(folder / name, sid, name, listed.get(sample.name) if isinstance(listed, dict) else None,
+                      "asr.json", root)
+        sample.other_words[name] = read_words(data, sid, window_us(sample.samples_of(wav), sample.sample_rate), name)
 
 
 def load_audio_sample(tree: "Tree", sample: Sample) -> Sample:
@@ -348,7 +364,7 @@ def load_tree(root) -> Tree:
         if entry.get("task") != sample.kind.asr_task:
             raise FdbuError(sample.sample_id, "asr.json", f"task of {sample.subset} is {entry.get('task')!r}, "
                             f"not {sample.kind.asr_task!r}")
-        _load_sample(sample, m.files[sample.sample_id], entry["transcripts"], root)
+        _load_sample(sample, m.files[sample.sample_id], entry["transcripts"], root, entry.get("other_transcripts", {}))
     receipts = {k: v["transcripts"] for k, v in asr_subsets.items()
                 if isinstance(v, dict) and isinstance(v.get("transcripts"), dict)}
     others = {k: v["other_transcripts"] for k, v in asr_subsets.items()

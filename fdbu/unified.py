@@ -8,12 +8,13 @@ from typing import Any
 from .atomic import dumps, sha256_bytes
 from .outputs import Outputs
 from .pipeline import Scored
-from .cells import fmt, interval_text, num
+from .cells import difference_text, fmt, interval_text, num, p_text
 from .settings import WIDTH
 
 UNIFIED = "unified.json"
 SAMPLES = "unified-samples.jsonl"
 CURVES = ("latency-curves.png", "latency-curves.pdf")
+STOP_CURVES = ("stop-curves.png", "stop-curves.pdf")  # v1.5's event-vs-clean stop curves, for a tree holding v1.5
 ROWS_SHA256 = "samples_sha256"  # unified.json's key for the SHA-256 of unified-samples.jsonl
 
 
@@ -22,7 +23,7 @@ def samples_jsonl(rows: list[dict]) -> str:
 
 
 def names(plot: bool = False) -> list[str]:
-    return [UNIFIED, SAMPLES] + (list(CURVES) if plot else [])
+    return [UNIFIED, SAMPLES] + (list(CURVES) + list(STOP_CURVES) if plot else [])
 
 
 def outputs(out: Path, plot: bool = False) -> Outputs:
@@ -39,8 +40,17 @@ def files(scored: Scored, plot: bool = False, name: str = "system", width: str =
     if plot:
         from .plot import latency_curves
 
-        figure = latency_curves(scored.rows, name=name, unified=scored.unified, width=width)
-        out.update(zip(CURVES, (figure["png"], figure["pdf"])))
+        from .tasks import SUBSETS
+
+        v15 = any("control" in e for e in scored.unified["subsets"].values())
+        if not v15 or any(SUBSETS[s].task.latency for s in scored.unified["subsets"]):  # v1.5 only: no empty figure
+            figure = latency_curves(scored.rows, name=name, unified=scored.unified, width=width)
+            out.update(zip(CURVES, (figure["png"], figure["pdf"])))
+        if v15:
+            from .plot import stop_curves
+
+            figure = stop_curves(scored.rows, name=name, unified=scored.unified, width=width)
+            out.update(zip(STOP_CURVES, (figure["png"], figure["pdf"])))
     return out
 
 
@@ -56,6 +66,25 @@ def _metric_line(name: str, m: dict) -> str:
     count = f"{m['count']}/{m['n']}" if m["kind"] == "share" else str(m["count"])
     interval = "n/a" if m["interval"] is None else f"[{num(m['interval'][0])}, {num(m['interval'][1])}]"
     return f"  {name:<27} {m['better']:<7} {fmt(m['value']):>11}  {interval:<14} {count:>9}"
+
+
+def control_lines(c: dict) -> list[str]:
+    """v1.5's matched control (README: Definitions 56-58): event run - clean run over the pairs."""
+    a = c["agreement"]
+    agree = "no pair" if a["median"] is None else \
+        f"median IoU {fmt(a['median'])}, {a['count_at_least']}/{a['n']} at least {fmt(a['at_least'])}"
+    restricted = f", restricted to agreement >= {fmt(c['min_agreement'])}" if c["min_agreement"] else ""
+    out = [f"  matched control (event run - clean run): {c['pairs']} pairs exercised in both runs{restricted}",
+           f"  the runs' agreement before the event: {agree}",
+           f"  {'line':<38} {'difference [95% interval]':<28} {'p':>6} {'holm':>6}"]
+    from .metrics.overlap import control_lines as lines_of
+
+    for name, line in lines_of(c).items():
+        holm = "" if line["p_holm"] is None else p_text(line["p_holm"])
+        out.append(f"  {name:<38} {difference_text(line['difference']):<28} {p_text(line['p']):>6} {holm:>6}"
+                   f"{' *' if line['marker'] else ''}")
+    return out + [f"  * Holm p < {c['alpha']:g} over the two headline lines (stop within 1 s, the stop latency's "
+                  "median)"]
 
 
 TABLE_HEAD = f"  {'metric':<27} {'better':<7} {'value':>11}  {'95% interval':<14} {'n':>9}"
@@ -106,6 +135,8 @@ def summary(unified: dict) -> str:
         lines.append(TABLE_HEAD)
         lines += [_metric_line(name, m) for name, m in entry["metrics"].items()]
         lines += _after_table(entry["metrics"])
+        if "control" in entry:
+            lines += control_lines(entry["control"])
     return "\n".join([*lines, "", LEGEND])
 
 

@@ -195,3 +195,61 @@ def interruption_outcomes(seg_start, seg_end, seg_off, word_start, word_off, S, 
         else:
             outcome[i] = NO_RESPONSE
     return InterruptionOutcomes(outcome, onset, at_end, before, latency, stop, speech_in, restarts)
+
+
+class OverlapRun(NamedTuple):
+    """One run of a v1.5 sample (README: Definitions 52-53), per sample."""
+
+    exercised: np.ndarray        # a segment covers o_s (start <= o_s < end)
+    stop_us: np.ndarray          # o_s to the end of the segment covering o_s; INF when it runs to T; -1 if none
+    speech_in_us: np.ndarray     # detected speech inside [o_s, o_e]
+    speaking_at_end: np.ndarray  # a segment carries over o_e (start < o_e < end)
+    resume_us: np.ndarray        # the first segment start at or after o_e, minus o_e; INF when none
+    response_us: np.ndarray      # the first word start at or after o_e, minus o_e; INF when none
+
+
+@njit(cache=True)
+def overlap_run(seg_start, seg_end, seg_off, word_start, word_off, o_s, o_e, T):
+    """The per-run quantities of Definitions 52-53 over one run's speech segments and words."""
+    n = o_s.shape[0]
+    exercised = np.zeros(n, np.bool_)
+    stop = np.full(n, -1, np.int64)
+    speech_in = np.zeros(n, np.int64)
+    at_end = np.zeros(n, np.bool_)
+    resume = np.full(n, INF, np.int64)
+    response = np.full(n, INF, np.int64)
+    for i in range(n):
+        g0, g1 = seg_off[i], seg_off[i + 1]
+        for g in range(g0, g1):
+            a = seg_start[g]
+            b = seg_end[g]
+            if a <= o_s[i] < b and not exercised[i]:
+                exercised[i] = True
+                stop[i] = INF if b >= T[i] else b - o_s[i]
+            if a < o_e[i] < b:
+                at_end[i] = True
+            if a >= o_e[i] and a - o_e[i] < resume[i]:
+                resume[i] = a - o_e[i]
+        speech_in[i] = _union_measure(seg_start[g0:g1], seg_end[g0:g1], o_s[i], o_e[i])
+        for w in range(word_off[i], word_off[i + 1]):
+            s = word_start[w]
+            if s >= o_e[i] and s - o_e[i] < response[i]:
+                response[i] = s - o_e[i]
+    return OverlapRun(exercised, stop, speech_in, at_end, resume, response)
+
+
+@njit(cache=True)
+def run_overlap_us(a_start, a_end, a_off, b_start, b_end, b_off, o_s):
+    """Per sample, the speech of two runs on [0, o_s]: each run's measure and the measure of their union (the
+    intersection is a + b - union), for the runs' agreement before the event (README: Definition 57)."""
+    n = o_s.shape[0]
+    a_us = np.zeros(n, np.int64)
+    b_us = np.zeros(n, np.int64)
+    union = np.zeros(n, np.int64)
+    for i in range(n):
+        a0, a1, b0, b1 = a_off[i], a_off[i + 1], b_off[i], b_off[i + 1]
+        a_us[i] = _union_measure(a_start[a0:a1], a_end[a0:a1], 0, o_s[i])
+        b_us[i] = _union_measure(b_start[b0:b1], b_end[b0:b1], 0, o_s[i])
+        union[i] = _union_measure(np.concatenate((a_start[a0:a1], b_start[b0:b1])),
+                                  np.concatenate((a_end[a0:a1], b_end[b0:b1])), 0, o_s[i])
+    return a_us, b_us, union

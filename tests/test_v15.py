@@ -11,6 +11,7 @@ import soundfile as sf
 from builders import fdbu_main
 from fdbu import tasks
 from fdbu.errors import FdbuError
+from fdbu.version import DEFINITIONS_VERSION
 from fdbu.readers import read_event
 from fdbu.synth import V15_SYSTEMS, bank, synthesize
 from fdbu.vad.silero import SileroVAD
@@ -26,7 +27,8 @@ def test_the_v15_subsets_are_registered_as_one_family():
     assert list(tasks.release_sizes("v1.0")) == ["synthetic_pause_handling", "candor_pause_handling",
                                                  "candor_turn_taking", "synthetic_user_interruption", "icc_backchannel"]
     task = tasks.subset("user_interruption").task
-    assert task.annotation == "metadata.json" and not task.scored and task.official.script == "get_timing.py"
+    assert task.annotation == "metadata.json" and task.scored and task.official.script == "get_timing.py"
+    assert task.detected == ("output.wav", "clean_output.wav")
     assert set(task.transcribed) == {"output.wav", "clean_output.wav", "input.wav", "clean_input.wav"}
 
 
@@ -107,16 +109,19 @@ def test_the_default_family_is_v10_and_a_system_of_the_other_family_is_refused(t
     assert out.returncode == 2 and "family='v2': choose v1.0 or v1.5" in out.stderr, out.stderr
 
 
-def test_score_says_plainly_what_it_does_not_compute(v15_tree, tmp_path):
-    out = fdbu_main("score", f"tree={v15_tree}", "progress=false")
+def test_score_says_plainly_what_it_does_not_compute(tmp_path):
+    only = synthesize(tmp_path / "only", n={"icc_backchannel": 2}, seed=0, ineligible=0.0)
+    out = fdbu_main("score", f"tree={only}", "progress=false")
     assert out.returncode == 2 and "holds no subset with unified metrics" in out.stderr
-    assert "user_interruption, user_backchannel, talking_to_other, background_speech: Full-Duplex-Bench v1.5, no " \
-           "unified metric yet" in out.stderr and f"fdbu evaluate tree={v15_tree}" in out.stderr
-    both = synthesize(tmp_path / "both", n={"candor_turn_taking": 2, "user_backchannel": 2}, seed=0, ineligible=0.0)
+    assert "icc_backchannel: the spec defines no unified metric for it" in out.stderr and \
+        f"fdbu evaluate tree={only}" in out.stderr
+    both = synthesize(tmp_path / "both", n={"candor_turn_taking": 2, "icc_backchannel": 2}, seed=0, ineligible=0.0)
     out = fdbu_main("score", f"tree={both}", "progress=false", "vad.threads=1")
     assert out.returncode == 0, out.stderr
-    assert "not scored: user_backchannel (Full-Duplex-Bench v1.5, no unified metric yet" in out.stdout
-    assert list(json.loads((both / "unified.json").read_text())["subsets"]) == ["candor_turn_taking"]
+    assert "not scored: icc_backchannel (the spec defines no unified metric" in out.stdout
+    unified = json.loads((both / "unified.json").read_text())
+    assert list(unified["subsets"]) == ["candor_turn_taking"]
+    assert unified["definitions"] == DEFINITIONS_VERSION and "overlap" not in unified  # a v1.0 tree's header
 
 
 @needs_official_v15

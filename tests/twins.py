@@ -110,3 +110,21 @@ def ranked_differences(a, b, idx, rank):
         else:
             out.append(mb - ma)
     return out
+
+
+def overlap_run(segments, starts, o_s, o_e, T):
+    """One v1.5 run (README: Definitions 52-53), from the definitions' words."""
+    covering = [(a, b) for a, b in segments if a <= o_s < b]
+    stop = -1 if not covering else (INF if covering[0][1] >= T else covering[0][1] - o_s)
+    later = [a for a, b in segments if a >= o_e]
+    words = [s for s in starts if s >= o_e]
+    return {"exercised": bool(covering), "stop": stop, "speech_in": covered(segments, o_s, o_e),
+            "speaking_at_end": any(a < o_e < b for a, b in segments),
+            "resume": min(later) - o_e if later else INF, "response": min(words) - o_e if words else INF}
+
+
+def agreement(a, b, o_s):
+    """Definition 59: speech IoU of two runs on [0, o_s], 1 where neither speaks there."""
+    union = covered(a + b, 0, o_s)
+    inter = covered(a, 0, o_s) + covered(b, 0, o_s) - union
+    return inter / union if union else 1.0

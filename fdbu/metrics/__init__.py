@@ -7,6 +7,6 @@ metric records). The metric definitions live in those modules' `METRICS` tables;
 components from unified-samples.jsonl rows (for `fdbu compare`), and `INPUTS` names the row
 fields that come from the dataset. The paired statistics of a comparison are in `paired`.
 """
-from . import interruption, pause, turn_taking
+from . import interruption, overlap, pause, turn_taking
 
-__all__ = ["pause", "turn_taking", "interruption"]
+__all__ = ["pause", "turn_taking", "interruption", "overlap"]

@@ -10,7 +10,7 @@ rule that decided it, in words) and `marks` (the annotation's times to draw).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Protocol
 
 if TYPE_CHECKING:  # names for the types only: the protocol loads nothing (every metric module imports it)
     import numpy as np
@@ -49,3 +49,11 @@ def time_marks(row: dict, read: Callable[[str], bytes | None] | None = None) -> 
     """The drill-down's marks every task shares: E, S and R where the row has them (a task's `marks` when it has
     no others)."""
     return {key[0]: row[key] for key in ("E_s", "S_s", "R_s") if row.get(key) is not None}
+
+
+class Runs(NamedTuple):
+    """What a task that segments more than one file (Task.detected; v1.5: both runs) gets as its segments: the
+    subset (its metric table depends on it) and file -> each eligible sample's (k, 2) microsecond segments."""
+
+    subset: str
+    files: dict

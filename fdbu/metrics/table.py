@@ -62,9 +62,9 @@ def readable(name: str) -> str:
     import re
 
     words = name.split("_")
-    m = re.fullmatch(r"(\d+)s", words[-1])
+    m = re.fullmatch(r"(\d+)(m?s)", words[-1])
     if m:
-        return " ".join(words[:-1]) + f" <= {m.group(1)} s"
+        return " ".join(words[:-1]) + f" <= {m.group(1)} {m.group(2)}"
     if words[-1] == "s" and len(words) > 1 and "per" not in words:
         return " ".join(words[:-1]) + " (s)"
     return " ".join(words)

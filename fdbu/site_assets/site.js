@@ -200,6 +200,11 @@
       audio.appendChild(document.createTextNode(side + " "));
       audio.appendChild(el("audio", {controls: "", preload: "none", src: d[side].src}));
     });
+    (d.runs || []).forEach(function (r) {  // the task's other runs (v1.5: the clean run)
+      if (!r.src) return;
+      audio.appendChild(document.createTextNode(r.name + " "));
+      audio.appendChild(el("audio", {controls: "", preload: "none", src: r.src}));
+    });
     if (!d.input && d.output) audio.appendChild(el("span", {"class": "hint"}, "(no input.wav in the tree)"));
     box.appendChild(audio);
     if (d.T) box.appendChild(timeline(d));
@@ -210,12 +215,17 @@
     box.scrollIntoView({block: "nearest"});
   }
   function timeline(d) {
-    var W = 1000, L = 70, R = 10, w = W - L - R, T = d.T, y = 24, lanes = [];
+    var W = 1000, L = (d.runs || []).length ? 115 : 70, R = 10, w = W - L - R, T = d.T, y = 24, lanes = [];
     var x = function (t) { return L + t / T * w; };
     if (d.input) lanes.push(["input", 50]);
     if (d.output) lanes.push(["output", 70]);
     if (d.segments) lanes.push(["speech", 18]);
     lanes.push(["words", 42]);
+    (d.runs || []).forEach(function (r) {  // another run of the same sample, on the same clock
+      if (r.peaks) lanes.push([r.name, 70, r]);
+      if (r.segments) lanes.push([r.name + " speech", 18, r]);
+      lanes.push([r.name + " words", 42, r]);
+    });
     var H = y + lanes.reduce(function (a, l) { return a + l[1] + 6; }, 0) + 22;
     var svg = sv("svg", {viewBox: "0 0 " + W + " " + H, id: "timeline"});
     var marks = d.marks || {};
@@ -223,27 +233,47 @@
       svg.appendChild(sv("rect", {x: x(p[0]), y: y - 4, width: Math.max(1, x(p[1]) - x(p[0])), height: H - y - 18,
         fill: "#ffe9b0", "class": "pause"}));
     });
+    if (marks.event) {  // the overlap event's window, shaded across every lane (v1.5)
+      var ev = sv("rect", {x: x(marks.event[0]), y: y - 4, width: Math.max(1, x(marks.event[1]) - x(marks.event[0])),
+        height: H - y - 18, fill: "#f6d5d0", "class": "event"});
+      ev.appendChild(sv("title", {}, "overlap event " + fmt(marks.event[0]) + "-" + fmt(marks.event[1]) + " s"));
+      svg.appendChild(ev);
+    }
     var top = y;
     lanes.forEach(function (l) {
-      svg.appendChild(sv("text", {x: 4, y: top + l[1] / 2 + 4, "font-size": 12, fill: "#444"}, l[0]));
+      var run = l[2];
+      svg.appendChild(sv("text", {x: 4, y: top + l[1] / 2 + 4, "font-size": run ? 10 : 12, fill: "#444"}, l[0]));
+      if (run) {
+        if (l[0] === run.name) wave(svg, run.peaks, L, w, top, l[1], "#7a4fb0");
+        else if (l[0] === run.name + " speech") segs(svg, run.segments, top, l[1], "#8e6bbf");
+        else wordLane(svg, run.words, top);
+        top += l[1] + 6;
+        return;
+      }
       if (l[0] === "input" || l[0] === "output") wave(svg, d[l[0]].peaks, L, w, top, l[1], l[0] === "input" ? "#8a8fa8" : "#3358c4");
-      if (l[0] === "speech") d.segments.forEach(function (s) {
-        var r = sv("rect", {x: x(s[0]), y: top + 2, width: Math.max(1, x(s[1]) - x(s[0])), height: l[1] - 4, fill: "#2e9e5b", "class": "segment"});
+      if (l[0] === "speech") segs(svg, d.segments, top, l[1], "#2e9e5b");
+      if (l[0] === "words") wordLane(svg, d.words, top);
+      top += l[1] + 6;
+    });
+    for (var t = 0; t <= T; t += T > 30 ? 5 : T > 10 ? 2 : 1) {
+      svg.appendChild(sv("line", {x1: x(t), x2: x(t), y1: H - 20, y2: H - 16, stroke: "#666"}));
+      svg.appendChild(sv("text", {x: x(t), y: H - 4, "font-size": 11, "text-anchor": "middle", fill: "#444"}, t + " s"));
+    }
+    function segs(svg, list, top, h, colour) {
+      list.forEach(function (s) {
+        var r = sv("rect", {x: x(s[0]), y: top + 2, width: Math.max(1, x(s[1]) - x(s[0])), height: h - 4, fill: colour, "class": "segment"});
         r.appendChild(sv("title", {}, "speech " + fmt(s[0]) + "-" + fmt(s[1]) + " s"));
         svg.appendChild(r);
       });
-      if (l[0] === "words") d.words.forEach(function (wd, i) {
+    }
+    function wordLane(svg, list, top) {
+      list.forEach(function (wd, i) {
         var yy = top + (i % 2) * 20;
         var r = sv("rect", {x: x(wd[0]), y: yy + 2, width: Math.max(1.5, x(wd[1]) - x(wd[0])), height: 16, fill: "#d8def5", stroke: "#7f8fc9", "class": "word"});
         r.appendChild(sv("title", {}, wd[2] + " " + fmt(wd[0]) + "-" + fmt(wd[1]) + " s"));
         svg.appendChild(r);
         svg.appendChild(sv("text", {x: x(wd[0]) + 2, y: yy + 14, "font-size": 11}, wd[2]));
       });
-      top += l[1] + 6;
-    });
-    for (var t = 0; t <= T; t += T > 30 ? 5 : T > 10 ? 2 : 1) {
-      svg.appendChild(sv("line", {x1: x(t), x2: x(t), y1: H - 20, y2: H - 16, stroke: "#666"}));
-      svg.appendChild(sv("text", {x: x(t), y: H - 4, "font-size": 11, "text-anchor": "middle", fill: "#444"}, t + " s"));
     }
     Object.keys(marks).forEach(function (m) {  // every time the task marks (E, S, R, a made-up task's own)
       if (typeof marks[m] !== "number") return;

@@ -49,11 +49,15 @@ class Job:
     path: Path
     sha256: str
     samples: int
+    file: str = "output.wav"  # the file's name in its sample folder, for messages
 
     @classmethod
-    def of(cls, sample) -> "Job":
-        """A checked sample's output.wav (fdbu.tree.Sample)."""
-        return cls(sample.sample_id, sample.wav_path, sample.wav_sha256, sample.input_samples)
+    def of(cls, sample, file: str = "output.wav") -> "Job":
+        """A checked sample's output.wav, or another file its task segments (fdbu.tree.Sample, Task.detected)."""
+        if file == "output.wav":
+            return cls(sample.sample_id, sample.wav_path, sample.wav_sha256, sample.input_samples)
+        return cls(sample.sample_id, sample.folder / file, sample.detected_sha256[file], sample.samples_of(file),
+                   file)
 
 
 @dataclass
@@ -281,7 +285,7 @@ class SpeechDetector:
             exact = self._reference(job)
             deviation = float(np.abs(entry.probs.astype(np.float64) - exact.probs.astype(np.float64)).max(initial=0))
             if not deviation < entry.margin:
-                raise FdbuError(job.where, "output.wav", f"vad.verify: a batched probability deviates by "
+                raise FdbuError(job.where, job.file, f"vad.verify: a batched probability deviates by "
                                 f"{deviation:.1e} from the reference path's, beyond the guard margin {entry.margin:.1e} "
                                 f"calibrated for this device; the segments may differ: rerun with "
                                 f"vad.backend=reference, and please report this file")
@@ -289,7 +293,7 @@ class SpeechDetector:
                 want = self.silero.segments_from_probs(exact.probs, job.samples, rule)
                 got = self.stamps([entry], [job], rule)[0]
                 if got != want:
-                    raise FdbuError(job.where, "output.wav", f"vad.verify: the batched backend's segments {got} "
+                    raise FdbuError(job.where, job.file, f"vad.verify: the batched backend's segments {got} "
                                     f"differ from the reference path's {want}; please report this file")
             entries[i] = exact
             self.stats.verified += 1

@@ -1,0 +1,301 @@
+"""Full-Duplex-Bench v1.5 overlap subsets: user_interruption, user_backchannel, talking_to_other, background_speech.
+
+Each sample has two runs of the same system: the event run (output.wav, answering input.wav, which holds an
+overlap event at [o_s, o_e] from metadata.json) and the clean run (clean_output.wav, answering clean_input.wav,
+the same dialogue without the event). Silero segments of both runs give, per run, whether the speech covering o_s
+ends within k s (a stop), when, how much speech falls inside the event, and what follows it (README: Definitions
+52-60). The matched control pairs the two runs of each sample exercised in both: the event-attributable stop rate
+is the paired difference event - clean, with `fdbu compare`'s exact McNemar test and interval (one code path,
+`paired.paired_line`), so an answer that ended on its own is not counted as a reactive stop.
+
+What is better depends on the subset (`table`): in user_interruption a stop is wanted; in the other three
+keeping the floor is.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+import numpy as np
+
+from ..cells import fmt
+from ..kernels import INF, OverlapRun, overlap_run, run_overlap_us
+from ..settings import ALPHA
+from ..timebase import US_PER_S, seconds, to_us
+from .base import Runs
+from .flat import column, flatten
+from .paired import holm, paired_line
+from .stats import Bootstrap
+from .table import LATENCY, POOLED_RATIO, SHARE, Metric, aggregate as aggregate_table
+
+WITHIN_US = (500_000, 1_000_000, 2_000_000)  # the k of "stopped within k" and "resumed within k" (Definition 53)
+STOP_WANTED = ("user_interruption",)  # the subsets where a stop at the event is the wanted behaviour
+AGREEMENT_SHOWN = 0.5  # the run agreement the control's summary counts samples at or above (Definition 57)
+INPUTS = ("T_s", "clean_T_s", "event_start_s", "event_end_s")  # the row fields that come from the dataset
+RUNS = ("", "clean_")  # the row prefix of each run's fields: the event run, the clean run
+
+
+def label(k_us: int) -> str:
+    """500 ms, 1 s, 2 s as a metric name's suffix: 500ms, 1s, 2s."""
+    return f"{k_us // US_PER_S}s" if k_us % US_PER_S == 0 else f"{k_us // 1000}ms"
+
+
+def stopped_within(run: OverlapRun, k_us: int) -> np.ndarray:
+    """The speech covering o_s ends within k of o_s (Definition 53); an unexercised run never stops."""
+    return (run.stop_us >= 0) & (run.stop_us <= k_us)
+
+
+def _stop_metrics(better: str, wanted: str) -> tuple[Metric, ...]:
+    return tuple(Metric(f"stop_rate_{label(k)}", SHARE, better, "exercised",
+                        f"Exercised samples whose speech covering o_s ends within {fmt(k / US_PER_S)} s of o_s "
+                        f"(event run; {wanted})", (lambda c, k=k: stopped_within(c.event, k)),
+                        headline=k == US_PER_S) for k in WITHIN_US)
+
+
+def table(subset: str | None) -> tuple[Metric, ...]:
+    """The metric table of one subset: the same metrics, better in the direction the subset wants."""
+    stop = subset in STOP_WANTED
+    wanted = "a stop is wanted" if stop else "keeping the floor is wanted"
+    keep, yields = ("lower", "higher") if stop else ("higher", "lower")
+    out = (
+        Metric("exercised_rate", SHARE, "context", "eligible", "Eligible samples with speech at o_s in the event run",
+               lambda c: c.event.exercised),
+        *_stop_metrics(yields, wanted),
+        Metric("stop_latency_s", LATENCY, keep, "exercised",
+               "Median with its interval, and p90, of the time from o_s to the end of the event run's speech covering "
+               "o_s; speech that runs to T has no observed stop", lambda c: c.event.stop_us, headline=True),
+        Metric("speech_s_per_event_s", POOLED_RATIO, keep, "exercised",
+               "Detected speech seconds of the event run inside [o_s, o_e] over event seconds, pooled over exercised "
+               "samples", lambda c: (c.event.speech_in_us, c.o_e - c.o_s), denominator="event seconds",
+               seconds=True, headline=True),
+        Metric("speaking_at_event_end_rate", SHARE, keep, "exercised",
+               "Exercised samples whose event run has a speech segment carrying over o_e",
+               lambda c: c.event.speaking_at_end),
+        *(Metric(f"resumed_rate_{label(k)}", SHARE, "context", "exercised",
+                 f"Exercised samples whose event run starts a speech segment within {fmt(k / US_PER_S)} s after o_e",
+                 (lambda c, k=k: c.event.resume_us <= k)) for k in WITHIN_US),
+    )
+    if stop:
+        out += (Metric("response_latency_s", LATENCY, "lower", "exercised",
+                       "Median with its interval, and p90, of the time from o_e to the event run's first word at or "
+                       "after o_e; a sample without one never responds", lambda c: c.event.response_us,
+                       headline=True),)
+    return out
+
+
+METRICS = table(STOP_WANTED[0])  # the protocol's table: user_interruption's (`table` gives each subset's)
+
+
+@dataclass
+class Components:
+    subset: str | None
+    event: OverlapRun
+    clean: OverlapRun
+    o_s: np.ndarray
+    o_e: np.ndarray
+    T_us: np.ndarray
+    clean_T_us: np.ndarray
+    agreement: np.ndarray      # speech IoU of the two runs on [0, o_s] (Definition 57); 1 where neither speaks there
+    segments: list
+    clean_segments: list
+    min_agreement: float = 0.0  # the control's restriction (overlap.min_agreement)
+
+    @property
+    def matched(self) -> np.ndarray:
+        """The two inputs have the same length (Definition 56): only then is one time a time in both runs."""
+        return self.T_us == self.clean_T_us
+
+    @property
+    def both(self) -> np.ndarray:
+        """Exercised in both runs and matched: the samples the control could pair."""
+        return self.event.exercised & self.clean.exercised & self.matched
+
+    @property
+    def control(self) -> np.ndarray:
+        """The control's pairs: `both`, with the runs agreeing at least `min_agreement` before the event."""
+        return self.both & (self.agreement >= self.min_agreement)
+
+
+def _run(samples, segments: list[np.ndarray], prefix: str) -> OverlapRun:
+    ga, goff = flatten([g[:, 0] for g in segments])
+    gb, _ = flatten([g[:, 1] for g in segments])
+    ws, woff = flatten([s.other_words["clean_output.json"][0] if prefix else s.word_start for s in samples])
+    o_s, o_e = (column([s.event_us[j] for s in samples]) for j in (0, 1))
+    T = column([s.T_us if not prefix else s.clean_T_us for s in samples])
+    return overlap_run(ga, gb, goff, ws, woff, o_s, o_e, T)
+
+
+def agreement(a: list[np.ndarray], b: list[np.ndarray], o_s: np.ndarray) -> np.ndarray:
+    """Definition 57: |A n B| / |A u B| of the two runs' speech on [0, o_s]; 1 where neither run speaks there."""
+    (aa, aoff), (ab, _), (ba, boff), (bb, _) = (flatten([g[:, j] for g in x]) for x in (a, b) for j in (0, 1))
+    a_us, b_us, union = run_overlap_us(aa, ab, aoff, ba, bb, boff, o_s)
+    inter = a_us + b_us - union
+    return np.where(union > 0, inter / np.maximum(union, 1), 1.0)
+
+
+def components(samples, runs: Runs, min_agreement: float = 0.0) -> Components:
+    """`runs` (fdbu.metrics.base.Runs): the subset, and each run's speech segments per sample."""
+    segs, clean_segs = runs.files["output.wav"], runs.files["clean_output.wav"]
+    o_s, o_e = (column([s.event_us[j] for s in samples]) for j in (0, 1))
+    event, clean = _run(samples, segs, ""), _run(samples, clean_segs, "clean_")
+    return Components(runs.subset, event, clean, o_s, o_e, column([s.T_us for s in samples]),
+                      column([s.clean_T_us for s in samples]), agreement(segs, clean_segs, o_s),
+                      list(segs), list(clean_segs), min_agreement)
+
+
+def _time(us: int) -> float | None:
+    return None if us == INF or us < 0 else seconds(int(us))
+
+
+def rows(samples, c: Components) -> list[dict]:
+    out = []
+    for i, s in enumerate(samples):
+        row: dict = {"T_s": seconds(s.T_us), "clean_T_s": seconds(s.clean_T_us),
+                     "event_start_s": seconds(s.event_us[0]), "event_end_s": seconds(s.event_us[1]),
+                     "matched": bool(c.matched[i]), "agreement": float(c.agreement[i])}
+        for prefix, run, segs, words in ((RUNS[0], c.event, c.segments, s.word_start),
+                                         (RUNS[1], c.clean, c.clean_segments, s.other_words["clean_output.json"][0])):
+            stop = int(run.stop_us[i])
+            row.update({f"{prefix}words": len(words),
+                        f"{prefix}segments": [[seconds(int(a)), seconds(int(b))] for a, b in segs[i]],
+                        f"{prefix}exercised": bool(run.exercised[i]),
+                        f"{prefix}stop_s": _time(stop),
+                        f"{prefix}stop_observed": (stop != INF) if stop >= 0 else None,
+                        f"{prefix}speech_in_event_s": seconds(int(run.speech_in_us[i])),
+                        f"{prefix}speaking_at_event_end": bool(run.speaking_at_end[i]),
+                        f"{prefix}resume_s": _time(int(run.resume_us[i])),
+                        f"{prefix}response_s": _time(int(run.response_us[i]))})
+        out.append(row)
+    return out
+
+
+def _stop_us(r: dict, prefix: str) -> int:
+    if not r[f"{prefix}exercised"]:
+        return -1
+    return to_us(r[f"{prefix}stop_s"]) if r[f"{prefix}stop_observed"] else INF
+
+
+def _us(value) -> int:
+    return INF if value is None else to_us(value)
+
+
+def _segments(rows: list[dict], key: str) -> list[np.ndarray]:
+    return [np.array([[to_us(a), to_us(b)] for a, b in r[key]], np.int64).reshape(-1, 2) for r in rows]
+
+
+def from_rows(rows: list[dict], min_agreement: float = 0.0) -> Components:
+    """The components back from unified-samples.jsonl rows (eligible ones): the inverse of `rows`."""
+    def run(prefix: str) -> OverlapRun:
+        return OverlapRun(
+            exercised=np.array([bool(r[f"{prefix}exercised"]) for r in rows], bool),
+            stop_us=column([_stop_us(r, prefix) for r in rows]),
+            speech_in_us=column([to_us(r[f"{prefix}speech_in_event_s"]) for r in rows]),
+            speaking_at_end=np.array([bool(r[f"{prefix}speaking_at_event_end"]) for r in rows], bool),
+            resume_us=column([_us(r[f"{prefix}resume_s"]) for r in rows]),
+            response_us=column([_us(r[f"{prefix}response_s"]) for r in rows]))
+
+    subset = rows[0]["subset"] if rows and "subset" in rows[0] else None
+    cols = (column([to_us(r[f]) for r in rows]) for f in INPUTS)
+    T, clean_T, o_s, o_e = cols
+    return Components(subset, run(RUNS[0]), run(RUNS[1]), o_s, o_e, T, clean_T,
+                      np.array([float(r["agreement"]) for r in rows], float), _segments(rows, "segments"),
+                      _segments(rows, "clean_segments"), min_agreement)
+
+
+def populations(c: Components) -> dict[str, np.ndarray]:
+    """Every metric but exercised_rate is over the samples exercised in the event run."""
+    return {"eligible": np.ones(len(c.o_s), bool), "exercised": c.event.exercised.copy()}
+
+
+HEADLINE = f"event_attributable_stop_rate_{label(US_PER_S)}"
+SHIFT = "stop_latency_shift_s"
+
+
+def control_lines(control: dict) -> dict[str, dict]:
+    """The control's lines by name, in order: each k's event-attributable stop rate, then the stop latency shift."""
+    return {**control["stops"], SHIFT: control[SHIFT]}
+
+
+def control_better(subset: str) -> dict[str, str]:
+    """Which direction of each control line is better in `subset` (Definition 55): where a stop is wanted, more
+    event-attributable stops and a stop sooner in the event run than in the clean run."""
+    stop = subset in STOP_WANTED
+    return {**{f"event_attributable_stop_rate_{label(k)}": "higher" if stop else "lower" for k in WITHIN_US},
+            SHIFT: "lower" if stop else "higher"}
+NO_MARKER = "not a headline line: p unadjusted, no marker"
+
+
+def control(c: Components, boot: Bootstrap, alpha: float = ALPHA) -> dict:
+    """The matched control (Definitions 56-58): over the pairs, event - clean of "stopped within k" (exact McNemar,
+    the exact conditional interval) and of the stop latency's median (the paired bootstrap), by compare's code;
+    and how well the runs agree before the event."""
+    pairs = c.control
+    n = int(np.count_nonzero(pairs))
+    ones = np.ones(n, np.int64)
+    out: dict = {"pairs": n, "min_agreement": c.min_agreement, "alpha": alpha,
+                 "exercised_both": int(np.count_nonzero(c.both)),
+                 "unmatched": int(np.count_nonzero(~c.matched & c.event.exercised & c.clean.exercised)),
+                 "clean_exercised": int(np.count_nonzero(c.clean.exercised)), "stops": {}}
+    for k in WITHIN_US:
+        ev, cl = (stopped_within(r, k)[pairs].astype(np.int64) for r in (c.event, c.clean))
+        line = paired_line(SHARE, (cl, ones), (ev, ones), n, boot, alpha)
+        out["stops"][f"event_attributable_stop_rate_{label(k)}"] = {
+            "within_s": seconds(k), "event_rate": float(ev.mean()) if n else None,
+            "clean_rate": float(cl.mean()) if n else None, **line}
+    ev_stop, cl_stop = (np.ascontiguousarray(r.stop_us[pairs]) for r in (c.event, c.clean))
+    out[SHIFT] = paired_line(LATENCY, cl_stop, ev_stop, n, boot, alpha)
+    lines = list(control_lines(out).values())
+    family = [out["stops"][HEADLINE], out[SHIFT]]  # the marker's Holm family (Definition 58)
+    for line, adjusted in zip(family, holm([line["p"] for line in family])):
+        line["p_holm"] = adjusted
+        line["marker"] = bool(adjusted is not None and adjusted < alpha and line["reason"] is None)
+    for line in lines:
+        if "marker" not in line:
+            line.update({"p_holm": None, "marker": False, "reason": line["reason"] or NO_MARKER})
+    both = c.agreement[c.both]
+    out["agreement"] = {"method": "speech IoU on [0, o_s]", "n": len(both),
+                        "median": float(np.median(both)) if len(both) else None,
+                        "at_least": AGREEMENT_SHOWN, "count_at_least": int(np.count_nonzero(both >= AGREEMENT_SHOWN))}
+    return out
+
+
+def aggregate(c: Components, *, selected: int, ineligible: int, boot: Bootstrap) -> tuple[dict, dict]:
+    pops = populations(c)
+    metrics = aggregate_table(table(c.subset), c, pops, selected=selected, ineligible=ineligible, boot=boot)
+    extra = {"exercised": int(np.count_nonzero(pops["exercised"])), "control": control(c, boot)}
+    return metrics, extra
+
+
+ROW = {"T_s": "seconds", "clean_T_s": "seconds", "event_start_s": "seconds", "event_end_s": "seconds",
+       "matched": "flag", "agreement": "unit",
+       **{f"{p}{k}": v for p in RUNS for k, v in (
+           ("words", "count"), ("segments", "segments"), ("exercised", "flag"), ("stop_s", "seconds?"),
+           ("stop_observed", "flag?"), ("speech_in_event_s", "seconds"), ("speaking_at_event_end", "flag"),
+           ("resume_s", "seconds?"), ("response_s", "seconds?"))}}
+
+
+def _run_words(row: dict, prefix: str) -> str:
+    if not row[f"{prefix}exercised"]:
+        return f"no speech covers o_s = {fmt(row['event_start_s'])} s"
+    if not row[f"{prefix}stop_observed"]:
+        return "the speech covering o_s runs to the end of the capture"
+    return f"stopped {fmt(row[f'{prefix}stop_s'])} s after the event began"
+
+
+def explain(row: dict, words: list) -> tuple[str, str]:
+    """(outcome, the rule in words): each run's stop, and what the matched control makes of the pair."""
+    ev, cl = row["exercised"], row["clean_exercised"]
+    outcome = "not_exercised" if not ev else "stopped" if row["stop_observed"] and \
+        row["stop_s"] <= WITHIN_US[1] / US_PER_S else "kept_the_floor"
+    text = f"event run: {_run_words(row, '')}; clean run: {_run_words(row, 'clean_')}"
+    if ev and cl and row["stop_observed"]:
+        if row["clean_stop_observed"]:
+            text += f"; in the clean run the same answer went on {fmt(row['clean_stop_s'] - row['stop_s'])} s longer" \
+                if row["clean_stop_s"] >= row["stop_s"] else \
+                f"; in the clean run it stopped {fmt(row['stop_s'] - row['clean_stop_s'])} s earlier"
+    if not row["matched"]:
+        text += "; the two inputs differ in length: not in the matched control"
+    return outcome, text + f"; run agreement before the event {fmt(row['agreement'])}"
+
+
+def marks(row: dict, read) -> dict:
+    """The event's window, as the drill-down draws it: both ends, and the window shaded across both runs."""
+    return {"o_s": row["event_start_s"], "o_e": row["event_end_s"], "event": [row["event_start_s"], row["event_end_s"]]}

@@ -1,0 +1,183 @@
+"""Full-Duplex-Bench v1.5's unified metrics (README: Definitions 52-60): the kernels against their plain-Python
+twins, the matched control on hand-built and synthetic samples with known answers, and its marker's error rate
+under the null."""
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import twins
+from benchmarks.control_calibration import cell
+from builders import fdbu_main
+from fdbu.kernels import INF, overlap_run
+from fdbu.metrics import overlap
+from fdbu.metrics.base import Runs
+from fdbu.metrics.flat import column, flatten
+from fdbu.metrics.stats import Bootstrap
+from fdbu.synth import synthesize
+
+T_MAX = 40
+V15 = ("user_interruption", "user_backchannel", "talking_to_other", "background_speech")
+
+
+@st.composite
+def run_sample(draw):
+    """A run on a coarse grid, so segments touching o_s, o_e and T happen often; o_s may be 0, o_e may be T."""
+    T = draw(st.integers(1, T_MAX))
+    o_s = draw(st.integers(0, T))
+    o_e = draw(st.integers(o_s, T))
+    cuts = sorted(set(draw(st.lists(st.integers(0, T), max_size=8))))
+    segs = [(cuts[i], cuts[i + 1]) for i in range(0, len(cuts) - 1, 2)]
+    starts = sorted(draw(st.lists(st.integers(0, T), max_size=4)))
+    return T, o_s, o_e, segs, starts
+
+
+def _flat_segments(samples, k):
+    ga, goff = flatten([np.array([g[0] for g in s[k]], np.int64) for s in samples])
+    gb, _ = flatten([np.array([g[1] for g in s[k]], np.int64) for s in samples])
+    return ga, gb, goff
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(run_sample(), min_size=1, max_size=8))
+def test_the_run_kernel_equals_its_twin(samples):
+    ga, gb, goff = _flat_segments(samples, 3)
+    ws, woff = flatten([np.array(s[4], np.int64) for s in samples])
+    T, o_s, o_e = (column([s[k] for s in samples]) for k in (0, 1, 2))
+    r = overlap_run(ga, gb, goff, ws, woff, o_s, o_e, T)
+    for i, (t, a, b, segs, starts) in enumerate(samples):
+        got = {"exercised": bool(r.exercised[i]), "stop": int(r.stop_us[i]), "speech_in": int(r.speech_in_us[i]),
+               "speaking_at_end": bool(r.speaking_at_end[i]), "resume": int(r.resume_us[i]),
+               "response": int(r.response_us[i])}
+        assert got == twins.overlap_run(segs, starts, a, b, t)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(run_sample(), run_sample()), min_size=1, max_size=6))
+def test_run_agreement_equals_its_twin(pairs):
+    a = [np.array(p[0][3], np.int64).reshape(-1, 2) for p in pairs]
+    b = [np.array(p[1][3], np.int64).reshape(-1, 2) for p in pairs]
+    o_s = column([p[0][1] for p in pairs])
+    got = overlap.agreement(a, b, o_s)
+    for i, (x, y) in enumerate(pairs):
+        assert got[i] == pytest.approx(twins.agreement(x[3], y[3], x[1]), abs=1e-15)
+        assert 0.0 <= got[i] <= 1.0
+
+
+def test_edge_cases_the_definitions_name():
+    """Event at 0, event to T, a segment ending exactly at o_s, one starting exactly at o_s, an event at T."""
+    cases = [  # (T, o_s, o_e, segments, words) -> (exercised, stop, speaking at o_e, resume)
+        ((10, 0, 2, [(0, 3)], []), (True, 3, True, INF)),              # event at 0: a segment from 0 covers it
+        ((10, 4, 10, [(3, 10)], []), (True, INF, False, INF)),         # event to T: runs to T, no stop, no resume
+        ((10, 4, 6, [(1, 4), (6, 8)], [6]), (False, -1, False, 0)),    # ends exactly at o_s: not exercised
+        ((10, 4, 6, [(4, 5)], []), (True, 1, False, INF)),             # starts exactly at o_s: exercised
+        ((10, 10, 10, [(2, 10)], []), (False, -1, False, INF)),        # event at T: nothing covers T
+    ]
+    for (T, a, b, segs, words), want in cases:
+        ga, gb, goff = _flat_segments([(None, None, None, segs)], 3)
+        ws, woff = flatten([np.array(words, np.int64)])
+        r = overlap_run(ga, gb, goff, ws, woff, column([a]), column([b]), column([T]))
+        assert (bool(r.exercised[0]), int(r.stop_us[0]), bool(r.speaking_at_end[0]), int(r.resume_us[0])) == want
+        assert twins.overlap_run(segs, words, a, b, T)["stop"] == want[1]
+
+
+class _Sample:
+    """What `overlap.components` reads of a tree sample."""
+
+    def __init__(self, T, o_s, o_e, clean_T=None, words=(), clean_words=()):
+        self.T_us, self.clean_T_us, self.event_us = T, T if clean_T is None else clean_T, (o_s, o_e)
+        self.word_start = np.array(words, np.int64)
+        self.other_words = {"clean_output.json": (np.array(clean_words, np.int64),) * 2}
+
+
+def _components(spec, subset="user_interruption", min_agreement=0.0):
+    """spec: [(sample, event segments, clean segments)] in seconds."""
+    us = [(np.array(e, float).reshape(-1, 2) * 1e6).astype(np.int64) for _, e, _ in spec]
+    cl = [(np.array(c, float).reshape(-1, 2) * 1e6).astype(np.int64) for _, _, c in spec]
+    runs = Runs(subset, {"output.wav": us, "clean_output.wav": cl})
+    return overlap.components([s for s, _, _ in spec], runs, min_agreement)
+
+
+S = 1_000_000
+
+
+def test_the_control_pairs_only_exercised_matched_agreeing_samples():
+    spec = [(_Sample(10 * S, 4 * S, 5 * S), [(2, 4.3)], [(2, 8)]),              # yields to the event
+            (_Sample(10 * S, 4 * S, 5 * S), [(2, 4.3)], [(2, 4.3)]),            # ends on its own
+            (_Sample(10 * S, 4 * S, 5 * S), [(1, 3)], [(2, 8)]),                # not exercised in the event run
+            (_Sample(10 * S, 4 * S, 5 * S, clean_T=9 * S), [(2, 4.3)], [(2, 8)]),  # the inputs differ in length
+            (_Sample(10 * S, 4 * S, 5 * S), [(3.5, 4.3)], [(0.5, 8)])]           # the runs disagree before o_s
+    c = _components(spec)
+    assert c.both.tolist() == [True, True, False, False, True]
+    assert c.agreement[4] == pytest.approx(0.5 / 3.5)
+    boot = Bootstrap(200, 0)
+    control = overlap.control(c, boot)
+    assert (control["pairs"], control["exercised_both"], control["unmatched"]) == (3, 3, 1)
+    line = control["stops"]["event_attributable_stop_rate_1s"]
+    assert (line["event_rate"], line["clean_rate"]) == (1.0, pytest.approx(1 / 3))
+    assert line["discordant"] == {"a_only": 0, "b_only": 2} and line["difference"]["value"] == pytest.approx(2 / 3)
+    assert line["reason"].startswith("too few pairs") and not line["marker"]  # 2 discordant pairs decide nothing
+    restricted = overlap.control(_components(spec, min_agreement=0.5), boot)
+    assert restricted["pairs"] == 2 and restricted["min_agreement"] == 0.5
+
+
+def test_what_is_better_depends_on_the_subset():
+    wanted, kept = ({m.name: m.better for m in overlap.table(s)} for s in ("user_interruption", "talking_to_other"))
+    assert wanted["stop_rate_1s"] == "higher" and kept["stop_rate_1s"] == "lower"
+    assert wanted["speaking_at_event_end_rate"] == "lower" and kept["speaking_at_event_end_rate"] == "higher"
+    assert "response_latency_s" in wanted and "response_latency_s" not in kept
+    assert all(wanted[k] == "context" for k in wanted if k.startswith(("resumed", "exercised")))
+
+
+def test_rows_give_the_components_back():
+    spec = [(_Sample(10 * S, 4 * S, 5 * S, words=[5.6 * S]), [(2, 4.3), (5.5, 7)], [(2, 8)]),
+            (_Sample(10 * S, 0, 10 * S), [(0, 10)], [(0, 3)]),
+            (_Sample(10 * S, 4 * S, 5 * S), [(1, 3)], [])]
+    c = _components(spec)
+    rows = [{**r, "subset": "user_interruption"} for r in overlap.rows([s for s, _, _ in spec], c)]
+    back = overlap.from_rows(json.loads(json.dumps(rows)))
+    for run in ("event", "clean"):
+        for name in c.event._fields:
+            assert np.array_equal(getattr(getattr(back, run), name), getattr(getattr(c, run), name)), (run, name)
+    assert np.array_equal(back.agreement, c.agreement) and back.subset == "user_interruption"
+    assert rows[0]["response_s"] == pytest.approx(0.6) and rows[1]["stop_observed"] is False
+
+
+@pytest.mark.parametrize("n,never", [(20, 0.2), (40, 0.0), (40, 0.5)])
+def test_the_control_marker_holds_its_error_rate_under_the_null(n, never):
+    """The reduced calibration (benchmarks/control_calibration, fixed seed): 300 null datasets per cell, the marker
+    fires in at most alpha + 3 Monte Carlo standard errors of a rate alpha (0.05 + 3 sqrt(0.05 * 0.95 / 300))."""
+    r = cell(n, never, datasets=300, seed=7, resamples=500)
+    assert r["marker"] <= r["bound"] == pytest.approx(0.05 + 3 * np.sqrt(0.05 * 0.95 / 300))
+
+
+def test_the_control_marker_finds_a_system_that_yields():
+    """Power, so the null test above cannot pass by never firing: half the samples yield, 200 pairs."""
+    assert cell(200, 0.2, datasets=50, seed=7, delta=0.5, resamples=500)["marker"] >= 0.9
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    root = tmp_path_factory.mktemp("v15known")
+    out = {}
+    for system in ("yields", "same_stop", "talks_through"):
+        tree = synthesize(root / system, n=8, seed=3, system=system, family="v1.5", ineligible=0.0)
+        res = fdbu_main("score", f"tree={tree}", "progress=false", "vad.threads=1", "bootstrap.resamples=500")
+        assert res.returncode == 0, res.stderr
+        out[system] = (json.loads((tree / "unified.json").read_text()), res.stdout)
+    return out
+
+
+@pytest.mark.parametrize("system,truth", [("yields", 1.0), ("same_stop", 0.0), ("talks_through", 0.0)])
+def test_synthetic_systems_give_the_known_event_attributable_stop_rate(synthetic, system, truth):
+    unified, stdout = synthetic[system]
+    assert unified["definitions"].endswith("+fdb-v1.5-overlap-1") and unified["overlap"]["min_agreement"] == 0.0
+    for subset in V15:
+        control = unified["subsets"][subset]["control"]
+        line = control["stops"]["event_attributable_stop_rate_1s"]
+        lo, hi = line["difference"]["interval"]
+        assert control["pairs"] >= 6 and lo <= truth <= hi, (subset, line)
+        assert abs(line["difference"]["value"] - truth) <= 0.25, (subset, line)
+        assert line["marker"] == (truth == 1.0)  # 8 concordant-yes pairs: p = 2^-7 < 0.05 (Holm over two: 0.016)
+    assert "matched control (event run - clean run)" in stdout and "event_attributable_stop_rate_1s" in stdout
