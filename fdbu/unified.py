@@ -143,5 +143,5 @@ def summary(unified: dict) -> str:
 LEGEND = ("better: lower or higher is better; context: describes the samples, neither better nor worse. 95% interval: "
           "Wilson for shares, percentile bootstrap for pooled ratios and latency medians. n: k/n for a share, the "
           "samples for the others; bounds: a share over all selected samples, every unknown outcome (ineligible, "
-          "and for interruption not exercised) counted no, then yes. not reached (n/r in an interval): a latency "
+          "and not exercised where a metric is over the exercised samples) counted no, then yes. not reached (n/r in an interval): a latency "
           "median beyond what the captures show (README: Definitions).")

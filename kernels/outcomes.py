@@ -205,7 +205,7 @@ class OverlapRun(NamedTuple):
     speech_in_us: np.ndarray     # detected speech inside [o_s, o_e]
     speaking_at_end: np.ndarray  # a segment carries over o_e (start < o_e < end)
     resume_us: np.ndarray        # the first segment start at or after o_e, minus o_e; INF when none
-    response_us: np.ndarray      # the first word start at or after o_e, minus o_e; INF when none
+    response_us: np.ndarray      # the first word start at or after o_e, minus o_e; INF when none or speaking at o_e
 
 
 @njit(cache=True)
@@ -231,6 +231,8 @@ def overlap_run(seg_start, seg_end, seg_off, word_start, word_off, o_s, o_e, T):
             if a >= o_e[i] and a - o_e[i] < resume[i]:
                 resume[i] = a - o_e[i]
         speech_in[i] = _union_measure(seg_start[g0:g1], seg_end[g0:g1], o_s[i], o_e[i])
+        if at_end[i]:  # still talking at o_e: what follows is not an answer (v1.0's speaking_at_end)
+            continue
         for w in range(word_off[i], word_off[i + 1]):
             s = word_start[w]
             if s >= o_e[i] and s - o_e[i] < response[i]:

@@ -107,19 +107,21 @@ def test_the_control_pairs_only_exercised_matched_agreeing_samples():
             (_Sample(10 * S, 4 * S, 5 * S), [(2, 4.3)], [(2, 4.3)]),            # ends on its own
             (_Sample(10 * S, 4 * S, 5 * S), [(1, 3)], [(2, 8)]),                # not exercised in the event run
             (_Sample(10 * S, 4 * S, 5 * S, clean_T=9 * S), [(2, 4.3)], [(2, 8)]),  # the inputs differ in length
-            (_Sample(10 * S, 4 * S, 5 * S), [(3.5, 4.3)], [(0.5, 8)])]           # the runs disagree before o_s
+            (_Sample(10 * S, 4 * S, 5 * S), [(3.5, 4.3)], [(0.5, 8)]),          # the runs disagree before o_s
+            (_Sample(10 * S, 4 * S, 5 * S, clean_T=10 * S - 80_000), [(2, 4.3)], [(2, 4.3)])]  # 80 ms: matched
     c = _components(spec)
-    assert c.both.tolist() == [True, True, False, False, True]
+    assert c.both.tolist() == [True, True, False, False, True, True]
+    assert c.matched.tolist() == [True, True, True, False, True, True]
     assert c.agreement[4] == pytest.approx(0.5 / 3.5)
     boot = Bootstrap(200, 0)
     control = overlap.control(c, boot)
-    assert (control["pairs"], control["exercised_both"], control["unmatched"]) == (3, 3, 1)
+    assert (control["pairs"], control["exercised_both"], control["unmatched"]) == (4, 4, 1)
     line = control["stops"]["event_attributable_stop_rate_1s"]
-    assert (line["event_rate"], line["clean_rate"]) == (1.0, pytest.approx(1 / 3))
-    assert line["discordant"] == {"a_only": 0, "b_only": 2} and line["difference"]["value"] == pytest.approx(2 / 3)
+    assert (line["event_rate"], line["clean_rate"]) == (1.0, 0.5)
+    assert line["discordant"] == {"a_only": 0, "b_only": 2} and line["difference"]["value"] == pytest.approx(0.5)
     assert line["reason"].startswith("too few pairs") and not line["marker"]  # 2 discordant pairs decide nothing
     restricted = overlap.control(_components(spec, min_agreement=0.5), boot)
-    assert restricted["pairs"] == 2 and restricted["min_agreement"] == 0.5
+    assert restricted["pairs"] == 3 and restricted["min_agreement"] == 0.5
 
 
 def test_what_is_better_depends_on_the_subset():
@@ -165,13 +167,14 @@ def synthetic(tmp_path_factory):
         tree = synthesize(root / system, n=8, seed=3, system=system, family="v1.5", ineligible=0.0)
         res = fdbu_main("score", f"tree={tree}", "progress=false", "vad.threads=1", "bootstrap.resamples=500")
         assert res.returncode == 0, res.stderr
-        out[system] = (json.loads((tree / "unified.json").read_text()), res.stdout)
+        rows = [json.loads(line) for line in (tree / "unified-samples.jsonl").read_text().splitlines()]
+        out[system] = (json.loads((tree / "unified.json").read_text()), res.stdout, rows)
     return out
 
 
 @pytest.mark.parametrize("system,truth", [("yields", 1.0), ("same_stop", 0.0), ("talks_through", 0.0)])
 def test_synthetic_systems_give_the_known_event_attributable_stop_rate(synthetic, system, truth):
-    unified, stdout = synthetic[system]
+    unified, stdout, rows = synthetic[system]
     assert unified["definitions"].endswith("+fdb-v1.5-overlap-1") and unified["overlap"]["min_agreement"] == 0.0
     for subset in V15:
         control = unified["subsets"][subset]["control"]
@@ -181,3 +184,8 @@ def test_synthetic_systems_give_the_known_event_attributable_stop_rate(synthetic
         assert abs(line["difference"]["value"] - truth) <= 0.25, (subset, line)
         assert line["marker"] == (truth == 1.0)  # 8 concordant-yes pairs: p = 2^-7 < 0.05 (Holm over two: 0.016)
     assert "matched control (event run - clean run)" in stdout and "event_attributable_stop_rate_1s" in stdout
+    # the drill-down's rule, per sample: what the control makes of each pair
+    want = {"yields": "event_attributable_stop", "same_stop": "stopped_in_both_runs", "talks_through": "kept_the_floor"}
+    paired = [r for r in rows if r["eligible"] and r["exercised"] and r["clean_exercised"]]
+    outcomes = [overlap.explain(r, [])[0] for r in paired]
+    assert len(paired) >= 24 and sum(o == want[system] for o in outcomes) >= 0.9 * len(paired), outcomes

@@ -122,8 +122,24 @@ def test_the_v15_section_runs_as_written(tmp_path, monkeypatch):
         out = fdbu_main(*argv[1:])
         assert out.returncode == 0, f"{line}\n{out.stderr}"
         ran.append(argv[1])
-    assert ran[:3] == ["synth", "export", "evaluate"] and len(commands(block)) == 5
+    assert ran[:6] == ["synth", "export", "evaluate", "score", "score", "report"] and len(commands(block)) == 8
     summary = json.loads((tmp_path / "runs/v15/summary.json").read_text())
+    # the unified metrics: every subset with its control, the restricted run recorded as such, the stop curves
+    unified = json.loads((tmp_path / "runs/v15/unified.json").read_text())
+    assert all("control" in unified["subsets"][s] for s in summary["subsets"])
+    agreeing = json.loads((tmp_path / "runs/v15-agreeing/unified.json").read_text())
+    assert agreeing["non_default"] == ["overlap.min_agreement=0.5"] and agreeing["overlap"]["min_agreement"] == 0.5
+    assert (tmp_path / "runs/v15/stop-curves.png").stat().st_size > 10_000
+    assert (tmp_path / "runs/v15-report/index.html").is_file()
+    # the worked sample is the row the block's commands wrote
+    (worked,) = blocks(section("Full-Duplex-Bench v1.5"), "json")
+    want = json.loads(worked)
+    row = next(json.loads(line) for line in (tmp_path / "runs/v15/unified-samples.jsonl").read_text().splitlines()
+               if json.loads(line)["sample_id"] == want["sample_id"])
+    assert {k: row[k] for k in want} == want
+    text = section("Full-Duplex-Bench v1.5")
+    assert f"o_s = {row['event_start_s']} s to o_e = {row['event_end_s']} s" in text
+    assert f"the same answer went on {row['clean_stop_s'] - row['stop_s']:.3f} s longer" in text
     assert set(summary["subsets"]) == {"user_interruption", "user_backchannel", "talking_to_other",
                                        "background_speech"}
     if OFFICIAL_V15 is not None:

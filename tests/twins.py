@@ -117,10 +117,11 @@ def overlap_run(segments, starts, o_s, o_e, T):
     covering = [(a, b) for a, b in segments if a <= o_s < b]
     stop = -1 if not covering else (INF if covering[0][1] >= T else covering[0][1] - o_s)
     later = [a for a, b in segments if a >= o_e]
+    at_end = any(a < o_e < b for a, b in segments)
     words = [s for s in starts if s >= o_e]
     return {"exercised": bool(covering), "stop": stop, "speech_in": covered(segments, o_s, o_e),
-            "speaking_at_end": any(a < o_e < b for a, b in segments),
-            "resume": min(later) - o_e if later else INF, "response": min(words) - o_e if words else INF}
+            "speaking_at_end": at_end, "resume": min(later) - o_e if later else INF,
+            "response": min(words) - o_e if words and not at_end else INF}
 
 
 def agreement(a, b, o_s):

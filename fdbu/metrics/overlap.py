@@ -18,7 +18,7 @@ import numpy as np
 
 from ..cells import fmt
 from ..kernels import INF, OverlapRun, overlap_run, run_overlap_us
-from ..settings import ALPHA
+from ..settings import ALPHA, PAD_MAX_MS
 from ..timebase import US_PER_S, seconds, to_us
 from .base import Runs
 from .flat import column, flatten
@@ -100,8 +100,9 @@ class Components:
 
     @property
     def matched(self) -> np.ndarray:
-        """The two inputs have the same length (Definition 56): only then is one time a time in both runs."""
-        return self.T_us == self.clean_T_us
+        """The two inputs' lengths differ by at most a codec frame, PAD_MAX_MS (Definition 56): one dialogue on one
+        clock, written twice; beyond it the clean input is another recording, and a time is not a time in both."""
+        return np.abs(self.T_us - self.clean_T_us) <= PAD_MAX_MS * 1000
 
     @property
     def both(self) -> np.ndarray:
@@ -206,6 +207,7 @@ def populations(c: Components) -> dict[str, np.ndarray]:
 
 
 HEADLINE = f"event_attributable_stop_rate_{label(US_PER_S)}"
+HEADLINE_S = 1.0  # the k of the headline lines, in seconds
 SHIFT = "stop_latency_shift_s"
 
 
@@ -277,22 +279,40 @@ def _run_words(row: dict, prefix: str) -> str:
         return f"no speech covers o_s = {fmt(row['event_start_s'])} s"
     if not row[f"{prefix}stop_observed"]:
         return "the speech covering o_s runs to the end of the capture"
-    return f"stopped {fmt(row[f'{prefix}stop_s'])} s after the event began"
+    within = "within" if row[f"{prefix}stop_s"] <= HEADLINE_S else "not within"
+    return f"stopped {fmt(row[f'{prefix}stop_s'])} s after the event began ({within} {fmt(HEADLINE_S, 0)} s)"
+
+
+def _stopped(row: dict, prefix: str) -> bool:
+    return bool(row[f"{prefix}exercised"] and row[f"{prefix}stop_observed"] and row[f"{prefix}stop_s"] <= HEADLINE_S)
 
 
 def explain(row: dict, words: list) -> tuple[str, str]:
-    """(outcome, the rule in words): each run's stop, and what the matched control makes of the pair."""
-    ev, cl = row["exercised"], row["clean_exercised"]
-    outcome = "not_exercised" if not ev else "stopped" if row["stop_observed"] and \
-        row["stop_s"] <= WITHIN_US[1] / US_PER_S else "kept_the_floor"
+    """(outcome, the rule in words): each run's stop against the headline k (1 s), and what the matched control
+    makes of the pair (Definitions 53, 56, 58); the outcome is the drill-down's filter."""
+    paired = row["exercised"] and row["clean_exercised"] and row["matched"]
+    if not row["exercised"]:
+        outcome = "not_exercised"
+    elif not _stopped(row, ""):
+        outcome = "kept_the_floor"
+    elif not paired:
+        outcome = "stopped_unpaired"
+    else:
+        outcome = "stopped_in_both_runs" if _stopped(row, "clean_") else "event_attributable_stop"
     text = f"event run: {_run_words(row, '')}; clean run: {_run_words(row, 'clean_')}"
-    if ev and cl and row["stop_observed"]:
-        if row["clean_stop_observed"]:
-            text += f"; in the clean run the same answer went on {fmt(row['clean_stop_s'] - row['stop_s'])} s longer" \
-                if row["clean_stop_s"] >= row["stop_s"] else \
-                f"; in the clean run it stopped {fmt(row['stop_s'] - row['clean_stop_s'])} s earlier"
-    if not row["matched"]:
-        text += "; the two inputs differ in length: not in the matched control"
+    if paired and row["stop_observed"] and row["clean_stop_observed"]:
+        gap = row["clean_stop_s"] - row["stop_s"]
+        text += f"; in the clean run the same answer went on {fmt(gap)} s longer" if gap > 0 else \
+            f"; in the clean run it stopped {fmt(-gap)} s earlier" if gap < 0 else "; both runs stopped at the same time"
+    if outcome == "event_attributable_stop":
+        text += ": a stop the event caused"
+    elif outcome == "stopped_in_both_runs":
+        text += ": the answer ended on its own, not because of the event"
+    elif outcome == "stopped_unpaired":
+        text += ("; the two inputs differ in length by more than 80 ms: not in the matched control"
+                 if not row["matched"] else "; no speech covers o_s in the clean run: not in the matched control")
+    if row.get("response_s") is not None:
+        text += f"; the first word after the event's end came {fmt(row['response_s'])} s after it"
     return outcome, text + f"; run agreement before the event {fmt(row['agreement'])}"
 
 
