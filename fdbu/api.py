@@ -73,15 +73,20 @@ METRICS_SCHEMA = {"system": "text", "subset": "text", "task": "text", "metric": 
 
 def sweep_schema(result: dict) -> dict[str, str]:
     """sweep.csv's columns: a latency metric's value, interval and p90 can be not reached (a flag each)."""
-    from .sweep_grid import COUNTS
+    from .sweep_grid import counts_of
     from .tasks import metric_table
 
-    metrics = metric_table(result["trees"][0]["subset"])
+    subset = result["trees"][0]["subset"]
     out = {"system": "text", "threshold": "float", "neg_threshold": "float", "min_silence_duration_ms": "float",
-           "min_speech_duration_ms": "float", "speech_pad_ms": "float", "spec_settings": "bool", **dict.fromkeys(COUNTS, "int")}
-    for m in metrics:
+           "min_speech_duration_ms": "float", "speech_pad_ms": "float", "spec_settings": "bool",
+           **dict.fromkeys(counts_of(subset), "int")}
+    for m in metric_table(subset):
         kind = "reach" if m.kind == "latency_quantiles" else "float"
         out.update({f"{m.name}_{part}": kind for part in ("value", "lo", "hi", "p90")})
+    for n in result["trees"][0]["points"][0].get("control", {}):  # v1.5: event - clean, +-inf as inf
+        out.update({f"{n}_diff": "inf", f"{n}_diff_flag": "text", f"{n}_diff_lo": "inf", f"{n}_diff_lo_flag": "text",
+                    f"{n}_diff_hi": "inf", f"{n}_diff_hi_flag": "text", f"{n}_p": "float", f"{n}_p_holm": "float",
+                    f"{n}_marker": "bool"})
     return out
 
 
@@ -136,6 +141,34 @@ class Result:
                 row.update({"value": m["value"], "lo": iv[0], "hi": iv[1], "p90": m.get("p90")})
                 rows.append({**row, "count": m["count"], "n": m.get("n")})
         return _typed(rows, METRICS_SCHEMA)
+
+    def control(self):
+        """v1.5's matched control: one row per subset and line (README: Definition 58), the system, the pairs, each
+        run's rate (stop lines), the difference event - clean with its interval (+-inf kept as inf), p, Holm p
+        and the marker. Empty for a tree without v1.5 subsets."""
+        from .metrics.overlap import control_lines
+
+        rows = []
+        for subset, entry in self.unified["subsets"].items():
+            if "control" not in entry:
+                continue
+            c = entry["control"]
+            for name, line in control_lines(c).items():
+                d = line["difference"]
+                iv, flags = d["interval"] or [None, None], d["interval_flags"] or [None, None]
+                rows.append({"system": self.system, "subset": subset, "line": name, "pairs": c["pairs"],
+                             "min_agreement": c["min_agreement"], "event_rate": line.get("event_rate"),
+                             "clean_rate": line.get("clean_rate"), "diff": d["value"], "diff_flag": d["value_flag"],
+                             "diff_lo": iv[0], "diff_lo_flag": flags[0], "diff_hi": iv[1], "diff_hi_flag": flags[1],
+                             "p": line["p"], "p_holm": line["p_holm"], "marker": line["marker"],
+                             "reason": line["reason"]})
+        return _typed(rows, CONTROL_SCHEMA)
+
+
+CONTROL_SCHEMA = {"system": "text", "subset": "text", "line": "text", "pairs": "int", "min_agreement": "float",
+                  "event_rate": "float", "clean_rate": "float", "diff": "inf", "diff_flag": "text", "diff_lo": "inf",
+                  "diff_lo_flag": "text", "diff_hi": "inf", "diff_hi_flag": "text", "p": "float", "p_holm": "float",
+                  "marker": "bool", "reason": "text"}
 
 
 @dataclass
@@ -220,8 +253,8 @@ def score(tree=None, *, write: bool = False, **settings) -> Result:
     bootstrap={"resamples": 2000, "seed": 0}, device="cpu", out="reports/A").
 
     Returns a `Result`: `.unified` (unified.json as a dict), `.rows` (its per-sample rows),
-    `.to_pandas()` (a DataFrame per task) and `.metrics()` (one row per subset and metric).
-    Raises `FdbuError` with the CLI's one-line message for a bad tree or setting.
+    `.to_pandas()` (a DataFrame per task), `.metrics()` (one row per subset and metric) and, for v1.5
+    subsets, `.control()` (the matched control, one row per subset and line). Raises `FdbuError` with the CLI's one-line message for a bad tree or setting.
 
         >>> r = fdbu.score("runs/modelA", vad={"threshold": 0.4})
         >>> r.metrics().query("metric == 'response_latency_s'")[["subset", "value", "lo", "hi"]]

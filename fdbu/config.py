@@ -237,8 +237,15 @@ class GridConfig:
     speech_pad_ms: List[float] = opt([0], "speech padding, ms")
     allow_large: bool = opt(False, f"run a grid of more than {MAX_POINTS} points (its time and memory grow with "
                                    "points x files)")
+    subset: Optional[str] = opt(None, "the subset swept (one with speech detection: synthetic_user_interruption or a "
+                                      "v1.5 subset); null: each tree's first (v1.0's before v1.5's)")
 
     def __post_init__(self):
+        if self.subset is not None:
+            from .sweep_grid import swept_subsets
+
+            _check(self.subset in swept_subsets(), "sweep.subset", self.subset,
+                   f"one of {', '.join(swept_subsets())} (the subsets with speech detection), or null")
         size = grid_size(self.threshold, self.min_silence_duration_ms, self.neg_threshold_offset, self.min_speech_duration_ms,
                          self.speech_pad_ms)  # from the axes' lengths: no grid is built to be refused
         if size > MAX_POINTS and not self.allow_large:

@@ -1,8 +1,9 @@
-"""Sensitivity sweep: interruption outcomes over a grid of VAD settings, from one pass of the model.
+"""Sensitivity sweep: the outcomes of a subset with speech detection over a grid of VAD settings, from one pass of
+the model.
 
-The Silero probabilities of every interruption output are computed once (or read from the
-cache); each grid point only re-derives segments (numba) and outcomes. The guard runs for
-every grid point's thresholds, so each point's segments are the reference path's under
+The Silero probabilities of every swept output (v1.0's interruption outputs; for a v1.5 subset both runs of each
+sample) are computed once (or read from the cache); each grid point only re-derives segments (numba) and outcomes.
+The guard runs for every grid point's thresholds, so each point's segments are the reference path's under
 that point's settings, and the point with the spec's settings reproduces unified.json.
 """
 from __future__ import annotations
@@ -20,22 +21,35 @@ from .cells import csv_text, fmt
 from .settings import AXES, SPEC, WIDTH, GridPoint, default_names, grid  # noqa: F401  (grid: the sweep's, re-exported)
 from .pipeline import score_subset, signature
 from .audio import SAMPLE_RATE
-from .tasks import SUBSETS
+from .metrics.base import Runs
+from .tasks import SUBSETS, metric_table
 from .tree import load_tree
 from .vad import Job, SpeechDetector
 from .vad.silero import samples_to_us
 
-# the metrics a sweep table shows, with their column labels; sweep.json has every interruption metric
+# the metrics a sweep table shows, with their column labels, by task; sweep.json has every metric of the subset
 SHOWN = {"exercised_rate": "exercised", "speaking_at_end_rate": "spk@end", "response_rate_1s": "resp<=1s",
          "response_rate_2s": "resp<=2s", "response_rate_5s": "resp<=5s", "stop_latency_s": "stop_med_s",
          "response_latency_s": "resp_med_s", "no_response_rate": "no_resp",
          "speech_s_per_interruption_s": "speech/int", "restart_rate": "restart"}
+SHOWN_V15 = {"exercised_rate": "exercised", "stop_rate_500ms": "stop<=.5s", "stop_rate_1s": "stop<=1s",
+             "stop_rate_2s": "stop<=2s", "speaking_at_event_end_rate": "spk@o_e", "stop_latency_s": "stop_med_s",
+             "response_latency_s": "resp_med_s", "speech_s_per_event_s": "speech/ev"}
+SHOWN_BY_TASK = {"user_interruption": SHOWN, "overlap": SHOWN_V15}
 
 
 def _point_record(point: GridPoint, metrics: dict, extra: dict) -> dict:
-    return {"settings": {**asdict(point), "neg_threshold": point.rule.neg_threshold}, "spec_settings": point.is_spec,
-            "counts": {"exercised": extra["exercised"], **extra["outcomes"]},
-            "min_observable_s": extra["min_observable_s"], "metrics": metrics}
+    record = {"settings": {**asdict(point), "neg_threshold": point.rule.neg_threshold}, "spec_settings": point.is_spec}
+    if "control" not in extra:
+        return {**record, "counts": {"exercised": extra["exercised"], **extra["outcomes"]},
+                "min_observable_s": extra["min_observable_s"], "metrics": metrics}
+    from .metrics.overlap import HEADLINE, SHIFT, control_lines  # v1.5: the counts, the control's headline lines
+
+    c = extra["control"]
+    lines = control_lines(c)
+    return {**record, "counts": {"exercised": extra["exercised"], "pairs": c["pairs"]}, "metrics": metrics,
+            "control": {name: {k: lines[name][k] for k in ("difference", "p", "p_holm", "marker")}
+                        for name in (HEADLINE, SHIFT)}}
 
 
 def _range(records: list[dict], name: str) -> dict:
@@ -56,57 +70,69 @@ def _range(records: list[dict], name: str) -> dict:
 
 
 def swept_subsets() -> list[str]:
-    """The subsets whose outcomes depend on speech detection in one file (the interruption subset; v1.5's two runs
-    are not swept yet)."""
-    return [name for name, s in SUBSETS.items() if s.task.speech_detection and len(s.task.detected) == 1]
+    """The subsets whose outcomes depend on speech detection (v1.0's interruption subset, v1.5's four), in the
+    report's order: a tree's first one is swept unless sweep.subset names another."""
+    return [name for name, s in SUBSETS.items() if s.task.speech_detection]
 
 
 MAX_WORK = 1_000_000  # grid points x swept files without sweep.allow_large (1000 points x 1000 files)
 
 
-def check_size(roots: list[Path], points: list[GridPoint], allow_large: bool) -> None:
+def check_size(roots: list[Path], points: list[GridPoint], allow_large: bool, subset: str | None = None) -> None:
     """A sweep's time and memory grow with points x files (each point re-derives and bootstraps every file's
     outcomes): beyond MAX_WORK it is refused before any work unless sweep.allow_large=true, not left to run
     for hours or fail for memory at the end."""
     from .tree import read_manifest
 
-    swept = swept_subsets()
-    files = sum(s.eligible and s.subset in swept for r in roots for s in read_manifest(r).samples)
+    swept = [subset] if subset is not None else swept_subsets()
+    files = sum(len(SUBSETS[s.subset].task.detected) for r in roots for s in read_manifest(r).samples
+                if s.eligible and s.subset in swept)
     if len(points) * files > MAX_WORK and not allow_large:
         raise FdbuError("config", None, f"the sweep is {len(points)} points x {files} files = {len(points) * files}, "
                         f"more than {MAX_WORK}; pass sweep.allow_large=true to run it")
 
 
-def sweep_tree(root: Path, detector: SpeechDetector, boot: Bootstrap, points: list[GridPoint]) -> dict:
+def sweep_tree(root: Path, detector: SpeechDetector, boot: Bootstrap, points: list[GridPoint],
+               subset: str | None = None) -> dict:
     tree = load_tree(root)
-    subset = next((name for name in swept_subsets() if tree.subset(name)), None)
     if subset is None:
-        raise FdbuError(str(root), "manifest.json", f"has no {' or '.join(swept_subsets())} samples to sweep")
+        subset = next((name for name in swept_subsets() if tree.subset(name)), None)
+    if subset is None or not tree.subset(subset):
+        what = subset or f"{' or '.join(swept_subsets())} (the subsets with speech detection)"
+        raise FdbuError(str(root), "manifest.json", f"has no {what} samples to sweep")
     selected = tree.subset(subset)
     kind = SUBSETS[subset].task
     eligible = [s for s in selected if s.eligible]
-    jobs = [Job.of(s) for s in eligible]
+    jobs = [Job.of(s, f) for f in kind.detected for s in eligible]  # v1.5: both runs, in one batch
     entries = detector.guard(detector.probabilities(jobs), jobs, [p.rule for p in points])
     records = []
     for point in points:
-        segs = [samples_to_us(st, SAMPLE_RATE) for st in detector.stamps(entries, jobs, point.rule)]
+        found = [samples_to_us(st, SAMPLE_RATE) for st in detector.stamps(entries, jobs, point.rule)]
+        per = [found[j * len(eligible):(j + 1) * len(eligible)] for j in range(len(kind.detected))]
+        segs = per[0] if len(per) == 1 else Runs(subset, dict(zip(kind.detected, per)))
         _, metrics, extra = score_subset(kind, selected, boot, segs)
         records.append(_point_record(point, metrics, extra))
     return {"subset": subset,
             "inputs": {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
             "counts": {"selected": len(selected), "eligible": len(eligible)},
-            "points": records, "ranges": {m.name: _range(records, m.name) for m in kind.metric_module.METRICS}}
+            "points": records, "ranges": {m.name: _range(records, m.name) for m in metric_table(subset)}}
 
 
 def sweep(roots: list[Path], detector: SpeechDetector, boot: Bootstrap, points: list[GridPoint],
-          names: list[str] | None = None) -> dict:
-    """Every tree over the grid; `names` name the systems in tables and figures (default: folder names)."""
+          names: list[str] | None = None, subset: str | None = None) -> dict:
+    """Every tree over the grid; `names` name the systems in tables and figures (default: folder names); `subset`
+    the one swept (default: each tree's first with speech detection, v1.0's interruption before v1.5's)."""
     names = list(names) if names is not None else default_names([str(r) for r in roots])
     head = signature(detector, boot, vad_settings=False)  # the VAD settings are the grid's points
     head["kind"] = "sweep"
     head["speech_detection"] = {k: v for k, v in head["speech_detection"].items() if k != "settings"}
     head["grid"] = {"points": len(points), **{k: sorted({getattr(p, k) for p in points}) for k in AXES}}
-    head["trees"] = [{"name": name, **sweep_tree(Path(r), detector, boot, points)} for r, name in zip(roots, names)]
+    head["trees"] = [{"name": name, **sweep_tree(Path(r), detector, boot, points, subset)}
+                     for r, name in zip(roots, names)]
+    if len({t["subset"] for t in head["trees"]}) > 1:
+        raise FdbuError("config", None, "the trees' first swept subsets differ ("
+                        + ", ".join(f"{t['name']}: {t['subset']}" for t in head["trees"])
+                        + "); name one with sweep.subset=NAME")
     if len(roots) > 1:
         head["rankings"] = rankings(head["trees"])
     return head
@@ -166,6 +192,8 @@ LABELS = {"threshold": ("thr", "threshold", ""), "neg_threshold": ("neg", "neg t
         "min_silence_duration_ms": ("min_sil", "min silence", " ms"), "min_speech_duration_ms": ("min_sp", "min speech", " ms"),
         "speech_pad_ms": ("pad", "padding", " ms")}
 COUNT_LABELS = {"not_exercised": "not_ex", "speaking_at_end": "s@end", "response": "resp", "no_response": "no_r"}
+COUNT_LABELS_BY_TASK = {"overlap": {"exercised": "exerc", "pairs": "pairs"}}
+CONTROL_LABELS = {"event_attributable_stop_rate_1s": "attrib_stop<=1s", "stop_latency_shift_s": "stop_shift_s"}
 
 
 def _axis(value: float, key: str) -> str:
@@ -177,12 +205,15 @@ def table(result: dict, paths: list | None = None) -> str:
     (the outcome counts, the shares, the latencies and the pooled ratio), each row a grid point by its swept
     settings, and a legend of the short names; `paths` (the trees as typed) are shown beside the names."""
     lines = []
+    task = SUBSETS[result["trees"][0]["subset"]].task.name
+    shown = {n: label for n, label in SHOWN_BY_TASK.get(task, SHOWN).items() if n in result["trees"][0]["ranges"]}
+    count_labels = COUNT_LABELS_BY_TASK.get(task, COUNT_LABELS)
     for k, t in enumerate(result["trees"]):
-        kinds = {n: t["points"][0]["metrics"][n]["kind"] for n in SHOWN}
-        shares = [n for n in SHOWN if kinds[n] == "share"]
+        kinds = {n: t["points"][0]["metrics"][n]["kind"] for n in shown}
+        shares = [n for n in shown if kinds[n] == "share"]
         # three tables of metrics, each within 80 columns beside three swept settings
-        groups = [shares[:5], shares[5:] + [n for n in SHOWN if kinds[n] == "pooled_ratio"],
-                  [n for n in SHOWN if kinds[n] == "latency_quantiles"]]
+        groups = [shares[:5], shares[5:] + [n for n in shown if kinds[n] == "pooled_ratio"],
+                  [n for n in shown if kinds[n] == "latency_quantiles"]]
         where = f" ({paths[k]})" if paths else ""
         points = t["points"]
         values = {a: sorted({p["settings"][a] for p in points}) for a in LABELS}
@@ -200,15 +231,19 @@ def table(result: dict, paths: list | None = None) -> str:
             star = "*" if p["spec_settings"] else " "
             return f"  {star} " + " ".join(f"{_axis(p['settings'][a], a):>7}" for a in swept) + " | " + cells
 
-        lines.append(head + " | " + " ".join(f"{v:>6}" for v in COUNT_LABELS.values()))
-        lines += [row(p, " ".join(f"{p['counts'][c]:>6d}" for c in COUNT_LABELS)) for p in points]
+        lines.append(head + " | " + " ".join(f"{v:>6}" for v in count_labels.values()))
+        lines += [row(p, " ".join(f"{p['counts'][c]:>6d}" for c in count_labels)) for p in points]
         for group in [g for g in groups if g]:
-            width = max(9, *(len(SHOWN[n]) for n in group)) + (2 if kinds[group[0]] == "latency_quantiles" else 0)
-            lines.append(head + " | " + " ".join(f"{SHOWN[n]:>{width}}" for n in group))
+            width = max(9, *(len(shown[n]) for n in group)) + (2 if kinds[group[0]] == "latency_quantiles" else 0)
+            lines.append(head + " | " + " ".join(f"{shown[n]:>{width}}" for n in group))
             lines += [row(p, " ".join(f"{fmt(p['metrics'][n]['value']):>{width}}" for n in group)) for p in points]
+        if "control" in points[0]:  # v1.5: the matched control's two headline lines, event - clean
+            lines.append(head + " | " + " ".join(f"{v:>20}" for v in CONTROL_LABELS.values()))
+            lines += [row(p, " ".join(f"{_control_cell(p['control'][n]):>20}" for n in CONTROL_LABELS))
+                      for p in points]
         lines.append("  range over the grid: " + "; ".join(
             f"{n} [{fmt(t['ranges'][n]['value'][0])}, {fmt(t['ranges'][n]['value'][1])}]"
-            for n in SHOWN if t["ranges"][n]["value"]))
+            for n in shown if t["ranges"][n]["value"]))
     if "rankings" in result:
         lines += ["", "order of the systems over the grid (lowest value first, = a tie; 'not reached' highest):"]
         lines += [_ranking_line(n, r) for n, r in result["rankings"].items()]
@@ -216,28 +251,51 @@ def table(result: dict, paths: list | None = None) -> str:
                  f"min speech {SPEC['min_speech_duration_ms']} ms, neg offset {SPEC['neg_threshold_offset']}, "
                  f"pad {SPEC['speech_pad_ms']} ms). " + "; ".join(f"{v}: {LABELS[k][1]}" for k, v in
                                                                    ((k, a[0]) for k, a in LABELS.items()))
-                 + "; " + "; ".join(f"{v}: {k}" for k, v in COUNT_LABELS.items())
-                 + "; " + "; ".join(f"{v}: {k}" for k, v in SHOWN.items()) + " (medians: stop_med_s, resp_med_s)")
+                 + "; " + "; ".join(f"{v}: {k}" for k, v in count_labels.items())
+                 + "; " + "; ".join(f"{v}: {k}" for k, v in shown.items()) + " (medians: stop_med_s, resp_med_s)"
+                 + ("; " + "; ".join(f"{v}: {k} (event - clean, * Holm p < alpha)" for k, v in CONTROL_LABELS.items())
+                    if "control" in result["trees"][0]["points"][0] else ""))
     return "\n".join(lines)
 
 
+def _control_cell(line: dict) -> str:
+    """A control line in a sweep table: the difference, * where marked."""
+    from .cells import difference_text
+
+    d = line["difference"]
+    return difference_text({**d, "interval": None}) + ("*" if line["marker"] else "")
+
+
 COUNTS = ("exercised", "not_exercised", "speaking_at_end", "response", "no_response")
+COUNTS_BY_TASK = {"overlap": ("exercised", "pairs")}
+
+
+def counts_of(subset: str) -> tuple[str, ...]:
+    """sweep.csv's count columns for a swept subset."""
+    return COUNTS_BY_TASK.get(SUBSETS[subset].task.name, COUNTS)
 
 
 def csv_rows(result: dict) -> list[dict]:
     """One row per tree and grid point, typed (sweep.csv's columns; the API's DataFrame)."""
     names = list(result["trees"][0]["ranges"])
+    counts = counts_of(result["trees"][0]["subset"])
     rows = []
     for t in result["trees"]:
         for r in t["points"]:
             s, c = r["settings"], r["counts"]
             row = {"system": t["name"], **{k: s[k] for k in ("threshold", "neg_threshold", "min_silence_duration_ms",
                                                                "min_speech_duration_ms", "speech_pad_ms")},
-                   "spec_settings": r["spec_settings"], **{k: c[k] for k in COUNTS}}
+                   "spec_settings": r["spec_settings"], **{k: c[k] for k in counts}}
             for n in names:
                 m = r["metrics"][n]
                 iv = m["interval"] or [None, None]
                 row.update({f"{n}_value": m["value"], f"{n}_lo": iv[0], f"{n}_hi": iv[1], f"{n}_p90": m.get("p90")})
+            for n, line in r.get("control", {}).items():  # v1.5: event - clean, +-inf kept (a flag beside each)
+                d = line["difference"]
+                iv, flags = d["interval"] or [None, None], d["interval_flags"] or [None, None]
+                row.update({f"{n}_diff": d["value"], f"{n}_diff_flag": d["value_flag"], f"{n}_diff_lo": iv[0],
+                            f"{n}_diff_lo_flag": flags[0], f"{n}_diff_hi": iv[1], f"{n}_diff_hi_flag": flags[1],
+                            f"{n}_p": line["p"], f"{n}_p_holm": line["p_holm"], f"{n}_marker": line["marker"]})
             rows.append(row)
     return rows
 

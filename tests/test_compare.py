@@ -309,5 +309,5 @@ def test_the_api_names_stay_functions_after_their_modules_load(tmp_path):
     tree = _turn_tree(tmp_path / "t", {0, 1})
     first, second = fdbu.score(tree), fdbu.score(tree)
     assert first.unified == second.unified
-    with pytest.raises(FdbuError, match="has no synthetic_user_interruption samples to sweep"):
+    with pytest.raises(FdbuError, match="has no synthetic_user_interruption or user_interruption or .* samples to sweep"):
         fdbu.sweep(tree, sweep={"threshold": [0.5], "min_silence_duration_ms": [100]})

@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 import twins
 from benchmarks.control_calibration import cell
 from builders import fdbu_main
+from fdbu.cells import record_text
 from fdbu.kernels import INF, overlap_run
 from fdbu.metrics import overlap
 from fdbu.metrics.base import Runs
@@ -169,6 +170,7 @@ def synthetic(tmp_path_factory):
         assert res.returncode == 0, res.stderr
         rows = [json.loads(line) for line in (tree / "unified-samples.jsonl").read_text().splitlines()]
         out[system] = (json.loads((tree / "unified.json").read_text()), res.stdout, rows)
+        out.setdefault("trees", {})[system] = tree
     return out
 
 
@@ -189,3 +191,136 @@ def test_synthetic_systems_give_the_known_event_attributable_stop_rate(synthetic
     paired = [r for r in rows if r["eligible"] and r["exercised"] and r["clean_exercised"]]
     outcomes = [overlap.explain(r, [])[0] for r in paired]
     assert len(paired) >= 24 and sum(o == want[system] for o in outcomes) >= 0.9 * len(paired), outcomes
+
+
+def test_the_api_and_the_sweep_over_v15(synthetic, tmp_path):
+    """fdbu.score's DataFrames (rows of both runs, metrics, the control with +-inf as inf), and fdbu sweep over a
+    v1.5 subset: both runs segmented at every grid point, the spec's point equal to score's numbers and control."""
+    import math
+
+    import fdbu
+    from fdbu.errors import FdbuError
+
+    unified, _, _ = synthetic["yields"]
+    tree = synthetic["trees"]["yields"]
+    r = fdbu.score(tree, vad={"threads": 1}, bootstrap={"resamples": 500})
+    frames = r.to_pandas()
+    assert set(frames) == {"overlap"} and {"clean_stop_s", "agreement", "matched"} <= set(frames["overlap"].columns)
+    control = r.control()
+    assert len(control) == 4 * 4 and set(control["subset"]) == set(V15)
+    head = control[control["line"] == "event_attributable_stop_rate_1s"]
+    assert (head["diff"] == 1.0).all() and head["marker"].all()
+    shift = control[control["line"] == "stop_latency_shift_s"]
+    assert all(math.isfinite(x) and x < 0 for x in shift["diff"])
+    swept = fdbu.sweep(tree, sweep={"threshold": [0.4, 0.5], "min_silence_duration_ms": [100], "subset":
+                                    "talking_to_other"}, vad={"threads": 1}, bootstrap={"resamples": 500})
+    t = swept.sweep["trees"][0]
+    assert t["subset"] == "talking_to_other"
+    spec = next(p for p in t["points"] if p["spec_settings"])
+    entry = unified["subsets"]["talking_to_other"]
+    assert spec["metrics"] == entry["metrics"] and spec["counts"]["pairs"] == entry["control"]["pairs"]
+    assert spec["control"]["event_attributable_stop_rate_1s"]["difference"] == \
+        entry["control"]["stops"]["event_attributable_stop_rate_1s"]["difference"]
+    df = swept.to_pandas()
+    assert len(df) == 2 and df["event_attributable_stop_rate_1s_marker"].all()
+    with pytest.raises(FdbuError, match="sweep.subset='icc_backchannel': one of synthetic_user_interruption, user_interruption"):
+        fdbu.sweep(tree, sweep={"subset": "icc_backchannel"})
+
+
+def test_a_sharded_vad_stage_covers_both_runs(synthetic, tmp_path):
+    """`fdbu vad` shards every file a v1.5 score segments (output.wav and clean_output.wav): a score that refuses to
+    compute (vad.require_shards) then assembles both runs from the cache, with the same numbers."""
+    tree = synthetic["trees"]["yields"]  # (same_stop's two runs are one file: cached once)
+    cache = tmp_path / "cache"
+    for k in range(2):
+        out = fdbu_main("vad", f"tree={tree}", f"shard={k}", "shards=2", f"cache_dir={cache}", "progress=false",
+                        "vad.threads=1")
+        assert out.returncode == 0, out.stderr
+    out = fdbu_main("score", f"tree={tree}", f"out={tmp_path / 'scored'}", f"cache_dir={cache}", "progress=false",
+                    "vad.require_shards=true", "bootstrap.resamples=500", "vad.threads=1")
+    assert out.returncode == 0, out.stderr
+    assert "0 computed" in out.stdout
+    again = json.loads((tmp_path / "scored" / "unified.json").read_text())
+    assert again["subsets"] == synthetic["yields"][0]["subsets"]
+
+
+def test_the_v15_report_in_a_browser(synthetic, tmp_path):
+    """The report of two v1.5 systems opened in headless Chromium: the leaderboard shows each system's control line
+    as its unified.json has it, and a drill-down draws both runs on one timeline (both runs' segments and words,
+    the event's window shaded, o_s and o_e marked) under the rule in words. FDBU_SCREENSHOTS=DIR copies the
+    screenshot (the README's docs/report-drilldown-v15.png)."""
+    import os
+    import shutil
+
+    from browser import Chromium, executable
+
+    exe = executable()
+    if exe is None:
+        pytest.skip("Chromium is not installed (make system-tools installs Debian's chromium)")
+    a, b = synthetic["trees"]["yields"], synthetic["trees"]["same_stop"]
+    out = tmp_path / "site"
+    res = fdbu_main("report", f"trees=[{a},{b}]", "names=[yields,same_stop]", f"out={out}", "report.format=html",
+                    "plot=false", "progress=false")
+    assert res.returncode == 0, res.stderr
+    rows = synthetic["yields"][2]
+    row = next(r for r in rows if r["subset"] == "user_interruption" and r["eligible"] and r["exercised"]
+               and r["clean_exercised"])
+    chrome = Chromium(exe, tmp_path / "profile")
+    try:
+        chrome.open((out / "index.html").resolve().as_uri())
+        line = chrome.eval("Array.from(document.querySelectorAll('table.board[data-subset=\"user_interruption\"] "
+                           "tr[data-metric=\"event_attributable_stop_rate_1s\"] td[data-system] .v'))"
+                           ".map(td => td.textContent)")
+        diffs = [synthetic[s][0]["subsets"]["user_interruption"]["control"]["stops"]
+                 ["event_attributable_stop_rate_1s"]["difference"] for s in ("yields", "same_stop")]
+        assert line == [record_text(d["value"], d["interval"]) for d in diffs]
+        chrome.eval(f"location.hash = 'sample=0/{row['sample_id']}'")
+        rule = chrome.wait("document.getElementById('rule') && document.getElementById('rule').textContent")
+        assert rule == overlap.explain(row, [])[1]
+        segments = chrome.eval("document.querySelectorAll('#timeline .segment').length")
+        assert segments == len(row["segments"]) + len(row["clean_segments"])
+        lanes = chrome.eval("Array.from(document.querySelectorAll('#timeline text')).map(t => t.textContent)")
+        assert {"output", "speech", "words", "clean output", "clean output speech", "clean output words"} <= set(lanes)
+        assert chrome.eval("document.querySelectorAll('#timeline .event').length") == 1
+        assert chrome.eval("document.querySelectorAll('#timeline .mark').length") == 2  # o_s and o_e
+        boxes = chrome.eval("Array.from(document.querySelectorAll('#timeline .mark-label')).map(t => { "
+                            "const b = t.getBBox(); return [b.x, b.x + b.width]; })")
+        assert len(boxes) == 2 and boxes[0][1] < boxes[1][0]  # the two labels side by side, not over each other
+        assert chrome.eval("document.querySelectorAll('#drilldown audio').length") == 3  # input, output, clean output
+        shot = chrome.screenshot(tmp_path / "report-drilldown-v15.png", "#samples")
+        assert chrome.errors() == []
+    finally:
+        chrome.close()
+    assert shot.read_bytes()[:4] == b"\x89PNG" and shot.stat().st_size > 10_000
+    if os.environ.get("FDBU_SCREENSHOTS"):
+        shutil.copy(shot, os.environ["FDBU_SCREENSHOTS"])
+
+
+def test_the_v15_leaderboard_tables_render_compile_and_load(synthetic, tmp_path):
+    """What leaves fdbu for a paper, for v1.5: leaderboard.tex with the control's lines compiles in a two-column
+    article with no overfull box, leaderboard.md renders every control cell as written, leaderboard.csv loads with
+    the control lines numeric."""
+    import shutil
+
+    import pandas as pd
+    from markdown_it import MarkdownIt
+
+    from test_paper_tables import _Cells, _compile
+
+    a, b = synthetic["trees"]["yields"], synthetic["trees"]["same_stop"]
+    out = tmp_path / "site"
+    res = fdbu_main("report", f"trees=[{a},{b}]", "names=[yields,same_stop]", f"out={out}",
+                    "report.format=[md,tex,csv]", "plot=false", "progress=false")
+    assert res.returncode == 0, res.stderr
+    parsed = _Cells()
+    parsed.feed(MarkdownIt("commonmark").enable("table").render((out / "leaderboard.md").read_text()))
+    assert len(parsed.tables) == 4
+    shift = [row for row in parsed.tables[0] if row[0][0] == "stop latency shift (s) (event - clean)"]
+    want = synthetic["yields"][0]["subsets"]["user_interruption"]["control"]["stop_latency_shift_s"]["difference"]
+    assert len(shift) == 1 and shift[0][2][0] == record_text(want["value"], want["interval"])
+    frame = pd.read_csv(out / "leaderboard.csv")
+    lines = frame[frame["kind"] == "paired_difference"]
+    assert len(lines) == 4 * 4 * 2 and lines["value"].dtype.kind == "f" and lines["lo"].dtype.kind == "f"
+    if shutil.which("pdflatex") is not None:
+        log = _compile((out / "leaderboard.tex").read_text(), tmp_path, "twocolumn")
+        assert "Overfull \\hbox" not in log, [line for line in log.splitlines() if "Overfull" in line]

@@ -142,6 +142,7 @@ OTHER = {  # a value other than the default that the key takes (with what it nee
     "vad.batch_seconds": 100.0, "vad.require_shards": True, "bootstrap.resamples": 100, "bootstrap.seed": 2, "overlap.min_agreement": 0.5,
     "sweep.threshold": [0.4], "sweep.min_silence_duration_ms": [200], "sweep.neg_threshold_offset": [0.1],
     "sweep.min_speech_duration_ms": [200], "sweep.speech_pad_ms": [30], "sweep.allow_large": True,
+    "sweep.subset": "user_backchannel",
     "compare.allow_different_samples": True, "compare.alpha": 0.01, "compare.allow_mixed_transcripts": True,
     "compare.pairs": "all", "report.allow_different_samples": True, "report.alpha": 0.01,
     "report.allow_mixed_transcripts": True, "report.format": ["md"], "report.compare": "c",

@@ -21,10 +21,10 @@ def run(cfg, write: bool = True, cores: int | None = None) -> Ran:
     for tree in trees:
         require(tree)
     points = cfg.sweep.points()
-    check_size(trees, points, cfg.sweep.allow_large)
+    check_size(trees, points, cfg.sweep.allow_large, cfg.sweep.subset)
     outputs = sweep_outputs(Path(cfg.out) if cfg.out is not None else trees[0], len(trees), cfg.plot) if write \
         else None
     detector = make_detector(cfg, cores=cores)
-    result = run(trees, detector, bootstrap(cfg), points, names=cfg.system_names())
+    result = run(trees, detector, bootstrap(cfg), points, names=cfg.system_names(), subset=cfg.sweep.subset)
     written, lines = commit(outputs, files(result, cfg.plot, cfg.width) if write else {})
     return Ran(result, written, [detector.stats.line(), *lines])

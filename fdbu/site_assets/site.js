@@ -275,10 +275,14 @@
         svg.appendChild(sv("text", {x: x(wd[0]) + 2, y: yy + 14, "font-size": 11}, wd[2]));
       });
     }
-    Object.keys(marks).forEach(function (m) {  // every time the task marks (E, S, R, a made-up task's own)
-      if (typeof marks[m] !== "number") return;
+    var labelEnd = -Infinity;  // the marks' labels left to right, each moved right past the one before
+    Object.keys(marks).filter(function (m) { return typeof marks[m] === "number"; })
+      .sort(function (a, b) { return marks[a] - marks[b]; }).forEach(function (m) {  // E, S, R, o_s, o_e, ...
       svg.appendChild(sv("line", {x1: x(marks[m]), x2: x(marks[m]), y1: 14, y2: H - 20, stroke: "#c0392b", "stroke-width": 1.5, "class": "mark"}));
-      svg.appendChild(sv("text", {x: x(marks[m]) + 3, y: 13, "font-size": 12, fill: "#c0392b"}, m + " = " + fmt(marks[m]) + " s"));
+      var text = m + " = " + fmt(marks[m]) + " s", at = Math.max(x(marks[m]) + 3, labelEnd + 8);
+      var label = sv("text", {x: at, y: 13, "font-size": 12, fill: "#c0392b", "class": "mark-label"}, text);
+      svg.appendChild(label);
+      labelEnd = at + text.length * 7;  // 12 px text: at most 7 px a character
     });
     return svg;
   }

@@ -19,15 +19,17 @@ from .detect import Job, SpeechDetector
 
 
 def jobs(roots: list[Path]) -> list[Job]:
-    """The output.wav of every eligible sample whose task detects speech, in every tree."""
+    """Every file Silero runs on (Task.detected: output.wav; for v1.5 also clean_output.wav) of every eligible sample
+    whose task detects speech, in every tree."""
     out = []
     for root in roots:
         m = read_manifest(root)
         for s in m.samples:
             if s.eligible and s.kind.speech_detection:
-                digest = m.files[s.sample_id].get("output.wav")
-                hashed(s.wav_path, s.sample_id, "output.wav", digest, "manifest.json", root)
-                out.append(Job(s.sample_id, s.wav_path, cast(str, digest), s.input_samples))  # hashed refuses None
+                for file in s.kind.detected:
+                    digest = m.files[s.sample_id].get(file)
+                    hashed(s.folder / file, s.sample_id, file, digest, "manifest.json", root)
+                    out.append(Job(s.sample_id, s.folder / file, cast(str, digest), s.samples_of(file), file))
     return out
 
 
