@@ -19,7 +19,6 @@ three Monte Carlo standard errors over D datasets. `p < alpha` is the raw test b
 """
 from __future__ import annotations
 
-import argparse
 import math
 import time
 
@@ -30,6 +29,8 @@ from fdbu.kernels import INF
 from fdbu.metrics.paired import ALPHA, paired_line
 from fdbu.metrics.stats import Bootstrap
 from fdbu.metrics.table import LATENCY, POOLED_RATIO, SHARE
+
+from .calibration import arguments, bound
 
 KINDS = (SHARE, POOLED_RATIO, LATENCY)
 SIZES = (8, 20, 30, 200)
@@ -81,17 +82,12 @@ def cell(kind: str, n: int, rate: float, datasets: int, seed: int, effect: float
         marked += line["marker"]
         raw += line["p"] is not None and line["p"] < alpha
         na += line["p"] is None
-    bound = alpha + 3 * math.sqrt(alpha * (1 - alpha) / datasets)
     return {"kind": kind, "n": n, "rate": rate, "effect": effect, "datasets": datasets, "marker": marked / datasets,
-            "raw": raw / datasets, "na": na / datasets, "bound": bound}
+            "raw": raw / datasets, "na": na / datasets, "bound": bound(alpha, datasets)}
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--datasets", type=int, default=2000)
-    ap.add_argument("--power-datasets", type=int, default=500)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
+    args = arguments(__doc__)
     from .common import load as machine_load
 
     t0 = time.perf_counter()

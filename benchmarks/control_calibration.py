@@ -17,8 +17,6 @@ D datasets. `p < alpha` counts either headline line's raw p before Holm and the 
 """
 from __future__ import annotations
 
-import argparse
-import math
 import time
 
 import numpy as np
@@ -27,6 +25,8 @@ from fdbu.kernels import INF, OverlapRun
 from fdbu.metrics import overlap
 from fdbu.metrics.paired import ALPHA
 from fdbu.metrics.stats import Bootstrap
+
+from .calibration import arguments, bound
 
 SIZES = (8, 20, 40, 200)
 NEVER = (0.0, 0.2, 0.5)
@@ -68,15 +68,11 @@ def cell(n: int, never: float, datasets: int, seed: int, delta: float = 0.0, res
         marked += any(line["marker"] for line in lines)
         raw += any(line["p"] is not None and line["p"] < alpha for line in lines)
     return {"n": n, "never": never, "delta": delta, "datasets": datasets, "marker": marked / datasets,
-            "raw": raw / datasets, "bound": alpha + 3 * math.sqrt(alpha * (1 - alpha) / datasets)}
+            "raw": raw / datasets, "bound": bound(alpha, datasets)}
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--datasets", type=int, default=2000)
-    ap.add_argument("--power-datasets", type=int, default=500)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
+    args = arguments(__doc__)
     from .common import load as machine_load
 
     print(machine_load())
