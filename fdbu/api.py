@@ -254,7 +254,8 @@ def score(tree=None, *, write: bool = False, **settings) -> Result:
 
     Returns a `Result`: `.unified` (unified.json as a dict), `.rows` (its per-sample rows),
     `.to_pandas()` (a DataFrame per task), `.metrics()` (one row per subset and metric) and, for v1.5
-    subsets, `.control()` (the matched control, one row per subset and line). Raises `FdbuError` with the CLI's one-line message for a bad tree or setting.
+    subsets, `.control()` (the matched control, one row per subset and line).
+    Raises `FdbuError` with the CLI's one-line message for a bad tree or setting.
 
         >>> r = fdbu.score("runs/modelA", vad={"threshold": 0.4})
         >>> r.metrics().query("metric == 'response_latency_s'")[["subset", "value", "lo", "hi"]]

@@ -274,6 +274,7 @@ class SweepConfig(Common):
     sweep: GridConfig = group(GridConfig, "the grid of VAD settings")
     vad: VadConfig = group(VadConfig, "speech detection (its settings are the sweep's axes)")
     bootstrap: BootstrapConfig = group(BootstrapConfig, "percentile bootstrap of pooled ratios and medians")
+    overlap: OverlapConfig = group(OverlapConfig, "Full-Duplex-Bench v1.5's matched control")
 
     def __post_init__(self):
         super().__post_init__()

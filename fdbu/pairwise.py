@@ -76,11 +76,11 @@ def components(system: System, subset: str, rows: list[dict]):
     """The components of these (eligible) rows; a row lacking a field is refused, naming its sample."""
     module = tasks.subset(subset).task.metric_module
     try:
-        return module.from_rows(rows)
+        return module.from_rows(rows, subset)
     except (KeyError, TypeError, ValueError, IndexError) as e:
         for row in rows:
             try:
-                module.from_rows([row])
+                module.from_rows([row], subset)
             except (KeyError, TypeError, ValueError, IndexError):
                 raise FdbuError(system.where, SAMPLES, f"{row['sample_id']}: the row lacks a field or has a value "
                                 f"of the wrong type ({type(e).__name__}: {e})") from None

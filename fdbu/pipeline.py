@@ -89,8 +89,10 @@ def score_subset(kind: tasks.Task, selected: list, boot: Bootstrap, segs=None, m
 def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None, min_agreement: float = 0.0) -> Scored:
     """Score every scored subset present in the tree.
 
-    `segments` (sample_id -> (k, 2) microseconds) replaces speech detection, for callers
-    that already have the segments; by default Silero runs on each eligible interruption output.
+    `segments` (sample_id -> (k, 2) microseconds; (sample_id, file) for another file a task segments, v1.5's
+    clean_output.wav) replaces speech detection, for callers that already have the segments; by default Silero
+    runs on every file each eligible sample's task segments (Task.detected); `min_agreement` restricts v1.5's
+    matched control.
     """
     present = sorted({s.subset for s in tree.samples})
     unscored = {n: cast(str, tasks.subset(n).task.unscored) for n in tasks.SUBSETS

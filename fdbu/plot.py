@@ -120,8 +120,7 @@ STOP_CURVES = {"title": "Stop curves F(t), event run vs clean run over the match
                "horizon": "the shortest capture after o_s"}
 
 
-def stop_curves(rows: list[dict], name: str = "system", unified: dict | None = None,
-                width: str = WIDTH) -> dict[str, bytes]:
+def stop_curves(rows: list[dict], name: str, unified: dict, width: str = WIDTH) -> dict[str, bytes]:
     """v1.5's stop curves (README: Definition 58): per subset, F(t), the share of the control's pairs whose speech
     covering o_s has ended t seconds after o_s, in the event run and in the clean run, each with its pointwise
     bootstrap band (unified.json's draw). The gap between the curves is what the event caused (PNG and PDF)."""
@@ -129,16 +128,16 @@ def stop_curves(rows: list[dict], name: str = "system", unified: dict | None = N
     from .metrics.paired import cdf_band
     from .metrics.stats import Bootstrap
 
-    b = (unified or {})["bootstrap"]
+    b = unified["bootstrap"]
     boot = Bootstrap(b["resamples"], b["seed"])
-    agreement = ((unified or {}).get("overlap") or {}).get("min_agreement", 0.0)
+    agreement = (unified.get("overlap") or {}).get("min_agreement", 0.0)
     curves = []
     for subset, entry in SUBSETS.items():
         eligible = [r for r in rows if r["subset"] == subset and r["eligible"]]
         if entry.task.metrics is not overlap or not eligible:
             continue
-        c = overlap.from_rows(eligible, agreement)
-        pairs = c.control
+        c = overlap.from_rows(eligible, subset, agreement)
+        pairs = c.pairs
         if not pairs.any():
             continue
         horizon = int((c.T_us - c.o_s)[pairs].min())  # beyond the shortest capture after o_s, F is a lower bound
@@ -285,8 +284,9 @@ STYLES = ("-", "--", ":", "-.")
 
 
 def _marks(ax, horizon_s: float | None, xmax: float, marks_s=MARKS_S, horizon: str = "min_observable_s") -> list:
-    """The 1, 2 and 5 s marks (`marks_s`) as lines, the median line, the region beyond min_observable_s shaded (F there is a
-    lower bound); returns legend handles explaining the line and the shading."""
+    """The 1, 2 and 5 s marks (`marks_s`) as lines, the median line, the region beyond the `horizon`
+    (min_observable_s) shaded (F there is a lower bound); returns legend handles explaining the line and the
+    shading."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 

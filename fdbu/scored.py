@@ -48,6 +48,7 @@ KINDS = {
     "quantile": (lambda v: v == NOT_REACHED or (_number(v) and 0 <= v <= MAX_SECONDS),
                  f"seconds or {NOT_REACHED!r}"),
     "flag": (lambda v: isinstance(v, bool), "true or false"),
+    "number": (_number, "a finite number"),
     "text": (lambda v: isinstance(v, str), "a string"),
     "sha256": (lambda v: isinstance(v, str) and HEX64.fullmatch(v) is not None, "a SHA-256 hex digest"),
     "segments": (lambda v: isinstance(v, list) and all(_pair("seconds")(p) and p[0] <= p[1] for p in v),
@@ -167,7 +168,40 @@ def _unified(root: Path, raw: bytes) -> dict:
             for key, want in (("kind", m.kind), ("better", m.better)):
                 if record.get(key) != want:
                     r.refuse(f"{at}.metrics.{m.name}.{key}", f"is {short(record.get(key))}, not {want!r}")
+        if hasattr(task.metrics, "control_lines"):  # v1.5: the matched control every reader of it indexes
+            _control(r, entry, at)
+            r.fields(r.obj(doc, "overlap", "overlap"), {"min_agreement": "unit"}, "overlap.")
     return doc
+
+
+CONTROL = {"pairs": "count", "exercised_both": "count", "unmatched": "count", "clean_exercised": "count",
+           "min_agreement": "unit", "alpha": "unit"}
+LINE = {"p": "unit?", "p_holm": "unit?", "marker": "flag", "reason": "text?"}
+DIFFERENCE = {"value": "number?", "value_flag": "text?"}
+
+
+def _control(r: "_Reader", entry: dict, at: str) -> None:
+    """A v1.5 subset's `control` (README: Definitions 58-59): its counts, the agreement, and every line the
+    report, the API and the console read, each with its paired difference."""
+    from .metrics.overlap import SHIFT, WITHIN_US, label
+
+    c = r.obj(entry, "control", f"{at}.control")
+    r.fields(c, CONTROL, f"{at}.control.")
+    r.fields(r.obj(c, "agreement", f"{at}.control.agreement"), {"n": "count", "median": "unit?", "at_least": "unit",
+                                                                 "count_at_least": "count"}, f"{at}.control.agreement.")
+    stops = r.obj(c, "stops", f"{at}.control.stops")
+    lines = {f"stops.event_attributable_stop_rate_{label(k)}": stops.get(f"event_attributable_stop_rate_{label(k)}")
+             for k in WITHIN_US}
+    for name, line in [*lines.items(), (SHIFT, c.get(SHIFT))]:
+        where = f"{at}.control.{name}"
+        if not isinstance(line, dict):
+            r.refuse(where, "is missing or not an object")
+        r.fields(line, LINE, f"{where}.")
+        d = r.obj(line, "difference", f"{where}.difference")
+        r.fields(d, DIFFERENCE, f"{where}.difference.")
+        iv = d.get("interval")  # an end beyond the captures is null beside its +inf or -inf flag
+        if iv is not None and not (isinstance(iv, list) and len(iv) == 2 and all(x is None or _number(x) for x in iv)):
+            r.refuse(f"{where}.difference.interval", f"is {short(iv)}, not null or two numbers (or nulls)")
 
 
 def _rows(root: Path, raw: bytes) -> dict[str, list[dict]]:

@@ -474,9 +474,9 @@ def figure_names(n_systems: int, plot: bool) -> tuple[str, ...]:
     if not plot:
         return ()
     from .pairwise import FIGURES, FORMATS
-    from .unified import CURVES
+    from .unified import CURVES, STOP_CURVES
 
-    return tuple(f"{stem}.{ext}" for stem in FIGURES for ext in FORMATS) if n_systems > 1 else CURVES
+    return tuple(f"{stem}.{ext}" for stem in FIGURES for ext in FORMATS) if n_systems > 1 else CURVES + STOP_CURVES
 
 
 def outputs(out: Path, n_systems: int, formats, plot: bool, own_compare: bool):
@@ -488,17 +488,16 @@ def outputs(out: Path, n_systems: int, formats, plot: bool, own_compare: bool):
 
 
 def figures(systems, result: dict | None, width: str, progress: bool = False) -> dict[str, bytes]:
-    """The figures the site embeds (PNG) and links (PDF): the comparison's, or one system's latency curves."""
+    """The figures the site embeds (PNG) and links (PDF): the comparison's, or one system's own (its latency curves,
+    and for v1.5 its stop curves)."""
     if result is not None:
         from .pairwise import figures as compared
 
         return compared(result, systems, width, progress)
-    from .plot import latency_curves
-    from .unified import CURVES
+    from .unified import figures as own
 
     rows = [r for rs in systems[0].rows.values() for r in rs]
-    figure = latency_curves(rows, name=systems[0].name, width=width, unified=systems[0].unified)
-    return {name: figure[name.rsplit(".", 1)[1]] for name in CURVES}
+    return own(rows, systems[0].unified, systems[0].name, width)
 
 
 def build(systems, result: dict | None, out: Path, *, formats=FORMATS, plot: bool = True, width: str = WIDTH,

@@ -78,28 +78,40 @@ def swept_subsets() -> list[str]:
 MAX_WORK = 1_000_000  # grid points x swept files without sweep.allow_large (1000 points x 1000 files)
 
 
+def chosen(root: Path, subset: str | None = None) -> str:
+    """The subset swept in the tree at `root`: `subset`, else its first with speech detection (from manifest.json
+    alone, before any work); refused when the tree has none of it."""
+    from .tree import read_manifest
+
+    present = {s.subset for s in read_manifest(root).samples}
+    name = subset if subset is not None else next((n for n in swept_subsets() if n in present), None)
+    if name is None or name not in present:
+        what = name or f"{' or '.join(swept_subsets())} (the subsets with speech detection)"
+        raise FdbuError(str(root), "manifest.json", f"has no {what} samples to sweep")
+    return name
+
+
 def check_size(roots: list[Path], points: list[GridPoint], allow_large: bool, subset: str | None = None) -> None:
     """A sweep's time and memory grow with points x files (each point re-derives and bootstraps every file's
     outcomes): beyond MAX_WORK it is refused before any work unless sweep.allow_large=true, not left to run
-    for hours or fail for memory at the end."""
+    for hours or fail for memory at the end. The files are those of the subset each tree sweeps (both runs of a
+    v1.5 sample)."""
     from .tree import read_manifest
 
-    swept = [subset] if subset is not None else swept_subsets()
-    files = sum(len(SUBSETS[s.subset].task.detected) for r in roots for s in read_manifest(r).samples
-                if s.eligible and s.subset in swept)
+    files = 0
+    for r in roots:
+        name = chosen(r, subset)
+        files += sum(len(SUBSETS[name].task.detected) for s in read_manifest(r).samples
+                     if s.eligible and s.subset == name)
     if len(points) * files > MAX_WORK and not allow_large:
         raise FdbuError("config", None, f"the sweep is {len(points)} points x {files} files = {len(points) * files}, "
                         f"more than {MAX_WORK}; pass sweep.allow_large=true to run it")
 
 
 def sweep_tree(root: Path, detector: SpeechDetector, boot: Bootstrap, points: list[GridPoint],
-               subset: str | None = None) -> dict:
+               subset: str | None = None, min_agreement: float = 0.0) -> dict:
+    subset = chosen(root, subset)
     tree = load_tree(root)
-    if subset is None:
-        subset = next((name for name in swept_subsets() if tree.subset(name)), None)
-    if subset is None or not tree.subset(subset):
-        what = subset or f"{' or '.join(swept_subsets())} (the subsets with speech detection)"
-        raise FdbuError(str(root), "manifest.json", f"has no {what} samples to sweep")
     selected = tree.subset(subset)
     kind = SUBSETS[subset].task
     eligible = [s for s in selected if s.eligible]
@@ -110,7 +122,7 @@ def sweep_tree(root: Path, detector: SpeechDetector, boot: Bootstrap, points: li
         found = [samples_to_us(st, SAMPLE_RATE) for st in detector.stamps(entries, jobs, point.rule)]
         per = [found[j * len(eligible):(j + 1) * len(eligible)] for j in range(len(kind.detected))]
         segs = per[0] if len(per) == 1 else Runs(subset, dict(zip(kind.detected, per)))
-        _, metrics, extra = score_subset(kind, selected, boot, segs)
+        _, metrics, extra = score_subset(kind, selected, boot, segs, min_agreement)
         records.append(_point_record(point, metrics, extra))
     return {"subset": subset,
             "inputs": {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
@@ -119,20 +131,26 @@ def sweep_tree(root: Path, detector: SpeechDetector, boot: Bootstrap, points: li
 
 
 def sweep(roots: list[Path], detector: SpeechDetector, boot: Bootstrap, points: list[GridPoint],
-          names: list[str] | None = None, subset: str | None = None) -> dict:
+          names: list[str] | None = None, subset: str | None = None, min_agreement: float = 0.0) -> dict:
     """Every tree over the grid; `names` name the systems in tables and figures (default: folder names); `subset`
-    the one swept (default: each tree's first with speech detection, v1.0's interruption before v1.5's)."""
+    the one swept (default: each tree's first with speech detection, v1.0's interruption before v1.5's: all trees
+    must sweep the same one, checked before any work); `min_agreement` restricts a v1.5 subset's control."""
     names = list(names) if names is not None else default_names([str(r) for r in roots])
+    swept = {name: chosen(Path(r), subset) for r, name in zip(roots, names)}
+    if len(set(swept.values())) > 1:
+        raise FdbuError("config", None, "the trees' first swept subsets differ ("
+                        + ", ".join(f"{n}: {s}" for n, s in swept.items()) + "); name one with sweep.subset=NAME")
     head = signature(detector, boot, vad_settings=False)  # the VAD settings are the grid's points
     head["kind"] = "sweep"
     head["speech_detection"] = {k: v for k, v in head["speech_detection"].items() if k != "settings"}
     head["grid"] = {"points": len(points), **{k: sorted({getattr(p, k) for p in points}) for k in AXES}}
-    head["trees"] = [{"name": name, **sweep_tree(Path(r), detector, boot, points, subset)}
+    if SUBSETS[next(iter(swept.values()))].task.detected[1:]:  # v1.5: the control's setting, as in unified.json
+        head["overlap"] = {"min_agreement": min_agreement}
+        if min_agreement:
+            head["settings"] = "non-default"
+            head["non_default"] = [*head.get("non_default", []), f"overlap.min_agreement={min_agreement}"]
+    head["trees"] = [{"name": name, **sweep_tree(Path(r), detector, boot, points, swept[name], min_agreement)}
                      for r, name in zip(roots, names)]
-    if len({t["subset"] for t in head["trees"]}) > 1:
-        raise FdbuError("config", None, "the trees' first swept subsets differ ("
-                        + ", ".join(f"{t['name']}: {t['subset']}" for t in head["trees"])
-                        + "); name one with sweep.subset=NAME")
     if len(roots) > 1:
         head["rankings"] = rankings(head["trees"])
     return head

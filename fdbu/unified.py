@@ -38,19 +38,25 @@ def files(scored: Scored, plot: bool = False, name: str = "system", width: str =
     rows = samples_jsonl(scored.rows).encode()
     out = {UNIFIED: dumps({**scored.unified, ROWS_SHA256: sha256_bytes(rows)}).encode(), SAMPLES: rows}
     if plot:
-        from .plot import latency_curves
+        out.update(figures(scored.rows, scored.unified, name, width))
+    return out
 
-        from .tasks import SUBSETS
 
-        v15 = any("control" in e for e in scored.unified["subsets"].values())
-        if not v15 or any(SUBSETS[s].task.latency for s in scored.unified["subsets"]):  # v1.5 only: no empty figure
-            figure = latency_curves(scored.rows, name=name, unified=scored.unified, width=width)
-            out.update(zip(CURVES, (figure["png"], figure["pdf"])))
-        if v15:
-            from .plot import stop_curves
+def figures(rows: list[dict], unified: dict, name: str = "system", width: str = WIDTH) -> dict[str, bytes]:
+    """One system's figures by file name: its response-latency curves (CURVES; not for a tree of v1.5 subsets
+    only, which has none) and, with v1.5 subsets, their stop curves (STOP_CURVES). Score and a one-system report
+    draw the same."""
+    from .plot import latency_curves, stop_curves
+    from .tasks import SUBSETS
 
-            figure = stop_curves(scored.rows, name=name, unified=scored.unified, width=width)
-            out.update(zip(STOP_CURVES, (figure["png"], figure["pdf"])))
+    out: dict[str, bytes] = {}
+    v15 = any("control" in e for e in unified["subsets"].values())
+    if not v15 or any(SUBSETS[s].task.latency for s in unified["subsets"]):
+        figure = latency_curves(rows, name=name, unified=unified, width=width)
+        out.update(zip(CURVES, (figure["png"], figure["pdf"])))
+    if v15:
+        figure = stop_curves(rows, name=name, unified=unified, width=width)
+        out.update(zip(STOP_CURVES, (figure["png"], figure["pdf"])))
     return out
 
 

@@ -1,6 +1,7 @@
 """Per-sample outcome classification (README: Metrics), one kernel per task.
 
-Each kernel returns a named tuple of per-sample arrays, so a column is read by its name.
+Each outcome kernel returns a named tuple of per-sample arrays, so a column is read by its name
+(`run_overlap_us`, three measures for one agreement, a plain tuple).
 """
 from typing import NamedTuple
 

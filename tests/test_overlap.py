@@ -324,3 +324,95 @@ def test_the_v15_leaderboard_tables_render_compile_and_load(synthetic, tmp_path)
     if shutil.which("pdflatex") is not None:
         log = _compile((out / "leaderboard.tex").read_text(), tmp_path, "twocolumn")
         assert "Overfull \\hbox" not in log, [line for line in log.splitlines() if "Overfull" in line]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.one_of(st.just(-1), st.integers(0, 3 * S), st.just(INF)),
+                          st.one_of(st.just(-1), st.integers(0, 3 * S), st.just(INF)),
+                          st.floats(0, 1), st.booleans()), min_size=0, max_size=30))
+def test_the_control_equals_a_plain_python_twin(samples):
+    """Random pairs of runs (not exercised: -1; a stop; never: INF), agreements and matched flags: the control's
+    pairs, rates, discordant counts and exact McNemar p equal a twin written from Definition 58."""
+    from scipy.stats import binomtest
+
+    n = len(samples)
+    ev, cl = (column([s[k] for s in samples]) for k in (0, 1))
+
+    def run(stop):
+        return overlap.OverlapRun(stop >= 0, stop, np.zeros(n, np.int64), np.zeros(n, bool), np.full(n, INF),
+                                  np.full(n, INF))
+
+    T = column([10 * S] * n)
+    clean_T = column([10 * S if s[3] else 10 * S + 200_000 for s in samples])
+    c = overlap.Components("talking_to_other", run(ev), run(cl), column([0] * n), column([0] * n), T, clean_T,
+                           np.array([s[2] for s in samples], float), [], [], 0.5)
+    out = overlap.control(c, Bootstrap(50, 0))
+    pairs = [s for s in samples if s[0] >= 0 and s[1] >= 0 and s[3] and s[2] >= 0.5]
+    assert out["pairs"] == len(pairs)
+    for k in overlap.WITHIN_US:
+        line = out["stops"][f"event_attributable_stop_rate_{overlap.label(k)}"]
+        e, c_ = [0 <= p[0] <= k for p in pairs], [0 <= p[1] <= k for p in pairs]
+        b_only, a_only = sum(x and not y for x, y in zip(e, c_)), sum(y and not x for x, y in zip(e, c_))
+        assert line["discordant"] == {"a_only": a_only, "b_only": b_only}
+        if pairs:
+            assert line["event_rate"] == sum(e) / len(pairs) and line["clean_rate"] == sum(c_) / len(pairs)
+            assert line["difference"]["value"] == pytest.approx((sum(e) - sum(c_)) / len(pairs), abs=1e-15)
+        if not pairs:
+            assert line["p"] is None and line["reason"] == "no paired samples" and not line["marker"]
+            continue
+        want_p = 1.0 if a_only + b_only == 0 else binomtest(b_only, a_only + b_only, 0.5).pvalue
+        assert line["p"] == pytest.approx(want_p, rel=1e-9)
+        assert not line["marker"] or (line["p_holm"] < 0.05 and line["reason"] is None)
+    json.dumps(out, allow_nan=False)  # nothing a JSON file cannot hold
+
+
+def test_a_line_that_cannot_decide_is_left_out_of_the_holm_family():
+    """As compare (Definition 36): with 3 discordant pairs the 1 s line cannot reach alpha, so it has no Holm p and
+    the stop latency shift is adjusted alone (its Holm p is its p)."""
+    n = 40
+    rng = np.random.default_rng(1)
+    clean = (rng.uniform(1.5, 3.0, n) * S).astype(np.int64)
+    event = clean - (rng.uniform(0.2, 0.4, n) * S).astype(np.int64)  # every event stop earlier...
+    event[:3] = (0.5 * S)  # ...three of them within 1 s: 3 discordant pairs
+    from benchmarks.control_calibration import components as made
+
+    out = overlap.control(made(event, clean), Bootstrap(500, 0))
+    head, shift = out["stops"][overlap.HEADLINE], out[overlap.SHIFT]
+    assert head["reason"].startswith("too few pairs") and head["p_holm"] is None and not head["marker"]
+    assert shift["reason"] is None and shift["p_holm"] == shift["p"] and shift["marker"]
+
+
+def test_an_empty_subset_keeps_its_own_table_and_the_rule_knows_the_restriction():
+    c = overlap.from_rows([], subset="user_interruption")
+    metrics, extra = overlap.aggregate(c, selected=3, ineligible=3, boot=Bootstrap(10, 0))
+    assert metrics["stop_rate_1s"]["better"] == "higher" and "response_latency_s" in metrics
+    assert extra["control"]["pairs"] == 0
+    spec = [(_Sample(10 * S, 4 * S, 5 * S), [(3.5, 4.3)], [(0.5, 8)])]  # exercised in both, agreement 0.8 / 7.5
+    row = {**overlap.rows([spec[0][0]], _components(spec, min_agreement=0.5))[0], "subset": "user_interruption"}
+    assert row["paired"] is False
+    outcome, text = overlap.explain(row, [])
+    assert outcome == "stopped_unpaired" and "less than overlap.min_agreement" in text
+
+
+def test_a_scored_v15_tree_with_a_broken_control_is_refused_in_one_line(synthetic, tmp_path):
+    """compare and report read the control: a unified.json whose control lacks a line, or has a marker that is not
+    a flag, is refused naming the key, not a KeyError half way."""
+    import shutil
+
+    from fdbu.errors import FdbuError
+    from fdbu.scored import read
+
+    tree = tmp_path / "t"
+    shutil.copytree(synthetic["trees"]["same_stop"], tree)
+    read(tree)  # as written: accepted
+    unified = json.loads((tree / "unified.json").read_text())
+    for edit, where in ((lambda u: u["subsets"]["talking_to_other"]["control"]["stops"].pop(
+                            "event_attributable_stop_rate_2s"),
+                         "subsets.talking_to_other.control.stops.event_attributable_stop_rate_2s is missing"),
+                        (lambda u: u["subsets"]["user_backchannel"]["control"]["stop_latency_shift_s"].update(
+                            marker="yes"), "subsets.user_backchannel.control.stop_latency_shift_s.marker is 'yes'")):
+        broken = json.loads(json.dumps(unified))
+        edit(broken)
+        (tree / "unified.json").write_text(json.dumps(broken))
+        with pytest.raises(FdbuError, match=where.replace(".", r"\.")):
+            read(tree)

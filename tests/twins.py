@@ -125,7 +125,7 @@ def overlap_run(segments, starts, o_s, o_e, T):
 
 
 def agreement(a, b, o_s):
-    """Definition 59: speech IoU of two runs on [0, o_s], 1 where neither speaks there."""
+    """Definition 57: speech IoU of two runs on [0, o_s], 1 where neither speaks there."""
     union = covered(a + b, 0, o_s)
     inter = covered(a, 0, o_s) + covered(b, 0, o_s) - union
     return inter / union if union else 1.0

@@ -25,6 +25,7 @@ def run(cfg, write: bool = True, cores: int | None = None) -> Ran:
     outputs = sweep_outputs(Path(cfg.out) if cfg.out is not None else trees[0], len(trees), cfg.plot) if write \
         else None
     detector = make_detector(cfg, cores=cores)
-    result = run(trees, detector, bootstrap(cfg), points, names=cfg.system_names(), subset=cfg.sweep.subset)
+    result = run(trees, detector, bootstrap(cfg), points, names=cfg.system_names(), subset=cfg.sweep.subset,
+                 min_agreement=cfg.overlap.min_agreement)
     written, lines = commit(outputs, files(result, cfg.plot, cfg.width) if write else {})
     return Ran(result, written, [detector.stats.line(), *lines])

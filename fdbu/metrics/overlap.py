@@ -14,6 +14,7 @@ keeping the floor is.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 import numpy as np
 
 from ..cells import fmt
@@ -110,7 +111,7 @@ class Components:
         return self.event.exercised & self.clean.exercised & self.matched
 
     @property
-    def control(self) -> np.ndarray:
+    def pairs(self) -> np.ndarray:
         """The control's pairs: `both`, with the runs agreeing at least `min_agreement` before the event."""
         return self.both & (self.agreement >= self.min_agreement)
 
@@ -151,7 +152,7 @@ def rows(samples, c: Components) -> list[dict]:
     for i, s in enumerate(samples):
         row: dict = {"T_s": seconds(s.T_us), "clean_T_s": seconds(s.clean_T_us),
                      "event_start_s": seconds(s.event_us[0]), "event_end_s": seconds(s.event_us[1]),
-                     "matched": bool(c.matched[i]), "agreement": float(c.agreement[i])}
+                     "matched": bool(c.matched[i]), "agreement": float(c.agreement[i]), "paired": bool(c.pairs[i])}
         for prefix, run, segs, words in ((RUNS[0], c.event, c.segments, s.word_start),
                                          (RUNS[1], c.clean, c.clean_segments, s.other_words["clean_output.json"][0])):
             stop = int(run.stop_us[i])
@@ -182,8 +183,9 @@ def _segments(rows: list[dict], key: str) -> list[np.ndarray]:
     return [np.array([[to_us(a), to_us(b)] for a, b in r[key]], np.int64).reshape(-1, 2) for r in rows]
 
 
-def from_rows(rows: list[dict], min_agreement: float = 0.0) -> Components:
-    """The components back from unified-samples.jsonl rows (eligible ones): the inverse of `rows`."""
+def from_rows(rows: list[dict], subset: str | None = None, min_agreement: float = 0.0) -> Components:
+    """The components back from unified-samples.jsonl rows (eligible ones): the inverse of `rows`; `subset` names
+    the subset (its table's directions) where there may be no row to read it from."""
     def run(prefix: str) -> OverlapRun:
         return OverlapRun(
             exercised=np.array([bool(r[f"{prefix}exercised"]) for r in rows], bool),
@@ -193,7 +195,7 @@ def from_rows(rows: list[dict], min_agreement: float = 0.0) -> Components:
             resume_us=column([_us(r[f"{prefix}resume_s"]) for r in rows]),
             response_us=column([_us(r[f"{prefix}response_s"]) for r in rows]))
 
-    subset = rows[0]["subset"] if rows and "subset" in rows[0] else None
+    subset = subset if subset is not None else rows[0]["subset"] if rows and "subset" in rows[0] else None
     cols = (column([to_us(r[f]) for r in rows]) for f in INPUTS)
     T, clean_T, o_s, o_e = cols
     return Components(subset, run(RUNS[0]), run(RUNS[1]), o_s, o_e, T, clean_T,
@@ -229,7 +231,7 @@ def control(c: Components, boot: Bootstrap, alpha: float = ALPHA) -> dict:
     """The matched control (Definitions 56-58): over the pairs, event - clean of "stopped within k" (exact McNemar,
     the exact conditional interval) and of the stop latency's median (the paired bootstrap), by compare's code;
     and how well the runs agree before the event."""
-    pairs = c.control
+    pairs = c.pairs
     n = int(np.count_nonzero(pairs))
     ones = np.ones(n, np.int64)
     out: dict = {"pairs": n, "min_agreement": c.min_agreement, "alpha": alpha,
@@ -245,13 +247,15 @@ def control(c: Components, boot: Bootstrap, alpha: float = ALPHA) -> dict:
     ev_stop, cl_stop = (np.ascontiguousarray(r.stop_us[pairs]) for r in (c.event, c.clean))
     out[SHIFT] = paired_line(LATENCY, cl_stop, ev_stop, n, boot, alpha)
     lines = list(control_lines(out).values())
-    family = [out["stops"][HEADLINE], out[SHIFT]]  # the marker's Holm family (Definition 58)
+    # the marker's Holm family (Definition 58): the two headline lines whose test can decide, as compare's (Def. 36)
+    family = [line for line in (out["stops"][HEADLINE], out[SHIFT]) if line["p"] is not None and line["reason"] is None]
     for line, adjusted in zip(family, holm([line["p"] for line in family])):
         line["p_holm"] = adjusted
-        line["marker"] = bool(adjusted is not None and adjusted < alpha and line["reason"] is None)
+        line["marker"] = bool(cast(float, adjusted) < alpha)
     for line in lines:
         if "marker" not in line:
-            line.update({"p_holm": None, "marker": False, "reason": line["reason"] or NO_MARKER})
+            headline = line is out["stops"][HEADLINE] or line is out[SHIFT]
+            line.update({"p_holm": None, "marker": False, "reason": line["reason"] or (None if headline else NO_MARKER)})
     both = c.agreement[c.both]
     out["agreement"] = {"method": "speech IoU on [0, o_s]", "n": len(both),
                         "median": float(np.median(both)) if len(both) else None,
@@ -267,7 +271,7 @@ def aggregate(c: Components, *, selected: int, ineligible: int, boot: Bootstrap)
 
 
 ROW = {"T_s": "seconds", "clean_T_s": "seconds", "event_start_s": "seconds", "event_end_s": "seconds",
-       "matched": "flag", "agreement": "unit",
+       "matched": "flag", "agreement": "unit", "paired": "flag",
        **{f"{p}{k}": v for p in RUNS for k, v in (
            ("words", "count"), ("segments", "segments"), ("exercised", "flag"), ("stop_s", "seconds?"),
            ("stop_observed", "flag?"), ("speech_in_event_s", "seconds"), ("speaking_at_event_end", "flag"),
@@ -290,7 +294,7 @@ def _stopped(row: dict, prefix: str) -> bool:
 def explain(row: dict, words: list) -> tuple[str, str]:
     """(outcome, the rule in words): each run's stop against the headline k (1 s), and what the matched control
     makes of the pair (Definitions 53, 56, 58); the outcome is the drill-down's filter."""
-    paired = row["exercised"] and row["clean_exercised"] and row["matched"]
+    paired = row["paired"]
     if not row["exercised"]:
         outcome = "not_exercised"
     elif not _stopped(row, ""):
@@ -309,8 +313,10 @@ def explain(row: dict, words: list) -> tuple[str, str]:
     elif outcome == "stopped_in_both_runs":
         text += ": the answer ended on its own, not because of the event"
     elif outcome == "stopped_unpaired":
-        text += ("; the two inputs differ in length by more than 80 ms: not in the matched control"
-                 if not row["matched"] else "; no speech covers o_s in the clean run: not in the matched control")
+        text += (f"; the two inputs differ in length by more than {PAD_MAX_MS} ms: not in the matched control"
+                 if not row["matched"] else "; no speech covers o_s in the clean run: not in the matched control"
+                 if not row["clean_exercised"] else "; the runs agree less than overlap.min_agreement before the "
+                 "event: not in the matched control")
     if row.get("response_s") is not None:
         text += f"; the first word after the event's end came {fmt(row['response_s'])} s after it"
     return outcome, text + f"; run agreement before the event {fmt(row['agreement'])}"
