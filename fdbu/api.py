@@ -80,7 +80,7 @@ def sweep_schema(result: dict) -> dict[str, str]:
     out = {"system": "text", "threshold": "float", "neg_threshold": "float", "min_silence_duration_ms": "float",
            "min_speech_duration_ms": "float", "speech_pad_ms": "float", "spec_settings": "bool",
            **dict.fromkeys(counts_of(subset), "int")}
-    for m in metric_table(subset):
+    for m in metric_table(subset, result):
         kind = "reach" if m.kind == "latency_quantiles" else "float"
         out.update({f"{m.name}_{part}": kind for part in ("value", "lo", "hi", "p90")})
     for n in result["trees"][0]["points"][0].get("control", {}):  # v1.5: event - clean, +-inf as inf

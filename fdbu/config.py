@@ -147,12 +147,24 @@ class BootstrapConfig:
 
 @dataclass
 class OverlapConfig:
+    within_s: List[float] = opt([0.5, 1.0, 2.0], "v1.5's k values: stopped (and resumed) within k seconds, each a whole "
+                                                 "number of ms from 0.001 to 60, 1 s (the headline) among them")
     min_agreement: float = opt(0.0, "v1.5's matched control pairs only samples whose two runs agree at least this much "
                                     "before the event (speech IoU on [0, o_s], 0 to 1; 0: every sample exercised in "
                                     "both runs)")
 
     def __post_init__(self):
         within(self, "overlap.", min_agreement=UNIT)
+        within(self, "overlap.", within_s=(lambda v: 0.001 <= v <= 60 and abs(v * 1000 - round(v * 1000)) < 1e-9,
+                                           "seconds from 0.001 to 60, a whole number of milliseconds"))
+        ks = [round(v * 1000) for v in self.within_s]
+        _check(1000 in ks and len(set(ks)) == len(ks) and len(ks) <= 8, "overlap.within_s", list(self.within_s),
+               "at most 8 different values, 1 s (the headline lines') among them")
+
+    def settings(self):  # -> fdbu.metrics.overlap.ControlSettings
+        from .metrics.overlap import ControlSettings
+
+        return ControlSettings(tuple(sorted(round(v * 1000) * 1000 for v in self.within_s)), float(self.min_agreement))
 
 
 @dataclass

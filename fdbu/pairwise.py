@@ -76,11 +76,11 @@ def components(system: System, subset: str, rows: list[dict]):
     """The components of these (eligible) rows; a row lacking a field is refused, naming its sample."""
     module = tasks.subset(subset).task.metric_module
     try:
-        return module.from_rows(rows, subset)
+        return module.from_rows(rows, subset, system.unified)
     except (KeyError, TypeError, ValueError, IndexError) as e:
         for row in rows:
             try:
-                module.from_rows([row], subset)
+                module.from_rows([row], subset, system.unified)
             except (KeyError, TypeError, ValueError, IndexError):
                 raise FdbuError(system.where, SAMPLES, f"{row['sample_id']}: the row lacks a field or has a value "
                                 f"of the wrong type ({type(e).__name__}: {e})") from None
@@ -222,7 +222,7 @@ def compare_pair(a: System, b: System, subset: str, order: dict[str, int], boot:
                          "only_a": int(np.count_nonzero(pa[pop] & ~pb[pop])),
                          "only_b": int(np.count_nonzero(~pa[pop] & pb[pop])),
                          "neither": int(np.count_nonzero(~pa[pop] & ~pb[pop]))} for pop in _populations(subset)}
-    table = tasks.metric_table(subset)
+    table = tasks.metric_table(subset, a.unified)  # the trees share their settings (signature)
     records = [aggregate(table, c, both, selected=len(paired), ineligible=0, boot=boot) for c in (ca, cb)]
     metrics = {}
     for m in table:
@@ -470,7 +470,7 @@ def read_result(result, systems: list, where: str) -> dict:
                 if "metrics" not in entry:
                     continue
                 lines = _at(entry, "metrics", here, ("dict",), None, "an object")
-                declared = tasks.metric_table(subset)
+                declared = tasks.metric_table(subset, systems[0].unified if systems else None)
                 if list(lines) != [m.name for m in declared]:
                     raise _Bad(f"{here}.metrics", f"names {sorted(lines)}, not the metrics of {subset} "
                                f"({', '.join(m.name for m in declared)})")

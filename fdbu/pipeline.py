@@ -10,8 +10,7 @@ from . import faults, tasks
 from .version import DEFINITIONS_VERSION, V15_DEFINITIONS, __version__
 from .errors import FdbuError
 from .metrics.base import Runs
-from .metrics.overlap import WITHIN_US
-from .timebase import seconds
+from .metrics.overlap import DEFAULT_CONTROL, ControlSettings
 from .metrics.stats import Z_975, Bootstrap
 from .tree import Tree, load_tree
 from .settings import changed
@@ -72,27 +71,30 @@ def detect_speech(samples, vad: SpeechDetector, kind: tasks.Task | None = None, 
     return per[0] if len(files) == 1 else Runs(subset, dict(zip(files, per)))
 
 
-def score_subset(kind: tasks.Task, selected: list, boot: Bootstrap, segs=None, min_agreement: float = 0.0) -> tuple:
+def score_subset(kind: tasks.Task, selected: list, boot: Bootstrap, segs=None,
+                 control: ControlSettings = DEFAULT_CONTROL) -> tuple:
     """One subset's per-sample components and aggregates (metrics, extra counts): what score and each
     point of the sweep compute. `segs` are the eligible samples' speech segments (a task with speech
-    detection; `Runs` for one that segments two runs, whose matched control `min_agreement` restricts)."""
+    detection; `Runs` for one that segments two runs, with its settings `control`: v1.5's k values and
+    agreement floor)."""
     eligible = [s for s in selected if s.eligible]
     task = kind.metric_module
     if isinstance(segs, Runs):
-        comps = task.components(eligible, segs, min_agreement)
+        comps = task.components(eligible, segs, control)
     else:
         comps = task.components(eligible, segs) if kind.speech_detection else task.components(eligible)
     metrics, extra = task.aggregate(comps, selected=len(selected), ineligible=len(selected) - len(eligible), boot=boot)
     return comps, metrics, extra
 
 
-def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None, min_agreement: float = 0.0) -> Scored:
+def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None,
+          control: ControlSettings = DEFAULT_CONTROL) -> Scored:
     """Score every scored subset present in the tree.
 
     `segments` (sample_id -> (k, 2) microseconds; (sample_id, file) for another file a task segments, v1.5's
     clean_output.wav) replaces speech detection, for callers that already have the segments; by default Silero
-    runs on every file each eligible sample's task segments (Task.detected); `min_agreement` restricts v1.5's
-    matched control.
+    runs on every file each eligible sample's task segments (Task.detected); `control` holds v1.5's settings
+    (overlap.*).
     """
     present = sorted({s.subset for s in tree.samples})
     unscored = {n: cast(str, tasks.subset(n).task.unscored) for n in tasks.SUBSETS
@@ -107,10 +109,10 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None, mi
                         transcripts=tree.transcripts)
     if any(tree.subset(n) for n in tasks.scored() if tasks.subset(n).family == "v1.5"):
         unified["definitions"] = f"{DEFINITIONS_VERSION}+{V15_DEFINITIONS}"
-        unified["overlap"] = {"within_s": [seconds(k) for k in WITHIN_US], "min_agreement": min_agreement}
-        if min_agreement:
+        unified["overlap"] = control.header()
+        if control.non_default():
             unified["settings"] = "non-default"
-            unified["non_default"] = [*unified.get("non_default", []), f"overlap.min_agreement={min_agreement}"]
+            unified["non_default"] = [*unified.get("non_default", []), *control.non_default()]
     unified["subsets"] = {}
     per_sample: dict[str, dict] = {}
     for subset in tasks.scored():
@@ -120,8 +122,8 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None, mi
         eligible = [s for s in selected if s.eligible]
         kind = tasks.subset(subset).task
         segs = detect_speech(eligible, vad, kind, subset, segments) if kind.speech_detection else None
-        comps, metrics, extra = score_subset(kind, selected, boot, segs, min_agreement)
-        control = extra.pop("control", None)  # v1.5's matched control: its own entry, after the metrics
+        comps, metrics, extra = score_subset(kind, selected, boot, segs, control)
+        matched = extra.pop("control", None)  # v1.5's matched control: its own entry, after the metrics
         for s, row in zip(eligible, kind.metric_module.rows(eligible, comps)):
             per_sample[s.sample_id] = row
         ineligible = len(selected) - len(eligible)
@@ -133,8 +135,8 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None, mi
         if "min_observable_s" in extra:
             entry["min_observable_s"] = extra["min_observable_s"]
         entry["metrics"] = metrics
-        if control is not None:
-            entry["control"] = control
+        if matched is not None:
+            entry["control"] = matched
         unified["subsets"][subset] = entry
 
     rows = []
@@ -150,7 +152,8 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None, mi
     return Scored(unified=unified, rows=rows, unscored=unscored)
 
 
-def score_path(root: Path, vad: SpeechDetector, boot: Bootstrap, min_agreement: float = 0.0) -> Scored:
+def score_path(root: Path, vad: SpeechDetector, boot: Bootstrap,
+               control: ControlSettings = DEFAULT_CONTROL) -> Scored:
     tree = load_tree(root)
     faults.point("score:loaded")
-    return score(tree, vad, boot, min_agreement=min_agreement)
+    return score(tree, vad, boot, control=control)

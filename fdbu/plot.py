@@ -130,13 +130,12 @@ def stop_curves(rows: list[dict], name: str, unified: dict, width: str = WIDTH) 
 
     b = unified["bootstrap"]
     boot = Bootstrap(b["resamples"], b["seed"])
-    agreement = (unified.get("overlap") or {}).get("min_agreement", 0.0)
     curves = []
     for subset, entry in SUBSETS.items():
         eligible = [r for r in rows if r["subset"] == subset and r["eligible"]]
         if entry.task.metrics is not overlap or not eligible:
             continue
-        c = overlap.from_rows(eligible, subset, agreement)
+        c = overlap.from_rows(eligible, subset, unified)
         pairs = c.pairs
         if not pairs.any():
             continue
@@ -144,7 +143,8 @@ def stop_curves(rows: list[dict], name: str, unified: dict, width: str = WIDTH) 
         curves.append({"subset": subset, "label": entry.task.label, "over": "pairs", "horizon_s": horizon / 1e6,
                        "systems": [{"name": f"{run} run", **cdf_band(np.ascontiguousarray(r.stop_us[pairs]), boot)}
                                    for run, r in (("event", c.event), ("clean", c.clean))]})
-    return compare_latency_curves(curves, width, {**STOP_CURVES, "subject": name})
+    marks = tuple(k / 1e6 for k in overlap.ControlSettings.of(unified).within_us)
+    return compare_latency_curves(curves, width, {**STOP_CURVES, "subject": name, "marks_s": marks})
 
 
 def _digits(values, lo: int = 3, hi: int = 5) -> int:
@@ -193,7 +193,7 @@ def sweep_heatmaps(result: dict, spec: dict, width: str = WIDTH) -> dict[str, by
 
     plt = _pyplot()
     trees = result["trees"]
-    table = metric_table(trees[0]["subset"])
+    table = metric_table(trees[0]["subset"], result)
     settings = [p["settings"] for p in trees[0]["points"]]
     pads = sorted({st["speech_pad_ms"] for st in settings})
     fixed = {}

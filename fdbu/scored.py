@@ -162,15 +162,14 @@ def _unified(root: Path, raw: bytes) -> dict:
         r.fields(entry, {k: v for k, v in ENTRY.items() if k in entry or v[-1] != "?"}, f"{at}.")
         r.fields(r.obj(entry, "counts", f"{at}.counts"), dict.fromkeys(COUNTS, "count"), f"{at}.counts.")
         metrics = r.obj(entry, "metrics", f"{at}.metrics")
-        for m in tasks.metric_table(subset):
+        for m in tasks.metric_table(subset, doc):
             record = r.obj(metrics, m.name, f"{at}.metrics.{m.name}")
             r.fields(record, RECORDS[m.kind], f"{at}.metrics.{m.name}.")
             for key, want in (("kind", m.kind), ("better", m.better)):
                 if record.get(key) != want:
                     r.refuse(f"{at}.metrics.{m.name}.{key}", f"is {short(record.get(key))}, not {want!r}")
         if hasattr(task.metrics, "control_lines"):  # v1.5: the matched control every reader of it indexes
-            _control(r, entry, at)
-            r.fields(r.obj(doc, "overlap", "overlap"), {"min_agreement": "unit"}, "overlap.")
+            _control(r, entry, at, doc)
     return doc
 
 
@@ -180,10 +179,20 @@ LINE = {"p": "unit?", "p_holm": "unit?", "marker": "flag", "reason": "text?"}
 DIFFERENCE = {"value": "number?", "value_flag": "text?"}
 
 
-def _control(r: "_Reader", entry: dict, at: str) -> None:
+def _control(r: "_Reader", entry: dict, at: str, doc: dict) -> None:
     """A v1.5 subset's `control` (README: Definitions 58-59): its counts, the agreement, and every line the
-    report, the API and the console read, each with its paired difference."""
-    from .metrics.overlap import SHIFT, WITHIN_US, label
+    report, the API and the console read, each with its paired difference; and the `overlap` header they were
+    computed with."""
+    from .metrics.overlap import HEADLINE_US, SHIFT, ControlSettings, label
+
+    head = r.obj(doc, "overlap", "overlap")
+    r.fields(head, {"min_agreement": "unit"}, "overlap.")
+    within = head.get("within_s")
+    if not (isinstance(within, list) and within and all(KINDS["seconds"][0](k) and k > 0 for k in within)):
+        r.refuse("overlap.within_s", f"is {short(within)}, not a list of seconds > 0")
+    within_us = ControlSettings.of(doc).within_us
+    if HEADLINE_US not in within_us:
+        r.refuse("overlap.within_s", f"is {short(within)}, without 1 s (the headline's)")
 
     c = r.obj(entry, "control", f"{at}.control")
     r.fields(c, CONTROL, f"{at}.control.")
@@ -191,7 +200,7 @@ def _control(r: "_Reader", entry: dict, at: str) -> None:
                                                                  "count_at_least": "count"}, f"{at}.control.agreement.")
     stops = r.obj(c, "stops", f"{at}.control.stops")
     lines = {f"stops.event_attributable_stop_rate_{label(k)}": stops.get(f"event_attributable_stop_rate_{label(k)}")
-             for k in WITHIN_US}
+             for k in within_us}
     for name, line in [*lines.items(), (SHIFT, c.get(SHIFT))]:
         where = f"{at}.control.{name}"
         if not isinstance(line, dict):

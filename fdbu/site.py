@@ -76,7 +76,7 @@ def leaderboard(systems, result: dict | None = None) -> list[dict]:
     for subset in tasks.scored():
         if not any(subset in s.unified["subsets"] for s in systems):
             continue
-        table = tasks.metric_table(subset)
+        table = tasks.metric_table(subset, systems[0].unified)  # compared trees share their settings
         rows: list[dict[str, Any]]
         rows = [{"metric": "coverage", "label": "coverage", "better": "context", "kind": "share",
                  "cells": [_cell(s.unified["subsets"].get(subset, {}).get("coverage"), None) for s in systems]}]
@@ -118,7 +118,7 @@ def _control_rows(subset: str, systems) -> list[dict]:
     from .metrics.overlap import control_better, control_lines
 
     out = []
-    for name, better in control_better(subset).items():
+    for name, better in control_better(subset, systems[0].unified).items():
         cells = []
         for e in entries:
             d = control_lines(e)[name]["difference"] if e else None

@@ -22,6 +22,7 @@ from .settings import AXES, SPEC, WIDTH, GridPoint, default_names, grid  # noqa:
 from .pipeline import score_subset, signature
 from .audio import SAMPLE_RATE
 from .metrics.base import Runs
+from .metrics.overlap import DEFAULT_CONTROL, ControlSettings
 from .tasks import SUBSETS, metric_table
 from .tree import load_tree
 from .vad import Job, SpeechDetector
@@ -109,7 +110,7 @@ def check_size(roots: list[Path], points: list[GridPoint], allow_large: bool, su
 
 
 def sweep_tree(root: Path, detector: SpeechDetector, boot: Bootstrap, points: list[GridPoint],
-               subset: str | None = None, min_agreement: float = 0.0) -> dict:
+               subset: str | None = None, control: ControlSettings = DEFAULT_CONTROL) -> dict:
     subset = chosen(root, subset)
     tree = load_tree(root)
     selected = tree.subset(subset)
@@ -122,19 +123,21 @@ def sweep_tree(root: Path, detector: SpeechDetector, boot: Bootstrap, points: li
         found = [samples_to_us(st, SAMPLE_RATE) for st in detector.stamps(entries, jobs, point.rule)]
         per = [found[j * len(eligible):(j + 1) * len(eligible)] for j in range(len(kind.detected))]
         segs = per[0] if len(per) == 1 else Runs(subset, dict(zip(kind.detected, per)))
-        _, metrics, extra = score_subset(kind, selected, boot, segs, min_agreement)
+        _, metrics, extra = score_subset(kind, selected, boot, segs, control)
         records.append(_point_record(point, metrics, extra))
     return {"subset": subset,
             "inputs": {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
             "counts": {"selected": len(selected), "eligible": len(eligible)},
-            "points": records, "ranges": {m.name: _range(records, m.name) for m in metric_table(subset)}}
+            "points": records, "ranges": {m.name: _range(records, m.name)
+                                          for m in metric_table(subset, {"overlap": control.header()})}}
 
 
 def sweep(roots: list[Path], detector: SpeechDetector, boot: Bootstrap, points: list[GridPoint],
-          names: list[str] | None = None, subset: str | None = None, min_agreement: float = 0.0) -> dict:
+          names: list[str] | None = None, subset: str | None = None,
+          control: ControlSettings = DEFAULT_CONTROL) -> dict:
     """Every tree over the grid; `names` name the systems in tables and figures (default: folder names); `subset`
     the one swept (default: each tree's first with speech detection, v1.0's interruption before v1.5's: all trees
-    must sweep the same one, checked before any work); `min_agreement` restricts a v1.5 subset's control."""
+    must sweep the same one, checked before any work); `control` holds a v1.5 subset's settings (overlap.*)."""
     names = list(names) if names is not None else default_names([str(r) for r in roots])
     swept = {name: chosen(Path(r), subset) for r, name in zip(roots, names)}
     if len(set(swept.values())) > 1:
@@ -145,11 +148,11 @@ def sweep(roots: list[Path], detector: SpeechDetector, boot: Bootstrap, points: 
     head["speech_detection"] = {k: v for k, v in head["speech_detection"].items() if k != "settings"}
     head["grid"] = {"points": len(points), **{k: sorted({getattr(p, k) for p in points}) for k in AXES}}
     if SUBSETS[next(iter(swept.values()))].task.detected[1:]:  # v1.5: the control's setting, as in unified.json
-        head["overlap"] = {"min_agreement": min_agreement}
-        if min_agreement:
+        head["overlap"] = control.header()
+        if control.non_default():
             head["settings"] = "non-default"
-            head["non_default"] = [*head.get("non_default", []), f"overlap.min_agreement={min_agreement}"]
-    head["trees"] = [{"name": name, **sweep_tree(Path(r), detector, boot, points, swept[name], min_agreement)}
+            head["non_default"] = [*head.get("non_default", []), *control.non_default()]
+    head["trees"] = [{"name": name, **sweep_tree(Path(r), detector, boot, points, swept[name], control)}
                      for r, name in zip(roots, names)]
     if len(roots) > 1:
         head["rankings"] = rankings(head["trees"])

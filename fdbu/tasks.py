@@ -161,11 +161,12 @@ def subset(name: str) -> Subset:
     return SUBSETS[name]
 
 
-def metric_table(name: str) -> tuple:
-    """The metric table of subset `name`: its module's `table(subset)` where what is better depends on the subset
-    (v1.5), else its `METRICS`."""
+def metric_table(name: str, unified: dict | None = None) -> tuple:
+    """The metric table of subset `name`: its module's `table(subset, unified)` where what is better depends on the
+    subset and its metrics on the settings `unified` (a unified.json or sweep.json) was scored with (v1.5), else
+    its `METRICS`."""
     module = SUBSETS[name].task.metric_module
-    return module.table(name) if hasattr(module, "table") else module.METRICS
+    return module.table(name, unified) if hasattr(module, "table") else module.METRICS
 
 
 def scored() -> list[str]:

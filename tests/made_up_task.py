@@ -72,7 +72,7 @@ def rows(samples, c: Components) -> list[dict]:
             for i, s in enumerate(samples)]
 
 
-def from_rows(rows: list[dict], subset: str | None = None) -> Components:
+def from_rows(rows: list[dict], subset: str | None = None, unified: dict | None = None) -> Components:
     return Components(np.array([INF if r["latency_s"] is None else to_us(r["latency_s"]) for r in rows], np.int64),
                       np.array([to_us(r["cue_s"]) for r in rows], np.int64),
                       np.array([to_us(r["T_s"]) for r in rows], np.int64))

@@ -97,7 +97,7 @@ def _components(spec, subset="user_interruption", min_agreement=0.0):
     us = [(np.array(e, float).reshape(-1, 2) * 1e6).astype(np.int64) for _, e, _ in spec]
     cl = [(np.array(c, float).reshape(-1, 2) * 1e6).astype(np.int64) for _, _, c in spec]
     runs = Runs(subset, {"output.wav": us, "clean_output.wav": cl})
-    return overlap.components([s for s, _, _ in spec], runs, min_agreement)
+    return overlap.components([s for s, _, _ in spec], runs, overlap.ControlSettings(min_agreement=min_agreement))
 
 
 S = 1_000_000
@@ -345,7 +345,7 @@ def test_the_control_equals_a_plain_python_twin(samples):
     T = column([10 * S] * n)
     clean_T = column([10 * S if s[3] else 10 * S + 200_000 for s in samples])
     c = overlap.Components("talking_to_other", run(ev), run(cl), column([0] * n), column([0] * n), T, clean_T,
-                           np.array([s[2] for s in samples], float), [], [], 0.5)
+                           np.array([s[2] for s in samples], float), [], [], overlap.ControlSettings(min_agreement=0.5))
     out = overlap.control(c, Bootstrap(50, 0))
     pairs = [s for s in samples if s[0] >= 0 and s[1] >= 0 and s[3] and s[2] >= 0.5]
     assert out["pairs"] == len(pairs)
@@ -416,3 +416,29 @@ def test_a_scored_v15_tree_with_a_broken_control_is_refused_in_one_line(syntheti
         (tree / "unified.json").write_text(json.dumps(broken))
         with pytest.raises(FdbuError, match=where.replace(".", r"\.")):
             read(tree)
+
+
+def test_the_k_values_are_a_setting_recorded_and_read_back(synthetic, tmp_path):
+    """overlap.within_s: the metric and control names follow it, the signature records it, every reader (the report,
+    via compare's check of the rows) rebuilds the same table from unified.json; without 1 s it is refused."""
+    import shutil
+
+    tree = tmp_path / "t"
+    shutil.copytree(synthetic["trees"]["same_stop"], tree)
+    out = fdbu_main("score", f"tree={tree}", "overlap.within_s=[0.25,1,3]", "progress=false", "vad.threads=1",
+                    "bootstrap.resamples=200")
+    assert out.returncode == 0, out.stderr
+    unified = json.loads((tree / "unified.json").read_text())
+    assert unified["overlap"]["within_s"] == [0.25, 1.0, 3.0] and unified["settings"] == "non-default"
+    assert unified["non_default"] == ["bootstrap.resamples=200", "overlap.within_s=[0.25, 1.0, 3.0]"]
+    entry = unified["subsets"]["background_speech"]
+    assert [m for m in entry["metrics"] if m.startswith("stop_rate")] == ["stop_rate_250ms", "stop_rate_1s",
+                                                                          "stop_rate_3s"]
+    assert list(entry["control"]["stops"]) == [f"event_attributable_stop_rate_{k}" for k in ("250ms", "1s", "3s")]
+    site = fdbu_main("report", f"trees=[{tree}]", f"out={tmp_path / 'site'}", "report.format=md", "plot=false",
+                     "progress=false")
+    assert site.returncode == 0, site.stderr
+    assert "stop rate &lt;= 250 ms" in (tmp_path / "site" / "leaderboard.md").read_text()
+    for bad, why in (("[0.5,2]", "1 s (the headline lines') among them"), ("[0.0005,1]", "a whole number of milliseconds")):
+        res = fdbu_main("score", f"tree={tree}", f"overlap.within_s={bad}")
+        assert res.returncode == 2 and why in res.stderr, res.stderr

@@ -34,7 +34,8 @@ class MetricModule(Protocol):
 
     def rows(self, samples: list, c: Any) -> list[dict]: ...
 
-    def from_rows(self, rows: list[dict], subset: str | None = None) -> Any: ...  # subset: for a table by subset
+    # subset and unified (the settings the rows were scored with): for a module whose table depends on them (v1.5)
+    def from_rows(self, rows: list[dict], subset: str | None = None, unified: dict | None = None) -> Any: ...
 
     def populations(self, c: Any) -> dict[str, np.ndarray]: ...
 

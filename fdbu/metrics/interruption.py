@@ -100,7 +100,7 @@ def _stop_us(r: dict) -> int:
     return to_us(r["stop_s"]) if r["stop_observed"] else INF
 
 
-def from_rows(rows: list[dict], subset: str | None = None) -> Components:
+def from_rows(rows: list[dict], subset: str | None = None, unified: dict | None = None) -> Components:
     """The components back from unified-samples.jsonl rows (eligible ones): the inverse of `rows`."""
     flags = {name: np.array([bool(r[name]) for r in rows], bool) for name in FLAGS}
     kernel = InterruptionOutcomes(

@@ -28,6 +28,7 @@ from .stats import Bootstrap
 from .table import LATENCY, POOLED_RATIO, SHARE, Metric, aggregate as aggregate_table
 
 WITHIN_US = (500_000, 1_000_000, 2_000_000)  # the k of "stopped within k" and "resumed within k" (Definition 53)
+HEADLINE_US = 1_000_000  # the k of the headline lines: always among the k values
 STOP_WANTED = ("user_interruption",)  # the subsets where a stop at the event is the wanted behaviour
 AGREEMENT_SHOWN = 0.5  # the run agreement the control's summary counts samples at or above (Definition 57)
 INPUTS = ("T_s", "clean_T_s", "event_start_s", "event_end_s")  # the row fields that come from the dataset
@@ -39,27 +40,61 @@ def label(k_us: int) -> str:
     return f"{k_us // US_PER_S}s" if k_us % US_PER_S == 0 else f"{k_us // 1000}ms"
 
 
+@dataclass(frozen=True)
+class ControlSettings:
+    """overlap.*: the k values (microseconds; 1 s, the headline's, always among them) and the agreement the control
+    asks of a pair (Definitions 53, 57). unified.json's `overlap` records them; every reader rebuilds them from it."""
+
+    within_us: tuple[int, ...] = WITHIN_US
+    min_agreement: float = 0.0
+
+    @classmethod
+    def of(cls, doc: dict | None) -> "ControlSettings":
+        """From a unified.json's (or sweep.json's) `overlap` header; the defaults where there is none."""
+        head = (doc or {}).get("overlap") or {}
+        within = head.get("within_s")
+        return cls(tuple(to_us(k) for k in within) if within else WITHIN_US, head.get("min_agreement", 0.0))
+
+    def header(self) -> dict:
+        return {"within_s": [seconds(k) for k in self.within_us], "min_agreement": self.min_agreement}
+
+    def non_default(self) -> list[str]:
+        """The settings that differ from the defaults, as the signature lists them."""
+        out = [f"overlap.within_s={[seconds(k) for k in self.within_us]}"] if self.within_us != WITHIN_US else []
+        return out + ([f"overlap.min_agreement={self.min_agreement}"] if self.min_agreement else [])
+
+
+DEFAULT_CONTROL = ControlSettings()  # the defaults: 0.5, 1 and 2 s; every sample exercised in both runs
+
+
+def _settings(settings) -> ControlSettings:
+    """ControlSettings from itself, a unified.json-like dict, or None (the defaults)."""
+    return settings if isinstance(settings, ControlSettings) else ControlSettings.of(settings)
+
+
 def stopped_within(run: OverlapRun, k_us: int) -> np.ndarray:
     """The speech covering o_s ends within k of o_s (Definition 53); an unexercised run never stops."""
     return (run.stop_us >= 0) & (run.stop_us <= k_us)
 
 
-def _stop_metrics(better: str, wanted: str) -> tuple[Metric, ...]:
+def _stop_metrics(better: str, wanted: str, within_us: tuple[int, ...]) -> tuple[Metric, ...]:
     return tuple(Metric(f"stop_rate_{label(k)}", SHARE, better, "exercised",
                         f"Exercised samples whose speech covering o_s ends within {fmt(k / US_PER_S)} s of o_s "
                         f"(event run; {wanted})", (lambda c, k=k: stopped_within(c.event, k)),
-                        headline=k == US_PER_S) for k in WITHIN_US)
+                        headline=k == HEADLINE_US) for k in within_us)
 
 
-def table(subset: str | None) -> tuple[Metric, ...]:
-    """The metric table of one subset: the same metrics, better in the direction the subset wants."""
+def table(subset: str | None, settings: "ControlSettings | dict | None" = None) -> tuple[Metric, ...]:
+    """The metric table of one subset: the same metrics, better in the direction the subset wants, at the k values
+    of `settings` (ControlSettings, or the unified.json they were scored with; None: the defaults)."""
+    within_us = _settings(settings).within_us
     stop = subset in STOP_WANTED
     wanted = "a stop is wanted" if stop else "keeping the floor is wanted"
     keep, yields = ("lower", "higher") if stop else ("higher", "lower")
     out = (
         Metric("exercised_rate", SHARE, "context", "eligible", "Eligible samples with speech at o_s in the event run",
                lambda c: c.event.exercised),
-        *_stop_metrics(yields, wanted),
+        *_stop_metrics(yields, wanted, within_us),
         Metric("stop_latency_s", LATENCY, keep, "exercised",
                "Median with its interval, and p90, of the time from o_s to the end of the event run's speech covering "
                "o_s; speech that runs to T has no observed stop", lambda c: c.event.stop_us, headline=True),
@@ -72,7 +107,7 @@ def table(subset: str | None) -> tuple[Metric, ...]:
                lambda c: c.event.speaking_at_end),
         *(Metric(f"resumed_rate_{label(k)}", SHARE, "context", "exercised",
                  f"Exercised samples whose event run starts a speech segment within {fmt(k / US_PER_S)} s after o_e",
-                 (lambda c, k=k: c.event.resume_us <= k)) for k in WITHIN_US),
+                 (lambda c, k=k: c.event.resume_us <= k)) for k in within_us),
     )
     if stop:
         out += (Metric("response_latency_s", LATENCY, "lower", "exercised",
@@ -97,7 +132,11 @@ class Components:
     agreement: np.ndarray      # speech IoU of the two runs on [0, o_s] (Definition 57); 1 where neither speaks there
     segments: list
     clean_segments: list
-    min_agreement: float = 0.0  # the control's restriction (overlap.min_agreement)
+    settings: ControlSettings = DEFAULT_CONTROL  # overlap.*: the k values, the control's agreement floor
+
+    @property
+    def min_agreement(self) -> float:
+        return self.settings.min_agreement
 
     @property
     def matched(self) -> np.ndarray:
@@ -133,14 +172,14 @@ def agreement(a: list[np.ndarray], b: list[np.ndarray], o_s: np.ndarray) -> np.n
     return np.where(union > 0, inter / np.maximum(union, 1), 1.0)
 
 
-def components(samples, runs: Runs, min_agreement: float = 0.0) -> Components:
+def components(samples, runs: Runs, settings: ControlSettings = DEFAULT_CONTROL) -> Components:
     """`runs` (fdbu.metrics.base.Runs): the subset, and each run's speech segments per sample."""
     segs, clean_segs = runs.files["output.wav"], runs.files["clean_output.wav"]
     o_s, o_e = (column([s.event_us[j] for s in samples]) for j in (0, 1))
     event, clean = _run(samples, segs, ""), _run(samples, clean_segs, "clean_")
     return Components(runs.subset, event, clean, o_s, o_e, column([s.T_us for s in samples]),
                       column([s.clean_T_us for s in samples]), agreement(segs, clean_segs, o_s),
-                      list(segs), list(clean_segs), min_agreement)
+                      list(segs), list(clean_segs), settings)
 
 
 def _time(us: int) -> float | None:
@@ -183,9 +222,10 @@ def _segments(rows: list[dict], key: str) -> list[np.ndarray]:
     return [np.array([[to_us(a), to_us(b)] for a, b in r[key]], np.int64).reshape(-1, 2) for r in rows]
 
 
-def from_rows(rows: list[dict], subset: str | None = None, min_agreement: float = 0.0) -> Components:
+def from_rows(rows: list[dict], subset: str | None = None, unified: dict | None = None) -> Components:
     """The components back from unified-samples.jsonl rows (eligible ones): the inverse of `rows`; `subset` names
-    the subset (its table's directions) where there may be no row to read it from."""
+    the subset (its table's directions) where there may be no row to read it from, `unified` the settings they were
+    scored with (its `overlap`)."""
     def run(prefix: str) -> OverlapRun:
         return OverlapRun(
             exercised=np.array([bool(r[f"{prefix}exercised"]) for r in rows], bool),
@@ -200,7 +240,7 @@ def from_rows(rows: list[dict], subset: str | None = None, min_agreement: float 
     T, clean_T, o_s, o_e = cols
     return Components(subset, run(RUNS[0]), run(RUNS[1]), o_s, o_e, T, clean_T,
                       np.array([float(r["agreement"]) for r in rows], float), _segments(rows, "segments"),
-                      _segments(rows, "clean_segments"), min_agreement)
+                      _segments(rows, "clean_segments"), ControlSettings.of(unified))
 
 
 def populations(c: Components) -> dict[str, np.ndarray]:
@@ -208,8 +248,8 @@ def populations(c: Components) -> dict[str, np.ndarray]:
     return {"eligible": np.ones(len(c.o_s), bool), "exercised": c.event.exercised.copy()}
 
 
-HEADLINE = f"event_attributable_stop_rate_{label(US_PER_S)}"
-HEADLINE_S = 1.0  # the k of the headline lines, in seconds
+HEADLINE = f"event_attributable_stop_rate_{label(HEADLINE_US)}"
+HEADLINE_S = HEADLINE_US / US_PER_S
 SHIFT = "stop_latency_shift_s"
 
 
@@ -218,11 +258,12 @@ def control_lines(control: dict) -> dict[str, dict]:
     return {**control["stops"], SHIFT: control[SHIFT]}
 
 
-def control_better(subset: str) -> dict[str, str]:
+def control_better(subset: str, settings: "ControlSettings | dict | None" = None) -> dict[str, str]:
     """Which direction of each control line is better in `subset` (Definition 55): where a stop is wanted, more
     event-attributable stops and a stop sooner in the event run than in the clean run."""
     stop = subset in STOP_WANTED
-    return {**{f"event_attributable_stop_rate_{label(k)}": "higher" if stop else "lower" for k in WITHIN_US},
+    return {**{f"event_attributable_stop_rate_{label(k)}": "higher" if stop else "lower"
+               for k in _settings(settings).within_us},
             SHIFT: "lower" if stop else "higher"}
 NO_MARKER = "not a headline line: p unadjusted, no marker"
 
@@ -238,7 +279,7 @@ def control(c: Components, boot: Bootstrap, alpha: float = ALPHA) -> dict:
                  "exercised_both": int(np.count_nonzero(c.both)),
                  "unmatched": int(np.count_nonzero(~c.matched & c.event.exercised & c.clean.exercised)),
                  "clean_exercised": int(np.count_nonzero(c.clean.exercised)), "stops": {}}
-    for k in WITHIN_US:
+    for k in c.settings.within_us:
         ev, cl = (stopped_within(r, k)[pairs].astype(np.int64) for r in (c.event, c.clean))
         line = paired_line(SHARE, (cl, ones), (ev, ones), n, boot, alpha)
         out["stops"][f"event_attributable_stop_rate_{label(k)}"] = {
@@ -265,7 +306,7 @@ def control(c: Components, boot: Bootstrap, alpha: float = ALPHA) -> dict:
 
 def aggregate(c: Components, *, selected: int, ineligible: int, boot: Bootstrap) -> tuple[dict, dict]:
     pops = populations(c)
-    metrics = aggregate_table(table(c.subset), c, pops, selected=selected, ineligible=ineligible, boot=boot)
+    metrics = aggregate_table(table(c.subset, c.settings), c, pops, selected=selected, ineligible=ineligible, boot=boot)
     extra = {"exercised": int(np.count_nonzero(pops["exercised"])), "control": control(c, boot)}
     return metrics, extra
 

@@ -68,7 +68,7 @@ def rows(samples, c: PauseComponents) -> list[dict]:
     return out
 
 
-def from_rows(rows: list[dict], subset: str | None = None) -> PauseComponents:
+def from_rows(rows: list[dict], subset: str | None = None, unified: dict | None = None) -> PauseComponents:
     """The components back from unified-samples.jsonl rows (eligible ones): the inverse of `rows`."""
     flags = [np.array([bool(r[name]) for r in rows], bool) for name in FLAGS]
     counts = [column([int(r[name]) for r in rows]) for name in ("intrusion_words", "intruded_pauses", "pauses")]

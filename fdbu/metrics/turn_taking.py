@@ -82,7 +82,7 @@ def latencies_us(rows: list[dict]) -> np.ndarray:
     return column([INF if r["latency_s"] is None else to_us(r["latency_s"]) for r in rows])
 
 
-def from_rows(rows: list[dict], subset: str | None = None) -> Components:
+def from_rows(rows: list[dict], subset: str | None = None, unified: dict | None = None) -> Components:
     """The components back from unified-samples.jsonl rows (eligible ones): the inverse of `rows`."""
     return Components(outcome_codes(rows, OUTCOMES), latencies_us(rows), column([to_us(r["E_s"]) for r in rows]),
                       column([to_us(r["T_s"]) for r in rows]))
