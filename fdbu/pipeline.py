@@ -64,10 +64,20 @@ def detect_speech(samples, vad: SpeechDetector, kind: tasks.Task | None = None, 
     or (sample id, file) for a file other than output.wav -> segments) replaces Silero."""
     files = kind.detected if kind is not None else ("output.wav",)
     if segments is not None:
-        per = [[segments[s.sample_id if f == "output.wav" else (s.sample_id, f)] for s in samples] for f in files]
+        found = [segments[s.sample_id if f == "output.wav" else (s.sample_id, f)] for f in files for s in samples]
     else:
-        found = vad.segments([Job.of(s, f) for f in files for s in samples])
-        per = [found[j * len(samples):(j + 1) * len(samples)] for j in range(len(files))]
+        found = vad.segments(detection_jobs(files, samples))
+    return by_file(found, files, len(samples), subset)
+
+
+def detection_jobs(files: tuple[str, ...], samples) -> list[Job]:
+    """One job per sample and file its task segments, file by file (v1.5: both runs, in one batch)."""
+    return [Job.of(s, f) for f in files for s in samples]
+
+
+def by_file(found: list, files: tuple[str, ...], n: int, subset: str):
+    """The segments of `detection_jobs` back per file: one file's list as it is, several as `Runs`."""
+    per = [found[j * n:(j + 1) * n] for j in range(len(files))]
     return per[0] if len(files) == 1 else Runs(subset, dict(zip(files, per)))
 
 

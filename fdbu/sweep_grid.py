@@ -19,13 +19,12 @@ from .errors import FdbuError
 from .metrics.stats import NOT_REACHED, Bootstrap
 from .cells import csv_text, fmt
 from .settings import AXES, SPEC, WIDTH, GridPoint, default_names, grid  # noqa: F401  (grid: the sweep's, re-exported)
-from .pipeline import score_subset, signature
+from .pipeline import by_file, detection_jobs, score_subset, signature
 from .audio import SAMPLE_RATE
-from .metrics.base import Runs
 from .metrics.overlap import DEFAULT_CONTROL, ControlSettings
 from .tasks import SUBSETS, metric_table
 from .tree import load_tree
-from .vad import Job, SpeechDetector
+from .vad import SpeechDetector
 from .vad.silero import samples_to_us
 
 # the metrics a sweep table shows, with their column labels, by task; sweep.json has every metric of the subset
@@ -79,12 +78,12 @@ def swept_subsets() -> list[str]:
 MAX_WORK = 1_000_000  # grid points x swept files without sweep.allow_large (1000 points x 1000 files)
 
 
-def chosen(root: Path, subset: str | None = None) -> str:
+def chosen(root: Path, subset: str | None = None, manifest=None) -> str:
     """The subset swept in the tree at `root`: `subset`, else its first with speech detection (from manifest.json
-    alone, before any work); refused when the tree has none of it."""
+    alone, before any work; `manifest` when it is read already); refused when the tree has none of it."""
     from .tree import read_manifest
 
-    present = {s.subset for s in read_manifest(root).samples}
+    present = {s.subset for s in (manifest or read_manifest(root)).samples}
     name = subset if subset is not None else next((n for n in swept_subsets() if n in present), None)
     if name is None or name not in present:
         what = name or f"{' or '.join(swept_subsets())} (the subsets with speech detection)"
@@ -101,28 +100,27 @@ def check_size(roots: list[Path], points: list[GridPoint], allow_large: bool, su
 
     files = 0
     for r in roots:
-        name = chosen(r, subset)
-        files += sum(len(SUBSETS[name].task.detected) for s in read_manifest(r).samples
-                     if s.eligible and s.subset == name)
+        m = read_manifest(r)
+        name = chosen(r, subset, m)
+        files += sum(len(SUBSETS[name].task.detected) for s in m.samples if s.eligible and s.subset == name)
     if len(points) * files > MAX_WORK and not allow_large:
         raise FdbuError("config", None, f"the sweep is {len(points)} points x {files} files = {len(points) * files}, "
                         f"more than {MAX_WORK}; pass sweep.allow_large=true to run it")
 
 
-def sweep_tree(root: Path, detector: SpeechDetector, boot: Bootstrap, points: list[GridPoint],
-               subset: str | None = None, control: ControlSettings = DEFAULT_CONTROL) -> dict:
-    subset = chosen(root, subset)
+def sweep_tree(root: Path, detector: SpeechDetector, boot: Bootstrap, points: list[GridPoint], subset: str,
+               control: ControlSettings = DEFAULT_CONTROL) -> dict:
+    """One tree over the grid: `subset` (`chosen`, by `sweep`) at every point."""
     tree = load_tree(root)
     selected = tree.subset(subset)
     kind = SUBSETS[subset].task
     eligible = [s for s in selected if s.eligible]
-    jobs = [Job.of(s, f) for f in kind.detected for s in eligible]  # v1.5: both runs, in one batch
+    jobs = detection_jobs(kind.detected, eligible)
     entries = detector.guard(detector.probabilities(jobs), jobs, [p.rule for p in points])
     records = []
     for point in points:
         found = [samples_to_us(st, SAMPLE_RATE) for st in detector.stamps(entries, jobs, point.rule)]
-        per = [found[j * len(eligible):(j + 1) * len(eligible)] for j in range(len(kind.detected))]
-        segs = per[0] if len(per) == 1 else Runs(subset, dict(zip(kind.detected, per)))
+        segs = by_file(found, kind.detected, len(eligible), subset)
         _, metrics, extra = score_subset(kind, selected, boot, segs, control)
         records.append(_point_record(point, metrics, extra))
     return {"subset": subset,

@@ -237,12 +237,7 @@ def _load_sample(sample: Sample, files: dict[str, str], transcripts: dict, root:
             raise FdbuError(sid, "output.json", f"word {w} starts at {seconds_text(int(sample.word_start[w]))} s, "
                             f"before R = {seconds_text(cut)} s; interruption transcripts hold only words from R on")
     if task.speech_detection:
-        if sample.sample_rate != SAMPLE_RATE:
-            raise FdbuError(sid, "manifest.json", f"sample_rate is {sample.sample_rate}; Silero VAD scoring needs "
-                            f"{SAMPLE_RATE} Hz")
-        for wav in task.detected:
-            hashed(folder / wav, sid, wav, files.get(wav), "manifest.json", root)
-            check_wav(folder / wav, sid, sample.sample_rate, sample.samples_of(wav))
+        _checked_audio(sample, task.detected, files, root)
         sample.wav_sha256 = files["output.wav"]
         sample.detected_sha256 = {wav: files[wav] for wav in task.detected}
     for wav in task.detected[1:]:  # another run's words (v1.5's clean run), on that run's window
@@ -256,19 +251,29 @@ def _load_sample(sample: Sample, files: dict[str, str], transcripts: dict, root:
 def load_audio_sample(tree: "Tree", sample: Sample) -> Sample:
     """An eligible sample of a task with other audio files (v1.5): its annotation read (hash-checked) and every audio
     file checked against manifest.json's SHA-256 and its length (output.wav and input.wav: T; the clean run's two
-    files: clean_input_samples). `fdbu score` does not read these samples; the stages that do call this first."""
+    files: clean_input_samples), for the stages that read them without scoring (evaluate's v1.5 reference
+    column); `fdbu score` checks the runs it segments when it loads the tree."""
     sid, task, files = sample.sample_id, sample.kind, tree.files[sample.sample_id]
-    if sample.sample_rate != SAMPLE_RATE:
-        raise FdbuError(sid, "manifest.json", f"sample_rate is {sample.sample_rate}; Silero VAD needs {SAMPLE_RATE} Hz")
+    _checked_audio(sample, (), files, tree.root)  # the rate first, before the annotation
     if task.annotation is not None and task.read is not None:
         ann = hashed(sample.folder / task.annotation, sid, task.annotation, files.get(task.annotation),
                      "manifest.json", tree.root)
         for name, value in task.read(ann, sid, sample.T_us).items():
             setattr(sample, name, value)
-    for name in ("output.wav", *task.audio):
-        hashed(sample.folder / name, sid, name, files.get(name), "manifest.json", tree.root)
-        check_wav(sample.folder / name, sid, sample.sample_rate, sample.samples_of(name))
+    _checked_audio(sample, ("output.wav", *task.audio), files, tree.root)
     return sample
+
+
+def _checked_audio(sample: Sample, names, files: dict[str, str], root: Path) -> None:
+    """The sample is at Silero's 16 kHz, and each of `names` still has manifest.json's SHA-256 and the length it
+    must have (`Sample.samples_of`): mono PCM."""
+    sid = sample.sample_id
+    if sample.sample_rate != SAMPLE_RATE:
+        raise FdbuError(sid, "manifest.json", f"sample_rate is {sample.sample_rate}; Silero VAD scoring needs "
+                        f"{SAMPLE_RATE} Hz")
+    for name in names:
+        hashed(sample.folder / name, sid, name, files.get(name), "manifest.json", root)
+        check_wav(sample.folder / name, sid, sample.sample_rate, sample.samples_of(name))
 
 
 @dataclass

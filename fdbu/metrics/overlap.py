@@ -155,12 +155,11 @@ class Components:
         return self.both & (self.agreement >= self.min_agreement)
 
 
-def _run(samples, segments: list[np.ndarray], prefix: str) -> OverlapRun:
+def _run(segments: list[np.ndarray], words: list[np.ndarray], o_s: np.ndarray, o_e: np.ndarray,
+         T: np.ndarray) -> OverlapRun:
     ga, goff = flatten([g[:, 0] for g in segments])
     gb, _ = flatten([g[:, 1] for g in segments])
-    ws, woff = flatten([s.other_words["clean_output.json"][0] if prefix else s.word_start for s in samples])
-    o_s, o_e = (column([s.event_us[j] for s in samples]) for j in (0, 1))
-    T = column([s.T_us if not prefix else s.clean_T_us for s in samples])
+    ws, woff = flatten(words)
     return overlap_run(ga, gb, goff, ws, woff, o_s, o_e, T)
 
 
@@ -176,9 +175,10 @@ def components(samples, runs: Runs, settings: ControlSettings = DEFAULT_CONTROL)
     """`runs` (fdbu.metrics.base.Runs): the subset, and each run's speech segments per sample."""
     segs, clean_segs = runs.files["output.wav"], runs.files["clean_output.wav"]
     o_s, o_e = (column([s.event_us[j] for s in samples]) for j in (0, 1))
-    event, clean = _run(samples, segs, ""), _run(samples, clean_segs, "clean_")
-    return Components(runs.subset, event, clean, o_s, o_e, column([s.T_us for s in samples]),
-                      column([s.clean_T_us for s in samples]), agreement(segs, clean_segs, o_s),
+    T, clean_T = column([s.T_us for s in samples]), column([s.clean_T_us for s in samples])
+    event = _run(segs, [s.word_start for s in samples], o_s, o_e, T)
+    clean = _run(clean_segs, [s.other_words["clean_output.json"][0] for s in samples], o_s, o_e, clean_T)
+    return Components(runs.subset, event, clean, o_s, o_e, T, clean_T, agreement(segs, clean_segs, o_s),
                       list(segs), list(clean_segs), settings)
 
 
