@@ -40,7 +40,11 @@ def check(data: bytes, sid: str, T_us: int, annotation: bytes | None,
         if not isinstance(chunk, dict) or not isinstance(chunk.get("text"), str):
             raise FdbuError(sid, file, f"word {i} is not an object with 'text' (a string) and 'timestamp'")
     window = max(T_us, observed_us) if observed_us is not None else T_us
-    starts, ends = check_word_times(doc["chunks"], sid, file, window)
+    try:
+        starts, ends = check_word_times(doc["chunks"], sid, file, window)
+    except FdbuError as e:  # a transcript not of this audio: say how to go on, keeping every other sample
+        raise FdbuError(sid, file, f"{e.problem}; transcribe this audio again (export without export.transcripts=adopt, "
+                        "then fdbu asr) or leave the sample out (export.only lists the samples to export)") from None
     task = tasks.subset(sid.split("/")[0]).task
     if task.asr_cut is not None and file == "output.json":  # asr.py --task user_interruption: cut at R, R added back
         cut = cast(Callable, task.read)(annotation, sid, T_us)[task.reference]  # a task with an ASR cut reads one

@@ -9,7 +9,7 @@ from .atomic import dumps, sha256_bytes
 from .outputs import Outputs
 from .pipeline import Scored
 from .cells import difference_text, fmt, interval_text, num, p_text
-from .settings import WIDTH
+from .settings import PAD_MAX_MS, WIDTH
 
 UNIFIED = "unified.json"
 SAMPLES = "unified-samples.jsonl"
@@ -80,7 +80,12 @@ def control_lines(c: dict) -> list[str]:
     agree = "no pair" if a["median"] is None else \
         f"median IoU {fmt(a['median'])}, {a['count_at_least']}/{a['n']} at least {fmt(a['at_least'])}"
     restricted = f", restricted to agreement >= {fmt(c['min_agreement'])}" if c["min_agreement"] else ""
-    out = [f"  matched control (event run - clean run): {c['pairs']} pairs exercised in both runs{restricted}",
+    left = [f"{c['unmatched']} exercised in both runs but unmatched (the inputs differ by more than "
+            f"{PAD_MAX_MS} ms: in the per-run metrics only)"] if c["unmatched"] else []
+    if c["exercised_both"] > c["pairs"]:
+        left.append(f"{c['exercised_both'] - c['pairs']} below the agreement asked (overlap.min_agreement)")
+    out = [f"  matched control (event run - clean run): {c['pairs']} pairs exercised in both runs{restricted}"
+           + (f"; left out: {'; '.join(left)}" if left else ""),
            f"  the runs' agreement before the event: {agree}",
            f"  {'line':<38} {'difference [95% interval]':<28} {'p':>6} {'holm':>6}"]
     from .metrics.overlap import control_lines as lines_of

@@ -223,7 +223,9 @@ MALFORMED = {
     "text time": (TT, lambda d, f: _with(d, 0, 0, "1.0"), "word 0 start is '1.0', not a number of seconds"),
     "end before start": (TT, lambda d, f: _with(d, _first_long(d), 1, d["chunks"][_first_long(d)]["timestamp"][0] - 0.01),
                          "ends at", "before its start"),
-    "start after T": (TT, lambda d, f: _with(d, 0, 0, 1000.0), "word 0 start 1000.000000 s lies outside the window"),
+    "start after T": (TT, lambda d, f: _with(d, 0, 0, 1000.0), "word 0 start 1000.000000 s lies outside the window",
+                      "transcribe this audio again (export without export.transcripts=adopt, then fdbu asr) or leave "
+                      "the sample out (export.only"),
     "negative start": (TT, lambda d, f: _with(d, 0, 0, -0.5), "word 0 start -0.500000 s lies outside the window"),
     "word before R": (UI, lambda d, f: {**d, "chunks": [{"text": "early", "timestamp": [
         json.loads((f / "interrupt.json").read_text())[0]["timestamp"][1] - 0.001, None]}] + d["chunks"]},

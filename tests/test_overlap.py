@@ -122,6 +122,9 @@ def test_the_control_pairs_only_exercised_matched_agreeing_samples():
     boot = Bootstrap(200, 0)
     control = overlap.control(c, boot)
     assert (control["pairs"], control["exercised_both"], control["unmatched"]) == (4, 4, 1)
+    from fdbu.unified import control_lines as console
+
+    assert "; left out: 1 exercised in both runs but unmatched (the inputs differ by more than 80 ms" in console(control)[0]
     line = control["stops"]["event_attributable_stop_rate_1s"]
     assert (line["event_rate"], line["clean_rate"]) == (1.0, 0.5)
     assert line["discordant"] == {"a_only": 0, "b_only": 2} and line["difference"]["value"] == 0.5
