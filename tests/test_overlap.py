@@ -13,6 +13,7 @@ from hypothesis import given, settings, strategies as st
 import twins
 from benchmarks.control_calibration import cell
 from builders import fdbu_main
+from test_figures import captured, check_layout  # noqa: F401  (captured: a fixture)
 from fdbu.cells import record_text
 from fdbu.kernels import INF, overlap_run
 from fdbu.metrics import overlap
@@ -457,3 +458,23 @@ def test_the_k_values_are_a_setting_recorded_and_read_back(synthetic, tmp_path):
     for bad, why in (("[0.5,2]", "1 s (the headline lines') among them"), ("[0.0005,1]", "a whole number of milliseconds")):
         res = fdbu_main("score", f"tree={tree}", f"overlap.within_s={bad}")
         assert res.returncode == 2 and why in res.stderr, res.stderr
+
+
+@pytest.mark.parametrize("width", ["column", "page"])
+def test_the_stop_curves_print_at_width(synthetic, captured, width):
+    """The stop curves at a paper's column and page width: every text at least 7 pt, inside the figure, none over
+    another, the PDF's page that size (test_figures.check_layout); two bands per panel, the event run's and the
+    clean run's; the k marks drawn."""
+    from fdbu import plot
+
+    unified, _, rows = synthetic["yields"]
+    data = plot.stop_curves(rows, "yields", unified, width)
+    fig = captured[-1]
+    check_layout(fig, data, width)
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(axes) == 4
+    for ax in axes:
+        bands = [c for c in ax.collections if type(c).__name__ in ("FillBetweenPolyCollection", "PolyCollection")]
+        assert len(bands) == 2
+        assert {round(line.get_xdata()[0], 3) for line in ax.lines if len(set(line.get_xdata())) == 1} >= {0.5, 1, 2}
+    assert [t.get_text() for t in fig.legends[0].get_texts()][:2] == ["event run", "clean run"]
