@@ -256,3 +256,36 @@ def run_overlap_us(a_start, a_end, a_off, b_start, b_end, b_off, o_s):
         union[i] = _union_measure(np.concatenate((a_start[a0:a1], b_start[b0:b1])),
                                   np.concatenate((a_end[a0:a1], b_end[b0:b1])), 0, o_s[i])
     return a_us, b_us, union
+
+
+class CueTiming(NamedTuple):
+    """What another benchmark's timing rule reads around a cue time (README: Numbers in other benchmarks' terms)."""
+
+    speaking_at_cue: np.ndarray  # a span has start < cue < end (words: smooth-handoff's "already speaking")
+    onset_after: np.ndarray      # the first span start at or after the cue, minus the cue; INF when none
+    last_end: np.ndarray         # the end of the last span starting at or before the cue, minus the cue (<= 0 when it
+    #                              ended before the cue: VideoFDB's "immediately preceding" segment); INF when none
+
+
+@njit(cache=True)
+def cue_timing(span_start, span_end, span_off, cue):
+    """Per sample, a cue's relation to spans (words or speech segments, in any order): speaking across the cue,
+    the first onset at or after it, and the end of the last span that started at or before it."""
+    n = cue.shape[0]
+    at = np.zeros(n, np.bool_)
+    after = np.full(n, INF, np.int64)
+    last = np.full(n, INF, np.int64)
+    for i in range(n):
+        best = -1
+        for g in range(span_off[i], span_off[i + 1]):
+            a = span_start[g]
+            b = span_end[g]
+            if a < cue[i] < b:
+                at[i] = True
+            if a >= cue[i] and a - cue[i] < after[i]:
+                after[i] = a - cue[i]
+            if a <= cue[i] and (best == -1 or a > span_start[best] or (a == span_start[best] and b > span_end[best])):
+                best = g
+        if best != -1:
+            last[i] = span_end[best] - cue[i]
+    return CueTiming(at, after, last)
