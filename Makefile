@@ -20,15 +20,15 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# synthesize a small tree (all five subsets, 8 samples each), score it, plot F(t); then a second system
-# on the same samples (system=prompt, the same seed), scored and compared with the first; then the report
-# site of both (build/demo/report/index.html, its path printed last)
+# synthesize a small tree (all five subsets, 8 samples each), score it (with FD-Bench's and VideoFDB's columns beside
+# the unified metrics), plot F(t); then a second system on the same samples (system=prompt, the same seed), scored
+# and compared with the first; then the report site of both (build/demo/report/index.html, its path printed last)
 demo: $(STAMP)
 	rm -rf $(DEMO)
 	$(BIN)/fdbu synth out=$(DEMO)/tree n=8 seed=0
-	$(BIN)/fdbu score tree=$(DEMO)/tree plot=true
+	$(BIN)/fdbu score tree=$(DEMO)/tree plot=true "views=[fdbench,videofdb]"
 	$(BIN)/fdbu synth out=$(DEMO)/prompt n=8 seed=0 system=prompt
-	$(BIN)/fdbu score tree=$(DEMO)/prompt plot=true
+	$(BIN)/fdbu score tree=$(DEMO)/prompt plot=true "views=[fdbench,videofdb]"
 	$(BIN)/fdbu compare "trees=[$(DEMO)/tree,$(DEMO)/prompt]" "names=[mixed,prompt]" out=$(DEMO)/compare
 	$(BIN)/fdbu report "trees=[$(DEMO)/tree,$(DEMO)/prompt]" "names=[mixed,prompt]" out=$(DEMO)/report \
 	  report.compare=$(DEMO)/compare

@@ -67,7 +67,7 @@ def row_schema(task: str) -> dict[str, str]:
     return {"sample_id": "text", "subset": "text", "task": "text", "eligible": "bool", **fields, "reasons": "object"}
 
 
-METRICS_SCHEMA = {"system": "text", "subset": "text", "task": "text", "metric": "text", "kind": "text", "better": "text",
+METRICS_SCHEMA = {"system": "text", "view": "text", "subset": "text", "task": "text", "metric": "text", "kind": "text", "better": "text",
                   "value": "reach", "lo": "reach", "hi": "reach", "p90": "reach", "count": "int", "n": "Int64"}
 
 
@@ -99,7 +99,7 @@ def compare_schema() -> dict[str, str]:
              "diff_lo": "inf", "diff_hi": "inf", "p": "float", "p_holm": "float", "sign_p": "float",
              "a_coverage": "float", "b_coverage": "float", "resamples_kept": "Int64", "discordant_a_only": "Int64",
              "discordant_b_only": "Int64", "sign_a_first": "Int64", "sign_b_first": "Int64"}
-    out = {}
+    out = {"view": "text"}  # null: the unified metrics; else the view (compare.csv has it with views only)
     for col in CSV_HEAD:
         if col in kinds:
             out[col] = kinds[col]
@@ -130,13 +130,20 @@ class Result:
         return {task: _typed([r for r in self.rows if r["task"] == task], row_schema(task)) for task in tasks}
 
     def metrics(self):
-        """One row per subset and metric: the system, value, 95% interval, p90 (latencies), count and n;
-        "not reached" is NaN with a `*_not_reached` flag beside it."""
+        """One row per subset and metric: the system, the view ("unified", or another benchmark's terms: fdbu score
+        views=), value, 95% interval, p90 (latencies), count and n; "not reached" is NaN with a `*_not_reached` flag
+        beside it. A view's pooled share (VideoFDB's TOR_alignment) has subset "pooled"."""
         rows = []
-        for subset, entry in self.unified["subsets"].items():
-            for name, m in entry["metrics"].items():
+        sections = [("unified", subset, entry["task"], entry["metrics"]) for subset, entry in
+                    self.unified["subsets"].items()]
+        for view, v in self.unified.get("views", {}).items():
+            sections += [(view, subset, self.unified["subsets"][subset]["task"], e["metrics"])
+                         for subset, e in v["subsets"].items()]
+            sections += [(view, "pooled", None, v["pooled"])] if "pooled" in v else []
+        for view, subset, task, metrics in sections:
+            for name, m in metrics.items():
                 iv = m["interval"] or [None, None]
-                row = {"system": self.system, "subset": subset, "task": entry["task"], "metric": name,
+                row = {"system": self.system, "view": view, "subset": subset, "task": task, "metric": name,
                        "kind": m["kind"], "better": m["better"]}
                 row.update({"value": m["value"], "lo": iv[0], "hi": iv[1], "p90": m.get("p90")})
                 rows.append({**row, "count": m["count"], "n": m.get("n")})

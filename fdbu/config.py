@@ -167,6 +167,47 @@ class OverlapConfig:
         return ControlSettings(tuple(sorted(round(v * 1000) * 1000 for v in self.within_s)), float(self.min_agreement))
 
 
+MS_UP_TO_MINUTE = (lambda v: 0.001 <= v <= 60 and abs(v * 1000 - round(v * 1000)) < 1e-9,
+                   "seconds from 0.001 to 60, a whole number of milliseconds")
+
+
+@dataclass
+class FdbenchConfig:
+    reply_within_s: Optional[float] = opt(None, "FD-Bench's reply window after E (SRR) and R (SRIR): null counts a "
+                                                "reply anywhere before T (the paper states no window)")
+    early_reply_s: float = opt(1.0, "an onset at most this long before E is an early reply (ERT, counted in SRR), an "
+                                    "earlier one an early interrupt (EIR, EIT); the paper gives no split")
+
+    def __post_init__(self):
+        within(self, "fdbench.", early_reply_s=MS_UP_TO_MINUTE)
+        if self.reply_within_s is not None:
+            within(self, "fdbench.", reply_within_s=MS_UP_TO_MINUTE)
+
+    def settings(self):  # -> fdbu.views.fdbench.Settings
+        from .views.fdbench import Settings
+
+        return Settings(None if self.reply_within_s is None else round(self.reply_within_s * 1000) * 1000,
+                        round(self.early_reply_s * 1000) * 1000)
+
+
+@dataclass
+class VideofdbConfig:
+    yield_within_s: float = opt(1.5, "VideoFDB's yield-required tolerance after S (the paper's 1.5 s)")
+    handoff_within_s: float = opt(1.5, "the smooth-handoff window after E (v1.0 annotates none; the paper's one stated "
+                                       "tolerance)")
+
+    def __post_init__(self):
+        within(self, "videofdb.", yield_within_s=MS_UP_TO_MINUTE, handoff_within_s=MS_UP_TO_MINUTE)
+
+    def settings(self):  # -> fdbu.views.videofdb.Settings
+        from .views.videofdb import Settings
+
+        return Settings(round(self.yield_within_s * 1000) * 1000, round(self.handoff_within_s * 1000) * 1000)
+
+
+VIEW_NAMES = ("fdbench", "videofdb")  # fdbu.views.VIEWS, named here without importing it (the CLI starts light)
+
+
 @dataclass
 class Common:
     """Settings every command shares."""
@@ -238,6 +279,22 @@ class ScoreConfig(Common):
     vad: VadConfig = group(VadConfig, "speech detection (Silero VAD)")
     bootstrap: BootstrapConfig = group(BootstrapConfig, "percentile bootstrap of pooled ratios and medians")
     overlap: OverlapConfig = group(OverlapConfig, "Full-Duplex-Bench v1.5's matched control")
+    views: List[str] = opt([], "other benchmarks' timing numbers, in their own section of unified.json: fdbench, "
+                               "videofdb (README: Numbers in other benchmarks' terms)")
+    fdbench: FdbenchConfig = group(FdbenchConfig, "FD-Bench's open choices (views=[fdbench])")
+    videofdb: VideofdbConfig = group(VideofdbConfig, "VideoFDB's open choices (views=[videofdb])")
+
+    def __post_init__(self):
+        super().__post_init__()
+        for name in self.views:
+            _check(name in VIEW_NAMES, "views", list(self.views), f"names from {', '.join(VIEW_NAMES)}")
+        _check(len(set(self.views)) == len(self.views), "views", list(self.views), "each view once")
+
+    def view_settings(self):  # -> fdbu.pipeline.Views
+        from .pipeline import Views
+
+        names = tuple(n for n in VIEW_NAMES if n in self.views)
+        return Views(names, {n: getattr(self, n).settings() for n in names})
 
 
 @dataclass
@@ -536,10 +593,14 @@ class VadStageConfig(Sharded):
     vad: VadConfig = group(VadConfig, "speech detection; its settings choose which files the guard recomputes")
     for_sweep: bool = opt(False, "also guard every point of the sweep grid (sweep.*), so a sweep assembles too")
     sweep: GridConfig = group(GridConfig, "the sweep grid (with for_sweep=true)")
+    views: List[str] = opt([], "also the files these views of score segment (videofdb: the pause outputs), so a score "
+                               "with the same views= assembles too")
 
     def __post_init__(self):
         super().__post_init__()
         _check(self.vad.cache, "vad.cache", self.vad.cache, "fdbu vad fills the probability cache: it must be true")
+        for name in self.views:
+            _check(name in VIEW_NAMES, "views", list(self.views), f"names from {', '.join(VIEW_NAMES)}")
         if not self.for_sweep:  # the grid is read only for the sweep's points
             grid = GridConfig()
             for f in dataclasses.fields(GridConfig):

@@ -41,6 +41,7 @@ from .unified import ROWS_SHA256, SAMPLES, UNIFIED
 # definitions version pins the metric math); everything else (definitions, settings, speech
 # detection, bootstrap, share interval, quantile rule) must be equal
 MAY_DIFFER = ("inputs", "fdbu_version", "subsets", ROWS_SHA256, "transcripts")  # transcripts: `mixed_transcripts`
+VIEW_HEAD = ("title", "source", "settings", "not_computable")  # what compared trees' views share (fdbu.views)
 FILES = ("compare.json", "compare.csv")
 FIGURES = ("compare-latency-curves", "compare-forest")
 FORMATS = ("png", "pdf")
@@ -108,6 +109,28 @@ def _check_rows(system: System) -> None:
                     said = other.get(key) if isinstance(other, dict) else None
                     raise FdbuError(system.where, SAMPLES, f"{subset}: its rows give {name} {key} {value!r}, "
                                     f"unified.json {said!r}; the two files are not from one run (run fdbu score again)")
+        for view, scope in view_scopes(system.unified, subset).items():  # and each view's numbers (fdbu.views)
+            c = scope.components(system, eligible)
+            mine = aggregate(scope.table, c, scope.populations(c), selected=len(rows),
+                             ineligible=len(rows) - len(eligible), boot=Bootstrap(1, seed))
+            theirs = scope.entry(system).get("metrics", {})
+            for name, rec in mine.items():
+                for key, value in rec.items():
+                    if key not in ("interval", "resamples_kept") and theirs.get(name, {}).get(key) != value:
+                        raise FdbuError(system.where, SAMPLES, f"{subset}: its rows give the {view} view's {name} "
+                                        f"{key} {value!r}, unified.json {theirs.get(name, {}).get(key)!r}; the two "
+                                        "files are not from one run (run fdbu score again)")
+
+
+def view_scopes(unified: dict, subset: str) -> dict[str, "Scope"]:
+    """The views unified.json holds numbers of on `subset` (fdbu.views), as scopes to compare."""
+    from .views import VIEWS
+
+    out = {}
+    for view, entry in unified.get("views", {}).items():
+        if subset in entry.get("subsets", {}):
+            out[view] = Scope.view(subset, view, VIEWS[view].settings.of(entry["settings"]))
+    return out
 
 
 def _first_difference(a, b, path: str = "") -> str | None:
@@ -124,7 +147,10 @@ def _first_difference(a, b, path: str = "") -> str | None:
 def signature(systems: list[System]) -> dict:
     """The signature every tree shares (refused when any differs in more than its inputs)."""
     def head(s: System) -> dict:
-        return {k: v for k, v in s.unified.items() if k not in MAY_DIFFER}
+        out = {k: v for k, v in s.unified.items() if k not in MAY_DIFFER}
+        if "views" in out:  # a view's definitions and settings, not its numbers
+            out["views"] = {n: {k: v[k] for k in VIEW_HEAD} for n, v in out["views"].items()}
+        return out
 
     first = systems[0]
     for other in systems[1:]:
@@ -189,10 +215,10 @@ def _pairing(a: System, b: System, subset: str, order: dict[str, int], allow: bo
     return common, dropped, ra, rb
 
 
-def _context(s: System, subset: str) -> dict:
+def _context(s: System, subset: str, scope: "Scope | None" = None) -> dict:
     entry = s.unified["subsets"][subset]
     out = {"coverage": entry.get("coverage")}
-    for pop in _populations(subset):
+    for pop in _populations(subset) if scope is None else ():  # a view's context is the subset's coverage
         rate = entry.get("metrics", {}).get(f"{pop}_rate")
         out[f"{pop}_rate"] = rate.get("value") if isinstance(rate, dict) else None
     return out
@@ -204,15 +230,54 @@ def _populations(subset: str) -> list[str]:
     return list(dict.fromkeys(m.over for m in table if m.over != "eligible"))
 
 
+@dataclass(frozen=True)
+class Scope:
+    """What a comparison of one subset reads: the unified metrics (its task's module), or another benchmark's
+    numbers on it (fdbu.views): the declared table, the components of rows, the populations, and the unified.json
+    entry whose records the selected bounds come from."""
+
+    subset: str
+    table: tuple
+    components: Any       # (system, eligible rows) -> components
+    populations: Any      # components -> {population: mask}
+    entry: Any            # system -> the unified.json entry holding "metrics"
+    pop_names: tuple
+
+    @staticmethod
+    def unified(subset: str, settings: dict | None = None) -> "Scope":
+        module = tasks.subset(subset).task.metric_module
+        return Scope(subset, tasks.metric_table(subset, settings), lambda s, rows: components(s, subset, rows),
+                     module.populations, lambda s: s.unified["subsets"][subset], tuple(_populations(subset)))
+
+    @staticmethod
+    def view(subset: str, view: str, settings: Any) -> "Scope":
+        from .views import VIEWS, Records
+
+        part = VIEWS[view].parts[tasks.subset(subset).task.name]
+        table = part.table(settings)
+
+        def read(s: System, rows: list[dict]):
+            try:
+                return Records(rows, view, part.fields)
+            except (KeyError, TypeError, ValueError, OverflowError) as e:
+                bad = next((r for r in rows if not isinstance(r.get("views"), dict)
+                            or not isinstance(r["views"].get(view), dict)), rows[0])
+                raise FdbuError(s.where, SAMPLES, f"{bad['sample_id']}: the row lacks the {view} record or one of "
+                                f"its fields ({type(e).__name__}: {e}); run fdbu score views=[{view}] again") from None
+        return Scope(subset, table, read, part.populations, lambda s: s.unified["views"][view]["subsets"][subset],
+                     tuple(dict.fromkeys(m.over for m in table if m.over != "eligible")))
+
+
 def compare_pair(a: System, b: System, subset: str, order: dict[str, int], boot: Bootstrap, allow: bool,
-                 alpha: float = ALPHA) -> dict:
-    """Every metric of one subset for the pair (a, b): b - a on the paired samples."""
-    module = tasks.subset(subset).task.metric_module
+                 alpha: float = ALPHA, scope: Scope | None = None) -> dict:
+    """Every metric of one subset for the pair (a, b): b - a on the paired samples; `scope`: another benchmark's
+    numbers on the subset (fdbu.views) instead of the unified metrics."""
+    own = scope or Scope.unified(subset, a.unified)  # the trees share their settings (signature)
     common, dropped, ra, rb = _pairing(a, b, subset, order, allow)
     paired = [i for i in common if ra[i]["eligible"] and rb[i]["eligible"]]
-    ca = components(a, subset, [ra[i] for i in paired])
-    cb = components(b, subset, [rb[i] for i in paired])
-    pa, pb = module.populations(ca), module.populations(cb)
+    ca = own.components(a, [ra[i] for i in paired])
+    cb = own.components(b, [rb[i] for i in paired])
+    pa, pb = own.populations(ca), own.populations(cb)
     both = {k: pa[k] & pb[k] for k in pa}
     samples = {"in_both": len(common), "eligible_in_both": len(paired),
                f"eligible_only_in_{a.name}": sum(ra[i]["eligible"] and not rb[i]["eligible"] for i in common),
@@ -221,8 +286,8 @@ def compare_pair(a: System, b: System, subset: str, order: dict[str, int], boot:
     populations = {pop: {"both": int(np.count_nonzero(pa[pop] & pb[pop])),
                          "only_a": int(np.count_nonzero(pa[pop] & ~pb[pop])),
                          "only_b": int(np.count_nonzero(~pa[pop] & pb[pop])),
-                         "neither": int(np.count_nonzero(~pa[pop] & ~pb[pop]))} for pop in _populations(subset)}
-    table = tasks.metric_table(subset, a.unified)  # the trees share their settings (signature)
+                         "neither": int(np.count_nonzero(~pa[pop] & ~pb[pop]))} for pop in own.pop_names}
+    table = own.table
     records = [aggregate(table, c, both, selected=len(paired), ineligible=0, boot=boot) for c in (ca, cb)]
     metrics = {}
     for m in table:
@@ -231,15 +296,15 @@ def compare_pair(a: System, b: System, subset: str, order: dict[str, int], boot:
         entry = {"kind": m.kind, "better": m.better, "headline": m.headline, "over": m.over,
                  "n": int(np.count_nonzero(both[m.over])), "a": rec_a, "b": rec_b, **line}
         if m.kind == SHARE:
-            entry["selected_bounds"] = {"a": a.unified["subsets"][subset]["metrics"][m.name].get("selected_bounds"),
-                                        "b": b.unified["subsets"][subset]["metrics"][m.name].get("selected_bounds")}
+            entry["selected_bounds"] = {"a": own.entry(a)["metrics"][m.name].get("selected_bounds"),
+                                        "b": own.entry(b)["metrics"][m.name].get("selected_bounds")}
         metrics[m.name] = entry
     out: dict[str, Any] = {"samples": samples}
     if dropped:
         out["dropped"] = dropped
     if populations:
         out["populations"] = populations
-    out["context"] = {"a": _context(a, subset), "b": _context(b, subset)}
+    out["context"] = {"a": _context(a, subset, scope), "b": _context(b, subset, scope)}
     out["warnings"] = warnings(a, b, subset, samples, populations, alpha)
     out["metrics"] = metrics
     return out
@@ -270,7 +335,7 @@ def decide(pairs: list[dict], pairs_mode: str, alpha: float) -> None:
     marker = p_holm < alpha. Every other line keeps its p (if any), p_holm null, no marker, and says why."""
     families: dict[str, list[dict]] = {}
     for pair in pairs:
-        for subset, entry in pair["subsets"].items():
+        for subset, entry in sections(pair):
             for line in entry.get("metrics", {}).values():
                 line["p_holm"], line["marker"], line["family"] = None, False, None
                 if line["p"] is None or line["reason"] is not None:
@@ -284,6 +349,13 @@ def decide(pairs: list[dict], pairs_mode: str, alpha: float) -> None:
         for line, adjusted in zip(lines, holm([x["p"] for x in lines])):
             line["p_holm"] = adjusted
             line["marker"] = cast(float, adjusted) < alpha  # every line in a family has a p
+
+
+def sections(pair: dict) -> list[tuple[str, dict]]:
+    """A pair's compared sections: each subset's unified metrics, then each view's numbers on it (its own Holm
+    family, named "VIEW on SUBSET")."""
+    return [*pair["subsets"].items(), *((f"{view} on {subset}", entry) for view, by in pair.get("views", {}).items()
+                                        for subset, entry in by.items())]
 
 
 def pairs_of(names: list[str], baseline: str, pairs: str) -> list[tuple[str, str]]:
@@ -351,7 +423,16 @@ def compare(systems: list[System], *, baseline: str | None = None, pairs: str = 
                 continue
             subsets[subset] = compare_pair(a, b, subset, order.get(subset, {}), boot, allow_different_samples,
                                            alpha)
-        head["pairs"].append({"a": name_a, "b": name_b, "subsets": subsets})
+        pair: dict[str, Any] = {"a": name_a, "b": name_b, "subsets": subsets}
+        views: dict[str, dict] = {view: {} for view in a.unified.get("views", {})}  # each view's subsets, in order
+        for subset in (s for s in subsets if "metrics" in subsets[s]):
+            for view, scope in view_scopes(a.unified, subset).items():
+                views[view][subset] = compare_pair(a, b, subset, order.get(subset, {}), boot,
+                                                   allow_different_samples, alpha, scope)
+        views = {view: by for view, by in views.items() if by}
+        if views:
+            pair["views"] = views
+        head["pairs"].append(pair)
     bar.close()
     decide(head["pairs"], pairs, alpha)
     return head
@@ -477,6 +558,18 @@ def read_result(result, systems: list, where: str) -> dict:
                 for m in declared:
                     _at(lines, m.name, f"{here}.metrics", ("dict",), None, "an object")
                     _line(lines[m.name], f"{here}.metrics.{m.name}", m, alpha)
+            for view, by in _at(pair, "views", path, ("dict",), None, "an object").items() if "views" in pair else ():
+                for subset, entry in by.items() if isinstance(by, dict) else [("", None)]:
+                    here = f"{path}.views.{view}.{subset}"
+                    scope = view_scopes(systems[0].unified, subset).get(view) if subset in tasks.SUBSETS else None
+                    if scope is None:
+                        raise _Bad(here, "is not a view these trees were scored with, on a subset it covers")
+                    lines = _at(entry, "metrics", here, ("dict",), None, "an object")
+                    if list(lines) != [m.name for m in scope.table]:
+                        raise _Bad(f"{here}.metrics", f"names {sorted(lines)}, not the {view} view's metrics")
+                    for m in scope.table:
+                        _at(lines, m.name, f"{here}.metrics", ("dict",), None, "an object")
+                        _line(lines[m.name], f"{here}.metrics.{m.name}", m, alpha)
         if got != want:
             raise _Bad("pairs", f"are {got}, not the pairs of {names} with baseline {baseline} ({mode})")
     except _Bad as e:
@@ -515,7 +608,7 @@ def csv_rows(result: dict) -> list[dict]:
     pops = _population_names()
     out = []
     for pair in result["pairs"]:
-        for subset, entry in pair["subsets"].items():
+        for view, subset, entry in _csv_sections(pair):
             for name, m in entry.get("metrics", {}).items():
                 row = {"a": pair["a"], "b": pair["b"], "subset": subset, "metric": name, "kind": m["kind"],
                        "better": m["better"], "headline": m["headline"], "over": m["over"], "n": m["n"]}
@@ -537,6 +630,8 @@ def csv_rows(result: dict) -> list[dict]:
                 row.update({"diff_flag": d["value_flag"], "diff_lo_flag": ivf[0], "diff_hi_flag": ivf[1]})
                 ctx = entry["context"]
                 row.update({"a_coverage": ctx["a"]["coverage"], "b_coverage": ctx["b"]["coverage"]})
+                if view is not None:
+                    row["view"] = view
                 for pop in pops:
                     row[f"a_{pop}_rate"] = ctx["a"].get(f"{pop}_rate")
                     row[f"b_{pop}_rate"] = ctx["b"].get(f"{pop}_rate")
@@ -552,10 +647,18 @@ def csv_rows(result: dict) -> list[dict]:
     return out
 
 
+def _csv_sections(pair: dict) -> list[tuple[str | None, str, dict]]:
+    """(view or None for the unified metrics, subset, entry): a view's lines carry its name in a `view` column,
+    which compare.csv has only when the trees were scored with views."""
+    return [*((None, s, e) for s, e in pair["subsets"].items()),
+            *((v, s, e) for v, by in pair.get("views", {}).items() for s, e in by.items())]
+
+
 def to_csv(result: dict) -> str:
     rows = csv_rows(result)
     pops = _population_names()
-    head = CSV_HEAD + [f"{s}_{p}_rate" for p in pops for s in ("a", "b")] + \
+    head = (["view"] if any("view" in r for r in rows) else []) + CSV_HEAD + \
+        [f"{s}_{p}_rate" for p in pops for s in ("a", "b")] + \
         ["a_bound_lo", "a_bound_hi", "b_bound_lo", "b_bound_hi"] + \
         [f"{p}_{c}" for p in pops for c in ("both", "only_a", "only_b", "neither")]
     buf = io.StringIO()
@@ -653,8 +756,11 @@ def leaderboard(result: dict) -> str:
                                                        for s in result["systems"]))
     for pair in result["pairs"]:
         a, b = pair["a"], pair["b"]
-        for subset, entry in pair["subsets"].items():
+        for subset, entry in sections(pair):
             lines += ["", f"{subset}: {b} vs {a} (difference {b} - {a})"]
+            if subset not in pair["subsets"]:  # a view's section (fdbu score views=)
+                view = result.get("views", {}).get(subset.split(" on ")[0], {})
+                lines.append(f"  in {view.get('title')}'s terms, not the unified metrics; source: {view.get('source')}")
             dropped = entry.get("dropped", {})
             if any(dropped.values()):
                 lines.append("  dropped: " + "; ".join(f"{len(ids)} {key.replace('_', ' ')} (e.g. {ids[0]})"

@@ -7,14 +7,25 @@ from pathlib import Path
 from typing import Any, cast
 
 from . import faults, tasks
-from .version import DEFINITIONS_VERSION, V15_DEFINITIONS, __version__
+from .version import DEFINITIONS_VERSION, V15_DEFINITIONS, VIEWS_DEFINITIONS, __version__
 from .errors import FdbuError
 from .metrics.base import Runs
 from .metrics.overlap import DEFAULT_CONTROL, ControlSettings
 from .metrics.stats import Z_975, Bootstrap
-from .tree import Tree, load_tree
+from .tree import Tree, check_output_audio, load_tree
 from .settings import changed
 from .vad import Job, SpeechDetector
+
+
+@dataclass(frozen=True)
+class Views:
+    """The other benchmarks' views a score computes (fdbu.views.VIEWS names) and each one's settings."""
+
+    names: tuple[str, ...] = ()
+    settings: dict = field(default_factory=dict)
+
+
+NO_VIEWS = Views()
 
 
 @dataclass
@@ -98,13 +109,13 @@ def score_subset(kind: tasks.Task, selected: list, boot: Bootstrap, segs=None,
 
 
 def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None,
-          control: ControlSettings = DEFAULT_CONTROL) -> Scored:
+          control: ControlSettings = DEFAULT_CONTROL, views: Views = NO_VIEWS) -> Scored:
     """Score every scored subset present in the tree.
 
     `segments` (sample_id -> (k, 2) microseconds; (sample_id, file) for another file a task segments, v1.5's
     clean_output.wav) replaces speech detection, for callers that already have the segments; by default Silero
     runs on every file each eligible sample's task segments (Task.detected); `control` holds v1.5's settings
-    (overlap.*).
+    (overlap.*); `views` the other benchmarks' numbers asked for (fdbu.views), in their own section.
     """
     present = sorted({s.subset for s in tree.samples})
     unscored = {n: cast(str, tasks.subset(n).task.unscored) for n in tasks.SUBSETS
@@ -123,8 +134,15 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None,
         if control.non_default():
             unified["settings"] = "non-default"
             unified["non_default"] = [*unified.get("non_default", []), *control.non_default()]
+    if views.names:
+        unified["definitions"] += f"+{VIEWS_DEFINITIONS}"
+        changed = [c for n in views.names for c in views.settings[n].non_default()]
+        if changed:
+            unified["settings"] = "non-default"
+            unified["non_default"] = [*unified.get("non_default", []), *changed]
     unified["subsets"] = {}
     per_sample: dict[str, dict] = {}
+    viewed: dict[str, tuple] = {}  # subset -> what the views read (fdbu.views.score_views)
     for subset in tasks.scored():
         selected = tree.subset(subset)
         if not selected:
@@ -134,8 +152,26 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None,
         segs = detect_speech(eligible, vad, kind, subset, segments) if kind.speech_detection else None
         comps, metrics, extra = score_subset(kind, selected, boot, segs, control)
         matched = extra.pop("control", None)  # v1.5's matched control: its own entry, after the metrics
-        for s, row in zip(eligible, kind.metric_module.rows(eligible, comps)):
+        subset_rows = kind.metric_module.rows(eligible, comps)
+        for s, row in zip(eligible, subset_rows):
             per_sample[s.sample_id] = row
+        view_segs = None  # the segments a view reads on this subset (fdbu.views): the task's, or detected for it
+        if views.names:
+            from .views import segmented
+
+            if isinstance(segs, list):
+                view_segs = segs
+            elif segs is None and segmented(views.names, kind.name):
+                if segments is None:
+                    check_output_audio(tree, eligible)
+                try:
+                    view_segs = detect_speech(eligible, vad, None, subset, segments)
+                except FdbuError as e:  # vad.require_shards: these files are sharded only when fdbu vad is told
+                    if e.where != "cache":
+                        raise
+                    raise FdbuError("cache", None, f"{e.problem}; {subset}'s outputs are segmented for views= only: "
+                                    f"fdbu vad views=[{','.join(views.names)}] shards them") from None
+        viewed[subset] = (kind.name, eligible, comps, subset_rows, len(selected), view_segs)
         ineligible = len(selected) - len(eligible)
         reasons = Counter(r for s in selected if not s.eligible for r in s.reasons)
         counts = {"declared": tree.declared[subset], "selected": len(selected), "eligible": len(eligible),
@@ -148,6 +184,10 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None,
         if matched is not None:
             entry["control"] = matched
         unified["subsets"][subset] = entry
+    if views.names:
+        from .views import score_views
+
+        unified["views"] = score_views(list(views.names), viewed, boot, views.settings)
 
     rows = []
     for s in tree.samples:
@@ -163,7 +203,7 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None,
 
 
 def score_path(root: Path, vad: SpeechDetector, boot: Bootstrap,
-               control: ControlSettings = DEFAULT_CONTROL) -> Scored:
+               control: ControlSettings = DEFAULT_CONTROL, views: Views = NO_VIEWS) -> Scored:
     tree = load_tree(root)
     faults.point("score:loaded")
-    return score(tree, vad, boot, control=control)
+    return score(tree, vad, boot, control=control, views=views)

@@ -54,13 +54,19 @@ KINDS = {
     "segments": (lambda v: isinstance(v, list) and all(_pair("seconds")(p) and p[0] <= p[1] for p in v),
                  "a list of [start, end] seconds"),
 }
-for _k in ("unit", "ratio", "quantile"):
+# another benchmark's times can be negative (FD-Bench's onset before E, VideoFDB's yield latency; fdbu.views)
+KINDS["signed seconds"] = (lambda v: _number(v) and abs(v) <= MAX_SECONDS,
+                           f"a number of seconds from -{MAX_SECONDS:.0e} to {MAX_SECONDS:.0e}")
+KINDS["signed quantile"] = (lambda v: v == NOT_REACHED or KINDS["signed seconds"][0](v),
+                            f"signed seconds or {NOT_REACHED!r}")
+for _k in ("unit", "ratio", "quantile", "signed quantile"):
     KINDS[f"{_k} pair"] = (_pair(_k), f"a list of two: {KINDS[_k][1]}")
 
 # the fields of a metric record unified.json holds beyond those the rows give back (checked equal)
 RECORDS = {"share": {"interval": "unit pair?"}, "pooled_ratio": {"interval": "ratio pair?",
                                                                   "resamples_kept": "count"},
            "latency_quantiles": {"interval": "quantile pair?"}}
+VIEW_RECORDS = {**RECORDS, "latency_quantiles": {"interval": "signed quantile pair?"}}
 ENTRY = {"coverage": "unit", "min_observable_s": "seconds?"}
 COUNTS = ("declared", "selected", "eligible", "ineligible")
 
@@ -170,7 +176,64 @@ def _unified(root: Path, raw: bytes) -> dict:
                     r.refuse(f"{at}.metrics.{m.name}.{key}", f"is {short(record.get(key))}, not {want!r}")
         if hasattr(task.metrics, "control_lines"):  # v1.5: the matched control every reader of it indexes
             _control(r, entry, at, doc)
+    if "views" in doc:
+        _views(r, doc)
     return doc
+
+
+def _views(r: "_Reader", doc: dict) -> None:
+    """Other benchmarks' numbers (fdbu.views): each view fdbu knows, under its definitions, with the settings it
+    was computed with, and a record of every declared metric of each subset it covers."""
+    from .version import VIEWS_DEFINITIONS
+    from .views import VIEWS
+
+    if not str(doc["definitions"]).endswith(f"+{VIEWS_DEFINITIONS}"):
+        r.refuse("definitions", f"is {short(doc['definitions'])}, without +{VIEWS_DEFINITIONS} beside its views")
+    for name, entry in r.obj(doc, "views", "views").items():
+        at = f"views.{name}"
+        if name not in VIEWS or not isinstance(entry, dict):
+            r.refuse(at, f"is not one of fdbu's views ({', '.join(VIEWS)}) as an object")
+        view = VIEWS[name]
+        r.fields(entry, {"title": "text", "source": "text"}, f"{at}.")
+        listed = entry.get("not_computable")
+        if not (isinstance(listed, list) and all(isinstance(x, str) for x in listed)):
+            r.refuse(f"{at}.not_computable", f"is {short(listed)}, not a list of texts")
+        head = r.obj(entry, "settings", f"{at}.settings")
+        r.fields(head, view.settings.KINDS, f"{at}.settings.")
+        settings = view.settings.of(head)
+        covered = [s for s in doc["subsets"] if tasks.subset(s).task.name in view.parts]
+        subsets = r.obj(entry, "subsets", f"{at}.subsets")
+        if list(subsets) != covered:
+            r.refuse(f"{at}.subsets", f"are {short(list(subsets))}, not the scored subsets the {name} view covers "
+                     f"({', '.join(covered) or 'none'})")
+        for subset, part_entry in subsets.items():
+            here = f"{at}.subsets.{subset}"
+            part = view.parts[tasks.subset(subset).task.name]
+            r.fields(r.obj(part_entry, "counts", f"{here}.counts"), {"selected": "count", "eligible": "count"},
+                     f"{here}.counts.")
+            _view_metrics(r, r.obj(part_entry, "metrics", f"{here}.metrics"), part.table(settings), f"{here}.metrics")
+        if view.pooled is not None and "pooled" in entry:
+            pooled = r.obj(entry, "pooled", f"{at}.pooled")
+            if list(pooled) != [view.pooled]:
+                r.refuse(f"{at}.pooled", f"names {short(list(pooled))}, not [{view.pooled!r}]")
+            _view_metrics(r, pooled, (view.pooled_metric(),), f"{at}.pooled")
+            over = pooled[view.pooled].get("over")
+            if not (isinstance(over, list) and over and all(s in subsets for s in over)):
+                r.refuse(f"{at}.pooled.{view.pooled}.over", f"is {short(over)}, not a list of the view's subsets")
+
+
+def _view_metrics(r: "_Reader", metrics: dict, table, at: str) -> None:
+    """A view's metric records: each declared one, of its kind and direction."""
+    for m in table:
+        record = r.obj(metrics, m.name, f"{at}.{m.name}")
+        r.fields(record, {**VIEW_RECORDS[m.kind], "count": "count"}, f"{at}.{m.name}.")
+        for key, want in (("kind", m.kind), ("better", m.better)):
+            if record.get(key) != want:
+                r.refuse(f"{at}.{m.name}.{key}", f"is {short(record.get(key))}, not {want!r}")
+        if m.kind == "share":
+            r.fields(record, {"n": "count", "value": "unit?"}, f"{at}.{m.name}.")
+        elif m.kind == "latency_quantiles":
+            r.fields(record, {"value": "signed quantile?"}, f"{at}.{m.name}.")
 
 
 CONTROL = {"pairs": "count", "exercised_both": "count", "unmatched": "count", "clean_exercised": "count",
@@ -211,6 +274,20 @@ def _control(r: "_Reader", entry: dict, at: str, doc: dict) -> None:
         iv = d.get("interval")  # an end beyond the captures is null beside its +inf or -inf flag
         if iv is not None and not (isinstance(iv, list) and len(iv) == 2 and all(x is None or _number(x) for x in iv)):
             r.refuse(f"{where}.difference.interval", f"is {short(iv)}, not null or two numbers (or nulls)")
+
+
+def _view_records(r: "_Reader", unified: dict, rows: dict[str, list[dict]]) -> None:
+    """Each eligible row of a subset a view covers holds that view's record, its fields of their kinds."""
+    from .views import VIEWS
+
+    for name, entry in unified.get("views", {}).items():
+        for subset in entry["subsets"]:
+            part = VIEWS[name].parts[tasks.subset(subset).task.name]
+            for row in rows.get(subset, []):
+                if row["eligible"]:
+                    at = f"{row['sample_id']} views.{name}"
+                    record = r.obj(r.obj(row, "views", f"{row['sample_id']} views"), name, at)
+                    r.fields(record, part.fields, f"{at}.")
 
 
 def _rows(root: Path, raw: bytes) -> dict[str, list[dict]]:
@@ -284,4 +361,5 @@ def read(root: Path) -> tuple[dict, dict[str, list[dict]], dict[str, str]]:
                         "(run fdbu score again)")
     rows = _rows(root, raw_rows)
     _paired(root, unified, rows)
+    _view_records(_Reader(root, SAMPLES), unified, rows)
     return unified, rows, {UNIFIED: sha256_bytes(raw), SAMPLES: rows_sha256}

@@ -27,7 +27,7 @@ import numpy as np
 from . import tasks
 from .errors import FdbuError
 from .metrics.stats import NOT_REACHED
-from .metrics.table import readable
+from .metrics.table import Metric, readable
 from .readers import parse_json
 from .cells import csv_text, md_text, num, record_text, split_reached
 from .metrics.paired import UNDEFINED, signed
@@ -59,18 +59,52 @@ def decision(m: dict) -> dict:
     return {"mark": mark, "side": side, "p_holm": m.get("p_holm")}
 
 
-def _pair_metrics(result: dict | None, baseline: str, name: str, subset: str) -> dict:
+def _pair_metrics(result: dict | None, baseline: str, name: str, subset: str, view: str | None = None) -> dict:
     if result is None:
         return {}
     for p in result["pairs"]:
         if p["a"] == baseline and p["b"] == name:
-            return p["subsets"].get(subset, {}).get("metrics", {})
+            entry = p["subsets"] if view is None else p.get("views", {}).get(view, {})
+            return entry.get(subset, {}).get("metrics", {})
     return {}
+
+
+def _metric_rows(table, systems, records: list[dict], paired: list[dict]) -> list[dict]:
+    """A row per declared metric, a cell per system: `records[i]` system i's metric records, `paired[i]` the compare
+    result's lines of its pair with the baseline."""
+    rows = []
+    for m in table:
+        cells = []
+        for own, pair in zip(records, paired):
+            rec = own.get(m.name)
+            cell = _cell(rec["value"], rec["interval"]) if rec else _cell(None, None)
+            cell["count"] = rec.get("count") if rec else None
+            pm = pair.get(m.name)
+            if pm is not None:
+                cell["decision"] = decision(pm)
+                d = pm["difference"]  # only the keys pairwise.read_result checks (a given compare.json)
+                cell["paired"] = {"n": pm.get("n"), "p": pm.get("p"), "difference": {
+                    k: d.get(k) for k in ("value", "value_flag", "interval", "interval_flags")}}
+            cells.append(cell)
+        rows.append({"metric": m.name, "label": m.label, "better": m.better, "kind": m.kind, "cells": cells})
+    return rows
+
+
+def _best(rows: list[dict], systems) -> None:
+    for row in rows:
+        keys = [_key(c["value"], row["better"]) for c in row["cells"]]
+        finite = [k for k in keys if not math.isnan(k)]
+        if row["better"] in ("lower", "higher") and len(systems) > 1 and finite:
+            top = max(finite)
+            row["best"] = [i for i, k in enumerate(keys) if k == top]
+        else:
+            row["best"] = []
 
 
 def leaderboard(systems, result: dict | None = None) -> list[dict]:
     """Per subset: a row per metric (coverage first), a cell per system with its value and interval from its
-    unified.json, the best cells by the metric's direction, and each system's decision against the baseline."""
+    unified.json, the best cells by the metric's direction, and each system's decision against the baseline; then
+    each view's section (another benchmark's terms, fdbu score views=), marked with its source."""
     baseline = result["comparison"]["baseline"] if result else systems[0].name
     out = []
     for subset in tasks.scored():
@@ -80,32 +114,40 @@ def leaderboard(systems, result: dict | None = None) -> list[dict]:
         rows: list[dict[str, Any]]
         rows = [{"metric": "coverage", "label": "coverage", "better": "context", "kind": "share",
                  "cells": [_cell(s.unified["subsets"].get(subset, {}).get("coverage"), None) for s in systems]}]
-        for m in table:
-            cells = []
-            for s in systems:
-                rec = s.unified["subsets"].get(subset, {}).get("metrics", {}).get(m.name)
-                cell = _cell(rec["value"], rec["interval"]) if rec else _cell(None, None)
-                cell["count"] = rec.get("count") if rec else None
-                pm = _pair_metrics(result, baseline, s.name, subset).get(m.name)
-                if pm is not None:
-                    cell["decision"] = decision(pm)
-                    d = pm["difference"]  # only the keys pairwise.read_result checks (a given compare.json)
-                    cell["paired"] = {"n": pm.get("n"), "p": pm.get("p"), "difference": {
-                        k: d.get(k) for k in ("value", "value_flag", "interval", "interval_flags")}}
-                cells.append(cell)
-            rows.append({"metric": m.name, "label": m.label, "better": m.better, "kind": m.kind, "cells": cells})
+        rows += _metric_rows(table, systems, [s.unified["subsets"].get(subset, {}).get("metrics", {}) for s in systems],
+                             [_pair_metrics(result, baseline, s.name, subset) for s in systems])
         rows += _control_rows(subset, systems)
-        for row in rows:
-            keys = [_key(c["value"], row["better"]) for c in row["cells"]]
-            finite = [k for k in keys if not math.isnan(k)]
-            if row["better"] in ("lower", "higher") and len(systems) > 1 and finite:
-                top = max(finite)
-                row["best"] = [i for i, k in enumerate(keys) if k == top]
-            else:
-                row["best"] = []
+        _best(rows, systems)
         counts = [s.unified["subsets"].get(subset, {}).get("counts", {}) for s in systems]
         out.append({"subset": subset, "label": tasks.subset(subset).task.label, "rows": rows, "counts": counts,
                     "baseline": baseline})
+    return out + _view_sections(systems, result, baseline)
+
+
+def _view_sections(systems, result: dict | None, baseline: str) -> list[dict]:
+    """Each view's numbers per subset (fdbu.views), after the unified metrics, each section naming its source."""
+    from .views import VIEWS
+
+    out = []
+    for view, head in systems[0].unified.get("views", {}).items():  # compared trees share their views (signature)
+        settings = VIEWS[view].settings.of(head["settings"])
+        own = [s.unified.get("views", {}).get(view, {}) for s in systems]
+        for subset in head["subsets"]:
+            table = VIEWS[view].parts[tasks.subset(subset).task.name].table(settings)
+            entries = [o.get("subsets", {}).get(subset, {}) for o in own]
+            rows = _metric_rows(table, systems, [e.get("metrics", {}) for e in entries],
+                                [_pair_metrics(result, baseline, s.name, subset, view) for s in systems])
+            _best(rows, systems)
+            out.append({"subset": subset, "label": f"in {head['title']}'s terms, not the unified metrics",
+                        "view": view, "source": head["source"], "rows": rows,
+                        "counts": [e.get("counts", {}) for e in entries], "baseline": baseline})
+        if "pooled" in head:
+            pooled = [Metric(n, m["kind"], m["better"], "eligible", "", lambda c: None) for n, m in head["pooled"].items()]
+            rows = _metric_rows(pooled, systems, [o.get("pooled", {}) for o in own], [{} for _ in systems])
+            _best(rows, systems)
+            over = ", ".join(next(iter(head["pooled"].values()))["over"])
+            out.append({"subset": "pooled", "label": f"in {head['title']}'s terms, pooled over {over}", "view": view,
+                        "source": head["source"], "rows": rows, "counts": [{} for _ in systems], "baseline": baseline})
     return out
 
 
@@ -148,6 +190,7 @@ def to_markdown(board: list[dict], names: list[str]) -> str:
     lines = []
     for sub in board:
         lines += [f"### {md_text(sub['subset'])} ({md_text(sub['label'])})", "",
+                  *([f"Source: {md_text(sub['source'])}.", ""] if "source" in sub else []),
                   "| metric | better | " + " | ".join(map(md_text, names)) + " |",
                   "|---|---|" + "---:|" * len(names)]
         for row in sub["rows"]:
@@ -204,12 +247,13 @@ def to_latex(board: list[dict], names: list[str]) -> str:
     env = "table" if len(names) <= COLUMN_SYSTEMS else "table*"
     out = [f"% fdbu report: {_legend(board)}"]
     for sub in board:
-        label = "tab:fdbu-" + re.sub(r"[^A-Za-z0-9]+", "-", sub["subset"])
+        label = "tab:fdbu-" + re.sub(r"[^A-Za-z0-9]+", "-", (f"{sub['view']}-" if "view" in sub else "") + sub["subset"])
+        source = f" Source: {tex(sub['source'])}." if "source" in sub else ""
         out += [rf"\begin{{{env}}}[t]", r"\centering", r"\small" if env == "table" else r"\footnotesize",
                 r"\setlength{\tabcolsep}{3pt}",
                 rf"\caption{{{tex(sub['subset'])} ({tex(sub['label'])}): each value over its 95\% interval; bold: "
                 rf"best; $^*$: paired difference against {tex(sub['baseline'])} with Holm-adjusted $p$ below $\alpha$ "
-                r"(+ better, - worse); n/r: not reached.}", rf"\label{{{label}}}",
+                r"(+ better, - worse); n/r: not reached." + source + "}", rf"\label{{{label}}}",
                 r"\begin{tabular}{@{}p{" + LABEL_WIDTH.get(len(names), "0.2") + r"\linewidth}" + "r" * len(names)
                 + "@{}}", r"\toprule",
                 "metric & " + " & ".join(tex(n) for n in names) + r" \\", r"\midrule"]
@@ -233,7 +277,8 @@ def to_csv(board: list[dict], names: list[str]) -> str:
     `diff_undefined` where neither is, or no pair is), the raw and the Holm-adjusted p and the decision."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_HEAD)
+    views = any("view" in sub for sub in board)  # a `view` column only where the trees were scored with views
+    w.writerow(CSV_HEAD + ["view"] * views)
     for sub in board:
         for row in sub["rows"]:
             for i, (name, c) in enumerate(zip(names, row["cells"])):
@@ -247,7 +292,7 @@ def to_csv(board: list[dict], names: list[str]) -> str:
                          paired.get("n"), signed(diff.get("value"), diff.get("value_flag")),
                          *(signed(x, f) for x, f in zip(div, flags)),
                          diff.get("value_flag") == UNDEFINED if diff else None, paired.get("p"), d.get("p_holm"),
-                         bool(d["mark"]) if d else None, d.get("side")]
+                         bool(d["mark"]) if d else None, d.get("side"), *([sub.get("view")] if views else [])]
                 w.writerow(["" if x is None else x for x in cells])  # csv writes inf and -inf, floats to pandas
     return buf.getvalue()
 

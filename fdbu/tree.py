@@ -264,6 +264,16 @@ def load_audio_sample(tree: "Tree", sample: Sample) -> Sample:
     return sample
 
 
+def check_output_audio(tree: "Tree", samples) -> None:
+    """The output.wav of eligible samples whose task detects no speech, checked (16 kHz, manifest.json's SHA-256, the
+    length) and hashed as a task that does would have them: for a view that segments them (fdbu.views, VideoFDB's
+    stay-silent on the pause subsets)."""
+    for sample in samples:
+        if sample.wav_sha256 is None:
+            _checked_audio(sample, ("output.wav",), tree.files[sample.sample_id], tree.root)
+            sample.wav_sha256 = tree.files[sample.sample_id]["output.wav"]
+
+
 def _checked_audio(sample: Sample, names, files: dict[str, str], root: Path) -> None:
     """The sample is at Silero's 16 kHz, and each of `names` still has manifest.json's SHA-256 and the length it
     must have (`Sample.samples_of`): mono PCM."""

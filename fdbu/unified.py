@@ -148,7 +148,24 @@ def summary(unified: dict) -> str:
         lines += _after_table(entry["metrics"])
         if "control" in entry:
             lines += control_lines(entry["control"])
+    for view in unified.get("views", {}).values():
+        lines += view_lines(view)
     return "\n".join([*lines, "", LEGEND])
+
+
+def view_lines(view: dict) -> list[str]:
+    """Another benchmark's numbers (fdbu.views), under its own heading with its source and settings."""
+    settings = ", ".join(f"{k} {'none' if v is None else fmt(v)}" for k, v in view["settings"].items())
+    lines = ["", f"== {view['title']}'s terms, not the unified metrics ==", f"  source: {view['source']}",
+             f"  settings: {settings}"]
+    for subset, entry in view["subsets"].items():
+        c = entry["counts"]
+        lines += [f"{view['title']} on {subset}: eligible {c['eligible']} of {c['selected']} selected"
+                  + "".join(f", {k} {v}" for k, v in c.items() if k not in ("selected", "eligible")), TABLE_HEAD]
+        lines += [_metric_line(name, m) for name, m in entry["metrics"].items()]
+    for name, m in view.get("pooled", {}).items():
+        lines += [f"{view['title']} pooled over {', '.join(m['over'])}:", _metric_line(name, m)]
+    return lines + [f"  not computable offline: {'; '.join(view['not_computable'])}"]
 
 
 LEGEND = ("better: lower or higher is better; context: describes the samples, neither better nor worse. 95% interval: "

@@ -39,13 +39,16 @@ from .bootstrap import (Resampled, paired_ranked_differences, paired_ratio_diffe
                         ranked_difference, resample_ranked, resample_ratios)
 from .outcomes import (INF, NOT_EXERCISED, NO_RESPONSE, RESPONSE, SPEAKING_AT_END, EARLY_START, CueTiming,
                        InterruptionOutcomes, OverlapRun, PauseComponents, TurnTakingOutcomes, interruption_outcomes,
-                       overlap_run, pause_components, run_overlap_us, turn_taking_outcomes, cue_timing)  # noqa: E402
+                       overlap_run, pause_components, run_overlap_us, turn_taking_outcomes, cue_timing, window_speech,
+                       WindowSpeech)  # noqa: E402
 from .segments import Segments, speech_segments  # noqa: E402
 
 __all__ = [
     "INF", "EARLY_START", "RESPONSE", "NO_RESPONSE", "NOT_EXERCISED", "SPEAKING_AT_END",
     "pause_components", "turn_taking_outcomes", "interruption_outcomes", "overlap_run", "run_overlap_us", "cue_timing",
+    "window_speech",
     "ranked", "resample_ranked", "resample_ratios", "speech_segments",
     "paired_ratio_differences", "paired_ranked_differences", "ranked_difference",
-    "PauseComponents", "TurnTakingOutcomes", "InterruptionOutcomes", "OverlapRun", "CueTiming", "Segments", "Resampled",
+    "PauseComponents", "TurnTakingOutcomes", "InterruptionOutcomes", "OverlapRun", "CueTiming", "WindowSpeech", "Segments",
+    "Resampled",
 ]

@@ -289,3 +289,44 @@ def cue_timing(span_start, span_end, span_off, cue):
         if best != -1:
             last[i] = span_end[best] - cue[i]
     return CueTiming(at, after, last)
+
+
+class WindowSpeech(NamedTuple):
+    """Speech in annotated windows (VideoFDB's stay-silent over v1.0's pauses), per sample."""
+
+    in_window_us: np.ndarray  # the measure of the segments' union inside the windows (disjoint windows: summed)
+    overlapping: np.ndarray   # segments overlapping a window (a < window end and b > window start)
+    short: np.ndarray         # of those, backchannels: shorter than bc_max_us, fewer than bc_words words starting in them
+
+
+@njit(cache=True)
+def window_speech(seg_start, seg_end, seg_off, win_start, win_end, win_off, word_start, word_off, bc_max_us,
+                  bc_words):
+    """Per sample: how much speech lies in its windows, how many segments overlap them, and how many of those are
+    backchannels (README: Numbers in other benchmarks' terms, stay-silent)."""
+    n = seg_off.shape[0] - 1
+    inside = np.zeros(n, np.int64)
+    overlapping = np.zeros(n, np.int64)
+    short = np.zeros(n, np.int64)
+    for i in range(n):
+        g0, g1 = seg_off[i], seg_off[i + 1]
+        for w in range(win_off[i], win_off[i + 1]):
+            inside[i] += _union_measure(seg_start[g0:g1], seg_end[g0:g1], win_start[w], win_end[w])
+        for g in range(g0, g1):
+            a = seg_start[g]
+            b = seg_end[g]
+            hit = False
+            for w in range(win_off[i], win_off[i + 1]):
+                if a < win_end[w] and b > win_start[w]:
+                    hit = True
+                    break
+            if not hit:
+                continue
+            overlapping[i] += 1
+            words = 0
+            for k in range(word_off[i], word_off[i + 1]):
+                if a <= word_start[k] < b:
+                    words += 1
+            if b - a < bc_max_us and words < bc_words:
+                short[i] += 1
+    return WindowSpeech(inside, overlapping, short)

@@ -129,3 +129,73 @@ def agreement(a, b, o_s):
     union = covered(a + b, 0, o_s)
     inter = covered(a, 0, o_s) + covered(b, 0, o_s) - union
     return inter / union if union else 1.0
+
+
+def cue_timing(spans, cue):
+    """Around a cue (README: Numbers in other benchmarks' terms), from the definitions' words: speaking across it,
+    the first onset at or after it, the end of the span overlapping or immediately preceding it (the latest start
+    at or before it)."""
+    started = [(a, b) for a, b in spans if a <= cue]
+    onsets = [a - cue for a, b in spans if a >= cue]
+    return {"speaking_at_cue": any(a < cue < b for a, b in spans), "onset_after": min(onsets, default=INF),
+            "last_end": max(started)[1] - cue if started else INF}
+
+
+def fdbench_turn(starts, E, reply_within=None, early_reply=1_000_000):
+    """FD-Bench's class of a turn-taking sample (README: Numbers in other benchmarks' terms), by the words' starts."""
+    if not starts:
+        return "no_reply"
+    d = min(starts) - E
+    if d < -early_reply:
+        return "early_interrupt"
+    if d < 0:
+        return "early_reply"
+    return "reply" if reply_within is None or d <= reply_within else "late_reply"
+
+
+def fdbench_interruption(segments, starts, S, R, T, reply_within=None):
+    """FD-Bench's class of an interruption sample: not exercised; kept talking past R (or to T); interrupted; and
+    replied when, interrupted, its unified outcome is a response within the window."""
+    unified = interruption(segments, starts, S, R, T)
+    if unified["outcome"] == "not_exercised":
+        return "not_exercised"
+    end = [b for a, b in segments if a <= S < b][0]
+    if end >= T or end > R:
+        return "kept_talking"
+    if unified["outcome"] == "response" and (reply_within is None or unified["latency"] <= reply_within):
+        return "replied"
+    return "interrupted"
+
+
+def videofdb_handoff(words, E, within=1_500_000):
+    """smooth-handoff: 0 when a word spans E, else the first onset at or after E; passes within the window."""
+    spanning = any(s < E < e for s, e in words)
+    after = [s - E for s, _ in words if s >= E]
+    latency = 0 if spanning else (min(after) if after else None)
+    return {"speaking_at_cue": spanning, "latency": latency, "passes": latency is not None and latency <= within}
+
+
+def videofdb_yield(segments, S, T, within=1_500_000):
+    """yield-required: the end of the segment overlapping S or immediately preceding it, minus S (none seen when it
+    runs to T: a fail); no such segment passes (fdbu's reading of the silent agent)."""
+    before = [(a, b) for a, b in segments if a <= S]
+    if not before:
+        return {"silent": True, "latency": None, "passes": True}
+    end = max(before)[1]
+    latency = None if end >= T else end - S
+    return {"silent": False, "latency": latency, "passes": latency is not None and latency <= within}
+
+
+def videofdb_silent(segments, pauses, starts):
+    """stay-silent: at most 1 s of speech inside the pauses, or every segment overlapping one a backchannel."""
+    w = window_speech(segments, pauses, starts)
+    return w["in_window"] <= 1_000_000 or w["short"] == w["overlapping"]
+
+
+def window_speech(segments, windows, starts, bc_max=1_000_000, bc_words=2):
+    """stay-silent's quantities from the definitions' words: speech covered inside the windows, the segments
+    overlapping one, and those that are backchannels (shorter than bc_max, fewer than bc_words words in them)."""
+    inside = sum(covered(segments, a, b) for a, b in windows)
+    hits = [(a, b) for a, b in segments if any(a < y and b > x for x, y in windows)]
+    short = [(a, b) for a, b in hits if b - a < bc_max and sum(a <= s < b for s in starts) < bc_words]
+    return {"in_window": inside, "overlapping": len(hits), "short": len(short)}

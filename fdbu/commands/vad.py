@@ -14,4 +14,4 @@ def run(cfg, cores: int | None = None) -> Ran:
 
     detector = make_detector(cfg, shard=label(cfg.shard, cfg.shards) if cfg.sharded else None, cores=cores)
     rules = [cfg.vad.settings().rule] + ([p.rule for p in cfg.sweep.points()] if cfg.for_sweep else [])
-    return Ran(None, lines=[stage.run(cfg.roots(), detector, rules, cfg.shard, cfg.shards), detector.stats.line()])
+    return Ran(None, lines=[stage.run(cfg.roots(), detector, rules, cfg.shard, cfg.shards, tuple(cfg.views)), detector.stats.line()])

@@ -52,7 +52,10 @@
       "n/r: not reached. Click a column head to sort.";
     D.board.forEach(function (sub) {
       $("boards").appendChild(el("h3", {}, sub.subset + " (" + sub.label + ")"));
-      var table = el("table", {"class": "board", "data-subset": sub.subset});
+      // another benchmark's terms (fdbu score views=): its own tables, each naming its source
+      if (sub.view) $("boards").appendChild(el("p", {"class": "hint source"}, "Source: " + sub.source + "."));
+      var table = el("table", sub.view ? {"class": "board view", "data-subset": sub.subset, "data-view": sub.view}
+                                       : {"class": "board", "data-subset": sub.subset});
       var head = table.createTHead().insertRow();
       head.appendChild(el("th", {}, "metric"));
       head.appendChild(el("th", {}, "better"));
@@ -84,7 +87,7 @@
         return D.systems[i] + ": " + Object.keys(x).filter(function (k) { return typeof x[k] === "number"; })
           .map(function (k) { return k + " " + x[k]; }).join(", ");
       }).join(" | ");
-      $("boards").appendChild(el("p", {"class": "hint"}, c));
+      if (sub.counts.some(function (x) { return Object.keys(x).length; })) $("boards").appendChild(el("p", {"class": "hint"}, c));
       sub.counts.forEach(function (x, i) {  // why coverage is below 1: the ineligible samples by reason
         var why = x.ineligible_reasons || {};
         var reasons = Object.keys(why);

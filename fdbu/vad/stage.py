@@ -18,24 +18,29 @@ from ..tree import hashed, read_manifest
 from .detect import Job, SpeechDetector
 
 
-def jobs(roots: list[Path]) -> list[Job]:
+def jobs(roots: list[Path], views: tuple[str, ...] = ()) -> list[Job]:
     """Every file Silero runs on (Task.detected: output.wav; for v1.5 also clean_output.wav) of every eligible sample
-    whose task detects speech, in every tree."""
+    whose task detects speech, in every tree; and the output.wav a view of `views` segments where its task does not
+    (fdbu.views: VideoFDB's stay-silent on the pause subsets)."""
+    from ..views import segmented  # numpy and the kernels, which this stage loads anyway
+
     out = []
     for root in roots:
         m = read_manifest(root)
         for s in m.samples:
-            if s.eligible and s.kind.speech_detection:
-                for file in s.kind.detected:
+            own = s.kind.speech_detection
+            if s.eligible and (own or (bool(views) and segmented(views, s.kind.name))):
+                for file in s.kind.detected if own else ("output.wav",):
                     digest = m.files[s.sample_id].get(file)
                     hashed(s.folder / file, s.sample_id, file, digest, "manifest.json", root)
                     out.append(Job(s.sample_id, s.folder / file, cast(str, digest), s.samples_of(file), file))
     return out
 
 
-def run(roots: list[Path], detector: SpeechDetector, rules, shard: int = 0, shards: int = 1) -> str:
+def run(roots: list[Path], detector: SpeechDetector, rules, shard: int = 0, shards: int = 1,
+        views: tuple[str, ...] = ()) -> str:
     """Fill the cache with this shard's files; returns the shard's one-line report."""
-    mine = select(jobs(roots), shard, shards, key=lambda j: j.sha256, weight=lambda j: j.samples)
+    mine = select(jobs(roots, views), shard, shards, key=lambda j: j.sha256, weight=lambda j: j.samples)
     faults.point(f"vad:shard:{shard}")
     detector.fill_cache(mine, rules)
     st = detector.stats

@@ -1,0 +1,84 @@
+"""Other benchmarks' timing numbers on the same tree: one registry of views (README: Numbers in other benchmarks'
+terms).
+
+A `View` is another paper's vocabulary (FD-Bench's SRR ... EIT, VideoFDB's timing classes and TOR-Alignment) as
+declared metric tables, one `Part` per task it can be computed on. A part turns a subset's samples and the
+task's components (the same kernels' outputs the unified metrics use) into one record per eligible sample, kept in
+unified-samples.jsonl under `views` so compare and the report rebuild every number from the rows alone; its
+table's `Metric`s read the records (with the unified row beside them) and `fdbu.metrics.table.aggregate` makes the
+numbers with the spec's interval rules. A view's settings are the paper's open choices, recorded in unified.json.
+
+Nothing here touches the unified metrics: a view's numbers live in unified.json's own `views` section, scored
+under the definitions `+fdbu-views-1`, and a run without `views=` writes what it wrote before, byte for byte.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..metrics.stats import Bootstrap, share
+from ..metrics.table import Metric, aggregate
+from . import fdbench, videofdb
+from .base import INF, Part, Records, View, us
+
+__all__ = ["INF", "Part", "Records", "View", "us", "VIEWS", "score_views", "aggregate_part", "table", "segmented"]
+VIEWS: dict[str, View] = {v.name: v for v in (fdbench.VIEW, videofdb.VIEW)}
+
+def score_views(names: list[str], subset_rows: dict[str, tuple[str, list, Any, list[dict], int, Any]], boot: Bootstrap,
+                settings: dict[str, Any]) -> dict:
+    """unified.json's `views` section, and each eligible row's records added under row["views"].
+
+    `subset_rows`: subset -> (task name, eligible samples, task components, their rows (in place), selected count,
+    the samples' speech segments or None).
+    """
+    out = {}
+    for name in names:
+        view, s = VIEWS[name], settings[name]
+        entry: dict[str, Any] = {"title": view.title, "source": view.source, "settings": s.header(), "subsets": {}}
+        pooled = []
+        for subset, (task, eligible, comps, rows, selected, segments) in subset_rows.items():
+            part = view.parts.get(task)
+            if part is None:
+                continue
+            for row, record in zip(rows, part.records(eligible, comps, s, segments)):
+                row.setdefault("views", {})[name] = record
+            entry["subsets"][subset] = aggregate_part(part, rows, s, name, selected, boot)
+            if part.passes is not None:
+                pooled.append((subset, rows, part, selected))
+        if view.pooled is not None and pooled:
+            entry["pooled"] = {view.pooled: pooled_share(view, name, pooled)}
+        entry["not_computable"] = list(view.not_computable)
+        out[name] = entry
+    return out
+
+
+def aggregate_part(part: Part, rows: list[dict], settings: Any, name: str, selected: int, boot: Bootstrap) -> dict:
+    """A subset's view numbers from its eligible rows (score, and compare from a scored tree)."""
+    c = Records(rows, name, part.fields)
+    populations = part.populations(c)
+    counts = {"selected": selected, "eligible": len(rows)}
+    counts.update({p: int(np.count_nonzero(m)) for p, m in populations.items() if p != "eligible"})
+    metrics = aggregate(part.table(settings), c, populations, selected=selected, ineligible=selected - len(rows),
+                        boot=boot)
+    return {"counts": counts, "metrics": metrics}
+
+
+def pooled_share(view: View, name: str, parts: list[tuple[str, list[dict], Part, int]]) -> dict:
+    """The share of every computable part's eligible samples that pass (TOR-Alignment), bounds over all selected."""
+    hits = sum(int(np.count_nonzero(getattr(Records(rows, name, part.fields), str(part.passes))))
+               for _, rows, part, _ in parts)
+    n = sum(len(rows) for _, rows, _, _ in parts)
+    selected = sum(s for _, _, _, s in parts)
+    record = share(hits, n, unknown=selected - n, selected=selected, better="higher")
+    record["over"] = [subset for subset, _, _, _ in parts]
+    return record
+
+
+def segmented(names, task: str) -> bool:
+    """Whether one of the views `names` reads Silero's segments on `task`'s outputs (Part.segments)."""
+    return any(getattr(VIEWS[n].parts.get(task), "segments", False) for n in names)
+
+
+def table(view: str, task: str, settings: Any) -> tuple[Metric, ...]:
+    return VIEWS[view].parts[task].table(settings)
