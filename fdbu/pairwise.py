@@ -122,6 +122,15 @@ def _check_rows(system: System) -> None:
                                         "files are not from one run (run fdbu score again)")
 
 
+def pooled_table(unified: dict, view: str) -> tuple | None:
+    """A view's pooled share as a table of one metric, where unified.json has it (compare.json's "pooled")."""
+    from .views import VIEWS
+
+    spec = VIEWS.get(view)
+    has = spec is not None and spec.pooled is not None and "pooled" in unified.get("views", {}).get(view, {})
+    return (spec.pooled_metric(),) if has and spec is not None else None
+
+
 def view_scopes(unified: dict, subset: str) -> dict[str, "Scope"]:
     """The views unified.json holds numbers of on `subset` (fdbu.views), as scopes to compare."""
     from .views import VIEWS
@@ -310,14 +319,51 @@ def compare_pair(a: System, b: System, subset: str, order: dict[str, int], boot:
     return out
 
 
+def compare_pooled(a: System, b: System, view: str, subsets: list[str], order: dict, boot: Bootstrap, allow: bool,
+                   alpha: float = ALPHA) -> dict:
+    """A view's pooled share (VideoFDB's TOR-Alignment) for the pair: each subset's samples paired as compare_pair
+    pairs them (eligible in both), pooled, and the one line decided as a share is (its own Holm family)."""
+    from .views import VIEWS, Records
+
+    spec = VIEWS[view]
+    metric = spec.pooled_metric()
+    rows_a, rows_b, in_both = [], [], 0
+    for subset in subsets:
+        common, _, ra, rb = _pairing(a, b, subset, order.get(subset, {}), allow)
+        in_both += len(common)
+        part = spec.parts[tasks.subset(subset).task.name]
+        for i in common:
+            if ra[i]["eligible"] and rb[i]["eligible"]:
+                rows_a.append({"views": {view: {"passes": ra[i]["views"][view][str(part.passes)]}}})
+                rows_b.append({"views": {view: {"passes": rb[i]["views"][view][str(part.passes)]}}})
+    ca, cb = (Records(rows, view, {"passes": "flag"}) for rows in (rows_a, rows_b))
+    both = {"eligible": np.ones(len(rows_a), bool)}
+    records = [aggregate((metric,), c, both, selected=len(rows_a), ineligible=0, boot=boot)[metric.name]
+               for c in (ca, cb)]
+    line = difference(metric, ca, cb, both["eligible"], boot, alpha)
+    rec_a, rec_b = ({k: v for k, v in r.items() if k != "selected_bounds"} for r in records)
+    bounds = {side: s.unified["views"][view]["pooled"][metric.name].get("selected_bounds")
+              for side, s in (("a", a), ("b", b))}
+    entry = {"kind": metric.kind, "better": metric.better, "headline": metric.headline, "over": metric.over,
+             "n": len(rows_a), "a": rec_a, "b": rec_b, **line, "selected_bounds": bounds}
+    return {"samples": {"in_both": in_both, "eligible_in_both": len(rows_a)},
+            "context": {"a": {"coverage": None}, "b": {"coverage": None}}, "over": subsets,
+            "warnings": warnings_small(len(rows_a), alpha), "metrics": {metric.name: entry}}
+
+
+def warnings_small(n: int, alpha: float) -> list[str]:
+    """The small-paired-set warning (`warnings`' first)."""
+    if 0 < n < MIN_BOOTSTRAP_PAIRS:
+        return [f"small paired set: {n} samples eligible in both; pooled ratios and medians are tested from "
+                f"{MIN_BOOTSTRAP_PAIRS} pairs, shares from {min_discordant(alpha)} discordant pairs"]
+    return []
+
+
 def warnings(a: System, b: System, subset: str, samples: dict, populations: dict, alpha: float) -> list[str]:
     """What the console says about a pair and subset whose paired set is small, or is a minority of the samples
     either system has eligible (or exercised)."""
-    out = []
     n = samples["eligible_in_both"]
-    if 0 < n < MIN_BOOTSTRAP_PAIRS:
-        out.append(f"small paired set: {n} samples eligible in both; pooled ratios and medians are tested from "
-                   f"{MIN_BOOTSTRAP_PAIRS} pairs, shares from {min_discordant(alpha)} discordant pairs")
+    out = warnings_small(n, alpha)
     counts = {"eligible": (n, sum(r["eligible"] for r in a.rows[subset]), sum(r["eligible"] for r in b.rows[subset]))}
     for pop, t in populations.items():
         counts[pop] = (t["both"], t["both"] + t["only_a"], t["both"] + t["only_b"])
@@ -429,6 +475,11 @@ def compare(systems: list[System], *, baseline: str | None = None, pairs: str = 
             for view, scope in view_scopes(a.unified, subset).items():
                 views[view][subset] = compare_pair(a, b, subset, order.get(subset, {}), boot,
                                                    allow_different_samples, alpha, scope)
+        for view, by in views.items():  # a pooled share (VideoFDB's TOR-Alignment) over the subsets compared
+            pooled = a.unified["views"][view].get("pooled")
+            if pooled and by:
+                by["pooled"] = compare_pooled(a, b, view, [s for s in next(iter(pooled.values()))["over"] if s in by],
+                                              order, boot, allow_different_samples, alpha)
         views = {view: by for view, by in views.items() if by}
         if views:
             pair["views"] = views
@@ -561,13 +612,15 @@ def read_result(result, systems: list, where: str) -> dict:
             for view, by in _at(pair, "views", path, ("dict",), None, "an object").items() if "views" in pair else ():
                 for subset, entry in by.items() if isinstance(by, dict) else [("", None)]:
                     here = f"{path}.views.{view}.{subset}"
+                    table = pooled_table(systems[0].unified, view) if subset == "pooled" else None
                     scope = view_scopes(systems[0].unified, subset).get(view) if subset in tasks.SUBSETS else None
-                    if scope is None:
+                    table = scope.table if scope is not None else table
+                    if table is None:
                         raise _Bad(here, "is not a view these trees were scored with, on a subset it covers")
                     lines = _at(entry, "metrics", here, ("dict",), None, "an object")
-                    if list(lines) != [m.name for m in scope.table]:
+                    if list(lines) != [m.name for m in table]:
                         raise _Bad(f"{here}.metrics", f"names {sorted(lines)}, not the {view} view's metrics")
-                    for m in scope.table:
+                    for m in table:
                         _at(lines, m.name, f"{here}.metrics", ("dict",), None, "an object")
                         _line(lines[m.name], f"{here}.metrics.{m.name}", m, alpha)
         if got != want:
@@ -778,7 +831,8 @@ def leaderboard(result: dict) -> str:
             for key in ctx["a"]:
                 if key != "coverage":
                     text += f"; {key} {a} {fmt(ctx['a'][key])}, {b} {fmt(ctx['b'][key])}"
-            lines.append(text)
+            # a view's pooled share (compare_pooled) has no coverage of its own: the subsets it pools instead
+            lines.append(f"  pooled over {', '.join(entry['over'])}" if "over" in entry else text)
             lines += [f"  warning: {w}" for w in entry.get("warnings", [])]
             wa, wb = max(20, len(a)), max(20, len(b))
             label = {name: f"{name} {ARROWS[m['better']]}" for name, m in entry["metrics"].items()}

@@ -27,7 +27,7 @@ import numpy as np
 from . import tasks
 from .errors import FdbuError
 from .metrics.stats import NOT_REACHED
-from .metrics.table import Metric, readable
+from .metrics.table import readable
 from .readers import parse_json
 from .cells import csv_text, md_text, num, record_text, split_reached
 from .metrics.paired import UNDEFINED, signed
@@ -142,8 +142,8 @@ def _view_sections(systems, result: dict | None, baseline: str) -> list[dict]:
                         "view": view, "source": head["source"], "rows": rows,
                         "counts": [e.get("counts", {}) for e in entries], "baseline": baseline})
         if "pooled" in head:
-            pooled = [Metric(n, m["kind"], m["better"], "eligible", "", lambda c: None) for n, m in head["pooled"].items()]
-            rows = _metric_rows(pooled, systems, [o.get("pooled", {}) for o in own], [{} for _ in systems])
+            rows = _metric_rows((VIEWS[view].pooled_metric(),), systems, [o.get("pooled", {}) for o in own],
+                                [_pair_metrics(result, baseline, s.name, "pooled", view) for s in systems])
             _best(rows, systems)
             over = ", ".join(next(iter(head["pooled"].values()))["over"])
             out.append({"subset": "pooled", "label": f"in {head['title']}'s terms, pooled over {over}", "view": view,

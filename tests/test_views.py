@@ -298,7 +298,13 @@ def test_compare_and_the_api_carry_the_views(tmp_path, vad, boot):
     result = compare(trees)
     views = result["pairs"][0]["views"]
     assert list(views) == ["fdbench", "videofdb"] and list(views["fdbench"]) == [TURN, INT]
-    assert list(views["videofdb"]) == [PAUSE, TURN, INT]
+    assert list(views["videofdb"]) == [PAUSE, TURN, INT, "pooled"]
+    tor = views["videofdb"]["pooled"]  # TOR-Alignment paired over the three classes' subsets
+    line = tor["metrics"]["TOR_alignment"]
+    assert tor["over"] == [PAUSE, TURN, INT] and tor["samples"]["eligible_in_both"] == line["n"] == 19
+    assert (line["a"]["count"], line["b"]["count"], line["discordant"]) == (11, 10, {"a_only": 1, "b_only": 0})
+    assert line["headline"] and line["family"] is None and too_few(line)  # one discordant pair: no decision
+    assert line["selected_bounds"]["a"] == [11 / 20, 12 / 20]
     sir = views["fdbench"][INT]["metrics"]["SIR"]
     assert (sir["a"]["count"], sir["b"]["count"]) == (3, 2)  # B's a stops 2.5 s after S, past R
     assert sir["headline"] is True and too_few(sir) and sir["family"] is None  # 1 discordant pair: no decision
@@ -313,6 +319,7 @@ def test_compare_and_the_api_carry_the_views(tmp_path, vad, boot):
     assert views["videofdb"][TURN]["metrics"]["speaking_at_cue_rate"]["reason"].startswith("context")
     head = to_csv(result).splitlines()[0].split(",")
     assert head[0] == "view" and sum(line.startswith("fdbench,") for line in to_csv(result).splitlines()) == 9
+    assert sum(line.startswith("videofdb,") for line in to_csv(result).splitlines()) == 2 + 3 + 3 + 1
     frame = api.Result(json.loads((tmp_path / "A" / "unified.json").read_text()), [], "A").metrics()
     assert set(frame["view"]) == {"unified", "fdbench", "videofdb"}
     tor = frame[(frame["view"] == "videofdb") & (frame["metric"] == "TOR_alignment")]

@@ -40,7 +40,7 @@ class View:
     def pooled_metric(self) -> Metric:
         """The pooled share as a declared metric (the readers check its record by it)."""
         return Metric(str(self.pooled), SHARE, "higher", "eligible", f"{self.title}: the share of samples passing "
-                      "their class, pooled over the classes computed on the tree", lambda c: c.passes)
+                      "their class, pooled over the classes computed on the tree", lambda c: c.passes, headline=True)
 
 
 class Records:
