@@ -70,6 +70,7 @@ def load(root: Path, name: str) -> System:
     unified, rows, sha256 = scored.read(Path(root))
     system = System(name, Path(root), unified, rows, sha256)
     _check_rows(system)
+    _check_pooled(system)
     return system
 
 
@@ -122,6 +123,13 @@ def _check_rows(system: System) -> None:
                                         "files are not from one run (run fdbu score again)")
 
 
+def pooled_over(unified: dict, view: str) -> list[str]:
+    """The subsets a tree's view pools (its pooled share's `over`), none when it has no pooled share."""
+    pooled: dict = unified.get("views", {}).get(view, {}).get("pooled") or {}
+    first: dict = next(iter(pooled.values()), {})
+    return list(first.get("over", []))
+
+
 def pooled_table(unified: dict, view: str) -> tuple | None:
     """A view's pooled share as a table of one metric, where unified.json has it (compare.json's "pooled")."""
     from .views import VIEWS
@@ -129,6 +137,33 @@ def pooled_table(unified: dict, view: str) -> tuple | None:
     spec = VIEWS.get(view)
     has = spec is not None and spec.pooled is not None and "pooled" in unified.get("views", {}).get(view, {})
     return (spec.pooled_metric(),) if has and spec is not None else None
+
+
+def _check_pooled(system: System) -> None:
+    """A view's pooled share is what its subsets' rows give (count, n, selected bounds)."""
+    from .views import VIEWS
+
+    for view, entry in system.unified.get("views", {}).items():
+        spec, over = VIEWS[view], pooled_over(system.unified, view)
+        if not over:
+            continue
+        hits = n = selected = 0
+        for subset in over:
+            part = spec.parts[tasks.subset(subset).task.name]
+            rows = system.rows.get(subset, [])
+            selected += len(rows)
+            for r in rows:
+                if r["eligible"]:
+                    n += 1
+                    hits += bool(r["views"][view][str(part.passes)])
+        theirs = entry["pooled"][str(spec.pooled)]
+        mine = {"count": hits, "n": n, "selected_bounds": [hits / selected, (hits + selected - n) / selected]
+                if selected else None}
+        for key, value in mine.items():
+            if theirs.get(key) != value:
+                raise FdbuError(system.where, SAMPLES, f"its rows give the {view} view's {spec.pooled} {key} "
+                                f"{value!r}, unified.json {theirs.get(key)!r}; the two files are not from one run "
+                                "(run fdbu score again)")
 
 
 def view_scopes(unified: dict, subset: str) -> dict[str, "Scope"]:
@@ -476,10 +511,14 @@ def compare(systems: list[System], *, baseline: str | None = None, pairs: str = 
                 views[view][subset] = compare_pair(a, b, subset, order.get(subset, {}), boot,
                                                    allow_different_samples, alpha, scope)
         for view, by in views.items():  # a pooled share (VideoFDB's TOR-Alignment) over the subsets compared
-            pooled = a.unified["views"][view].get("pooled")
-            if pooled and by:
-                by["pooled"] = compare_pooled(a, b, view, [s for s in next(iter(pooled.values()))["over"] if s in by],
-                                              order, boot, allow_different_samples, alpha)
+            over = [pooled_over(s.unified, view) for s in (a, b)]
+            both = [s for s in over[0] if s in over[1] and s in by]
+            if len(both) >= 2:  # over one subset it is that class's own line, already decided in its section
+                by["pooled"] = compare_pooled(a, b, view, both, order, boot, allow_different_samples, alpha)
+                left = sorted(set(over[0] + over[1]) - set(both))
+                if left:
+                    by["pooled"]["warnings"].append(f"pooled over the subsets both trees hold ({', '.join(both)}); "
+                                                    f"left out: {', '.join(left)}")
         views = {view: by for view, by in views.items() if by}
         if views:
             pair["views"] = views
@@ -617,6 +656,11 @@ def read_result(result, systems: list, where: str) -> dict:
                     table = scope.table if scope is not None else table
                     if table is None:
                         raise _Bad(here, "is not a view these trees were scored with, on a subset it covers")
+                    if subset == "pooled":  # the subsets it pooled: two or more of the view's, each once
+                        pooled_in = pooled_over(systems[0].unified, view)
+                        _at(entry, "over", here, ("list",), lambda v, known=pooled_in: len(v) >= 2 and
+                            len(set(map(str, v))) == len(v) and all(x in known for x in v),
+                            f"two or more of {pooled_in}, each once")
                     lines = _at(entry, "metrics", here, ("dict",), None, "an object")
                     if list(lines) != [m.name for m in table]:
                         raise _Bad(f"{here}.metrics", f"names {sorted(lines)}, not the {view} view's metrics")

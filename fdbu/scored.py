@@ -212,14 +212,18 @@ def _views(r: "_Reader", doc: dict) -> None:
             r.fields(r.obj(part_entry, "counts", f"{here}.counts"), {"selected": "count", "eligible": "count"},
                      f"{here}.counts.")
             _view_metrics(r, r.obj(part_entry, "metrics", f"{here}.metrics"), part.table(settings), f"{here}.metrics")
-        if view.pooled is not None and "pooled" in entry:
+        passing = [s for s in covered if view.parts[tasks.subset(s).task.name].passes is not None]
+        if view.pooled is not None and passing:  # score writes it exactly then, over exactly those subsets
             pooled = r.obj(entry, "pooled", f"{at}.pooled")
             if list(pooled) != [view.pooled]:
                 r.refuse(f"{at}.pooled", f"names {short(list(pooled))}, not [{view.pooled!r}]")
             _view_metrics(r, pooled, (view.pooled_metric(),), f"{at}.pooled")
             over = pooled[view.pooled].get("over")
-            if not (isinstance(over, list) and over and all(s in subsets for s in over)):
-                r.refuse(f"{at}.pooled.{view.pooled}.over", f"is {short(over)}, not a list of the view's subsets")
+            if over != passing:
+                r.refuse(f"{at}.pooled.{view.pooled}.over", f"is {short(over)}, not the subsets it pools "
+                         f"({', '.join(passing)})")
+        elif "pooled" in entry:
+            r.refuse(f"{at}.pooled", f"is there, but the {name} view pools nothing on these subsets")
 
 
 def _view_metrics(r: "_Reader", metrics: dict, table, at: str) -> None:

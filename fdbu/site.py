@@ -145,7 +145,9 @@ def _view_sections(systems, result: dict | None, baseline: str) -> list[dict]:
             rows = _metric_rows((VIEWS[view].pooled_metric(),), systems, [o.get("pooled", {}) for o in own],
                                 [_pair_metrics(result, baseline, s.name, "pooled", view) for s in systems])
             _best(rows, systems)
-            over = ", ".join(next(iter(head["pooled"].values()))["over"])
+            compared = next((p.get("views", {}).get(view, {}).get("pooled") for p in (result or {}).get("pairs", [])
+                             if p.get("views", {}).get(view, {}).get("pooled")), None)
+            over = ", ".join((compared or next(iter(head["pooled"].values())))["over"])  # what the mark is over
             out.append({"subset": "pooled", "label": f"in {head['title']}'s terms, pooled over {over}", "view": view,
                         "source": head["source"], "rows": rows, "counts": [{} for _ in systems], "baseline": baseline})
     return out

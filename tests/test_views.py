@@ -62,8 +62,8 @@ def segs_us(table):
     return out
 
 
-def hand_tree(root):
-    samples = [sample(PAUSE, k, 10.0, v[1], pause_ann([(3.0, 5.0)])) for k, v in PAUSE_SAMPLES.items()]
+def hand_tree(root, pause: bool = True):
+    samples = [sample(PAUSE, k, 10.0, v[1], pause_ann([(3.0, 5.0)])) for k, v in PAUSE_SAMPLES.items() if pause]
     samples += [sample(TURN, k, 10.0, w, turn_ann(E)) for k, w in TURN_WORDS.items()]
     samples += [sample(INT, k, 10.0, WORDS[k], interrupt_ann(S, R)) for k in "abcdefh"]
     samples.append(sample(INT, "g", 10.0, eligible=False, reasons=["no output"]))
@@ -326,6 +326,25 @@ def test_compare_and_the_api_carry_the_views(tmp_path, vad, boot):
     assert list(tor["subset"]) == ["pooled"] and float(tor["value"].iloc[0]) == 11 / 19
 
 
+def test_tor_alignment_is_paired_over_the_subsets_both_trees_hold(tmp_path, vad, boot):
+    """compare.allow_different_samples=true and B without the pause subset: TOR-Alignment is paired over the two
+    subsets both hold, with a warning naming the one left out; the report's pooled row says what it is over."""
+    from fdbu import site
+    from fdbu.pairwise import compare, load
+
+    for name, pause in (("A", True), ("B", False)):
+        tree = hand_tree(tmp_path / name, pause)
+        segs = {k: v for k, v in segs_us(SEGMENTS).items() if pause or not k.startswith(PAUSE)}
+        write(score(tree, vad, boot, segments=segs, views=BOTH), tmp_path / name)
+    systems = [load(tmp_path / n, n) for n in ("A", "B")]
+    result = compare(systems, allow_different_samples=True)
+    tor = result["pairs"][0]["views"]["videofdb"]["pooled"]
+    assert tor["over"] == [TURN, INT] and tor["metrics"]["TOR_alignment"]["n"] == 14
+    assert any("left out: synthetic_pause_handling" in w for w in tor["warnings"])
+    board = site.leaderboard(systems, result)
+    assert board[-1]["subset"] == "pooled" and board[-1]["label"].endswith(f"pooled over {TURN}, {INT}")
+
+
 def test_trees_with_other_view_settings_are_not_compared(tmp_path, vad, boot):
     from fdbu.pairwise import compare, load
 
@@ -498,8 +517,12 @@ def _put(path, value):
 BROKEN = [  # (mutation of unified.json, the one line that refuses it)
     (_drop(["views", "fdbench", "not_computable"]), "views.fdbench.not_computable is None, not a list of texts"),
     (_put(["views", "videofdb", "pooled"], []), "views.videofdb.pooled is missing or not an object"),
-    (_put(["views", "videofdb", "pooled", "TOR_alignment", "over"], ["nope"]),
-     "views.videofdb.pooled.TOR_alignment.over is ['nope'], not a list of the view's subsets"),
+    (_put(["views", "videofdb", "pooled", "TOR_alignment", "over"], [PAUSE, PAUSE, TURN, INT]),
+     "not the subsets it pools (synthetic_pause_handling, candor_turn_taking, synthetic_user_interruption)"),
+    (_drop(["views", "videofdb", "pooled"]), "views.videofdb.pooled is missing or not an object"),
+    (_put(["views", "fdbench", "pooled"], {}), "views.fdbench.pooled is there, but the fdbench view pools nothing"),
+    (_put(["views", "videofdb", "pooled", "TOR_alignment", "count"], 12),
+     "its rows give the videofdb view's TOR_alignment count 11, unified.json 12"),
     (_put(["views", "fdbench", "settings", "early_reply_s"], "1.5"),
      "views.fdbench.settings.early_reply_s is '1.5', not a number of seconds"),
     (_drop(["views", "fdbench", "subsets", TURN]), "views.fdbench.subsets are ['synthetic_user_interruption'], not the "
