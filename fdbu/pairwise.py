@@ -100,27 +100,26 @@ def _check_rows(system: System) -> None:
         c = components(system, subset, eligible)
         metrics, _ = module.aggregate(c, selected=len(rows), ineligible=len(rows) - len(eligible),
                                       boot=Bootstrap(1, seed))
-        theirs = entry.get("metrics", {})
-        for name, mine in metrics.items():
-            other = theirs.get(name)
-            for key, value in mine.items():
-                if key in ("interval", "resamples_kept"):
-                    continue
-                if not isinstance(other, dict) or other.get(key) != value:
-                    said = other.get(key) if isinstance(other, dict) else None
-                    raise FdbuError(system.where, SAMPLES, f"{subset}: its rows give {name} {key} {value!r}, "
-                                    f"unified.json {said!r}; the two files are not from one run (run fdbu score again)")
+        _same(system, metrics, entry.get("metrics", {}), f"{subset}: its rows give ")
         for view, scope in view_scopes(system.unified, subset).items():  # and each view's numbers (fdbu.views)
             c = scope.components(system, eligible)
             mine = aggregate(scope.table, c, scope.populations(c), selected=len(rows),
                              ineligible=len(rows) - len(eligible), boot=Bootstrap(1, seed))
-            theirs = scope.entry(system).get("metrics", {})
-            for name, rec in mine.items():
-                for key, value in rec.items():
-                    if key not in ("interval", "resamples_kept") and theirs.get(name, {}).get(key) != value:
-                        raise FdbuError(system.where, SAMPLES, f"{subset}: its rows give the {view} view's {name} "
-                                        f"{key} {value!r}, unified.json {theirs.get(name, {}).get(key)!r}; the two "
-                                        "files are not from one run (run fdbu score again)")
+            _same(system, mine, scope.entry(system).get("metrics", {}), f"{subset}: its rows give the {view} view's ")
+
+
+def _same(system: System, mine: dict, theirs: dict, said: str) -> None:
+    """Each record the rows give equals unified.json's, every field but the bootstrap's (interval, resamples
+    kept); else one line naming the first field that differs."""
+    for name, rec in mine.items():
+        other = theirs.get(name)
+        for key, value in rec.items():
+            if key in ("interval", "resamples_kept"):
+                continue
+            if not isinstance(other, dict) or other.get(key) != value:
+                got = other.get(key) if isinstance(other, dict) else None
+                raise FdbuError(system.where, SAMPLES, f"{said}{name} {key} {value!r}, unified.json {got!r}; the two "
+                                "files are not from one run (run fdbu score again)")
 
 
 def pooled_over(unified: dict, view: str) -> list[str]:
@@ -140,30 +139,16 @@ def pooled_table(unified: dict, view: str) -> tuple | None:
 
 
 def _check_pooled(system: System) -> None:
-    """A view's pooled share is what its subsets' rows give (count, n, selected bounds)."""
-    from .views import VIEWS
+    """A view's pooled share is what its subsets' rows give (`fdbu.views.pooled_share`, as score made it)."""
+    from .views import VIEWS, pooled_share
 
-    for view, entry in system.unified.get("views", {}).items():
+    for view in system.unified.get("views", {}):
         spec, over = VIEWS[view], pooled_over(system.unified, view)
-        if not over:
-            continue
-        hits = n = selected = 0
-        for subset in over:
-            part = spec.parts[tasks.subset(subset).task.name]
-            rows = system.rows.get(subset, [])
-            selected += len(rows)
-            for r in rows:
-                if r["eligible"]:
-                    n += 1
-                    hits += bool(r["views"][view][str(part.passes)])
-        theirs = entry["pooled"][str(spec.pooled)]
-        mine = {"count": hits, "n": n, "selected_bounds": [hits / selected, (hits + selected - n) / selected]
-                if selected else None}
-        for key, value in mine.items():
-            if theirs.get(key) != value:
-                raise FdbuError(system.where, SAMPLES, f"its rows give the {view} view's {spec.pooled} {key} "
-                                f"{value!r}, unified.json {theirs.get(key)!r}; the two files are not from one run "
-                                "(run fdbu score again)")
+        if over:
+            parts = [(subset, [r for r in system.rows.get(subset, []) if r["eligible"]],
+                      spec.parts[tasks.subset(subset).task.name], len(system.rows.get(subset, []))) for subset in over]
+            _same(system, {str(spec.pooled): pooled_share(spec, view, parts)},
+                  system.unified["views"][view]["pooled"], f"its rows give the {view} view's ")
 
 
 def view_scopes(unified: dict, subset: str) -> dict[str, "Scope"]:

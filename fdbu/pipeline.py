@@ -68,6 +68,13 @@ def signature(vad: SpeechDetector, boot: Bootstrap, inputs: dict | None = None, 
     return head
 
 
+def _not_the_spec(head: dict, changed: list[str]) -> None:
+    """Settings beyond the signature's own (v1.5's overlap.*, the views'), in its `settings` and `non_default`."""
+    if changed:
+        head["settings"] = "non-default"
+        head["non_default"] = [*head.get("non_default", []), *changed]
+
+
 def detect_speech(samples, vad: SpeechDetector, kind: tasks.Task | None = None, subset: str = "",
                   segments: dict | None = None):
     """Each sample's speech segments in the file its task segments (a list, one (k, 2) array per sample), or in
@@ -131,15 +138,10 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None,
     if any(tree.subset(n) for n in tasks.scored() if tasks.subset(n).family == "v1.5"):
         unified["definitions"] = f"{DEFINITIONS_VERSION}+{V15_DEFINITIONS}"
         unified["overlap"] = control.header()
-        if control.non_default():
-            unified["settings"] = "non-default"
-            unified["non_default"] = [*unified.get("non_default", []), *control.non_default()]
+        _not_the_spec(unified, control.non_default())
     if views.names:
         unified["definitions"] += f"+{VIEWS_DEFINITIONS}"
-        changed = [c for n in views.names for c in views.settings[n].non_default()]
-        if changed:
-            unified["settings"] = "non-default"
-            unified["non_default"] = [*unified.get("non_default", []), *changed]
+        _not_the_spec(unified, [c for n in views.names for c in views.settings[n].non_default()])
     unified["subsets"] = {}
     per_sample: dict[str, dict] = {}
     viewed: dict[str, tuple] = {}  # subset -> what the views read (fdbu.views.score_views)

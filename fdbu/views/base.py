@@ -12,6 +12,20 @@ from ..timebase import seconds, to_us
 INF = np.iinfo(np.int64).max
 
 
+class ViewSettings:
+    """What every view's settings share: the settings that differ from the defaults, as the signature lists them
+    (`<view>.<key>=<value>`); a view's settings dataclass names its view (`VIEW`) and writes its `header()`."""
+
+    VIEW: str = ""
+
+    def header(self) -> dict:
+        raise NotImplementedError
+
+    def non_default(self) -> list[str]:
+        default = type(self)().header()
+        return [f"{self.VIEW}.{k}={v}" for k, v in self.header().items() if v != default[k]]
+
+
 @dataclass(frozen=True)
 class Part:
     """A view's numbers on one task."""

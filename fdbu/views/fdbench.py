@@ -23,7 +23,7 @@ import numpy as np
 
 from ..metrics.table import LATENCY, SHARE, Metric
 from ..timebase import seconds, to_us
-from .base import INF, Part, Records, View, us
+from .base import INF, Part, Records, View, ViewSettings, us
 
 SOURCE = ("FD-Bench: A Full-Duplex Benchmarking Pipeline Designed for Full Duplex Spoken Dialogue Systems, Sec. 2.3 "
           "(Evaluation Metrics) and Fig. 2")
@@ -31,12 +31,13 @@ DEFAULT_EARLY_REPLY_US = 1_000_000
 
 
 @dataclass(frozen=True)
-class Settings:
+class Settings(ViewSettings):
     """FD-Bench's open choices: how long after E (or R) a reply still succeeds (None: anywhere before T; the paper
     states no window), and how far before E an onset is still an early reply rather than an early interrupt (the
     paper gives no split; fdbu's 1 s lies between its reported ERT, "a few hundred milliseconds", and EIT, "around
     two seconds")."""
 
+    VIEW = "fdbench"
     KINDS = {"reply_within_s": "seconds?", "early_reply_s": "seconds"}  # the header's fields (fdbu.scored)
 
     reply_within_us: int | None = None
@@ -51,10 +52,6 @@ class Settings:
         """The settings a unified.json's view header records."""
         reply = header["reply_within_s"]
         return Settings(None if reply is None else to_us(reply), to_us(header["early_reply_s"]))
-
-    def non_default(self) -> list[str]:
-        default = Settings().header()
-        return [f"fdbench.{k}={v}" for k, v in self.header().items() if v != default[k]]
 
     def within(self, us_: int) -> bool:
         return self.reply_within_us is None or us_ <= self.reply_within_us

@@ -30,7 +30,7 @@ import numpy as np
 from ..metrics.flat import flatten
 from ..metrics.table import LATENCY, SHARE, Metric
 from ..timebase import seconds, to_us
-from .base import INF, Part, Records, View, us
+from .base import INF, Part, Records, View, ViewSettings, us
 
 SOURCE = ("VideoFDB: Evaluating Full-Duplex Vision-Speech Capabilities in Conversational Agents, Sec. 4.2 "
           "(Evaluation Scoring & Metrics) and App. C.2 (Timing Metrics Details)")
@@ -38,10 +38,11 @@ YIELD_US = 1_500_000  # App. C.2: "the agent must yield within 1.5 s"
 
 
 @dataclass(frozen=True)
-class Settings:
+class Settings(ViewSettings):
     """VideoFDB's numbers and fdbu's choices where v1.0 has no annotation: the yield tolerance (the paper's 1.5 s)
     and the hand-off window after E (v1.0 annotates none; fdbu takes the paper's one stated tolerance, 1.5 s)."""
 
+    VIEW = "videofdb"
     KINDS = {"yield_within_s": "seconds", "handoff_within_s": "seconds"}  # the header's fields (fdbu.scored)
 
     yield_within_us: int = YIELD_US
@@ -54,10 +55,6 @@ class Settings:
     def of(header: dict) -> "Settings":
         """The settings a unified.json's view header records."""
         return Settings(to_us(header["yield_within_s"]), to_us(header["handoff_within_s"]))
-
-    def non_default(self) -> list[str]:
-        default = Settings().header()
-        return [f"videofdb.{k}={v}" for k, v in self.header().items() if v != default[k]]
 
 
 def _cue(spans_start: list, spans_end: list, cue: np.ndarray):
