@@ -168,12 +168,7 @@ def _unified(root: Path, raw: bytes) -> dict:
         r.fields(entry, {k: v for k, v in ENTRY.items() if k in entry or v[-1] != "?"}, f"{at}.")
         r.fields(r.obj(entry, "counts", f"{at}.counts"), dict.fromkeys(COUNTS, "count"), f"{at}.counts.")
         metrics = r.obj(entry, "metrics", f"{at}.metrics")
-        for m in tasks.metric_table(subset, doc):
-            record = r.obj(metrics, m.name, f"{at}.metrics.{m.name}")
-            r.fields(record, RECORDS[m.kind], f"{at}.metrics.{m.name}.")
-            for key, want in (("kind", m.kind), ("better", m.better)):
-                if record.get(key) != want:
-                    r.refuse(f"{at}.metrics.{m.name}.{key}", f"is {short(record.get(key))}, not {want!r}")
+        _records(r, metrics, tasks.metric_table(subset, doc), f"{at}.metrics", RECORDS)
         if hasattr(task.metrics, "control_lines"):  # v1.5: the matched control every reader of it indexes
             _control(r, entry, at, doc)
     if "views" in doc:
@@ -226,14 +221,23 @@ def _views(r: "_Reader", doc: dict) -> None:
             r.refuse(f"{at}.pooled", f"is there, but the {name} view pools nothing on these subsets")
 
 
-def _view_metrics(r: "_Reader", metrics: dict, table, at: str) -> None:
-    """A view's metric records: each declared one, of its kind and direction."""
+def _records(r: "_Reader", metrics: dict, table, at: str, kinds: dict) -> list[dict]:
+    """Each declared metric's record: there, its fields of `kinds`, its kind and direction the table's."""
+    out = []
     for m in table:
         record = r.obj(metrics, m.name, f"{at}.{m.name}")
-        r.fields(record, {**VIEW_RECORDS[m.kind], "count": "count"}, f"{at}.{m.name}.")
+        r.fields(record, kinds[m.kind], f"{at}.{m.name}.")
         for key, want in (("kind", m.kind), ("better", m.better)):
             if record.get(key) != want:
                 r.refuse(f"{at}.{m.name}.{key}", f"is {short(record.get(key))}, not {want!r}")
+        out.append(record)
+    return out
+
+
+def _view_metrics(r: "_Reader", metrics: dict, table, at: str) -> None:
+    """A view's metric records: each declared one, of its kind and direction, with its count, n and value."""
+    for m, record in zip(table, _records(r, metrics, table, at, VIEW_RECORDS)):
+        r.fields(record, {"count": "count"}, f"{at}.{m.name}.")
         if m.kind == "share":
             r.fields(record, {"n": "count", "value": "unit?"}, f"{at}.{m.name}.")
         elif m.kind == "latency_quantiles":

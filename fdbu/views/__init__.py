@@ -18,12 +18,14 @@ from typing import Any
 import numpy as np
 
 from ..metrics.stats import Bootstrap, share
-from ..metrics.table import Metric, aggregate
+from ..metrics.table import aggregate
 from . import fdbench, videofdb
 from .base import INF, Part, Records, View, us
 
-__all__ = ["INF", "Part", "Records", "View", "us", "VIEWS", "score_views", "aggregate_part", "table", "segmented"]
+__all__ = ["INF", "Part", "Records", "View", "us", "VIEWS", "score_views", "aggregate_part", "pooled_share",
+           "segmented"]
 VIEWS: dict[str, View] = {v.name: v for v in (fdbench.VIEW, videofdb.VIEW)}
+
 
 def score_views(names: list[str], subset_rows: dict[str, tuple[str, list, Any, list[dict], int, Any]], boot: Bootstrap,
                 settings: dict[str, Any]) -> dict:
@@ -78,7 +80,3 @@ def pooled_share(view: View, name: str, parts: list[tuple[str, list[dict], Part,
 def segmented(names, task: str) -> bool:
     """Whether one of the views `names` reads Silero's segments on `task`'s outputs (Part.segments)."""
     return any(getattr(VIEWS[n].parts.get(task), "segments", False) for n in names)
-
-
-def table(view: str, task: str, settings: Any) -> tuple[Metric, ...]:
-    return VIEWS[view].parts[task].table(settings)
