@@ -104,6 +104,15 @@ def test_the_upstream_folder_goes_through_scoring_your_systems_outputs(example_d
     unified = json.loads((tree / "unified.json").read_text())
     assert all(entry["coverage"] == 1.0 for entry in unified["subsets"].values())
     assert "ineligible:" not in score.stdout
+    # and with the other benchmarks' columns: the padded pause output is segmented (VideoFDB's stay-silent), the
+    # cropped turn-taking output read, every sample kept
+    viewed = fdbu_main("score", f"tree={tree}", "views=[fdbench,videofdb]", f"out={tmp_path / 'views'}",
+                       "progress=false")
+    assert viewed.returncode == 0, viewed.stderr
+    views = json.loads((tmp_path / "views" / "unified.json").read_text())["views"]
+    assert views["videofdb"]["pooled"]["TOR_alignment"]["over"] == [PH, TT, UI]
+    for name, subsets in (("videofdb", (PH, TT, UI)), ("fdbench", (TT, UI))):
+        assert [views[name]["subsets"][s]["counts"]["eligible"] for s in subsets] == [3] * len(subsets)
 
 
 def test_beyond_the_tolerance_the_sample_is_named_with_what_keeps_it(example_data, tmp_path):
