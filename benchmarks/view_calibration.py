@@ -14,8 +14,9 @@ family-wise error rate under the null); the bound is alpha + 3 Monte Carlo stand
 - turn-taking (E = 5 s, T = 10 s): sample i speaks with chance p_i ~ Beta(2r, 2(1 - r)), one word at
   E + m_i + 0.7 N(0, 1) s (m_i ~ N(0.3, 1) shared by the pair), 0.2 to 1 s long;
 - interruption (S = 4 s, R = 6 s, T = 10 s): speaking at S with chance p_i, the segment from 3 s ending
-  max(0.05, s_i + 0.7 N(0, 1)) s after S (s_i ~ N(1.5, 1) shared), else an earlier segment or none; an answer
-  (a segment and a word) 0 to 2 s after R with chance 0.7.
+  max(0.05, s_i + 0.7 N(0, 1)) s after S (s_i ~ N(1.5, 1) shared), or, one time in five, running to T (no stop
+  seen: yield latencies +inf, their medians not reached where most samples do so); else an earlier segment or
+  none; an answer (a segment and a word) 0 to 2 s after R with chance 0.7.
 
 Power: system B's stop and onset means are 0.8 s earlier and its speaking chance + 0.1.
 """
@@ -54,8 +55,8 @@ def draw(rng, n: int, rate: float) -> dict:
             "s": 1.5 + rng.standard_normal(n)}
 
 
-def system(rng, latent: dict, effect: bool) -> dict[str, list]:
-    """One system's samples (words, segments) for both subsets."""
+def system(rng, latent: dict, effect: bool, to_t: float = 0.2) -> dict[str, list]:
+    """One system's samples (words, segments) for both subsets; `to_t`: the share of speakers at S who talk to T."""
     n = len(latent["p"])
     p = np.clip(latent["p"] + (0.1 if effect else 0.0), 0, 1)
     early = 0.8 if effect else 0.0
@@ -68,12 +69,14 @@ def system(rng, latent: dict, effect: bool) -> dict[str, list]:
         turn.append(SimpleNamespace(word_start=np.array([w[0] for w in words], np.int64),
                                     word_end=np.array([w[1] for w in words], np.int64), E_us=E, T_us=T))
         segs, ws = [], []
-        if rng.random() < p[i]:
+        if rng.random() < p[i] and rng.random() < to_t:  # speaking to T: no stop seen (a median may be not reached)
+            segs.append((3 * US, T))
+        elif rng.random() < p[i]:
             end = min(max(0.05, latent["s"][i] - early + 0.7 * rng.standard_normal()), 5.8)
             segs.append((3 * US, S + _us(end)))
         elif rng.random() < 0.5:
             segs.append((1 * US, 2 * US))
-        if rng.random() < 0.7:
+        if rng.random() < 0.7 and not (segs and segs[-1][1] == T):
             a = max(_us(6 + rng.uniform(0, 2)), segs[-1][1] + 50_000 if segs else 0)
             if a < T - 300_000:
                 segs.append((a, a + 250_000))
@@ -119,17 +122,17 @@ def families(a: System, b: System, boot: Bootstrap, alpha: float) -> dict[str, b
 
 
 def cell(n: int, rate: float, datasets: int, seed: int, effect: bool = False, alpha: float = ALPHA,
-         boot: Bootstrap = Bootstrap()) -> dict:
+         boot: Bootstrap = Bootstrap(), to_t: float = 0.2) -> dict:
     """Each family's marker rate over `datasets` datasets of one cell (fixed seed)."""
-    rng = np.random.default_rng([seed, n, round(rate * 100), int(effect)])
+    rng = np.random.default_rng([seed, n, round(rate * 100), int(effect), round(to_t * 100)])
     counts: dict[str, int] = {}
     for _ in range(datasets):
         latent = draw(rng, n, rate)
-        a = scored("A", system(rng, latent, False), boot)
-        b = scored("B", system(rng, latent, effect), boot)
+        a = scored("A", system(rng, latent, False, to_t), boot)
+        b = scored("B", system(rng, latent, effect, to_t), boot)
         for family, marked in families(a, b, boot, alpha).items():
             counts[family] = counts.get(family, 0) + marked
-    return {"n": n, "rate": rate, "effect": effect, "datasets": datasets, "bound": bound(alpha, datasets),
+    return {"n": n, "rate": rate, "to_t": to_t, "effect": effect, "datasets": datasets, "bound": bound(alpha, datasets),
             "rates": {f: k / datasets for f, k in counts.items()}}
 
 
@@ -150,6 +153,12 @@ def main() -> None:
                 print("|---|---|" + "---|" * (len(r["rates"]) + 2))
             print(f"| {n} | {rate} | " + " | ".join(f"{v:.4f}" for v in r["rates"].values()) +
                   f" | {r['bound']:.4f} | {'yes' if max(r['rates'].values()) <= r['bound'] else 'NO'} |", flush=True)
+    print("\ndegenerate: seven speakers in ten talk to T (most yield medians not reached)")
+    for n in (30, 200):
+        r = cell(n, 0.9, args.datasets, args.seed, to_t=0.7)
+        rows.append(r)
+        print(f"| {n} | 0.9, to T 0.7 | " + " | ".join(f"{v:.4f}" for v in r["rates"].values()) +
+              f" | {r['bound']:.4f} | {'yes' if max(r['rates'].values()) <= r['bound'] else 'NO'} |", flush=True)
     null_s = time.perf_counter() - t0
     t1 = time.perf_counter()
     print(f"\npower: {args.power_datasets} datasets per cell (B stops and speaks 0.8 s sooner, speaking chance + 0.1)")

@@ -473,15 +473,16 @@ def test_the_readme_worked_example_is_sample_r(scored):
     assert "E = 5.0 s and the model's only word\nspans 4.5–5.5 s" in text and "d = −0.5 s" in text
 
 
-@pytest.mark.parametrize("n,rate,datasets", [(8, 0.5, 300), (30, 0.9, 300), (200, 0.5, 100)])
-def test_the_views_markers_hold_their_error_rate_under_the_null(n, rate, datasets):
+@pytest.mark.parametrize("n,rate,datasets,to_t", [(8, 0.5, 300, 0.2), (30, 0.9, 300, 0.2), (200, 0.5, 100, 0.2),
+                                                  (30, 0.9, 200, 0.7)])
+def test_the_views_markers_hold_their_error_rate_under_the_null(n, rate, datasets, to_t):
     """Both systems drawn from one distribution, through the views' records, compare's paired lines and Holm: no
     view family marks more often than alpha + 3 Monte Carlo standard errors (benchmarks/view_calibration.py runs
     the whole table with 1000 datasets a cell; here 500 resamples, which the paired bootstrap test is valid for)."""
     from benchmarks.view_calibration import cell
     from fdbu.metrics.stats import Bootstrap
 
-    r = cell(n, rate, datasets, seed=7, boot=Bootstrap(500))
+    r = cell(n, rate, datasets, seed=7, boot=Bootstrap(500), to_t=to_t)  # to_t 0.7: yield medians mostly not reached
     assert len(r["rates"]) == 4
     assert max(r["rates"].values()) <= r["bound"], r
 
