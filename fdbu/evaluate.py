@@ -277,23 +277,68 @@ def write(result: dict, root: Path, ledger: list[dict] | None = None) -> Path:
     return Path(root) / SUMMARY
 
 
-def reference_column(root: Path, manifest_sha256: str, asr_sha256: str) -> str | None:
-    """Lines for the printed report: summary.json's numbers, or why they are left out (never an error:
-    a stray or broken summary.json cannot change what `fdbu score` does)."""
+def read_summary(root: Path, manifest_sha256: str, asr_sha256: str) -> tuple[dict | None, str]:
+    """(summary.json, "") while it was computed from these inputs, else (None, why it is left out). Never an
+    error: a stray or broken summary.json cannot change what `fdbu score` or `fdbu report` does."""
     path = Path(root) / SUMMARY
     if not path.is_file():
-        return None
+        return None, "no summary.json (fdbu evaluate has not run on this tree)"
     try:
         summary = json.loads(path.read_bytes())
         inputs = summary["inputs"]
         changed = [name for name, sha in (("manifest.json", manifest_sha256), ("asr.json", asr_sha256))
                    if inputs.get(name) != sha]
         if changed:
-            return (f"reference column left out: summary.json was computed from a different "
-                    f"{' and '.join(changed)} (run fdbu evaluate again)")
+            return None, (f"summary.json was computed from a different {' and '.join(changed)} (run fdbu evaluate "
+                          "again)")
+        if not isinstance(summary.get("subsets"), dict) or not all(isinstance(v, dict)
+                                                                      for v in summary["subsets"].values()):
+            raise TypeError("subsets")
+        return summary, ""
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return None, f"{path} is not a summary.json fdbu can read"
+
+
+def reference_column(root: Path, manifest_sha256: str, asr_sha256: str) -> str | None:
+    """Lines for the printed report: summary.json's numbers, or why they are left out."""
+    if not (Path(root) / SUMMARY).is_file():
+        return None
+    summary, why = read_summary(root, manifest_sha256, asr_sha256)
+    if summary is None:
+        return f"reference column left out: {why}"
+    try:
         return "\n".join(["reference column (official rules, from summary.json):", *_lines(summary)])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, StopIteration, RecursionError):
-        return f"reference column left out: {path} is not a summary.json fdbu can read"
+    except (KeyError, TypeError, AttributeError, StopIteration, ValueError):
+        return f"reference column left out: {Path(root) / SUMMARY} is not a summary.json fdbu can read"
+
+
+def official_numbers(summary: dict) -> dict[str, list[tuple[str, Any]]]:
+    """Per subset of summary.json, its official numbers as (label, value) in the printed order: a float, a
+    {"mean", "std"} (backchannel's), or a state's text where the script gives no number (unavailable, waiting,
+    pending: `_cell`). v1.5's scripts print lists per sample, no aggregate: their counts and behaviour tags."""
+    judge = summary.get("judge") or {}
+    out: dict[str, list[tuple[str, Any]]] = {}
+    for subset, numbers in summary.get("subsets", {}).items():
+        if set(numbers) & set(STATES):
+            out[subset] = [("official", number_text(numbers))]
+        elif "latency_intervals" in numbers:
+            b = numbers.get("behaviour", {})
+            out[subset] = [("samples with a stop interval", numbers["with_stop_interval"]),
+                           ("samples with a response interval", numbers["with_response_interval"]),
+                           *((f"behaviour {tag}", v) for tag, v in b.get("printed", {}).items()),
+                           *([("behaviour", number_text(b))] if set(b) & set(STATES) else [])]
+        else:
+            out[subset] = _numbers(numbers, judge)
+    return out
+
+
+def _numbers(numbers: dict, judge: dict) -> list[tuple[str, Any]]:
+    """A v1.0 subset's numbers: the rating labelled with the judge's model where it is not the official one."""
+    return [(f"rating ({judge.get('model')})" if key == "rating" and judge and
+             judge.get("model") != judge.get("official_model") else key,
+             numbers[key] if isinstance(numbers[key], (int, float)) or (isinstance(numbers[key], dict) and
+                                                                        "mean" in numbers[key]) else number_text(numbers[key]))
+            for key in NUMBERS if key in numbers]
 
 
 def table(result: dict) -> str:
@@ -315,23 +360,15 @@ def _lines(summary: dict) -> list[str]:
                                             "with several channels (summary.json originals)" if odd else ""))
             b = numbers.get("behaviour", {})
             shown = ", ".join(f"{tag} {v:.2f}" for tag, v in b["printed"].items()) if "printed" in b else \
-                _cell(b) if set(b) & set(STATES) else "none"
+                number_text(b) if set(b) & set(STATES) else "none"
             judged = f" over {b['judged']} judged samples" if "judged" in b else ""
             skipped = f", {len(b['skipped'])} skipped (a transcript missing)" if b.get("skipped") else ""
             lines.append(f"  {subset}: behaviour tags (eval_behavior.py){judged}{skipped}: {shown}")
             continue
         if set(numbers) & set(STATES):
-            lines.append(f"  {subset}: {_cell(numbers)}")
+            lines.append(f"  {subset}: {number_text(numbers)}")
             continue
-        cells = []
-        for key in NUMBERS:
-            if key not in numbers:
-                continue
-            label = key
-            if key == "rating" and judge and judge.get("model") != judge.get("official_model"):
-                label = f"rating ({judge.get('model')})"
-            cells.append(f"{label} {_cell(numbers[key])}")
-        lines.append(f"  {subset}: " + ", ".join(cells))
+        lines.append(f"  {subset}: " + ", ".join(f"{label} {number_text(v)}" for label, v in _numbers(numbers, judge)))
     return lines
 
 
@@ -341,7 +378,7 @@ NUMBERS = ("take_turn_rate", "latency_s", "rating", "jsd", "frequency_per_s")
 STATES = ("unavailable", "waiting", "pending")
 
 
-def _cell(value) -> str:
+def number_text(value) -> str:
     if isinstance(value, float):
         return f"{value:.3f}"
     if isinstance(value, dict):

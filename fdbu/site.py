@@ -86,7 +86,8 @@ def _metric_rows(table, systems, records: list[dict], paired: list[dict]) -> lis
                 cell["paired"] = {"n": pm.get("n"), "p": pm.get("p"), "difference": {
                     k: d.get(k) for k in ("value", "value_flag", "interval", "interval_flags")}}
             cells.append(cell)
-        rows.append({"metric": m.name, "label": m.label, "better": m.better, "kind": m.kind, "cells": cells})
+        rows.append({"metric": m.name, "label": m.label, "better": m.better, "kind": m.kind, "cells": cells,
+                     "headline": m.headline})
     return rows
 
 
@@ -103,25 +104,78 @@ def _best(rows: list[dict], systems) -> None:
 
 def leaderboard(systems, result: dict | None = None) -> list[dict]:
     """Per subset: a row per metric (coverage first), a cell per system with its value and interval from its
-    unified.json, the best cells by the metric's direction, and each system's decision against the baseline; then
-    each view's section (another benchmark's terms, fdbu score views=), marked with its source."""
+    unified.json, the best cells by the metric's direction, each system's decision against the baseline, and the
+    official rules' numbers from its summary.json (`reference`); a subset without unified metrics
+    (icc_backchannel) with its official numbers alone; then each view's section (another benchmark's terms, fdbu
+    score views=), marked with its source."""
     baseline = result["comparison"]["baseline"] if result else systems[0].name
+    refs = [_reference(s) for s in systems]
+    present = set().union(*(_subsets(s) for s in systems))
     out = []
-    for subset in tasks.scored():
+    for subset in tasks.SUBSETS:
+        counts = [s.unified["subsets"].get(subset, {}).get("counts", {}) for s in systems]
+        if subset not in tasks.scored():
+            if subset in present:
+                out.append({"subset": subset, "label": tasks.subset(subset).task.label, "rows": [], "counts": counts,
+                            "baseline": baseline, "reference": [_reference_cell(r, subset) for r in refs],
+                            "note": UNSCORED})
+            continue
         if not any(subset in s.unified["subsets"] for s in systems):
             continue
         table = tasks.metric_table(subset, systems[0].unified)  # compared trees share their settings
         rows: list[dict[str, Any]]
-        rows = [{"metric": "coverage", "label": "coverage", "better": "context", "kind": "share",
+        rows = [{"metric": "coverage", "label": "coverage", "better": "context", "kind": "share", "headline": False,
                  "cells": [_cell(s.unified["subsets"].get(subset, {}).get("coverage"), None) for s in systems]}]
         rows += _metric_rows(table, systems, [s.unified["subsets"].get(subset, {}).get("metrics", {}) for s in systems],
                              [_pair_metrics(result, baseline, s.name, subset) for s in systems])
         rows += _control_rows(subset, systems)
         _best(rows, systems)
-        counts = [s.unified["subsets"].get(subset, {}).get("counts", {}) for s in systems]
         out.append({"subset": subset, "label": tasks.subset(subset).task.label, "rows": rows, "counts": counts,
-                    "baseline": baseline})
+                    "baseline": baseline, "reference": [_reference_cell(r, subset) for r in refs]})
     return out + _view_sections(systems, result, baseline)
+
+
+UNSCORED = ("no unified metric (the spec: icc_backchannel's official frequency and JSD are the reference); "
+            "its official numbers only")
+REFERENCE = "official rules (summary.json)"
+
+
+def _subsets(system) -> set[str]:
+    """The subsets a tree's manifest.json selects samples of (the scored ones and those fdbu scores not)."""
+    from .tree import read_manifest
+
+    try:
+        return {s.subset for s in read_manifest(system.root).samples}
+    except FdbuError:
+        return set(system.unified["subsets"])
+
+
+def _reference(system) -> tuple[dict, str]:
+    """(subset -> [(label, value)], why there is none) from the tree's summary.json (`fdbu evaluate`), read only
+    while it was computed from the manifest.json and asr.json the tree's unified.json was."""
+    from .evaluate import official_numbers, read_summary
+
+    inputs = system.unified["inputs"]
+    summary, why = read_summary(system.root, inputs["manifest.json"], inputs["asr.json"])
+    if summary is None:
+        return {}, why
+    try:
+        return official_numbers(summary), ""
+    except (KeyError, TypeError, AttributeError, StopIteration, ValueError):
+        return {}, f"{Path(system.root) / 'summary.json'} is not a summary.json fdbu can read"
+
+
+def _reference_cell(ref: tuple[dict, str], subset: str) -> dict:
+    """One system's official numbers of a subset: `numbers` [[label, value]], `text` as the console prints them,
+    `note` why there are none."""
+    from .evaluate import number_text as official_text
+
+    numbers, why = ref
+    if subset not in numbers:
+        note = why or "summary.json has no numbers for this subset"
+        return {"numbers": [], "text": note, "note": note}
+    pairs = [[label, value] for label, value in numbers[subset]]
+    return {"numbers": pairs, "text": ", ".join(f"{label} {official_text(v)}" for label, v in pairs), "note": None}
 
 
 def _view_sections(systems, result: dict | None, baseline: str) -> list[dict]:
@@ -176,6 +230,34 @@ def _control_rows(subset: str, systems) -> list[dict]:
     return out
 
 
+RANK_RULE = ("ranked by mean rank over the headline metrics: on each, systems are ranked by its direction (1 is "
+             "best; ties share their mean rank; a median not reached is the worst latency; no value ranks last), and "
+             "equal means share a place. The ranks order point values; the marks say which differences fdbu compare "
+             "finds on the paired samples")
+
+
+def summary(board: list[dict], names: list[str]) -> dict:
+    """Systems x the headline metrics of every scored subset (the spec's, `Metric.headline`: compare's Holm
+    family), each cell its value and decision against the baseline, the systems ranked by RANK_RULE."""
+    columns = [(sub, row) for sub in board if "view" not in sub for row in sub["rows"] if row.get("headline")]
+    k = len(names)
+    ranks = np.zeros((k, len(columns)))
+    for j, (_, row) in enumerate(columns):
+        keys = [(0, 0.0) if math.isnan(x) else (1, x)  # no value: below all, not reached included
+                for x in (_key(c["value"], row["better"]) for c in row["cells"])]
+        for i, x in enumerate(keys):  # 1 + those better, + half of those tied (the mean of the tied places)
+            ranks[i, j] = 1 + sum(y > x for y in keys) + (sum(y == x for y in keys) - 1) / 2
+    mean = ranks.mean(axis=1) if columns else np.ones(k)
+    order = sorted(range(k), key=lambda i: (mean[i], i))
+    rows = [{"system": names[i], "index": i, "place": 1 + sum(int(mean[j] < mean[i]) for j in range(k)),
+             "mean_rank": round(float(mean[i]), 6), "ranks": [float(r) for r in ranks[i]],
+             "cells": [row["cells"][i] for _, row in columns], "best": [i in row["best"] for _, row in columns]}
+            for i in order]
+    return {"columns": [{"subset": sub["subset"], "metric": row["metric"], "label": row["label"],
+                         "better": row["better"], "kind": row["kind"]} for sub, row in columns],
+            "rows": rows, "rule": RANK_RULE, "baseline": board[0]["baseline"] if board else ""}
+
+
 def _cell(value, interval) -> dict:
     return {"value": value, "interval": interval, "text": record_text(value, interval)}
 
@@ -186,21 +268,37 @@ def _mark(cell: dict) -> str:
 
 
 def to_markdown(board: list[dict], names: list[str]) -> str:
-    """One GitHub-flavoured table per subset. Every text is escaped (names, labels, the intervals' brackets, the
+    """The summary (systems x headline metrics, ranked), then one GitHub-flavoured table per subset with the
+    official rules' numbers as its last row. Every text is escaped (names, labels, the intervals' brackets, the
     mark's `*`), so a renderer shows each cell as written; the best cells are bold around escaped text
     (tests/test_paper_tables.py renders it with markdown-it-py, CommonMark with tables)."""
+    def cell(c: dict, best: bool, text: str) -> str:
+        text = md_text(text + (f" {_mark(c)}" if _mark(c) else ""))
+        return f"**{text}**" if best else text
+
+    top = summary(board, names)
     lines = []
+    if top["columns"]:
+        lines += ["### Summary: headline metrics", "",
+                  "| place | system | mean rank | " + " | ".join(
+                      md_text(f"{c['subset']}: {c['label']} ({c['better']})") for c in top["columns"]) + " |",
+                  "|---:|---|---:|" + "---:|" * len(top["columns"])]
+        for r in top["rows"]:
+            lines.append(f"| {r['place']} | {md_text(r['system'])} | {r['mean_rank']:.2f} | " + " | ".join(
+                cell(c, b, num(c["value"])) for c, b in zip(r["cells"], r["best"])) + " |")
+        lines += ["", md_text(f"Systems {top['rule']}."), ""]
     for sub in board:
         lines += [f"### {md_text(sub['subset'])} ({md_text(sub['label'])})", "",
                   *([f"Source: {md_text(sub['source'])}.", ""] if "source" in sub else []),
+                  *([md_text(sub["note"][0].upper() + sub["note"][1:]) + ".", ""] if "note" in sub else []),
                   "| metric | better | " + " | ".join(map(md_text, names)) + " |",
                   "|---|---|" + "---:|" * len(names)]
         for row in sub["rows"]:
-            cells = []
-            for i, c in enumerate(row["cells"]):
-                text = md_text(c["text"] + (f" {_mark(c)}" if _mark(c) else ""))
-                cells.append(f"**{text}**" if i in row["best"] else text)
-            lines.append(f"| {md_text(row['label'])} | {row['better']} | " + " | ".join(cells) + " |")
+            lines.append(f"| {md_text(row['label'])} | {row['better']} | " + " | ".join(
+                cell(c, i in row["best"], c["text"]) for i, c in enumerate(row["cells"])) + " |")
+        if "reference" in sub:
+            lines.append(f"| {md_text(REFERENCE)} | reference | " + " | ".join(
+                md_text(r["text"]) for r in sub["reference"]) + " |")
         lines.append("")
     lines.append(md_text(_legend(board)))
     return "\n".join(lines) + "\n"
@@ -210,7 +308,9 @@ def _legend(board: list[dict]) -> str:
     base = board[0]["baseline"] if board else ""
     return (f"Values with 95% intervals from each system's unified.json; bold: best of the row by the metric's "
             f"direction; * fdbu compare marks the paired difference against {base} (its Holm-adjusted p is below "
-            "alpha), + better, - worse; n/r: not reached.")
+            "alpha), + better, - worse; the mark is on the paired samples (those both systems have in the "
+            "metric's population), the values on each system's own; n/r: not reached; official rules: the Full-Duplex-Bench scripts' numbers "
+            "from each tree's summary.json (fdbu evaluate), for reference.")
 
 
 TEX_ESCAPE = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
@@ -242,20 +342,102 @@ def _tex_cell(c: dict, best: bool) -> str:
     return r"\begin{tabular}[t]{@{}r@{}}" + value + r"\\ {\scriptsize[" + lo + ", " + hi + r"]}\end{tabular}"
 
 
+def _tex_reference(r: dict) -> str:
+    """A system's official numbers in a cell: each label (small) over its value; a value the script does not
+    give as its state's first word (the caption has the reason: `_tex_missing`), -- where there are none."""
+    if not r["numbers"]:
+        return "--"
+    from .evaluate import number_text
+
+    lines = [r"{\scriptsize " + tex(label) + r"}\\ " + tex(number_text(v).split(":")[0]) for label, v in r["numbers"]]
+    return r"\begin{tabular}[t]{@{}r@{}}" + r"\\ ".join(lines) + r"\end{tabular}"
+
+
+def _tex_missing(names: list[str], refs: list[dict]) -> str:
+    """The caption's account of the official numbers a subset's table does not show in full."""
+    why = [f"{tex(n)}: {tex(r['note'])}" for n, r in zip(names, refs) if not r["numbers"]]
+    why += [f"{tex(n)}, {tex(label)}: {tex(v)}" for n, r in zip(names, refs) for label, v in r["numbers"]
+            if isinstance(v, str) and ":" in v]
+    return r" Official rules: the scripts' numbers from summary.json (fdbu evaluate)" + (
+        f"; {'; '.join(why)}." if why else ".")
+
+
+def _width(share: float) -> str:
+    """A share of the line less one column gap (the tabular's 2 x 3pt), as a LaTeX dimension (e-TeX's
+    \\dimexpr, in every pdflatex)."""
+    return rf"\dimexpr{share:.3f}\linewidth-6pt\relax"
+
+
+SUMMARY_COLUMNS = {"table": 4, "table*": 7}  # metric columns per block of the summary: fits a column, a page
+
+
+def _tex_summary(top: dict, names: list[str], env: str) -> list[str]:
+    """The summary as a float: systems as rows, headline metrics as columns in blocks of whole subsets (each block
+    a tabular, one under the other, so any number of subsets fits the width)."""
+    blocks: list[list[int]] = [[]]
+    for sub in dict.fromkeys(c["subset"] for c in top["columns"]):  # whole subsets, packed in order
+        group = [j for j, c in enumerate(top["columns"]) if c["subset"] == sub]
+        if blocks[-1] and len(blocks[-1]) + len(group) > SUMMARY_COLUMNS[env]:
+            blocks.append([])
+        blocks[-1] += group
+    out = [rf"\begin{{{env}}}[t]", r"\centering", r"\small" if env == "table" else r"\footnotesize",
+           r"\setlength{\tabcolsep}{3pt}",
+           rf"\caption{{Summary: headline metrics ($\downarrow$ lower, $\uparrow$ higher is better). Systems "
+           rf"{tex(top['rule'])}. Bold: best; $^*$: paired difference against {tex(top['baseline'])} with "
+           r"Holm-adjusted $p$ below $\alpha$ (+ better, - worse); n/r: not reached.}", r"\label{tab:fdbu-summary}"]
+    for b, block in enumerate(blocks):
+        width = _width(0.8 / len(block))  # the r columns' headers this wide
+        groups: list[tuple[str, int]] = []
+        for j in block:
+            sub = top["columns"][j]["subset"]
+            groups[-1:] = [(sub, groups[-1][1] + 1)] if groups and groups[-1][0] == sub else groups[-1:] + [(sub, 1)]
+        out += ([r"\par\medskip"] if b else []) + [
+            r"\begin{tabular}{@{}rp{0.12\linewidth}" + "r" * len(block) + "@{}}",
+            r"\toprule", " & & " + " & ".join(
+                rf"\multicolumn{{{n}}}{{c}}{{\parbox[b]{{{_width(0.8 * n / len(block))}}}{{\centering\scriptsize "
+                + tex(sub).replace(r"\_", r"\_\allowbreak{}") + "}}" for sub, n in groups) + r" \\"]
+        at = 3
+        rules = []
+        for _, n in groups:
+            rules.append(rf"\cmidrule(l){{{at}-{at + n - 1}}}")
+            at += n
+        arrow = {"lower": r"$\downarrow$", "higher": r"$\uparrow$"}
+        out += ["".join(rules), r"\# & system & " + " & ".join(
+            r"\parbox[t]{" + width + r"}{\raggedleft " + tex(top["columns"][j]["label"]) + " "
+            + arrow.get(top["columns"][j]["better"], "") + "}"
+            for j in block) + r" \\", r"\midrule"]
+        for r in top["rows"]:
+            cells = []
+            for j in block:
+                c = r["cells"][j]
+                value = tex(num(c["value"])) + (f"$^{{{_mark(c)}}}$" if _mark(c) else "")
+                cells.append(r"\textbf{" + value + "}" if r["best"][j] else value)
+            out.append(f"{r['place']} & " + r"\raggedright " + tex(r["system"]) + " & " + " & ".join(cells) + r" \\")
+        out += [r"\bottomrule", r"\end{tabular}"]
+    return out + [rf"\end{{{env}}}", ""]
+
+
 def to_latex(board: list[dict], names: list[str]) -> str:
-    """One table float per subset, captioned and labelled (tab:fdbu-<subset>), with booktabs rules (needs
-    \\usepackage{booktabs} only): a `table` that fits one column of a two-column paper for up to COLUMN_SYSTEMS
-    systems, a page-wide `table*` for more (tests/test_paper_tables.py compiles both with no overfull box)."""
+    """The summary, then one table float per subset, captioned and labelled (tab:fdbu-<subset>), with booktabs
+    rules (needs \\usepackage{booktabs} only), the official rules' numbers as each subset's last row: a `table`
+    that fits one column of a two-column paper for up to COLUMN_SYSTEMS systems, a page-wide `table*` for more (the
+    summary: `table*` beyond SUMMARY_COLUMNS headline metrics, in blocks; tests/test_paper_tables.py compiles all
+    with no overfull box)."""
     env = "table" if len(names) <= COLUMN_SYSTEMS else "table*"
     out = [f"% fdbu report: {_legend(board)}"]
+    top = summary(board, names)
+    if top["columns"]:
+        out += _tex_summary(top, names, "table" if len(top["columns"]) <= SUMMARY_COLUMNS["table"] else "table*")
     for sub in board:
         label = "tab:fdbu-" + re.sub(r"[^A-Za-z0-9]+", "-", (f"{sub['view']}-" if "view" in sub else "") + sub["subset"])
         source = f" Source: {tex(sub['source'])}." if "source" in sub else ""
+        note = f" {tex(sub['note'][0].upper() + sub['note'][1:])}." if "note" in sub else ""
+        official = _tex_missing(names, sub["reference"]) if "reference" in sub else ""
         out += [rf"\begin{{{env}}}[t]", r"\centering", r"\small" if env == "table" else r"\footnotesize",
                 r"\setlength{\tabcolsep}{3pt}",
                 rf"\caption{{{tex(sub['subset'])} ({tex(sub['label'])}): each value over its 95\% interval; bold: "
                 rf"best; $^*$: paired difference against {tex(sub['baseline'])} with Holm-adjusted $p$ below $\alpha$ "
-                r"(+ better, - worse); n/r: not reached." + source + "}", rf"\label{{{label}}}",
+                r"(+ better, - worse); n/r: not reached." + source + note + official + "}", rf"\label{{{label}}}",
                 r"\begin{tabular}{@{}p{" + LABEL_WIDTH.get(len(names), "0.2") + r"\linewidth}" + "r" * len(names)
                 + "@{}}", r"\toprule",
                 "metric & " + " & ".join(tex(n) for n in names) + r" \\", r"\midrule"]
@@ -263,25 +445,56 @@ def to_latex(board: list[dict], names: list[str]) -> str:
             arrow = {"lower": r" ($\downarrow$)", "higher": r" ($\uparrow$)"}.get(row["better"], "")
             cells = [_tex_cell(c, i in row["best"]) for i, c in enumerate(row["cells"])]
             out.append(r"\raggedright " + tex(row["label"]) + arrow + " & " + " & ".join(cells) + r" \\")
+        if "reference" in sub:
+            out += [r"\midrule" if sub["rows"] else "",
+                    r"\raggedright official rules (summary.json) & " + " & ".join(
+                        _tex_reference(r) for r in sub["reference"]) + r" \\"]
         out += [r"\bottomrule", r"\end{tabular}", rf"\end{{{env}}}", ""]
     return "\n".join(out)
 
 
 CSV_HEAD = ["subset", "metric", "kind", "better", "system", "baseline", "value", "value_not_reached", "lo",
             "lo_not_reached", "hi", "hi_not_reached", "count", "best", "paired_n", "diff", "diff_lo", "diff_hi",
-            "diff_undefined", "p", "p_holm", "significant", "side"]
+            "diff_undefined", "p", "p_holm", "significant", "side", "headline", "place", "note"]
+
+
+FLAGS = ("value_not_reached", "lo_not_reached", "hi_not_reached", "best", "headline")  # always a bool
+
+
+def _row(**cells) -> list:
+    """A CSV row of the given columns, the rest empty (the flags False, so pandas reads them as bool)."""
+    return [cells.get(k, False if k in FLAGS else None) for k in CSV_HEAD]
+
+
+def _official_rows(r: dict) -> list[tuple[str, Any]]:
+    """(metric, number or the text saying why there is none) of one system's official numbers of a subset."""
+    if not r["numbers"]:
+        return [("official", r["note"])]
+    out: list[tuple[str, Any]] = []
+    for label, value in r["numbers"]:
+        out += ([(f"official {label}", value["mean"]), (f"official {label} std", value["std"])]
+                if isinstance(value, dict) else [(f"official {label}", value)])
+    return out
 
 
 def to_csv(board: list[dict], names: list[str]) -> str:
     """Tidy: a row per subset, metric and system; every numeric column numeric (empty for none, with a
     `*_not_reached` flag beside the value and the interval's ends), the samples counted, and against the baseline
     the paired n, the difference b - a with its interval (inf or -inf where only one median is reached;
-    `diff_undefined` where neither is, or no pair is), the raw and the Holm-adjusted p and the decision."""
+    `diff_undefined` where neither is, or no pair is), the raw and the Holm-adjusted p and the decision; `headline`
+    for the summary's metrics. Then the summary's mean rank per system (subset `summary`, with its `place`) and
+    the official rules' numbers (kind `official`: a mean and std as two rows; `note` where there is no number)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     views = any("view" in sub for sub in board)  # a `view` column only where the trees were scored with views
     w.writerow(CSV_HEAD + ["view"] * views)
+
+    def write(cells: list, view=None) -> None:
+        cells = cells + [None] * (len(CSV_HEAD) - len(cells)) + ([view] if views else [])
+        w.writerow(["" if x is None else x for x in cells])  # csv writes inf and -inf, floats to pandas
+
     for sub in board:
+        base = csv_text(sub["baseline"])
         for row in sub["rows"]:
             for i, (name, c) in enumerate(zip(names, row["cells"])):
                 iv = c["interval"] or [None, None]
@@ -289,13 +502,21 @@ def to_csv(board: list[dict], names: list[str]) -> str:
                 d, paired = c.get("decision") or {}, c.get("paired") or {}
                 diff = paired.get("difference") or {}
                 div, flags = diff.get("interval") or [None, None], diff.get("interval_flags") or [None, None]
-                cells = [sub["subset"], row["metric"], row["kind"], row["better"], csv_text(name),
-                         csv_text(sub["baseline"]), v, v_nr, lo, lo_nr, hi, hi_nr, c.get("count"), i in row["best"],
-                         paired.get("n"), signed(diff.get("value"), diff.get("value_flag")),
-                         *(signed(x, f) for x, f in zip(div, flags)),
-                         diff.get("value_flag") == UNDEFINED if diff else None, paired.get("p"), d.get("p_holm"),
-                         bool(d["mark"]) if d else None, d.get("side"), *([sub.get("view")] if views else [])]
-                w.writerow(["" if x is None else x for x in cells])  # csv writes inf and -inf, floats to pandas
+                write([sub["subset"], row["metric"], row["kind"], row["better"], csv_text(name), base, v, v_nr, lo,
+                       lo_nr, hi, hi_nr, c.get("count"), i in row["best"], paired.get("n"),
+                       signed(diff.get("value"), diff.get("value_flag")), *(signed(x, f) for x, f in zip(div, flags)),
+                       diff.get("value_flag") == UNDEFINED if diff else None, paired.get("p"), d.get("p_holm"),
+                       bool(d["mark"]) if d else None, d.get("side"), bool(row.get("headline"))], sub.get("view"))
+        for name, r in zip(names, sub.get("reference", [])):
+            for metric, x in _official_rows(r):
+                number = isinstance(x, (int, float)) and not isinstance(x, bool)
+                write(_row(subset=sub["subset"], metric=metric, kind="official", better="reference",
+                           system=csv_text(name), baseline=base, value=x if number else None,
+                           note=None if number else csv_text(x)), sub.get("view"))
+    top = summary(board, names)
+    for r in top["rows"] if top["columns"] else []:
+        write(_row(subset="summary", metric="mean_rank", kind="rank", better="lower", system=csv_text(r["system"]),
+                   baseline=csv_text(top["baseline"]), value=r["mean_rank"], place=r["place"]))
     return buf.getvalue()
 
 
@@ -430,8 +651,12 @@ def _relative(path: Path, out: Path) -> str:
     return rel if rel.startswith("../") else "./" + rel
 
 
+TIMES = ("latency_s", "stop_s", "response_s")  # a row's times the samples across systems can be sorted by
+
+
 def _index(system, out: Path, bar=None) -> tuple[list, list]:
-    """(the inlined index: [sample_id, subset, outcome] per sample, the drill-downs)."""
+    """(the inlined index: [sample_id, subset, outcome, {time: seconds}] per sample (TIMES the row has), the
+    drill-downs)."""
     index, details = [], []
     files = TreeFiles(system)
     for subset, rows in system.rows.items():
@@ -439,7 +664,8 @@ def _index(system, out: Path, bar=None) -> tuple[list, list]:
             d = drilldown(system, row, out, files)
             if bar is not None:
                 bar.update()
-            index.append([row["sample_id"], subset, d["outcome"]])
+            index.append([row["sample_id"], subset, d["outcome"],
+                          {k: row[k] for k in TIMES if isinstance(row.get(k), (int, float))}])
             details.append(d)
     return index, details
 
@@ -456,7 +682,8 @@ def _script_json(obj) -> str:
 
 
 def html(systems, board: list[dict], index: list, figures: list[str], links: dict, signatures: list) -> str:
-    data = {"systems": [s.name for s in systems], "board": board, "index": index, "figures": figures,
+    data = {"systems": [s.name for s in systems], "board": board, "summary": summary(board, [s.name for s in systems]),
+            "index": index, "figures": figures,
             "links": links, "signatures": signatures}
     page = (ASSETS / "index.html").read_text()
     return (page.replace("/*CSS*/", (ASSETS / "site.css").read_text())

@@ -76,6 +76,23 @@ class Chromium:
                 raise TimeoutError(f"waited {timeout_s} s for {expression}")
             time.sleep(0.05)
 
+    KEYS = {"Tab": 9, "Enter": 13, " ": 32}
+
+    def key(self, key: str, shift: bool = False) -> None:
+        """A key pressed and released as a keyboard does (trusted events: Tab moves focus, Enter follows a link)."""
+        code = self.KEYS[key]
+        extra = {"text": key} if key in ("Enter", " ") else {}
+        if key == "Enter":
+            extra = {"text": "\r"}
+        for kind in ("keyDown", "keyUp"):
+            self.call("Input.dispatchKeyEvent", type=kind, key=key, code="Space" if key == " " else key,
+                      windowsVirtualKeyCode=code, modifiers=8 if shift else 0, **(extra if kind == "keyDown" else {}))
+
+    def viewport(self, width: int, height: int = 900) -> None:
+        """Lay the page out at this size (a phone is 390 px wide)."""
+        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
+                  mobile=width < 500)
+
     def errors(self) -> list[str]:
         """Console errors and uncaught exceptions seen so far."""
         out = []

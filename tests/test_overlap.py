@@ -325,8 +325,8 @@ def test_the_v15_leaderboard_tables_render_compile_and_load(synthetic, tmp_path)
     assert res.returncode == 0, res.stderr
     parsed = _Cells()
     parsed.feed(MarkdownIt("commonmark").enable("table").render((out / "leaderboard.md").read_text()))
-    assert len(parsed.tables) == 4
-    shift = [row for row in parsed.tables[0] if row[0][0] == "stop latency shift (s) (event - clean)"]
+    assert len(parsed.tables) == 5 and parsed.tables[0][0][0] == ("place", False)  # the summary, then the subsets
+    shift = [row for row in parsed.tables[1] if row[0][0] == "stop latency shift (s) (event - clean)"]
     want = synthetic["yields"][0]["subsets"]["user_interruption"]["control"]["stop_latency_shift_s"]["difference"]
     assert len(shift) == 1 and shift[0][2][0] == record_text(want["value"], want["interval"])
     frame = pd.read_csv(out / "leaderboard.csv")

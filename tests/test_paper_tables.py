@@ -12,6 +12,7 @@ import pytest
 
 from builders import fdbu_main
 from fdbu import site
+from fdbu.cells import num
 from fdbu.pairwise import compare, load
 from report_trees import scored_pair
 
@@ -67,10 +68,24 @@ def test_the_markdown_renders_every_cell_as_written(board):
     assert text == site.to_markdown(rows, names)
     parsed = _Cells()
     parsed.feed(MarkdownIt("commonmark").enable("table").render(text))
-    assert len(parsed.tables) == len(rows)
+    assert len(parsed.tables) == len(rows) + 1  # the summary first
+    top = site.summary(rows, names)
+    summary, *tables = parsed.tables
+    assert summary[0] == [("place", False), ("system", False), ("mean rank", False)] + [
+        (f"{c['subset']}: {c['label']} ({c['better']})", False) for c in top["columns"]]
     marks = 0
-    for table, sub in zip(parsed.tables, rows):
+    for got, r in zip(summary[1:], top["rows"]):
+        want = [(str(r["place"]), False), (r["system"], False), (f"{r['mean_rank']:.2f}", False)]
+        for c, best in zip(r["cells"], r["best"]):
+            mark = site._mark(c)
+            marks += bool(mark)
+            want.append((num(c["value"]) + (f" {mark}" if mark else ""), best))
+        assert got == want
+    assert len(summary) == 1 + len(names) and marks > 0
+    marks = 0
+    for table, sub in zip(tables, rows):
         assert table[0] == [("metric", False), ("better", False), ("mixed", False), (TRICKY, False)]
+        assert len(table) == 1 + len(sub["rows"]) + 1
         for got, row in zip(table[1:], sub["rows"]):
             want = [(row["label"], False), (row["better"], False)]
             for i, c in enumerate(row["cells"]):
@@ -78,6 +93,8 @@ def test_the_markdown_renders_every_cell_as_written(board):
                 marks += bool(mark)
                 want.append((c["text"] + (f" {mark}" if mark else ""), i in row["best"]))
             assert got == want
+        assert table[-1] == [("official rules (summary.json)", False), ("reference", False)] + [
+            (r["text"], False) for r in sub["reference"]]  # the last row: the official rules' numbers, or why none
     assert marks > 0  # a mark was rendered as written, inside a bold cell or not
 
 
@@ -99,6 +116,8 @@ def _more_systems(rows: list[dict], k: int) -> list[dict]:
     for sub in out:
         for row in sub["rows"]:
             row["cells"] = [row["cells"][i % 2] for i in range(k)]
+            row["best"] = [i for i in range(k) if i % 2 in row["best"]]
+        sub["reference"] = [sub["reference"][i % 2] for i in range(k)]
     return out
 
 
@@ -113,8 +132,8 @@ def test_the_latex_compiles_with_no_overfull_box(board, tmp_path, systems, optio
         assert body == site.to_latex(rows, names)
     else:
         body = site.to_latex(_more_systems(rows, systems), [f"system {k}" for k in range(systems)])
-    assert body.count("\\caption{") == len(rows) and body.count("\\label{tab:fdbu-") == len(rows)
-    assert ("\\begin{table*}" in body) == (systems > site.COLUMN_SYSTEMS)
+    assert body.count("\\caption{") == len(rows) + 1 and body.count("\\label{tab:fdbu-") == len(rows) + 1
+    assert ("\\begin{table}" in body) == (systems <= site.COLUMN_SYSTEMS)  # the summary of 10 metrics: table*
     log = _compile(body, tmp_path, options)
     assert "Overfull \\hbox" not in log, [line for line in log.splitlines() if "Overfull" in line]
     assert "Float too large" not in log  # every table fits the page, too
@@ -134,8 +153,14 @@ def test_the_csv_loads_with_numeric_columns(board):
     # one row per subset, metric and system; every value of the board, a not reached one as its flag
     cells = [(sub["subset"], row["metric"], name, c) for sub in rows for row in sub["rows"]
              for name, c in zip(names, row["cells"])]
+    extra = frame["kind"].isin(["official", "rank"])  # the official rules' rows and the summary's mean ranks
+    assert frame["headline"].dtype == bool and frame["place"].dtype.kind == "f"
+    assert sorted(frame[frame["kind"] == "rank"]["place"]) == [1.0, 2.0] or frame[frame["kind"] == "rank"][
+        "place"].tolist() == [1.0, 1.0]
+    frame = frame[~extra]
     assert len(frame) == len(cells)
-    texts = list(csv.DictReader(io.StringIO((out / "leaderboard.csv").read_text())))
+    texts = [t for t in csv.DictReader(io.StringIO((out / "leaderboard.csv").read_text()))
+             if t["kind"] not in ("official", "rank")]
     for (subset, metric, name, c), (_, r), text in zip(cells, frame.iterrows(), texts):
         assert (r["subset"], r["metric"], r["system"]) == (subset, metric, name)
         if c["value"] == "not reached":
@@ -145,3 +170,18 @@ def test_the_csv_loads_with_numeric_columns(board):
     paired = frame[frame["system"] == TRICKY]
     assert paired["paired_n"].notna().any() and paired["p"].notna().any()
     assert frame[frame["system"] == "mixed"]["paired_n"].isna().all()  # the baseline is not paired with itself
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None,
+                    reason="pdflatex is not installed (Debian's texlive-latex-recommended; make system-tools)")
+@pytest.mark.parametrize("systems", [2, 5])
+def test_a_summary_of_few_metrics_fits_one_column(board, tmp_path, systems):
+    """Trees of CANDOR's pause and turn-taking subsets only: 4 headline metrics, a summary one column wide."""
+    rows, names, out = board
+    some = [sub for sub in _more_systems(rows, systems) if sub["subset"] in (
+        "candor_pause_handling", "candor_turn_taking")]
+    body = site.to_latex(some, [f"system {k}" for k in range(systems)])
+    summary = body[:body.index("\\end{table", body.index("tab:fdbu-summary"))]
+    assert "\\begin{table}[t]" in summary and "\\begin{table*}" not in summary
+    log = _compile(body, tmp_path, "twocolumn")
+    assert "Overfull \\hbox" not in log, [line for line in log.splitlines() if "Overfull" in line]

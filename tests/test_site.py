@@ -39,10 +39,14 @@ def _rank(v, better):
 
 def test_leaderboard_is_unified_json_with_compares_decisions(systems, result):
     board = site.leaderboard(systems, result)
-    assert [b["subset"] for b in board] == [s for s in tasks.scored() if s in systems[0].unified["subsets"]]
+    scored = [s for s in tasks.scored() if s in systems[0].unified["subsets"]]
+    assert [b["subset"] for b in board] == scored[:4] + ["icc_backchannel"] + scored[4:]  # in the release's order
+    icc = board[4]
+    assert icc["rows"] == [] and icc["note"] == site.UNSCORED  # no unified metric: its official numbers alone
+    assert [r["note"] for r in icc["reference"]] == ["no summary.json (fdbu evaluate has not run on this tree)"] * 2
     pair = result["pairs"][0]
     seen_mark = False
-    for sub in board:
+    for sub in board[:4]:
         assert sub["rows"][0]["metric"] == "coverage"
         assert [c["value"] for c in sub["rows"][0]["cells"]] == [s.unified["subsets"][sub["subset"]]["coverage"]
                                                                   for s in systems]
@@ -111,9 +115,18 @@ def test_exports_hold_the_leaderboard(systems, result):
     names = ["mixed", "prompt"]
     md = site.to_markdown(board, names)
     tex = site.to_latex(board, names)
-    rows = list(csv.DictReader(io.StringIO(site.to_csv(board, names))))
+    every = list(csv.DictReader(io.StringIO(site.to_csv(board, names))))
+    rows = [r for r in every if r["kind"] not in ("official", "rank")]
     n_rows = sum(len(b["rows"]) for b in board)
     assert len(rows) == 2 * n_rows
+    # each subset's official rules (none here: no summary.json, said in `note`) and the summary's mean ranks
+    official = [r for r in every if r["kind"] == "official"]
+    assert [(r["subset"], r["system"]) for r in official] == [(b["subset"], n) for b in board for n in names]
+    assert all(r["value"] == "" and r["note"].startswith("no summary.json") for r in official)
+    top = site.summary(board, names)
+    ranks = [r for r in every if r["kind"] == "rank"]
+    assert [(r["system"], float(r["value"]), int(r["place"])) for r in ranks] == \
+        [(r["system"], r["mean_rank"], r["place"]) for r in top["rows"]]
     for b in board:
         for row in b["rows"]:
             for k, cell in enumerate(row["cells"]):
@@ -127,10 +140,15 @@ def test_exports_hold_the_leaderboard(systems, result):
                 assert (f"**{md_text(text)}" in md) or (k not in row["best"])
     # booktabs: one table and tabular per subset (a value's interval under it in a nested one), every rule once; a
     # row's only bare & are its column separators, and no bare underscore or percent sign is left (they are escaped)
-    assert tex.count(r"\begin{tabular}{@{}p{") == len(board) == tex.count(r"\bottomrule") == tex.count(r"\toprule")
-    assert tex.count(r"\begin{table}") == len(board) == tex.count(r"\caption{")
-    lines = [line for line in tex.splitlines() if line.endswith(r"\\")]
-    assert len(lines) == sum(len(b["rows"]) + 1 for b in board)
+    blocks = tex.count(r"\begin{tabular}{@{}rp{")  # the summary's tabulars, the headline metrics in blocks
+    assert blocks == 2  # 10 headline metrics, up to 7 a page-wide block, whole subsets: 1 + 1 + 3, then 5
+    assert tex.count(r"\begin{tabular}{@{}p{") == len(board)
+    assert tex.count(r"\bottomrule") == tex.count(r"\toprule") == len(board) + blocks
+    assert tex.count(r"\begin{table}") == len(board) and tex.count(r"\begin{table*}") == 1  # the summary
+    assert tex.count(r"\caption{") == len(board) + 1
+    body = tex[tex.index(r"\end{table*}"):]
+    lines = [line for line in body.splitlines() if line.endswith(r"\\")]
+    assert len(lines) == sum(len(b["rows"]) + 2 for b in board)  # the head, the rows, the official rules
     assert all(len(re.findall(r"(?<!\\)&", line)) == len(names) for line in lines)
     assert not any(re.search(r"(?<!\\)[_%#]", line) for line in lines)
     assert r"\textbf{" in tex and "$^{*" in tex
@@ -211,3 +229,79 @@ def test_the_latex_compiles_in_a_bare_article_and_prints_its_relations(systems, 
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout[-2000:]
     assert "! " not in (tmp_path / "doc.log").read_text()
+
+
+def _cellv(v):
+    return {"value": v, "interval": None, "text": str(v)}
+
+
+def test_the_summary_ranks_systems_by_mean_rank_over_the_headline_metrics():
+    """By hand: three systems, a share (lower better) with a tie, a latency (lower better) with one median not
+    reached and one system without a value, and a context metric and a non-headline one that do not count."""
+    rows = [{"metric": "a_rate", "label": "a", "better": "lower", "kind": "share", "headline": True,
+             "cells": [_cellv(0.2), _cellv(0.2), _cellv(0.5)], "best": [0, 1]},
+            {"metric": "lat_s", "label": "lat", "better": "lower", "kind": "latency", "headline": True,
+             "cells": [_cellv(NOT_REACHED), _cellv(None), _cellv(0.4)], "best": [2]},
+            {"metric": "ctx", "label": "ctx", "better": "context", "kind": "share", "headline": False,
+             "cells": [_cellv(0.9), _cellv(0.1), _cellv(0.5)], "best": []},
+            {"metric": "other_rate", "label": "o", "better": "higher", "kind": "share", "headline": False,
+             "cells": [_cellv(0.0), _cellv(1.0), _cellv(0.5)], "best": [1]}]
+    board = [{"subset": "s", "label": "s", "rows": rows, "baseline": "x"},
+             {"subset": "v", "view": "fdbench", "label": "v", "baseline": "x", "rows": [  # a view's: not summarised
+                 {**rows[0], "cells": [_cellv(0.9), _cellv(0.9), _cellv(0.0)]}]}]
+    top = site.summary(board, ["x", "y", "z"])
+    assert [c["metric"] for c in top["columns"]] == ["a_rate", "lat_s"]
+    # a_rate: x and y tie for places 1-2 (1.5 each), z 3; lat_s: z 1, x (not reached) 2, y (none) 3
+    assert [(r["system"], r["ranks"], r["mean_rank"]) for r in top["rows"]] == [
+        ("x", [1.5, 2.0], 1.75), ("z", [3.0, 1.0], 2.0), ("y", [1.5, 3.0], 2.25)]
+    assert [r["place"] for r in top["rows"]] == [1, 2, 3]
+    assert [r["best"] for r in top["rows"]] == [[True, False], [False, True], [True, False]]
+    tied = site.summary([{**board[0], "rows": rows[:1]}], ["x", "y", "z"])
+    assert [(r["system"], r["place"]) for r in tied["rows"]] == [("x", 1), ("y", 1), ("z", 3)]  # equal: one place
+
+
+def test_the_official_numbers_stand_beside_the_unified_ones(trees, tmp_path):
+    """fdbu evaluate's summary.json on one tree: its numbers in the board, md, tex and csv for that system, a
+    'no summary.json' for the other; a summary.json of other inputs is said to be stale, not shown."""
+    import shutil
+
+    from fdbu import evaluate
+
+    a = shutil.copytree(trees[0], tmp_path / "mixed")
+    evaluate.write(evaluate.evaluate(a), a)
+    summary = json.loads((a / "summary.json").read_text())
+    systems = [load(a, "mixed"), load(trees[1], "prompt")]
+    board = site.leaderboard(systems, None)
+    names = ["mixed", "prompt"]
+    for sub in board:
+        mine, other = sub["reference"]
+        numbers = summary["subsets"][sub["subset"]]
+        if sub["subset"] == "icc_backchannel":  # no ground-truth distribution given: pending, said as such
+            assert mine["numbers"] == [["official", "pending: " + numbers["pending"]]]
+        else:
+            assert [k for k, _ in mine["numbers"]] == [k for k in evaluate.NUMBERS if k in numbers]
+            for key, value in mine["numbers"]:
+                assert value == (numbers[key] if isinstance(numbers[key], float) else evaluate.number_text(numbers[key]))
+        assert other["note"] == "no summary.json (fdbu evaluate has not run on this tree)"
+    md = site.to_markdown(board, names)
+    turn = next(s for s in board if s["subset"] == "candor_turn_taking")
+    assert f"| official rules (summary.json) | reference | {md_text(turn['reference'][0]['text'])} |" in md
+    assert turn["reference"][0]["text"] == (f"take_turn_rate {summary['subsets']['candor_turn_taking']['take_turn_rate']:.3f}, "
+                                            f"latency_s {summary['subsets']['candor_turn_taking']['latency_s']:.3f}")
+    rows = list(csv.DictReader(io.StringIO(site.to_csv(board, names))))
+    got = {r["metric"]: float(r["value"]) for r in rows if r["subset"] == "candor_turn_taking"
+           and r["kind"] == "official" and r["system"] == "mixed"}
+    assert got == {"official take_turn_rate": summary["subsets"]["candor_turn_taking"]["take_turn_rate"],
+                   "official latency_s": summary["subsets"]["candor_turn_taking"]["latency_s"]}
+    tex = site.to_latex(board, names)
+    assert r"{\scriptsize take\_turn\_rate}\\ " + f"{summary['subsets']['candor_turn_taking']['take_turn_rate']:.3f}" in tex
+    # stale: computed from another asr.json
+    summary["inputs"]["asr.json"] = "0" * 64
+    (a / "summary.json").write_text(json.dumps(summary))
+    stale = site.leaderboard([load(a, "mixed")], None)
+    assert {r["note"] for sub in stale for r in sub["reference"]} == {
+        "summary.json was computed from a different asr.json (run fdbu evaluate again)"}
+    (a / "summary.json").write_text("{not json")
+    broken = site.leaderboard([load(a, "mixed")], None)
+    assert {r["note"] for sub in broken for r in sub["reference"]} == {
+        f"{a / 'summary.json'} is not a summary.json fdbu can read"}

@@ -443,12 +443,13 @@ def test_the_readme_section_runs_and_its_report_shows_the_views(tmp_path, calibr
     try:
         chrome.open((out / "index.html").resolve().as_uri())
         got = chrome.eval("Array.from(document.querySelectorAll('table.board.view')).map(t => [t.dataset.view, "
-                          "t.dataset.subset, t.previousElementSibling.textContent])")
+                          "t.dataset.subset, t.parentElement.previousElementSibling.textContent])")
         assert [g[:2] for g in got] == [[v, s] for v, s in sections] + [["videofdb", "pooled"]]
         assert all(g[2].startswith("Source: ") for g in got)
-        first_view = chrome.eval("Array.from(document.querySelectorAll('table.board')).findIndex(t => "
-                                 "t.classList.contains('view'))")
-        assert first_view == len(unified["modelA"]["subsets"])  # after every unified table
+        before = chrome.eval("(() => { const all = Array.from(document.querySelectorAll('#boards table.board:not("
+                             ".summary)')); return all.slice(0, all.findIndex(t => t.classList.contains('view')))"
+                             ".map(t => t.dataset.subset); })()")
+        assert [s for s in before if s != "icc_backchannel"] == list(unified["modelA"]["subsets"])  # after them all
         cells = chrome.eval("Array.from(document.querySelectorAll('table.board.view[data-view=\"videofdb\"]"
                             "[data-subset=\"synthetic_user_interruption\"] tr[data-metric=\"yield_rate\"] "
                             "td[data-system] .v')).map(td => td.textContent)")

@@ -18,71 +18,156 @@
   }
   function fmt(x) { return x === null || x === undefined ? "n/a" : (typeof x === "string" ? x : x.toFixed(3)); }
 
-  // ---- the leaderboard: one table per subset, systems as columns, sortable by any column
+  // ---- the leaderboard: a summary (systems as rows, ranked), then one table per subset (systems as columns);
+  // every column head is a button that sorts its table's rows
   function sortKey(v) {
     if (v === "not reached") return Infinity;
     return v === null || v === undefined ? NaN : v;
   }
   function sortable(table) {
-    var heads = table.tHead.rows[0].cells;
+    var heads = table.tHead.rows[table.tHead.rows.length - 1].cells;
     Array.prototype.forEach.call(heads, function (th, col) {
-      th.addEventListener("click", function () {
-        var dir = th.getAttribute("data-dir") === "asc" ? "desc" : "asc";
-        Array.prototype.forEach.call(heads, function (h) { h.removeAttribute("data-dir"); });
-        th.setAttribute("data-dir", dir);
+      var b = el("button", {type: "button", "class": "sort"});
+      while (th.firstChild) b.appendChild(th.firstChild);
+      th.appendChild(b);
+      b.addEventListener("click", function () {
+        var dir = th.getAttribute("aria-sort") === "ascending" ? "descending" : "ascending";
+        Array.prototype.forEach.call(heads, function (h) { h.removeAttribute("aria-sort"); });
+        th.setAttribute("aria-sort", dir);
         var body = table.tBodies[0];
-        var rows = Array.prototype.slice.call(body.rows);
+        var rows = Array.prototype.slice.call(body.rows).filter(function (r) { return !r.classList.contains("reference"); });
+        var fixed = Array.prototype.slice.call(body.rows).filter(function (r) { return r.classList.contains("reference"); });
         rows.sort(function (a, b) {
           var x = a.cells[col].getAttribute("data-sort"), y = b.cells[col].getAttribute("data-sort");
           var nx = parseFloat(x), ny = parseFloat(y);
-          if (isNaN(nx) && isNaN(ny)) return (x < y ? -1 : x > y ? 1 : 0) * (dir === "asc" ? 1 : -1);
+          if (isNaN(nx) && isNaN(ny)) return (x < y ? -1 : x > y ? 1 : 0) * (dir === "ascending" ? 1 : -1);
           if (isNaN(nx) || isNaN(ny)) return isNaN(nx) ? 1 : -1;  // no value: last either way
-          return (nx - ny) * (dir === "asc" ? 1 : -1);
+          return (nx - ny) * (dir === "ascending" ? 1 : -1);
         });
-        rows.forEach(function (r) { body.appendChild(r); });
+        rows.concat(fixed).forEach(function (r) { body.appendChild(r); });  // the official rules' row stays last
       });
     });
   }
+  var SIDE = {better: "\u25b2 better", worse: "\u25bc worse"};  // told by a symbol and a word, not colour alone
+  function p3(x) { return x === null || x === undefined ? "n/a" : x < 0.001 ? x.toExponential(1) : x.toFixed(3); }
+  function signedText(v, flag) {
+    if (flag === "+inf" || flag === "-inf") return flag;
+    if (flag === "undefined") return "undefined";
+    return v === null || v === undefined ? "n/a" : (v > 0 ? "+" : "") + v.toFixed(3);
+  }
+  // a cell's decision against the baseline: a button showing the mark (symbol and word) and the Holm p; it opens
+  // the line's paired details (n, b - a with its interval, raw and Holm p)
+  function decisionButton(td, c, base, system, markedOnly) {
+    var d = c.decision, pd = c.paired;
+    if (!pd || (markedOnly && !(d && d.mark))) return;
+    var label = d && d.mark ? "* " + (SIDE[d.side] || "different") : "paired";
+    if (d && d.p_holm !== null && d.p_holm !== undefined) label += " \u00b7 Holm p " + p3(d.p_holm);
+    var b = el("button", {type: "button", "class": "pd" + (d && d.mark ? " mark " + (d.side || "") : ""),
+                          "aria-expanded": "false"}, label);
+    var box = el("div", {"class": "paired", hidden: ""});
+    var diff = pd.difference || {}, iv = diff.interval, fl = diff.interval_flags || [null, null];
+    box.textContent = system + " \u2212 " + base + " on " + (pd.n === null || pd.n === undefined ? "n/a" : pd.n) +
+      " paired samples: " + signedText(diff.value, diff.value_flag) +
+      (iv ? " [" + signedText(iv[0], fl[0]) + ", " + signedText(iv[1], fl[1]) + "]" : "") +
+      "; raw p " + p3(pd.p) + "; Holm p " + (d && d.p_holm !== null && d.p_holm !== undefined ? p3(d.p_holm) : "n/a (not in the Holm family)");
+    b.addEventListener("click", function () {
+      var open = box.hasAttribute("hidden");
+      if (open) box.removeAttribute("hidden"); else box.setAttribute("hidden", "");
+      b.setAttribute("aria-expanded", String(open));
+    });
+    td.appendChild(document.createTextNode(" "));
+    td.appendChild(b);
+    td.appendChild(box);
+  }
+  function valueCell(c, best, system, base, markedOnly) {
+    var key = sortKey(c.value);
+    var td = el("td", {"data-sort": isNaN(key) ? "" : String(key), "data-system": system});
+    if (best) td.className = "best";
+    td.appendChild(el("span", {"class": "v"}, c.text));
+    if (best) td.appendChild(el("span", {"class": "sr"}, " (best)"));
+    decisionButton(td, c, base, system, markedOnly);
+    return td;
+  }
+  function boxed(table) {  // a table scrolls inside its own box on a narrow screen, the page does not
+    var box = el("div", {"class": "scroll"});
+    box.appendChild(table);
+    return box;
+  }
+  function summaryTable() {
+    var S = D.summary;
+    if (!S || !S.columns.length) return;
+    $("boards").appendChild(el("h3", {id: "summary-head"}, "Summary: headline metrics"));
+    $("boards").appendChild(el("p", {"class": "hint"}, "Systems " + S.rule + "."));
+    var table = el("table", {"class": "board summary", "data-subset": "summary", "aria-labelledby": "summary-head"});
+    var thead = table.createTHead();
+    var groups = thead.insertRow(), head = thead.insertRow();
+    groups.appendChild(el("th", {colspan: "3"}, ""));
+    S.columns.forEach(function (c, j) {
+      if (j && S.columns[j - 1].subset === c.subset) { groups.lastChild.colSpan += 1; return; }
+      groups.appendChild(el("th", {"class": "group", scope: "colgroup"}, c.subset));
+    });
+    ["place", "system", "mean rank"].forEach(function (t) { head.appendChild(el("th", {scope: "col"}, t)); });
+    S.columns.forEach(function (c) {
+      head.appendChild(el("th", {scope: "col", "data-metric": c.metric, "data-subset": c.subset},
+        c.label + " (" + c.better + " is better)"));
+    });
+    var body = table.createTBody();
+    S.rows.forEach(function (r) {
+      var tr = body.insertRow();
+      tr.setAttribute("data-system", r.system);
+      tr.appendChild(el("td", {"data-sort": String(r.place)}, String(r.place)));
+      tr.appendChild(el("th", {scope: "row", "data-sort": r.system}, r.system + (r.system === S.baseline && D.systems.length > 1 ? " (baseline)" : "")));
+      tr.appendChild(el("td", {"data-sort": String(r.mean_rank)}, r.mean_rank.toFixed(2)));
+      r.cells.forEach(function (c, j) {
+        var cc = {value: c.value, text: c.value === "not reached" ? "n/r" : fmt(c.value), decision: c.decision, paired: c.paired};
+        tr.appendChild(valueCell(cc, r.best[j], r.system, S.baseline, true));  // compact: the marks only
+      });
+    });
+    $("boards").appendChild(boxed(table));
+    sortable(table);
+  }
   function boards() {
     var base = D.board.length ? D.board[0].baseline : "";
-    $("legend").textContent = "Values with their 95% intervals from each system's unified.json. Bold: the best " +
-      "of the row by the metric's direction. Beside a system: * when fdbu compare marks its paired difference " +
-      "against the baseline " + base + " (Holm-adjusted p below alpha; hover for p), green when better, red when " +
-      "worse. " +
-      "n/r: not reached. Click a column head to sort.";
+    $("legend").textContent = "Values with their 95% intervals from each system's unified.json, each on that " +
+      "system's own samples. Bold and (best): the best of the row by the metric's direction. Beside a system: " +
+      "\u201c* \u25b2 better\u201d or \u201c* \u25bc worse\u201d when fdbu compare marks its paired difference " +
+      "against the baseline " + base + " (Holm-adjusted p below alpha), with the Holm p; the mark is decided on " +
+      "the paired samples, those both systems have in the metric's population. Press a mark (or \u201cpaired\u201d) " +
+      "for the paired n, the difference with its interval and the raw and Holm p. n/r: not reached. " +
+      "Official rules: the Full-Duplex-Bench scripts' numbers from each tree's summary.json (fdbu evaluate), for " +
+      "reference. Press a column head to sort its table.";
+    summaryTable();
     D.board.forEach(function (sub) {
       $("boards").appendChild(el("h3", {}, sub.subset + " (" + sub.label + ")"));
       // another benchmark's terms (fdbu score views=): its own tables, each naming its source
       if (sub.view) $("boards").appendChild(el("p", {"class": "hint source"}, "Source: " + sub.source + "."));
+      if (sub.note) $("boards").appendChild(el("p", {"class": "hint note"}, sub.note.charAt(0).toUpperCase() + sub.note.slice(1) + "."));
       var table = el("table", sub.view ? {"class": "board view", "data-subset": sub.subset, "data-view": sub.view}
                                        : {"class": "board", "data-subset": sub.subset});
       var head = table.createTHead().insertRow();
-      head.appendChild(el("th", {}, "metric"));
-      head.appendChild(el("th", {}, "better"));
-      D.systems.forEach(function (n) { head.appendChild(el("th", {}, n + (n === sub.baseline && D.systems.length > 1 ? " (baseline)" : ""))); });
+      head.appendChild(el("th", {scope: "col"}, "metric"));
+      head.appendChild(el("th", {scope: "col"}, "better"));
+      D.systems.forEach(function (n) { head.appendChild(el("th", {scope: "col"}, n + (n === sub.baseline && D.systems.length > 1 ? " (baseline)" : ""))); });
       var body = table.createTBody();
       sub.rows.forEach(function (row, r) {
         var tr = body.insertRow();
         tr.setAttribute("data-metric", row.metric);
-        var name = el("td", {"data-sort": String(r).padStart(3, "0")}, row.label);
+        var name = el("th", {scope: "row", "data-sort": String(r).padStart(3, "0")}, row.label);
         name.title = row.metric;
         tr.appendChild(name);
         tr.appendChild(el("td", {"class": "dir", "data-sort": row.better}, row.better));
-        row.cells.forEach(function (c, i) {
-          var key = sortKey(c.value);
-          var td = el("td", {"data-sort": isNaN(key) ? "" : String(key), "data-system": D.systems[i]});
-          if (row.best.indexOf(i) >= 0) td.className = "best";
-          td.appendChild(el("span", {"class": "v"}, c.text));
-          var d = c.decision;
-          if (d && d.mark) {
-            var m = el("span", {"class": d.side || "", title: "against " + sub.baseline + ": " + (d.side || "different") +
-              (d.p_holm === null || d.p_holm === undefined ? "" : ", Holm p " + d.p_holm.toFixed(3))}, " " + d.mark);
-            td.appendChild(m);
-          }
-          tr.appendChild(td);
-        });
+        row.cells.forEach(function (c, i) { tr.appendChild(valueCell(c, row.best.indexOf(i) >= 0, D.systems[i], sub.baseline)); });
       });
-      $("boards").appendChild(table);
+      if (sub.reference) {  // the official rules' numbers (summary.json), for reference, always the last row
+        var tr = body.insertRow();
+        tr.className = "reference";
+        tr.appendChild(el("th", {scope: "row", "data-sort": "999"}, "official rules (summary.json)"));
+        tr.appendChild(el("td", {"class": "dir", "data-sort": "reference"}, "reference"));
+        sub.reference.forEach(function (r, i) {
+          tr.appendChild(el("td", {"class": "ref" + (r.note ? " none" : ""), "data-system": D.systems[i], "data-sort": ""}, r.text));
+        });
+      }
+      $("boards").appendChild(boxed(table));
       var c = sub.counts.map(function (x, i) {
         return D.systems[i] + ": " + Object.keys(x).filter(function (k) { return typeof x[k] === "number"; })
           .map(function (k) { return k + " " + x[k]; }).join(", ");
@@ -133,10 +218,11 @@
     D.index[state.system].forEach(function (r) {
       if (r[1] !== state.subset || (state.outcome !== "all" && r[2] !== state.outcome)) return;
       var li = el("li", {"data-id": r[0], "data-outcome": r[2]});
-      li.appendChild(el("span", {}, r[0].slice(r[1].length + 1) || r[0]));
-      li.appendChild(el("span", {"class": "o"}, r[2]));
-      if (r[0] === state.id) li.className = "on";
-      li.addEventListener("click", function () { location.hash = "sample=" + state.system + "/" + r[0]; });
+      var a = el("a", {href: "#sample=" + state.system + "/" + encodeURIComponent(r[0])});  // a link: focus and Enter
+      a.appendChild(el("span", {}, r[0].slice(r[1].length + 1) || r[0]));
+      a.appendChild(el("span", {"class": "o"}, r[2]));
+      li.appendChild(a);
+      if (r[0] === state.id) { li.className = "on"; a.setAttribute("aria-current", "true"); }
       ol.appendChild(li);
       n++;
     });
@@ -210,7 +296,11 @@
     });
     if (!d.input && d.output) audio.appendChild(el("span", {"class": "hint"}, "(no input.wav in the tree)"));
     box.appendChild(audio);
-    if (d.T) box.appendChild(timeline(d));
+    if (d.T) {  // on a phone the timeline keeps its size and scrolls in its box
+      var line = timeline(d);
+      line.id = "timeline";
+      box.appendChild(boxed(line));
+    }
     var det = el("details");
     det.appendChild(el("summary", {}, "the row in unified-samples.jsonl"));
     det.appendChild(el("pre", {"class": "sig"}, JSON.stringify(d.row, null, 1)));
@@ -230,7 +320,7 @@
       lanes.push([r.name + " words", 42, r]);
     });
     var H = y + lanes.reduce(function (a, l) { return a + l[1] + 6; }, 0) + 22;
-    var svg = sv("svg", {viewBox: "0 0 " + W + " " + H, id: "timeline"});
+    var svg = sv("svg", {viewBox: "0 0 " + W + " " + H, "class": "timeline"});
     var marks = d.marks || {};
     (marks.pauses || []).forEach(function (p) {
       svg.appendChild(sv("rect", {x: x(p[0]), y: y - 4, width: Math.max(1, x(p[1]) - x(p[0])), height: H - y - 18,
@@ -289,9 +379,110 @@
     });
     return svg;
   }
+  // ---- across systems: each sample's outcome in every system side by side, its timelines stacked
+  var across = {subset: null, search: "", disagree: false, sort: "id"};
+  function acrossRows() {
+    var by = {};
+    D.index.forEach(function (idx, k) {
+      idx.forEach(function (r) {
+        if (r[1] !== across.subset) return;
+        (by[r[0]] = by[r[0]] || {id: r[0], entries: []}).entries[k] = r;
+      });
+    });
+    return Object.keys(by).map(function (id) { return by[id]; });
+  }
+  function differs(row) {
+    var seen = {};
+    D.systems.forEach(function (n, k) { seen[row.entries[k] ? row.entries[k][2] : "(not in this tree)"] = 1; });
+    return Object.keys(seen).length > 1;
+  }
+  function acrossControls() {
+    var subs = [];
+    D.index.forEach(function (idx) { idx.forEach(function (r) { if (subs.indexOf(r[1]) < 0) subs.push(r[1]); }); });
+    if (subs.indexOf(across.subset) < 0) across.subset = subs[0];
+    options($("across-subset"), subs.map(function (s) { return [s, s]; }), across.subset);
+    var times = [];
+    acrossRows().forEach(function (row) {
+      row.entries.forEach(function (r) { Object.keys((r && r[3]) || {}).forEach(function (t) { if (times.indexOf(t) < 0) times.push(t); }); });
+    });
+    var sorts = [["id", "sample id"]];
+    times.forEach(function (t) { D.systems.forEach(function (n, k) { sorts.push([t + "/" + k, t + " of " + n]); }); });
+    if (!sorts.some(function (o) { return o[0] === across.sort; })) across.sort = "id";
+    options($("across-sort"), sorts, across.sort);
+    acrossTable();
+  }
+  function acrossTable() {
+    var rows = acrossRows().filter(function (row) {
+      return (!across.disagree || differs(row)) && row.id.toLowerCase().indexOf(across.search.toLowerCase()) >= 0;
+    });
+    var key = across.sort.split("/");
+    rows.sort(function (a, b) {
+      if (key[0] === "id") return a.id.localeCompare(b.id, undefined, {numeric: true});
+      var ea = a.entries[+key[1]], eb = b.entries[+key[1]];
+      var x = ea && ea[3][key[0]], y = eb && eb[3][key[0]];
+      x = typeof x === "number" ? x : Infinity; y = typeof y === "number" ? y : Infinity;  // none: last
+      return x - y || a.id.localeCompare(b.id, undefined, {numeric: true});
+    });
+    var table = el("table", {"class": "board across"});
+    var head = table.createTHead().insertRow();
+    head.appendChild(el("th", {scope: "col"}, "sample"));
+    D.systems.forEach(function (n) { head.appendChild(el("th", {scope: "col"}, n)); });
+    var body = table.createTBody();
+    rows.forEach(function (row) {
+      var tr = body.insertRow();
+      tr.setAttribute("data-id", row.id);
+      if (differs(row)) tr.className = "differs";
+      var th = el("th", {scope: "row"});
+      th.appendChild(el("a", {href: "#across=" + encodeURIComponent(row.id)}, row.id.slice(across.subset.length + 1)));
+      tr.appendChild(th);
+      D.systems.forEach(function (n, k) {
+        var r = row.entries[k];
+        var t = r ? Object.keys(r[3]).map(function (q) { return q + " " + fmt(r[3][q]); }).join(", ") : "";
+        tr.appendChild(el("td", {"data-system": n}, r ? r[2] + (t ? " (" + t + ")" : "") : "(not in this tree)"));
+      });
+    });
+    $("across-table").innerHTML = "";
+    $("across-table").appendChild(table);
+    $("across-count").textContent = rows.length + " samples" + (across.disagree ? " where outcomes differ" : "");
+  }
+  [["across-subset", "change"], ["across-search", "input"], ["across-disagree", "change"], ["across-sort", "change"]].forEach(function (c) {
+    $(c[0]).addEventListener(c[1], function () {
+      across.subset = $("across-subset").value; across.search = $("across-search").value;
+      across.disagree = $("across-disagree").checked; across.sort = $("across-sort").value;
+      acrossControls();
+    });
+  });
+  function openAcross(id) {
+    var subset = id.split("/")[0];
+    if (across.subset !== subset) { across.subset = subset; acrossControls(); }
+    var box = $("across-detail");
+    box.innerHTML = "";
+    box.appendChild(el("h3", {}, id + " in every system"));
+    var ks = D.systems.map(function (n, k) { return k; });
+    var shown = 0;
+    ks.forEach(function (k) {
+      var part = el("div", {"class": "across-system", "data-system": D.systems[k]});
+      box.appendChild(part);
+      var has = D.index[k].some(function (r) { return r[0] === id; });
+      if (!has) { part.appendChild(el("h4", {}, D.systems[k] + ": not in this tree")); return; }
+      load(k, function () {
+        var d = find(k, id);
+        part.appendChild(el("h4", {}, D.systems[k] + ": " + d.outcome));
+        part.appendChild(el("p", {"class": "rule"}, d.rule));
+        if (d.T) part.appendChild(boxed(timeline(d)));
+        part.appendChild(el("a", {href: "#sample=" + k + "/" + encodeURIComponent(id)}, "open in Samples"));
+        shown++;
+        if (shown === ks.length) box.setAttribute("data-ready", "true");
+      });
+    });
+    box.scrollIntoView({block: "nearest"});
+  }
+
   function route() {
     var m = /^#sample=(\d+)\/(.+)$/.exec(location.hash);
     if (m) open(parseInt(m[1], 10), decodeURIComponent(m[2]));
+    var a = /^#across=(.+)$/.exec(location.hash);
+    if (a) openAcross(decodeURIComponent(a[1]));
   }
   window.addEventListener("hashchange", route);
 
@@ -321,6 +512,7 @@
   boards();
   state.subset = subsets(0)[0];
   controls();
+  if (D.systems.length > 1) acrossControls(); else $("across").hidden = true;
   rest();
   route();
 })();
