@@ -698,7 +698,7 @@ def signature(system, out: Path) -> dict:
     return {"name": system.name, "tree": _relative(system.root, out), "fdbu_version": u.get("fdbu_version"),
             "definitions": u.get("definitions"), "inputs": u.get("inputs"), "sha256": system.sha256,
             "silero_vad": vad.get("silero_vad_version"), "vad_settings": vad.get("settings"),
-            "bootstrap": u.get("bootstrap")}
+            "transcripts": u.get("transcripts"), "bootstrap": u.get("bootstrap")}
 
 
 def names(n_systems: int, formats=FORMATS, figures: tuple = ()) -> list[str]:

@@ -1,7 +1,6 @@
 """Figures that go into a paper as they are: printed width, fonts >= 7 pt, no overlapping or clipped text,
 readable labels, context metrics apart, +-inf as labelled arrows, legends outside the data, PDF page size."""
 import re
-from itertools import combinations
 
 import numpy as np
 import pytest
@@ -19,12 +18,15 @@ def captured(monkeypatch):
     save = plot._save
 
     def keep(fig, *args, **kwargs):
-        fig.canvas.draw()  # as the PNG is drawn; saving the PDF lays it out again at 72 dpi
-        fig.renderer = fig.canvas.get_renderer()
-        fig.text_boxes = _texts(fig)
-        fig.legend_box = fig.legends[0].get_window_extent(fig.renderer) if fig.legends else None
-        fig.axes_boxes = [ax.get_window_extent(fig.renderer) for ax in fig.axes if ax.get_visible()]
-        figs.append(fig)
+        pages = fig if isinstance(fig, list) else [fig]
+        for page in pages:
+            page.canvas.draw()  # as the PNG is drawn; saving the PDF lays it out again at 72 dpi
+            page.renderer = page.canvas.get_renderer()
+            page.text_boxes = _texts(page)
+            page.legend_box = page.legends[0].get_window_extent(page.renderer) if page.legends else None
+            page.axes_boxes = [ax.get_window_extent(page.renderer) for ax in page.axes if ax.get_visible()]
+            page.pages = pages  # every page of the one figure
+        figs.extend(pages)
         return save(fig, *args, **kwargs)
 
     monkeypatch.setattr(plot, "_save", keep)
@@ -39,9 +41,23 @@ def _texts(fig):
 
 
 def check_layout(fig, data: dict, width: str):
-    """The printed width, every text >= 7 pt inside the figure, no two text boxes overlapping, the PDF's page."""
-    w, h = fig.get_size_inches()
-    assert w == pytest.approx(plot.WIDTHS[width])
+    """Every page of the figure `fig` belongs to: the printed width, no taller than a page, every text >= 7 pt
+    inside it, no two text boxes overlapping, each PDF page of that size; the PNG its pages one under the other."""
+    pages = getattr(fig, "pages", [fig])
+    boxes = re.findall(rb"/MediaBox \[\s*0 0 ([\d.]+) ([\d.]+)\s*\]", data["pdf"])
+    assert len(boxes) == len(pages)
+    for page, box in zip(pages, boxes):
+        w, h = page.get_size_inches()
+        assert w == pytest.approx(plot.WIDTHS[width]) and h <= plot.PAGE_IN + 1e-9
+        _check_texts(page)
+        assert float(box[0]) == pytest.approx(72 * plot.WIDTHS[width], abs=0.5)
+        assert float(box[1]) == pytest.approx(72 * h, abs=0.5)
+    assert data["png"][:4] == b"\x89PNG"
+    height = int.from_bytes(data["png"][20:24], "big")  # the IHDR's height, in pixels at the figures' 200 dpi
+    assert height == pytest.approx(sum(p.get_size_inches()[1] * p.dpi for p in pages), abs=len(pages))
+
+
+def _check_texts(fig):
     texts = fig.text_boxes
     assert texts
     page = fig.bbox
@@ -49,14 +65,12 @@ def check_layout(fig, data: dict, width: str):
         assert t.get_fontsize() >= MIN_PT, t.get_text()
         assert box.x0 >= page.x0 - 1 and box.x1 <= page.x1 + 1 and box.y0 >= page.y0 - 1 and box.y1 <= page.y1 + 1, \
             f"{t.get_text()!r} is cut off at the figure's edge"
-    for (t1, b1), (t2, b2) in combinations(texts, 2):
-        overlap_x = min(b1.x1, b2.x1) - max(b1.x0, b2.x0)
-        overlap_y = min(b1.y1, b2.y1) - max(b1.y0, b2.y0)
-        assert overlap_x <= 1 or overlap_y <= 1, f"{t1.get_text()!r} overlaps {t2.get_text()!r}"
-    box = re.search(rb"/MediaBox \[\s*0 0 ([\d.]+) ([\d.]+)\s*\]", data["pdf"])
-    assert float(box.group(1)) == pytest.approx(72 * plot.WIDTHS[width], abs=0.5)
-    assert float(box.group(2)) == pytest.approx(72 * h, abs=0.5)
-    assert data["png"][:4] == b"\x89PNG"
+    b = np.array([[box.x0, box.y0, box.x1, box.y1] for _, box in texts])  # every pair at once
+    overlap_x = np.minimum(b[:, None, 2], b[None, :, 2]) - np.maximum(b[:, None, 0], b[None, :, 0])
+    overlap_y = np.minimum(b[:, None, 3], b[None, :, 3]) - np.maximum(b[:, None, 1], b[None, :, 1])
+    clash = np.triu((overlap_x > 1) & (overlap_y > 1), k=1)
+    for i, j in zip(*np.nonzero(clash)):
+        raise AssertionError(f"{texts[i][0].get_text()!r} overlaps {texts[j][0].get_text()!r}")
 
 
 def _metric(kind, better, value, lo, hi, flags=(None, None, None), excludes=False, reason=None):
@@ -112,10 +126,10 @@ def test_forest(captured, width, n_pairs):
     assert len(few) == n_pairs
 
 
-def _curves(n_systems: int, horizon=4.0):
+def _curves(n_systems: int, horizon=4.0, subsets=("candor_turn_taking", "synthetic_user_interruption")):
     rng = np.random.default_rng(0)
     out = []
-    for subset in ("candor_turn_taking", "synthetic_user_interruption"):
+    for subset in subsets:
         systems = []
         for k in range(n_systems):
             t = np.sort(rng.integers(100_000, 5_000_000, 12))
@@ -142,6 +156,19 @@ def test_latency_curves(captured, width):
         assert shaded or any(getattr(p, "get_xy", None) is not None for p in ax.patches)  # min_observable shaded
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert "F = 0.5: the median" in labels and any("min_observable_s" in x for x in labels)
+
+
+@pytest.mark.parametrize("width", ["column", "page"])
+def test_four_subsets_of_curves_stay_within_a_page(captured, width):
+    """v1.5's four subsets: at column width four panels one under the other would be 10.9 in; the fourth goes on a
+    second page."""
+    subsets = ("user_interruption", "user_backchannel", "talking_to_other", "background_speech")
+    data = plot.compare_latency_curves(_curves(2, subsets=subsets), width=width)
+    fig = captured[-1]
+    check_layout(fig, data, width)
+    assert len(fig.pages) == (2 if width == "column" else 1)
+    titles = [ax.get_title().split("\n")[0] for page in fig.pages for ax in page.axes if ax.get_title()]
+    assert titles == list(subsets)
 
 
 def test_score_curves_have_bands_and_the_system_name(captured):
@@ -180,7 +207,7 @@ def test_sweep_heatmaps_colour_the_difference_from_the_spec_by_direction(capture
     data = plot.sweep_heatmaps(result, spec)
     fig = captured[-1]
     check_layout(fig, data, "page")
-    by_title = {" ".join(ax.get_title().split()): ax for ax in fig.axes if ax.get_title()}
+    by_title = {" ".join(ax.get_title().split()): ax for page in fig.pages for ax in page.axes if ax.get_title()}
     # padding swept: a panel per padding
     assert "stop latency (s) (median) modelA, pad 30 ms" in by_title
     stop = by_title["stop latency (s) (median) modelA, pad 0 ms"]
@@ -230,6 +257,83 @@ def test_each_colour_bar_formats_with_its_own_metrics_digits(captured):
         name = next(iter(p["metrics"]))
         p["metrics"][name] = {"value": 0.5 + (k + 1) * 1e-5}
     plot.sweep_heatmaps(result, spec)
-    bars = [ax for ax in captured[-1].axes if ax.get_label() == "<colorbar>"]
+    bars = [ax for page in captured[-1].pages for ax in page.axes if ax.get_label() == "<colorbar>"]
     shown = [ax.yaxis.get_major_formatter()(0.123456, 0) for ax in bars]
     assert shown[0] == "+0.1235" and set(shown[1:]) == {"+0.12"}, shown
+
+
+@pytest.mark.parametrize("width", ["column", "page"])
+def test_heatmaps_of_any_grid_fit_the_width_and_a_page(captured, width):
+    """Two systems, two paddings, a 5 x 8 grid whose values need four decimals: exactly the printed width, every
+    page no taller than PAGE_IN, no text touching another (the page-width figure once printed "0.08970.0897"),
+    every panel on some page."""
+    from fdbu.metrics.interruption import METRICS
+    from fdbu.sweep_grid import SPEC
+
+    thresholds, silences, pads = (0.3, 0.4, 0.5, 0.6, 0.7), (50, 100, 150, 200, 300, 400, 500, 600), (0, 30)
+    trees = []
+    for name in ("modelA", "model B with a long name"):
+        points = []
+        for i, thr in enumerate(thresholds):
+            for j, sil in enumerate(silences):
+                for pad in pads:
+                    st = {**SPEC, "threshold": thr, "min_silence_duration_ms": sil, "speech_pad_ms": pad}
+                    points.append({"settings": st, "metrics": {m.name: {"value": 0.0897 + 1e-4 * (i + j) + 1e-3 * pad}
+                                                               for m in METRICS}})
+        trees.append({"name": name, "subset": "synthetic_user_interruption", "points": points})
+    data = plot.sweep_heatmaps({"trees": trees}, SPEC, width)
+    fig = captured[-1]
+    check_layout(fig, data, width)
+    shown = [ax for page in fig.pages for ax in page.axes if ax.get_title()]
+    assert len(shown) == len(METRICS) * 2 * 2  # a panel per metric, system and padding
+    # at page width every value is printed; a column has no room for eight of them: left out, and the title says so
+    printed = 40 if width == "page" else 0
+    assert all(len([t for t in ax.texts if re.fullmatch(r"\d\.\d{4}", t.get_text())]) == printed for ax in shown)
+    assert ("no room for the values: sweep.csv" in " ".join(fig.pages[0]._suptitle.get_text().split())) == (
+        width == "column")
+    assert len(fig.pages) > 1  # 44 panels: more than a page at either width
+
+
+def test_a_small_change_is_pale_and_the_colour_range_is_stated(captured):
+    """A 0.0006 change of a share does not saturate the colour: the scale runs to COLOUR_RANGE's 0.05, and the
+    colour bar's ends say so; a latency's scale is at least 0.25 s."""
+    result, spec = _sweep()
+    for p in result["trees"][0]["points"]:
+        if p["settings"]["threshold"] == 0.4:
+            p["metrics"]["speaking_at_end_rate"] = {"value": 0.5006}
+    plot.sweep_heatmaps(result, spec)
+    axes = {" ".join(ax.get_title().split()): ax for page in captured[-1].pages for ax in page.axes}
+    image = axes["speaking at end rate modelA"].images[0]
+    assert (image.norm.vmin, image.norm.vmax) == (-0.05, 0.05)
+    assert abs(image.norm(image.get_array()[0, 0]) - 0.5) < 0.01  # -0.0006 of 0.05: next to white
+    stop = axes["stop latency (s) (median) modelA"].images[0]
+    assert stop.norm.vmax == 0.5  # the largest difference, 1.5 - 1.0, over the 0.25 s least range
+
+
+def _latency_only(n_pairs: int, flags):
+    metrics = {"response_latency_s": _metric("latency_quantiles", "lower", None, None, None, flags=flags),
+               "stop_latency_s": _metric("latency_quantiles", "lower", None, None, None, flags=("+inf", "-inf", "+inf")),
+               "speaking_at_end_rate": _metric("share", "lower", -0.4, -0.7, -0.1, excludes=True)}
+    return {"pairs": [{"a": "base", "b": f"system-{k}", "subsets": {s: {"metrics": metrics} for s in (
+        "candor_turn_taking", "synthetic_user_interruption", "user_interruption", "user_backchannel",
+        "talking_to_other", "background_speech")}} for k in range(n_pairs)]}
+
+
+@pytest.mark.parametrize("width", ["column", "page"])
+def test_the_forest_notes_medians_never_reached_and_splits_into_pages(captured, width):
+    """Latency panels with no finite line are a note of each flag, not an empty axis; each drawn panel has its x
+    label; six subsets of three pairs go on pages no taller than PAGE_IN, each exactly the printed width."""
+    result = _latency_only(3, ("-inf", "-inf", "+inf"))
+    data = plot.compare_forest(result, width=width)
+    fig = captured[-1]
+    check_layout(fig, data, width)
+    assert len(fig.pages) > 1
+    axes = [ax for page in fig.pages for ax in page.axes if ax.get_visible()]
+    notes = [ax for ax in axes if not ax.axison]
+    assert len(notes) == 6 and all(ax.get_title(loc="left").replace("\n", " ").endswith("latency medians (s)")
+                                   for ax in notes)
+    text = " ".join(notes[0].texts[0].get_text().split())  # wrapped to the width
+    assert "response latency (s) \u2193: system-0 - base -inf [-inf, +inf]" in text
+    assert "stop latency (s) \u2193: system-2 - base +inf [-inf, +inf]" in text and "median not reached" in text
+    drawn = [ax for ax in axes if ax.axison]
+    assert drawn and all(ax.get_xlabel() == "difference b - a" for ax in drawn)

@@ -471,8 +471,8 @@ def test_the_stop_curves_print_at_width(synthetic, captured, width):
     data = plot.stop_curves(rows, "yields", unified, width)
     fig = captured[-1]
     check_layout(fig, data, width)
-    axes = [ax for ax in fig.axes if ax.get_visible()]
-    assert len(axes) == 4
+    axes = [ax for page in fig.pages for ax in page.axes if ax.get_visible() and ax.axison]
+    assert len(axes) == 4 and len(fig.pages) == (2 if width == "column" else 1)  # four panels are 10.9 in a column
     for ax in axes:
         bands = [c for c in ax.collections if type(c).__name__ in ("FillBetweenPolyCollection", "PolyCollection")]
         assert len(bands) == 2
