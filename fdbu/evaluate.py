@@ -320,7 +320,7 @@ def official_numbers(summary: dict) -> dict[str, list[tuple[str, Any]]]:
     out: dict[str, list[tuple[str, Any]]] = {}
     for subset, numbers in summary.get("subsets", {}).items():
         if set(numbers) & set(STATES):
-            out[subset] = [("official", number_text(numbers))]
+            out[subset] = [("state", number_text(numbers))]
         elif "latency_intervals" in numbers:
             b = numbers.get("behaviour", {})
             out[subset] = [("samples with a stop interval", numbers["with_stop_interval"]),
@@ -333,12 +333,27 @@ def official_numbers(summary: dict) -> dict[str, list[tuple[str, Any]]]:
 
 
 def _numbers(numbers: dict, judge: dict) -> list[tuple[str, Any]]:
-    """A v1.0 subset's numbers: the rating labelled with the judge's model where it is not the official one."""
-    return [(f"rating ({judge.get('model')})" if key == "rating" and judge and
-             judge.get("model") != judge.get("official_model") else key,
-             numbers[key] if isinstance(numbers[key], (int, float)) or (isinstance(numbers[key], dict) and
-                                                                        "mean" in numbers[key]) else number_text(numbers[key]))
-            for key in NUMBERS if key in numbers]
+    """A v1.0 subset's numbers: the rating labelled with the judge's model where it is not the official one. Each
+    value a number, a {"mean", "std"} of numbers or texts, or a state's text; anything else is refused (ValueError),
+    so a hand-edited summary.json is said to be unreadable, never shown half."""
+    out = []
+    for key in (k for k in NUMBERS if k in numbers):
+        value = numbers[key]
+        if isinstance(value, dict) and "mean" in value:
+            if set(value) != {"mean", "std"} or not all(_plain(v) for v in value.values()):
+                raise ValueError(f"{key}: a mean and std of numbers")
+        elif isinstance(value, dict) and set(value) & set(STATES):
+            value = number_text(value)  # a state (unavailable, waiting, pending) in words
+        elif not _plain(value):
+            raise ValueError(f"{key}: not a number, a mean and std, or a state")
+        label = f"rating ({judge.get('model')})" if key == "rating" and judge and \
+            judge.get("model") != judge.get("official_model") else key
+        out.append((label, value))
+    return out
+
+
+def _plain(value) -> bool:
+    return isinstance(value, (int, float, str)) and not isinstance(value, bool)
 
 
 def table(result: dict) -> str:

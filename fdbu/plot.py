@@ -6,6 +6,7 @@ so a curve that stays below 0.5 is a median that is not reached.
 """
 from __future__ import annotations
 
+import functools
 import io
 import math
 from typing import Any
@@ -231,6 +232,7 @@ PANEL_H = 1.85  # a heatmap row: 1.1 in of cells, then its x label and the next 
 AXIS_IN = 0.62  # a heatmap panel's y label, tick labels and gap to the next panel
 
 
+@functools.lru_cache(maxsize=4096)
 def _text_in(text: str, pt: float) -> float:
     """The width (inches) of the widest line of `text` at `pt` in the figures' font (its glyphs' outlines)."""
     from matplotlib.font_manager import FontProperties
@@ -270,8 +272,8 @@ def sweep_heatmaps(result: dict, spec: dict, width: str = WIDTH) -> dict[str, by
     digits = {name: _digits([float(v) for g in gs for v in g.flat]) for name, gs in grids.items()}
     fig_w, pt = WIDTHS[width], FONT_PT[width]
     bar_in = 0.75  # each row's colour bar, its ticks and label
-    cell = max(_text_in(f"{v:.{digits[n]}f}", pt) for n, gs in grids.items() for g in gs for v in g.flat
-               if np.isfinite(v)) if any(np.isfinite(g).any() for gs in grids.values() for g in gs) else 0.2
+    shown = {f"{v:.{digits[n]}f}" for n, gs in grids.items() for g in gs for v in g.flat if np.isfinite(v)}
+    cell = max(_text_in(text, pt) for text in shown) if shown else 0.2
     titles = max(_text_in(_heat_title(m, t, pad, pads), pt) for m in table for t, pad in panels) + 0.1
     need = max(len(sil) * (cell + 4 / 72), titles) + AXIS_IN  # 2 pt each side of a number; titles apart
     left = 0.45  # the first panel's y label and ticks; the others' take AXIS_IN each
@@ -511,15 +513,21 @@ def compare_forest(result: dict, width: str = WIDTH) -> dict[str, bytes]:
         line_in = 1.4 * pt / 72
         # the pairs' lines spread over 0.8 of a row, 1.6 text heights apart: their stars never stack
         row_in = max(0.2, 1.6 * pt / 72 * len(pairs) / 0.8)
-        notes = [not any(_finite(p["subsets"].get(subset, {}).get("metrics", {}).get(n)) for p in pairs for n in names)
-                 for subset, _, names in panels]
-        heights = [(_forest_note(result, panel, width).count("\n") + 4) * line_in + 0.45 if note  # + its title
-                   else len(panel[2]) * row_in + 0.45 + line_in for panel, note in zip(panels, notes)]
         key = (f"\u2193/\u2191 lower/higher is better; {MARKED}\u00a0Holm-adjusted p < {alpha:g}; {FEW}\u00a0too few "
                "pairs; arrow: +-inf")
         ncol = 1 if width == "column" else min(3, len(pairs))
         # the title's, the key's and the legend's lines on top of the panels, so the panels keep their rows' height
         above = (2 + _wrap(key, width).count("\n") + math.ceil(len(pairs) / ncol)) * 1.35 * pt / 72 + 0.3
+        # a panel of more rows than a page holds (many pairs) is split into parts that fit; rows closer only where
+        # not even one fits
+        fits = max(1, int((PAGE_IN - above - 0.45 - line_in) // row_in))
+        row_in = min(row_in, (PAGE_IN - above - 0.45 - line_in) / fits)
+        panels = [(subset, part, names[i:i + fits]) for subset, part, names in panels
+                  for i in range(0, len(names), fits)]
+        notes = [not any(_finite(p["subsets"].get(subset, {}).get("metrics", {}).get(n)) for p in pairs for n in names)
+                 for subset, _, names in panels]
+        heights = [(_forest_note(result, panel, width).count("\n") + 4) * line_in + 0.45 if note  # + its title
+                   else len(panel[2]) * row_in + 0.45 + line_in for panel, note in zip(panels, notes)]
         pages = _paginate(heights, above)
         colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
         figs = []
@@ -556,7 +564,8 @@ def _forest_note(result: dict, panel: tuple, width: str) -> str:
                 _signed_text(x, f) for x, f in zip(iv, d.get("interval_flags") or [None, None])) + "]"
             lines.append(f"{readable(n)} {_arrow(result, subset, n)}: {p['b']} - {p['a']} "
                          f"{d.get('value_flag') or 'n/a'}{ends}{mark}")
-    lines.append("+inf/-inf: one system's median not reached; undefined: neither's")
+    lines.append("+inf/-inf: one system's median not reached; undefined: neither's" if panel[1].startswith("latency")
+                 else "n/a: no paired difference (no pair in the metric's population)")
     return _wrap("\n".join(lines), width, 0.95)
 
 

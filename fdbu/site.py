@@ -342,24 +342,41 @@ def _tex_cell(c: dict, best: bool) -> str:
     return r"\begin{tabular}[t]{@{}r@{}}" + value + r"\\ {\scriptsize[" + lo + ", " + hi + r"]}\end{tabular}"
 
 
-def _tex_reference(r: dict) -> str:
-    """A system's official numbers in a cell: each label (small) over its value; a value the script does not
-    give as its state's first word (the caption has the reason: `_tex_missing`), -- where there are none."""
+def _official_labels(refs: list[dict]) -> list[str]:
+    """The official numbers' labels of a subset, in order, over every system (the rows of its LaTeX cell)."""
+    return list(dict.fromkeys(label for r in refs for label, _ in r["numbers"]))
+
+
+def _tex_reference(r: dict, labels: list[str]) -> str:
+    """A system's official numbers in a cell, one under the other in the order of `labels` (the caption names
+    them: a label in a cell is wider than a column), `--` for one it lacks; a value the script does not give as
+    its state's first word (the caption has the reason: `_tex_missing`)."""
     if not r["numbers"]:
         return "--"
     from .evaluate import number_text
 
-    lines = [r"{\scriptsize " + tex(label) + r"}\\ " + tex(number_text(v).split(":")[0]) for label, v in r["numbers"]]
+    values = dict((label, v) for label, v in r["numbers"])
+    lines = [r"{\scriptsize " + tex(number_text(values[label]).split(":")[0]).replace(
+        " ± ", r"}\\ {\scriptsize $\pm$ ") + "}" if label in values else "--" for label in labels]  # std under mean
     return r"\begin{tabular}[t]{@{}r@{}}" + r"\\ ".join(lines) + r"\end{tabular}"
 
 
 def _tex_missing(names: list[str], refs: list[dict]) -> str:
-    """The caption's account of the official numbers a subset's table does not show in full."""
+    """The caption's account of the official numbers: the order of a cell's values, and what a table does not
+    show in full (why a system has none, a state's reason)."""
     why = [f"{tex(n)}: {tex(r['note'])}" for n, r in zip(names, refs) if not r["numbers"]]
     why += [f"{tex(n)}, {tex(label)}: {tex(v)}" for n, r in zip(names, refs) for label, v in r["numbers"]
             if isinstance(v, str) and ":" in v]
-    return r" Official rules: the scripts' numbers from summary.json (fdbu evaluate)" + (
-        f"; {'; '.join(why)}." if why else ".")
+    labels = _official_labels(refs)
+    return (r" Official rules: the scripts' numbers from summary.json (fdbu evaluate)" +
+            (f", top to bottom: {', '.join(tex(label) for label in labels)}" if labels else "") +
+            (f"; {'; '.join(why)}." if why else "."))
+
+
+def _breakable(text: str) -> str:
+    """Text LaTeX may break between any two characters (no hyphen): a system or subset name in a narrow column
+    never runs into the next (TeX would not hyphenate `freeze_omni`)."""
+    return r"\allowbreak{}".join(tex(ch) for ch in str(text))
 
 
 def _width(share: float) -> str:
@@ -395,7 +412,7 @@ def _tex_summary(top: dict, names: list[str], env: str) -> list[str]:
             r"\begin{tabular}{@{}rp{0.12\linewidth}" + "r" * len(block) + "@{}}",
             r"\toprule", " & & " + " & ".join(
                 rf"\multicolumn{{{n}}}{{c}}{{\parbox[b]{{{_width(0.8 * n / len(block))}}}{{\centering\scriptsize "
-                + tex(sub).replace(r"\_", r"\_\allowbreak{}") + "}}" for sub, n in groups) + r" \\"]
+                + _breakable(sub) + "}}" for sub, n in groups) + r" \\"]
         at = 3
         rules = []
         for _, n in groups:
@@ -412,7 +429,8 @@ def _tex_summary(top: dict, names: list[str], env: str) -> list[str]:
                 c = r["cells"][j]
                 value = tex(num(c["value"])) + (f"$^{{{_mark(c)}}}$" if _mark(c) else "")
                 cells.append(r"\textbf{" + value + "}" if r["best"][j] else value)
-            out.append(f"{r['place']} & " + r"\raggedright " + tex(r["system"]) + " & " + " & ".join(cells) + r" \\")
+            out.append(f"{r['place']} & " + r"\raggedright " + _breakable(r["system"]) + " & " + " & ".join(cells)
+                       + r" \\")
         out += [r"\bottomrule", r"\end{tabular}"]
     return out + [rf"\end{{{env}}}", ""]
 
@@ -440,7 +458,9 @@ def to_latex(board: list[dict], names: list[str]) -> str:
                 r"(+ better, - worse); n/r: not reached." + source + note + official + "}", rf"\label{{{label}}}",
                 r"\begin{tabular}{@{}p{" + LABEL_WIDTH.get(len(names), "0.2") + r"\linewidth}" + "r" * len(names)
                 + "@{}}", r"\toprule",
-                "metric & " + " & ".join(tex(n) for n in names) + r" \\", r"\midrule"]
+                "metric & " + " & ".join(  # a name as wide as its column at most, broken where it must
+                    r"\parbox[b]{" + _width((1 - float(LABEL_WIDTH.get(len(names), "0.2"))) / len(names)) +
+                    r"}{\raggedleft " + _breakable(n) + "}" for n in names) + r" \\", r"\midrule"]
         for row in sub["rows"]:
             arrow = {"lower": r" ($\downarrow$)", "higher": r" ($\uparrow$)"}.get(row["better"], "")
             cells = [_tex_cell(c, i in row["best"]) for i, c in enumerate(row["cells"])]
@@ -448,7 +468,7 @@ def to_latex(board: list[dict], names: list[str]) -> str:
         if "reference" in sub:
             out += [r"\midrule" if sub["rows"] else "",
                     r"\raggedright official rules (summary.json) & " + " & ".join(
-                        _tex_reference(r) for r in sub["reference"]) + r" \\"]
+                        _tex_reference(r, _official_labels(sub["reference"])) for r in sub["reference"]) + r" \\"]
         out += [r"\bottomrule", r"\end{tabular}", rf"\end{{{env}}}", ""]
     return "\n".join(out)
 
@@ -506,7 +526,8 @@ def to_csv(board: list[dict], names: list[str]) -> str:
                        lo_nr, hi, hi_nr, c.get("count"), i in row["best"], paired.get("n"),
                        signed(diff.get("value"), diff.get("value_flag")), *(signed(x, f) for x, f in zip(div, flags)),
                        diff.get("value_flag") == UNDEFINED if diff else None, paired.get("p"), d.get("p_holm"),
-                       bool(d["mark"]) if d else None, d.get("side"), bool(row.get("headline"))], sub.get("view"))
+                       bool(d["mark"]) if d else None, d.get("side"), bool(row.get("headline")) and "view" not in sub],
+                      sub.get("view"))
         for name, r in zip(names, sub.get("reference", [])):
             for metric, x in _official_rows(r):
                 number = isinstance(x, (int, float)) and not isinstance(x, bool)

@@ -264,13 +264,13 @@ def test_each_colour_bar_formats_with_its_own_metrics_digits(captured):
 
 @pytest.mark.parametrize("width", ["column", "page"])
 def test_heatmaps_of_any_grid_fit_the_width_and_a_page(captured, width):
-    """Two systems, two paddings, a 5 x 8 grid whose values need four decimals: exactly the printed width, every
+    """Two systems, a 5 x 8 grid whose values need four decimals: exactly the printed width, every
     page no taller than PAGE_IN, no text touching another (the page-width figure once printed "0.08970.0897"),
     every panel on some page."""
     from fdbu.metrics.interruption import METRICS
     from fdbu.sweep_grid import SPEC
 
-    thresholds, silences, pads = (0.3, 0.4, 0.5, 0.6, 0.7), (50, 100, 150, 200, 300, 400, 500, 600), (0, 30)
+    thresholds, silences, pads = (0.3, 0.4, 0.5, 0.6, 0.7), (50, 100, 150, 200, 300, 400, 500, 600), (0,)
     trees = []
     for name in ("modelA", "model B with a long name"):
         points = []
@@ -285,13 +285,13 @@ def test_heatmaps_of_any_grid_fit_the_width_and_a_page(captured, width):
     fig = captured[-1]
     check_layout(fig, data, width)
     shown = [ax for page in fig.pages for ax in page.axes if ax.get_title()]
-    assert len(shown) == len(METRICS) * 2 * 2  # a panel per metric, system and padding
+    assert len(shown) == len(METRICS) * 2  # a panel per metric and system
     # at page width every value is printed; a column has no room for eight of them: left out, and the title says so
     printed = 40 if width == "page" else 0
     assert all(len([t for t in ax.texts if re.fullmatch(r"\d\.\d{4}", t.get_text())]) == printed for ax in shown)
     assert ("no room for the values: sweep.csv" in " ".join(fig.pages[0]._suptitle.get_text().split())) == (
         width == "column")
-    assert len(fig.pages) > 1  # 44 panels: more than a page at either width
+    assert len(fig.pages) > 1  # 22 panels: more than a page at either width
 
 
 def test_a_small_change_is_pale_and_the_colour_range_is_stated(captured):
@@ -337,3 +337,17 @@ def test_the_forest_notes_medians_never_reached_and_splits_into_pages(captured, 
     assert "stop latency (s) \u2193: system-2 - base +inf [-inf, +inf]" in text and "median not reached" in text
     drawn = [ax for ax in axes if ax.axison]
     assert drawn and all(ax.get_xlabel() == "difference b - a" for ax in drawn)
+
+
+@pytest.mark.parametrize("width", ["column", "page"])
+def test_a_forest_of_many_pairs_stays_within_a_page(captured, width):
+    """Eight pairs against one baseline, seven outcome lines: one panel would be taller than a page, so its rows
+    are split over panels that fit; every line is drawn once."""
+    names = [f"response_rate_{k}s" for k in range(7)]
+    pairs = [{"a": "base", "b": f"system-{k}", "subsets": {"synthetic_user_interruption": {"metrics": {
+        n: _metric("share", "higher", 0.1 * k, -0.1, 0.3) for n in names}}}} for k in range(8)]
+    data = plot.compare_forest({"pairs": pairs}, width=width)
+    fig = captured[-1]
+    check_layout(fig, data, width)
+    ticks = [t.get_text() for page in fig.pages for ax in page.axes for t in ax.get_yticklabels()]
+    assert sorted(ticks) == sorted(f"{readable(n)} \u2191" for n in names)

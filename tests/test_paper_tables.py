@@ -185,3 +185,33 @@ def test_a_summary_of_few_metrics_fits_one_column(board, tmp_path, systems):
     assert "\\begin{table}[t]" in summary and "\\begin{table*}" not in summary
     log = _compile(body, tmp_path, "twocolumn")
     assert "Overfull \\hbox" not in log, [line for line in log.splitlines() if "Overfull" in line]
+
+
+LONG = ["freeze_omni_large_v2", "FreezeOmniLargeVersionTwoPlus", "moshi", "a_b", "sys"]
+OFFICIAL = {  # what fdbu evaluate writes, at its widest: a judge's model in a label, means and stds, v1.5's counts
+    "default": [("take_turn_rate", 0.526), ("latency_s", 1.515), ("rating (gpt-4o-mini-2024-07-18)", 3.25)],
+    "icc_backchannel": [("jsd", {"mean": 0.1234, "std": 0.2345}), ("take_turn_rate", {"mean": 0.5, "std": 0.5}),
+                        ("frequency_per_s", {"mean": 0.123, "std": "nan"})],
+    "v15": [("samples with a stop interval", 150), ("samples with a response interval", 120),
+            ("behaviour C_TAKEOVER", 0.25), ("behaviour", "pending: no judge configured")],
+}
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None,
+                    reason="pdflatex is not installed (Debian's texlive-latex-recommended; make system-tools)")
+@pytest.mark.parametrize("systems,options", [(2, "twocolumn"), (3, "twocolumn"), (5, "twocolumn")])
+def test_long_names_and_every_official_number_fit(board, tmp_path, systems, options):
+    """System names TeX cannot hyphenate, and the official rules' widest cells (a judge's model, means and
+    stds, v1.5's counts and a pending state): compiled with no overfull box; the caption names the cells' order."""
+    rows, _, _ = board
+    some = _more_systems(rows, systems)
+    for sub in some:
+        numbers = OFFICIAL["icc_backchannel" if sub["subset"] == "icc_backchannel" else "default"]
+        if sub["subset"] == "candor_turn_taking":
+            numbers = OFFICIAL["v15"]  # (the widest labels, on a subset that has metric rows too)
+        sub["reference"] = [site._reference_cell(({sub["subset"]: numbers}, ""), sub["subset"])] * systems
+    body = site.to_latex(some, LONG[:systems])
+    assert "top to bottom: take\\_turn\\_rate, latency\\_s, rating (gpt-4o-mini-2024-07-18)" in body
+    assert "behaviour: pending: no judge configured" in body
+    log = _compile(body, tmp_path, options)
+    assert "Overfull \\hbox" not in log, [line for line in log.splitlines() if "Overfull" in line]

@@ -87,7 +87,8 @@ def test_markdown_renders_the_names_as_text(reported):
 
     heads = Heads()
     heads.feed(html)
-    assert heads.cells[:4] == ["metric", "better", *NAMES]  # every column kept, each name shown as written
+    at = heads.cells.index("metric")  # after the summary's heads
+    assert heads.cells[at:at + 4] == ["metric", "better", *NAMES]  # every column kept, each name shown as written
 
 
 def test_csv_cells_a_spreadsheet_would_evaluate_are_neutralised(reported):
@@ -119,10 +120,14 @@ def test_the_site_renders_and_runs_no_injected_script(reported, tmp_path):
     chrome = Chromium(executable(), tmp_path / "profile")
     try:
         chrome.open((out / "index.html").resolve().as_uri())
-        assert chrome.eval("document.querySelectorAll('table.board').length") == 2
-        heads = chrome.eval("Array.from(document.querySelectorAll('table.board')[0].tHead.rows[0].cells)"
-                            ".map(c => c.textContent)")
+        assert chrome.eval("document.querySelectorAll('#boards table.board:not(.summary)').length") == 2
+        heads = chrome.eval("Array.from(document.querySelector('#boards table.board:not(.summary)').tHead.rows[0]"
+                            ".cells).map(c => c.textContent)")
         assert heads[2].startswith(NAMES[0]) and heads[3] == NAMES[1]
+        ranked = chrome.eval("Array.from(document.querySelectorAll('table.summary tbody th')).map(c => c.textContent)")
+        assert sorted(n.removesuffix(" (baseline)") for n in ranked) == sorted(NAMES)  # as text, in the summary too
+        across = chrome.eval("Array.from(document.querySelectorAll('table.across thead th')).map(c => c.textContent)")
+        assert across == ["sample", *NAMES]
         hrefs = chrome.eval("Array.from(document.querySelectorAll('#links a')).map(a => a.getAttribute('href'))")
         assert hrefs and all(h.startswith(("./", "../")) for h in hrefs), hrefs
         for system in (0, 1):  # open every sample's drill-down: words, reasons, annotation marks, the model

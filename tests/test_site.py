@@ -277,7 +277,7 @@ def test_the_official_numbers_stand_beside_the_unified_ones(trees, tmp_path):
         mine, other = sub["reference"]
         numbers = summary["subsets"][sub["subset"]]
         if sub["subset"] == "icc_backchannel":  # no ground-truth distribution given: pending, said as such
-            assert mine["numbers"] == [["official", "pending: " + numbers["pending"]]]
+            assert mine["numbers"] == [["state", "pending: " + numbers["pending"]]]
         else:
             assert [k for k, _ in mine["numbers"]] == [k for k in evaluate.NUMBERS if k in numbers]
             for key, value in mine["numbers"]:
@@ -294,7 +294,18 @@ def test_the_official_numbers_stand_beside_the_unified_ones(trees, tmp_path):
     assert got == {"official take_turn_rate": summary["subsets"]["candor_turn_taking"]["take_turn_rate"],
                    "official latency_s": summary["subsets"]["candor_turn_taking"]["latency_s"]}
     tex = site.to_latex(board, names)
-    assert r"{\scriptsize take\_turn\_rate}\\ " + f"{summary['subsets']['candor_turn_taking']['take_turn_rate']:.3f}" in tex
+    tt = summary["subsets"]["candor_turn_taking"]
+    assert (r"\begin{tabular}[t]{@{}r@{}}{\scriptsize " + f"{tt['take_turn_rate']:.3f}" + r"}\\ {\scriptsize "
+            + f"{tt['latency_s']:.3f}" + r"}\end{tabular} & --") in tex  # the caption names them: top to bottom
+    assert "top to bottom: take\\_turn\\_rate, latency\\_s" in tex
+    # a number that is none of a number, a mean and std, or a state: unreadable, nothing of it shown
+    good = json.loads(json.dumps(summary))
+    summary["subsets"]["candor_turn_taking"]["latency_s"] = {"mean": 0.5}
+    (a / "summary.json").write_text(json.dumps(summary))
+    odd = site.leaderboard([load(a, "mixed")], None)
+    assert {r["note"] for sub in odd for r in sub["reference"]} == {
+        f"{a / 'summary.json'} is not a summary.json fdbu can read"}
+    summary = good
     # stale: computed from another asr.json
     summary["inputs"]["asr.json"] = "0" * 64
     (a / "summary.json").write_text(json.dumps(summary))

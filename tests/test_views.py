@@ -430,6 +430,7 @@ def test_the_readme_section_runs_and_its_report_shows_the_views(tmp_path, calibr
     frame = pd.read_csv(out / "leaderboard.csv")
     views = frame[frame["view"].notna()]
     assert set(views["view"]) == {"fdbench", "videofdb"} and views["value"].dtype.kind == "f"
+    assert not views["headline"].any()  # the summary's metrics are the unified ones
     assert frame[frame["view"].isna()]["metric"].str.contains("SRR").sum() == 0
     if shutil.which("pdflatex") is not None:
         log = _compile((out / "leaderboard.tex").read_text(), tmp_path, "twocolumn")

@@ -88,8 +88,9 @@
     decisionButton(td, c, base, system, markedOnly);
     return td;
   }
-  function boxed(table) {  // a table scrolls inside its own box on a narrow screen, the page does not
-    var box = el("div", {"class": "scroll"});
+  function boxed(table, label) {  // a table scrolls inside its own box on a narrow screen, the page does not; the
+    // box takes focus, so arrow keys scroll it
+    var box = el("div", {"class": "scroll", tabindex: "0", role: "region", "aria-label": label || "table"});
     box.appendChild(table);
     return box;
   }
@@ -104,7 +105,7 @@
     groups.appendChild(el("th", {colspan: "3"}, ""));
     S.columns.forEach(function (c, j) {
       if (j && S.columns[j - 1].subset === c.subset) { groups.lastChild.colSpan += 1; return; }
-      groups.appendChild(el("th", {"class": "group", scope: "colgroup"}, c.subset));
+      groups.appendChild(el("th", {"class": "group"}, c.subset));
     });
     ["place", "system", "mean rank"].forEach(function (t) { head.appendChild(el("th", {scope: "col"}, t)); });
     S.columns.forEach(function (c) {
@@ -123,7 +124,7 @@
         tr.appendChild(valueCell(cc, r.best[j], r.system, S.baseline, true));  // compact: the marks only
       });
     });
-    $("boards").appendChild(boxed(table));
+    $("boards").appendChild(boxed(table, "summary"));
     sortable(table);
   }
   function boards() {
@@ -167,7 +168,7 @@
           tr.appendChild(el("td", {"class": "ref" + (r.note ? " none" : ""), "data-system": D.systems[i], "data-sort": ""}, r.text));
         });
       }
-      $("boards").appendChild(boxed(table));
+      $("boards").appendChild(boxed(table, sub.subset + (sub.view ? " (" + sub.view + ")" : "")));
       var c = sub.counts.map(function (x, i) {
         return D.systems[i] + ": " + Object.keys(x).filter(function (k) { return typeof x[k] === "number"; })
           .map(function (k) { return k + " " + x[k]; }).join(", ");
@@ -280,7 +281,7 @@
     D.systems.forEach(function (n, j) {
       if (j === k) return;
       var has = D.index[j].some(function (r) { return r[0] === d.id; });
-      if (has) others.appendChild(el("a", {href: "#sample=" + j + "/" + d.id}, n));
+      if (has) others.appendChild(el("a", {href: "#sample=" + j + "/" + encodeURIComponent(d.id)}, n));
     });
     if (D.systems.length > 1) box.appendChild(others);
     var audio = el("p");
@@ -299,7 +300,7 @@
     if (d.T) {  // on a phone the timeline keeps its size and scrolls in its box
       var line = timeline(d);
       line.id = "timeline";
-      box.appendChild(boxed(line));
+      box.appendChild(boxed(line, "timeline"));
     }
     var det = el("details");
     det.appendChild(el("summary", {}, "the row in unified-samples.jsonl"));
@@ -391,9 +392,9 @@
     });
     return Object.keys(by).map(function (id) { return by[id]; });
   }
-  function differs(row) {
+  function differs(row) {  // among the systems that have the sample (one without it is not a disagreement)
     var seen = {};
-    D.systems.forEach(function (n, k) { seen[row.entries[k] ? row.entries[k][2] : "(not in this tree)"] = 1; });
+    D.systems.forEach(function (n, k) { if (row.entries[k]) seen[row.entries[k][2]] = 1; });
     return Object.keys(seen).length > 1;
   }
   function acrossControls() {
@@ -457,6 +458,9 @@
     if (across.subset !== subset) { across.subset = subset; acrossControls(); }
     var box = $("across-detail");
     box.innerHTML = "";
+    box.removeAttribute("data-ready");
+    var token = {};  // a later open wins: an earlier one's late loads add nothing
+    box.token = token;
     box.appendChild(el("h3", {}, id + " in every system"));
     var ks = D.systems.map(function (n, k) { return k; });
     var shown = 0;
@@ -464,17 +468,18 @@
       var part = el("div", {"class": "across-system", "data-system": D.systems[k]});
       box.appendChild(part);
       var has = D.index[k].some(function (r) { return r[0] === id; });
-      if (!has) { part.appendChild(el("h4", {}, D.systems[k] + ": not in this tree")); return; }
+      if (!has) { part.appendChild(el("h4", {}, D.systems[k] + ": not in this tree")); done(); return; }
       load(k, function () {
+        if (box.token !== token) return;
         var d = find(k, id);
         part.appendChild(el("h4", {}, D.systems[k] + ": " + d.outcome));
         part.appendChild(el("p", {"class": "rule"}, d.rule));
-        if (d.T) part.appendChild(boxed(timeline(d)));
+        if (d.T) part.appendChild(boxed(timeline(d), D.systems[k] + " timeline"));
         part.appendChild(el("a", {href: "#sample=" + k + "/" + encodeURIComponent(id)}, "open in Samples"));
-        shown++;
-        if (shown === ks.length) box.setAttribute("data-ready", "true");
+        done();
       });
     });
+    function done() { shown++; if (shown === ks.length) box.setAttribute("data-ready", "true"); }
     box.scrollIntoView({block: "nearest"});
   }
 
@@ -512,7 +517,8 @@
   boards();
   state.subset = subsets(0)[0];
   controls();
-  if (D.systems.length > 1) acrossControls(); else $("across").hidden = true;
+  if (D.systems.length > 1) acrossControls();
+  else { $("across").hidden = true; document.querySelector("a[href='#across']").hidden = true; }
   rest();
   route();
 })();
