@@ -171,6 +171,9 @@ def test_the_command_writes_the_site_and_refuses_bad_input(trees, tmp_path):
     assert "<script src" not in page
     data = json.loads(re.search(r"window\.FDBU = (.*?);\n", page).group(1))
     assert data["systems"] == ["mixed", "prompt"]
+    assert [sig["transcripts"] for sig in data["signatures"]] == [  # the transcripts' provenance in the signature
+        json.loads((t / "unified.json").read_text())["transcripts"] for t in (a, b)]
+    assert all(sig["transcripts"]["source"] for sig in data["signatures"])
     assert len(data["index"][0]) == sum(len(r) for r in load(a, "x").rows.values())  # every sample, ineligible too
     samples = (out / "samples-0.js").read_text()
     details = json.loads(samples[samples.index("] = ") + 4:].rstrip().rstrip(";"))
