@@ -45,7 +45,7 @@ def _save(fig, formats=("png", "pdf"), tight: bool = True) -> dict[str, bytes]:
     of figures (pages, each no taller than PAGE_IN, all of one width) gives a PDF of one page each and a PNG of the
     pages one under the other (a screen scrolls; a paper includes a page: \\includegraphics[page=2]{...})."""
     if isinstance(fig, list):
-        return _save_pages(fig)
+        return _save_pages(fig) if len(fig) > 1 else _save(fig[0], formats, tight)
     if tight:
         fig.tight_layout()
     out = {}
@@ -69,14 +69,10 @@ def _save_pages(figs: list) -> dict[str, bytes]:
             fig.savefig(buf, format="png", metadata=METADATA["png"])
             images.append(imread(io.BytesIO(buf.getvalue()), format="png"))
             _pyplot().close(fig)
-    if len(images) == 1:
-        png = buf.getvalue()
-    else:
-        out = io.BytesIO()
-        imsave(out, np.concatenate(images, axis=0), format="png", metadata=METADATA["png"],  # type: ignore[arg-type]
-               dpi=figs[0].dpi)  # None drops the version stamp, as savefig does
-        png = out.getvalue()
-    return {"png": png, "pdf": pdf.getvalue()}
+    png = io.BytesIO()
+    imsave(png, np.concatenate(images, axis=0), format="png", metadata=METADATA["png"],  # type: ignore[arg-type]
+           dpi=figs[0].dpi)  # None drops the version stamp, as savefig does
+    return {"png": png.getvalue(), "pdf": pdf.getvalue()}
 
 
 PAGE_IN = 9.0  # the tallest figure: a US-letter page's text height with 1 in margins (A4's is 9.7 in)
@@ -252,9 +248,6 @@ def sweep_heatmaps(result: dict, spec: dict, width: str = WIDTH) -> dict[str, by
     printed width: as many panels a row as fit their cells' numbers (a metric's panels wrap to the next row; where
     not even one panel fits them, the numbers are left out and the title says so); rows beyond PAGE_IN go on further
     pages (PNG and PDF)."""
-    from matplotlib.colors import Normalize
-    from matplotlib.patches import Rectangle
-
     plt = _pyplot()
     trees = result["trees"]
     table = metric_table(trees[0]["subset"], result)
@@ -305,11 +298,11 @@ def sweep_heatmaps(result: dict, spec: dict, width: str = WIDTH) -> dict[str, by
             for r, row in enumerate(page):
                 metric, group, first = rows[row]
                 _heat_row(fig, axes[r], metric, group, grids[metric.name][first:first + len(group)], spec, fixed, thr,
-                          sil, pads, digits[metric.name], numbers, width, Normalize, Rectangle)
+                          sil, pads, digits[metric.name], numbers, width)
             more = f" ({n + 1}/{len(pages)})" if len(pages) > 1 else ""
             fig.suptitle(heading(more), y=1 - 0.08 / fig_h)
             figs.append(fig)
-        return _save(figs if len(figs) > 1 else figs[0], tight=False)
+        return _save(figs, tight=False)
 
 
 def _heat_title(metric, tree: dict, pad, pads: list) -> str:
@@ -318,8 +311,11 @@ def _heat_title(metric, tree: dict, pad, pads: list) -> str:
 
 
 def _heat_row(fig, axes, metric, group: list, grids: list, spec: dict, fixed: dict, thr: list, sil: list, pads: list,
-              digits: int, numbers: bool, width: str, Normalize, Rectangle) -> None:
+              digits: int, numbers: bool, width: str) -> None:
     """One row of heatmap panels: `group`'s (tree, padding) panels of one metric, its colour bar at the row's end."""
+    from matplotlib.colors import Normalize
+    from matplotlib.patches import Rectangle
+
     plt = _pyplot()
     pt = FONT_PT[width]
     refs = [_spec_value(t, metric.name, spec) for t, _ in group]
@@ -427,7 +423,7 @@ def compare_latency_curves(curves: list[dict], width: str = WIDTH, words: dict =
                 fig.legend(list(handles.values()), list(handles),  # each handle is kept under its own label
                            loc="outside lower center", ncol=1 if width == "column" else 2, frameon=False)
             figs.append(fig)
-        return _save(figs if len(figs) > 1 else figs[0], tight=False)
+        return _save(figs, tight=False)
 
 
 def _curve_panels(axes, curves: list[dict], words: dict, width: str, cols: int, plt) -> dict[str, Any]:
@@ -484,6 +480,18 @@ def forest_panels(result: dict) -> list[tuple[str, str, list[str]]]:
     return panels
 
 
+def _line(pair: dict, subset: str, name: str) -> dict | None:
+    """A pair's compared line of a subset's metric (None where the pair has none)."""
+    return pair["subsets"].get(subset, {}).get("metrics", {}).get(name)
+
+
+def _decision(m: dict) -> str | None:
+    """The decision drawn beside a line: * (marked), a circle (too few pairs to decide), or none."""
+    from .metrics.paired import too_few
+
+    return MARKED if m.get("marker") else FEW if too_few(m) else None
+
+
 def _finite(m: dict | None) -> bool:
     """A line the forest can place as a point on an axis: its difference is a number."""
     return isinstance(((m or {}).get("difference") or {}).get("value"), (int, float))
@@ -496,8 +504,9 @@ def _signed_text(x, flag) -> str:
 def compare_forest(result: dict, width: str = WIDTH) -> dict[str, bytes]:
     """Paired differences b - a with their 95% intervals, a panel per subset and part (outcomes, latency medians,
     context), each with its x label; +-inf (one median not reached) as a labelled arrow at the edge, a panel with no
-    finite difference as a note of each line's flag and interval instead of an axis of arrows; beside a pair's row its decision as on the console: * (Holm-adjusted p <
-    alpha, the result's `marker`) or a circle (too few pairs to decide). Exactly the printed width; panels beyond
+    finite difference as a note of each line's flag and interval instead of an axis of arrows; beside a pair's row
+    its decision as on the console: * (Holm-adjusted p < alpha, the result's `marker`) or a circle (too few pairs
+    to decide). Exactly the printed width; panels beyond
     PAGE_IN go on further pages (PDF pages; the PNG holds them one under the other)."""
     plt = _pyplot()
     panels = forest_panels(result)
@@ -524,9 +533,9 @@ def compare_forest(result: dict, width: str = WIDTH) -> dict[str, bytes]:
         row_in = min(row_in, (PAGE_IN - above - 0.45 - line_in) / fits)
         panels = [(subset, part, names[i:i + fits]) for subset, part, names in panels
                   for i in range(0, len(names), fits)]
-        notes = [not any(_finite(p["subsets"].get(subset, {}).get("metrics", {}).get(n)) for p in pairs for n in names)
-                 for subset, _, names in panels]
-        heights = [(_forest_note(result, panel, width).count("\n") + 4) * line_in + 0.45 if note  # + its title
+        notes = [None if any(_finite(_line(p, subset, n)) for p in pairs for n in names)
+                 else _forest_note(result, (subset, part, names), width) for subset, part, names in panels]
+        heights = [(note.count("\n") + 4) * line_in + 0.45 if note  # + its title
                    else len(panel[2]) * row_in + 0.45 + line_in for panel, note in zip(panels, notes)]
         pages = _paginate(heights, above)
         colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
@@ -543,23 +552,22 @@ def compare_forest(result: dict, width: str = WIDTH) -> dict[str, bytes]:
             more = f" ({k + 1}/{len(pages)})" if len(pages) > 1 else ""
             fig.suptitle(_wrap(f"Paired differences, 95% intervals{more}\n{key}", width))
             figs.append(fig)
-        return _save(figs if len(figs) > 1 else figs[0], tight=False)
+        return _save(figs, tight=False)
 
 
 def _forest_note(result: dict, panel: tuple, width: str) -> str:
-    """A latency panel with no finite difference, in words: each line's flag, interval and decision per pair,
-    wrapped to the width."""
-    from .metrics.paired import too_few
+    """A panel with no finite difference, in words: each line's flag, interval and decision per pair, wrapped to the
+    width."""
     from .metrics.table import readable
 
     subset, _, names = panel
     lines = []
     for n in names:
         for p in result["pairs"]:
-            m = p["subsets"].get(subset, {}).get("metrics", {}).get(n) or {}
+            m = _line(p, subset, n) or {}
             d = m.get("difference") or {}
             iv = d.get("interval")
-            mark = f" {MARKED}" if m.get("marker") else f" {FEW}" if m and too_few(m) else ""
+            mark = f" {_decision(m)}" if m and _decision(m) else ""
             ends = "" if iv is None else " [" + ", ".join(
                 _signed_text(x, f) for x, f in zip(iv, d.get("interval_flags") or [None, None])) + "]"
             lines.append(f"{readable(n)} {_arrow(result, subset, n)}: {p['b']} - {p['a']} "
@@ -569,23 +577,22 @@ def _forest_note(result: dict, panel: tuple, width: str) -> str:
     return _wrap("\n".join(lines), width, 0.95)
 
 
-def _forest_panel(ax, result: dict, panel: tuple, note: bool, width: str, colors: list) -> None:
-    """One subset's part: a row per metric, a line per pair; or, where no line is finite, a note of each."""
+def _forest_panel(ax, result: dict, panel: tuple, note: str | None, width: str, colors: list) -> None:
+    """One subset's part: a row per metric, a line per pair; or, where no line is finite, its `note` instead."""
     from matplotlib.ticker import MaxNLocator
 
-    from .metrics.paired import too_few
     from .metrics.table import readable
 
     subset, part, names = panel
     pairs = result["pairs"]
     ax.set_title(_wrap(f"{subset}: {part}", width, 0.55 if width == "column" else 0.7), loc="left")
-    diffs = [[p["subsets"].get(subset, {}).get("metrics", {}).get(n) for n in names] for p in pairs]
-    if note:  # every median not reached in one system or both: no axis to draw them on, the flags in words
+    diffs = [[_line(p, subset, n) for n in names] for p in pairs]
+    if note:  # no finite difference (medians not reached, or no pair): no axis to draw them on, the flags in words
         ax.axis("off")
         from matplotlib.transforms import blended_transform_factory
 
         at = blended_transform_factory(ax.figure.transFigure, ax.transAxes)  # from the figure's left: the whole width
-        ax.text(0.02, 1, _forest_note(result, panel, width), transform=at, va="top", ha="left",
+        ax.text(0.02, 1, note, transform=at, va="top", ha="left",
                 linespacing=1.4).set_in_layout(False)  # its panel is sized for it, as a drawn one with its x label
         ax.set_xticks([]), ax.set_yticks([])
         return
@@ -614,7 +621,7 @@ def _forest_panel(ax, result: dict, panel: tuple, note: bool, width: str, colors
                         bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none"})
             else:
                 ax.plot(v, y, marker="o", color=color, ms=3.5)
-            mark = MARKED if m.get("marker") else FEW if too_few(m) else None
+            mark = _decision(m)
             if mark:
                 ax.text(1.01, y, mark, transform=ax.get_yaxis_transform(), va="center", ha="left",
                         color=color, fontweight="bold")
@@ -629,7 +636,7 @@ def _forest_panel(ax, result: dict, panel: tuple, note: bool, width: str, colors
 
 def _arrow(result: dict, subset: str, name: str) -> str:
     for p in result["pairs"]:
-        m = p["subsets"].get(subset, {}).get("metrics", {}).get(name)
+        m = _line(p, subset, name)
         if m:
             return {"lower": "\u2193", "higher": "\u2191"}.get(m["better"], "")
     return ""

@@ -135,7 +135,7 @@ def leaderboard(systems, result: dict | None = None) -> list[dict]:
     return out + _view_sections(systems, result, baseline)
 
 
-UNSCORED = ("no unified metric (the spec: icc_backchannel's official frequency and JSD are the reference); "
+UNSCORED = ("No unified metric (the spec: icc_backchannel's official frequency and JSD are the reference); "
             "its official numbers only")
 REFERENCE = "official rules (summary.json)"
 
@@ -290,7 +290,7 @@ def to_markdown(board: list[dict], names: list[str]) -> str:
     for sub in board:
         lines += [f"### {md_text(sub['subset'])} ({md_text(sub['label'])})", "",
                   *([f"Source: {md_text(sub['source'])}.", ""] if "source" in sub else []),
-                  *([md_text(sub["note"][0].upper() + sub["note"][1:]) + ".", ""] if "note" in sub else []),
+                  *([md_text(sub["note"]) + ".", ""] if "note" in sub else []),
                   "| metric | better | " + " | ".join(map(md_text, names)) + " |",
                   "|---|---|" + "---:|" * len(names)]
         for row in sub["rows"]:
@@ -330,12 +330,16 @@ COLUMN_SYSTEMS = 3  # up to this many systems a subset's table fits one column o
 LABEL_WIDTH = {1: "0.55", 2: "0.45", 3: "0.3"}  # the metric column's share of the line, by systems (else 0.2)
 
 
+def _tex_value(c: dict, best: bool) -> str:
+    """A cell's value with its mark raised, bold when best."""
+    value = tex(num(c["value"])) + (f"$^{{{_mark(c)}}}$" if _mark(c) else "")
+    return r"\textbf{" + value + "}" if best else value
+
+
 def _tex_cell(c: dict, best: bool) -> str:
     """A value over its interval (a nested tabular: a column three systems wide), bold when best, the mark
     raised."""
-    value = tex(num(c["value"])) + (f"$^{{{_mark(c)}}}$" if _mark(c) else "")
-    if best:
-        value = r"\textbf{" + value + "}"
+    value = _tex_value(c, best)
     if c["interval"] is None:
         return value
     lo, hi = (tex(num(x)) for x in c["interval"])
@@ -424,11 +428,7 @@ def _tex_summary(top: dict, names: list[str], env: str) -> list[str]:
             + arrow.get(top["columns"][j]["better"], "") + "}"
             for j in block) + r" \\", r"\midrule"]
         for r in top["rows"]:
-            cells = []
-            for j in block:
-                c = r["cells"][j]
-                value = tex(num(c["value"])) + (f"$^{{{_mark(c)}}}$" if _mark(c) else "")
-                cells.append(r"\textbf{" + value + "}" if r["best"][j] else value)
+            cells = [_tex_value(r["cells"][j], r["best"][j]) for j in block]
             out.append(f"{r['place']} & " + r"\raggedright " + _breakable(r["system"]) + " & " + " & ".join(cells)
                        + r" \\")
         out += [r"\bottomrule", r"\end{tabular}"]
@@ -449,7 +449,7 @@ def to_latex(board: list[dict], names: list[str]) -> str:
     for sub in board:
         label = "tab:fdbu-" + re.sub(r"[^A-Za-z0-9]+", "-", (f"{sub['view']}-" if "view" in sub else "") + sub["subset"])
         source = f" Source: {tex(sub['source'])}." if "source" in sub else ""
-        note = f" {tex(sub['note'][0].upper() + sub['note'][1:])}." if "note" in sub else ""
+        note = f" {tex(sub['note'])}." if "note" in sub else ""
         official = _tex_missing(names, sub["reference"]) if "reference" in sub else ""
         out += [rf"\begin{{{env}}}[t]", r"\centering", r"\small" if env == "table" else r"\footnotesize",
                 r"\setlength{\tabcolsep}{3pt}",

@@ -142,7 +142,7 @@
       $("boards").appendChild(el("h3", {}, sub.subset + " (" + sub.label + ")"));
       // another benchmark's terms (fdbu score views=): its own tables, each naming its source
       if (sub.view) $("boards").appendChild(el("p", {"class": "hint source"}, "Source: " + sub.source + "."));
-      if (sub.note) $("boards").appendChild(el("p", {"class": "hint note"}, sub.note.charAt(0).toUpperCase() + sub.note.slice(1) + "."));
+      if (sub.note) $("boards").appendChild(el("p", {"class": "hint note"}, sub.note + "."));
       var table = el("table", sub.view ? {"class": "board view", "data-subset": sub.subset, "data-view": sub.view}
                                        : {"class": "board", "data-subset": sub.subset});
       var head = table.createTHead().insertRow();
