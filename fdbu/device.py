@@ -7,23 +7,55 @@ that are idle right now, measured over a short interval from /proc/stat.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import platform
+import signal
+import sys
+import threading
 import time
 from pathlib import Path
 
 from .errors import FdbuError
 
 
-def resolve_device(device: str) -> str:
-    """cpu, cuda, or auto (the GPU when torch sees one)."""
-    import torch
+@contextlib.contextmanager
+def interrupts_held():
+    """Ctrl-C held until the block ends, then delivered: a KeyboardInterrupt raised while torch's C++ (pybind11)
+    runs its import calls back into Python aborts the process (std::terminate) instead of unwinding, so torch and
+    the packages that import it are imported inside this, when a run first needs them (a run served from the cache
+    never does)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda *_: held.append(1))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if held:
+        signal.raise_signal(signal.SIGINT)
 
+
+def load_torch():
+    """torch, imported with Ctrl-C held (`interrupts_held`)."""
+    if "torch" not in sys.modules:
+        with interrupts_held():
+            import torch  # noqa: F401
+    return sys.modules["torch"]
+
+
+def resolve_device(device: str) -> str:
+    """cpu, cuda, or auto (the GPU when torch sees one). cpu is answered without loading torch."""
+    if device not in ("auto", "cpu", "cuda"):
+        raise FdbuError("config", None, f"device={device!r}; choose cpu, cuda or auto")
+    if device == "cpu":
+        return device
+    torch = load_torch()
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
-    if device not in ("cpu", "cuda"):
-        raise FdbuError("config", None, f"device={device!r}; choose cpu, cuda or auto")
     if device == "cuda" and not torch.cuda.is_available():
         raise FdbuError("config", None, "device=cuda but torch sees no CUDA device; use device=cpu or auto")
     return device
@@ -97,7 +129,7 @@ def identity(device: str, threads: int | None = None) -> dict:
     CPU: model name, architecture, the instruction set torch's CPU kernels use, and the thread
     count (reduction splits can follow it). GPU: name, compute capability, CUDA and cuDNN versions.
     """
-    import torch
+    torch = load_torch()
 
     if device == "cuda":
         props = torch.cuda.get_device_properties(0)

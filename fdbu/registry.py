@@ -25,7 +25,8 @@ class Command:
     writes: tuple[str, ...] = ()  # the files it writes through Outputs, as fnmatch patterns
     out_key: str | None = None   # the key naming the folder it writes into ...
     tree_key: str | None = None  # ... and the one it writes into without it
-    loads_torch: bool = False    # its work imports torch (imported before Ctrl-C becomes an exception)
+    loads_torch: bool = False    # its work always imports torch (imported before Ctrl-C becomes an exception;
+    # score, sweep and vad import it when something must be computed, through fdbu.device.load_torch)
     config: Any = None           # the config dataclass (fdbu.config)
     run: Callable | None = None  # the function: config in, fdbu.commands.Ran out (fdbu.commands)
     show: Callable | None = None  # the console: runs it and prints (fdbu.cli)
@@ -44,9 +45,9 @@ _COMPARED = tuple(f"compare-{f}.{e}" for f in ("forest", "latency-curves") for e
 
 COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("score", "score a reference tree", "fdbu score tree=PATH [out=DIR] [plot=true]",
-            ("unified.json", "unified-samples.jsonl", *_CURVES, *_STOP_CURVES), "out", "tree", True),
+            ("unified.json", "unified-samples.jsonl", *_CURVES, *_STOP_CURVES), "out", "tree"),
     Command("sweep", "speech-detection metrics over VAD settings", 'fdbu sweep tree=PATH | "tree=[A,B]" out=DIR',
-            ("sweep.json", "sweep.csv", *(f"sweep-heatmaps.{e}" for e in _FIGURE)), "out", "tree", True),
+            ("sweep.json", "sweep.csv", *(f"sweep-heatmaps.{e}" for e in _FIGURE)), "out", "tree"),
     Command("compare", "scored systems, pair by pair", 'fdbu compare "trees=[A,B]" [names=[a,b]] [out=DIR]',
             ("compare.json", "compare.csv", *_COMPARED), "out"),
     Command("report", "a site and the leaderboard as tables", 'fdbu report "trees=[A,B]" [names=[a,b]] out=DIR',
@@ -60,7 +61,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("asr", "transcripts with Parakeet (NeMo)", "fdbu asr tree=DIR [asr.model=NAME | asr.checkpoint=PATH.nemo]",
             (), None, "tree", True),
     Command("vad", "speech probabilities into the cache", "fdbu vad tree=DIR [shard=K shards=N] (then score assembles)",
-            (), None, None, True),
+            ()),
     Command("synth", "write a synthetic reference tree", "fdbu synth out=PATH [n=5] [seed=0] [system=mixed]",
             (), "out", None, True),
     Command("calibrate", "the batched VAD's guard margin here", "fdbu calibrate [device=cuda]", (), None, None, True),

@@ -17,7 +17,6 @@ from fractions import Fraction
 from typing import Any, cast
 
 import numpy as np
-from scipy.stats import beta
 
 from ..kernels import INF, paired_ranked_differences, paired_ratio_differences, ranked, ranked_difference
 from ..timebase import seconds
@@ -73,6 +72,8 @@ def mcnemar_interval(a_only: int, b_only: int, n: int) -> list[float]:
     d = a_only + b_only
     if d == 0:
         return [0.0, 0.0]
+    from scipy.stats import beta  # scipy.stats takes 0.7 s to import: only a run that pairs pays it
+
     small = min(a_only, b_only)
     tail = (1 - LEVEL) / 2
     lo = 0.0 if small == 0 else float(beta.ppf(tail, small, d - small + 1))

@@ -80,9 +80,11 @@ class DetectionStats:
     verify_short: str | None = None  # why fewer files were verified than vad.verify asked
 
     def line(self) -> str:
-        where = self.device + (f" ({self.threads} thread{'' if self.threads == 1 else 's'})"
-                               if self.threads and self.device == "cpu" else "")
-        out = (f"speech detection: {self.files} files, {self.audio_s:.0f} s of audio, backend {self.backend} on "
+        where = " on " + self.device + (f" ({self.threads} thread{'' if self.threads == 1 else 's'})"
+                                        if self.threads and self.device == "cpu" else "")
+        if self.device == "auto":  # never resolved: nothing was computed, so torch was never loaded to ask
+            where = ", no device started (nothing to compute)"
+        out = (f"speech detection: {self.files} files, {self.audio_s:.0f} s of audio, backend {self.backend}"
                f"{where}: {self.computed} computed, {self.cache_hits} from cache, {self.recomputed} recomputed on "
                f"the reference path by the guard, {self.verified} verified")
         if self.verified:
@@ -112,7 +114,10 @@ class SpeechDetector:
             raise ValueError(f"margin {margin}: a test margin lies in (0, 0.5)")
         self.silero = SileroVAD(settings)
         self.backend = backend
-        self.device = devices.resolve_device(device) if backend == "batched" else "cpu"
+        # device=auto is resolved (torch asked) when something must be computed; cuda is checked at once
+        self._device = device if backend == "batched" else "cpu"
+        if self._device != "auto":  # a name not cpu or cuda refused, cuda checked, at once
+            self._device = devices.resolve_device(self._device)
         self.verify = verify
         self.batch_seconds = batch_seconds
         self.progress = progress
@@ -124,7 +129,14 @@ class SpeechDetector:
         self.require_cached = require_cached  # an assembling run that refuses to compute (vad.require_shards)
         self._batched = None
         self._calibration: calib.Calibration | None = None
-        self.stats = DetectionStats(backend, self.device)
+        self.stats = DetectionStats(backend, self._device)
+
+    @property
+    def device(self) -> str:
+        """cpu or cuda: device=auto resolved on first use (a run served from the cache never loads torch)."""
+        if self._device == "auto":
+            self._device = self.stats.device = devices.resolve_device("auto")
+        return self._device
 
     def signature(self) -> dict:
         return self.silero.signature()
@@ -140,6 +152,7 @@ class SpeechDetector:
     @property
     def batched(self):
         if self._batched is None:
+            devices.load_torch()  # before batched.py imports it: Ctrl-C held while it loads
             from .batched import BatchedSilero
 
             self._batched = BatchedSilero(self.silero.model, self.device, threads=self.threads)

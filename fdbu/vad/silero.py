@@ -8,27 +8,30 @@ silero-vad's `get_speech_timestamps_from_probs`, so the probabilities can be cac
 """
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
 import importlib.metadata
-import importlib.resources
+import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from ..atomic import sha256_file
+from ..device import interrupts_held, load_torch
 from ..errors import FdbuError
 from ..settings import SegmentRule, SileroSettings  # noqa: F401  (re-exported)
 from ..timebase import to_us
 
-MODEL_PACKAGE = "silero_vad.data"
+MODEL_PACKAGE = "silero_vad"  # its data/ folder holds the model file
 MODEL_FILE = "silero_vad.jit"
 
 
 @contextlib.contextmanager
 def torch_threads(n: int):
     """Run with n intra-op threads, then restore (silero-vad sets 1 globally when imported)."""
+    torch = load_torch()
     before = torch.get_num_threads()
     torch.set_num_threads(n)
     try:
@@ -42,8 +45,34 @@ def _one_thread():
     return torch_threads(1)
 
 
+def _package_folder(name: str) -> Path:
+    """Where an installed package lives, found without importing it (silero_vad and torch import torch)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise FdbuError("vad", None, f"the package {name} is not installed: pip install -e . installs it")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
 def model_path() -> Path:
-    return Path(str(importlib.resources.files(MODEL_PACKAGE).joinpath(MODEL_FILE)))
+    """The JIT model silero-vad ships (silero_vad/data/silero_vad.jit, what `load_silero_vad` loads)."""
+    return _package_folder(MODEL_PACKAGE) / "data" / MODEL_FILE
+
+
+@functools.lru_cache(maxsize=1)
+def torch_version() -> str:
+    """`torch.__version__` without importing torch: the literal torch's own version.py holds, as torch reads it
+    (with the build's local tag, `2.9.1+cu128`, which the package metadata leaves out)."""
+    if "torch" in sys.modules:
+        return str(sys.modules["torch"].__version__)
+    try:
+        for node in ast.parse((_package_folder("torch") / "version.py").read_text()).body:
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant) and any(
+                    isinstance(t, ast.Name) and t.id == "__version__"
+                    for t in (node.targets if isinstance(node, ast.Assign) else [node.target])):
+                return str(node.value.value)
+    except (OSError, SyntaxError, ValueError):
+        pass
+    return str(load_torch().__version__)  # a torch laid out otherwise: asked the slow way
 
 
 @functools.lru_cache(maxsize=1)
@@ -51,12 +80,19 @@ def _model_sha256() -> str:
     return sha256_file(model_path())
 
 
+def silero_vad():
+    """The silero_vad package (it imports torch), imported with Ctrl-C held (`fdbu.device.interrupts_held`)."""
+    if "silero_vad" not in sys.modules:
+        load_torch()
+        with interrupts_held():
+            import silero_vad  # noqa: F401
+    return sys.modules["silero_vad"]
+
+
 @functools.lru_cache(maxsize=1)
 def _load_model():
     """The packaged JIT model, loaded once per process (it is reset before every file)."""
-    from silero_vad import load_silero_vad
-
-    return load_silero_vad(onnx=False, opset_version=16, sequence=False, sampling_rate=16000, max_frames=512)
+    return silero_vad().load_silero_vad(onnx=False, opset_version=16, sequence=False, sampling_rate=16000, max_frames=512)
 
 
 class SileroVAD:
@@ -78,26 +114,24 @@ class SileroVAD:
             "silero_vad_version": self.version,
             "model_file": self.model_file,
             "model_sha256": self.model_sha256,
-            "torch_version": torch.__version__,
+            "torch_version": torch_version(),
             "settings": self.settings.as_dict(),
         }
 
     def segment_samples(self, audio: np.ndarray) -> list[tuple[int, int]]:
         """The spec's literal call: `get_speech_timestamps` on the whole waveform, [start, end) samples."""
-        from silero_vad import get_speech_timestamps
-
+        torch = load_torch()
         with _one_thread():
-            stamps = get_speech_timestamps(torch.from_numpy(np.ascontiguousarray(audio, dtype=np.float32)),
+            stamps = silero_vad().get_speech_timestamps(torch.from_numpy(np.ascontiguousarray(audio, dtype=np.float32)),
                                            self.model, progress_tracking_callback=None, window_size_samples=512,
                                            **self.settings.rule.call_kwargs())
         return [(int(t["start"]), int(t["end"])) for t in stamps]
 
     def official_backchannel_segments(self, audio: np.ndarray) -> list[tuple[float, float]]:
         """eval_backchannel.py's call: silero-vad's defaults (30 ms padding), seconds to 0.1 s."""
-        from silero_vad import get_speech_timestamps
-
+        torch = load_torch()
         with _one_thread():
-            stamps = get_speech_timestamps(
+            stamps = silero_vad().get_speech_timestamps(
                 torch.from_numpy(np.asarray(audio, dtype=np.float64)).float().unsqueeze(0), self.model,
                 threshold=0.5, sampling_rate=16000, min_speech_duration_ms=250, max_speech_duration_s=float("inf"),
                 min_silence_duration_ms=100, speech_pad_ms=30, return_seconds=True, time_resolution=1,
@@ -105,28 +139,27 @@ class SileroVAD:
                 min_silence_at_max_speech=98, use_max_poss_sil_at_max_speech=True)
         return [(float(t["start"]), float(t["end"])) for t in stamps]
 
-    @torch.no_grad()
     def reference_probs(self, audio: np.ndarray) -> np.ndarray:
         """The window probabilities `get_speech_timestamps` computes: same model calls, same order."""
+        torch = load_torch()
+        model = self.model
         x = torch.from_numpy(np.ascontiguousarray(audio, dtype=np.float32))
         out = np.empty((len(x) + 511) // 512, np.float64)
-        with _one_thread():
+        with _one_thread(), torch.no_grad():
             self.model.reset_states()
             for k, start in enumerate(range(0, len(x), 512)):
                 chunk = x[start:start + 512]
                 if len(chunk) < 512:
                     chunk = torch.nn.functional.pad(chunk, (0, 512 - len(chunk)))
-                out[k] = self.model(chunk, self.settings.sampling_rate).item()
+                out[k] = model(chunk, self.settings.sampling_rate).item()
         return out.astype(np.float32)
 
     def segments_from_probs(self, probs: np.ndarray, audio_length: int,
                             rule: SegmentRule | None = None) -> list[tuple[int, int]]:
         """silero-vad's own probabilities -> segments step, as `get_speech_timestamps` ends
         (under `rule`, by default this adapter's settings)."""
-        from silero_vad import get_speech_timestamps_from_probs
-
         kw = (rule or self.settings.rule).call_kwargs()
-        stamps = get_speech_timestamps_from_probs([float(p) for p in probs], audio_length_samples=audio_length,
+        stamps = silero_vad().get_speech_timestamps_from_probs([float(p) for p in probs], audio_length_samples=audio_length,
                                                   step=1, **kw)
         return [(int(t["start"]), int(t["end"])) for t in stamps]
 
