@@ -104,7 +104,7 @@ def main() -> None:
           f"figures {sum(v for k, v in size.items() if k.endswith(('.png', '.pdf'))) / 1e6:.2f} MB")
     if times:
         print(f"  Chromium, file://: leaderboard shown {times['lazy']:.2f} s after navigating (lazy); first "
-              f"drill-down {times['first']:.2f} s (loads samples-0.js); another system's {times['other']:.2f} s")
+              f"drill-down {times['first']:.2f} s (loads samples-0-0.js); another system's {times['other']:.2f} s")
         print(f"  eager (every samples-K.js before use): {times['eager']:.2f} s; eager / lazy "
               f"{times['eager'] / times['lazy']:.2f}x")
     else:

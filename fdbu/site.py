@@ -1,10 +1,11 @@
 """`fdbu report`: scored trees as one static site a person opens from disk, and the leaderboard as tables.
 
 The site is `index.html` (CSS, script, the leaderboard and a small index of every sample
-inlined) and one `samples-K.js` per system holding its drill-downs (waveform peaks, words,
-segments, annotation marks, the outcome and the rule that decided it), loaded by a script
-tag the first time one of that system's samples is opened, so the page opens at once for
-727 samples x several systems and works over file:// (no server, no network, no CDN).
+inlined) and the drill-downs (waveform peaks, words, segments, annotation marks, the outcome
+and the rule that decided it) in parts of CHUNK samples, `samples-K-C.js` (system K's part C),
+each loaded by a script tag the first time one of its samples is opened, so the page opens at
+once for 10,000 samples x several systems, a sample opens after loading a few hundred kB, and
+it works over file:// (no server, no network, no CDN).
 Audio is played from the trees themselves, by a path relative to the site.
 
 Numbers are read, never recomputed: values and intervals from each tree's unified.json, the
@@ -692,6 +693,7 @@ def _index(system, out: Path, bar=None) -> tuple[list, list]:
 
 
 SCRIPT_ESCAPE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_ESCAPE_TABLE = str.maketrans(SCRIPT_ESCAPE)
 
 
 def _script_json(obj) -> str:
@@ -699,12 +701,12 @@ def _script_json(obj) -> str:
     element's parsing state), no `>` or `&`, and the two line separators JavaScript once refused in strings, all
     as JSON escapes that parse back to the same text."""
     text = json.dumps(obj, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
-    return "".join(SCRIPT_ESCAPE.get(ch, ch) for ch in text)
+    return text.translate(_ESCAPE_TABLE)
 
 
 def html(systems, board: list[dict], index: list, figures: list[str], links: dict, signatures: list) -> str:
     data = {"systems": [s.name for s in systems], "board": board, "summary": summary(board, [s.name for s in systems]),
-            "index": index, "figures": figures,
+            "index": index, "chunk": CHUNK, "figures": figures,
             "links": links, "signatures": signatures}
     page = (ASSETS / "index.html").read_text()
     return (page.replace("/*CSS*/", (ASSETS / "site.css").read_text())
@@ -722,10 +724,20 @@ def signature(system, out: Path) -> dict:
             "transcripts": u.get("transcripts"), "bootstrap": u.get("bootstrap")}
 
 
-def names(n_systems: int, formats=FORMATS, figures: tuple = ()) -> list[str]:
+CHUNK = 250  # drill-downs per samples-K-C.js: a sample opens after loading its part, never a whole system's
+
+
+def parts(n: int) -> int:
+    """How many samples-K-C.js files hold a system's n drill-downs."""
+    return -(-n // CHUNK)
+
+
+def names(sizes: list[int], formats=FORMATS, figures: tuple = ()) -> list[str]:
+    """The report's files; `sizes`: each system's number of samples."""
     out = []
     if "html" in formats:
-        out += ["index.html", *(f"samples-{k}.js" for k in range(n_systems)), *figures]
+        out += ["index.html", *(f"samples-{k}-{c}.js" for k, n in enumerate(sizes) for c in range(parts(n))),
+                *figures]
     out += [f"leaderboard.{f}" for f in formats if f != "html"]
     return out
 
@@ -749,8 +761,10 @@ def files(systems, result: dict | None, out: Path, formats=FORMATS, figures: dic
         for k, s in enumerate(systems):
             idx, details = _index(s, out, bar)
             index.append(idx)
-            files[f"samples-{k}.js"] = (f"window.FDBU_SAMPLES = window.FDBU_SAMPLES || {{}}; "
-                                        f"window.FDBU_SAMPLES[{k}] = {_script_json(details)};\n").encode()
+            for c in range(parts(len(details))):
+                files[f"samples-{k}-{c}.js"] = (f'window.FDBU_SAMPLES = window.FDBU_SAMPLES || {{}}; '
+                                                f'window.FDBU_SAMPLES["{k}-{c}"] = '
+                                                f'{_script_json(details[c * CHUNK:(c + 1) * CHUNK])};\n').encode()
         bar.close()
         figures = figures or {}
         files.update(figures)
@@ -774,12 +788,13 @@ def figure_names(n_systems: int, plot: bool) -> tuple[str, ...]:
     return tuple(f"{stem}.{ext}" for stem in FIGURES for ext in FORMATS) if n_systems > 1 else CURVES + STOP_CURVES
 
 
-def outputs(out: Path, n_systems: int, formats, plot: bool, own_compare: bool):
-    """`fdbu report`'s outputs in `out`, checked before any work; report.json is their header."""
+def outputs(out: Path, sizes: list[int], formats, plot: bool, own_compare: bool):
+    """`fdbu report`'s outputs in `out` (`sizes`: each system's number of samples), checked before any work;
+    report.json is their header."""
     from .outputs import Outputs
 
     extra = ["compare.json"] if own_compare else []
-    return Outputs(out, "report", [HEAD, *extra, *names(n_systems, formats, figure_names(n_systems, plot))], head=HEAD)
+    return Outputs(out, "report", [HEAD, *extra, *names(sizes, formats, figure_names(len(sizes), plot))], head=HEAD)
 
 
 def figures(systems, result: dict | None, width: str, progress: bool = False) -> dict[str, bytes]:

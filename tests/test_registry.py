@@ -127,7 +127,7 @@ def test_a_made_up_task_goes_through_synth_score_compare_and_report(cue_reply, t
     assert lines["reply_rate"]["difference"]["value"] == -1.0  # b (silent) never replies
     reported = fdbu_main("report", trees, "names=[a,b]", f"out={tmp_path / 'site'}", f"report.compare={tmp_path / 'cmp'}")
     assert reported.returncode == 0, reported.stderr
-    drill = (tmp_path / "site" / "samples-0.js").read_text()
+    drill = (tmp_path / "site" / "samples-0-0.js").read_text()
     assert "reply: the first word after the cue C = " in drill and '"C":' in drill  # explain and marks
     _drawn_in_a_browser(tmp_path / "site", f"{sub}/0", tmp_path / "profile")
     assert "made\\_up\\_cue\\_reply (cue reply (from C))" in (tmp_path / "site" / "leaderboard.md").read_text()

@@ -283,3 +283,38 @@ def test_every_systems_outcome_per_sample(report, browser, tmp_path):
     shot = browser.screenshot(tmp_path / "report-across.png", "#across")
     assert browser.errors() == []
     _shots(shot)
+
+
+def test_drill_downs_in_parts_open_from_any_part(report, browser, monkeypatch):
+    """A system's drill-downs in parts of site.CHUNK samples (7 here, so 100 samples make 15 parts): each part
+    holds its samples in index order, and a sample of a late part opens, alone and across systems, loading only
+    the parts it needs."""
+    out, systems = report
+    monkeypatch.setattr(site, "CHUNK", 7)
+    chunked = out.parent / "site-chunked"
+    chunked.mkdir(exist_ok=True)
+    files = site.files(systems, None, chunked, formats=("html",))
+    for name, data in files.items():
+        (chunked / name).write_bytes(data)
+    rows = [r for rs in systems[0].rows.values() for r in rs]
+    names = sorted(n for n in files if n.startswith("samples-0-"))
+    assert names == sorted(f"samples-0-{c}.js" for c in range(-(-len(rows) // 7))) and len(names) > 10
+    held = []
+    for c in range(len(names)):
+        text = files[f"samples-0-{c}.js"].decode()
+        part = json.loads(text[text.index("] = ") + 4:].rstrip().rstrip(";"))
+        assert 1 <= len(part) <= 7 and f'FDBU_SAMPLES["0-{c}"]' in text
+        held += [d["id"] for d in part]
+    assert held == [r["sample_id"] for r in rows]  # every sample once, in the index's order
+    late = rows[-3]["sample_id"]  # in the last part
+    browser.open((chunked / "index.html").resolve().as_uri())
+    browser.eval(f"location.hash = 'sample=0/{late}'")
+    title = browser.wait("document.querySelector('#drilldown h3') && document.querySelector('#drilldown h3').textContent")
+    assert title == f"mixed: {late}"
+    loaded = browser.eval("Array.from(document.querySelectorAll('script[src]')).map(s => s.getAttribute('src'))")
+    assert loaded == [f"samples-0-{(len(rows) - 3) // 7}.js"]
+    browser.eval(f"location.hash = 'across={late}'")
+    browser.wait("document.getElementById('across-detail').dataset.ready")
+    heads = browser.eval("Array.from(document.querySelectorAll('.across-system h4')).map(h => h.textContent)")
+    assert [h.split(":")[0] for h in heads] == ["mixed", "prompt"] and all(": not in" not in h for h in heads)
+    assert browser.errors() == []

@@ -163,7 +163,7 @@ def test_the_command_writes_the_site_and_refuses_bad_input(trees, tmp_path):
     assert res.returncode == 0, res.stderr
     assert f"open {(out / 'index.html').resolve()}" in res.stdout
     made = sorted(p.name for p in out.iterdir())
-    assert made == sorted(["report.json", "compare.json", "index.html", "samples-0.js", "samples-1.js",
+    assert made == sorted(["report.json", "compare.json", "index.html", "samples-0-0.js", "samples-1-0.js",
                            "leaderboard.md", "leaderboard.tex", "leaderboard.csv",
                            *site.figure_names(2, True)])
     page = (out / "index.html").read_text()
@@ -175,7 +175,7 @@ def test_the_command_writes_the_site_and_refuses_bad_input(trees, tmp_path):
         json.loads((t / "unified.json").read_text())["transcripts"] for t in (a, b)]
     assert all(sig["transcripts"]["source"] for sig in data["signatures"])
     assert len(data["index"][0]) == sum(len(r) for r in load(a, "x").rows.values())  # every sample, ineligible too
-    samples = (out / "samples-0.js").read_text()
+    samples = (out / "samples-0-0.js").read_text()
     details = json.loads(samples[samples.index("] = ") + 4:].rstrip().rstrip(";"))
     for d in details:
         if "output" in d:  # the audio link resolves from the site

@@ -18,7 +18,8 @@ def run(cfg) -> Ran:
     r = cfg.report
     systems = load_systems(cfg)
     compare_path = Path(r.compare) / "compare.json" if r.compare else None
-    outputs = report_outputs(Path(cfg.out), len(systems), r.formats(), cfg.plot, len(systems) > 1 and not compare_path)
+    outputs = report_outputs(Path(cfg.out), [sum(map(len, s.rows.values())) for s in systems], r.formats(), cfg.plot,
+                             len(systems) > 1 and not compare_path)
     if compare_path is not None:
         from ..errors import FdbuError
 

@@ -238,31 +238,35 @@
     });
   });
 
-  // ---- the drill-down: the system's samples-K.js is loaded on first use
+  // ---- the drill-down: the part of the system's drill-downs holding the sample (samples-K-C.js) loads on first use
   var loading = {};
-  function load(k, then) {
-    if (window.FDBU_SAMPLES && window.FDBU_SAMPLES[k]) { then(); return; }
-    if (loading[k]) { loading[k].push(then); return; }
-    loading[k] = [then];
+  function position(k, id) {  // where the sample is in its system's index (-1: not there)
+    for (var i = 0; i < D.index[k].length; i++) if (D.index[k][i][0] === id) return i;
+    return -1;
+  }
+  function load(k, id, then) {
+    var key = k + "-" + Math.floor(position(k, id) / D.chunk);
+    if (window.FDBU_SAMPLES && window.FDBU_SAMPLES[key]) { then(); return; }
+    if (loading[key]) { loading[key].push(then); return; }
+    loading[key] = [then];
     var s = document.createElement("script");
-    s.src = "samples-" + k + ".js";
-    s.onload = function () { var w = loading[k]; delete loading[k]; w.forEach(function (f) { f(); }); };
-    s.onerror = function () { $("drilldown").textContent = "cannot load samples-" + k + ".js beside this page"; };
+    s.src = "samples-" + key + ".js";
+    s.onload = function () { var w = loading[key]; delete loading[key]; w.forEach(function (f) { f(); }); };
+    s.onerror = function () { $("drilldown").textContent = "cannot load samples-" + key + ".js beside this page"; };
     document.head.appendChild(s);
   }
-  var byId = {};
   function find(k, id) {
-    if (!byId[k]) { byId[k] = {}; window.FDBU_SAMPLES[k].forEach(function (d) { byId[k][d.id] = d; }); }
-    return byId[k][id];
+    var i = position(k, id);
+    return window.FDBU_SAMPLES[k + "-" + Math.floor(i / D.chunk)][i % D.chunk];
   }
   function open(k, id) {
     state.system = k; state.id = id;
-    var entry = D.index[k].filter(function (r) { return r[0] === id; })[0];
+    var entry = D.index[k][position(k, id)];
     if (!entry) { $("drilldown").textContent = id + " is not a sample of " + D.systems[k]; return; }
     if (state.subset !== entry[1]) { state.subset = entry[1]; state.outcome = "all"; }
     if (state.outcome !== "all" && state.outcome !== entry[2]) state.outcome = "all";
     controls();
-    load(k, function () { render(k, find(k, id)); });
+    load(k, id, function () { render(k, find(k, id)); });
   }
   function wave(g, peaks, x0, w, y, h, color) {
     var mid = y + h / 2, step = w / peaks.length, d = "";
@@ -469,7 +473,7 @@
       box.appendChild(part);
       var has = D.index[k].some(function (r) { return r[0] === id; });
       if (!has) { part.appendChild(el("h4", {}, D.systems[k] + ": not in this tree")); done(); return; }
-      load(k, function () {
+      load(k, id, function () {
         if (box.token !== token) return;
         var d = find(k, id);
         part.appendChild(el("h4", {}, D.systems[k] + ": " + d.outcome));
