@@ -111,7 +111,7 @@ def check_size(roots: list[Path], points: list[GridPoint], allow_large: bool, su
 def sweep_tree(root: Path, detector: SpeechDetector, boot: Bootstrap, points: list[GridPoint], subset: str,
                control: ControlSettings = DEFAULT_CONTROL) -> dict:
     """One tree over the grid: `subset` (`chosen`, by `sweep`) at every point."""
-    tree = load_tree(root)
+    tree = load_tree(root, {subset})
     selected = tree.subset(subset)
     kind = SUBSETS[subset].task
     eligible = [s for s in selected if s.eligible]

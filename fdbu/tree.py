@@ -360,8 +360,9 @@ def provenance(asr: dict) -> dict:
     return out
 
 
-def load_tree(root) -> Tree:
-    """Read and check everything `fdbu score` depends on; icc_backchannel files are not read."""
+def load_tree(root, subsets=None) -> Tree:
+    """Read and check everything `fdbu score` depends on; icc_backchannel files are not read. With `subsets`, only
+    those subsets' samples are read (a sweep reads the one it sweeps, not the whole tree's audio)."""
     root = Path(root)
     require(root, transcribed=True)
     m = read_manifest(root)
@@ -371,7 +372,7 @@ def load_tree(root) -> Tree:
     if not isinstance(asr_subsets, dict):
         raise FdbuError("tree", "asr.json", "has no 'subsets' object")
     for sample in m.samples:
-        if not sample.eligible or not sample.kind.scored:
+        if not sample.eligible or not sample.kind.scored or (subsets is not None and sample.subset not in subsets):
             continue
         entry = asr_subsets.get(sample.subset)
         if not isinstance(entry, dict) or not isinstance(entry.get("transcripts"), dict):
