@@ -45,6 +45,22 @@ def test_bootstrap_draw_convention():
     assert np.array_equal(Bootstrap(2000, 0).indices(5), idx)  # fresh generator per metric
 
 
+@pytest.mark.parametrize("n", [1, 2, 7, 1001, 2999, 70_000])
+def test_the_resamples_drawn_in_blocks_are_the_same_numbers(n, monkeypatch):
+    """Metrics hold the resample indices a block at a time (memory flat in the number of samples); the blocks are
+    the rows of one draw, whatever the block size (odd counts included: PCG64 keeps a half-used draw in its state)."""
+    from fdbu.metrics import stats
+
+    boot = Bootstrap(300, 4)
+    full = boot.indices(n)
+    for block_bytes in (1, 8 * 3 * n, stats.BLOCK_BYTES):
+        monkeypatch.setattr(stats, "BLOCK_BYTES", block_bytes)
+        blocks = list(boot.blocks(n))
+        assert all(len(b) * n * 8 <= max(block_bytes, 8 * n) for b in blocks)
+        assert np.array_equal(np.concatenate(blocks), full)
+    assert len(blocks) == (1 if 300 * 8 * n <= stats.BLOCK_BYTES else -(-300 // (stats.BLOCK_BYTES // (8 * n))))
+
+
 def test_a_resample_matrix_too_large_is_refused_not_a_memory_error():
     from fdbu.errors import FdbuError
     from fdbu.metrics.stats import INDEX_BYTES

@@ -155,11 +155,10 @@ def resampled_differences(kind: str, a, b, n: int, boot: Bootstrap) -> np.ndarra
     0 where both medians are not reached; else float, a resample without a denominator skipped)."""
     if n == 0:
         return np.zeros(0)
-    idx = boot.indices(n)
     if kind == LATENCY:
-        r = paired_ranked_differences(a, b, idx, rank(MEDIAN, n))
+        r = boot.over(n, lambda idx: paired_ranked_differences(a, b, idx, rank(MEDIAN, n)))
     else:
-        r = paired_ratio_differences(a[0], a[1], b[0], b[1], idx)
+        r = boot.over(n, lambda idx: paired_ratio_differences(a[0], a[1], b[0], b[1], idx))
     return np.sort(r.values[r.kept])
 
 
@@ -259,11 +258,13 @@ def cdf_band(latency_us: np.ndarray, boot: Bootstrap) -> dict:
         return {"t_us": t, "F": np.zeros(0), "lo": np.zeros(0), "hi": np.zeros(0), "n": 0}
     codes = np.searchsorted(t, v)  # INF lands past the last value: it is never counted
     F = np.cumsum(np.bincount(codes, minlength=len(t) + 1))[:len(t)] / n
-    idx = boot.indices(n)
-    counts = np.empty((len(idx), len(t)), np.int32)
-    for r, row in enumerate(idx):
-        counts[r] = np.cumsum(np.bincount(codes[row], minlength=len(t) + 1))[:len(t)]
+    counts = np.empty((boot.resamples, len(t)), np.int32)
+    r = 0
+    for block in boot.blocks(n):
+        for row in block:
+            counts[r] = np.cumsum(np.bincount(codes[row], minlength=len(t) + 1))[:len(t)]
+            r += 1
     counts.sort(axis=0)
-    reps = len(idx)
+    reps = boot.resamples
     return {"t_us": t, "F": F, "lo": counts[rank(CI_LO, reps) - 1] / n, "hi": counts[rank(CI_HI, reps) - 1] / n,
             "n": n}

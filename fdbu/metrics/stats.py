@@ -22,6 +22,7 @@ Z_975 = 1.959963984540054
 MEDIAN, P90 = Fraction(1, 2), Fraction(9, 10)
 CI_LO, CI_HI = Fraction(1, 40), Fraction(39, 40)
 INDEX_BYTES = 4 * 2**30  # the resample index matrix of one metric, refused beyond this (not a MemoryError)
+BLOCK_BYTES = 8 * 2**20  # the resample indices the metrics hold at once (Bootstrap.blocks)
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,22 @@ class Bootstrap:
                             f"{need / 2**30:.1f} GiB of resample indices (at most {INDEX_BYTES / 2**30:.0f} GiB): "
                             "use fewer resamples")
         return np.random.default_rng(self.seed).integers(0, n, size=(self.resamples, n))
+
+    def blocks(self, n: int):
+        """`indices(n)` a block of rows at a time (at most BLOCK_BYTES), drawn from one generator: the same numbers
+        (PCG64 keeps its half-used 32-bit draw in its state across calls; tests/test_stats.py checks it), so the
+        memory a metric holds does not grow with resamples x samples."""
+        rng, rows = np.random.default_rng(self.seed), max(1, BLOCK_BYTES // (8 * max(n, 1)))
+        for start in range(0, self.resamples, rows):
+            yield rng.integers(0, n, size=(min(rows, self.resamples - start), n))
+
+    def over(self, n: int, kernel):
+        """kernel(indices) over every block, the results joined as one call over `indices(n)` would give them (an
+        array, or a tuple of arrays such as kernels.Resampled)."""
+        parts = [kernel(idx) for idx in self.blocks(n)]
+        if isinstance(parts[0], np.ndarray):
+            return np.concatenate(parts)
+        return type(parts[0])(*(np.concatenate(field) for field in zip(*parts)))
 
 
 def rank(q: Fraction, n: int) -> int:
@@ -85,7 +102,7 @@ def pooled_ratio(num: np.ndarray, den: np.ndarray, boot: Bootstrap, *, better: s
     total_num, total_den = int(num.sum()), int(den.sum())
     interval, kept = None, 0
     if n:
-        resampled = resample_ratios(num, den, boot.indices(n))
+        resampled = boot.over(n, lambda idx: resample_ratios(num, den, idx))
         kept_values = np.sort(resampled.values[resampled.kept])
         kept = len(kept_values)
         if kept:
@@ -110,7 +127,7 @@ def latency_quantiles(latency_us: np.ndarray, boot: Bootstrap, *, better: str = 
               "p90": None, "count": n, "observed": int(np.count_nonzero(latency_us != INF))}
     if n:
         values = np.ascontiguousarray(latency_us, dtype=np.int64)
-        medians = np.sort(resample_ranked(values, boot.indices(n), rank(MEDIAN, n)))
+        medians = np.sort(boot.over(n, lambda idx: resample_ranked(values, idx, rank(MEDIAN, n))))
         reps = len(medians)
         record["value"] = _time(ranked(values, rank(MEDIAN, n)))
         record["interval"] = [_time(medians[rank(CI_LO, reps) - 1]), _time(medians[rank(CI_HI, reps) - 1])]
