@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.resources
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -64,3 +65,27 @@ def test_ctrl_c_while_torch_loads_is_delivered_after_it():
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     with interrupts_held():  # nothing held: nothing delivered
         pass
+
+
+def _peak_rss_mb(cmd: list[str]) -> float:
+    """Peak resident set of a process (os.wait4's ru_maxrss), in MB."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, proc.stderr.read().decode() if proc.stderr else ""
+    return usage.ru_maxrss / 1024
+
+
+def test_a_scores_memory_does_not_grow_with_the_captures(tmp_path):
+    """Peak RSS of `fdbu score` on 2,000 captures within 20 MB of its peak on 500 (one subset, so the bootstrap's
+    resamples x samples are largest). What grows is the tree's samples and the rows written (about 8 MB per 1,000
+    captures as Python objects: +12 MB here); resample indices held whole would add 8 B x 2,000 resamples x 1,500
+    captures = 24 MB more, and did before issue 36 (benchmarks/scale.py measures 1,000 to 10,000 captures)."""
+    from fdbu.synth import synthesize
+
+    peak = {}
+    for n in (500, 2000):
+        tree = synthesize(tmp_path / f"t{n}", n={"candor_turn_taking": n}, seed=0, ineligible=0.0)
+        peak[n] = _peak_rss_mb([sys.executable, "-m", "fdbu", "score", f"tree={tree}", f"cache_dir={tmp_path / 'c'}",
+                                "progress=false"])
+        shutil.rmtree(tree)
+    assert peak[2000] - peak[500] < 20, peak
