@@ -113,6 +113,24 @@ def test_a_killed_shard_is_finished_by_its_rerun(pool, tmp_path):
     assert not list((cache / "vad-probs").rglob("*.tmp"))  # nothing half-written
 
 
+def test_a_shard_reads_only_its_own_files(pool, tmp_path):
+    """A shard picks its files by the SHA-256 manifest.json lists, so its start-up does not grow with the tree: a
+    changed file of another shard is not read (its own shard, and the assembling score, refuse it)."""
+    from fdbu.vad import stage
+
+    a, _ = pool
+    tree = tmp_path / "tree"
+    shutil.copytree(a, tree)
+    parts = split(stage.jobs([tree]), 2, key=lambda j: j.sha256, weight=lambda j: j.samples)
+    theirs = parts[1][0]
+    theirs.path.write_bytes(theirs.path.read_bytes() + b"\0\0")  # changed after the manifest recorded it
+    cache = fresh_cache(tmp_path / "cache")
+    mine = ok(fdbu_main("vad", f"tree={tree}", "shard=0", "shards=2", f"cache_dir={cache}", "progress=false"))
+    assert f"shard 0/2: {len(parts[0])} files" in mine.stdout
+    refused = fdbu_main("vad", f"tree={tree}", "shard=1", "shards=2", f"cache_dir={cache}", "progress=false")
+    assert refused.returncode != 0 and theirs.where in refused.stderr and "differs from manifest.json" in refused.stderr
+
+
 def _writer(args):
     root, k = args
     cache = ProbabilityCache(Path(root), "6.2.3", "m" * 64)

@@ -50,6 +50,7 @@ class Job:
     sha256: str
     samples: int
     file: str = "output.wav"  # the file's name in its sample folder, for messages
+    root: Path | None = None  # the tree, where the file's bytes are still to be checked (fdbu vad's shards)
 
     @classmethod
     def of(cls, sample, file: str = "output.wav") -> "Job":
