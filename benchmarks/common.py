@@ -6,12 +6,13 @@ import hashlib
 import os
 import platform
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import soundfile as sf
-import torch
 
 from fdbu.synth import synthesize
 from fdbu.vad import Job
@@ -20,6 +21,10 @@ INTERRUPTION = "synthetic_user_interruption"
 
 
 def machine() -> str:
+    """The machine in one line (imports torch: a benchmark that measures its children's peak RSS calls it after
+    them, since a child forked from a process holding torch starts with its pages counted)."""
+    import torch
+
     return (f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores, python {platform.python_version()}, "
             f"torch {torch.__version__}, cuda {'yes: ' + torch.cuda.get_device_name() if torch.cuda.is_available() else 'no'}")
 
@@ -78,3 +83,26 @@ def untranscribed(tree: Path, dest: Path) -> Path:
     for p in dest.glob("*/*/output.json"):
         p.unlink()
     return dest
+
+
+# A launcher that forks the measured command from a fresh interpreter: Linux counts the pages a child shares with
+# the process that forked it (before exec) in the child's ru_maxrss, so a child of a benchmark or test process holding
+# torch would report torch's memory as its own.
+_LAUNCHER = ("import os, sys, time\n"
+             "t0 = time.perf_counter()\n"
+             "pid = os.fork()\n"
+             "if pid == 0:\n"
+             "    os.execvp(sys.argv[2], sys.argv[2:])\n"
+             "_, status, usage = os.wait4(pid, 0)\n"
+             "with open(sys.argv[1], 'w') as f:\n"
+             "    f.write(f'{time.perf_counter() - t0} {usage.ru_utime + usage.ru_stime} {usage.ru_maxrss} '\n"
+             "            f'{os.waitstatus_to_exitcode(status)}')\n")
+
+
+def measured(cmd: list[str], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) -> dict:
+    """Run one process: wall seconds, CPU seconds (user + system) and peak RSS in MB of it alone, and its exit code."""
+    with tempfile.NamedTemporaryFile("r", suffix=".rusage") as out:
+        proc = subprocess.run([sys.executable, "-c", _LAUNCHER, out.name, *cmd], stdout=stdout, stderr=stderr)
+        wall, cpu, rss, code = out.read().split()
+    return {"wall_s": float(wall), "cpu_s": float(cpu), "rss_mb": int(rss) / 1024, "returncode": int(code),
+            "stderr": proc.stderr.decode() if isinstance(proc.stderr, bytes) else ""}

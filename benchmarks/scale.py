@@ -12,23 +12,22 @@ speech from the word bank), untimed and kept in --workdir. Then, each as its own
 - a default `fdbu sweep` of the first system (its probabilities from score's cache, as a user runs it after score).
 
 Recorded per stage: wall time, CPU time (user + system of the process and its children), peak RSS (the largest
-resident set of the process or any child, os.wait4's ru_maxrss), and disk written (the bytes of its outputs, plus
+resident set of the process or any child, forked from a fresh interpreter so that
+the benchmark's own memory is not counted: `common.measured`), and disk written (the bytes of its outputs, plus
 the probability cache it filled). The table ends with the peak RSS slope per 1,000 captures (least squares over
 the sizes) and wall time per 1,000 captures, and the machine's load before and after.
 """
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from fdbu import tasks
 
-from .common import load as machine_load, machine, parse
+from .common import load as machine_load, machine, measured, parse
 
 SYSTEMS = ("mixed", "prompt")
 STAGES = ("score", "compare", "report", "sweep")
@@ -54,16 +53,13 @@ def tree_bytes(path: Path) -> int:
 
 
 def run(cmd: list[str], log: Path) -> dict:
-    """One process: wall seconds, CPU seconds (itself and its children) and peak RSS in MB, from os.wait4."""
+    """One process: wall seconds, CPU seconds (itself and its children) and peak RSS in MB (`common.measured`)."""
     with open(log, "w") as out:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: see {log}")
-    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024}
+        row = measured(cmd, stdout=out, stderr=subprocess.STDOUT)
+    if row.pop("returncode") != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed: see {log}")
+    row.pop("stderr")
+    return row
 
 
 def synth(root: Path, n: int) -> list[Path]:
@@ -150,13 +146,13 @@ def main() -> None:
     args, work = parse(__doc__, files=0, sizes=(str, "1000,3000,10000"), stages=(str, ",".join(STAGES)))
     sizes = [int(s) for s in args.sizes.split(",")]
     stages = tuple(args.stages.split(","))
-    print(f"{machine()}\nbefore: {machine_load()}", flush=True)
+    print(f"before: {machine_load()}", flush=True)
     calibration = calibrated(work)
     rows: list[dict] = []
     for n in sizes:
         rows += one_size(work, n, stages, calibration)
         (work / "scale.json").write_text(json.dumps(rows, indent=1))
-    print(f"after: {machine_load()}\n\n{table(rows)}")
+    print(f"after: {machine_load()}\n{machine()}\n\n{table(rows)}")
 
 
 if __name__ == "__main__":

@@ -1,54 +1,82 @@
-"""Start-up: two fdbu installations (before and after issue 21) doing the same work, whole processes.
+"""Fixed costs: two fdbu versions doing the same work as whole processes, alternating, best of --runs.
 
-    python -m benchmarks.startup --before /work/main/.venv/bin/fdbu --after .venv/bin/fdbu [--files 200]
+    python -m benchmarks.startup --before "env PYTHONPATH=/path/to/old/checkout .venv/bin/python -m fdbu" \
+        [--after .venv/bin/fdbu] [--runs 5] [--workdir DIR]
 
-Timed, alternating the two executables, best of --runs: `fdbu score --help`, and `fdbu score` of a
-tree of --files interruption captures whose speech probabilities are already in the cache (both
-share one cache_dir, filled by one untimed run), so the work left is start-up, reading the tree,
-segments, metrics and writing. Both runs' unified.json must be the same bytes. Wall time and the
-process's CPU time (user + system) are both recorded: on a busy shared machine the CPU time is what
-a quiet machine's wall time would be.
+The tree is a full-size synthetic one (n=release: the v1.0 release's 727 samples, seed 0), written once. Timed:
+
+- `fdbu score --help`;
+- a cached `fdbu score`: every speech probability already in the cache (both versions share one cache_dir, filled
+  by one untimed run), so the work left is start-up, reading and checking the tree, segments, metrics and writing;
+  both runs' unified.json must be the same bytes;
+- a shard's start-up: `fdbu vad shard=0 shards=N` with N the tree's files Silero runs on, so the shard computes one
+  file, from a fresh cache holding only this machine's calibration: everything a shard pays before and around its
+  first file (imports, config, the tree, the model, the guard).
+
+Wall time, the process's CPU time (user + system) and its peak RSS are recorded: on a busy shared machine the CPU
+time is what a quiet machine's wall time would be.
 """
 from __future__ import annotations
 
-import resource
+import shlex
+import shutil
 import subprocess
-import time
 
-from .common import captures, load as machine_load, machine, parse
+from fdbu.synth import synthesize
+from fdbu.vad import stage
+
+from .common import load as machine_load, machine, measured, parse
 
 
-def timed(cmd: list[str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the child process)."""
-    def cpu():
-        r = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return r.ru_utime + r.ru_stime
-
-    c0, t0 = cpu(), time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0, cpu() - c0
+def timed(cmd: list[str]) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds, peak RSS MB) of one process."""
+    run = measured(cmd)
+    if run["returncode"] != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed: {run['stderr']}")
+    return run["wall_s"], run["cpu_s"], run["rss_mb"]
 
 
 def main() -> None:
-    args, work = parse(__doc__, files=200, before=(str, None), after=(str, ".venv/bin/fdbu"), runs=(int, 5))
-    ways = {"before": args.before, "after": args.after}
-    tree = captures(work, args.files)
+    args, work = parse(__doc__, files=0, before=(str, None), after=(str, ".venv/bin/fdbu"), runs=(int, 5))
+    if args.before is None:
+        raise SystemExit("--before: the command of the version to compare against")
+    ways = {"before": shlex.split(args.before), "after": shlex.split(args.after)}
+    tree = work / "release"
+    if not (tree / "manifest.json").exists():
+        shutil.rmtree(tree, ignore_errors=True)
+        synthesize(tree, n="release", seed=0)
     cache = work / "cache"
-    score = {name: [exe, "score", f"tree={tree}", f"out={work / name}", f"cache_dir={cache}", "progress=false",
-                    "vad.backend=batched", f"device={args.device}"] for name, exe in ways.items()}
-    subprocess.run(score["after"], check=True, stdout=subprocess.DEVNULL)  # fills the cache (untimed)
-    best = {(name, what): (float("inf"), float("inf")) for name in ways for what in ("help", "score")}
+    score = {name: [*exe, "score", f"tree={tree}", f"out={work / name}", f"cache_dir={cache}", "progress=false"]
+             for name, exe in ways.items()}
+    subprocess.run(score["after"], check=True, stdout=subprocess.DEVNULL)  # fills the cache, calibrates (untimed)
+    files = len(stage.jobs([tree]))
+    calibration = cache / "vad-probs" / "calibration"
+
+    def shard(name: str) -> list[str]:
+        fresh = work / f"shard-cache-{name}"
+        shutil.rmtree(fresh, ignore_errors=True)
+        shutil.copytree(calibration, fresh / "vad-probs" / "calibration")
+        return [*ways[name], "vad", f"tree={tree}", "shard=0", f"shards={files}", f"cache_dir={fresh}",
+                "progress=false"]
+
+    what = {"help": lambda name: [*ways[name], "score", "--help"], "score": lambda name: score[name], "shard": shard}
+    best = {(name, w): (float("inf"),) * 3 for name in ways for w in what}
     for _ in range(args.runs):
-        for name, exe in ways.items():
-            for what, cmd in (("help", [exe, "score", "--help"]), ("score", score[name])):
-                best[name, what] = tuple(map(min, best[name, what], timed(cmd)))
+        for name in ways:
+            for w, cmd in what.items():
+                best[name, w] = tuple(map(min, best[name, w], timed(cmd(name))))
     same = (work / "before" / "unified.json").read_bytes() == (work / "after" / "unified.json").read_bytes()
     print(f"{machine()}; {machine_load()}")
-    print(f"cached score of {args.files} captures: unified.json identical: {same}")
-    print("| work | before: wall / CPU | after: wall / CPU | ratio (wall / CPU) |\n|---|---:|---:|---:|")
-    for what, label in (("help", "`fdbu score --help`"), ("score", f"cached `fdbu score`, {args.files} captures")):
-        (bw, bc), (aw, ac) = best["before", what], best["after", what]
-        print(f"| {label} | {bw:.2f} s / {bc:.2f} s | {aw:.2f} s / {ac:.2f} s | {bw / aw:.1f}x / {bc / ac:.1f}x |")
+    print(f"full-size tree (727 samples, {files} files Silero runs on); best of {args.runs}; cached score's "
+          f"unified.json identical: {same}")
+    print("| work | before: wall / CPU / peak RSS | after: wall / CPU / peak RSS | ratio (wall / CPU) |\n"
+          "|---|---:|---:|---:|")
+    labels = {"help": "`fdbu score --help`", "score": "cached `fdbu score`, full size",
+              "shard": f"a shard's start-up (`fdbu vad shard=0 shards={files}`: one file)"}
+    for w, label in labels.items():
+        (bw, bc, br), (aw, ac, ar) = best["before", w], best["after", w]
+        print(f"| {label} | {bw:.2f} s / {bc:.2f} s / {br:.0f} MB | {aw:.2f} s / {ac:.2f} s / {ar:.0f} MB | "
+              f"{bw / aw:.2f}x / {bc / ac:.2f}x |")
 
 
 if __name__ == "__main__":

@@ -68,11 +68,13 @@ def test_ctrl_c_while_torch_loads_is_delivered_after_it():
 
 
 def _peak_rss_mb(cmd: list[str]) -> float:
-    """Peak resident set of a process (os.wait4's ru_maxrss), in MB."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0, proc.stderr.read().decode() if proc.stderr else ""
-    return usage.ru_maxrss / 1024
+    """Peak resident set of the process alone, in MB (forked from a fresh interpreter: a child of this test process,
+    which may hold torch, would count torch's pages as its own)."""
+    from benchmarks.common import measured
+
+    run = measured(cmd)
+    assert run["returncode"] == 0, run["stderr"]
+    return run["rss_mb"]
 
 
 def test_a_scores_memory_does_not_grow_with_the_captures(tmp_path):
