@@ -1,6 +1,7 @@
 """Ten thousand captures in one job: every stage as the process a user runs, at 1,000, 3,000 and 10,000 captures.
 
     python -m benchmarks.scale [--sizes 1000,3000,10000] [--workdir DIR] [--stages score,compare,report,sweep]
+                               [--before "COMMAND OF ANOTHER FDBU"]
 
 For each size N, two synthetic systems (system=mixed and system=prompt, seed 0: the same samples) are written to
 disk with every v1.0 subset in the release's proportions (the release's 727 samples scaled to N; real synthetic
@@ -16,10 +17,17 @@ resident set of the process or any child, forked from a fresh interpreter so tha
 the benchmark's own memory is not counted: `common.measured`), and disk written (the bytes of its outputs, plus
 the probability cache it filled). The table ends with the peak RSS slope per 1,000 captures (least squares over
 the sizes) and wall time per 1,000 captures, and the machine's load before and after.
+
+With --before (the command that runs another fdbu version, e.g. `env PYTHONPATH=OLD_CHECKOUT python -P -m fdbu`),
+every stage runs with that version and with this one, alternating stage by stage, each version with its own cache
+and output folders (score still writes into the tree: both versions must write the same bytes, which is checked),
+and the table gains the ratios.
 """
 from __future__ import annotations
 
+import hashlib
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -44,8 +52,11 @@ def sizes_for(n: int) -> dict[str, int]:
     return out
 
 
+VERSION = [sys.executable, "-m", "fdbu"]  # this checkout's fdbu; --before sets another beside it
+
+
 def fdbu() -> list[str]:
-    return [sys.executable, "-m", "fdbu"]
+    return VERSION
 
 
 def tree_bytes(path: Path) -> int:
@@ -83,13 +94,34 @@ def calibrated(work: Path) -> Path:
     return cache / "vad-probs" / "calibration"
 
 
-def one_size(work: Path, n: int, stages: tuple[str, ...], calibration: Path) -> list[dict]:
+def one_size(work: Path, n: int, stages: tuple[str, ...], calibration: Path, versions: dict[str, list[str]]
+             ) -> list[dict]:
     root = work / f"n{n}"
     trees = synth(root, n)
-    cache = root / "cache"
+    plans = {name: plan(root, name, trees, exe, calibration) for name, exe in versions.items()}
+    rows = []
+    for stage in plans["after"]:
+        if stage.split()[0] not in stages:
+            continue
+        for version, cmds in plans.items():
+            cmd, out, cache, runs = cmds[stage]
+            before = tree_bytes(cache) + tree_bytes(out)
+            row = run(cmd, runs / f"{stage.replace(' ', '-')}.log")
+            row.update(n=n, stage=stage, version=version, disk_mb=(tree_bytes(out) + tree_bytes(cache) - before) / 1e6)
+            if stage.startswith("score"):
+                row["unified_sha256"] = hashlib.sha256((out / "unified.json").read_bytes()).hexdigest()
+            rows.append(row)
+            print(f"  {n} {stage} ({version}): {row['wall_s']:.1f} s wall, {row['cpu_s']:.1f} s CPU, "
+                  f"{row['rss_mb']:.0f} MB, {row['disk_mb']:.1f} MB written", flush=True)
+    return rows
+
+
+def plan(root: Path, version: str, trees: list[Path], exe: list[str], calibration: Path) -> dict:
+    """stage -> (command, the folder it writes, its cache, its log folder) for one version."""
+    cache = root / ("cache" if version == "after" else f"cache-{version}")
     shutil.rmtree(cache, ignore_errors=True)
     shutil.copytree(calibration, cache / "vad-probs" / "calibration")
-    runs = root / "runs"
+    runs = root / ("runs" if version == "after" else f"runs-{version}")
     shutil.rmtree(runs, ignore_errors=True)
     runs.mkdir()
     for t in trees:  # score writes into the tree, where compare and report read it
@@ -98,25 +130,15 @@ def one_size(work: Path, n: int, stages: tuple[str, ...], calibration: Path) -> 
     names = f"names=[{','.join(SYSTEMS)}]"
     listed = f"trees=[{','.join(map(str, trees))}]"
     cmds = {
-        **{f"score {s}": ([*fdbu(), "score", f"tree={t}", f"cache_dir={cache}", "progress=false"], t)
+        **{f"score {s}": ([*exe, "score", f"tree={t}", f"cache_dir={cache}", "progress=false"], t)
            for s, t in zip(SYSTEMS, trees)},
-        "compare": ([*fdbu(), "compare", listed, names, f"out={runs / 'compare'}", "progress=false"], runs / "compare"),
-        "report": ([*fdbu(), "report", listed, names, f"out={runs / 'report'}", f"report.compare={runs / 'compare'}",
+        "compare": ([*exe, "compare", listed, names, f"out={runs / 'compare'}", "progress=false"], runs / "compare"),
+        "report": ([*exe, "report", listed, names, f"out={runs / 'report'}", f"report.compare={runs / 'compare'}",
                     "progress=false"], runs / "report"),
-        "sweep": ([*fdbu(), "sweep", f"tree={trees[0]}", f"out={runs / 'sweep'}", f"cache_dir={cache}",
+        "sweep": ([*exe, "sweep", f"tree={trees[0]}", f"out={runs / 'sweep'}", f"cache_dir={cache}",
                    "progress=false"], runs / "sweep"),
     }
-    rows = []
-    for stage, (cmd, out) in cmds.items():
-        if stage.split()[0] not in stages:
-            continue
-        before = tree_bytes(cache) + tree_bytes(out)
-        row = run(cmd, runs / f"{stage.replace(' ', '-')}.log")
-        row.update(n=n, stage=stage, disk_mb=(tree_bytes(out) + tree_bytes(cache) - before) / 1e6)
-        rows.append(row)
-        print(f"  {n} {stage}: {row['wall_s']:.1f} s wall, {row['cpu_s']:.1f} s CPU, {row['rss_mb']:.0f} MB, "
-              f"{row['disk_mb']:.1f} MB written", flush=True)
-    return rows
+    return {stage: (cmd, out, cache, runs) for stage, (cmd, out) in cmds.items()}
 
 
 def slope(xs: list[float], ys: list[float]) -> float:
@@ -124,6 +146,21 @@ def slope(xs: list[float], ys: list[float]) -> float:
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
     den = sum((x - mx) ** 2 for x in xs)
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den if den else float("nan")
+
+
+def versus(rows: list[dict]) -> str:
+    """Each stage of each size, the other version against this one."""
+    out = ["| captures | stage | before: wall / CPU / peak RSS | after: wall / CPU / peak RSS | ratio (wall / CPU) |",
+           "|---:|---|---:|---:|---:|"]
+    after = {(r["n"], r["stage"]): r for r in rows if r["version"] == "after"}
+    for b in (r for r in rows if r["version"] == "before"):
+        a = after[b["n"], b["stage"]]
+        out.append(f"| {b['n']:,} | {b['stage']} | {b['wall_s']:.1f} s / {b['cpu_s']:.1f} s / {b['rss_mb']:.0f} MB | "
+                   f"{a['wall_s']:.1f} s / {a['cpu_s']:.1f} s / {a['rss_mb']:.0f} MB | "
+                   f"{b['wall_s'] / a['wall_s']:.2f}x / {b['cpu_s'] / a['cpu_s']:.2f}x |")
+    same = all(b.get("unified_sha256") == after[b["n"], b["stage"]].get("unified_sha256")
+               for b in rows if b["version"] == "before")
+    return "\n".join(out + ["", f"unified.json the same bytes from both versions: {same}"])
 
 
 def table(rows: list[dict]) -> str:
@@ -143,16 +180,21 @@ def table(rows: list[dict]) -> str:
 
 
 def main() -> None:
-    args, work = parse(__doc__, files=0, sizes=(str, "1000,3000,10000"), stages=(str, ",".join(STAGES)))
+    args, work = parse(__doc__, files=0, sizes=(str, "1000,3000,10000"), stages=(str, ",".join(STAGES)),
+                       before=(str, None))
     sizes = [int(s) for s in args.sizes.split(",")]
     stages = tuple(args.stages.split(","))
     print(f"before: {machine_load()}", flush=True)
     calibration = calibrated(work)
     rows: list[dict] = []
+    versions = {**({"before": shlex.split(args.before)} if args.before else {}), "after": VERSION}
     for n in sizes:
-        rows += one_size(work, n, stages, calibration)
+        rows += one_size(work, n, stages, calibration, versions)
         (work / "scale.json").write_text(json.dumps(rows, indent=1))
-    print(f"after: {machine_load()}\n{machine()}\n\n{table(rows)}")
+    mine = [r for r in rows if r["version"] == "after"]
+    print(f"after: {machine_load()}\n{machine()}\n\n{table(mine)}")
+    if args.before:
+        print("\n" + versus(rows))
 
 
 if __name__ == "__main__":
