@@ -6,11 +6,12 @@ on first use) against eager (every system's drill-downs loaded at once).
 
 Three synthetic systems (mixed, prompt, slow; seed 0, so the same samples) of `n=release` are synthesized
 and scored once (not timed; kept in --workdir). Timed: loading the three scored trees, the comparison,
-the site (index.html, samples-K.js, the figures, leaderboard.md/.tex/.csv) as bytes, and Chromium opening it
-from disk (file://).
+the site (index.html, the samples-K-C.js parts, the figures, leaderboard.md/.tex/.csv) as bytes, and Chromium
+opening it from disk (file://).
 """
 from __future__ import annotations
 
+import json
 import sys
 import tempfile
 import time
@@ -30,6 +31,7 @@ SYSTEMS = ("mixed", "prompt", "slow")
 
 
 def browser_times(site: Path, first_id: str) -> dict:
+    parts = sorted(p.name for p in site.glob("samples-*.js"))  # every system's drill-downs, for the eager load
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     from browser import Chromium, executable
 
@@ -57,9 +59,9 @@ def browser_times(site: Path, first_id: str) -> dict:
             t0 = time.perf_counter()
             chrome.open(url)
             chrome.wait("document.querySelectorAll('table.board').length > 0")
-            chrome.eval("Promise.all([0, 1, 2].map(k => new Promise((ok, fail) => { const s = "
-                        "document.createElement('script'); s.src = 'samples-' + k + '.js'; s.onload = ok; "
-                        "s.onerror = fail; document.head.appendChild(s); })))")
+            chrome.eval(f"Promise.all({json.dumps(parts)}.map(n => new Promise((ok, fail) => {{ const s = "
+                        "document.createElement('script'); s.src = n; s.onload = ok; "
+                        "s.onerror = fail; document.head.appendChild(s); }})))")
             eager = time.perf_counter() - t0
             assert chrome.errors() == [], chrome.errors()
         finally:
@@ -105,7 +107,7 @@ def main() -> None:
     if times:
         print(f"  Chromium, file://: leaderboard shown {times['lazy']:.2f} s after navigating (lazy); first "
               f"drill-down {times['first']:.2f} s (loads samples-0-0.js); another system's {times['other']:.2f} s")
-        print(f"  eager (every samples-K.js before use): {times['eager']:.2f} s; eager / lazy "
+        print(f"  eager (every samples-K-C.js before use): {times['eager']:.2f} s; eager / lazy "
               f"{times['eager'] / times['lazy']:.2f}x")
     else:
         print("  Chromium is not installed: no page timings")

@@ -433,7 +433,7 @@ class CompareConfig:
 @dataclass
 class ReportOptions(PairingOptions):
     GROUP: ClassVar[str] = "report"
-    format: Any = opt(["html", "md", "tex", "csv"], "what to write: html (index.html, samples-K.js, figures), md, "
+    format: Any = opt(["html", "md", "tex", "csv"], "what to write: html (index.html, samples-K-C.js, figures), md, "
                                                      "tex (booktabs), csv (the leaderboard); one or a list")
     compare: Optional[str] = opt(None, "a folder with compare.json of these trees (fdbu compare out=...); null: "
                                        "compared here, compare.json written beside the site")

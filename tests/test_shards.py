@@ -115,7 +115,8 @@ def test_a_killed_shard_is_finished_by_its_rerun(pool, tmp_path):
 
 def test_a_shard_reads_only_its_own_files(pool, tmp_path):
     """A shard picks its files by the SHA-256 manifest.json lists, so its start-up does not grow with the tree: a
-    changed file of another shard is not read (its own shard, and the assembling score, refuse it)."""
+    changed file of another shard is not read (its own shard refuses it; the assembling score hash-checks every
+    file, tests/test_tree_checks.py)."""
     from fdbu.vad import stage
 
     a, _ = pool

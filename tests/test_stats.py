@@ -68,3 +68,5 @@ def test_a_resample_matrix_too_large_is_refused_not_a_memory_error():
     n = INDEX_BYTES // 8 // 100_000 + 1  # one sample more than 100,000 resamples may index
     with pytest.raises(FdbuError, match=rf"bootstrap.resamples=100000 over {n} samples needs 4.0 GiB .* fewer"):
         Bootstrap(100_000, 0).indices(n)
+    with pytest.raises(FdbuError, match=rf"bootstrap.resamples=100000 over {n} samples needs 4.0 GiB"):
+        next(Bootstrap(100_000, 0).blocks(n))  # the metrics' way: refused before the first block

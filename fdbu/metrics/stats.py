@@ -30,19 +30,25 @@ class Bootstrap:
     resamples: int = RESAMPLES
     seed: int = SEED
 
-    def indices(self, n: int) -> np.ndarray:
-        """Clarification 10: a fresh default_rng(seed) per metric, rows are resamples."""
+    def _check(self, n: int) -> None:
+        """Refused with the numbers beyond INDEX_BYTES of resample indices in all: the work (and a figure's bands,
+        resamples x values) grows with them, even though the metrics hold them a block at a time."""
         need = 8 * self.resamples * n  # int64 indices
         if need > INDEX_BYTES:
             raise FdbuError("config", None, f"bootstrap.resamples={self.resamples} over {n} samples needs "
                             f"{need / 2**30:.1f} GiB of resample indices (at most {INDEX_BYTES / 2**30:.0f} GiB): "
                             "use fewer resamples")
+
+    def indices(self, n: int) -> np.ndarray:
+        """Clarification 10: a fresh default_rng(seed) per metric, rows are resamples."""
+        self._check(n)
         return np.random.default_rng(self.seed).integers(0, n, size=(self.resamples, n))
 
     def blocks(self, n: int):
         """`indices(n)` a block of rows at a time (at most BLOCK_BYTES), drawn from one generator: the same numbers
         (PCG64 keeps its half-used 32-bit draw in its state across calls; tests/test_stats.py checks it), so the
-        memory a metric holds does not grow with resamples x samples."""
+        resample indices a metric holds do not grow with resamples x samples."""
+        self._check(n)
         rng, rows = np.random.default_rng(self.seed), max(1, BLOCK_BYTES // (8 * max(n, 1)))
         for start in range(0, self.resamples, rows):
             yield rng.integers(0, n, size=(min(rows, self.resamples - start), n))

@@ -266,7 +266,7 @@
     if (state.subset !== entry[1]) { state.subset = entry[1]; state.outcome = "all"; }
     if (state.outcome !== "all" && state.outcome !== entry[2]) state.outcome = "all";
     controls();
-    load(k, id, function () { render(k, find(k, id)); });
+    load(k, id, function () { if (state.system === k && state.id === id) render(k, find(k, id)); });
   }
   function wave(g, peaks, x0, w, y, h, color) {
     var mid = y + h / 2, step = w / peaks.length, d = "";

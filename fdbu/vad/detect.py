@@ -84,7 +84,7 @@ class DetectionStats:
         where = " on " + self.device + (f" ({self.threads} thread{'' if self.threads == 1 else 's'})"
                                         if self.threads and self.device == "cpu" else "")
         if self.device == "auto":  # never resolved: nothing was computed, so torch was never loaded to ask
-            where = ", no device started (nothing to compute)"
+            where = ", no device started (the batched model computed nothing)"
         out = (f"speech detection: {self.files} files, {self.audio_s:.0f} s of audio, backend {self.backend}"
                f"{where}: {self.computed} computed, {self.cache_hits} from cache, {self.recomputed} recomputed on "
                f"the reference path by the guard, {self.verified} verified")
@@ -201,7 +201,7 @@ class SpeechDetector:
         if self.require_cached:
             refuse_missing(self.stats.shards, len(todo), "vad.require_shards")
         bar = tqdm(total=round(sum(jobs[i].samples for i in todo) / 16000), unit="audio s", desc="speech detection",
-                   disable=not self.progress or not todo)
+                   disable=None if self.progress and todo else True)  # None: on a terminal only, never into a log
         for n, batch in enumerate(batches([(jobs[i].where, jobs[i].path, jobs[i].samples) for i in todo],
                                           self.batch_seconds)):
             faults.point(f"vad:batch:{n}")
