@@ -18,12 +18,18 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 	@echo "fdbu: installed"
 
-install: $(STAMP)
+# the numba kernels compiled ahead of time (kernels/_compiled*.so; fdbu.kernels.aot loads them, so a run imports no
+# numba): built after the install and again whenever a kernel's source changes; about 30 s
+AOT := kernels/_compiled.json
+$(AOT): $(STAMP) kernels/*.py fdbu/compile_kernels.py
+	$(BIN)/python -W ignore::DeprecationWarning -m fdbu.compile_kernels
+
+install: $(STAMP) $(AOT)
 
 # synthesize a small tree (all five subsets, 8 samples each), score it (with FD-Bench's and VideoFDB's columns beside
 # the unified metrics), plot F(t); then a second system on the same samples (system=prompt, the same seed), scored
 # and compared with the first; then the report site of both (build/demo/report/index.html, its path printed last)
-demo: $(STAMP)
+demo: $(STAMP) $(AOT)
 	rm -rf $(DEMO)
 	$(BIN)/fdbu synth out=$(DEMO)/tree n=8 seed=0
 	$(BIN)/fdbu score tree=$(DEMO)/tree plot=true "views=[fdbench,videofdb]"
@@ -71,7 +77,7 @@ browser-tools:
 
 # lint and types first (ruff: pyflakes and bugbear; mypy), then the suite on two workers, each taking whole
 # test files (the SLURM tests share one cluster, so one file, one worker), the 15 slowest tests listed
-test: $(STAMP) system-tools lint
+test: $(STAMP) $(AOT) system-tools lint
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=15
 
 lint: $(STAMP)
@@ -79,4 +85,4 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 clean:
-	rm -rf build $(VENV)
+	rm -rf build $(VENV) kernels/_compiled*

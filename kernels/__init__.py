@@ -33,15 +33,37 @@ def _numba_cache_dir() -> None:
             continue
 
 
-_numba_cache_dir()
+from . import aot as _aot  # noqa: E402
+from .results import (INF, EARLY_START, NO_RESPONSE, NOT_EXERCISED, RESPONSE, SPEAKING_AT_END, CueTiming,  # noqa: E402
+                      InterruptionOutcomes, OverlapRun, PauseComponents, Resampled, Segments, TurnTakingOutcomes,
+                      WindowSpeech)
 
-from .bootstrap import (Resampled, paired_ranked_differences, paired_ratio_differences, ranked,  # noqa: E402
-                        ranked_difference, resample_ranked, resample_ratios)
-from .outcomes import (INF, NOT_EXERCISED, NO_RESPONSE, RESPONSE, SPEAKING_AT_END, EARLY_START, CueTiming,
-                       InterruptionOutcomes, OverlapRun, PauseComponents, TurnTakingOutcomes, interruption_outcomes,
-                       overlap_run, pause_components, run_overlap_us, turn_taking_outcomes, cue_timing, window_speech,
-                       WindowSpeech)  # noqa: E402
-from .segments import Segments, speech_segments  # noqa: E402
+# the kernels compiled ahead (kernels/aot.py), while the sources are what they were built from; FDBU_KERNELS=jit
+# uses numba's JIT kernels instead (the tests compare the two)
+_COMPILED = None if _os.environ.get("FDBU_KERNELS") == "jit" else _aot.load()
+
+
+def _jit(module: str, name: str):
+    """The JIT kernel, imported (with numba) on first need: a call no ahead-compiled signature matches."""
+    def get():
+        import importlib
+
+        _numba_cache_dir()
+        return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    return get
+
+
+if _COMPILED is None:
+    _numba_cache_dir()
+    from .bootstrap import (paired_ranked_differences, paired_ratio_differences, ranked,  # noqa: E402
+                            ranked_difference, resample_ranked, resample_ratios)
+    from .outcomes import (interruption_outcomes, overlap_run, pause_components, run_overlap_us,  # noqa: E402
+                           turn_taking_outcomes, cue_timing, window_speech)
+    from .segments import speech_segments  # noqa: E402
+else:
+    for _module, _names in _aot.KERNELS.items():
+        for _name in _names:
+            globals()[_name] = _aot.dispatcher(_name, _jit(_module, _name), _COMPILED)
 
 __all__ = [
     "INF", "EARLY_START", "RESPONSE", "NO_RESPONSE", "NOT_EXERCISED", "SPEAKING_AT_END",

@@ -5,17 +5,10 @@ The caller draws `idx = numpy.random.default_rng(0).integers(0, n, size=(2000, n
 row r picks the same samples from system A and system B, and each resample gives B's
 statistic minus A's (README: Comparing systems).
 """
-from typing import NamedTuple
-
 import numpy as np
 from numba import njit
 
-from .outcomes import INF  # +infinity (never); -INF is -infinity
-
-
-class Resampled(NamedTuple):
-    values: np.ndarray  # the pooled ratio of each resample
-    kept: np.ndarray    # False where the resample's denominator is 0 (skipped)
+from .results import INF, Resampled  # INF: +infinity (never); -INF is -infinity
 
 
 @njit(cache=True)

@@ -10,21 +10,12 @@ perturbation of its probabilities smaller than `margin` leaves every evaluated c
 and so the whole state trajectory and the segments, unchanged. Padding is applied to the
 segments afterwards and reads no probability, so it cannot make a file critical.
 """
-from typing import NamedTuple
-
 import numpy as np
 from numba import njit
 
+from .results import Segments
+
 WINDOW = 512
-
-
-class Segments(NamedTuple):
-    """Segments of many files in samples: file i's are offsets[i]:offsets[i+1] of start and end."""
-
-    start: np.ndarray
-    end: np.ndarray
-    offsets: np.ndarray
-    critical: np.ndarray  # file i has an evaluated comparison within its guard margin
 
 
 @njit(cache=True)

@@ -15,7 +15,7 @@ import pytest
 
 from fdbu.vad.silero import model_path, torch_version
 
-HEAVY = ("torch", "nemo", "silero_vad", "torchaudio", "scipy.stats", "lightning", "matplotlib")
+HEAVY = ("torch", "nemo", "silero_vad", "torchaudio", "scipy.stats", "lightning", "matplotlib", "numba")
 
 
 def _score(tree, out, cache) -> subprocess.CompletedProcess:
@@ -38,7 +38,8 @@ def test_a_cached_score_loads_no_torch(synth_tree, tmp_path):
     again = _score(synth_tree, tmp_path / "b", cache)
     loaded = _modules(again)
     assert "fdbu.kernels" in loaded and "fdbu.pipeline" in loaded  # it did score
-    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+    heavy = set(HEAVY) - (set() if _built() else {"numba"})  # numba too where the kernels are compiled ahead
+    assert not loaded & heavy, sorted(loaded & heavy)
     assert re.search(r"\b0 computed", again.stdout) and "no device started (the batched model computed nothing)" in again.stdout
     for name in ("unified.json", "unified-samples.jsonl"):  # the signature's torch version and model hash included
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
@@ -92,3 +93,66 @@ def test_a_scores_memory_does_not_grow_with_the_captures(tmp_path):
                                 "progress=false"])
         shutil.rmtree(tree)
     assert peak[2000] - peak[500] < 20, peak
+
+
+# ---- the kernels compiled ahead of time (kernels/aot.py, fdbu/compile_kernels.py) -----------------------------------
+
+def _built() -> bool:
+    import fdbu.kernels
+
+    return fdbu.kernels._COMPILED is not None
+
+
+def test_the_dispatch_key_is_numbas_own_type_name():
+    """A call goes to an export only when every argument's type is the one numba would type it as."""
+    import numba
+    import numpy as np
+
+    from fdbu.kernels.aot import key
+
+    values = [np.arange(5), np.arange(6).reshape(2, 3), np.arange(6).reshape(2, 3).T, np.arange(10)[::2],
+              np.zeros(3, np.float32), np.zeros(4, np.bool_), np.zeros(2, np.int32), np.frombuffer(b"\0" * 16, "<i8"),
+              np.zeros(0), 3, -7, 2.5, True, np.int64(4), np.float64(1.5), np.float32(2.0), np.bool_(False)]
+    for x in values:
+        assert key(x) == str(numba.typeof(x)), (x, key(x), numba.typeof(x))
+    assert key("text") is None and key(np.zeros(2, np.complex128)) is None and key(2**70) is None
+
+
+@pytest.mark.skipif(not _built(), reason="the kernels are not compiled ahead here (make install builds them)")
+def test_the_compiled_kernels_write_the_jit_kernels_bytes(tmp_path, calibrated):
+    """score (with both views) and compare of v1.0 and v1.5 trees, every kernel, through the compiled kernels and
+    through numba's JIT kernels (FDBU_KERNELS=jit): the same bytes, and the compiled runs import no numba."""
+    from fdbu.synth import synthesize
+
+    trees = {}
+    for family, other in (("v1.0", "prompt"), ("v1.5", "yields")):
+        trees[family] = [synthesize(tmp_path / f"{family}-{s}", n=3, seed=1, system=s, family=family, ineligible=0.0)
+                         for s in ("mixed", other)]
+    outputs = {}
+    for way, env in (("aot", {}), ("jit", {"FDBU_KERNELS": "jit"})):
+        env = {**os.environ, **env}
+        code = ("import sys\nfrom fdbu.cli import main\nargs = sys.argv[1:]\n"
+                "try:\n    main(args)\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+                "print('NUMBA' if 'numba' in sys.modules else 'NO NUMBA', file=sys.stderr)\n")
+        loaded = []
+        for family, (a, b) in trees.items():
+            out = tmp_path / way / family
+            runs = [["score", f"tree={t}", f"out={out / t.name}", "views=[fdbench,videofdb]", "progress=false",
+                     "vad.threads=1"]  # calibrated by the session (the default, the cores free now, may not be)
+                    for t in (a, b)]
+            for run in runs:
+                done = subprocess.run([sys.executable, "-c", code, *run], env=env, capture_output=True, text=True)
+                assert done.returncode == 0, done.stderr
+                loaded.append(done.stderr.strip().splitlines()[-1])
+            for t in (a, b):  # compare reads scored trees: the unified files beside the tree's samples
+                for name in ("unified.json", "unified-samples.jsonl"):
+                    shutil.copy(out / t.name / name, t / name)
+            done = subprocess.run([sys.executable, "-c", code, "compare", f"trees=[{a},{b}]",
+                                   f"out={out / 'compare'}", "progress=false"], env=env, capture_output=True, text=True)
+            assert done.returncode == 0, done.stderr
+        outputs[way] = {p.relative_to(tmp_path / way): p.read_bytes() for p in (tmp_path / way).rglob("*")
+                        if p.is_file() and p.suffix in (".json", ".jsonl", ".csv")}
+        if way == "aot":
+            assert set(loaded) == {"NO NUMBA"}, loaded
+    assert outputs["aot"].keys() == outputs["jit"].keys() and len(outputs["aot"]) >= 10
+    assert [k for k in outputs["aot"] if outputs["aot"][k] != outputs["jit"][k]] == []

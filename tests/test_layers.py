@@ -224,9 +224,10 @@ def test_the_commands_layer_reads_no_hydra():
     assert names and not {n for n in names if n.split(".")[0] in ("hydra", "hydra_plugins")}
 
 
-# where a console is the point: the CLI and its handler of notes, the Hydra launcher (its console under Hydra), a maintainer's script
-# and the child process an official script runs in (its last line of stdout is read by the parent)
-PRINTERS = {"fdbu.cli", "fdbu.log", "fdbu.launcher", "fdbu.synth.render_bank", "fdbu.official.child"}
+# where a console is the point: the CLI and its handler of notes, the Hydra launcher (its console under Hydra), a maintainer's script,
+# the install step compiling the kernels, and the child process an official script runs in (its last line of stdout is read by
+# the parent)
+PRINTERS = {"fdbu.cli", "fdbu.log", "fdbu.launcher", "fdbu.synth.render_bank", "fdbu.compile_kernels", "fdbu.official.child"}
 
 
 def test_no_module_below_the_commands_prints():

@@ -1,0 +1,86 @@
+"""`python -m fdbu.compile_kernels`: the numba kernels compiled ahead of time (`fdbu.kernels.aot` loads them).
+
+`make install` runs it, and `make test` and `make demo` again whenever a kernel's source changes. It runs fdbu's
+stages on small synthetic trees of every subset of both releases (score with every view, compare, a sweep) with
+the JIT kernels, records every signature each kernel was compiled for, exports each with numba.pycc, and records
+them with the sources' hash in `_compiled.json` beside the kernels.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from .kernels.aot import HERE, KERNELS, MODULE, RECORD, sources_sha256
+
+
+def _workload(root: Path) -> None:
+    """fdbu's stages on small trees of every subset, the JIT kernels compiling for the types a run passes."""
+    from .metrics.stats import Bootstrap
+    from .pairwise import compare, load as load_system
+    from .pipeline import score_path
+    from .settings import grid
+    from .sweep_grid import sweep
+    from .synth import synthesize
+    from .unified import write
+    from .vad import SpeechDetector
+    from .pipeline import Views
+    from .views import fdbench, videofdb
+
+    views = Views(("fdbench", "videofdb"), {"fdbench": fdbench.Settings(), "videofdb": videofdb.Settings()})
+    boot = Bootstrap()
+    for family, other in (("v1.0", "prompt"), ("v1.5", "yields")):
+        trees = [synthesize(root / f"{family}-{system}", n=6, seed=0, system=system, family=family)
+                 for system in ("mixed", other)]
+        for tree in trees:
+            detector = SpeechDetector(backend="batched", device="cpu", cache=False, margin=1e-3, threads=1)
+            write(score_path(tree, detector, boot, views=views), tree)
+        compare([load_system(t, t.name) for t in trees])
+        detector = SpeechDetector(backend="batched", device="cpu", cache=False, margin=1e-3, threads=1)
+        sweep(trees[:1], detector, boot, grid([0.4, 0.5], [100, 200]))
+
+
+def build(out: Path = HERE) -> Path:
+    """Compile every signature the workload used into `out`/_compiled*.so, and record them in _compiled.json."""
+    import tempfile
+
+    from numba import types
+    from numba.pycc import CC
+
+    from .kernels import bootstrap, outcomes, segments
+
+    with tempfile.TemporaryDirectory(prefix="fdbu-aot-") as work:
+        _workload(Path(work))
+    cc = CC(MODULE)
+    cc.output_dir = str(out)
+    exports: dict[str, list[list[str]]] = {}
+    modules = {"bootstrap": bootstrap, "outcomes": outcomes, "segments": segments}
+    for mod, names in KERNELS.items():
+        for name in names:
+            kernel = getattr(modules[mod], name)
+            for argtypes, overload in sorted(kernel.overloads.items(), key=lambda kv: str(kv[0])):
+                if any(isinstance(t, types.Array) and t.layout not in "CA" for t in argtypes):
+                    continue
+                exports.setdefault(name, []).append([str(t) for t in argtypes])
+                cc.export(f"{name}__{len(exports[name]) - 1}", overload.signature)(kernel.py_func)
+    missing = [n for names in KERNELS.values() for n in names if n not in exports]
+    if missing:
+        raise SystemExit(f"fdbu.kernels.aot: the workload did not call {missing}")
+    cc.compile()
+    (out / RECORD.name).write_text(json.dumps({"sources": sources_sha256(), "exports": exports}, indent=1))
+    return out
+
+
+def main() -> int:
+    if not os.access(HERE, os.W_OK):
+        print(f"fdbu.compile_kernels: {HERE} is not writable: the kernels stay JIT-compiled (and cached)", file=sys.stderr)
+        return 0
+    build()
+    n = sum(len(v) for v in json.loads(RECORD.read_text())["exports"].values())
+    print(f"fdbu.compile_kernels: {n} kernel signatures compiled ahead into {HERE}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

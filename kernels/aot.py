@@ -1,0 +1,87 @@
+"""The kernels compiled ahead of time, so a run does not import numba (1.1 s and 170 MB a process) to call them.
+
+    python -m fdbu.compile_kernels    # `make install` runs it; it writes _compiled*.so and _compiled.json here
+
+This module loads and dispatches to the build; `fdbu/compile_kernels.py` makes it (it runs fdbu's stages, so it
+lives above them).
+
+Which types: those a run really passes. The build runs fdbu's stages on small synthetic trees of every subset of
+both releases (score with every view, compare, a sweep) with the JIT kernels, records every signature each kernel
+was compiled for, and exports each one with numba.pycc (`_compiled.<kernel>__<k>`). A call uses an export whose
+argument types are exactly the call's (`key`: numba's own name of each argument's type); anything else, and
+everything while the kernels' sources no longer hash to what the build was made from, goes to the JIT kernel
+(compiled once and cached, as before). Both are the same numba code: the tests compare them on every kernel.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+MODULE = "_compiled"
+RECORD = HERE / f"{MODULE}.json"
+SOURCES = ("results.py", "bootstrap.py", "outcomes.py", "segments.py")
+KERNELS = {"bootstrap": ("resample_ratios", "ranked", "resample_ranked", "paired_ratio_differences",
+                         "ranked_difference", "paired_ranked_differences"),
+           "outcomes": ("pause_components", "turn_taking_outcomes", "interruption_outcomes", "overlap_run",
+                        "run_overlap_us", "cue_timing", "window_speech"),
+           "segments": ("speech_segments",)}
+
+
+def sources_sha256() -> str:
+    """What a build is valid for: the kernels' sources and numba's version."""
+    h = hashlib.sha256()
+    for name in SOURCES:
+        h.update((HERE / name).read_bytes())
+    return h.hexdigest()
+
+
+def key(x) -> str | None:
+    """numba's name of the type `numba.typeof(x)` gives, for the kinds of argument the kernels take (None for any
+    other kind: such a call goes to the JIT kernel)."""
+    if isinstance(x, np.ndarray):
+        if x.dtype.name not in ("int64", "int32", "float64", "float32", "bool"):
+            return None
+        layout = "C" if x.flags.c_contiguous else "F" if x.flags.f_contiguous else "A"
+        return f"{'' if x.flags.writeable else 'readonly '}array({x.dtype.name}, {x.ndim}d, {layout})"
+    if isinstance(x, (bool, np.bool_)):
+        return "bool"
+    if isinstance(x, int):
+        return "int64" if -2**63 <= x < 2**63 else None
+    if isinstance(x, float):
+        return "float64"
+    if isinstance(x, (np.integer, np.floating)):
+        return x.dtype.name
+    return None
+
+
+def load() -> tuple[object, dict[str, list[list[str]]]] | None:
+    """(the compiled module, kernel -> the argument keys of each export), or None where there is no valid build."""
+    try:
+        record = json.loads(RECORD.read_text())
+        if record.get("sources") != sources_sha256():
+            return None
+        import importlib
+
+        module = importlib.import_module(f"{__package__}.{MODULE}")
+    except (OSError, ValueError, ImportError):
+        return None
+    return module, record["exports"]
+
+
+def dispatcher(name: str, jit, compiled):
+    """`name` called through an export matching the call's argument types, else through `jit()` (the JIT kernel,
+    imported on first need)."""
+    module, exports = compiled
+    table = {tuple(keys): getattr(module, f"{name}__{k}") for k, keys in enumerate(exports.get(name, []))}
+
+    def call(*args):
+        fn = table.get(tuple(key(a) for a in args))
+        return fn(*args) if fn is not None else jit()(*args)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"The kernel {name}, compiled ahead (kernels/aot.py) where the call's types were built."
+    return call
