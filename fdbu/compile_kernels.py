@@ -19,13 +19,12 @@ def _workload(root: Path) -> None:
     """fdbu's stages on small trees of every subset, the JIT kernels compiling for the types a run passes."""
     from .metrics.stats import Bootstrap
     from .pairwise import compare, load as load_system
-    from .pipeline import score_path
+    from .pipeline import Views, score_path
     from .settings import grid
     from .sweep_grid import sweep
     from .synth import synthesize
     from .unified import write
     from .vad import SpeechDetector
-    from .pipeline import Views
     from .views import fdbench, videofdb
 
     views = Views(("fdbench", "videofdb"), {"fdbench": fdbench.Settings(), "videofdb": videofdb.Settings()})
@@ -66,7 +65,7 @@ def build(out: Path = HERE) -> Path:
                 cc.export(f"{name}__{len(exports[name]) - 1}", overload.signature)(kernel.py_func)
     missing = [n for names in KERNELS.values() for n in names if n not in exports]
     if missing:
-        raise SystemExit(f"fdbu.kernels.aot: the workload did not call {missing}")
+        raise SystemExit(f"fdbu.compile_kernels: the workload did not call {missing}")
     cc.compile()
     (out / RECORD.name).write_text(json.dumps({"sources": sources_sha256(), "exports": exports}, indent=1))
     return out

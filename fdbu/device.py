@@ -8,6 +8,7 @@ that are idle right now, measured over a short interval from /proc/stat.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import math
 import os
 import platform
@@ -39,12 +40,17 @@ def interrupts_held():
         signal.raise_signal(signal.SIGINT)
 
 
+def held_import(name: str):
+    """The module `name` (torch, or a package that imports it), imported with Ctrl-C held (`interrupts_held`)."""
+    if name not in sys.modules:
+        with interrupts_held():
+            importlib.import_module(name)
+    return sys.modules[name]
+
+
 def load_torch():
     """torch, imported with Ctrl-C held (`interrupts_held`)."""
-    if "torch" not in sys.modules:
-        with interrupts_held():
-            import torch  # noqa: F401
-    return sys.modules["torch"]
+    return held_import("torch")
 
 
 def resolve_device(device: str) -> str:

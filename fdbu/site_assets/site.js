@@ -244,8 +244,8 @@
     for (var i = 0; i < D.index[k].length; i++) if (D.index[k][i][0] === id) return i;
     return -1;
   }
-  function load(k, id, then) {
-    var key = k + "-" + Math.floor(position(k, id) / D.chunk);
+  function load(k, i, then) {  // i: the sample's position (position(k, id))
+    var key = k + "-" + Math.floor(i / D.chunk);
     if (window.FDBU_SAMPLES && window.FDBU_SAMPLES[key]) { then(); return; }
     if (loading[key]) { loading[key].push(then); return; }
     loading[key] = [then];
@@ -255,18 +255,17 @@
     s.onerror = function () { $("drilldown").textContent = "cannot load samples-" + key + ".js beside this page"; };
     document.head.appendChild(s);
   }
-  function find(k, id) {
-    var i = position(k, id);
+  function find(k, i) {
     return window.FDBU_SAMPLES[k + "-" + Math.floor(i / D.chunk)][i % D.chunk];
   }
   function open(k, id) {
     state.system = k; state.id = id;
-    var entry = D.index[k][position(k, id)];
+    var i = position(k, id), entry = D.index[k][i];
     if (!entry) { $("drilldown").textContent = id + " is not a sample of " + D.systems[k]; return; }
     if (state.subset !== entry[1]) { state.subset = entry[1]; state.outcome = "all"; }
     if (state.outcome !== "all" && state.outcome !== entry[2]) state.outcome = "all";
     controls();
-    load(k, id, function () { if (state.system === k && state.id === id) render(k, find(k, id)); });
+    load(k, i, function () { if (state.system === k && state.id === id) render(k, find(k, i)); });
   }
   function wave(g, peaks, x0, w, y, h, color) {
     var mid = y + h / 2, step = w / peaks.length, d = "";
@@ -471,11 +470,11 @@
     ks.forEach(function (k) {
       var part = el("div", {"class": "across-system", "data-system": D.systems[k]});
       box.appendChild(part);
-      var has = D.index[k].some(function (r) { return r[0] === id; });
+      var i = position(k, id), has = i >= 0;
       if (!has) { part.appendChild(el("h4", {}, D.systems[k] + ": not in this tree")); done(); return; }
-      load(k, id, function () {
+      load(k, i, function () {
         if (box.token !== token) return;
-        var d = find(k, id);
+        var d = find(k, i);
         part.appendChild(el("h4", {}, D.systems[k] + ": " + d.outcome));
         part.appendChild(el("p", {"class": "rule"}, d.rule));
         if (d.T) part.appendChild(boxed(timeline(d), D.systems[k] + " timeline"));

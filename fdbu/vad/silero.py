@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..atomic import sha256_file
-from ..device import interrupts_held, load_torch
+from ..device import held_import, load_torch
 from ..errors import FdbuError
 from ..settings import SegmentRule, SileroSettings  # noqa: F401  (re-exported)
 from ..timebase import to_us
@@ -82,11 +82,7 @@ def _model_sha256() -> str:
 
 def silero_vad():
     """The silero_vad package (it imports torch), imported with Ctrl-C held (`fdbu.device.interrupts_held`)."""
-    if "silero_vad" not in sys.modules:
-        load_torch()
-        with interrupts_held():
-            import silero_vad  # noqa: F401
-    return sys.modules["silero_vad"]
+    return held_import("silero_vad")
 
 
 @functools.lru_cache(maxsize=1)
