@@ -1,6 +1,6 @@
 """Where the batched VAD's time goes, against what the machine's arithmetic allows (a roofline split).
 
-    python -m benchmarks.vad_profile [--files 200] [--threads 2] [--workdir DIR]
+    python -m benchmarks.vad_profile [--files 200] [--threads 2] [--workdir DIR] [--before DIR --runs 3] [--floor 0]
 
 On N synthetic interruption captures (20-30 s), in one process, cache off, the batched backend as `fdbu score`
 runs it (`SpeechDetector.probabilities`: batches read on a background thread while the previous one computes):
@@ -13,18 +13,37 @@ runs it (`SpeechDetector.probabilities`: batches read on a background thread whi
   (the convolutions and the two LSTM products as matrix products, the FFT as 5 N log2 N / 2 per real frame), and
   the machine's attainable rate for the front end's largest product at this thread count (a dense addmm of the
   first convolution's shape, best of 5); the arithmetic limit is that rate / FLOP per audio second.
+
+The parts run on the backend's worker threads (one group of files per thread on a CPU), so they are given in
+thread-seconds, as a share of wall time x threads.
+
+The synthetic captures are digital silence between their words (most windows are 576 zeros, which the batched
+backend computes once); `--floor K` adds a noise floor to every sample instead (uniform integers in [-K, K] on the
+PCM16 values, seed 0: K=2 is a dithered recording's floor), so that no window is silent and every one is computed.
+The share of silent windows is printed.
+
+`--before DIR` (a checkout of another fdbu version) also measures the whole pipeline's throughput with that version
+and with this one, each a fresh process on the same files, alternating, best of `--runs`: the ratio is the speed-up.
 """
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
+import threading
 import time
+from pathlib import Path
 
 
+import numpy as np
+
+from fdbu.audio import pcm16, wav_bytes
 from fdbu.vad import SpeechDetector
 from fdbu.vad.audio import read_wav
 from fdbu.vad.batched import CONTEXT, FRAME, HOP, N_FFT, WINDOW
 
-from .common import captures, jobs, load as machine_load, machine, parse
+from .common import INTERRUPTION, captures, jobs, load as machine_load, machine, parse
 
 
 def flops_per_window(b) -> dict[str, float]:
@@ -60,14 +79,60 @@ def attainable(b, threads: int) -> float:
     return 2 * x.shape[0] * w.shape[0] * w.shape[1] / best / 1e9
 
 
+# one version's whole pipeline in a fresh process: only the API both versions have (SpeechDetector.probabilities)
+PIPELINE = """
+import hashlib, sys, time
+from pathlib import Path
+import soundfile as sf
+from fdbu.vad import Job, SpeechDetector
+paths = sorted(Path(sys.argv[1]).glob("*/output.wav"), key=lambda p: int(p.parent.name))
+todo = [Job(p.parent.name, p, hashlib.sha256(p.read_bytes()).hexdigest(), sf.info(str(p)).frames) for p in paths]
+det = SpeechDetector(backend="batched", device="cpu", cache=False, threads=int(sys.argv[2]), margin=1e-3)
+det.probabilities(todo[:8])
+t0 = time.perf_counter()
+det.probabilities(todo)
+print(sum(j.samples for j in todo) / 16000 / (time.perf_counter() - t0))
+"""
+
+
+def versions(before: str, tree: Path, threads: int, runs: int) -> None:
+    """The whole pipeline's audio s/s with `before`'s fdbu and this one's, alternating, best of `runs`."""
+    here = str(Path(__file__).resolve().parents[1])
+    best = {"before": 0.0, "after": 0.0}
+    for _ in range(runs):
+        for name, path in (("before", before), ("after", here)):
+            env = {**os.environ, "PYTHONPATH": path}
+            out = subprocess.run([sys.executable, "-P", "-c", PIPELINE, str(tree / INTERRUPTION), str(threads)],
+                                 env=env, check=True, capture_output=True, text=True, cwd=path).stdout
+            best[name] = max(best[name], float(out.split()[-1]))
+    print(f"\nwhole pipeline, best of {runs} alternating runs ({machine_load()}): before {best['before']:.0f} audio s/s, "
+          f"after {best['after']:.0f} audio s/s = {best['after'] / best['before']:.2f}x")
+
+
+def floored(tree: Path, k: int) -> Path:
+    """A copy of the captures' output.wav files with a noise floor of uniform integers in [-k, k] added."""
+    out = tree.with_name(f"{tree.name}-floor{k}")
+    if not out.exists():
+        rng = np.random.default_rng(0)
+        for src in sorted((tree / INTERRUPTION).glob("*/output.wav"), key=lambda p: int(p.parent.name)):
+            x = pcm16(read_wav(src, src.parent.name)).astype(np.int64)
+            dest = out / INTERRUPTION / src.parent.name / "output.wav"
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(wav_bytes(np.clip(x + rng.integers(-k, k + 1, len(x)), -32768, 32767).astype(np.int16)))
+    return out
+
+
 def main() -> None:
-    args, work = parse(__doc__, files=200, threads=(int, 2))
-    todo = jobs(captures(work, args.files))
+    args, work = parse(__doc__, files=200, threads=(int, 2), before=(str, None), runs=(int, 3), floor=(int, 0))
+    tree = captures(work, args.files)
+    if args.floor:
+        tree = floored(tree, args.floor)
+    todo = jobs(tree)
     audio_s = sum(j.samples for j in todo) / 16000
     det = SpeechDetector(backend="batched", device="cpu", cache=False, threads=args.threads, margin=1e-3)
     b = det.batched
-    parts = {"front end": 0.0, "model call": 0.0}
-    front, call = b._front_end, b._probabilities
+    parts = {"front end": 0.0, "worker": 0.0}
+    lock = threading.Lock()
 
     def timed(name, fn):
         def run(*a):
@@ -75,12 +140,13 @@ def main() -> None:
             try:
                 return fn(*a)
             finally:
-                parts[name] += time.perf_counter() - t0
+                with lock:
+                    parts[name] += time.perf_counter() - t0
         return run
 
-    b._front_end, b._probabilities = timed("front end", front), timed("model call", call)
+    b._front_end, b._probabilities = timed("front end", b._front_end), timed("worker", b._probabilities)
     det.probabilities(todo[:8])  # warm-up: first calls, thread pools
-    parts.update({"front end": 0.0, "model call": 0.0})
+    parts.update({k: 0.0 for k in parts})
     t0 = time.perf_counter()
     det.probabilities(todo)
     wall = time.perf_counter() - t0
@@ -88,24 +154,38 @@ def main() -> None:
     for j in todo:
         read_wav(j.path, j.where)
     decode = time.perf_counter() - t0
+    silent = windows = 0
+    for j in todo:
+        x = read_wav(j.path, j.where)
+        framed = np.zeros(CONTEXT + -(-len(x) // WINDOW) * WINDOW, np.float32)
+        framed[CONTEXT:CONTEXT + len(x)] = x
+        frames = np.lib.stride_tricks.sliding_window_view(framed, FRAME)[::WINDOW]
+        silent += int((~frames.any(axis=1)).sum())
+        windows += len(frames)
     per = flops_per_window(b)
     per_s = {k: v * 16000 / WINDOW for k, v in per.items()}
     total = sum(per_s.values())
     rate = attainable(b, args.threads)
     limit = rate * 1e9 / total
-    print(f"{machine()}; {machine_load()}; {args.files} captures, {audio_s:.0f} s of audio, {args.threads} threads")
-    print("| part | seconds | share of the wall time | audio s/s if it were alone |\n|---|---:|---:|---:|")
-    rest = parts["model call"] - parts["front end"]
-    for name, s in (("whole pipeline (wall)", wall), ("decoding the files (measured apart)", decode),
-                    ("model front end (STFT, convolutions, input gates)", parts["front end"]),
-                    ("rest of the model call (framing, LSTM steps, output)", rest),
-                    ("outside the model call (waiting for decoding, Python between batches)",
-                     wall - parts["model call"])):
-        print(f"| {name} | {s:.2f} | {s / wall:.0%} | {audio_s / s:.0f} |")
+    threads = args.threads
+    print(f"{machine()}; {machine_load()}; {args.files} captures, {audio_s:.0f} s of audio, {threads} threads; "
+          f"{silent / windows:.0%} of the windows digital silence" + (f" (noise floor +-{args.floor})" if args.floor else ""))
+    print("| part | seconds | share of the time | audio s/s if it were alone |\n|---|---:|---:|---:|")
+    print(f"| whole pipeline (wall) | {wall:.2f} | 100% | {audio_s / wall:.0f} |")
+    print(f"| decoding the files (measured apart, one thread) | {decode:.2f} | {decode / wall:.0%} of the wall | "
+          f"{audio_s / decode:.0f} |")
+    for name, s in (("model front end (STFT, convolutions, input gates)", parts["front end"]),
+                    ("rest of the workers' call (framing, LSTM steps, output)", parts["worker"] - parts["front end"]),
+                    ("outside the workers (splitting, waiting for decoding, Python between batches)",
+                     wall * threads - parts["worker"])):
+        print(f"| {name} | {s:.2f} thread-s | {s / (wall * threads):.0%} of wall x threads | "
+              f"{audio_s * threads / s:.0f} |")
     print(f"\narithmetic: {total / 1e6:.1f} MFLOP per audio second ("
           + ", ".join(f"{k} {v / 1e6:.1f}" for k, v in per_s.items()) + f"); attainable {rate:.0f} GFLOP/s "
-          f"(addmm of the first convolution's shape, {args.threads} threads) -> limit {limit:.0f} audio s/s; "
+          f"(addmm of the first convolution's shape, {threads} threads) -> limit {limit:.0f} audio s/s; "
           f"the pipeline runs at {audio_s / wall:.0f} audio s/s = {audio_s / wall / limit:.0%} of it")
+    if args.before:
+        versions(args.before, tree, threads, args.runs)
 
 
 if __name__ == "__main__":

@@ -289,3 +289,97 @@ def test_processes_started_together_on_a_fresh_cache_calibrate_once_and_announce
     again = subprocess.run([fdbu, "vad", f"tree={synth_tree}", f"cache_dir={cache}", "device=cpu", "vad.threads=1"],
                            capture_output=True, text=True)
     assert again.returncode == 0 and "calibrating" not in again.stderr  # once per device and cache
+
+
+def test_reference_workers_compute_the_reference_bits(silero, held_out):
+    """Files computed two at a time, each worker a model of its own on one torch thread: every file's
+    probabilities are the same bits as one file at a time, in order; the caller's thread count is restored."""
+    import torch
+
+    audios, reference = held_out
+    before = torch.get_num_threads()
+    finished = []
+    got = silero.reference_many([(lambda a=a: a) for a in audios], 2, lambda i, _: finished.append(i))
+    assert finished == list(range(len(audios))) and torch.get_num_threads() == before
+    assert all(g.dtype == r.dtype and np.array_equal(g, r) for g, r in zip(got, reference))
+
+
+def test_a_reference_worker_error_stops_the_others(silero, held_out):
+    """A file that cannot be read raises its own error at once; the files not yet started are never read."""
+    import torch
+
+    audios, _ = held_out
+    started = []
+
+    def read(k):
+        def go():
+            started.append(k)
+            if k == 1:
+                raise FdbuError("near/1", "output.wav", "cannot be decoded")
+            return audios[0]
+        return go
+
+    before = torch.get_num_threads()
+    with pytest.raises(FdbuError, match="near/1: output.wav: cannot be decoded"):
+        silero.reference_many([read(k) for k in range(40)], 2)
+    assert len(started) < 40 and torch.get_num_threads() == before
+
+
+def test_the_guard_recomputes_on_several_workers_the_reference_bits(synth_tree, silero):
+    """The guard's recomputations on two workers: exact entries, the reference path's own probabilities."""
+    jobs = jobs_of(synth_tree)
+    det = SpeechDetector(backend="batched", device="cpu", cache=False, margin=0.3, threads=2, verify=0)
+    entries = det.guard(det.probabilities(jobs), jobs, [det.silero.settings.rule])
+    assert det.reference_workers == 2 and det.stats.recomputed >= 2
+    for job, entry in zip(jobs, entries):
+        if entry.exact:
+            assert np.array_equal(entry.probs, silero.reference_probs(sf.read(str(job.path), dtype="float32")[0]))
+
+
+def test_cpu_threads_take_balanced_groups_of_files(silero):
+    b = BatchedSilero(silero.model, "cpu", threads=2)
+    audios = [np.zeros(n, np.float32) for n in (16000 * 30, 5, 16000 * 10, 16000 * 12, 16000 * 9, 0)]
+    groups = b._groups(audios)
+    assert sorted(i for g in groups for i in g) == list(range(len(audios))) and len(groups) == 2
+    loads = [sum(len(audios[i]) for i in g) for g in groups]
+    assert abs(loads[0] - loads[1]) <= max(len(a) for a in audios)
+    assert groups == b._groups(audios)  # the same split every time
+    assert BatchedSilero(silero.model, "cpu", threads=1)._groups(audios) == [[0, 3, 2, 4, 1, 5]]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_every_thread_count_keeps_the_guard_headroom(silero, held_out, threads):
+    """One group on one thread or a group per thread: within half this machine's calibrated margin there."""
+    det = SpeechDetector(backend="batched", device="cpu", cache=False, threads=threads)
+    assert largest_deviation(det.batched, held_out) < det.calibration().margin / 2
+
+
+def test_digital_silence_is_computed_once(silero, monkeypatch):
+    """A window of 576 zeros (or negative zeros: the same magnitudes, the same result) takes the silent frame's
+    front end, computed once; every other window is computed, and the probabilities are as if all were."""
+    import torch
+
+    b = BatchedSilero(silero.model, "cpu", threads=1)
+    with torch.no_grad():
+        zero = b._front_end(torch.zeros(b.frame_chunk, 576))
+        assert torch.equal(zero, b._front_end(-torch.zeros(b.frame_chunk, 576))) and torch.equal(zero[:1], b.silence)
+    rng = np.random.default_rng(0)
+    x = np.zeros(16000 * 6, np.float32)
+    x[16000:32000] = rng.normal(0, 0.1, 16000)
+    x[64000:64001] = 0.01  # one sample: the window that holds it is not silent
+    x[80000:80512] = -0.0
+    rows = []
+    real = BatchedSilero._front_end
+
+    def front_end(self, frames):
+        rows.append(len(frames))
+        return real(self, frames)
+
+    monkeypatch.setattr(BatchedSilero, "_front_end", front_end)
+    got = b.probabilities([x])[0]
+    # window k sees its 512 samples and the 64 before them
+    loud = sum(bool(np.any(x[max(0, 512 * k - 64):512 * k + 512])) for k in range(len(x) // 512))
+    assert rows == [loud] and loud == 33
+    monkeypatch.setattr(BatchedSilero, "_gates", lambda self, frames: real(self, torch.from_numpy(frames)))
+    every = b.probabilities([x])[0]
+    assert np.abs(got.astype(np.float64) - every).max() < calib.FLOOR

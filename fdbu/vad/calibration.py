@@ -120,10 +120,11 @@ def _key(ident: dict) -> str:
     return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()
 
 
-def reference(folder: Path | None, silero, audios: list[np.ndarray], bar=None) -> list[np.ndarray]:
+def reference(folder: Path | None, silero, audios: list[np.ndarray], bar=None, workers: int = 1) -> list[np.ndarray]:
     """The reference path's probabilities of the corpus on this CPU: the expensive half of a
     calibration, kept so that another thread count or a GPU on the same host costs only the
-    batched pass. Keyed by the CPU identity (the reference runs on one CPU thread)."""
+    batched pass. Keyed by the CPU identity (the reference runs on one CPU thread per file;
+    `workers` files at a time give the same bits)."""
     ident = {"format": FORMAT, "cpu": devices.identity("cpu"), "silero_vad_version": silero.version,
              "model_sha256": silero.model_sha256, "corpus_sha256": corpus_sha256(audios)}
     name = f"reference-{_key(ident)}.f32"
@@ -140,11 +141,8 @@ def reference(folder: Path | None, silero, audios: list[np.ndarray], bar=None) -
                 return np.split(np.frombuffer(payload, "<f4"), np.cumsum(sizes)[:-1])
         except (AttributeError, OSError, ValueError, RecursionError):
             continue
-    probs = []
-    for a in audios:
-        probs.append(silero.reference_probs(a))
-        if bar is not None:
-            bar.update(len(a) / SR)
+    probs = silero.reference_many([(lambda a=a: a) for a in audios], workers,
+                                  None if bar is None else (lambda i, _: bar.update(len(audios[i]) / SR)))
     if path is not None:
         payload = np.concatenate(probs).astype("<f4").tobytes()
         try:
@@ -171,7 +169,8 @@ def measure(silero, batched, ident: dict, folder: Path | None = None, progress: 
               bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} audio s [{elapsed}<{remaining}]") as bar:
         batched_probs = batched.probabilities(audios)
         bar.update(audio_s)
-        refs = reference(folder, silero, audios, bar)
+        refs = reference(folder, silero, audios, bar,
+                         batched.threads if batched.device.type == "cpu" else devices.free_cores())
         bar.update(max(0.0, total - bar.n))  # a stored reference pass costs nothing
     for probs, ref in zip(batched_probs, refs):
         deviation = max(deviation, float(np.abs(probs.astype(np.float64) - ref.astype(np.float64)).max()))

@@ -129,6 +129,7 @@ class SpeechDetector:
         self.shard = shard  # recorded in the cache entries this detector computes
         self.require_cached = require_cached  # an assembling run that refuses to compute (vad.require_shards)
         self._batched = None
+        self._reference_workers: int | None = None
         self._calibration: calib.Calibration | None = None
         self.stats = DetectionStats(backend, self._device)
 
@@ -175,12 +176,30 @@ class SpeechDetector:
             margin, key = cal.margin, cal.key
         return [Entry(p, False, margin, key, self.shard, fresh=True) for p in self.batched.probabilities(audios)]
 
-    def _reference(self, job: Job, audio: np.ndarray | None = None) -> Entry:
-        audio = read_wav(job.path, job.where) if audio is None else audio
-        entry = Entry(self.silero.reference_probs(audio), True, by=self.shard, fresh=True)
-        if self.cache:
-            self.cache.put(job.sha256, entry)
-        return entry
+    @property
+    def reference_workers(self) -> int:
+        """Files the reference path computes at once (the guard's recomputations, the sentinel, the reference
+        backend): vad.threads, or the cores free to this process, each worker a model of its own on one thread."""
+        if self._reference_workers is None:
+            self._reference_workers = self._threads or devices.free_cores()
+        return self._reference_workers
+
+    def _references(self, jobs: list[Job], audios: list[np.ndarray] | None = None) -> list[Entry]:
+        """Reference-path entries of `jobs` (their audio read here unless given), computed `reference_workers` at a
+        time, each cached as it finishes."""
+        def read(k: int):
+            return (lambda: audios[k]) if audios is not None else (lambda: read_wav(jobs[k].path, jobs[k].where))
+
+        entries: list[Entry] = []
+
+        def done(k: int, probs: np.ndarray) -> None:
+            entries.append(Entry(probs, True, by=self.shard, fresh=True))
+            if self.cache:
+                self.cache.put(jobs[k].sha256, entries[-1])
+
+        workers = self.reference_workers if len(jobs) > 1 else 1
+        self.silero.reference_many([read(k) for k in range(len(jobs))], workers, done)
+        return entries
 
     def probabilities(self, jobs: list[Job]) -> list[Entry]:
         """Window probabilities of every job, from the cache or computed (not yet guarded)."""
@@ -212,8 +231,8 @@ class SpeechDetector:
                     if self.cache:
                         self.cache.put(jobs[i].sha256, entry)
             else:
-                for i, (_, audio) in zip(idx, batch):
-                    entries[i] = self._reference(jobs[i], audio)
+                for i, entry in zip(idx, self._references([jobs[i] for i in idx], [a for _, a in batch])):
+                    entries[i] = entry
             self.stats.computed += len(batch)
             bar.update(round(sum(len(a) for _, a in batch) / 16000))
         bar.close()
@@ -239,9 +258,10 @@ class SpeechDetector:
         critical = np.zeros(len(jobs), bool)
         for rule in rules:
             critical |= self._kernel(entries, jobs, rule, True).critical
-        for i in np.flatnonzero(critical):
-            entries[i] = self._reference(jobs[i])
-            self.stats.recomputed += 1
+        picked = np.flatnonzero(critical).tolist()
+        for i, entry in zip(picked, self._references([jobs[i] for i in picked])):
+            entries[i] = entry
+        self.stats.recomputed += len(picked)
         self.stats.seconds += time.perf_counter() - t0
         return self._verify(entries, jobs, rules)
 
@@ -294,9 +314,9 @@ class SpeechDetector:
             return entries
         t0 = time.perf_counter()
         pick = np.random.default_rng(0).choice(len(inexact), size=min(n, len(inexact)), replace=False)
-        for i in sorted(inexact[k] for k in pick.tolist()):
+        picked = sorted(inexact[k] for k in pick.tolist())
+        for i, exact in zip(picked, self._references([jobs[i] for i in picked])):
             job, entry = jobs[i], entries[i]
-            exact = self._reference(job)
             deviation = float(np.abs(entry.probs.astype(np.float64) - exact.probs.astype(np.float64)).max(initial=0))
             if not deviation < entry.margin:
                 raise FdbuError(job.where, job.file, f"vad.verify: a batched probability deviates by "

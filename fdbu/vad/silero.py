@@ -13,8 +13,11 @@ import contextlib
 import functools
 import importlib.metadata
 import importlib.util
+import queue
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -85,9 +88,10 @@ def silero_vad():
     return held_import("silero_vad")
 
 
-@functools.lru_cache(maxsize=1)
-def _load_model():
-    """The packaged JIT model, loaded once per process (it is reset before every file)."""
+@functools.lru_cache(maxsize=None)
+def _load_model(worker: int = 0):
+    """The packaged JIT model, loaded once per process and worker (it is reset before every file; a worker computing
+    files beside others needs its own, since the model holds one file's streaming state)."""
     return silero_vad().load_silero_vad(onnx=False, opset_version=16, sequence=False, sampling_rate=16000, max_frames=512)
 
 
@@ -137,18 +141,62 @@ class SileroVAD:
 
     def reference_probs(self, audio: np.ndarray) -> np.ndarray:
         """The window probabilities `get_speech_timestamps` computes: same model calls, same order."""
+        with _one_thread():
+            return self._probs(audio, self.model)
+
+    def _probs(self, audio: np.ndarray, model) -> np.ndarray:
+        """reference_probs on `model`, under the caller's thread setting (one thread: `_one_thread`)."""
         torch = load_torch()
-        model = self.model
         x = torch.from_numpy(np.ascontiguousarray(audio, dtype=np.float32))
         out = np.empty((len(x) + 511) // 512, np.float64)
-        with _one_thread(), torch.no_grad():
-            self.model.reset_states()
+        with torch.no_grad():
+            model.reset_states()
             for k, start in enumerate(range(0, len(x), 512)):
                 chunk = x[start:start + 512]
                 if len(chunk) < 512:
                     chunk = torch.nn.functional.pad(chunk, (0, 512 - len(chunk)))
                 out[k] = model(chunk, self.settings.sampling_rate).item()
         return out.astype(np.float32)
+
+    def reference_many(self, audios: Sequence[Callable[[], np.ndarray]], workers: int,
+                       done: Callable[[int, np.ndarray], None] | None = None) -> list[np.ndarray]:
+        """reference_probs of many files, `workers` files at a time (each `audios[i]()` reads file i), in order.
+
+        A file's windows are one sequence, but files are independent: each worker holds a model of its own and
+        every worker runs on one torch thread, as the reference path does, so each file's probabilities are the same
+        bits as one file at a time. `done(i, probs)` is called in order as files finish. An interrupt or error
+        cancels the files not started and waits only for those running."""
+        workers = max(1, min(workers, len(audios)))
+        out: list[np.ndarray] = []
+        if workers == 1:
+            for i, read in enumerate(audios):
+                out.append(self.reference_probs(read()))
+                if done:
+                    done(i, out[-1])
+            return out
+        models: queue.SimpleQueue = queue.SimpleQueue()
+        for k in range(workers):
+            models.put(_load_model(k))
+
+        def one(read: Callable[[], np.ndarray]) -> np.ndarray:
+            audio = read()
+            model = models.get()
+            try:
+                return self._probs(audio, model)
+            finally:
+                models.put(model)
+
+        with _one_thread():  # set once, around every worker: a worker setting it would change the others' count
+            pool = ThreadPoolExecutor(workers, thread_name_prefix="fdbu-reference")
+            try:
+                futures = [pool.submit(one, read) for read in audios]
+                for i, future in enumerate(futures):
+                    out.append(future.result())
+                    if done:
+                        done(i, out[-1])
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
+        return out
 
     def segments_from_probs(self, probs: np.ndarray, audio_length: int,
                             rule: SegmentRule | None = None) -> list[tuple[int, int]]:
