@@ -85,3 +85,4 @@ class Segments(NamedTuple):
     end: np.ndarray
     offsets: np.ndarray
     critical: np.ndarray  # file i has an evaluated comparison within its guard margin
+    last_critical: np.ndarray  # the last window of file i with one (-1: none)

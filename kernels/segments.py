@@ -9,6 +9,11 @@ probability within `margin` of its threshold. If no window of a file is critical
 perturbation of its probabilities smaller than `margin` leaves every evaluated comparison,
 and so the whole state trajectory and the segments, unchanged. Padding is applied to the
 segments afterwards and reads no probability, so it cannot make a file critical.
+
+The margin applies from window `guard_from` on: the windows before it are the reference
+path's own probabilities (the guard recomputes a file only up to its last critical window),
+so no perturbation is to be feared there. The kernel reports each file's last critical
+window (-1: none), which is how far the reference path must recompute it.
 """
 import numpy as np
 from numba import njit
@@ -20,25 +25,25 @@ WINDOW = 512
 
 @njit(cache=True)
 def _one(probs, audio_length, threshold, neg_threshold, min_speech_samples, min_silence_samples, pad, margin,
-         starts, ends):
+         guard_from, starts, ends):
     k = 0
-    critical = False
+    last = -1
     triggered = False
     start = 0
     temp_end = 0
     for i in range(probs.shape[0]):
         p = probs[i]
         cur = WINDOW * i
-        if (not triggered or temp_end != 0) and abs(p - threshold) < margin:
-            critical = True
+        if i >= guard_from and (not triggered or temp_end != 0) and abs(p - threshold) < margin:
+            last = i
         if p >= threshold and temp_end != 0:
             temp_end = 0
         if p >= threshold and not triggered:
             triggered = True
             start = cur
             continue
-        if triggered and abs(p - neg_threshold) < margin:
-            critical = True
+        if i >= guard_from and triggered and abs(p - neg_threshold) < margin:
+            last = i
         if p < neg_threshold and triggered:
             if temp_end == 0:
                 temp_end = cur
@@ -56,7 +61,7 @@ def _one(probs, audio_length, threshold, neg_threshold, min_speech_samples, min_
         k += 1
     if pad > 0:
         _pad(starts, ends, k, audio_length, pad)
-    return k, critical
+    return k, last
 
 
 @njit(cache=True)
@@ -82,22 +87,22 @@ def _pad(starts, ends, k, audio_length, pad):
 
 @njit(cache=True)
 def speech_segments(probs, prob_off, audio_length, threshold, neg_threshold, min_speech_samples,
-                    min_silence_samples, pad_samples, margin):
+                    min_silence_samples, pad_samples, margin, guard_from):
     """Segments of every file: probs[prob_off[i]:prob_off[i+1]] are file i's window probabilities.
 
-    critical[i] says an evaluated comparison came within margin[i] of its threshold (file i's
-    own guard margin; 0 guards nothing).
+    critical[i] says an evaluated comparison at a window from guard_from[i] on came within margin[i]
+    of its threshold (file i's own guard margin; 0 guards nothing); last_critical[i] is the last
+    such window (-1: none).
     """
     n = audio_length.shape[0]
     cap = prob_off[n] // 2 + n
     start = np.empty(cap, np.int64)
     end = np.empty(cap, np.int64)
     seg_off = np.zeros(n + 1, np.int64)
-    critical = np.zeros(n, np.bool_)
+    last = np.full(n, -1, np.int64)
     for i in range(n):
-        k, crit = _one(probs[prob_off[i]:prob_off[i + 1]], audio_length[i], threshold, neg_threshold,
-                       min_speech_samples, min_silence_samples, pad_samples, margin[i], start[seg_off[i]:],
-                       end[seg_off[i]:])
+        k, last[i] = _one(probs[prob_off[i]:prob_off[i + 1]], audio_length[i], threshold, neg_threshold,
+                          min_speech_samples, min_silence_samples, pad_samples, margin[i], guard_from[i],
+                          start[seg_off[i]:], end[seg_off[i]:])
         seg_off[i + 1] = seg_off[i] + k
-        critical[i] = crit
-    return Segments(start[:seg_off[n]], end[:seg_off[n]], seg_off, critical)
+    return Segments(start[:seg_off[n]], end[:seg_off[n]], seg_off, last >= 0, last)

@@ -21,7 +21,8 @@ def kernel(files, threshold, min_speech_duration_ms, min_silence_duration_ms, ne
     lengths = np.array([n for _, n in files], np.int64)
     rule = SegmentRule(threshold, max(threshold - 0.15, 0.01) if neg is None else neg, min_speech_duration_ms, min_silence_duration_ms,
                        pad_ms)
-    a, b, seg_off, _ = speech_segments(flat, off, lengths, *rule.kernel_args(), np.zeros(len(files)))
+    a, b, seg_off, _, _ = speech_segments(flat, off, lengths, *rule.kernel_args(), np.zeros(len(files)),
+                                          np.zeros(len(files), np.int64))
     return [list(zip(a[seg_off[i]:seg_off[i + 1]].tolist(), b[seg_off[i]:seg_off[i + 1]].tolist()))
             for i in range(len(files))]
 
@@ -53,11 +54,35 @@ def test_a_file_that_is_not_critical_keeps_its_segments_under_any_smaller_pertur
     p = np.asarray(probs, np.float64)
     off = np.array([0, len(p)], np.int64)
     args = (np.array([length], np.int64), threshold, max(threshold - 0.15, 0.01), 4000.0, 1600.0, 480.0)
-    a, b, _, critical = speech_segments(p, off, *args, np.array([margin]))
+    a, b, _, critical, _ = speech_segments(p, off, *args, np.array([margin]), np.zeros(1, np.int64))
     noise = np.random.default_rng(seed).uniform(-margin, margin, len(p)) * 0.999
-    a2, b2, _, _ = speech_segments(p + noise, off, *args, np.zeros(1))
+    a2, b2, _, _, _ = speech_segments(p + noise, off, *args, np.zeros(1), np.zeros(1, np.int64))
     if not critical[0]:
         assert (a.tolist(), b.tolist()) == (a2.tolist(), b2.tolist())
+
+
+@settings(max_examples=200, deadline=None)
+@given(prob_file(), st.sampled_from([0.3, 0.5, 0.7]), st.sampled_from([1e-3, 0.02, 0.1]), st.integers(0, 2**32 - 1))
+def test_the_guard_needs_exact_windows_only_up_to_the_last_critical_one(file, threshold, margin, seed):
+    """The guard's prefix: with the windows up to the last critical one exact, perturbing every later window by
+    less than the margin leaves the segments, and the file is not critical from there on."""
+    probs, length = file
+    exact = np.asarray(probs, np.float64)
+    off = np.array([0, len(exact)], np.int64)
+    args = (np.array([length], np.int64), threshold, max(threshold - 0.15, 0.01), 4000.0, 1600.0, 480.0)
+    rng = np.random.default_rng(seed)
+    batched = np.clip(exact + rng.uniform(-margin, margin, len(exact)) * 0.999, 0, 1)  # what the batched path gave
+    a, b, _, _, _ = speech_segments(exact, off, *args, np.zeros(1), np.zeros(1, np.int64))
+    _, _, _, critical, last = speech_segments(batched, off, *args, np.array([margin]), np.zeros(1, np.int64))
+    assert critical[0] == (last[0] >= 0) and last[0] < len(exact)
+    prefix = int(last[0]) + 1
+    mixed = np.concatenate([exact[:prefix], batched[prefix:]])  # the guard's entry: exact up to the last critical
+    a2, b2, _, still, _ = speech_segments(mixed, off, *args, np.array([margin]), np.array([prefix], np.int64))
+    if not still[0]:  # (still critical: the trajectory changed, and the guard recomputes the whole file)
+        assert (a2.tolist(), b2.tolist()) == (a.tolist(), b.tolist())
+    # from the last critical window on, nothing else is critical on the batched probabilities' own trajectory
+    _, _, _, after, _ = speech_segments(batched, off, *args, np.array([margin]), np.array([prefix], np.int64))
+    assert not after[0]
 
 
 @settings(max_examples=80, deadline=None)

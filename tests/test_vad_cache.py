@@ -93,9 +93,12 @@ def test_verify_on_a_cached_file_says_why_nothing_was_verified(synth_tree, tmp_p
     first = batched(tmp_path, verify=3)
     first.segments([j])
     line = first.stats.line()
-    assert first.stats.verified + first.stats.recomputed == 1  # the one computed file: verified or guarded
-    assert (" 1 verified (largest" in line and "of 3 asked: only 1 computed" in line) or \
-        "vad.verify=3: nothing to verify: the guard recomputed all 1 computed files" in line
+    # the one computed file: verified (its later windows still batched, if the guard recomputed its first ones), or
+    # recomputed whole by the guard
+    whole = first.stats.recomputed == 1 and first.stats.guard_windows == first.stats.recomputed_windows
+    assert (not whole and first.stats.verified == 1 and " 1 verified (largest" in line
+            and "of 3 asked: only 1 computed" in line) or \
+        (whole and "vad.verify=3: nothing to verify: the guard recomputed all 1 computed files" in line)
     second = batched(tmp_path, verify=3)
     second.segments([j])
     assert second.stats.computed == 0 and " 0 verified (vad.verify=3: nothing to verify: nothing was computed " \
@@ -106,3 +109,31 @@ def test_verify_on_a_cached_file_says_why_nothing_was_verified(synth_tree, tmp_p
     quiet = batched(tmp_path)  # vad.verify=auto asks for nothing on one file: nothing to explain
     quiet.segments([j])
     assert " 0 verified," in quiet.stats.line()
+
+
+def test_an_entry_the_guard_recomputed_in_part_keeps_its_exact_windows(synth_tree, tmp_path):
+    """The guard recomputes a file up to its last critical window: the entry says how many windows are the
+    reference path's, a later run guards only the windows after them (no recomputation), an entry that does not
+    say is guarded whole, and a count that cannot be is not trusted."""
+    from fdbu.vad.cache import Entry, ProbabilityCache
+
+    j = job(synth_tree)
+    first = SpeechDetector(backend="batched", device="cpu", cache_dir=tmp_path, margin=0.3, verify=0)
+    first.segments([j])  # a margin of 0.3: every speaking file is critical
+    head = json.loads(entry_path(tmp_path, j).read_bytes().split(b"\n", 1)[0])
+    assert first.stats.recomputed == 1 and first.stats.guard_windows < first.stats.recomputed_windows
+    assert head["exact"] is False and head["exact_windows"] == first.stats.guard_windows
+    again = SpeechDetector(backend="batched", device="cpu", cache_dir=tmp_path, margin=0.3, verify=0)
+    assert again.segments([j])[0].tolist() == first.segments([j])[0].tolist() == \
+        SpeechDetector(backend="reference", cache=False).segments([j])[0].tolist()
+    assert (again.stats.cache_hits, again.stats.recomputed) == (1, 0)
+    cache = ProbabilityCache(tmp_path, first.silero.version, first.silero.model_sha256)
+    frames = (j.samples + 511) // 512
+    path = entry_path(tmp_path, j)
+    head_bytes, payload = path.read_bytes().split(b"\n", 1)
+    for prefix, read in ((None, 0), (frames + 1, 0), (True, 0), (3, 3)):
+        doc = {k: v for k, v in json.loads(head_bytes).items() if k != "exact_windows"}
+        path.write_bytes(json.dumps(doc if prefix is None else {**doc, "exact_windows": prefix}).encode() + b"\n"
+                         + payload)
+        entry = cache.get(j.sha256, frames)
+        assert isinstance(entry, Entry) and entry.exact_windows == read

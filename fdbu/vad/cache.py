@@ -3,7 +3,8 @@
 An entry is one file: a JSON header line, then the float32 probabilities. The header
 repeats the key (wav SHA-256, silero-vad version, model SHA-256), says whether the
 probabilities are the reference path's own (`exact`) or the batched backend's (with the guard
-margin calibrated for the device that computed them, and that calibration's key), and holds
+margin calibrated for the device that computed them, and that calibration's key; a batched
+entry whose first windows the guard recomputed says how many, `exact_windows`), and holds
 the SHA-256 of the payload. The guard uses each entry's own margin, so entries computed on
 another device stay exact when a cache is shared. Anything that does not match,
 cannot be parsed or is truncated is treated as missing and recomputed, never trusted.
@@ -37,6 +38,7 @@ class Entry:
     calibration: str | None = None    # batched: that device's calibration key
     by: str | None = None             # the shard that computed it ("3/16"), if a sharded run did
     fresh: bool = False               # computed by this run (not stored)
+    exact_windows: int = 0            # batched: its first windows are the reference path's (the guard's prefix)
 
     @property
     def guarded(self) -> bool:
@@ -82,15 +84,19 @@ class ProbabilityCache:
             return None
         margin = header.get("margin")
         text = {k: header.get(k) if isinstance(header.get(k), str) else None for k in ("calibration", "by")}
+        prefix = header.get("exact_windows", 0)
+        prefix = prefix if isinstance(prefix, int) and not isinstance(prefix, bool) and 0 <= prefix <= frames else 0
         return Entry(np.frombuffer(payload, "<f4").copy(), header["exact"],
                      float(margin) if isinstance(margin, (int, float)) and not isinstance(margin, bool) else None,
-                     text["calibration"], text["by"])
+                     text["calibration"], text["by"], exact_windows=prefix)
 
     def put(self, wav_sha256: str, entry: Entry) -> bool:
         """Store an entry; a path that cannot take it (a folder in its place) only costs the caching."""
         payload = np.ascontiguousarray(entry.probs, "<f4").tobytes()
         header = {**self._key(wav_sha256), "frames": len(entry.probs), "exact": entry.exact, "margin": entry.margin,
                   "calibration": entry.calibration, "by": entry.by, "payload_sha256": sha256_bytes(payload)}
+        if entry.exact_windows and not entry.exact:  # (absent otherwise: a reader before it guards every window)
+            header["exact_windows"] = entry.exact_windows
         path = self._path(wav_sha256)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

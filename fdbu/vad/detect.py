@@ -70,6 +70,8 @@ class DetectionStats:
     cache_hits: int = 0
     computed: int = 0
     recomputed: int = 0
+    recomputed_windows: int = 0  # the windows of the files the guard recomputed ...
+    guard_windows: int = 0       # ... and how many of them it computed (up to each file's last critical window)
     verified: int = 0
     verify_ratio: float = 0.0  # largest |batched - reference| / margin seen by the sentinel
     verify_seconds: float = 0.0  # the sentinel's own time (part of `seconds`)
@@ -87,7 +89,9 @@ class DetectionStats:
             where = ", no device started (the batched model computed nothing)"
         out = (f"speech detection: {self.files} files, {self.audio_s:.0f} s of audio, backend {self.backend}"
                f"{where}: {self.computed} computed, {self.cache_hits} from cache, {self.recomputed} recomputed on "
-               f"the reference path by the guard, {self.verified} verified")
+               f"the reference path by the guard" + (f" (up to their last critical window: {self.guard_windows} of "
+                                                     f"{self.recomputed_windows} windows)" if self.recomputed else "")
+               + f", {self.verified} verified")
         if self.verified:
             out += f" (largest deviation {self.verify_ratio:.2f} of the margin; {self.verify_seconds:.2f} s)"
         if self.verify_short:
@@ -184,21 +188,29 @@ class SpeechDetector:
             self._reference_workers = self._threads or devices.free_cores()
         return self._reference_workers
 
-    def _references(self, jobs: list[Job], audios: list[np.ndarray] | None = None) -> list[Entry]:
+    def _references(self, jobs: list[Job], audios: list[np.ndarray] | None = None,
+                    batched: list[Entry] | None = None, windows: list[int] | None = None) -> list[Entry]:
         """Reference-path entries of `jobs` (their audio read here unless given), computed `reference_workers` at a
-        time, each cached as it finishes."""
+        time, each cached as it finishes. With `batched` and `windows`, file k is recomputed up to window
+        windows[k] only, its later windows kept from batched[k] (`Entry.exact_windows`)."""
         def read(k: int):
             return (lambda: audios[k]) if audios is not None else (lambda: read_wav(jobs[k].path, jobs[k].where))
 
         entries: list[Entry] = []
 
         def done(k: int, probs: np.ndarray) -> None:
-            entries.append(Entry(probs, True, by=self.shard, fresh=True))
+            rest = batched[k] if batched is not None else None
+            if rest is None or len(probs) >= len(rest.probs):
+                entry = Entry(probs, True, by=self.shard, fresh=True)
+            else:
+                entry = Entry(np.concatenate([probs, rest.probs[len(probs):]]), False, rest.margin, rest.calibration,
+                              self.shard, fresh=True, exact_windows=len(probs))
+            entries.append(entry)
             if self.cache:
-                self.cache.put(jobs[k].sha256, entries[-1])
+                self.cache.put(jobs[k].sha256, entry)
 
         workers = self.reference_workers if len(jobs) > 1 else 1
-        self.silero.reference_many([read(k) for k in range(len(jobs))], workers, done)
+        self.silero.reference_many([read(k) for k in range(len(jobs))], workers, done, windows)
         return entries
 
     def probabilities(self, jobs: list[Job]) -> list[Entry]:
@@ -219,6 +231,8 @@ class SpeechDetector:
                 todo.append(i)
         if self.require_cached:
             refuse_missing(self.stats.shards, len(todo), "vad.require_shards")
+        if todo:  # the free cores counted before the loader's thread starts decoding (it would count as busy)
+            _ = self.threads if self.backend == "batched" else self.reference_workers
         bar = tqdm(total=round(sum(jobs[i].samples for i in todo) / 16000), unit="audio s", desc="speech detection",
                    disable=None if self.progress and todo else True)  # None: on a terminal only, never into a log
         for n, batch in enumerate(batches([(jobs[i].where, jobs[i].path, jobs[i].samples) for i in todo],
@@ -244,24 +258,43 @@ class SpeechDetector:
 
     @staticmethod
     def _kernel(entries: list[Entry], jobs: list[Job], rule: SegmentRule, guard: bool):
-        """Segments of every file under `rule`; with `guard`, also which inexact files are critical."""
+        """Segments of every file under `rule`; with `guard`, also which inexact files are critical, and where."""
         flat = np.concatenate([e.probs.astype(np.float64) for e in entries] + [np.zeros(0)])
         off = np.concatenate([[0], np.cumsum([len(e.probs) for e in entries])]).astype(np.int64)
         margins = np.array([0.0 if (e.exact or not guard) else e.margin for e in entries], np.float64)
-        return speech_segments(flat, off, np.array([j.samples for j in jobs], np.int64), *rule.kernel_args(), margins)
+        exact_from = np.array([e.exact_windows for e in entries], np.int64)
+        return speech_segments(flat, off, np.array([j.samples for j in jobs], np.int64), *rule.kernel_args(), margins,
+                               exact_from)
+
+    def _last_critical(self, entries: list[Entry], jobs: list[Job], rules: list[SegmentRule]) -> np.ndarray:
+        """Each file's last critical window under any rule (-1: none)."""
+        last = np.full(len(jobs), -1, np.int64)
+        for rule in rules:
+            last = np.maximum(last, self._kernel(entries, jobs, rule, True).last_critical)
+        return last
 
     def guard(self, entries: list[Entry], jobs: list[Job], rules: list[SegmentRule]) -> list[Entry]:
         """Recompute on the reference path every inexact file that any rule finds critical, then
-        run the sentinel over the files that stay inexact."""
+        run the sentinel over the files that stay inexact.
+
+        A file is recomputed up to its last critical window only: the reference path streams, so those
+        windows are the whole file's own, and the state after them is the reference path's. Every later
+        comparison is then checked again from there (`guard_from`); a file that is still critical (its
+        trajectory changed, so other comparisons are evaluated) is recomputed whole."""
         t0 = time.perf_counter()
         entries = list(entries)
-        critical = np.zeros(len(jobs), bool)
-        for rule in rules:
-            critical |= self._kernel(entries, jobs, rule, True).critical
-        picked = np.flatnonzero(critical).tolist()
-        for i, entry in zip(picked, self._references([jobs[i] for i in picked])):
+        last = self._last_critical(entries, jobs, rules)
+        picked = np.flatnonzero(last >= 0).tolist()
+        upto = [min(int(last[i]) + 1, len(entries[i].probs)) for i in picked]
+        for i, entry in zip(picked, self._references([jobs[i] for i in picked], batched=[entries[i] for i in picked],
+                                                     windows=upto)):
+            entries[i] = entry
+        again = np.flatnonzero(self._last_critical(entries, jobs, rules) >= 0).tolist()
+        for i, entry in zip(again, self._references([jobs[i] for i in again])):
             entries[i] = entry
         self.stats.recomputed += len(picked)
+        self.stats.recomputed_windows += sum(len(entries[i].probs) for i in picked)
+        self.stats.guard_windows += sum(upto) + sum(len(entries[i].probs) for i in again)
         self.stats.seconds += time.perf_counter() - t0
         return self._verify(entries, jobs, rules)
 

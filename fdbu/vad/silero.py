@@ -144,14 +144,16 @@ class SileroVAD:
         with _one_thread():
             return self._probs(audio, self.model)
 
-    def _probs(self, audio: np.ndarray, model) -> np.ndarray:
-        """reference_probs on `model`, under the caller's thread setting (one thread: `_one_thread`)."""
+    def _probs(self, audio: np.ndarray, model, windows: int | None = None) -> np.ndarray:
+        """reference_probs on `model`, under the caller's thread setting (one thread: `_one_thread`); with
+        `windows`, only the first ones (the model is streaming: they are the same as the whole file's)."""
         torch = load_torch()
         x = torch.from_numpy(np.ascontiguousarray(audio, dtype=np.float32))
-        out = np.empty((len(x) + 511) // 512, np.float64)
+        n = (len(x) + 511) // 512 if windows is None else min(windows, (len(x) + 511) // 512)
+        out = np.empty(n, np.float64)
         with torch.no_grad():
             model.reset_states()
-            for k, start in enumerate(range(0, len(x), 512)):
+            for k, start in enumerate(range(0, n * 512, 512)):
                 chunk = x[start:start + 512]
                 if len(chunk) < 512:
                     chunk = torch.nn.functional.pad(chunk, (0, 512 - len(chunk)))
@@ -159,18 +161,22 @@ class SileroVAD:
         return out.astype(np.float32)
 
     def reference_many(self, audios: Sequence[Callable[[], np.ndarray]], workers: int,
-                       done: Callable[[int, np.ndarray], None] | None = None) -> list[np.ndarray]:
-        """reference_probs of many files, `workers` files at a time (each `audios[i]()` reads file i), in order.
+                       done: Callable[[int, np.ndarray], None] | None = None,
+                       windows: Sequence[int | None] | None = None) -> list[np.ndarray]:
+        """reference_probs of many files, `workers` files at a time (each `audios[i]()` reads file i), in order
+        (with `windows`, file i's first windows[i] windows only, None: all).
 
         A file's windows are one sequence, but files are independent: each worker holds a model of its own and
         every worker runs on one torch thread, as the reference path does, so each file's probabilities are the same
         bits as one file at a time. `done(i, probs)` is called in order as files finish. An interrupt or error
         cancels the files not started and waits only for those running."""
         workers = max(1, min(workers, len(audios)))
+        upto = list(windows) if windows is not None else [None] * len(audios)
         out: list[np.ndarray] = []
         if workers == 1:
             for i, read in enumerate(audios):
-                out.append(self.reference_probs(read()))
+                with _one_thread():
+                    out.append(self._probs(read(), self.model, upto[i]))
                 if done:
                     done(i, out[-1])
             return out
@@ -178,18 +184,18 @@ class SileroVAD:
         for k in range(workers):
             models.put(_load_model(k))
 
-        def one(read: Callable[[], np.ndarray]) -> np.ndarray:
+        def one(read: Callable[[], np.ndarray], n: int | None) -> np.ndarray:
             audio = read()
             model = models.get()
             try:
-                return self._probs(audio, model)
+                return self._probs(audio, model, n)
             finally:
                 models.put(model)
 
         with _one_thread():  # set once, around every worker: a worker setting it would change the others' count
             pool = ThreadPoolExecutor(workers, thread_name_prefix="fdbu-reference")
             try:
-                futures = [pool.submit(one, read) for read in audios]
+                futures = [pool.submit(one, read, n) for read, n in zip(audios, upto)]
                 for i, future in enumerate(futures):
                     out.append(future.result())
                     if done:
