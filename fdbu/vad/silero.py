@@ -106,7 +106,7 @@ class SileroVAD:
 
     @property
     def model(self):
-        return _load_model()
+        return _load_model(0)
 
     def signature(self) -> dict:
         """What the segments depend on. No backend or device: those must not change a segment."""
