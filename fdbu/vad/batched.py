@@ -20,13 +20,12 @@ segments depend on, so the segments are the reference path's, bit for bit.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
 
 from ..errors import FdbuError
-from .silero import torch_threads
+from .silero import one_thread_workers, torch_threads
 
 WINDOW, CONTEXT, FRAME = 512, 64, 576
 N_FFT, HOP = 256, 128
@@ -121,14 +120,10 @@ class BatchedSilero:
                 with torch_threads(self.threads):
                     return self._probabilities(audios)
             out: list[np.ndarray] = [np.zeros(0, np.float32)] * len(audios)
-            with torch_threads(1):  # set once, around every worker: each computes on its own thread
-                pool = ThreadPoolExecutor(len(groups), thread_name_prefix="fdbu-batched")
-                try:
-                    for group, probs in zip(groups, pool.map(self._group, [[audios[i] for i in g] for g in groups])):
-                        for i, p in zip(group, probs):
-                            out[i] = p
-                finally:
-                    pool.shutdown(wait=True, cancel_futures=True)
+            with one_thread_workers(len(groups), "fdbu-batched") as pool:
+                for group, probs in zip(groups, pool.map(self._group, [[audios[i] for i in g] for g in groups])):
+                    for i, p in zip(group, probs):
+                        out[i] = p
             return out
         finally:
             if self._cuda:

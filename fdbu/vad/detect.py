@@ -273,9 +273,8 @@ class SpeechDetector:
     def _last_critical(self, entries: list[Entry], jobs: list[Job], rules: list[SegmentRule]) -> np.ndarray:
         """Each file's last critical window under any rule (-1: none)."""
         last = np.full(len(jobs), -1, np.int64)
-        for rule in rules:
-            if jobs:
-                last = np.maximum(last, self._kernel(entries, jobs, rule, True).last_critical)
+        for rule in rules if jobs else []:  # (no files: no kernel call per rule)
+            last = np.maximum(last, self._kernel(entries, jobs, rule, True).last_critical)
         return last
 
     def guard(self, entries: list[Entry], jobs: list[Job], rules: list[SegmentRule]) -> list[Entry]:
@@ -290,7 +289,7 @@ class SpeechDetector:
         entries = list(entries)
         last = self._last_critical(entries, jobs, rules)
         picked = np.flatnonzero(last >= 0).tolist()
-        upto = [min(int(last[i]) + 1, len(entries[i].probs)) for i in picked]
+        upto = [int(last[i]) + 1 for i in picked]  # (a window of the file: at most all of them)
         for i, entry in zip(picked, self._references([jobs[i] for i in picked], batched=[entries[i] for i in picked],
                                                      windows=upto)):
             entries[i] = entry

@@ -48,6 +48,19 @@ def _one_thread():
     return torch_threads(1)
 
 
+@contextlib.contextmanager
+def one_thread_workers(workers: int, name: str):
+    """A pool of `workers` threads that each compute on one torch thread. The count is process-wide, so it is set
+    once around them all (a worker setting it would change the others'); on an error or an interrupt the work not
+    started is cancelled and only the running work is waited for."""
+    with _one_thread():
+        pool = ThreadPoolExecutor(workers, thread_name_prefix=name)
+        try:
+            yield pool
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _package_folder(name: str) -> Path:
     """Where an installed package lives, found without importing it (silero_vad and torch import torch)."""
     spec = importlib.util.find_spec(name)
@@ -139,10 +152,11 @@ class SileroVAD:
                 min_silence_at_max_speech=98, use_max_poss_sil_at_max_speech=True)
         return [(float(t["start"]), float(t["end"])) for t in stamps]
 
-    def reference_probs(self, audio: np.ndarray) -> np.ndarray:
-        """The window probabilities `get_speech_timestamps` computes: same model calls, same order."""
+    def reference_probs(self, audio: np.ndarray, windows: int | None = None) -> np.ndarray:
+        """The window probabilities `get_speech_timestamps` computes: same model calls, same order (with
+        `windows`, the first ones only)."""
         with _one_thread():
-            return self._probs(audio, self.model)
+            return self._probs(audio, self.model, windows)
 
     def _probs(self, audio: np.ndarray, model, windows: int | None = None) -> np.ndarray:
         """reference_probs on `model`, under the caller's thread setting (one thread: `_one_thread`); with
@@ -175,8 +189,7 @@ class SileroVAD:
         out: list[np.ndarray] = []
         if workers == 1:
             for i, read in enumerate(audios):
-                with _one_thread():
-                    out.append(self._probs(read(), self.model, upto[i]))
+                out.append(self.reference_probs(read(), upto[i]))
                 if done:
                     done(i, out[-1])
             return out
@@ -192,16 +205,12 @@ class SileroVAD:
             finally:
                 models.put(model)
 
-        with _one_thread():  # set once, around every worker: a worker setting it would change the others' count
-            pool = ThreadPoolExecutor(workers, thread_name_prefix="fdbu-reference")
-            try:
-                futures = [pool.submit(one, read, n) for read, n in zip(audios, upto)]
-                for i, future in enumerate(futures):
-                    out.append(future.result())
-                    if done:
-                        done(i, out[-1])
-            finally:
-                pool.shutdown(wait=True, cancel_futures=True)
+        with one_thread_workers(workers, "fdbu-reference") as pool:
+            futures = [pool.submit(one, read, n) for read, n in zip(audios, upto)]
+            for i, future in enumerate(futures):
+                out.append(future.result())
+                if done:
+                    done(i, out[-1])
         return out
 
     def segments_from_probs(self, probs: np.ndarray, audio_length: int,
