@@ -354,9 +354,12 @@ def test_every_thread_count_keeps_the_guard_headroom(silero, held_out, threads):
     assert largest_deviation(det.batched, held_out) < det.calibration().margin / 2
 
 
-def test_digital_silence_is_computed_once(silero, monkeypatch):
+def test_digital_silence_is_computed_once(silero, calibrated, monkeypatch):
     """A window of 576 zeros (or negative zeros: the same magnitudes, the same result) takes the silent frame's
-    front end, computed once; every other window is computed, and the probabilities are as if all were."""
+    front end, computed once; every other window is computed. With the shortcut and without it, the probabilities
+    keep the guard's headroom to the reference path's: within half the margin calibrated on this machine for one
+    thread (the held-out test's relation; the two differ by float rounding, which no fixed number bounds on every
+    CPU)."""
     import torch
 
     b = BatchedSilero(silero.model, "cpu", threads=1)
@@ -382,4 +385,6 @@ def test_digital_silence_is_computed_once(silero, monkeypatch):
     assert rows == [loud] and loud == 33
     monkeypatch.setattr(BatchedSilero, "_gates", lambda self, frames: real(self, torch.from_numpy(frames)))
     every = b.probabilities([x])[0]
-    assert np.abs(got.astype(np.float64) - every).max() < calib.FLOOR
+    margin = SpeechDetector(backend="batched", device="cpu", cache=False, threads=1).calibration().margin
+    want = silero.reference_probs(x).astype(np.float64)
+    assert np.abs(got - want).max() < margin / 2 and np.abs(every - want).max() < margin / 2
