@@ -8,6 +8,7 @@ content-addressed caches; the unsharded command afterwards assembles its outputs
 """
 from __future__ import annotations
 
+import heapq
 from typing import Callable, Iterable, TypeVar
 
 from .errors import FdbuError
@@ -20,12 +21,12 @@ def split(items: Iterable[T], shards: int, key: Callable[[T], str], weight: Call
     unique: dict[str, T] = {}
     for item in items:
         unique.setdefault(key(item), item)
-    load = [0.0] * shards
-    out: list[list[T]] = [[] for _ in range(shards)]
+    least = [(0.0, s) for s in range(shards)]  # (audio seconds so far, shard): a heap, so the least loaded shard
+    out: list[list[T]] = [[] for _ in range(shards)]  # (ties to the lower number) is found in log(shards) steps
     for k in sorted(unique, key=lambda k: (-weight(unique[k]), k)):
-        target = min(range(shards), key=lambda s: (load[s], s))
+        load, target = least[0]
         out[target].append(unique[k])
-        load[target] += weight(unique[k])
+        heapq.heapreplace(least, (load + weight(unique[k]), target))
     return [sorted(part, key=key) for part in out]
 
 

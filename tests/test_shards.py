@@ -57,6 +57,28 @@ def test_a_split_is_a_partition_balanced_by_audio(shards):
     assert select(list(reversed(items)), 1, shards, key=lambda x: x[0], weight=lambda x: x[1]) == parts[1]
 
 
+def _dealt(items, shards):
+    """The split's rule read literally: longest first (ties by key), each to the shard with the fewest seconds so far
+    (ties to the lower number), found by looking at every shard."""
+    load, out = [0.0] * shards, [[] for _ in range(shards)]
+    for item in sorted(dict(items).items(), key=lambda kv: (-kv[1], kv[0])):
+        target = min(range(shards), key=lambda s: (load[s], s))
+        out[target].append(item)
+        load[target] += item[1]
+    return [sorted(part) for part in out]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_split_deals_each_item_to_the_least_loaded_shard(seed):
+    """The heap finds the shard the rule names (a split is the same on every machine and version): equal weights,
+    ties of load and more shards than items included."""
+    rng = np.random.default_rng(seed)
+    n, shards = int(rng.integers(0, 400)), int(rng.integers(1, 60))
+    weights = rng.choice([1.0, 2.5, 0.1, 0.3], n) if seed % 2 else rng.uniform(0.5, 30, n)
+    items = [(f"{int(k):016x}", float(w)) for k, w in zip(rng.integers(0, 2**62, n), weights)]
+    assert split(items, shards, key=lambda x: x[0], weight=lambda x: x[1]) == _dealt(items, shards)
+
+
 @pytest.mark.parametrize("shards", [1, 2, 3, 7])
 def test_sharded_speech_detection_assembles_to_the_one_process_bytes(pool, tmp_path, shards):
     a, b = pool
