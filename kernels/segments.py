@@ -83,26 +83,29 @@ def _last_harmful(probs, audio_length, threshold, neg_threshold, min_speech_samp
     """The last window at which a trajectory the ambiguous comparisons allow turned away from another and went on
     to emit segments other than starts[:k], ends[:k] (unpadded); -1 when every one emits those.
 
-    Each trajectory is (in speech, start, tentative silence's start, segments emitted so far), every one of them
-    having emitted the first segments of the computed probabilities' own; `turned` is the last window at which it
-    parted from another (merged trajectories keep the latest)."""
+    Each trajectory is (in speech, start, tentative silence's start, segments emitted so far, whether one of them
+    differed from the computed probabilities' own); `turned` is the last window at which it parted from another
+    (merged trajectories keep the latest). A trajectory that differs is followed to the end too: its later turns
+    count, so that from the state the reference path holds after the last critical window every turn leads to the
+    same segments (the guard's prefix is then always enough)."""
     trig = np.zeros(BRANCHES, np.bool_)
     beg = np.zeros(BRANCHES, np.int64)
     tend = np.zeros(BRANCHES, np.int64)
     made = np.zeros(BRANCHES, np.int64)
+    bad = np.zeros(BRANCHES, np.bool_)
     turned = np.full(BRANCHES, -1, np.int64)
     trig2 = np.zeros(BRANCHES, np.bool_)
     beg2 = np.zeros(BRANCHES, np.int64)
     tend2 = np.zeros(BRANCHES, np.int64)
     made2 = np.zeros(BRANCHES, np.int64)
+    bad2 = np.zeros(BRANCHES, np.bool_)
     turned2 = np.full(BRANCHES, -1, np.int64)
-    o_trig = np.zeros(3, np.bool_)
-    o_beg = np.zeros(3, np.int64)
-    o_tend = np.zeros(3, np.int64)
-    o_made = np.zeros(3, np.int64)
-    o_bad = np.zeros(3, np.bool_)
+    o_trig = np.zeros(4, np.bool_)
+    o_beg = np.zeros(4, np.int64)
+    o_tend = np.zeros(4, np.int64)
+    o_made = np.zeros(4, np.int64)
+    o_bad = np.zeros(4, np.bool_)
     n = 1
-    worst = -1
     for i in range(probs.shape[0]):
         p = probs[i]
         cur = WINDOW * i
@@ -117,10 +120,14 @@ def _last_harmful(probs, audio_length, threshold, neg_threshold, min_speech_samp
                     continue
                 for lo in range(2):
                     lt = lo == 1
-                    if (not open_lt and lt != (p < neg_threshold)) or (ge and lt):
+                    if not open_lt and lt != (p < neg_threshold):
+                        continue
+                    # no probability is both >= threshold and < neg_threshold where neg_threshold <= threshold,
+                    # nor neither where threshold <= neg_threshold (silero's 0.01 floor above a lower threshold)
+                    if (ge and lt and neg_threshold <= threshold) or (not ge and not lt and threshold <= neg_threshold):
                         continue
                     # one window of the state machine (as in _one) from trajectory b
-                    t, s, e, km, bad = trig[b], beg[b], tend[b], made[b], False
+                    t, s, e, km, off = trig[b], beg[b], tend[b], made[b], bad[b]
                     if ge and e != 0:
                         e = 0
                     if ge and not t:
@@ -131,48 +138,47 @@ def _last_harmful(probs, audio_length, threshold, neg_threshold, min_speech_samp
                             e = cur
                         if cur - e >= min_silence_samples:
                             if e - s > min_speech_samples:
-                                bad = km >= k or starts[km] != s or ends[km] != e
+                                off = off or km >= k or starts[km] != s or ends[km] != e
                                 km += 1
                             e = 0
                             t = False
                     seen = False
                     for q in range(outs):
-                        if o_trig[q] == t and o_beg[q] == s and o_tend[q] == e and o_made[q] == km:
+                        if o_trig[q] == t and o_beg[q] == s and o_tend[q] == e and o_made[q] == km and o_bad[q] == off:
                             seen = True
                     if not seen:
-                        o_trig[outs], o_beg[outs], o_tend[outs], o_made[outs], o_bad[outs] = t, s, e, km, bad
+                        o_trig[outs], o_beg[outs], o_tend[outs], o_made[outs], o_bad[outs] = t, s, e, km, off
                         outs += 1
             at = i if outs > 1 else turned[b]
             for q in range(outs):
-                if o_bad[q]:
-                    worst = max(worst, at)
-                    continue
                 merged = False
                 for r in range(m):
-                    if trig2[r] == o_trig[q] and beg2[r] == o_beg[q] and tend2[r] == o_tend[q] and made2[r] == o_made[q]:
+                    if trig2[r] == o_trig[q] and beg2[r] == o_beg[q] and tend2[r] == o_tend[q] and \
+                            made2[r] == o_made[q] and bad2[r] == o_bad[q]:
                         turned2[r] = max(turned2[r], at)
                         merged = True
                         break
                 if not merged:
                     if m == BRANCHES:
-                        return max(worst, i)
-                    trig2[m], beg2[m], tend2[m], made2[m], turned2[m] = o_trig[q], o_beg[q], o_tend[q], o_made[q], at
+                        return i
+                    trig2[m], beg2[m], tend2[m], made2[m], bad2[m] = o_trig[q], o_beg[q], o_tend[q], o_made[q], o_bad[q]
+                    turned2[m] = at
                     m += 1
         trig, trig2 = trig2, trig
         beg, beg2 = beg2, beg
         tend, tend2 = tend2, tend
         made, made2 = made2, made
+        bad, bad2 = bad2, bad
         turned, turned2 = turned2, turned
         n = m
+    worst = -1
     for b in range(n):
         km = made[b]
-        last_one = trig[b] and audio_length - beg[b] > min_speech_samples
-        if last_one:
-            bad = km >= k or starts[km] != beg[b] or ends[km] != audio_length
+        off = bad[b]
+        if trig[b] and audio_length - beg[b] > min_speech_samples:
+            off = off or km >= k or starts[km] != beg[b] or ends[km] != audio_length
             km += 1
-        else:
-            bad = False
-        if bad or km != k:
+        if off or km != k:
             worst = max(worst, turned[b])
     return worst
 

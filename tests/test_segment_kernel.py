@@ -1,4 +1,7 @@
 """The probabilities -> segments kernel equals silero-vad's own function."""
+import itertools
+import math
+
 import numpy as np
 from hypothesis import given, settings, strategies as st
 from silero_vad import get_speech_timestamps_from_probs
@@ -116,9 +119,9 @@ def test_padding_merges_clips_and_splits_as_silero_does():
     assert kernel([(probs, length)], 0.5, 250, 50, pad_ms=100)[0] != kernel([(probs, length)], 0.5, 250, 50)[0]
 
 
-def _rule_args(length, threshold, min_speech_ms, min_silence_ms):
-    return (np.array([length], np.int64), *SegmentRule(threshold, round(threshold - 0.15, 2), min_speech_ms,
-                                                        min_silence_ms, 0).kernel_args())
+def _rule_args(length, threshold, neg, min_speech_ms, min_silence_ms, pad_ms=0):
+    return (np.array([length], np.int64), threshold, neg, *(16000 * ms / 1000 for ms in (min_speech_ms, min_silence_ms,
+                                                                                         pad_ms)))
 
 
 def _segments(files, args, margin=0.0, guard_from=0):
@@ -132,61 +135,64 @@ def _segments(files, args, margin=0.0, guard_from=0):
 
 @st.composite
 def ambiguous_file(draw):
-    """Clear speech and silence (0.98, 0.02, and halfway between the two thresholds) with up to 7 windows placed
-    within the margin of a threshold: the windows whose comparisons a perturbation can turn."""
-    threshold = draw(st.sampled_from([0.3, 0.5, 0.7]))
-    margin = draw(st.sampled_from([1e-3, 0.02]))
-    neg = round(threshold - 0.15, 2)
-    levels = [0.02, 0.98, threshold - 0.075]
+    """Clear speech and silence (0.98, 0.02, and halfway between the two thresholds) with up to 6 windows placed
+    within the margin of a threshold: the windows whose comparisons a perturbation can turn. neg_threshold is
+    silero's threshold - 0.15, or close to the threshold (a window near both), equal to it, or above it (silero's
+    floor of 0.01 above a lower threshold), as the sweep's offsets and thresholds make it."""
+    threshold = draw(st.sampled_from([0.005, 0.3, 0.5, 0.7]))
+    neg = round(max(threshold - draw(st.sampled_from([0.15, 0.15, 0.0015, 0.0])), 0.01), 4)
+    margin = draw(st.sampled_from([1e-3, 0.02] if threshold > 0.1 else [1e-3]))  # no clear level within it
+    levels = [0.001, 0.98, (threshold + neg) / 2 if abs(threshold - neg) > 0.05 else 0.6 * threshold]
     probs = []
     for _ in range(draw(st.integers(1, 8))):
         probs += [draw(st.sampled_from(levels))] * draw(st.integers(1, 9))
-    for i in draw(st.lists(st.integers(0, len(probs) - 1), max_size=7, unique=True)):
+    for i in draw(st.lists(st.integers(0, len(probs) - 1), max_size=6, unique=True)):
         probs[i] = draw(st.sampled_from([threshold, neg])) + draw(st.sampled_from([-0.9, -0.4, 0.0, 0.3, 0.8])) * margin
-    return np.array(probs), threshold, margin
+    return np.array(probs), threshold, neg, margin
 
 
-def _turns(p, threshold, margin):
-    """Every way a perturbation smaller than `margin` can turn p's comparisons: each ambiguous window set just below
-    or at the threshold it is near."""
-    neg = round(threshold - 0.15, 2)
-    near = [i for i in range(len(p)) if abs(p[i] - threshold) < margin or abs(p[i] - neg) < margin]
-    out = np.repeat(p[None, :], 2 ** len(near), axis=0)
-    for c in range(2 ** len(near)):
-        for bit, i in enumerate(near):
-            t = threshold if abs(p[i] - threshold) < margin else neg
-            out[c, i] = t if c >> bit & 1 else np.nextafter(t, -np.inf)
+def _turns(p, threshold, neg, margin, guard_from=0):
+    """Every way a perturbation smaller than `margin` can turn p's comparisons from window guard_from on: each
+    ambiguous window set just below or at each threshold it is near (a window near both: four values)."""
+    ways = []
+    for i in range(len(p)):
+        near = [t for t in (threshold, neg) if abs(p[i] - t) < margin] if i >= guard_from else []
+        ways.append(sorted({v for t in near for v in (t, np.nextafter(t, -np.inf))}) or [p[i]])
+    assert math.prod(map(len, ways)) <= 4 ** 6, "only the placed windows are near a threshold"
+    out = np.array(list(itertools.product(*ways)), np.float64)
     assert np.all(np.abs(out - p) < margin)
     return out
 
 
-@settings(max_examples=300, deadline=None)
-@given(ambiguous_file(), st.sampled_from([0, 100]), st.sampled_from([32, 100, 200]))
+@settings(max_examples=400, deadline=None)
+@given(ambiguous_file(), st.sampled_from([0, 100]), st.sampled_from([0, 32, 100, 200]), st.sampled_from([0, 30]),
+       st.integers(0, 20))
 def test_a_file_is_critical_exactly_when_some_perturbation_within_the_margin_changes_its_segments(
-        file, min_speech_ms, min_silence_ms):
-    """Every turn of every ambiguous comparison tried (the adversary's perturbations, not random ones): the file is
-    critical if and only if one of them changes its segments, so none that is not is ever recomputed for nothing and
-    none that is ever escapes the guard."""
-    p, threshold, margin = file
-    args = _rule_args(len(p) * 512 - 100, threshold, min_speech_ms, min_silence_ms)
-    (own,), critical, _ = _segments(p[None, :], args, margin)
-    turned, _, _ = _segments(_turns(p, threshold, margin), args)
-    assert bool(critical[0]) == any(s != own for s in turned)
+        file, min_speech_ms, min_silence_ms, pad_ms, guard_from):
+    """Every turn of every ambiguous comparison from guard_from on tried (the adversary's perturbations, not random
+    ones): the file is critical if and only if one of them changes its segments (without padding; with it, a file
+    that is not critical keeps its padded segments under all of them)."""
+    p, threshold, neg, margin = file
+    args = _rule_args(len(p) * 512 - 100, threshold, neg, min_speech_ms, min_silence_ms, pad_ms)
+    (own,), critical, _ = _segments(p[None, :], args, margin, guard_from)
+    turned, _, _ = _segments(_turns(p, threshold, neg, margin, guard_from), args)
+    changed = any(s != own for s in turned)
+    assert not changed if not critical[0] else (changed or pad_ms > 0)
 
 
-@settings(max_examples=300, deadline=None)
-@given(ambiguous_file(), st.sampled_from([0, 100]), st.sampled_from([32, 100, 200]))
+@settings(max_examples=400, deadline=None)
+@given(ambiguous_file(), st.sampled_from([0, 100]), st.sampled_from([0, 32, 100, 200]), st.sampled_from([0, 30]))
 def test_recomputing_up_to_the_last_critical_window_is_enough_whatever_the_exact_probabilities(
-        file, min_speech_ms, min_silence_ms):
+        file, min_speech_ms, min_silence_ms, pad_ms):
     """For every exact file the batched one may stand for: with its windows up to the last critical one exact and
     the later ones batched, the kernel finds the file no longer critical and its segments are the exact ones (so
     the guard never needs to recompute a file whole while it follows fewer than BRANCHES trajectories)."""
-    p, threshold, margin = file
-    args = _rule_args(len(p) * 512 - 100, threshold, min_speech_ms, min_silence_ms)
+    p, threshold, neg, margin = file
+    args = _rule_args(len(p) * 512 - 100, threshold, neg, min_speech_ms, min_silence_ms, pad_ms)
     _, critical, last = _segments(p[None, :], args, margin)
     if not critical[0]:
         return
-    exact = _turns(p, threshold, margin)
+    exact = _turns(p, threshold, neg, margin)
     prefix = int(last[0]) + 1
     mixed = np.concatenate([exact[:, :prefix], np.repeat(p[None, prefix:], len(exact), axis=0)], axis=1)
     got, still, _ = _segments(mixed, args, margin, prefix)
@@ -194,11 +200,26 @@ def test_recomputing_up_to_the_last_critical_window_is_enough_whatever_the_exact
     assert not still.any() and got == want
 
 
+def test_the_reviewers_cases():
+    """Two cases an earlier version got wrong: a threshold under silero's 0.01 floor (neg_threshold above it, so a
+    probability can be both >= threshold and < neg_threshold: that file is critical), and a trajectory whose
+    segments already differ turning again later (its later turn counts, so the prefix is enough)."""
+    floor = _rule_args(14 * 512, 0.005, 0.01, 0, 100)
+    low = np.array([.001, .001, .0045, .0075] + [.001] * 10)
+    (own,), critical, _ = _segments(low[None, :], floor, 1e-3)
+    turned, _, _ = _segments(_turns(low, 0.005, 0.01, 1e-3), floor)
+    assert any(s != own for s in turned) and critical[0]
+    later = np.array([0.98, 0.56, 0.625, 0.7])
+    args = _rule_args(4 * 512, 0.7, 0.55, 0, 0)
+    _, critical, last = _segments(later[None, :], args, 0.02)
+    assert critical[0] and last[0] == 3
+
+
 def test_harmless_turns_leave_a_file_uncritical_and_a_harmful_one_does_not():
     """A comparison within the margin is harmless where no turn of it changes a segment: a dip to neg_threshold
     inside speech far shorter than the minimum silence, or a speech onset in a burst too short to keep. A dip that
     does end a segment is critical, at that window."""
-    args = _rule_args(120 * 512, 0.5, 250, 100)  # min speech 4,000 samples (8 windows), min silence 1,600 (4)
+    args = _rule_args(120 * 512, 0.5, 0.35, 250, 100)  # min speech 4,000 samples (8 windows), min silence 1,600 (4)
     speech, silence = [0.98] * 30, [0.02] * 30
     short_dip = np.array(speech + [0.35] + speech + silence + speech[:29])
     short_burst = np.array(silence + [0.5, 0.98, 0.98] + silence * 2 + [0.02] * 27)
