@@ -88,27 +88,24 @@ def _last_harmful(probs, audio_length, threshold, neg_threshold, min_speech_samp
     (merged trajectories keep the latest). A trajectory that differs is followed to the end too: its later turns
     count, so that from the state the reference path holds after the last critical window every turn leads to the
     same segments (the guard's prefix is then always enough)."""
-    trig = np.zeros(BRANCHES, np.bool_)
-    beg = np.zeros(BRANCHES, np.int64)
-    tend = np.zeros(BRANCHES, np.int64)
-    made = np.zeros(BRANCHES, np.int64)
-    bad = np.zeros(BRANCHES, np.bool_)
-    turned = np.full(BRANCHES, -1, np.int64)
-    trig2 = np.zeros(BRANCHES, np.bool_)
-    beg2 = np.zeros(BRANCHES, np.int64)
-    tend2 = np.zeros(BRANCHES, np.int64)
-    made2 = np.zeros(BRANCHES, np.int64)
-    bad2 = np.zeros(BRANCHES, np.bool_)
-    turned2 = np.full(BRANCHES, -1, np.int64)
+    # row c holds the trajectories before window i, row 1 - c those after it
+    trig = np.zeros((2, BRANCHES), np.bool_)
+    beg = np.zeros((2, BRANCHES), np.int64)
+    tend = np.zeros((2, BRANCHES), np.int64)
+    made = np.zeros((2, BRANCHES), np.int64)
+    bad = np.zeros((2, BRANCHES), np.bool_)
+    turned = np.full((2, BRANCHES), -1, np.int64)
     o_trig = np.zeros(4, np.bool_)
     o_beg = np.zeros(4, np.int64)
     o_tend = np.zeros(4, np.int64)
     o_made = np.zeros(4, np.int64)
     o_bad = np.zeros(4, np.bool_)
     n = 1
+    c = 0
     for i in range(probs.shape[0]):
         p = probs[i]
         cur = WINDOW * i
+        d = 1 - c
         open_ge = i >= guard_from and abs(p - threshold) < margin
         open_lt = i >= guard_from and abs(p - neg_threshold) < margin
         m = 0
@@ -127,7 +124,7 @@ def _last_harmful(probs, audio_length, threshold, neg_threshold, min_speech_samp
                     if (ge and lt and neg_threshold <= threshold) or (not ge and not lt and threshold <= neg_threshold):
                         continue
                     # one window of the state machine (as in _one) from trajectory b
-                    t, s, e, km, off = trig[b], beg[b], tend[b], made[b], bad[b]
+                    t, s, e, km, off = trig[c, b], beg[c, b], tend[c, b], made[c, b], bad[c, b]
                     if ge and e != 0:
                         e = 0
                     if ge and not t:
@@ -149,37 +146,32 @@ def _last_harmful(probs, audio_length, threshold, neg_threshold, min_speech_samp
                     if not seen:
                         o_trig[outs], o_beg[outs], o_tend[outs], o_made[outs], o_bad[outs] = t, s, e, km, off
                         outs += 1
-            at = i if outs > 1 else turned[b]
+            at = i if outs > 1 else turned[c, b]
             for q in range(outs):
                 merged = False
                 for r in range(m):
-                    if trig2[r] == o_trig[q] and beg2[r] == o_beg[q] and tend2[r] == o_tend[q] and \
-                            made2[r] == o_made[q] and bad2[r] == o_bad[q]:
-                        turned2[r] = max(turned2[r], at)
+                    if trig[d, r] == o_trig[q] and beg[d, r] == o_beg[q] and tend[d, r] == o_tend[q] and \
+                            made[d, r] == o_made[q] and bad[d, r] == o_bad[q]:
+                        turned[d, r] = max(turned[d, r], at)
                         merged = True
                         break
                 if not merged:
                     if m == BRANCHES:
                         return i
-                    trig2[m], beg2[m], tend2[m], made2[m], bad2[m] = o_trig[q], o_beg[q], o_tend[q], o_made[q], o_bad[q]
-                    turned2[m] = at
+                    trig[d, m], beg[d, m], tend[d, m], made[d, m] = o_trig[q], o_beg[q], o_tend[q], o_made[q]
+                    bad[d, m], turned[d, m] = o_bad[q], at
                     m += 1
-        trig, trig2 = trig2, trig
-        beg, beg2 = beg2, beg
-        tend, tend2 = tend2, tend
-        made, made2 = made2, made
-        bad, bad2 = bad2, bad
-        turned, turned2 = turned2, turned
+        c = d
         n = m
     worst = -1
     for b in range(n):
-        km = made[b]
-        off = bad[b]
-        if trig[b] and audio_length - beg[b] > min_speech_samples:
-            off = off or km >= k or starts[km] != beg[b] or ends[km] != audio_length
+        km = made[c, b]
+        off = bad[c, b]
+        if trig[c, b] and audio_length - beg[c, b] > min_speech_samples:
+            off = off or km >= k or starts[km] != beg[c, b] or ends[km] != audio_length
             km += 1
         if off or km != k:
-            worst = max(worst, turned[b])
+            worst = max(worst, turned[c, b])
     return worst
 
 

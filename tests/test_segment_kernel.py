@@ -226,3 +226,16 @@ def test_harmless_turns_leave_a_file_uncritical_and_a_harmful_one_does_not():
     long_dip = np.array(speech + [0.35] + [0.3] * 9 + speech + silence[:20] + speech[:29] + [0.02])
     _, critical, last = _segments(np.stack([short_dip, short_burst, long_dip]), args, 1e-3)
     assert critical.tolist() == [False, False, True] and last.tolist() == [-1, -1, 30]
+
+
+def test_more_trajectories_than_followed_make_the_file_critical_where_they_overflow():
+    """Every window near both thresholds (a margin wider than any calibration gives): the trajectories outgrow
+    BRANCHES after a few windows, and the file is critical up to the window where they did, whatever follows; a file
+    that ends before it is followed to its end (its last window turns a segment's end)."""
+    def last(n):
+        _, critical, last = _segments(np.full((1, n), 0.42), _rule_args(n * 512, 0.5, 0.35, 0, 1000), 0.2)
+        assert critical[0]
+        return int(last[0])
+
+    overflow = last(200)
+    assert overflow == last(40) < 39 and last(overflow) == overflow - 1
