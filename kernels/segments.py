@@ -47,23 +47,12 @@ def _one(probs, audio_length, threshold, neg_threshold, min_speech_samples, min_
         cur = WINDOW * i
         if i >= guard_from and (abs(p - threshold) < margin or abs(p - neg_threshold) < margin):
             ambiguous = True
-        if p >= threshold and temp_end != 0:
-            temp_end = 0
-        if p >= threshold and not triggered:
-            triggered = True
-            start = cur
-            continue
-        if p < neg_threshold and triggered:
-            if temp_end == 0:
-                temp_end = cur
-            if cur - temp_end < min_silence_samples:
-                continue
-            if temp_end - start > min_speech_samples:
-                starts[k] = start
-                ends[k] = temp_end
-                k += 1
-            temp_end = 0
-            triggered = False
+        triggered, start, temp_end, kept = _step(triggered, start, temp_end, cur, p >= threshold, p < neg_threshold,
+                                                 min_speech_samples, min_silence_samples)
+        if kept >= 0:
+            starts[k] = start
+            ends[k] = kept
+            k += 1
     if triggered and audio_length - start > min_speech_samples:
         starts[k] = start
         ends[k] = audio_length
@@ -75,6 +64,24 @@ def _one(probs, audio_length, threshold, neg_threshold, min_speech_samples, min_
     if pad > 0:
         _pad(starts, ends, k, audio_length, pad)
     return k, last
+
+
+@njit(cache=True)
+def _step(triggered, start, temp_end, cur, ge, lt, min_speech_samples, min_silence_samples):
+    """One window of silero-vad's state machine at sample `cur`, given its two comparisons (ge: p >= threshold,
+    lt: p < neg_threshold): the new (triggered, start, temp_end), and the end of the segment [start, end) the window
+    closes and keeps (-1: none). The one copy of the rule, for the computed trajectory and every turned one."""
+    if ge and temp_end != 0:
+        temp_end = 0
+    if ge and not triggered:
+        return True, cur, temp_end, -1
+    if lt and triggered:
+        if temp_end == 0:
+            temp_end = cur
+        if cur - temp_end < min_silence_samples:
+            return triggered, start, temp_end, -1
+        return False, start, 0, temp_end if temp_end - start > min_speech_samples else -1
+    return triggered, start, temp_end, -1
 
 
 @njit(cache=True)
@@ -123,22 +130,12 @@ def _last_harmful(probs, audio_length, threshold, neg_threshold, min_speech_samp
                     # nor neither where threshold <= neg_threshold (silero's 0.01 floor above a lower threshold)
                     if (ge and lt and neg_threshold <= threshold) or (not ge and not lt and threshold <= neg_threshold):
                         continue
-                    # one window of the state machine (as in _one) from trajectory b
-                    t, s, e, km, off = trig[c, b], beg[c, b], tend[c, b], made[c, b], bad[c, b]
-                    if ge and e != 0:
-                        e = 0
-                    if ge and not t:
-                        t = True
-                        s = cur
-                    elif lt and t:
-                        if e == 0:
-                            e = cur
-                        if cur - e >= min_silence_samples:
-                            if e - s > min_speech_samples:
-                                off = off or km >= k or starts[km] != s or ends[km] != e
-                                km += 1
-                            e = 0
-                            t = False
+                    t, s, e, kept = _step(trig[c, b], beg[c, b], tend[c, b], cur, ge, lt, min_speech_samples,
+                                          min_silence_samples)
+                    km, off = made[c, b], bad[c, b]
+                    if kept >= 0:
+                        off = off or km >= k or starts[km] != s or ends[km] != kept
+                        km += 1
                     seen = False
                     for q in range(outs):
                         if o_trig[q] == t and o_beg[q] == s and o_tend[q] == e and o_made[q] == km and o_bad[q] == off:

@@ -44,7 +44,7 @@ def prob_file(draw):
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(prob_file(), min_size=1, max_size=5), st.sampled_from([0.3, 0.4, 0.5, 0.6, 0.7]),
-       st.sampled_from([0, 100, 250]), st.sampled_from([50, 100, 200, 500]))
+       st.sampled_from([0, 32, 64, 100, 250]), st.sampled_from([50, 100, 200, 500]))
 def test_kernel_equals_silero_function(files, threshold, min_speech_duration_ms, min_silence_duration_ms):
     got = kernel(files, threshold, min_speech_duration_ms, min_silence_duration_ms)
     assert got == [library(p, n, threshold, min_speech_duration_ms, min_silence_duration_ms) for p, n in files]
@@ -120,8 +120,8 @@ def test_padding_merges_clips_and_splits_as_silero_does():
 
 
 def _rule_args(length, threshold, neg, min_speech_ms, min_silence_ms, pad_ms=0):
-    return (np.array([length], np.int64), threshold, neg, *(16000 * ms / 1000 for ms in (min_speech_ms, min_silence_ms,
-                                                                                         pad_ms)))
+    return (np.array([length], np.int64), *SegmentRule(threshold, neg, min_speech_ms, min_silence_ms,
+                                                        pad_ms).kernel_args())
 
 
 def _segments(files, args, margin=0.0, guard_from=0):

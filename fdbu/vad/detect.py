@@ -284,8 +284,8 @@ class SpeechDetector:
 
         A file is recomputed up to its last critical window only: the reference path streams, so those
         windows are the whole file's own, and the state after them is the reference path's. Every later
-        comparison is then checked again from there (`guard_from`); a file that is still critical (its
-        trajectory changed, so other comparisons are evaluated) is recomputed whole."""
+        comparison is then checked again from there (`guard_from`); a file that is still critical is recomputed
+        whole (the kernel makes that happen only when it followed more than BRANCHES trajectories at once)."""
         t0 = time.perf_counter()
         entries = list(entries)
         last = self._last_critical(entries, jobs, rules)
