@@ -1,6 +1,7 @@
 """Where the batched VAD's time goes, against what the machine's arithmetic allows (a roofline split).
 
     python -m benchmarks.vad_profile [--files 200] [--threads 2] [--workdir DIR] [--before DIR --runs 3] [--floor 0]
+                                     [--engine numpy|torch] [--engines 1]
 
 On N synthetic interruption captures (20-30 s), in one process, cache off, the batched backend as `fdbu score`
 runs it (`SpeechDetector.probabilities`: batches read on a background thread while the previous one computes):
@@ -23,6 +24,10 @@ backend computes once); `--floor K` adds a noise floor to every sample instead (
 PCM16 values, seed 0: K=2 is a dithered recording's floor), so that no window is silent and every one is computed.
 The share of silent windows is printed.
 
+`--engine` picks the batched path profiled: numpy (what a CPU computes with, the default) or torch (what a GPU
+computes with, run here on the CPU). `--engines 1` also measures the whole pipeline with each engine, each a fresh
+process on the same files, alternating, best of `--runs`: the ratio is what the CPU gains or loses by numpy.
+
 `--before DIR` (a checkout of another fdbu version) also measures the whole pipeline's throughput with that version
 and with this one, each a fresh process on the same files, alternating, best of `--runs`: the ratio is the speed-up.
 """
@@ -43,7 +48,7 @@ import numpy as np
 from fdbu.audio import pcm16, wav_bytes
 from fdbu.vad import SpeechDetector
 from fdbu.vad.audio import read_wav
-from fdbu.vad.batched import CONTEXT, FRAME, HOP, N_FFT, WINDOW
+from fdbu.vad.batched_numpy import CONTEXT, FRAME, HOP, N_FFT, WINDOW, NumpyBatchedSilero
 
 from .common import INTERRUPTION, captures, jobs, load as machine_load, machine, parse
 
@@ -51,7 +56,10 @@ from .common import INTERRUPTION, captures, jobs, load as machine_load, machine,
 def flops_per_window(b) -> dict[str, float]:
     """Floating-point operations of one 512-sample window, by part, from the model's shapes."""
     frames = (FRAME + CONTEXT - N_FFT) // HOP + 1  # STFT frames of one window (4)
-    out = {"stft": frames * (5 * N_FFT * math.log2(N_FFT) / 2 + 3 * (N_FFT // 2 + 1))}
+    if isinstance(b, NumpyBatchedSilero):  # the model's own basis as a product: (4, 256) x (256, 258)
+        out = {"stft": frames * (2 * N_FFT * (N_FFT + 2) + 3 * (N_FFT // 2 + 1))}
+    else:  # an FFT
+        out = {"stft": frames * (5 * N_FFT * math.log2(N_FFT) / 2 + 3 * (N_FFT // 2 + 1))}
     length = frames
     conv = 0.0
     for stride, w, _ in b.convs:
@@ -64,7 +72,21 @@ def flops_per_window(b) -> dict[str, float]:
 
 
 def attainable(b, threads: int) -> float:
-    """GFLOP/s of a dense addmm of the first convolution's shape (1024 frames x 4 steps rows), at `threads`."""
+    """GFLOP/s of a dense addmm of the first convolution's shape (1024 frames x 4 steps rows), at `threads`, with the
+    engine's own library (numpy's BLAS or torch)."""
+    if isinstance(b, NumpyBatchedSilero):
+        from threadpoolctl import threadpool_limits
+
+        _, w, bias = b.convs[0]
+        x = np.random.default_rng(0).standard_normal((4096, w.shape[0])).astype(np.float32)
+        best = float("inf")
+        with threadpool_limits(threads, user_api="blas"):
+            for _ in range(5):
+                t0 = time.perf_counter()
+                for _ in range(20):
+                    x @ w + bias
+                best = min(best, (time.perf_counter() - t0) / 20)
+        return 2 * x.shape[0] * w.shape[0] * w.shape[1] / best / 1e9
     import torch
 
     from fdbu.vad.silero import torch_threads
@@ -89,7 +111,8 @@ import soundfile as sf
 from fdbu.vad import Job, SpeechDetector
 paths = sorted(Path(sys.argv[1]).glob("*/output.wav"), key=lambda p: int(p.parent.name))
 todo = [Job(p.parent.name, p, hashlib.sha256(p.read_bytes()).hexdigest(), sf.info(str(p)).frames) for p in paths]
-det = SpeechDetector(backend="batched", device="cpu", cache=False, threads=int(sys.argv[2]), margin=1e-3)
+kw = {} if sys.argv[3] == "default" else {"engine": sys.argv[3]}  # (an older version knows no engine)
+det = SpeechDetector(backend="batched", device="cpu", cache=False, threads=int(sys.argv[2]), margin=1e-3, **kw)
 det.probabilities(todo[:8])
 t0 = time.perf_counter()
 det.probabilities(todo)
@@ -97,18 +120,19 @@ print(sum(j.samples for j in todo) / 16000 / (time.perf_counter() - t0))
 """
 
 
-def versions(before: str, tree: Path, threads: int, runs: int) -> None:
-    """The whole pipeline's audio s/s with `before`'s fdbu and this one's, alternating, best of `runs`."""
-    here = str(Path(__file__).resolve().parents[1])
-    best = {"before": 0.0, "after": 0.0}
+def versions(ways: dict[str, tuple[str, str]], tree: Path, threads: int, runs: int) -> None:
+    """The whole pipeline's audio s/s with each way (name -> (fdbu checkout, engine or "default")), alternating,
+    best of `runs`; the ratio is the second's over the first's."""
+    best = {name: 0.0 for name in ways}
     for _ in range(runs):
-        for name, path in (("before", before), ("after", here)):
+        for name, (path, engine) in ways.items():
             env = {**os.environ, "PYTHONPATH": path}
-            out = subprocess.run([sys.executable, "-P", "-c", PIPELINE, str(tree / INTERRUPTION), str(threads)],
+            out = subprocess.run([sys.executable, "-P", "-c", PIPELINE, str(tree / INTERRUPTION), str(threads), engine],
                                  env=env, check=True, capture_output=True, text=True, cwd=path).stdout
             best[name] = max(best[name], float(out.split()[-1]))
-    print(f"\nwhole pipeline, best of {runs} alternating runs ({machine_load()}): before {best['before']:.0f} audio s/s, "
-          f"after {best['after']:.0f} audio s/s = {best['after'] / best['before']:.2f}x")
+    (a, ra), (b, rb) = best.items()
+    print(f"\nwhole pipeline, best of {runs} alternating runs ({machine_load()}): {a} {ra:.0f} audio s/s, "
+          f"{b} {rb:.0f} audio s/s = {rb / ra:.2f}x")
 
 
 def floored(tree: Path, k: int) -> Path:
@@ -128,13 +152,15 @@ def floored(tree: Path, k: int) -> Path:
 
 
 def main() -> None:
-    args, work = parse(__doc__, files=200, threads=(int, 2), before=(str, None), runs=(int, 3), floor=(int, 0))
+    args, work = parse(__doc__, files=200, threads=(int, 2), before=(str, None), runs=(int, 3), floor=(int, 0),
+                       engine=(str, "numpy"), engines=(int, 0))
     tree = captures(work, args.files)
     if args.floor:
         tree = floored(tree, args.floor)
     todo = jobs(tree)
     audio_s = sum(j.samples for j in todo) / 16000
-    det = SpeechDetector(backend="batched", device="cpu", cache=False, threads=args.threads, margin=1e-3)
+    det = SpeechDetector(backend="batched", device="cpu", cache=False, threads=args.threads, margin=1e-3,
+                         engine=args.engine)
     b = det.batched
     parts = {"front end": 0.0, "worker": 0.0}
     lock = threading.Lock()
@@ -189,8 +215,11 @@ def main() -> None:
           + ", ".join(f"{k} {v / 1e6:.1f}" for k, v in per_s.items()) + f"); attainable {rate:.0f} GFLOP/s "
           f"(addmm of the first convolution's shape, {threads} threads) -> limit {limit:.0f} audio s/s; "
           f"the pipeline runs at {audio_s / wall:.0f} audio s/s = {audio_s / wall / limit:.0%} of it")
+    here = str(Path(__file__).resolve().parents[1])
+    if args.engines:
+        versions({"torch": (here, "torch"), "numpy": (here, "numpy")}, tree, threads, args.runs)
     if args.before:
-        versions(args.before, tree, threads, args.runs)
+        versions({"before": (args.before, "default"), "after": (here, "default")}, tree, threads, args.runs)
 
 
 if __name__ == "__main__":

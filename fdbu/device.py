@@ -7,8 +7,12 @@ that are idle right now, measured over a short interval from /proc/stat.
 """
 from __future__ import annotations
 
+import ast
 import contextlib
+import functools
+import glob
 import importlib
+import importlib.util
 import math
 import os
 import platform
@@ -53,12 +57,52 @@ def load_torch():
     return held_import("torch")
 
 
+def package_folder(name: str) -> Path:
+    """Where an installed package lives, found without importing it (torch, and silero_vad, which imports torch)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise FdbuError("vad", None, f"the package {name} is not installed: pip install -e . installs it")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+@functools.lru_cache(maxsize=None)
+def torch_literal(name: str):
+    """A constant of torch's own version.py (`__version__`, `cuda`, `hip`: what the build is), read without importing
+    torch; LookupError when the file does not assign it a literal."""
+    try:
+        for node in ast.parse((package_folder("torch") / "version.py").read_text()).body:
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant) and any(
+                    isinstance(t, ast.Name) and t.id == name
+                    for t in (node.targets if isinstance(node, ast.Assign) else [node.target])):
+                return node.value.value
+    except (OSError, SyntaxError, ValueError, FdbuError):
+        pass
+    raise LookupError(name)
+
+
+GPU_DEVICE_FILES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg", "/dev/kfd")  # CUDA's driver, WSL's, ROCm's
+
+
+def no_gpu() -> bool:
+    """True when torch cannot see a GPU, told without importing it (2 s of a small job): a torch built for neither
+    CUDA nor ROCm, or a machine with none of the device files a GPU driver makes (CUDA's /dev/nvidiactl and
+    /dev/nvidiaN, WSL's /dev/dxg, ROCm's /dev/kfd), without which no CUDA or ROCm runtime finds a device.
+    False means only "ask torch"."""
+    try:
+        if torch_literal("cuda") is None and torch_literal("hip") is None:
+            return True
+    except LookupError:
+        pass
+    return not any(os.path.exists(f) for f in GPU_DEVICE_FILES) and not glob.glob("/dev/nvidia[0-9]*")
+
+
 def resolve_device(device: str) -> str:
-    """cpu, cuda, or auto (the GPU when torch sees one). cpu is answered without loading torch."""
+    """cpu, cuda, or auto (the GPU when torch sees one). cpu is answered without loading torch, and so is auto
+    where no GPU can be seen (`no_gpu`)."""
     if device not in ("auto", "cpu", "cuda"):
         raise FdbuError("config", None, f"device={device!r}; choose cpu, cuda or auto")
-    if device == "cpu":
-        return device
+    if device == "cpu" or (device == "auto" and no_gpu()):
+        return "cpu"
     torch = load_torch()
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
@@ -119,7 +163,7 @@ def free_cores(interval_s: float = 0.1) -> int:
     return max(1, min(allowed_cores(), round(idle)))
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -141,7 +185,7 @@ def identity(device: str, threads: int | None = None) -> dict:
         props = torch.cuda.get_device_properties(0)
         return {"type": "cuda", "name": props.name, "capability": f"{props.major}.{props.minor}",
                 "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(), "torch": torch.__version__}
-    return {"type": "cpu", "name": _cpu_model(), "machine": platform.machine(),
+    return {"type": "cpu", "name": cpu_model(), "machine": platform.machine(),
             "capability": torch.backends.cpu.get_cpu_capability(), "threads": threads, "torch": torch.__version__}
 
 

@@ -1,6 +1,6 @@
-"""A run served from the cache pays no fixed cost it does not need (issue 36): a cached `fdbu score` loads neither
-torch nor NeMo (nor silero-vad, torchaudio or scipy.stats), and what replaced asking torch gives torch's own
-answers; Ctrl-C held while torch loads is delivered once it has loaded."""
+"""A run pays no fixed cost it does not need (issue 36): a cached `fdbu score` loads neither torch nor NeMo (nor
+silero-vad, torchaudio or scipy.stats), a shard computing on a CPU loads no torch, and what replaced asking torch
+gives torch's own answers; Ctrl-C held while torch loads is delivered once it has loaded."""
 from __future__ import annotations
 
 import importlib.resources
@@ -45,10 +45,58 @@ def test_a_cached_score_loads_no_torch(synth_tree, tmp_path):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
 
 
+def test_a_shard_computing_on_a_cpu_loads_no_torch(tmp_path, calibrated):
+    """`fdbu vad shard=0 shards=N` on a CPU (device=auto, as a user runs it), its cache holding only this machine's
+    calibration: the numpy engine computes its file, and neither torch nor silero-vad is imported. The tree is a
+    silent system's (digital silence, whose window probabilities are 0.0017-0.0089 on the reference path): no
+    comparison lies within any accepted device's margin (at most 8 x 1e-3) of a threshold, so on any CPU the guard
+    sends nothing to the reference path, which would need torch."""
+    from fdbu.cachedir import CALIBRATION, VAD_PROBS, cache_root
+    from fdbu.synth import synthesize
+    from fdbu.vad import stage
+
+    tree = synthesize(tmp_path / "silent", n=2, seed=0, system="silent", ineligible=0.0)
+    cache = tmp_path / "cache"
+    shutil.copytree(cache_root() / VAD_PROBS / CALIBRATION, cache / VAD_PROBS / CALIBRATION)
+    files = len(stage.jobs([tree]))
+    code = ("import sys\nfrom fdbu.cli import main\n"
+            f"try:\n    main(['vad', 'tree={tree}', 'shard=0', 'shards={files}', 'cache_dir={cache}', 'vad.threads=1', "
+            "'progress=false'])\nfinally:\n    print('MODULES', ' '.join(sys.modules), file=sys.stderr)\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "shard 0/" in run.stdout and " 1 computed, 0 already cached, 0 recomputed by the guard" in run.stdout
+    assert "calibrating" not in run.stderr and "numpy" in run.stdout  # this machine's calibration, the numpy engine
+    loaded = _modules(run)
+    assert "fdbu.vad.batched_numpy" in loaded and not loaded & {"torch", "silero_vad", "torchaudio", "nemo"}
+
+
+def test_no_gpu_is_told_only_where_torch_could_see_none(monkeypatch):
+    """`device=auto` answers cpu without torch only when torch is built for neither CUDA nor ROCm or no GPU
+    driver's device file exists; otherwise it asks torch."""
+    from fdbu import device
+
+    build = {"cuda": "12.8", "hip": None}
+    monkeypatch.setattr(device, "torch_literal", lambda name: build[name])
+    files: set[str] = set()
+    monkeypatch.setattr(device.os.path, "exists", lambda f: f in files)
+    monkeypatch.setattr(device.glob, "glob", lambda pattern: sorted(f for f in files if f.startswith("/dev/nvidia")))
+    assert device.no_gpu()  # a CUDA build on a machine without a driver
+    for present in ("/dev/nvidiactl", "/dev/nvidia3", "/dev/dxg", "/dev/kfd"):
+        files = {present}
+        assert not device.no_gpu(), present
+    build = {"cuda": None, "hip": None}
+    assert device.no_gpu()  # a CPU build, whatever the machine has
+    build = {"cuda": None, "hip": "6.2"}
+    assert not device.no_gpu()
+
+
 def test_what_replaced_asking_torch_gives_torchs_answers():
     import torch
 
+    from fdbu.device import no_gpu, torch_literal
+
     assert torch_version() == torch.__version__  # the local build tag (+cu128, +cpu) included
+    assert (torch_literal("cuda"), torch_literal("hip")) == (torch.version.cuda, torch.version.hip)
+    assert not (no_gpu() and torch.cuda.is_available())  # never "no GPU" where torch sees one
     assert model_path() == importlib.resources.files("silero_vad.data").joinpath("silero_vad.jit")
     assert model_path().is_file()
 

@@ -1,5 +1,6 @@
 """The batched backend is exact on this machine: its deviation is measured here (calibration), the
-guard recomputes every file a deviation could change, and a perturbed batched path is caught.
+guard recomputes every file a deviation could change, and a perturbed batched path is caught. Both
+engines are tested on the CPU: numpy (what a CPU computes with) and torch (what a GPU computes with).
 
 No tolerance in this file is a number measured on some machine: the margin is this machine's
 calibrated one, and the relations below hold on any CPU or GPU whose batched path is correct.
@@ -20,6 +21,9 @@ from fdbu.vad import Job, SegmentRule, SileroSettings, SpeechDetector
 from fdbu.vad import calibration as calib
 from fdbu.vad.audio import batches
 from fdbu.vad.batched import BatchedSilero
+from fdbu.vad.batched_numpy import NumpyBatchedSilero, groups
+
+ENGINES = ["numpy", "torch"]
 
 
 def jobs_of(tree, subset="synthetic_user_interruption"):
@@ -87,11 +91,14 @@ def test_calibrated_deviation_is_float_rounding(detector):
     assert cal.windows == sum((n + 511) // 512 for n in calib.corpus_lengths())
 
 
-def test_held_out_audio_keeps_the_guard_headroom(detector, held_out):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_held_out_audio_keeps_the_guard_headroom(detector, held_out, engine):
     """On audio the calibration never saw, batched probabilities stay within half the calibrated
     margin (at least 4x the calibrated deviation): the guard is exact on this machine with room to spare."""
-    worst = largest_deviation(detector.batched, held_out)
-    assert worst < detector.calibration().margin / 2
+    det = detector if engine == "numpy" else SpeechDetector(backend="batched", device="cpu", cache=False,
+                                                            threads=detector.threads, engine=engine)
+    assert type(det.batched).__name__ == {"numpy": "NumpyBatchedSilero", "torch": "BatchedSilero"}[engine]
+    assert largest_deviation(det.batched, held_out) < det.calibration().margin / 2
 
 
 def test_segments_equal_the_reference_near_the_thresholds(detector, tmp_path):
@@ -119,7 +126,8 @@ def test_segments_equal_the_reference_near_the_thresholds(detector, tmp_path):
 
 def test_a_perturbed_batched_path_is_caught(detector, silero, held_out, synth_tree, monkeypatch):
     margin = detector.calibration().margin
-    real = BatchedSilero.probabilities
+    assert isinstance(detector.batched, NumpyBatchedSilero)  # what a CPU computes with
+    real = NumpyBatchedSilero.probabilities
 
     def perturbed(delta):
         def probabilities(self, audios):
@@ -127,15 +135,15 @@ def test_a_perturbed_batched_path_is_caught(detector, silero, held_out, synth_tr
         return probabilities
 
     # a deviation of a few margins: the held-out relation above fails ...
-    monkeypatch.setattr(BatchedSilero, "probabilities", perturbed(3 * margin))
+    monkeypatch.setattr(NumpyBatchedSilero, "probabilities", perturbed(3 * margin))
     assert largest_deviation(detector.batched, held_out) >= margin / 2
     # ... and at run time the sentinel stops the run (the calibration on record predates the break)
     det = SpeechDetector(backend="batched", device="cpu", cache=False, verify=2, threads=detector.threads)
     with pytest.raises(FdbuError, match="vad.verify: a batched probability deviates by .* beyond the guard margin"):
         det.segments(jobs_of(synth_tree))
     # a path broken beyond float rounding is refused when the device calibrates
-    monkeypatch.setattr(BatchedSilero, "probabilities", perturbed(4 * calib.IMPLAUSIBLE))
-    ident = calib.identity(silero, "cpu", detector.threads)
+    monkeypatch.setattr(NumpyBatchedSilero, "probabilities", perturbed(4 * calib.IMPLAUSIBLE))
+    ident = calib.identity(silero, detector.batched)
     with pytest.raises(FdbuError, match="beyond float rounding .* use vad.backend=reference"):
         calib.check(calib.measure(silero, detector.batched, ident, detector.cache_root / "calibration"))
 
@@ -217,12 +225,12 @@ def test_verify_stops_on_a_segment_difference(synth_tree, monkeypatch):
     from fdbu.vad import detect
 
     det = SpeechDetector(backend="batched", device="cpu", cache=False, verify=100, margin=0.45)
-    real, kernel = BatchedSilero.probabilities, detect.speech_segments
+    real, kernel = NumpyBatchedSilero.probabilities, detect.speech_segments
 
     def shifted(self, audios):
         return [np.clip(p + 0.3, 0, 1).astype(np.float32) for p in real(self, audios)]
 
-    monkeypatch.setattr(BatchedSilero, "probabilities", shifted)
+    monkeypatch.setattr(NumpyBatchedSilero, "probabilities", shifted)
     monkeypatch.setattr(detect, "speech_segments", lambda *a: kernel(*a[:-2], np.zeros_like(a[-2]), a[-1]))
     with pytest.raises(FdbuError, match="vad.verify: the batched backend's segments"):
         det.segments(jobs_of(synth_tree))
@@ -271,7 +279,7 @@ def test_processes_started_together_on_a_fresh_cache_calibrate_once_and_announce
     for ref in (cache_root() / "vad-probs" / "calibration").glob("reference-*"):  # the corpus' reference half
         shutil.copy(ref, folder)
     det = SpeechDetector(backend="batched", device="cpu", cache=False, threads=1)
-    ident = calib.identity(det.silero, "cpu", 1)
+    ident = calib.identity(det.silero, det.batched)
     fdbu = str(Path(sys.executable).parent / "fdbu")
     fd = os.open(calib.lock_path(folder, ident), os.O_WRONLY | os.O_CREAT, 0o644)
     fcntl.flock(fd, fcntl.LOCK_EX)
@@ -342,52 +350,121 @@ def test_the_guard_recomputes_on_several_workers_the_reference_bits(synth_tree, 
             assert np.array_equal(entry.probs[:k], want[:k])
 
 
+def test_the_archive_reader_gives_torchs_own_weights(silero):
+    """Every array torch loads from the packaged JIT model (both sample rates' networks), bit for bit, by name."""
+    from fdbu.vad import weights
+    from fdbu.vad.silero import model_path
+
+    import torch
+
+    want = {k: v.numpy() for k, v in torch.jit.load(str(model_path())).state_dict().items()}
+    got = weights.state_dict(weights.read(model_path()))
+    assert sorted(got) == sorted(want) and len(want) == 30
+    assert all(got[k].dtype == want[k].dtype and np.array_equal(got[k], want[k]) for k in want)
+
+
+def test_the_archive_reader_runs_nothing_it_does_not_know(tmp_path):
+    """An archive whose pickle calls anything but the few constructors a Silero archive holds is refused, by name,
+    before the call: the file it would have written does not exist."""
+    import pickle
+    import zipfile
+
+    from fdbu.vad import weights
+
+    target = tmp_path / "ran.txt"
+
+    class Payload:
+        def __reduce__(self):
+            return (open, (str(target), "w"))
+
+    bad = tmp_path / "bad.jit"
+    with zipfile.ZipFile(bad, "w") as z:
+        z.writestr("archive/data.pkl", pickle.dumps(Payload(), protocol=2))
+    with pytest.raises(FdbuError, match=r"bad.jit: cannot read the Silero model's weights \(.*io.open, which a "
+                                        r"Silero archive does not hold"):
+        weights.read(bad)
+    assert not target.exists()
+
+
+def test_a_network_of_another_shape_is_refused(monkeypatch):
+    """The numpy engine computes one network: a block with another stride (here the second's 2 read as 1) is
+    refused with the reason and the way out, not computed."""
+    import copy
+
+    from fdbu.vad import weights
+    from fdbu.vad.silero import model_path
+
+    changed = copy.deepcopy(weights.read(model_path()))
+    changed["_model"]["encoder"]["1"]["stride"] = 1
+    monkeypatch.setattr(weights, "read", lambda path: changed)
+    with pytest.raises(FdbuError, match="not the network the batched backend computes .* vad.backend=reference"):
+        NumpyBatchedSilero(threads=1)
+
+
 def test_cpu_threads_take_balanced_groups_of_files(silero):
-    b = BatchedSilero(silero.model, "cpu", threads=2)
-    audios = [np.zeros(n, np.float32) for n in (16000 * 30, 5, 16000 * 10, 16000 * 12, 16000 * 9, 0)]
+    lengths = [16000 * 30, 5, 16000 * 10, 16000 * 12, 16000 * 9, 0]
     # longest first, each to the group with the least audio so far: 30 s | 12 s, 10 s, 9 s | then 5 and 0 samples
-    assert b._groups(audios) == [[0, 1, 5], [3, 2, 4]]
-    assert BatchedSilero(silero.model, "cpu", threads=1)._groups(audios) == [[0, 3, 2, 4, 1, 5]]
+    assert groups(lengths, 2) == [[0, 1, 5], [3, 2, 4]] and groups(lengths, 1) == [[0, 3, 2, 4, 1, 5]]
+    audios = [np.zeros(n, np.float32) for n in lengths]
+    assert BatchedSilero(silero.model, "cpu", threads=2)._groups(audios) == groups(lengths, 2)
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("threads", [1, 2])
-def test_every_thread_count_keeps_the_guard_headroom(silero, held_out, threads):
-    """One group on one thread or a group per thread: within half this machine's calibrated margin there."""
-    det = SpeechDetector(backend="batched", device="cpu", cache=False, threads=threads)
+def test_every_thread_count_keeps_the_guard_headroom(silero, held_out, threads, engine):
+    """One group on one thread or a group per thread, either engine: within half the margin calibrated for it."""
+    det = SpeechDetector(backend="batched", device="cpu", cache=False, threads=threads, engine=engine)
     assert largest_deviation(det.batched, held_out) < det.calibration().margin / 2
 
 
-def test_digital_silence_is_computed_once(silero, calibrated, monkeypatch):
+def _front_end_of(b, frames: np.ndarray) -> np.ndarray:
+    """An engine's front end of (N, 576) frames, as an array."""
+    if isinstance(b, NumpyBatchedSilero):
+        return b._front_end(frames)
+    import torch
+
+    with torch.no_grad():
+        return b._front_end(torch.from_numpy(frames)).numpy()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_digital_silence_is_computed_once(silero, calibrated, monkeypatch, engine):
     """A window of 576 zeros (or negative zeros: the same magnitudes, the same result) takes the silent frame's
     front end, computed once; every other window is computed. With the shortcut and without it, the probabilities
     keep the guard's headroom to the reference path's: within half the margin calibrated on this machine for one
     thread (the held-out test's relation; the two differ by float rounding, which no fixed number bounds on every
     CPU)."""
-    import torch
-
-    b = BatchedSilero(silero.model, "cpu", threads=1)
-    with torch.no_grad():
-        zero = b._front_end(torch.zeros(b.frame_chunk, 576))
-        assert torch.equal(zero, b._front_end(-torch.zeros(b.frame_chunk, 576))) and torch.equal(zero[:1], b.silence)
+    det = SpeechDetector(backend="batched", device="cpu", cache=False, threads=1, engine=engine)
+    b = det.batched
+    cls = type(b)
+    zero = _front_end_of(b, np.zeros((b.frame_chunk, 576), np.float32))
+    assert np.array_equal(zero, _front_end_of(b, -np.zeros((b.frame_chunk, 576), np.float32)))
+    assert np.array_equal(zero[:1], np.asarray(b.silence))
     rng = np.random.default_rng(0)
     x = np.zeros(16000 * 6, np.float32)
     x[16000:32000] = rng.normal(0, 0.1, 16000)
     x[64000:64001] = 0.01  # one sample: the window that holds it is not silent
     x[80000:80512] = -0.0
     rows = []
-    real = BatchedSilero._front_end
+    real = cls._front_end
 
     def front_end(self, frames):
         rows.append(len(frames))
         return real(self, frames)
 
-    monkeypatch.setattr(BatchedSilero, "_front_end", front_end)
+    monkeypatch.setattr(cls, "_front_end", front_end)
     got = b.probabilities([x])[0]
     # window k sees its 512 samples and the 64 before them
     loud = sum(bool(np.any(x[max(0, 512 * k - 64):512 * k + 512])) for k in range(len(x) // 512))
     assert rows == [loud] and loud == 33
-    monkeypatch.setattr(BatchedSilero, "_gates", lambda self, frames: real(self, torch.from_numpy(frames)))
+    every_frame = real  # the front end of every frame, silent or not
+    if engine == "torch":
+        import torch
+
+        def every_frame(self, frames):
+            return real(self, torch.from_numpy(frames))
+    monkeypatch.setattr(cls, "_gates", every_frame)
     every = b.probabilities([x])[0]
-    margin = SpeechDetector(backend="batched", device="cpu", cache=False, threads=1).calibration().margin
+    margin = det.calibration().margin
     want = silero.reference_probs(x).astype(np.float64)
     assert np.abs(got - want).max() < margin / 2 and np.abs(every - want).max() < margin / 2

@@ -57,7 +57,7 @@ def test_a_calibration_lock_as_a_link_is_refused_and_its_target_not_created(tmp_
     det = SpeechDetector(backend="batched", device="cpu", cache_dir=tmp_path / "cache", threads=1)
     folder = det.cache_root / CALIBRATION
     folder.mkdir(parents=True)
-    lock = calib.lock_path(folder, calib.identity(det.silero, "cpu", 1))
+    lock = calib.lock_path(folder, calib.identity(det.silero, det.batched))
     target = tmp_path / "outside" / "created.txt"
     os.symlink(target, lock)
     with pytest.raises(FdbuError, match=r"^cache: .*\.lock: is a symbolic link"):

@@ -1,4 +1,5 @@
-"""Silero speech probabilities for many files at once, on CPU or GPU.
+"""Silero speech probabilities for many files at once, in torch: the GPU's batched path (on a CPU, fdbu computes
+with `batched_numpy.py`, which loads no torch; this one runs on a CPU too, and its tests do).
 
 The streaming model sees each 512-sample window with the 64 samples before it (zeros
 before the first), runs a frame-independent front end (STFT magnitude, four conv
@@ -25,10 +26,8 @@ import numpy as np
 import torch
 
 from ..errors import FdbuError
+from .batched_numpy import CONTEXT, FRAME, GATES, HOP, N_FFT, WINDOW, Layout, groups  # noqa: F401  (re-exported)
 from .silero import one_thread_workers, torch_threads
-
-WINDOW, CONTEXT, FRAME = 512, 64, 576
-N_FFT, HOP = 256, 128
 
 
 class BatchedSilero:
@@ -55,7 +54,7 @@ class BatchedSilero:
                        c.bias.detach().to(dev)) for c in convs]
         rnn = m.decoder.rnn
         # gates reordered from torch's (i, f, g, o) to (i, f, o, g): the three sigmoid gates one contiguous block
-        gates = torch.cat([torch.arange(0, 256), torch.arange(384, 512), torch.arange(256, 384)])
+        gates = torch.from_numpy(GATES)
         self.w_ih = rnn.weight_ih.detach()[gates].T.contiguous().to(dev)
         self.w_hh = rnn.weight_hh.detach()[gates].T.contiguous().to(dev)
         self.b = (rnn.bias_ih + rnn.bias_hh).detach()[gates].to(dev)
@@ -130,16 +129,8 @@ class BatchedSilero:
                 torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = tf32
 
     def _groups(self, audios: list[np.ndarray]) -> list[list[int]]:
-        """The files each CPU thread computes: longest first, each to the group with the least audio so far (one
-        group on a GPU, on one thread, or for one file)."""
-        n = 1 if self._cuda else min(self.threads, len(audios))
-        groups: list[list[int]] = [[] for _ in range(max(1, n))]
-        load = [0] * len(groups)
-        for i in sorted(range(len(audios)), key=lambda i: -len(audios[i])):
-            k = load.index(min(load))
-            groups[k].append(i)
-            load[k] += len(audios[i])
-        return [g for g in groups if g]
+        """The files each CPU thread computes (`groups`; one group on a GPU, on one thread, or for one file)."""
+        return groups([len(a) for a in audios], 1 if self._cuda else min(self.threads, len(audios)))
 
     def _group(self, audios: list[np.ndarray]) -> list[np.ndarray]:
         with torch.no_grad():  # thread-local: a worker thread starts with gradients on
@@ -149,39 +140,23 @@ class BatchedSilero:
     def _cuda(self) -> bool:
         return self.device.type == "cuda"
 
+    def identity(self) -> dict:
+        """What float results on this device can depend on (the calibration's key)."""
+        from ..device import identity
+
+        return {**identity(self.device.type, self.threads if not self._cuda else None), "engine": "torch"}
+
     def _probabilities(self, audios: list[np.ndarray]) -> list[np.ndarray]:
-        counts = np.array([(len(a) + WINDOW - 1) // WINDOW for a in audios], np.int64)
-        if not len(audios) or counts.max() == 0:
+        layout = Layout(audios)
+        if not len(audios) or layout.block[-1] == 0:
             return [np.zeros(0, np.float32) for _ in audios]
-        # time-major order: step t holds frame t of every file that long, longest files first,
-        # so each LSTM step reads and writes one contiguous block of rows
-        order = np.argsort(-counts, kind="stable")
-        sorted_counts = counts[order]
-        steps = int(sorted_counts[0])
-        active = (sorted_counts[None, :] > np.arange(steps)[:, None]).sum(1)
-        block = np.concatenate([[0], np.cumsum(active)])
-        frames: np.ndarray | torch.Tensor  # filled as an array, then moved to the device as a tensor
-        frames = np.empty((int(block[-1]), FRAME), np.float32)
-        for k, i in enumerate(order):
-            n = int(sorted_counts[k])
-            if n == 0:
-                continue
-            padded = np.zeros(CONTEXT + n * WINDOW, np.float32)
-            padded[CONTEXT:CONTEXT + len(audios[i])] = audios[i]
-            frames[block[:n] + k] = np.lib.stride_tricks.sliding_window_view(padded, FRAME)[::WINDOW]
-        gates = self._gates(frames)
-        del frames
+        gates = self._gates(layout.frames(audios))
         hidden = torch.empty(gates.shape[0], 128, device=self.device)
         h = torch.zeros(len(audios), 128, device=self.device)
         c = torch.zeros_like(h)
-        for a, n in zip(block[:-1].tolist(), active.tolist()):
+        for a, n in zip(layout.block[:-1].tolist(), layout.active.tolist()):
             g = torch.addmm(gates[a:a + n], h[:n], self.w_hh)
             s = torch.sigmoid(g[:, :384])  # input, forget, output gates
             c = torch.addcmul(s[:, 128:256] * c[:n], s[:, :128], torch.tanh(g[:, 384:]))
             h = torch.mul(s[:, 256:], torch.tanh(c), out=hidden[a:a + n])
-        probs = torch.sigmoid(torch.addmm(self.b_out, torch.relu(hidden), self.w_out)).reshape(-1).cpu().numpy()
-        out: list[np.ndarray] = [np.zeros(0, np.float32)] * len(audios)
-        positions = block[:-1]
-        for k, i in enumerate(order):
-            out[i] = probs[positions[:sorted_counts[k]] + k]
-        return out
+        return layout.unpack(torch.sigmoid(torch.addmm(self.b_out, torch.relu(hidden), self.w_out)).reshape(-1).cpu().numpy())

@@ -84,11 +84,15 @@ def corpus_sha256(audios: list[np.ndarray]) -> str:
     return h.hexdigest()
 
 
-def batched_code_sha256() -> str:
-    """The batched path's version: the SHA-256 of its source, so any change to it calibrates again."""
-    from . import batched
+BATCHED_CODE = ("batched.py", "batched_numpy.py", "weights.py")  # the batched paths' source (read, not imported)
 
-    return hashlib.sha256(Path(batched.__file__).read_bytes()).hexdigest()
+
+def batched_code_sha256() -> str:
+    """The batched paths' version: the SHA-256 of their source, so any change to it calibrates again."""
+    h = hashlib.sha256()
+    for name in BATCHED_CODE:
+        h.update(Path(__file__).with_name(name).read_bytes())
+    return h.hexdigest()
 
 
 @dataclass
@@ -107,8 +111,10 @@ class Calibration:
                 f"{devices.describe(self.identity['device'])} over {self.windows} windows")
 
 
-def identity(silero, device: str, threads: int) -> dict:
-    return {"format": FORMAT, "device": devices.identity(device, threads if device == "cpu" else None),
+def identity(silero, batched) -> dict:
+    """The calibration's key: the batched path's device identity (its engine, numpy or torch, and what its float
+    results depend on there), the model, the batched code, the corpus and the rule."""
+    return {"format": FORMAT, "device": batched.identity(),
             "silero_vad_version": silero.version, "model_sha256": silero.model_sha256,
             "batched_code_sha256": batched_code_sha256(),
             "corpus": {"files": CORPUS_FILES, "samples": sum(corpus_lengths()), "seed": CORPUS_SEED,
@@ -170,7 +176,7 @@ def measure(silero, batched, ident: dict, folder: Path | None = None, progress: 
         batched_probs = batched.probabilities(audios)
         bar.update(audio_s)
         refs = reference(folder, silero, audios, bar,
-                         batched.threads if batched.device.type == "cpu" else devices.free_cores())
+                         batched.threads if ident["device"]["type"] == "cpu" else devices.free_cores())
         bar.update(max(0.0, total - bar.n))  # a stored reference pass costs nothing
     for probs, ref in zip(batched_probs, refs):
         deviation = max(deviation, float(np.abs(probs.astype(np.float64) - ref.astype(np.float64)).max()))
@@ -243,11 +249,10 @@ def one_at_a_time(folder: Path, ident: dict):
         os.close(fd)
 
 
-def calibration(folder: Path, silero, batched, device: str, threads: int, *, force: bool = False,
-                progress: bool = False) -> Calibration:
+def calibration(folder: Path, silero, batched, *, force: bool = False, progress: bool = False) -> Calibration:
     """The stored calibration for this device, or a new one (stored when the folder is writable),
     announced in a note (`fdbu.log`): it runs both paths over the corpus, once per device and cache."""
-    ident = identity(silero, device, threads)
+    ident = identity(silero, batched)
     cal = None if force else load(folder, ident)
     if cal is None:
         with one_at_a_time(folder, ident):

@@ -109,15 +109,22 @@ class DetectionStats:
 class SpeechDetector:
     """Silero settings plus how the probabilities are computed (backend, device, threads, cache, sentinel).
 
-    `margin` replaces the calibrated guard margin; it exists for tests and benchmarks only.
+    `margin` replaces the calibrated guard margin, and `engine` picks the batched path's array library (numpy, torch;
+    by default numpy on a CPU, torch on a GPU); both exist for tests and benchmarks only.
     """
 
     def __init__(self, settings: SileroSettings = SileroSettings(), *, backend: str = VAD_BACKEND,
                  device: str = DEVICES[0], cache: bool = True, cache_dir: Path | None = None,
                  verify: int | str = VAD_VERIFY,
                  threads: int | None = None, batch_seconds: float = VAD_BATCH_SECONDS, progress: bool = False,
-                 margin: float | None = None, shard: str | None = None, require_cached: bool = False):
+                 margin: float | None = None, shard: str | None = None, require_cached: bool = False,
+                 engine: str | None = None):
         check_options(backend, verify, threads, batch_seconds)
+        if engine not in (None, "numpy", "torch"):
+            raise ValueError(f"engine {engine!r}: numpy, torch or None (numpy on a CPU, torch on a GPU)")
+        if engine == "numpy" and device == "cuda":
+            raise ValueError("engine numpy computes on a CPU only")
+        self.engine = engine
         if margin is not None and not 0 < margin < 0.5:
             raise ValueError(f"margin {margin}: a test margin lies in (0, 0.5)")
         self.silero = SileroVAD(settings)
@@ -161,18 +168,25 @@ class SpeechDetector:
 
     @property
     def batched(self):
+        """The batched path: numpy on a CPU (no torch loaded), torch on a GPU (`engine` picks one for tests and
+        benchmarks: torch runs on a CPU too)."""
         if self._batched is None:
-            devices.load_torch()  # before batched.py imports it: Ctrl-C held while it loads
-            from .batched import BatchedSilero
+            if (self.engine or ("numpy" if self.device == "cpu" else "torch")) == "numpy":
+                from .batched_numpy import NumpyBatchedSilero
 
-            self._batched = BatchedSilero(self.silero.model, self.device, threads=self.threads)
+                self._batched = NumpyBatchedSilero(threads=self.threads)
+            else:
+                devices.load_torch()  # before batched.py imports it: Ctrl-C held while it loads
+                from .batched import BatchedSilero
+
+                self._batched = BatchedSilero(self.silero.model, self.device, threads=self.threads)
         return self._batched
 
     def calibration(self, force: bool = False) -> calib.Calibration:
         """This device's calibration: stored beside the probability cache, measured on first use."""
         if self._calibration is None or force:
             self._calibration = calib.calibration(self.cache_root / CALIBRATION, self.silero, self.batched,
-                                                  self.device, self.threads, force=force, progress=self.progress)
+                                                  force=force, progress=self.progress)
             self.stats.guard = self._calibration.line()
         return self._calibration
 

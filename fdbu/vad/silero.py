@@ -8,7 +8,6 @@ silero-vad's `get_speech_timestamps_from_probs`, so the probabilities can be cac
 """
 from __future__ import annotations
 
-import ast
 import contextlib
 import functools
 import importlib.metadata
@@ -22,7 +21,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..atomic import sha256_file
-from ..device import held_import, load_torch
+from ..device import held_import, load_torch, package_folder, torch_literal
 from ..errors import FdbuError
 from ..settings import SegmentRule, SileroSettings  # noqa: F401  (re-exported)
 from ..timebase import to_us
@@ -49,11 +48,12 @@ def _one_thread():
 
 
 @contextlib.contextmanager
-def one_thread_workers(workers: int, name: str):
-    """A pool of `workers` threads that each compute on one torch thread. The count is process-wide, so it is set
-    once around them all (a worker setting it would change the others'); on an error or an interrupt the work not
-    started is cancelled and only the running work is waited for."""
-    with _one_thread():
+def one_thread_workers(workers: int, name: str, one_thread: Callable[[], contextlib.AbstractContextManager] | None = None):
+    """A pool of `workers` threads that each compute on one thread of the math library (torch's, or what
+    `one_thread` limits: numpy's BLAS). The count is process-wide, so it is set once around them all (a worker
+    setting it would change the others'); on an error or an interrupt the work not started is cancelled and only
+    the running work is waited for."""
+    with (one_thread or _one_thread)():
         pool = ThreadPoolExecutor(workers, thread_name_prefix=name)
         try:
             yield pool
@@ -61,17 +61,9 @@ def one_thread_workers(workers: int, name: str):
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _package_folder(name: str) -> Path:
-    """Where an installed package lives, found without importing it (silero_vad and torch import torch)."""
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        raise FdbuError("vad", None, f"the package {name} is not installed: pip install -e . installs it")
-    return Path(list(spec.submodule_search_locations)[0])
-
-
 def model_path() -> Path:
     """The JIT model silero-vad ships (silero_vad/data/silero_vad.jit, what `load_silero_vad` loads)."""
-    return _package_folder(MODEL_PACKAGE) / "data" / MODEL_FILE
+    return package_folder(MODEL_PACKAGE) / "data" / MODEL_FILE
 
 
 @functools.lru_cache(maxsize=1)
@@ -81,14 +73,9 @@ def torch_version() -> str:
     if "torch" in sys.modules:
         return str(sys.modules["torch"].__version__)
     try:
-        for node in ast.parse((_package_folder("torch") / "version.py").read_text()).body:
-            if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant) and any(
-                    isinstance(t, ast.Name) and t.id == "__version__"
-                    for t in (node.targets if isinstance(node, ast.Assign) else [node.target])):
-                return str(node.value.value)
-    except (OSError, SyntaxError, ValueError):
-        pass
-    return str(load_torch().__version__)  # a torch laid out otherwise: asked the slow way
+        return str(torch_literal("__version__"))
+    except LookupError:
+        return str(load_torch().__version__)  # a torch laid out otherwise: asked the slow way
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,0 +1,85 @@
+"""The packaged JIT model's weights as numpy arrays, read from its archive without torch.
+
+A TorchScript archive is a zip file: `data.pkl` pickles the modules (their attributes; each tensor a
+reference to a raw little-endian storage under `data/`). A restricted unpickler reads it: it builds
+plain records for the `__torch__` module classes and float32 arrays for the tensors, and refuses any
+other global, so nothing in the file is executed. The CPU's batched path computes with these arrays
+(`batched_numpy.py`), so a run on a CPU that the guard never sends to the reference path loads no torch
+(`import torch` is most of a shard's start-up).
+"""
+from __future__ import annotations
+
+import collections
+import functools
+import io
+import pickle
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import FdbuError
+
+
+class Record(dict):
+    """A pickled TorchScript module: its attributes by name (submodules are Records, tensors arrays); its class's
+    `module` names the archive's code file that declares the class (its constants are not pickled)."""
+
+    module = ""
+
+    def __setstate__(self, state):
+        self.update(state)
+
+
+def _tensor(storage: np.ndarray, offset: int, size, stride, *_):
+    """torch._utils._rebuild_tensor_v2: a view of the storage, copied (the archive is closed after reading)."""
+    view = np.lib.stride_tricks.as_strided(storage[offset:], tuple(size), tuple(4 * s for s in stride))
+    return np.ascontiguousarray(view).copy()
+
+
+@functools.lru_cache(maxsize=4)
+def read(path: Path) -> Record:
+    """The archive's top module as a Record (cached per process: the file is pinned by its SHA-256)."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            root = z.namelist()[0].split("/")[0]
+
+            class Unpickler(pickle.Unpickler):
+                def find_class(self, module: str, name: str):
+                    if module.startswith("__torch__."):
+                        return type(name, (Record,), {"module": module})
+                    known = {("torch._utils", "_rebuild_tensor_v2"): _tensor, ("torch", "FloatStorage"): "float32",
+                             ("collections", "OrderedDict"): collections.OrderedDict,
+                             ("torch.jit._pickle", "build_intlist"): list}
+                    if (module, name) not in known:
+                        raise pickle.UnpicklingError(f"{module}.{name}, which a Silero archive does not hold")
+                    return known[module, name]
+
+                def persistent_load(self, pid):
+                    kind, dtype, key, _, numel = pid
+                    if kind != "storage" or dtype != "float32":
+                        raise pickle.UnpicklingError(f"a {dtype} {kind}; the reader knows float32 storages only")
+                    data = np.frombuffer(z.read(f"{root}/data/{key}"), "<f4")
+                    if len(data) != numel:
+                        raise pickle.UnpicklingError(f"storage {key} holds {len(data)} values, not {numel}")
+                    return data
+
+            top = Unpickler(io.BytesIO(z.read(f"{root}/data.pkl"))).load()
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile, pickle.UnpicklingError, EOFError) as e:
+        raise FdbuError("vad", None, f"{path}: cannot read the Silero model's weights ({e}); "
+                        f"reinstall silero-vad, or use device=cuda or vad.backend=reference") from None
+    if not isinstance(top, Record):
+        raise FdbuError("vad", None, f"{path}: not a TorchScript module archive")
+    return top
+
+
+def state_dict(module: Record, prefix: str = "") -> dict[str, np.ndarray]:
+    """Every array of a module and its submodules, by torch's dotted names (`module.state_dict()`'s keys; the
+    empty tensors a streaming model keeps its state in are attributes, not weights)."""
+    out: dict[str, np.ndarray] = {}
+    for key, value in module.items():
+        if isinstance(value, np.ndarray) and value.size:
+            out[prefix + key] = value
+        elif isinstance(value, Record):
+            out.update(state_dict(value, f"{prefix}{key}."))
+    return out
