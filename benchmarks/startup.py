@@ -10,7 +10,7 @@ The tree is a full-size synthetic one (n=release: the v1.0 release's 727 samples
   by one untimed run), so the work left is start-up, reading and checking the tree, segments, metrics and writing;
   both runs' unified.json must be the same bytes;
 - a shard's start-up: `fdbu vad shard=0 shards=N` with N the tree's files Silero runs on, so the shard computes one
-  file, from a fresh cache holding only this machine's calibration: everything a shard pays before and around its
+  file, from a fresh cache holding only this machine's calibrations (each version's engine's): everything a shard pays before and around its
   first file (imports, config, the tree, the model, the guard).
 
 Wall time, the process's CPU time (user + system) and its peak RSS are recorded: on a busy shared machine the CPU
@@ -48,7 +48,9 @@ def main() -> None:
     cache = work / "cache"
     score = {name: [*exe, "score", f"tree={tree}", f"out={work / name}", f"cache_dir={cache}", "progress=false"]
              for name, exe in ways.items()}
-    subprocess.run(score["after"], check=True, stdout=subprocess.DEVNULL)  # fills the cache, calibrates (untimed)
+    subprocess.run(score["after"], check=True, stdout=subprocess.DEVNULL)  # fills the cache (untimed)
+    for exe in ways.values():  # each version's engine calibrated, so that no timed shard calibrates (untimed)
+        subprocess.run([*exe, "calibrate", f"cache_dir={cache}", "progress=false"], check=True, stdout=subprocess.DEVNULL)
     files = len(stage.jobs([tree]))
     calibration = cache / "vad-probs" / "calibration"
 

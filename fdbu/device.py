@@ -80,20 +80,39 @@ def torch_literal(name: str):
     raise LookupError(name)
 
 
-GPU_DEVICE_FILES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg", "/dev/kfd")  # CUDA's driver, WSL's, ROCm's
+# what a GPU driver makes: CUDA's device files (and its kernel module's /proc entry), NVIDIA Jetson's integrated GPU's,
+# WSL's, ROCm's
+GPU_FILES = ("/dev/nvidiactl", "/dev/nvidia0", "/proc/driver/nvidia", "/dev/nvhost-ctrl-gpu", "/dev/nvmap", "/dev/dxg",
+             "/dev/kfd")
+GPU_GLOBS = ("/dev/nvidia[0-9]*", "/dev/nvgpu*")
+GPU_VENDORS = ("0x10de", "0x1002")  # NVIDIA, AMD (PCI vendor ids)
+PCI = Path("/sys/bus/pci/devices")
+
+
+def gpu_on_the_bus() -> bool:
+    """An NVIDIA or AMD display-class device (PCI class 0x03xxxx) on the PCI bus, or a bus that cannot be read
+    (then: perhaps). The driver may make its device files only at the first CUDA call (nvidia-modprobe), so their
+    absence alone does not tell; a GPU on the bus does."""
+    try:
+        for dev in PCI.iterdir():
+            if (dev / "vendor").read_text().strip() in GPU_VENDORS and (dev / "class").read_text().startswith("0x03"):
+                return True
+    except OSError:
+        return True
+    return False
 
 
 def no_gpu() -> bool:
     """True when torch cannot see a GPU, told without importing it (2 s of a small job): a torch built for neither
-    CUDA nor ROCm, or a machine with none of the device files a GPU driver makes (CUDA's /dev/nvidiactl and
-    /dev/nvidiaN, WSL's /dev/dxg, ROCm's /dev/kfd), without which no CUDA or ROCm runtime finds a device.
-    False means only "ask torch"."""
+    CUDA nor ROCm, or a machine with no NVIDIA or AMD GPU on its PCI bus and none of the files a GPU driver makes
+    (`GPU_FILES`, `GPU_GLOBS`: CUDA's, Jetson's integrated GPU's, WSL's, ROCm's). False means only "ask torch"."""
     try:
         if torch_literal("cuda") is None and torch_literal("hip") is None:
             return True
     except LookupError:
         pass
-    return not any(os.path.exists(f) for f in GPU_DEVICE_FILES) and not glob.glob("/dev/nvidia[0-9]*")
+    return (not any(os.path.exists(f) for f in GPU_FILES) and not any(glob.glob(g) for g in GPU_GLOBS)
+            and not gpu_on_the_bus())
 
 
 def resolve_device(device: str) -> str:

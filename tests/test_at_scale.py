@@ -46,7 +46,8 @@ def test_a_cached_score_loads_no_torch(synth_tree, tmp_path):
 
 
 def test_a_shard_computing_on_a_cpu_loads_no_torch(tmp_path, calibrated):
-    """`fdbu vad shard=0 shards=N` on a CPU (device=auto, as a user runs it), its cache holding only this machine's
+    """`fdbu vad shard=0 shards=N` on a CPU (device=auto as a user runs it, on a machine where torch could see no
+    GPU; device=cpu elsewhere), its cache holding only this machine's
     calibration: the numpy engine computes its file, and neither torch nor silero-vad is imported. The tree is a
     silent system's (digital silence, whose window probabilities are 0.0017-0.0089 on the reference path): no
     comparison lies within any accepted device's margin (at most 8 x 1e-3) of a threshold, so on any CPU the guard
@@ -55,12 +56,15 @@ def test_a_shard_computing_on_a_cpu_loads_no_torch(tmp_path, calibrated):
     from fdbu.synth import synthesize
     from fdbu.vad import stage
 
+    from fdbu.device import no_gpu
+
     tree = synthesize(tmp_path / "silent", n=2, seed=0, system="silent", ineligible=0.0)
     cache = tmp_path / "cache"
     shutil.copytree(cache_root() / VAD_PROBS / CALIBRATION, cache / VAD_PROBS / CALIBRATION)
     files = len(stage.jobs([tree]))
     code = ("import sys\nfrom fdbu.cli import main\n"
             f"try:\n    main(['vad', 'tree={tree}', 'shard=0', 'shards={files}', 'cache_dir={cache}', 'vad.threads=1', "
+            f"'device={'auto' if no_gpu() else 'cpu'}', "
             "'progress=false'])\nfinally:\n    print('MODULES', ' '.join(sys.modules), file=sys.stderr)\n")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "shard 0/" in run.stdout and " 1 computed, 0 already cached, 0 recomputed by the guard" in run.stdout
@@ -69,20 +73,38 @@ def test_a_shard_computing_on_a_cpu_loads_no_torch(tmp_path, calibrated):
     assert "fdbu.vad.batched_numpy" in loaded and not loaded & {"torch", "silero_vad", "torchaudio", "nemo"}
 
 
-def test_no_gpu_is_told_only_where_torch_could_see_none(monkeypatch):
-    """`device=auto` answers cpu without torch only when torch is built for neither CUDA nor ROCm or no GPU
-    driver's device file exists; otherwise it asks torch."""
+def test_no_gpu_is_told_only_where_torch_could_see_none(monkeypatch, tmp_path):
+    """`device=auto` answers cpu without torch only when torch is built for neither CUDA nor ROCm, or the machine
+    has no NVIDIA or AMD GPU on its PCI bus and no GPU driver's file; otherwise it asks torch."""
+    import fnmatch
+
     from fdbu import device
 
     build = {"cuda": "12.8", "hip": None}
     monkeypatch.setattr(device, "torch_literal", lambda name: build[name])
     files: set[str] = set()
     monkeypatch.setattr(device.os.path, "exists", lambda f: f in files)
-    monkeypatch.setattr(device.glob, "glob", lambda pattern: sorted(f for f in files if f.startswith("/dev/nvidia")))
-    assert device.no_gpu()  # a CUDA build on a machine without a driver
-    for present in ("/dev/nvidiactl", "/dev/nvidia3", "/dev/dxg", "/dev/kfd"):
+    monkeypatch.setattr(device.glob, "glob", lambda pattern: sorted(fnmatch.filter(files, pattern)))
+    monkeypatch.setattr(device, "PCI", tmp_path / "pci")
+    (tmp_path / "pci").mkdir()
+
+    def pci(name, vendor, cls):
+        (tmp_path / "pci" / name).mkdir()
+        (tmp_path / "pci" / name / "vendor").write_text(vendor + "\n")
+        (tmp_path / "pci" / name / "class").write_text(cls + "\n")
+
+    pci("0000:00:01.0", "0x1af4", "0x020000")  # a virtio network card
+    pci("0000:00:02.0", "0x10de", "0x0c0330")  # NVIDIA, but a USB controller
+    assert device.no_gpu()  # a CUDA build on a machine without a GPU
+    for present in ("/dev/nvidiactl", "/dev/nvidia3", "/proc/driver/nvidia", "/dev/nvgpu/igpu0", "/dev/nvmap",
+                    "/dev/dxg", "/dev/kfd"):
         files = {present}
         assert not device.no_gpu(), present
+    files = set()
+    pci("0000:00:03.0", "0x10de", "0x030200")  # an NVIDIA 3D controller whose device files are not made yet
+    assert not device.no_gpu()
+    monkeypatch.setattr(device, "PCI", tmp_path / "no-such-bus")
+    assert not device.no_gpu()  # a bus that cannot be read: perhaps
     build = {"cuda": None, "hip": None}
     assert device.no_gpu()  # a CPU build, whatever the machine has
     build = {"cuda": None, "hip": "6.2"}

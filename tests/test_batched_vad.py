@@ -386,6 +386,48 @@ def test_the_archive_reader_runs_nothing_it_does_not_know(tmp_path):
     assert not target.exists()
 
 
+def _archive(path, offset, size, stride, storage=(0.0, 1.0, 2.0, 3.0)):
+    """A TorchScript-like archive, its pickle written opcode by opcode: one module holding one tensor `w` of the given
+    offset, size and stride over a float32 storage."""
+    import struct
+    import zipfile
+
+    def text(t):
+        return b"X" + struct.pack("<I", len(t.encode())) + t.encode()
+
+    def num(n):
+        return b"J" + struct.pack("<i", n)
+
+    def glob(module, name):
+        return b"c" + f"{module}\n{name}\n".encode()
+
+    def tup(items):
+        return b"(" + b"".join(items) + b"t"
+
+    ref = b"(" + text("storage") + glob("torch", "FloatStorage") + text("0") + text("cpu") + num(len(storage)) + b"tQ"
+    tensor = (glob("torch._utils", "_rebuild_tensor_v2") + b"(" + ref + num(offset) + tup(map(num, size))
+              + tup(map(num, stride)) + b"\x89" + glob("collections", "OrderedDict") + b")RtR")
+    top = b"\x80\x02" + glob("__torch__.m", "M") + b")\x81}(" + text("w") + tensor + b"ub."
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("archive/data.pkl", top)
+        z.writestr("archive/data/0", np.array(storage, "<f4").tobytes())
+    return path
+
+
+def test_the_archive_reader_reads_no_memory_outside_a_storage(tmp_path):
+    """A tensor is a view the pickle points at: one that reaches past its storage, or starts before it, is refused
+    before it is made (it would read other memory, or crash), and one inside it is read exactly."""
+    from fdbu.vad import weights
+
+    assert weights.read(_archive(tmp_path / "ok.jit", 1, (2, 2), (1, 0)))["w"].tolist() == [[1, 1], [2, 2]]
+    assert weights.read(_archive(tmp_path / "empty.jit", 4, (0,), (1,)))["w"].shape == (0,)
+    for name, offset, size, stride in (("long", 0, (4096,), (1,)), ("strided", 0, (1 << 26,), (1 << 14,)),
+                                       ("negative", -2, (4,), (1,)), ("past", 3, (2,), (1,)),
+                                       ("backwards", 3, (4,), (-1,))):
+        with pytest.raises(FdbuError, match=rf"{name}.jit: cannot read the Silero model's weights"):
+            weights.read(_archive(tmp_path / f"{name}.jit", offset, size, stride))
+
+
 def test_a_network_of_another_shape_is_refused(monkeypatch):
     """The numpy engine computes one network: a block with another stride (here the second's 2 read as 1) is
     refused with the reason and the way out, not computed."""

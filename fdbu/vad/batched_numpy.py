@@ -232,6 +232,10 @@ class NumpyBatchedSilero:
         return out
 
     def _probabilities(self, audios: list[np.ndarray]) -> list[np.ndarray]:
+        with np.errstate(over="ignore"):  # exp(-x) of a gate far below 0 overflows to inf: its sigmoid is 0
+            return self._computed(audios)
+
+    def _computed(self, audios: list[np.ndarray]) -> list[np.ndarray]:
         layout = Layout(audios)
         if not len(audios) or layout.block[-1] == 0:
             return [np.zeros(0, np.float32) for _ in audios]
@@ -246,7 +250,7 @@ class NumpyBatchedSilero:
             g += gates[a:a + n]
             s = g[:, :384]  # input, forget, output gates: sigmoid(x) = 1 / (1 + exp(-x))
             np.negative(s, out=s)
-            np.exp(s, out=s)
+            np.exp(s, out=s)  # (inf for x < -88: the sigmoid's 0, as torch's; the warning is off)
             s += 1
             np.reciprocal(s, out=s)
             np.tanh(g[:, 384:], out=g[:, 384:])

@@ -114,7 +114,12 @@ class Calibration:
 def identity(silero, batched) -> dict:
     """The calibration's key: the batched path's device identity (its engine, numpy or torch, and what its float
     results depend on there), the model, the batched code, the corpus and the rule."""
-    return {"format": FORMAT, "device": batched.identity(),
+    from .silero import torch_version
+
+    # the reference half runs silero-vad's model in torch on this CPU: its version, and the instruction set a user
+    # may force on torch's CPU kernels (the CPU's own is in the device identity: its model and numpy's SIMD targets)
+    reference_path = {"torch": torch_version(), "ATEN_CPU_CAPABILITY": os.environ.get("ATEN_CPU_CAPABILITY")}
+    return {"format": FORMAT, "device": batched.identity(), "reference": reference_path,
             "silero_vad_version": silero.version, "model_sha256": silero.model_sha256,
             "batched_code_sha256": batched_code_sha256(),
             "corpus": {"files": CORPUS_FILES, "samples": sum(corpus_lengths()), "seed": CORPUS_SEED,

@@ -32,7 +32,15 @@ class Record(dict):
 
 
 def _tensor(storage: np.ndarray, offset: int, size, stride, *_):
-    """torch._utils._rebuild_tensor_v2: a view of the storage, copied (the archive is closed after reading)."""
+    """torch._utils._rebuild_tensor_v2: a view of the storage, copied (the archive is closed after reading). The view's
+    every element must lie inside the storage: a view is memory the pickle points at, checked before it is made."""
+    numbers = [offset, *size, *stride]
+    if not (isinstance(storage, np.ndarray) and len(size) == len(stride)
+            and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in numbers)):
+        raise pickle.UnpicklingError(f"a tensor of offset {offset}, size {size}, stride {stride}")
+    last = offset + sum((n - 1) * st for n, st in zip(size, stride)) if all(size) else offset - 1
+    if last >= len(storage):
+        raise pickle.UnpicklingError(f"a tensor reaching element {last} of a storage of {len(storage)}")
     view = np.lib.stride_tricks.as_strided(storage[offset:], tuple(size), tuple(4 * s for s in stride))
     return np.ascontiguousarray(view).copy()
 
@@ -65,7 +73,8 @@ def read(path: Path) -> Record:
                     return data
 
             top = Unpickler(io.BytesIO(z.read(f"{root}/data.pkl"))).load()
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile, pickle.UnpicklingError, EOFError) as e:
+    except (OSError, KeyError, ValueError, IndexError, TypeError, AttributeError, zipfile.BadZipFile,
+            pickle.UnpicklingError, EOFError) as e:  # whatever a malformed archive makes the reader meet
         raise FdbuError("vad", None, f"{path}: cannot read the Silero model's weights ({e}); "
                         f"reinstall silero-vad, or use device=cuda or vad.backend=reference") from None
     if not isinstance(top, Record):
