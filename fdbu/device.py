@@ -82,7 +82,7 @@ def torch_literal(name: str):
 
 # what a GPU driver makes: CUDA's device files (and its kernel module's /proc entry), NVIDIA Jetson's integrated GPU's,
 # WSL's, ROCm's
-GPU_FILES = ("/dev/nvidiactl", "/dev/nvidia0", "/proc/driver/nvidia", "/dev/nvhost-ctrl-gpu", "/dev/nvmap", "/dev/dxg",
+GPU_FILES = ("/dev/nvidiactl", "/proc/driver/nvidia", "/dev/nvhost-ctrl-gpu", "/dev/nvmap", "/dev/dxg",
              "/dev/kfd")
 GPU_GLOBS = ("/dev/nvidia[0-9]*", "/dev/nvgpu*")
 GPU_VENDORS = ("0x10de", "0x1002")  # NVIDIA, AMD (PCI vendor ids)

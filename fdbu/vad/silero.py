@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib.metadata
-import importlib.util
 import queue
 import sys
 from concurrent.futures import ThreadPoolExecutor
