@@ -65,19 +65,29 @@ def package_folder(name: str) -> Path:
     return Path(list(spec.submodule_search_locations)[0])
 
 
-@functools.lru_cache(maxsize=None)
-def torch_literal(name: str):
-    """A constant of torch's own version.py (`__version__`, `cuda`, `hip`: what the build is), read without importing
-    torch; LookupError when the file does not assign it a literal."""
+@functools.lru_cache(maxsize=1)
+def _torch_literals() -> dict:
+    """Every name torch's own version.py assigns a literal (`__version__`, `cuda`, `hip`), the file parsed once,
+    without importing torch; empty where torch is missing or laid out otherwise."""
+    out: dict = {}
     try:
         for node in ast.parse((package_folder("torch") / "version.py").read_text()).body:
-            if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant) and any(
-                    isinstance(t, ast.Name) and t.id == name
-                    for t in (node.targets if isinstance(node, ast.Assign) else [node.target])):
-                return node.value.value
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant):
+                for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                    if isinstance(t, ast.Name):
+                        out[t.id] = node.value.value
     except (OSError, SyntaxError, ValueError, FdbuError):
         pass
-    raise LookupError(name)
+    return out
+
+
+def torch_literal(name: str):
+    """A constant of torch's own version.py (what the build is), read without importing torch; LookupError when the
+    file does not assign it a literal."""
+    literals = _torch_literals()
+    if name not in literals:
+        raise LookupError(name)
+    return literals[name]
 
 
 # what a GPU driver makes: CUDA's device files (and its kernel module's /proc entry), NVIDIA Jetson's integrated GPU's,

@@ -26,8 +26,9 @@ import numpy as np
 import torch
 
 from ..errors import FdbuError
-from .batched_numpy import CONTEXT, FRAME, GATES, HOP, N_FFT, WINDOW, Layout, groups  # noqa: F401  (re-exported)
-from .silero import one_thread_workers, torch_threads
+from .batched_numpy import (CONTEXT, FRAME, GATES, HOP, N_FFT, NOT_THE_NETWORK, STRIDES, WINDOW,  # noqa: F401
+                            Layout, groups, hann, hann_dft, in_groups)  # (the constants re-exported)
+from .silero import torch_threads
 
 
 class BatchedSilero:
@@ -38,17 +39,12 @@ class BatchedSilero:
         # CPU: chunks small enough for the front end's intermediates to stay in cache
         self.frame_chunk = frame_chunk or (32768 if self.device.type == "cuda" else 256)
         basis = m.stft.forward_basis_buffer[:, 0, :].double()
-        n = torch.arange(N_FFT, dtype=torch.float64)
-        window = 0.5 - 0.5 * torch.cos(2 * torch.pi * n / N_FFT)
-        k = torch.arange(N_FFT // 2 + 1, dtype=torch.float64)[:, None]
-        dft = torch.cat([torch.cos(2 * torch.pi * k * n / N_FFT), -torch.sin(2 * torch.pi * k * n / N_FFT)]) * window
         convs = [getattr(m.encoder, str(i)).reparam_conv for i in range(4)]
-        if (tuple(m.stft.padding.padding) != (0, CONTEXT) or (basis - dft).abs().max() > 1e-6
-                or [(c.stride[0], c.padding[0], c.weight.shape[-1]) for c in convs] != [(1, 1, 3), (2, 1, 3), (2, 1, 3), (1, 1, 3)]):
-            raise FdbuError("vad", None, "this Silero model is not the network the batched backend computes "
-                            "(Hann STFT, four k=3 conv blocks, LSTM); use vad.backend=reference")
+        if (tuple(m.stft.padding.padding) != (0, CONTEXT) or (basis - torch.from_numpy(hann_dft())).abs().max() > 1e-6
+                or [(c.stride[0], c.padding[0], c.weight.shape[-1]) for c in convs] != [(s, 1, 3) for s in STRIDES]):
+            raise FdbuError("vad", None, NOT_THE_NETWORK)
         dev = self.device
-        self.window = window.float().to(dev)
+        self.window = torch.from_numpy(hann()).float().to(dev)
         # conv weights as (C_in * 3, C_out) matrices for channel-last im2col products
         self.convs = [(c.stride[0], c.weight.detach().permute(1, 2, 0).reshape(-1, c.weight.shape[0]).to(dev),
                        c.bias.detach().to(dev)) for c in convs]
@@ -114,16 +110,7 @@ class BatchedSilero:
         try:
             if not self._cuda:
                 self.silence  # computed here, before any worker starts  # noqa: B018
-            groups = self._groups(audios)
-            if len(groups) <= 1:
-                with torch_threads(self.threads):
-                    return self._probabilities(audios)
-            out: list[np.ndarray] = [np.zeros(0, np.float32)] * len(audios)
-            with one_thread_workers(len(groups), "fdbu-batched") as pool:
-                for group, probs in zip(groups, pool.map(self._group, [[audios[i] for i in g] for g in groups])):
-                    for i, p in zip(group, probs):
-                        out[i] = p
-            return out
+            return in_groups(audios, self._groups(audios), self._group, lambda: torch_threads(self.threads))
         finally:
             if self._cuda:
                 torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = tf32

@@ -36,6 +36,23 @@ STRIDES = (1, 2, 2, 1)  # the four conv blocks' strides (kernel 3, padding 1)
 GATES = np.concatenate([np.arange(0, 256), np.arange(384, 512), np.arange(256, 384)])  # (i, f, g, o) -> (i, f, o, g)
 
 
+NOT_THE_NETWORK = ("this Silero model is not the network the batched backend computes (Hann STFT, four k=3 conv "
+                   "blocks, LSTM); use vad.backend=reference")
+
+
+def hann() -> np.ndarray:
+    """The periodic Hann window of the STFT, float64."""
+    return 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(N_FFT) / N_FFT)
+
+
+def hann_dft() -> np.ndarray:
+    """The Hann-windowed real DFT basis, (258, 256) float64: cos rows then -sin rows, as silero's STFT holds it (each
+    engine checks the model's basis against it)."""
+    n = np.arange(N_FFT, dtype=np.float64)
+    k = np.arange(N_FFT // 2 + 1, dtype=np.float64)[:, None]
+    return np.concatenate([np.cos(2 * np.pi * k * n / N_FFT), -np.sin(2 * np.pi * k * n / N_FFT)]) * hann()
+
+
 def groups(lengths: list[int], n: int) -> list[list[int]]:
     """The files each CPU thread computes: longest first, each to the group with the least audio so far."""
     out: list[list[int]] = [[] for _ in range(max(1, n))]
@@ -45,6 +62,22 @@ def groups(lengths: list[int], n: int) -> list[list[int]]:
         out[k].append(i)
         load[k] += lengths[i]
     return [g for g in out if g]
+
+
+def in_groups(audios: list[np.ndarray], parts: list[list[int]], compute, every_thread, one_thread=None
+              ) -> list[np.ndarray]:
+    """`compute(files)` over one group of files per thread (`parts`, from `groups`), in the input order: a single
+    group under `every_thread()` (all the math library's threads), several each on a worker of its own under
+    `one_thread()` (the library's thread count is process-wide, so it is set once around them all)."""
+    if len(parts) <= 1:
+        with every_thread():
+            return compute(audios)
+    out: list[np.ndarray] = [np.zeros(0, np.float32)] * len(audios)
+    with one_thread_workers(len(parts), "fdbu-batched", one_thread) as pool:
+        for part, probs in zip(parts, pool.map(compute, [[audios[i] for i in g] for g in parts])):
+            for i, p in zip(part, probs):
+                out[i] = p
+    return out
 
 
 class Layout:
@@ -132,15 +165,10 @@ class NumpyBatchedSilero:
                       for b, c in zip(blocks, convs)], rnn["weight_hh"].shape, out["weight"].shape)
         except (KeyError, TypeError, AttributeError, IndexError):
             shape = None
-        n = np.arange(N_FFT, dtype=np.float64)
-        k = np.arange(N_FFT // 2 + 1, dtype=np.float64)[:, None]
-        dft = np.concatenate([np.cos(2 * np.pi * k * n / N_FFT), -np.sin(2 * np.pi * k * n / N_FFT)]) \
-            * (0.5 - 0.5 * np.cos(2 * np.pi * n / N_FFT))
         want = (16000, CONTEXT, N_FFT, HOP, "hann", f"(0, {CONTEXT})", [(s, 3, 1, 1, [1, 1]) for s in STRIDES],
                 (4 * 128, 128), (1, 128, 1))
-        if shape != want or np.abs(basis - dft).max() > 1e-6:
-            raise FdbuError("vad", None, "this Silero model is not the network the batched backend computes "
-                            "(Hann STFT, four k=3 conv blocks, LSTM); use vad.backend=reference")
+        if shape != want or np.abs(basis - hann_dft()).max() > 1e-6:
+            raise FdbuError("vad", None, NOT_THE_NETWORK)
         self.basis = np.ascontiguousarray(stft["forward_basis_buffer"][:, 0, :].T)  # (256, 258): re | im columns
         # conv weights (C_out, C_in, 3) as (3 * C_in, C_out): the im2col rows hold the 3 taps one after another
         self.convs = [(s, np.ascontiguousarray(c["weight"].transpose(2, 1, 0).reshape(-1, c["weight"].shape[0])),
@@ -220,16 +248,9 @@ class NumpyBatchedSilero:
         from threadpoolctl import threadpool_limits
 
         self.silence  # computed here, before any worker starts  # noqa: B018
-        parts = groups([len(a) for a in audios], min(self.threads, len(audios)))
-        if len(parts) <= 1:
-            with threadpool_limits(self.threads, user_api="blas"):
-                return self._probabilities(audios)
-        out: list[np.ndarray] = [np.zeros(0, np.float32)] * len(audios)
-        with one_thread_workers(len(parts), "fdbu-batched", lambda: threadpool_limits(1, user_api="blas")) as pool:
-            for part, probs in zip(parts, pool.map(self._probabilities, [[audios[i] for i in g] for g in parts])):
-                for i, p in zip(part, probs):
-                    out[i] = p
-        return out
+        return in_groups(audios, groups([len(a) for a in audios], min(self.threads, len(audios))), self._probabilities,
+                         lambda: threadpool_limits(self.threads, user_api="blas"),
+                         lambda: threadpool_limits(1, user_api="blas"))
 
     def _probabilities(self, audios: list[np.ndarray]) -> list[np.ndarray]:
         with np.errstate(over="ignore"):  # exp(-x) of a gate far below 0 overflows to inf: its sigmoid is 0
