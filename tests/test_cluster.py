@@ -106,7 +106,10 @@ def test_the_slurm_launcher_says_what_it_is_doing(slurm, tree, tmp_path):
     defaults (here under TMPDIR and an XDG_CACHE_HOME under /tmp)."""
     xdg = tmp_path / "xdg"
     fresh_cache(xdg / "fdbu")
-    out = multirun("vad", "-m", f"tree={tree}", "shard=range(0,2)", "shards=2", *SMALL,
+    # the second shard waits while the first runs; the first must outlast the launcher's poll (POLL_S, 2 s) to be
+    # seen running. The reference backend imports torch and computes on one thread: about 3 s a shard here, as every
+    # shard took before a CPU computed without torch (the batched path now does a shard of 3 files in about 1 s)
+    out = multirun("vad", "-m", f"tree={tree}", "shard=range(0,2)", "shards=2", *SMALL, "vad.backend=reference",
                    "hydra.launcher.array_parallelism=1", "hydra.launcher.status_every_s=1",
                    env={**slurm.env, "TMPDIR": str(tmp_path), "XDG_CACHE_HOME": str(xdg)})
     assert out.returncode == 0, out.stderr
