@@ -28,7 +28,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from fdbu.config import FdbenchConfig, VideofdbConfig
+from fdbu.views.fdbench import Config as FdbenchConfig
+from fdbu.views.videofdb import Config as VideofdbConfig
 from fdbu.metrics import interruption, turn_taking
 from fdbu.metrics.paired import ALPHA
 from fdbu.metrics.stats import Bootstrap

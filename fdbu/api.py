@@ -83,7 +83,9 @@ def sweep_schema(result: dict) -> dict[str, str]:
     for m in metric_table(subset, result):
         kind = "reach" if m.kind == "latency_quantiles" else "float"
         out.update({f"{m.name}_{part}": kind for part in ("value", "lo", "hi", "p90")})
-    for n in result["trees"][0]["points"][0].get("control", {}):  # v1.5: event - clean, +-inf as inf
+    from .sweep_grid import entry_lines
+
+    for n, _ in entry_lines(result["trees"][0]["points"][0]):  # a family's entry (v1.5: event - clean), +-inf as inf
         out.update({f"{n}_diff": "inf", f"{n}_diff_flag": "text", f"{n}_diff_lo": "inf", f"{n}_diff_lo_flag": "text",
                     f"{n}_diff_hi": "inf", f"{n}_diff_hi_flag": "text", f"{n}_p": "float", f"{n}_p_holm": "float",
                     f"{n}_marker": "bool"})
@@ -149,33 +151,39 @@ class Result:
                 rows.append({**row, "count": m["count"], "n": m.get("n")})
         return _typed(rows, METRICS_SCHEMA)
 
-    def control(self):
-        """v1.5's matched control: one row per subset and line (README: Definition 58), the system, the pairs, each
-        run's rate (stop lines), the difference event - clean with its interval (+-inf kept as inf), p, Holm p
-        and the marker. Empty for a tree without v1.5 subsets."""
-        from .metrics.overlap import control_lines
+    def entries(self, key: str):
+        """A family's entry of each subset (fdbu.family.Entry; v1.5's matched control, README: Definition 58) as one
+        row per subset and line: the system, the entry's own columns (v1.5: the pairs, each run's rate), the
+        difference with its interval (+-inf kept as inf), p, Holm p and the marker. Empty for a tree without it."""
+        from .tasks import FAMILIES
 
+        extra = next((e for f in FAMILIES.values() for e in f.entries if e.key == key), None)
+        if extra is None:
+            raise AttributeError(f"{key!r}: no family's entry has this key (fdbu.tasks.FAMILIES)")
         rows = []
         for subset, entry in self.unified["subsets"].items():
-            if "control" not in entry:
+            if key not in entry:
                 continue
-            c = entry["control"]
-            for name, line in control_lines(c).items():
+            for name, line in extra.lines(entry[key]).items():
                 d = line["difference"]
                 iv, flags = d["interval"] or [None, None], d["interval_flags"] or [None, None]
-                rows.append({"system": self.system, "subset": subset, "line": name, "pairs": c["pairs"],
-                             "min_agreement": c["min_agreement"], "event_rate": line.get("event_rate"),
-                             "clean_rate": line.get("clean_rate"), "diff": d["value"], "diff_flag": d["value_flag"],
-                             "diff_lo": iv[0], "diff_lo_flag": flags[0], "diff_hi": iv[1], "diff_hi_flag": flags[1],
-                             "p": line["p"], "p_holm": line["p_holm"], "marker": line["marker"],
-                             "reason": line["reason"]})
-        return _typed(rows, CONTROL_SCHEMA)
+                rows.append({"system": self.system, "subset": subset, "line": name, **extra.row(entry[key], line),
+                             "diff": d["value"], "diff_flag": d["value_flag"], "diff_lo": iv[0],
+                             "diff_lo_flag": flags[0], "diff_hi": iv[1], "diff_hi_flag": flags[1], "p": line["p"],
+                             "p_holm": line["p_holm"], "marker": line["marker"], "reason": line["reason"]})
+        return _typed(rows, {"system": "text", "subset": "text", "line": "text", **extra.columns, **LINE_SCHEMA})
+
+    def __getattr__(self, key: str):
+        """Each family's entry as a method named by its key: `result.control()` is v1.5's matched control."""
+        from .tasks import FAMILIES
+
+        if not any(e.key == key for f in FAMILIES.values() for e in f.entries):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {key!r}")
+        return lambda: self.entries(key)
 
 
-CONTROL_SCHEMA = {"system": "text", "subset": "text", "line": "text", "pairs": "int", "min_agreement": "float",
-                  "event_rate": "float", "clean_rate": "float", "diff": "inf", "diff_flag": "text", "diff_lo": "inf",
-                  "diff_lo_flag": "text", "diff_hi": "inf", "diff_hi_flag": "text", "p": "float", "p_holm": "float",
-                  "marker": "bool", "reason": "text"}
+LINE_SCHEMA = {"diff": "inf", "diff_flag": "text", "diff_lo": "inf", "diff_lo_flag": "text", "diff_hi": "inf",
+               "diff_hi_flag": "text", "p": "float", "p_holm": "float", "marker": "bool", "reason": "text"}
 
 
 @dataclass

@@ -17,6 +17,7 @@ from .kernels.aot import HERE, KERNELS, MODULE, RECORD, sources_sha256
 
 def _workload(root: Path) -> None:
     """fdbu's stages on small trees of every subset, the JIT kernels compiling for the types a run passes."""
+    from . import tasks
     from .metrics.stats import Bootstrap
     from .pairwise import compare, load as load_system
     from .pipeline import Views, score_path
@@ -29,9 +30,9 @@ def _workload(root: Path) -> None:
 
     views = Views(("fdbench", "videofdb"), {"fdbench": fdbench.Settings(), "videofdb": videofdb.Settings()})
     boot = Bootstrap()
-    for family, other in (("v1.0", "prompt"), ("v1.5", "yields")):
-        trees = [synthesize(root / f"{family}-{system}", n=6, seed=0, system=system, family=family)
-                 for system in ("mixed", other)]
+    for family in tasks.FAMILIES.values():  # each release's subsets, a mixed system and its first one
+        trees = [synthesize(root / f"{family.name}-{system}", n=6, seed=0, system=system, family=family.name)
+                 for system in ("mixed", family.systems[0])]
         for tree in trees:
             detector = SpeechDetector(backend="batched", device="cpu", cache=False, margin=1e-3, threads=1)
             write(score_path(tree, detector, boot, views=views), tree)

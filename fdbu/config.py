@@ -17,31 +17,20 @@ from typing import Any, ClassVar, Dict, List, Optional
 
 from omegaconf import MISSING
 
-from . import registry
+from . import registry, tasks
 from .cachedir import cache_root
 from .errors import FdbuError, one_line
+from .family import Group
 from .official.rules import shipped_pins
 from .settings import (ALPHA, ASR_BATCH_SIZE, ASR_MAX_BATCH_SECONDS, CROP_MAX_MS, FORMATS, LENGTH_POLICIES, MAX_INT,
                        MAX_RESAMPLES, NEG_OFFSET, PAD_MAX_MS, PAIRS, PARAKEET, RESAMPLES, SEED, TRANSCRIPTS,
-                       VAD_BATCH_SECONDS, WIDTH, WIDTHS, SileroSettings, changed, check_options, default_names, grid, grid_size, refuse,
-                       within, UNIT, VAD_BACKEND, VAD_VERIFY, DEVICES, FAMILIES)
-
-
-
-def opt(default, help: str, **kw):
-    """A field with its meaning (shown by --help)."""
-    if isinstance(default, (list, dict)):
-        return field(default_factory=lambda: type(default)(default), metadata={"help": help}, **kw)
-    return field(default=default, metadata={"help": help}, **kw)
+                       VAD_BATCH_SECONDS, WIDTH, WIDTHS, SileroSettings, changed, check as _check, check_options,
+                       default_names, grid, grid_size, opt, refuse, within, VAD_BACKEND, VAD_VERIFY, DEVICES)
+from .views import VIEWS
 
 
 def group(cls, help: str):
     return field(default_factory=cls, metadata={"help": help})
-
-
-def _check(ok: bool, key: str, value, allowed: str) -> None:
-    if not ok:
-        refuse(key, value, allowed)
 
 
 # ---- ranges (issue 25): every numeric setting inside its range, checked before any arithmetic ---------------
@@ -146,69 +135,6 @@ class BootstrapConfig:
 
 
 @dataclass
-class OverlapConfig:
-    within_s: List[float] = opt([0.5, 1.0, 2.0], "v1.5's k values: stopped (and resumed) within k seconds, each a whole "
-                                                 "number of ms from 0.001 to 60, 1 s (the headline) among them")
-    min_agreement: float = opt(0.0, "v1.5's matched control pairs only samples whose two runs agree at least this much "
-                                    "before the event (speech IoU on [0, o_s], 0 to 1; 0: every sample exercised in "
-                                    "both runs)")
-
-    def __post_init__(self):
-        within(self, "overlap.", min_agreement=UNIT)
-        within(self, "overlap.", within_s=(lambda v: 0.001 <= v <= 60 and abs(v * 1000 - round(v * 1000)) < 1e-9,
-                                           "seconds from 0.001 to 60, a whole number of milliseconds"))
-        ks = [round(v * 1000) for v in self.within_s]
-        _check(1000 in ks and len(set(ks)) == len(ks) and len(ks) <= 8, "overlap.within_s", list(self.within_s),
-               "at most 8 different values, 1 s (the headline lines') among them")
-
-    def settings(self):  # -> fdbu.metrics.overlap.ControlSettings
-        from .metrics.overlap import ControlSettings
-
-        return ControlSettings(tuple(sorted(round(v * 1000) * 1000 for v in self.within_s)), float(self.min_agreement))
-
-
-MS_UP_TO_MINUTE = (lambda v: 0.001 <= v <= 60 and abs(v * 1000 - round(v * 1000)) < 1e-9,
-                   "seconds from 0.001 to 60, a whole number of milliseconds")
-
-
-@dataclass
-class FdbenchConfig:
-    reply_within_s: Optional[float] = opt(None, "FD-Bench's reply window after E (SRR) and R (SRIR): null counts a "
-                                                "reply anywhere before T (the paper states no window)")
-    early_reply_s: float = opt(1.0, "an onset at most this long before E is an early reply (ERT, counted in SRR), an "
-                                    "earlier one an early interrupt (EIR, EIT); the paper gives no split")
-
-    def __post_init__(self):
-        within(self, "fdbench.", early_reply_s=MS_UP_TO_MINUTE)
-        if self.reply_within_s is not None:
-            within(self, "fdbench.", reply_within_s=MS_UP_TO_MINUTE)
-
-    def settings(self):  # -> fdbu.views.fdbench.Settings
-        from .views.fdbench import Settings
-
-        return Settings(None if self.reply_within_s is None else round(self.reply_within_s * 1000) * 1000,
-                        round(self.early_reply_s * 1000) * 1000)
-
-
-@dataclass
-class VideofdbConfig:
-    yield_within_s: float = opt(1.5, "VideoFDB's yield-required tolerance after S (the paper's 1.5 s)")
-    handoff_within_s: float = opt(1.5, "the smooth-handoff window after E (v1.0 annotates none; the paper's one stated "
-                                       "tolerance)")
-
-    def __post_init__(self):
-        within(self, "videofdb.", yield_within_s=MS_UP_TO_MINUTE, handoff_within_s=MS_UP_TO_MINUTE)
-
-    def settings(self):  # -> fdbu.views.videofdb.Settings
-        from .views.videofdb import Settings
-
-        return Settings(round(self.yield_within_s * 1000) * 1000, round(self.handoff_within_s * 1000) * 1000)
-
-
-VIEW_NAMES = ("fdbench", "videofdb")  # fdbu.views.VIEWS, named here without importing it (the CLI starts light)
-
-
-@dataclass
 class Common:
     """Settings every command shares."""
 
@@ -268,9 +194,46 @@ class Sharded(Common):
         return self.shards > 1
 
 
+class Grouped:
+    """A command whose config has a group per settings group it takes (fdbu.family.Group: a family's, overlap.*; a
+    view's, fdbench.*), added by `grouped` from the registries, so no config names a family or a view."""
+
+    GROUPED: ClassVar[str] = ""  # the command
+
+    def group_settings(self) -> Dict[str, Any]:
+        """Each family's group's settings, by the group's key (the pipeline's and the sweep's `groups`)."""
+        return {g.key: getattr(self, g.key).settings() for g in tasks.groups(self.GROUPED)}
+
+
+def groups_of(command: str) -> List[Group]:
+    """The settings groups `command` takes: each family's that names it, then each view's."""
+    return [*tasks.groups(command), *(v.group for v in VIEWS.values() if command in v.group.commands)]
+
+
+_GROUPED: Dict[tuple, type] = {}
+
+
+def grouped(cls: type) -> type:
+    """`cls` (a `Grouped` config) with a field per settings group of its command, the groups registered now: a
+    dataclass made once per set of groups, named in this module (`<Class>__<key>_<key>`), so pickling a config
+    (a cluster launcher's jobs) finds it by name."""
+    command = getattr(cls, "GROUPED", "")
+    if not command:
+        return cls
+    gs = groups_of(command)
+    key = (cls, tuple((g.key, g.config) for g in gs))
+    if key not in _GROUPED:
+        name = f"{cls.__name__}__{'_'.join(g.key for g in gs)}"
+        made = dataclasses.make_dataclass(name, [(g.key, g.config, group(g.config, g.help)) for g in gs], bases=(cls,))
+        made.__module__, made.__qualname__, made.__doc__ = __name__, name, cls.__doc__
+        globals()[name] = _GROUPED[key] = made
+    return _GROUPED[key]
+
+
 @registry.config("score")
 @dataclass
-class ScoreConfig(Common):
+class ScoreConfig(Common, Grouped):
+    GROUPED: ClassVar[str] = "score"
     tree: str = opt(MISSING, "the reference tree to score")
     out: Optional[str] = opt(None, "where unified.json and unified-samples.jsonl go (created if missing); "
                                    "null: the tree")
@@ -278,22 +241,19 @@ class ScoreConfig(Common):
     width: str = opt(WIDTH, "the figures' printed width: column (3.3 in) or page (7 in); every text >= 7 pt")
     vad: VadConfig = group(VadConfig, "speech detection (Silero VAD)")
     bootstrap: BootstrapConfig = group(BootstrapConfig, "percentile bootstrap of pooled ratios and medians")
-    overlap: OverlapConfig = group(OverlapConfig, "Full-Duplex-Bench v1.5's matched control")
-    views: List[str] = opt([], "other benchmarks' timing numbers, in their own section of unified.json: fdbench, "
-                               "videofdb (README: Numbers in other benchmarks' terms)")
-    fdbench: FdbenchConfig = group(FdbenchConfig, "FD-Bench's open choices (views=[fdbench])")
-    videofdb: VideofdbConfig = group(VideofdbConfig, "VideoFDB's open choices (views=[videofdb])")
+    views: List[str] = opt([], f"other benchmarks' timing numbers, in their own section of unified.json: "
+                               f"{', '.join(VIEWS)} (README: Numbers in other benchmarks' terms)")
+    # then a group per family's settings (overlap.*) and per view (fdbench.*, ...): `grouped`
 
     def __post_init__(self):
         super().__post_init__()
-        for name in self.views:
-            _check(name in VIEW_NAMES, "views", list(self.views), f"names from {', '.join(VIEW_NAMES)}")
+        _views(self.views)
         _check(len(set(self.views)) == len(self.views), "views", list(self.views), "each view once")
 
     def view_settings(self):  # -> fdbu.pipeline.Views
         from .pipeline import Views
 
-        names = tuple(n for n in VIEW_NAMES if n in self.views)
+        names = tuple(n for n in VIEWS if n in self.views)
         return Views(names, {n: getattr(self, n).settings() for n in names})
 
 
@@ -333,7 +293,8 @@ class GridConfig:
 
 @registry.config("sweep")
 @dataclass
-class SweepConfig(Common):
+class SweepConfig(Common, Grouped):
+    GROUPED: ClassVar[str] = "sweep"
     REFUSED: ClassVar[tuple] = SEGMENT_KEYS
     tree: Any = opt(MISSING, "one tree, or several side by side: tree=[runs/A,runs/B]")
     out: Optional[str] = opt(None, "where sweep.json, sweep.csv and the heatmaps go; null: the tree (one tree only)")
@@ -343,7 +304,7 @@ class SweepConfig(Common):
     sweep: GridConfig = group(GridConfig, "the grid of VAD settings")
     vad: VadConfig = group(VadConfig, "speech detection (its settings are the sweep's axes)")
     bootstrap: BootstrapConfig = group(BootstrapConfig, "percentile bootstrap of pooled ratios and medians")
-    overlap: OverlapConfig = group(OverlapConfig, "Full-Duplex-Bench v1.5's matched control")
+    # then a group per family's settings (overlap.*): `grouped`
 
     def __post_init__(self):
         super().__post_init__()
@@ -358,6 +319,11 @@ class SweepConfig(Common):
 
     def system_names(self) -> List[str]:
         return list(self.names) if self.names is not None else default_names(self.trees())
+
+
+def _views(names) -> None:
+    for name in names:
+        _check(name in VIEWS, "views", list(names), f"names from {', '.join(VIEWS)}")
 
 
 def _names(key: str, names, count: int) -> None:
@@ -599,8 +565,7 @@ class VadStageConfig(Sharded):
     def __post_init__(self):
         super().__post_init__()
         _check(self.vad.cache, "vad.cache", self.vad.cache, "fdbu vad fills the probability cache: it must be true")
-        for name in self.views:
-            _check(name in VIEW_NAMES, "views", list(self.views), f"names from {', '.join(VIEW_NAMES)}")
+        _views(self.views)
         if not self.for_sweep:  # the grid is read only for the sweep's points
             grid = GridConfig()
             for f in dataclasses.fields(GridConfig):
@@ -615,11 +580,12 @@ class SynthConfig:
     out: str = opt(MISSING, "the new synthetic tree (must not exist)")
     n: Any = opt(5, "samples per subset of the family: a number, 'release' (its release's sizes), or "
                     "{subset: number}")
-    family: str = opt(FAMILIES[0], "the Full-Duplex-Bench release whose subsets n counts: v1.0 or v1.5 (v1.5: both "
-                                   "runs, input.wav with the overlap event and clean_input.wav without)")
+    family: str = opt(next(iter(tasks.FAMILIES)), f"the Full-Duplex-Bench release whose subsets n counts: "
+                      f"{' or '.join(tasks.FAMILIES)} (v1.5: both runs, input.wav with the overlap event and "
+                      "clean_input.wav without)")
     seed: int = opt(0, "sample i of a subset depends only on (seed, subset, i); >= 0")
-    system: str = opt("mixed", "v1.0: prompt | slow | overlap | never_stops | silent; v1.5: yields | yields_late | "
-                               "talks_through | same_stop | clean_silent; or mixed")
+    system: str = opt("mixed", "; ".join(f"{f.name}: {' | '.join(f.systems)}" for f in tasks.FAMILIES.values())
+                      + "; or mixed")
     ineligible: float = opt(0.05, "share of samples marked ineligible, in [0, 1)")
     interruption_tail_s: List[float] = opt([4.0, 6.0], "range of T - R for interruption samples, seconds")
     layout: str = opt("tree", "tree: a reference tree; official: the same samples as official per-task folders "
@@ -664,7 +630,7 @@ class _Configs(Mapping[str, Any]):
         c = registry.COMMANDS[name]
         if c.config is None:
             raise KeyError(name)
-        return c.config
+        return grouped(c.config)
 
     def __iter__(self):
         return (name for name, c in registry.COMMANDS.items() if c.config is not None)
@@ -674,6 +640,8 @@ class _Configs(Mapping[str, Any]):
 
 
 CONFIGS = _Configs()
+for _name in CONFIGS:  # the configs with the groups registered at import: a job unpickled elsewhere finds them
+    CONFIGS[_name]
 
 
 def register() -> None:
@@ -823,6 +791,9 @@ def help_text(command: str) -> str:
     lines = []
 
     def walk(cls, prefix):
+        import typing
+
+        hints = typing.get_type_hints(cls)  # a group declared beside its settings may annotate in strings
         for f in dataclasses.fields(cls):
             if prefix + f.name in refused:
                 continue
@@ -833,7 +804,7 @@ def help_text(command: str) -> str:
             default = f.default if f.default is not dataclasses.MISSING else (
                 f.default_factory() if f.default_factory is not dataclasses.MISSING else "???")
             default = "(required)" if default == MISSING else repr(default)
-            kind = _type_name(f.type)
+            kind = _type_name(hints.get(f.name, f.type))
             lines.append(f"  {prefix + f.name:<34} {kind:<16} default {default}")
             if f.metadata.get("help"):
                 lines.append(f"  {'':<34} {f.metadata['help']}")

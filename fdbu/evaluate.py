@@ -118,10 +118,8 @@ def evaluate(root: Path | Tree, *, gt_distribution: Path | None = None, silero: 
     tree = root if isinstance(root, Tree) else load_tree(root)
     result: dict[str, Any]
     families = tasks.family_of({s.subset for s in tree.samples})
-    rules = "Full-Duplex-Bench v1.0 official evaluation scripts, re-implemented (fdbu.official)"
-    if "v1.5" in families:  # (a v1.0 tree's summary.json stays as it was)
-        rules = (f"Full-Duplex-Bench {' and '.join(families)} official evaluation scripts, re-implemented "
-                 "(fdbu.official)")
+    rules = (f"Full-Duplex-Bench {' and '.join(families or list(tasks.FAMILIES)[:1])} official evaluation scripts, "
+             "re-implemented (fdbu.official)")
     result = {"generator": "fdbu", "kind": "reference-evaluation", "fdbu_version": __version__,
               "inputs": {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
               "rules": rules,

@@ -83,9 +83,10 @@ def check_root(subset: str, folder: Path) -> None:
             if other != [family]:
                 wrong += f": a Full-Duplex-Bench {' and '.join(other)} folder, and {subset} is a {family} subset"
             break
-        if family == "v1.5" and not layout.is_v15([d]):
-            wrong = (f"{d.name}/ without clean_input.wav or metadata.json: a Full-Duplex-Bench v1.0 folder, and "
-                     f"{subset} is a v1.5 subset")
+        marks = tasks.FAMILIES[family].files
+        if marks and layout.folder_family([d]).name != family:
+            wrong = (f"{d.name}/ without {' or '.join(marks)}: a Full-Duplex-Bench {layout.folder_family([d]).name} "
+                     f"folder, and {subset} is a {family} subset")
             break
     if not samples or wrong:
         raise FdbuError(f"export.roots.{subset}", None, f"{folder}: expected {expected}; found "
@@ -112,8 +113,8 @@ def discover(sources: dict[str, Path], only: list[str] | None, where: Path | Non
     if not found:
         assert where is not None  # the check above raised without one
         raise FdbuError("dataset", None, f"{where}: expected a Full-Duplex-Bench release (<subset>/<id>/input.wav "
-                        f"for subsets of v1.0 ({', '.join(tasks.release_sizes('v1.0'))}) or of v1.5 "
-                        f"({', '.join(tasks.release_sizes('v1.5'))})); found {layout.found(where)}"
+                        "for subsets " + " or ".join(f"of {f} ({', '.join(tasks.release_sizes(f))})" for f in tasks.FAMILIES)
+                        + f"); found {layout.found(where)}"
                         + _per_task_hint(where))
     return found
 

@@ -53,14 +53,19 @@ def release_subsets(folder: Path) -> list[str]:
     return [s for s in tasks.SUBSETS if per_task_samples(folder / s)]
 
 
-# Full-Duplex-Bench v1.5 (upstream v1_v1.5/dataset/README.md): each sample folder holds input.wav (with the
-# overlap event), clean_input.wav (without) and metadata.json
-V15_FILES = ("clean_input.wav", "metadata.json")
+def marked_files() -> tuple[str, ...]:
+    """The files beside input.wav that mark a release's sample folder (each family's `files`: v1.5's clean run and
+    metadata.json)."""
+    return tuple(f for fam in tasks.FAMILIES.values() for f in fam.files)
 
 
-def is_v15(samples: list[Path]) -> bool:
-    """Sample folders of Full-Duplex-Bench v1.5: a clean run or metadata.json beside input.wav."""
-    return any((d / f).is_file() for d in samples[:5] for f in V15_FILES)
+def folder_family(samples: list[Path]):
+    """The family (fdbu.family.Family) whose sample folders these are: the first whose files (`Family.files`) one
+    of the first five holds, else the first that marks none (v1.0)."""
+    for fam in tasks.FAMILIES.values():
+        if fam.files and any((d / f).is_file() for d in samples[:5] for f in fam.files):
+            return fam
+    return next(fam for fam in tasks.FAMILIES.values() if not fam.files)
 
 
 def task_folders(folder: Path) -> list[Path]:
@@ -72,7 +77,7 @@ def official_tasks() -> dict[str, list[str]]:
     """Official task name (evaluate.py --task; eval_<task>.py) -> the subsets of that task."""
     out: dict[str, list[str]] = {}
     for name, s in tasks.SUBSETS.items():
-        if s.task.official is None or s.task.family != "v1.0":  # evaluate.py --task names v1.0's tasks here
+        if s.task.official is None or not s.task.official.via_evaluate:  # evaluate.py --task names these
             continue
         out.setdefault(s.task.official.script.removeprefix("eval_").removesuffix(".py"), []).append(name)
     return out
@@ -112,7 +117,7 @@ def roots_hint(folder: Path, subsets: list[str]) -> str:
 def _file(path: Path) -> str:
     """What a file is, in a few words."""
     parent = path.parent
-    if path.name in ("input.wav", "output.wav", "output.json", *V15_FILES) and (
+    if path.name in ("input.wav", "output.wav", "output.json", *marked_files()) and (
             (parent / "input.wav").is_file() or (parent.parent.parent / MANIFEST).is_file()):
         return f"the {path.name} of the sample folder {parent}"
     kind = {".wav": "a WAV file", ".json": "a JSON file", ".jsonl": "a JSON lines file", ".yaml": "a YAML file",
@@ -140,9 +145,10 @@ def what(folder: Path) -> tuple[str, str]:
         return "release", (f"a Full-Duplex-Bench {' and '.join(tasks.family_of(subs))} release (<subset>/<id>/input.wav "
                            f"for {', '.join(subs)})")
     samples = per_task_samples(folder)
-    if samples and is_v15(samples):
-        return "per-task", (f"a Full-Duplex-Bench v1.5 per-task folder of {' or '.join(task_subsets(samples))} "
-                            "samples (<id>/input.wav, clean_input.wav, metadata.json)")
+    marked = folder_family(samples) if samples else None
+    if marked is not None and marked.files:
+        return "per-task", (f"a Full-Duplex-Bench {marked.name} per-task folder of {' or '.join(task_subsets(samples))} "
+                            f"samples (<id>/input.wav, {', '.join(marked.files)})")
     if samples:
         return "per-task", (f"an official per-task folder of {' or '.join(task_subsets(samples))} samples "
                             f"(<id>/input.wav, {', '.join(sample_annotations(samples[0])) or 'no annotation'})")

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any, cast
 
 from . import faults, tasks
-from .version import DEFINITIONS_VERSION, V15_DEFINITIONS, VIEWS_DEFINITIONS, __version__
+from .version import DEFINITIONS_VERSION, VIEWS_DEFINITIONS, __version__
 from .errors import FdbuError
+from .family import Family
 from .metrics.base import Runs
-from .metrics.overlap import DEFAULT_CONTROL, ControlSettings
 from .metrics.stats import Z_975, Bootstrap
 from .tree import Tree, check_output_audio, load_tree
 from .settings import changed
@@ -69,10 +69,29 @@ def signature(vad: SpeechDetector, boot: Bootstrap, inputs: dict | None = None, 
 
 
 def _not_the_spec(head: dict, changed: list[str]) -> None:
-    """Settings beyond the signature's own (v1.5's overlap.*, the views'), in its `settings` and `non_default`."""
+    """Settings beyond the signature's own (a family's group, the views'), in its `settings` and `non_default`."""
     if changed:
         head["settings"] = "non-default"
         head["non_default"] = [*head.get("non_default", []), *changed]
+
+
+def family_settings(family: Family, groups: dict):
+    """The settings of `family`'s own group in `groups` (group key -> settings; its defaults where absent), or None
+    for a family without one."""
+    group = family.settings
+    return None if group is None else groups.get(group.key, group.default)
+
+
+def family_header(head: dict, families: list[Family], groups: dict, definitions: bool = True) -> None:
+    """What each family adds to the header of a score (or, without `definitions`, a sweep) over its subsets: its
+    definitions' name, its group's settings (under the group's key) and those that are not the defaults."""
+    for family in families:
+        if family.definitions and definitions:
+            head["definitions"] = f"{head['definitions']}+{family.definitions}"
+        settings = family_settings(family, groups)
+        if settings is not None:
+            head[cast(Any, family.settings).key] = settings.header()
+            _not_the_spec(head, settings.non_default())
 
 
 def detect_speech(samples, vad: SpeechDetector, kind: tasks.Task | None = None, subset: str = "",
@@ -99,30 +118,29 @@ def by_file(found: list, files: tuple[str, ...], n: int, subset: str):
     return per[0] if len(files) == 1 else Runs(subset, dict(zip(files, per)))
 
 
-def score_subset(kind: tasks.Task, selected: list, boot: Bootstrap, segs=None,
-                 control: ControlSettings = DEFAULT_CONTROL) -> tuple:
+def score_subset(kind: tasks.Task, selected: list, boot: Bootstrap, segs=None, groups: dict | None = None) -> tuple:
     """One subset's per-sample components and aggregates (metrics, extra counts): what score and each
     point of the sweep compute. `segs` are the eligible samples' speech segments (a task with speech
-    detection; `Runs` for one that segments two runs, with its settings `control`: v1.5's k values and
-    agreement floor)."""
+    detection; `Runs` for one that segments several runs); a task whose family has a settings group gets its
+    settings (from `groups`, group key -> settings) as the last argument of `components`."""
     eligible = [s for s in selected if s.eligible]
     task = kind.metric_module
-    if isinstance(segs, Runs):
-        comps = task.components(eligible, segs, control)
-    else:
-        comps = task.components(eligible, segs) if kind.speech_detection else task.components(eligible)
+    args: list[Any] = [segs] if kind.speech_detection else []
+    own = family_settings(tasks.FAMILIES[kind.family], groups or {})
+    comps = task.components(eligible, *args, *([own] if own is not None else []))
     metrics, extra = task.aggregate(comps, selected=len(selected), ineligible=len(selected) - len(eligible), boot=boot)
     return comps, metrics, extra
 
 
-def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None,
-          control: ControlSettings = DEFAULT_CONTROL, views: Views = NO_VIEWS) -> Scored:
+def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None, groups: dict | None = None,
+          views: Views = NO_VIEWS) -> Scored:
     """Score every scored subset present in the tree.
 
     `segments` (sample_id -> (k, 2) microseconds; (sample_id, file) for another file a task segments, v1.5's
     clean_output.wav) replaces speech detection, for callers that already have the segments; by default Silero
-    runs on every file each eligible sample's task segments (Task.detected); `control` holds v1.5's settings
-    (overlap.*); `views` the other benchmarks' numbers asked for (fdbu.views), in their own section.
+    runs on every file each eligible sample's task segments (Task.detected); `groups` holds the families' settings
+    (group key -> settings: v1.5's overlap.*; the defaults where absent); `views` the other benchmarks' numbers
+    asked for (fdbu.views), in their own section.
     """
     present = sorted({s.subset for s in tree.samples})
     unscored = {n: cast(str, tasks.subset(n).task.unscored) for n in tasks.SUBSETS
@@ -135,10 +153,8 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None,
                         "numbers of what it holds")
     unified = signature(vad, boot, {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
                         transcripts=tree.transcripts)
-    if any(tree.subset(n) for n in tasks.scored() if tasks.subset(n).family == "v1.5"):
-        unified["definitions"] = f"{DEFINITIONS_VERSION}+{V15_DEFINITIONS}"
-        unified["overlap"] = control.header()
-        _not_the_spec(unified, control.non_default())
+    groups = groups or {}
+    family_header(unified, tasks.families_of(n for n in tasks.scored() if tree.subset(n)), groups)
     if views.names:
         unified["definitions"] += f"+{VIEWS_DEFINITIONS}"
         _not_the_spec(unified, [c for n in views.names for c in views.settings[n].non_default()])
@@ -152,8 +168,8 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None,
         eligible = [s for s in selected if s.eligible]
         kind = tasks.subset(subset).task
         segs = detect_speech(eligible, vad, kind, subset, segments) if kind.speech_detection else None
-        comps, metrics, extra = score_subset(kind, selected, boot, segs, control)
-        matched = extra.pop("control", None)  # v1.5's matched control: its own entry, after the metrics
+        comps, metrics, extra = score_subset(kind, selected, boot, segs, groups)
+        own = {e.key: extra.pop(e.key) for e in tasks.FAMILIES[kind.family].entries}  # after the metrics
         subset_rows = kind.metric_module.rows(eligible, comps)
         for s, row in zip(eligible, subset_rows):
             per_sample[s.sample_id] = row
@@ -183,8 +199,7 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None,
         if "min_observable_s" in extra:
             entry["min_observable_s"] = extra["min_observable_s"]
         entry["metrics"] = metrics
-        if matched is not None:
-            entry["control"] = matched
+        entry.update(own)
         unified["subsets"][subset] = entry
     if views.names:
         from .views import score_views
@@ -204,8 +219,8 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None,
     return Scored(unified=unified, rows=rows, unscored=unscored)
 
 
-def score_path(root: Path, vad: SpeechDetector, boot: Bootstrap,
-               control: ControlSettings = DEFAULT_CONTROL, views: Views = NO_VIEWS) -> Scored:
+def score_path(root: Path, vad: SpeechDetector, boot: Bootstrap, groups: dict | None = None,
+               views: Views = NO_VIEWS) -> Scored:
     tree = load_tree(root)
     faults.point("score:loaded")
-    return score(tree, vad, boot, control=control, views=views)
+    return score(tree, vad, boot, groups=groups, views=views)

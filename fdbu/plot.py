@@ -155,38 +155,6 @@ def latency_curves(rows: list[dict], name: str = "system", unified: dict | None 
     return compare_latency_curves(score_curves(rows, name, unified), width=width)
 
 
-STOP_CURVES = {"title": "Stop curves F(t), event run vs clean run over the matched pairs, 95% bands",
-               "ylabel": "share stopped by then", "marks_s": (0.5, 1, 2), "none": "no v1.5 subset with matched pairs",
-               "horizon": "the shortest capture after o_s"}
-
-
-def stop_curves(rows: list[dict], name: str, unified: dict, width: str = WIDTH) -> dict[str, bytes]:
-    """v1.5's stop curves (README: Definition 58): per subset, F(t), the share of the control's pairs whose speech
-    covering o_s has ended t seconds after o_s, in the event run and in the clean run, each with its pointwise
-    bootstrap band (unified.json's draw). The gap between the curves is what the event caused (PNG and PDF)."""
-    from .metrics import overlap
-    from .metrics.paired import cdf_band
-    from .metrics.stats import Bootstrap
-
-    b = unified["bootstrap"]
-    boot = Bootstrap(b["resamples"], b["seed"])
-    curves = []
-    for subset, entry in SUBSETS.items():
-        eligible = [r for r in rows if r["subset"] == subset and r["eligible"]]
-        if entry.task.metrics is not overlap or not eligible:
-            continue
-        c = overlap.from_rows(eligible, subset, unified)
-        pairs = c.pairs
-        if not pairs.any():
-            continue
-        horizon = int((c.T_us - c.o_s)[pairs].min())  # beyond the shortest capture after o_s, F is a lower bound
-        curves.append({"subset": subset, "label": entry.task.label, "over": "pairs", "horizon_s": horizon / 1e6,
-                       "systems": [{"name": f"{run} run", **cdf_band(np.ascontiguousarray(r.stop_us[pairs]), boot)}
-                                   for run, r in (("event", c.event), ("clean", c.clean))]})
-    marks = tuple(k / 1e6 for k in overlap.ControlSettings.of(unified).within_us)
-    return compare_latency_curves(curves, width, {**STOP_CURVES, "subject": name, "marks_s": marks})
-
-
 def _digits(values, lo: int = 3, hi: int = 5) -> int:
     """The fewest decimals (3, as the console prints, up to 5) that print every distinct value of a panel group
     differently, so no two cells of different colour read the same."""
@@ -400,7 +368,7 @@ RESPONSE_CURVES = {"title": "Response-latency curves F(t), 95% bands", "ylabel":
 def compare_latency_curves(curves: list[dict], width: str = WIDTH, words: dict = RESPONSE_CURVES) -> dict[str, bytes]:
     """F(t) of every system on one axis per subset, with pointwise 95% bootstrap bands (PNG and PDF): side by side
     at page width, stacked at column width; the legend below the data. `words`: the title, the y label, the
-    vertical marks and the empty figure's text (response latencies; v1.5's stop curves, `stop_curves`)."""
+    vertical marks and the empty figure's text (response latencies; a family's own curves, fdbu.family.Figure)."""
     plt = _pyplot()
     panels = max(1, len(curves))
     cols = (panels if panels <= 2 else 2) if width == "page" else 1  # more than two (v1.5's four): two a row

@@ -40,19 +40,18 @@ class Command:
 
 _FIGURE = ("png", "pdf")
 _CURVES = tuple(f"latency-curves.{e}" for e in _FIGURE)
-_STOP_CURVES = tuple(f"stop-curves.{e}" for e in _FIGURE)  # v1.5's (fdbu.plot.stop_curves)
 _COMPARED = tuple(f"compare-{f}.{e}" for f in ("forest", "latency-curves") for e in _FIGURE)
 
 COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("score", "score a reference tree", "fdbu score tree=PATH [out=DIR] [plot=true]",
-            ("unified.json", "unified-samples.jsonl", *_CURVES, *_STOP_CURVES), "out", "tree"),
+            ("unified.json", "unified-samples.jsonl", *_CURVES), "out", "tree"),
     Command("sweep", "speech-detection metrics over VAD settings", 'fdbu sweep tree=PATH | "tree=[A,B]" out=DIR',
             ("sweep.json", "sweep.csv", *(f"sweep-heatmaps.{e}" for e in _FIGURE)), "out", "tree"),
     Command("compare", "scored systems, pair by pair", 'fdbu compare "trees=[A,B]" [names=[a,b]] [out=DIR]',
             ("compare.json", "compare.csv", *_COMPARED), "out"),
     Command("report", "a site and the leaderboard as tables", 'fdbu report "trees=[A,B]" [names=[a,b]] out=DIR',
             ("report.json", "compare.json", "index.html", "samples-[0-9]*.js", "leaderboard.md", "leaderboard.tex",
-             "leaderboard.csv", *_COMPARED, *_CURVES, *_STOP_CURVES), "out"),
+             "leaderboard.csv", *_COMPARED, *_CURVES), "out"),
     Command("evaluate", "the official rules (reference column)",
             "fdbu evaluate tree=PATH [evaluate.official_checkout=DIR]", ("summary.json", "judge-ledger.jsonl"),
             None, "tree", True),
@@ -78,6 +77,17 @@ def add(command: Command) -> Command:
 
 def remove(name: str) -> None:
     del COMMANDS[name]
+
+
+def also_writes(name: str, *files: str) -> None:
+    """More files command `name` writes: a family's figures (fdbu.tasks.register_family), for score and report."""
+    c = COMMANDS[name]
+    c.writes = c.writes + tuple(f for f in files if f not in c.writes)
+
+
+def no_longer_writes(name: str, *files: str) -> None:
+    c = COMMANDS[name]
+    c.writes = tuple(f for f in c.writes if f not in files)
 
 
 def _attach(part: str, name: str):

@@ -98,6 +98,10 @@ class _Reader:
             self.refuse(at, f"is {short(v)}, not {what}{' or null' if optional else ''}")
         return v
 
+    def ok(self, kind: str, value) -> bool:
+        """Whether `value` is of `kind` (KINDS): for a hook's own checks (a family's entry, fdbu.family.Entry)."""
+        return KINDS[kind][0](value)
+
     def fields(self, doc, schema: dict, at: str, outcomes=()) -> None:
         for key, kind in schema.items():
             self.value(doc, key, kind, f"{at}{key}", outcomes)
@@ -169,8 +173,8 @@ def _unified(root: Path, raw: bytes) -> dict:
         r.fields(r.obj(entry, "counts", f"{at}.counts"), dict.fromkeys(COUNTS, "count"), f"{at}.counts.")
         metrics = r.obj(entry, "metrics", f"{at}.metrics")
         _records(r, metrics, tasks.metric_table(subset, doc), f"{at}.metrics", RECORDS)
-        if hasattr(task.metrics, "control_lines"):  # v1.5: the matched control every reader of it indexes
-            _control(r, entry, at, doc)
+        for extra in tasks.family(subset).entries:  # a family's entries (v1.5's matched control), its own check
+            extra.check(r, entry, at, doc)
     if "views" in doc:
         _views(r, doc)
     return doc
@@ -242,46 +246,6 @@ def _view_metrics(r: "_Reader", metrics: dict, table, at: str) -> None:
             r.fields(record, {"n": "count", "value": "unit?"}, f"{at}.{m.name}.")
         elif m.kind == "latency_quantiles":
             r.fields(record, {"value": "signed quantile?"}, f"{at}.{m.name}.")
-
-
-CONTROL = {"pairs": "count", "exercised_both": "count", "unmatched": "count", "clean_exercised": "count",
-           "min_agreement": "unit", "alpha": "unit"}
-LINE = {"p": "unit?", "p_holm": "unit?", "marker": "flag", "reason": "text?"}
-DIFFERENCE = {"value": "number?", "value_flag": "text?"}
-
-
-def _control(r: "_Reader", entry: dict, at: str, doc: dict) -> None:
-    """A v1.5 subset's `control` (README: Definitions 58-59): its counts, the agreement, and every line the
-    report, the API and the console read, each with its paired difference; and the `overlap` header they were
-    computed with."""
-    from .metrics.overlap import HEADLINE_US, SHIFT, ControlSettings, label
-
-    head = r.obj(doc, "overlap", "overlap")
-    r.fields(head, {"min_agreement": "unit"}, "overlap.")
-    within = head.get("within_s")
-    if not (isinstance(within, list) and within and all(KINDS["seconds"][0](k) and k > 0 for k in within)):
-        r.refuse("overlap.within_s", f"is {short(within)}, not a list of seconds > 0")
-    within_us = ControlSettings.of(doc).within_us
-    if HEADLINE_US not in within_us:
-        r.refuse("overlap.within_s", f"is {short(within)}, without 1 s (the headline's)")
-
-    c = r.obj(entry, "control", f"{at}.control")
-    r.fields(c, CONTROL, f"{at}.control.")
-    r.fields(r.obj(c, "agreement", f"{at}.control.agreement"), {"n": "count", "median": "unit?", "at_least": "unit",
-                                                                 "count_at_least": "count"}, f"{at}.control.agreement.")
-    stops = r.obj(c, "stops", f"{at}.control.stops")
-    lines = {f"stops.event_attributable_stop_rate_{label(k)}": stops.get(f"event_attributable_stop_rate_{label(k)}")
-             for k in within_us}
-    for name, line in [*lines.items(), (SHIFT, c.get(SHIFT))]:
-        where = f"{at}.control.{name}"
-        if not isinstance(line, dict):
-            r.refuse(where, "is missing or not an object")
-        r.fields(line, LINE, f"{where}.")
-        d = r.obj(line, "difference", f"{where}.difference")
-        r.fields(d, DIFFERENCE, f"{where}.difference.")
-        iv = d.get("interval")  # an end beyond the captures is null beside its +inf or -inf flag
-        if iv is not None and not (isinstance(iv, list) and len(iv) == 2 and all(x is None or _number(x) for x in iv)):
-            r.refuse(f"{where}.difference.interval", f"is {short(iv)}, not null or two numbers (or nulls)")
 
 
 def _view_records(r: "_Reader", unified: dict, rows: dict[str, list[dict]]) -> None:

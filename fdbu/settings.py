@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .errors import FdbuError, short
@@ -17,7 +17,6 @@ from .errors import FdbuError, short
 NEG_OFFSET = 0.15  # silero-vad's own: neg_threshold = max(threshold - 0.15, 0.01)
 NEG_FLOOR = 0.01
 BACKENDS = ("reference", "batched")
-FAMILIES = ("v1.0", "v1.5")  # the benchmark's releases (fdbu.tasks: each task's family)
 VAD_BACKEND, VAD_VERIFY = "batched", "auto"  # vad.backend and vad.verify by default (SpeechDetector's too)
 DEVICES = ("auto", "cpu", "cuda")      # device=: auto is the GPU when torch sees one (the default)
 PAIRS = ("baseline", "all")            # fdbu compare: each system against the baseline, or every pair
@@ -54,6 +53,8 @@ MAX_MS = round(1000 * MAX_SECONDS)  # the longest window in milliseconds
 THRESHOLD = (lambda v: 0 < v < 1, "a number in (0, 1)")  # a Silero threshold
 UNIT = (lambda v: 0 <= v <= 1, "a number from 0 to 1")
 MS = (lambda v: 0 <= v <= MAX_MS, f"milliseconds from 0 to {MAX_MS:.0e} (no window is longer)")
+MS_UP_TO_MINUTE = (lambda v: 0.001 <= v <= 60 and abs(v * 1000 - round(v * 1000)) < 1e-9,
+                   "seconds from 0.001 to 60, a whole number of milliseconds")  # a window of an open choice
 # the segment settings, one spelling (silero-vad's keywords) for vad.* and the sweep's axes (sweep.*), and the range
 # of each; the sweep also varies neg_threshold's offset
 SEGMENT = {"threshold": THRESHOLD, "min_speech_duration_ms": MS, "min_silence_duration_ms": MS, "speech_pad_ms": MS}
@@ -73,6 +74,20 @@ def within(obj, group: str, **ranges) -> None:
 
 def refuse(key: str, value, allowed: str):
     raise FdbuError("config", None, f"{key}={value!r}: {allowed}")
+
+
+def check(ok: bool, key: str, value, allowed: str) -> None:
+    """A setting's value refused unless `ok`, in one line: the key, the value and what is allowed."""
+    if not ok:
+        refuse(key, value, allowed)
+
+
+def opt(default, help: str, **kw):
+    """A config dataclass's field with its meaning (--help shows it): every group's settings, wherever its
+    dataclass lives (fdbu.config; a family's or a view's beside the settings it makes), are declared with it."""
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda: type(default)(default), metadata={"help": help}, **kw)
+    return field(default=default, metadata={"help": help}, **kw)
 
 
 def neg_threshold(threshold: float, offset: float = NEG_OFFSET) -> float:

@@ -28,7 +28,6 @@ import numpy as np
 from . import tasks
 from .errors import FdbuError
 from .metrics.stats import NOT_REACHED
-from .metrics.table import readable
 from .readers import parse_json
 from .cells import csv_text, md_text, num, record_text, split_reached
 from .metrics.paired import UNDEFINED, signed
@@ -129,7 +128,7 @@ def leaderboard(systems, result: dict | None = None) -> list[dict]:
                  "cells": [_cell(s.unified["subsets"].get(subset, {}).get("coverage"), None) for s in systems]}]
         rows += _metric_rows(table, systems, [s.unified["subsets"].get(subset, {}).get("metrics", {}) for s in systems],
                              [_pair_metrics(result, baseline, s.name, subset) for s in systems])
-        rows += _control_rows(subset, systems)
+        rows += _entry_rows(subset, systems)
         _best(rows, systems)
         out.append({"subset": subset, "label": tasks.subset(subset).task.label, "rows": rows, "counts": counts,
                     "baseline": baseline, "reference": [_reference_cell(r, subset) for r in refs]})
@@ -208,26 +207,28 @@ def _view_sections(systems, result: dict | None, baseline: str) -> list[dict]:
     return out
 
 
-def _control_rows(subset: str, systems) -> list[dict]:
-    """v1.5's matched control (README: Definition 58): a row per line, each system's event - clean difference with
-    its interval (+-inf where one run's median is not reached), from its unified.json."""
-    entries = [s.unified["subsets"].get(subset, {}).get("control") for s in systems]
-    if not any(entries):
-        return []
-    from .metrics.overlap import control_better, control_lines
-
+def _entry_rows(subset: str, systems) -> list[dict]:
+    """The lines of the subset's family's entries (v1.5's matched control, README: Definition 58), below its metrics:
+    a row per line, each system's paired difference with its interval (+-inf where one side is not reached), from
+    its unified.json."""
     out = []
-    for name, better in control_better(subset, systems[0].unified).items():
-        cells = []
-        for e in entries:
-            d = control_lines(e)[name]["difference"] if e else None
-            if d is None or d["value_flag"] == UNDEFINED:
-                cells.append({**_cell(None, None), "count": e["pairs"] if e else None})
-                continue
-            iv = None if d["interval"] is None else [signed(x, f) for x, f in zip(d["interval"], d["interval_flags"])]
-            cells.append({**_cell(signed(d["value"], d["value_flag"]), iv), "count": e["pairs"]})
-        out.append({"metric": name, "label": readable(name).replace("event attributable", "event-attributable") + " (event - clean)", "better": better,
-                    "kind": "paired_difference", "cells": cells})
+    for extra in tasks.family(subset).entries:
+        entries = [s.unified["subsets"].get(subset, {}).get(extra.key) for s in systems]
+        if not any(entries):
+            continue
+        for name, better in extra.better(subset, systems[0].unified).items():
+            cells = []
+            for e in entries:
+                d = extra.lines(e)[name]["difference"] if e else None
+                count = extra.count(e) if e else None
+                if d is None or d["value_flag"] == UNDEFINED:
+                    cells.append({**_cell(None, None), "count": count})
+                    continue
+                iv = None if d["interval"] is None else [signed(x, f) for x, f in zip(d["interval"],
+                                                                                      d["interval_flags"])]
+                cells.append({**_cell(signed(d["value"], d["value_flag"]), iv), "count": count})
+            out.append({"metric": name, "label": extra.label(name), "better": better, "kind": "paired_difference",
+                        "cells": cells})
     return out
 
 
@@ -783,9 +784,9 @@ def figure_names(n_systems: int, plot: bool) -> tuple[str, ...]:
     if not plot:
         return ()
     from .pairwise import FIGURES, FORMATS
-    from .unified import CURVES, STOP_CURVES
+    from .unified import CURVES, family_figures
 
-    return tuple(f"{stem}.{ext}" for stem in FIGURES for ext in FORMATS) if n_systems > 1 else CURVES + STOP_CURVES
+    return tuple(f"{stem}.{ext}" for stem in FIGURES for ext in FORMATS) if n_systems > 1 else CURVES + family_figures()
 
 
 def outputs(out: Path, sizes: list[int], formats, plot: bool, own_compare: bool):

@@ -19,37 +19,26 @@ from .errors import FdbuError
 from .metrics.stats import NOT_REACHED, Bootstrap
 from .cells import csv_text, fmt
 from .settings import AXES, SPEC, WIDTH, GridPoint, default_names, grid  # noqa: F401  (grid: the sweep's, re-exported)
-from .pipeline import by_file, detection_jobs, score_subset, signature
+from .pipeline import by_file, detection_jobs, family_header, family_settings, score_subset, signature
 from .audio import SAMPLE_RATE
-from .metrics.overlap import DEFAULT_CONTROL, ControlSettings
-from .tasks import SUBSETS, metric_table
+from .tasks import FAMILIES, SUBSETS, family, metric_table
 from .tree import load_tree
 from .vad import SpeechDetector
 from .vad.silero import samples_to_us
 
-# the metrics a sweep table shows, with their column labels, by task; sweep.json has every metric of the subset
-SHOWN = {"exercised_rate": "exercised", "speaking_at_end_rate": "spk@end", "response_rate_1s": "resp<=1s",
-         "response_rate_2s": "resp<=2s", "response_rate_5s": "resp<=5s", "stop_latency_s": "stop_med_s",
-         "response_latency_s": "resp_med_s", "no_response_rate": "no_resp",
-         "speech_s_per_interruption_s": "speech/int", "restart_rate": "restart"}
-SHOWN_V15 = {"exercised_rate": "exercised", "stop_rate_500ms": "stop<=.5s", "stop_rate_1s": "stop<=1s",
-             "stop_rate_2s": "stop<=2s", "speaking_at_event_end_rate": "spk@o_e", "stop_latency_s": "stop_med_s",
-             "response_latency_s": "resp_med_s", "speech_s_per_event_s": "speech/ev"}
-SHOWN_BY_TASK = {"user_interruption": SHOWN, "overlap": SHOWN_V15}
-
-
-def _point_record(point: GridPoint, metrics: dict, extra: dict) -> dict:
-    record = {"settings": {**asdict(point), "neg_threshold": point.rule.neg_threshold}, "spec_settings": point.is_spec}
-    if "control" not in extra:
-        return {**record, "counts": {"exercised": extra["exercised"], **extra["outcomes"]},
-                "min_observable_s": extra["min_observable_s"], "metrics": metrics}
-    from .metrics.overlap import HEADLINE, SHIFT, control_lines  # v1.5: the counts, the control's headline lines
-
-    c = extra["control"]
-    lines = control_lines(c)
-    return {**record, "counts": {"exercised": extra["exercised"], "pairs": c["pairs"]}, "metrics": metrics,
-            "control": {name: {k: lines[name][k] for k in ("difference", "p", "p_holm", "marker")}
-                        for name in (HEADLINE, SHIFT)}}
+def _point_record(point: GridPoint, subset: str, metrics: dict, extra: dict) -> dict:
+    """One grid point: its settings, the counts its task's SWEEP takes from the aggregate, the metrics, and of each
+    of its family's entries (v1.5's control) the lines the entry's `sweep` keeps."""
+    record = {"settings": {**asdict(point), "neg_threshold": point.rule.neg_threshold}, "spec_settings": point.is_spec,
+              "counts": SUBSETS[subset].task.swept.counts_of(extra)}
+    if "min_observable_s" in extra:
+        record["min_observable_s"] = extra["min_observable_s"]
+    record["metrics"] = metrics
+    for entry in family(subset).entries:
+        lines = entry.lines(extra[entry.key])
+        record[entry.key] = {name: {k: lines[name][k] for k in ("difference", "p", "p_holm", "marker")}
+                             for name in entry.sweep}
+    return record
 
 
 def _range(records: list[dict], name: str) -> dict:
@@ -109,7 +98,7 @@ def check_size(roots: list[Path], points: list[GridPoint], allow_large: bool, su
 
 
 def sweep_tree(root: Path, detector: SpeechDetector, boot: Bootstrap, points: list[GridPoint], subset: str,
-               control: ControlSettings = DEFAULT_CONTROL) -> dict:
+               groups: dict | None = None) -> dict:
     """One tree over the grid: `subset` (`chosen`, by `sweep`) at every point."""
     tree = load_tree(root, {subset})
     selected = tree.subset(subset)
@@ -121,21 +110,27 @@ def sweep_tree(root: Path, detector: SpeechDetector, boot: Bootstrap, points: li
     for point in points:
         found = [samples_to_us(st, SAMPLE_RATE) for st in detector.stamps(entries, jobs, point.rule)]
         segs = by_file(found, kind.detected, len(eligible), subset)
-        _, metrics, extra = score_subset(kind, selected, boot, segs, control)
-        records.append(_point_record(point, metrics, extra))
+        _, metrics, extra = score_subset(kind, selected, boot, segs, groups)
+        records.append(_point_record(point, subset, metrics, extra))
     return {"subset": subset,
             "inputs": {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
             "counts": {"selected": len(selected), "eligible": len(eligible)},
-            "points": records, "ranges": {m.name: _range(records, m.name)
-                                          for m in metric_table(subset, {"overlap": control.header()})}}
+            "points": records, "ranges": {m.name: _range(records, m.name) for m in metric_table(subset, _header(
+                subset, groups))}}
+
+
+def _header(subset: str, groups: dict | None) -> dict:
+    """What a unified.json of `subset` records of its family's settings (the metric table may depend on them)."""
+    settings = family_settings(family(subset), groups or {})
+    return {} if settings is None else {family(subset).settings.key: settings.header()}  # type: ignore[union-attr]
 
 
 def sweep(roots: list[Path], detector: SpeechDetector, boot: Bootstrap, points: list[GridPoint],
-          names: list[str] | None = None, subset: str | None = None,
-          control: ControlSettings = DEFAULT_CONTROL) -> dict:
+          names: list[str] | None = None, subset: str | None = None, groups: dict | None = None) -> dict:
     """Every tree over the grid; `names` name the systems in tables and figures (default: folder names); `subset`
     the one swept (default: each tree's first with speech detection, v1.0's interruption before v1.5's: all trees
-    must sweep the same one, checked before any work); `control` holds a v1.5 subset's settings (overlap.*)."""
+    must sweep the same one, checked before any work); `groups` holds the families' settings (group key ->
+    settings: a v1.5 subset's overlap.*)."""
     names = list(names) if names is not None else default_names([str(r) for r in roots])
     swept = {name: chosen(Path(r), subset) for r, name in zip(roots, names)}
     if len(set(swept.values())) > 1:
@@ -145,12 +140,9 @@ def sweep(roots: list[Path], detector: SpeechDetector, boot: Bootstrap, points: 
     head["kind"] = "sweep"
     head["speech_detection"] = {k: v for k, v in head["speech_detection"].items() if k != "settings"}
     head["grid"] = {"points": len(points), **{k: sorted({getattr(p, k) for p in points}) for k in AXES}}
-    if SUBSETS[next(iter(swept.values()))].task.detected[1:]:  # v1.5: the control's setting, as in unified.json
-        head["overlap"] = control.header()
-        if control.non_default():
-            head["settings"] = "non-default"
-            head["non_default"] = [*head.get("non_default", []), *control.non_default()]
-    head["trees"] = [{"name": name, **sweep_tree(Path(r), detector, boot, points, swept[name], control)}
+    # the swept subset's family's settings group, as in unified.json (not its definitions' name)
+    family_header(head, [family(next(iter(swept.values())))], groups or {}, definitions=False)
+    head["trees"] = [{"name": name, **sweep_tree(Path(r), detector, boot, points, swept[name], groups)}
                      for r, name in zip(roots, names)]
     if len(roots) > 1:
         head["rankings"] = rankings(head["trees"])
@@ -210,9 +202,6 @@ def _ranking_line(name: str, r: dict) -> str:
 LABELS = {"threshold": ("thr", "threshold", ""), "neg_threshold": ("neg", "neg threshold", ""),
         "min_silence_duration_ms": ("min_sil", "min silence", " ms"), "min_speech_duration_ms": ("min_sp", "min speech", " ms"),
         "speech_pad_ms": ("pad", "padding", " ms")}
-COUNT_LABELS = {"not_exercised": "not_ex", "speaking_at_end": "s@end", "response": "resp", "no_response": "no_r"}
-COUNT_LABELS_BY_TASK = {"overlap": {"exercised": "exerc", "pairs": "pairs"}}
-CONTROL_LABELS = {"event_attributable_stop_rate_1s": "attrib_stop<=1s", "stop_latency_shift_s": "stop_shift_s"}
 
 
 def _axis(value: float, key: str) -> str:
@@ -224,9 +213,11 @@ def table(result: dict, paths: list | None = None) -> str:
     (the outcome counts, the shares, the latencies and the pooled ratio), each row a grid point by its swept
     settings, and a legend of the short names; `paths` (the trees as typed) are shown beside the names."""
     lines = []
-    task = SUBSETS[result["trees"][0]["subset"]].task.name
-    shown = {n: label for n, label in SHOWN_BY_TASK.get(task, SHOWN).items() if n in result["trees"][0]["ranges"]}
-    count_labels = COUNT_LABELS_BY_TASK.get(task, COUNT_LABELS)
+    swept = result["trees"][0]["subset"]
+    declared = SUBSETS[swept].task.swept
+    shown = {n: label for n, label in declared.shown.items() if n in result["trees"][0]["ranges"]}
+    count_labels = declared.count_labels
+    entries = [(e.key, e.sweep) for e in family(swept).entries if e.sweep]  # v1.5: the control's headline lines
     for k, t in enumerate(result["trees"]):
         kinds = {n: t["points"][0]["metrics"][n]["kind"] for n in shown}
         shares = [n for n in shown if kinds[n] == "share"]
@@ -256,10 +247,9 @@ def table(result: dict, paths: list | None = None) -> str:
             width = max(9, *(len(shown[n]) for n in group)) + (2 if kinds[group[0]] == "latency_quantiles" else 0)
             lines.append(head + " | " + " ".join(f"{shown[n]:>{width}}" for n in group))
             lines += [row(p, " ".join(f"{fmt(p['metrics'][n]['value']):>{width}}" for n in group)) for p in points]
-        if "control" in points[0]:  # v1.5: the matched control's two headline lines, event - clean
-            lines.append(head + " | " + " ".join(f"{v:>20}" for v in CONTROL_LABELS.values()))
-            lines += [row(p, " ".join(f"{_control_cell(p['control'][n]):>20}" for n in CONTROL_LABELS))
-                      for p in points]
+        for key, labels in entries:  # a family's entry's lines, as compare's differences
+            lines.append(head + " | " + " ".join(f"{v:>20}" for v in labels.values()))
+            lines += [row(p, " ".join(f"{_line_cell(p[key][n]):>20}" for n in labels)) for p in points]
         lines.append("  range over the grid: " + "; ".join(
             f"{n} [{fmt(t['ranges'][n]['value'][0])}, {fmt(t['ranges'][n]['value'][1])}]"
             for n in shown if t["ranges"][n]["value"]))
@@ -272,26 +262,22 @@ def table(result: dict, paths: list | None = None) -> str:
                                                                    ((k, a[0]) for k, a in LABELS.items()))
                  + "; " + "; ".join(f"{v}: {k}" for k, v in count_labels.items())
                  + "; " + "; ".join(f"{v}: {k}" for k, v in shown.items()) + " (medians: stop_med_s, resp_med_s)"
-                 + ("; " + "; ".join(f"{v}: {k} (event - clean, * Holm p < alpha)" for k, v in CONTROL_LABELS.items())
-                    if "control" in result["trees"][0]["points"][0] else ""))
+                 + "".join("; " + "; ".join(f"{v}: {k} (event - clean, * Holm p < alpha)" for k, v in labels.items())
+                           for _, labels in entries))
     return "\n".join(lines)
 
 
-def _control_cell(line: dict) -> str:
-    """A control line in a sweep table: the difference, * where marked."""
+def _line_cell(line: dict) -> str:
+    """An entry's line in a sweep table: the difference, * where marked."""
     from .cells import difference_text
 
     d = line["difference"]
     return difference_text({**d, "interval": None}) + ("*" if line["marker"] else "")
 
 
-COUNTS = ("exercised", "not_exercised", "speaking_at_end", "response", "no_response")
-COUNTS_BY_TASK = {"overlap": ("exercised", "pairs")}
-
-
 def counts_of(subset: str) -> tuple[str, ...]:
-    """sweep.csv's count columns for a swept subset."""
-    return COUNTS_BY_TASK.get(SUBSETS[subset].task.name, COUNTS)
+    """sweep.csv's count columns for a swept subset (its task's SWEEP)."""
+    return SUBSETS[subset].task.swept.counts
 
 
 def csv_rows(result: dict) -> list[dict]:
@@ -309,7 +295,7 @@ def csv_rows(result: dict) -> list[dict]:
                 m = r["metrics"][n]
                 iv = m["interval"] or [None, None]
                 row.update({f"{n}_value": m["value"], f"{n}_lo": iv[0], f"{n}_hi": iv[1], f"{n}_p90": m.get("p90")})
-            for n, line in r.get("control", {}).items():  # v1.5: event - clean, +-inf kept (a flag beside each)
+            for n, line in entry_lines(r):  # v1.5's control: event - clean, +-inf kept (a flag beside each)
                 d = line["difference"]
                 iv, flags = d["interval"] or [None, None], d["interval_flags"] or [None, None]
                 row.update({f"{n}_diff": d["value"], f"{n}_diff_flag": d["value_flag"], f"{n}_diff_lo": iv[0],
@@ -317,6 +303,12 @@ def csv_rows(result: dict) -> list[dict]:
                             f"{n}_p": line["p"], f"{n}_p_holm": line["p_holm"], f"{n}_marker": line["marker"]})
             rows.append(row)
     return rows
+
+
+def entry_lines(point: dict) -> list[tuple[str, dict]]:
+    """(name, line) of every family entry's lines a grid point keeps (`_point_record`)."""
+    keys = [e.key for f in FAMILIES.values() for e in f.entries if e.sweep]
+    return [(n, line) for key in keys for n, line in point.get(key, {}).items()]
 
 
 def to_csv(result: dict) -> str:

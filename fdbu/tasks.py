@@ -1,4 +1,5 @@
-"""The task registry: one entry per Full-Duplex-Bench subset (v1.0's five, v1.5's four), read by every stage.
+"""The task registry: one entry per Full-Duplex-Bench subset (v1.0's five, v1.5's four), and the families they
+belong to, read by every stage.
 
 A `Task` says everything a stage needs to know about a kind of sample: its annotation file and
 reader, its metric module (per-sample components, rows, the declared metric table), the
@@ -8,19 +9,22 @@ generator builds it. A `Subset` names a task, its declared release size and its 
 options. The tree reader, scorer, ASR stage, official rules, plots, sweep and synth all read
 this table; adding a subset of an existing task is one `register` call, and a new task is one
 `Task` (by keyword) whose fields reach its new code (reader, metric module, official rule, generator);
-`register` takes a subset of a new task too (tests/made_up_task.py).
+`register` takes a subset of a new task too (tests/made_up_task.py). A family (`fdbu.family.Family`: a release,
+with what its subsets bring beyond a metric table: a settings group, extra entries, figures) is one
+`register_family` call (tests/made_up_family.py); v1.0 and v1.5 are registered here the same way.
 """
 from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Callable, cast
+from typing import Any, Callable, cast
 
-from . import readers
-from .metrics import interruption, overlap, pause, turn_taking
-from .metrics.base import MetricModule
+from . import readers, registry
+from .family import Family, Figure
+from .metrics import control, interruption, overlap, pause, turn_taking
+from .metrics.base import MetricModule, Swept
 from .official import BACKCHANNEL_SCRIPT, INTERRUPTION_SCRIPT, PAUSE_SCRIPT, TIMING_SCRIPT, TURN_SCRIPT
-from .settings import FAMILIES
+from .version import V15_DEFINITIONS
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,7 @@ class Official:
     runner: str | None       # None: `python SCRIPT --root_dir`; else the fdbu.official.child function that runs it
     rule: Ref | None = None  # (tree, subset, fdbu.evaluate.Context) -> the reference column (fdbu.evaluate)
     printed_digits: int | None = None  # the script prints rounded numbers (f"{x:.4f}"), else repr floats
+    via_evaluate: bool = True  # upstream's evaluate.py runs it (`--task` named by the script: eval_<task>.py)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,7 +68,7 @@ class Task:
     latency_from: str | None = None       # the curves' x axis, in words
     official: Official | None = None      # the official script giving its reference column (None: none)
     generator: Ref | Callable | None = None  # (rng, system, tail=, **Subset.synth) -> a synthetic sample
-    family: str = "v1.0"                  # the release the task belongs to (FAMILIES)
+    family: str = "v1.0"                  # the release the task belongs to (FAMILIES: its Family's name)
     audio: tuple[str, ...] = ()           # the sample's other audio files, beside output.wav (v1.5: the inputs and
     #                                       the clean run), each hashed in manifest.json
     transcribed: tuple[str, ...] = ("output.wav",)  # the files the ASR stage transcribes (each X.wav into X.json)
@@ -80,6 +85,11 @@ class Task:
     def metric_module(self) -> MetricModule:
         """`metrics`, for callers that only reach scored tasks (typed without the None)."""
         return cast(MetricModule, self.metrics)
+
+    @property
+    def swept(self) -> Swept:
+        """What fdbu sweep shows of it: its metric module's SWEEP (every task with speech detection has one)."""
+        return cast(Swept, cast(Any, self.metrics).SWEEP)
 
 
 @dataclass(frozen=True)
@@ -130,16 +140,25 @@ BACKCHANNEL = Task(
 # output.wav and clean_output.wav; Silero segments both (the matched control, fdbu.metrics.overlap), and the
 # reference column is get_timing.py's latency_intervals.json per sample.
 OVERLAP = Task(
-    name="overlap", family="v1.5", annotation="metadata.json", read=readers.read_event, metrics=overlap,
+    name=overlap.TASK, family="v1.5", annotation="metadata.json", read=readers.read_event, metrics=overlap,
     reference=None, speech_detection=True, asr_task="default", asr_cut=None, label="overlap (v1.5, from o_s)",
     latency=None, latency_from="seconds after the overlap event begins (o_s)",  # its curves: plot.stop_curves
-    official=Official(TIMING_SCRIPT, {}, "timing", rule=Ref(EVALUATE, "overlap_rule")),
+    official=Official(TIMING_SCRIPT, {}, "timing", rule=Ref(EVALUATE, "overlap_rule"), via_evaluate=False),
     generator=Ref(SYNTH, "overlap_sample"),
     audio=("input.wav", "clean_input.wav", "clean_output.wav"),
     runs=(("output.wav", "input.wav"), ("clean_output.wav", "clean_input.wav")),
     transcribed=("output.wav", "clean_output.wav", "input.wav", "clean_input.wav"),
     detected=("output.wav", "clean_output.wav"))
 TASKS = {t.name: t for t in (PAUSE_HANDLING, TURN_TAKING, USER_INTERRUPTION, BACKCHANNEL, OVERLAP)}
+
+# the releases, in order (a tree's families are listed in it); v1.5's subsets carry the matched control (its
+# settings group overlap.*, its `control` entries) and draw its stop curves
+V10 = Family(name="v1.0", systems=("prompt", "slow", "overlap", "never_stops", "silent"), judges=("interruption",))
+V15 = Family(name="v1.5", systems=("yields", "yields_late", "talks_through", "same_stop", "clean_silent"),
+             judges=("behaviour",), files=("clean_input.wav", "metadata.json"),
+             definitions=V15_DEFINITIONS, settings=control.GROUP, entries=(control.ENTRY,),
+             figures=(Figure("stop-curves", overlap.stop_curves),))
+FAMILIES: dict[str, Family] = {}
 BUILT_IN = frozenset(TASKS)
 
 # the report's order
@@ -185,6 +204,46 @@ def family_of(subsets) -> list[str]:
     return [f for f in FAMILIES if f in found]
 
 
+def families_of(subsets) -> list[Family]:
+    """The families `subsets` belong to (their `Family`), in FAMILIES' order."""
+    return [FAMILIES[f] for f in family_of(subsets)]
+
+
+def family(name: str) -> Family:
+    """The family of subset `name`."""
+    return FAMILIES[SUBSETS[name].family]
+
+
+def groups(command: str) -> list:
+    """The families' settings groups `command` takes (fdbu.family.Group), in FAMILIES' order."""
+    return [f.settings for f in FAMILIES.values() if f.settings is not None and command in f.settings.commands]
+
+
+def register_family(new: Family) -> None:
+    """Add a family (a plugin's, a test's): its settings group becomes a config group of the commands it names, its
+    figures files score and report write (fdbu.registry), its entries and figures every stage's."""
+    if new.name in FAMILIES:
+        raise ValueError(f"family {new.name} is already registered")
+    keys = {g.key for f in FAMILIES.values() for g in ([f.settings] if f.settings else [])}
+    if new.settings is not None and new.settings.key in keys:
+        raise ValueError(f"family {new.name}: the settings group {new.settings.key} is another family's")
+    FAMILIES[new.name] = new
+    for fig in new.figures:
+        for command in ("score", "report"):
+            registry.also_writes(command, *fig.files)
+
+
+def unregister_family(name: str) -> None:
+    gone = FAMILIES.pop(name)
+    for fig in gone.figures:
+        for command in ("score", "report"):
+            registry.no_longer_writes(command, *fig.files)
+
+
+for _f in (V10, V15):
+    register_family(_f)
+
+
 def register(new: Subset) -> None:
     """Add a subset (for another dataset's split, or a test), and its task if it is new: every stage picks both
     up."""
@@ -216,6 +275,11 @@ def check(task: Task) -> None:
             problems.append("a scored task needs its annotation file and reader (annotation=, read=)")
     if task.generator is None:
         problems.append("it has no generator (fdbu synth makes its samples with it)")
+    if task.family not in FAMILIES:
+        problems.append(f"its family {task.family!r} is not registered ({', '.join(FAMILIES)}; "
+                        "tasks.register_family)")
+    if task.speech_detection and task.metrics is not None and not hasattr(task.metrics, "SWEEP"):
+        problems.append("a task with speech detection is swept: its metric module needs SWEEP (metrics.base.Swept)")
     if problems:
         raise ValueError(f"task {task.name}: " + "; ".join(problems))
 

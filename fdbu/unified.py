@@ -5,16 +5,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+from . import tasks
 from .atomic import dumps, sha256_bytes
 from .outputs import Outputs
 from .pipeline import Scored
-from .cells import difference_text, fmt, interval_text, num, p_text
-from .settings import PAD_MAX_MS, WIDTH
+from .cells import fmt, interval_text, num
+from .settings import WIDTH
 
 UNIFIED = "unified.json"
 SAMPLES = "unified-samples.jsonl"
 CURVES = ("latency-curves.png", "latency-curves.pdf")
-STOP_CURVES = ("stop-curves.png", "stop-curves.pdf")  # v1.5's event-vs-clean stop curves, for a tree holding v1.5
 ROWS_SHA256 = "samples_sha256"  # unified.json's key for the SHA-256 of unified-samples.jsonl
 
 
@@ -22,8 +22,13 @@ def samples_jsonl(rows: list[dict]) -> str:
     return "".join(json.dumps(r, allow_nan=False, ensure_ascii=False) + "\n" for r in rows)
 
 
+def family_figures() -> tuple[str, ...]:
+    """Every registered family's figure files (v1.5's stop curves), which a score or a one-system report may write."""
+    return tuple(name for f in tasks.FAMILIES.values() for fig in f.figures for name in fig.files)
+
+
 def names(plot: bool = False) -> list[str]:
-    return [UNIFIED, SAMPLES] + (list(CURVES) + list(STOP_CURVES) if plot else [])
+    return [UNIFIED, SAMPLES] + (list(CURVES) + list(family_figures()) if plot else [])
 
 
 def outputs(out: Path, plot: bool = False) -> Outputs:
@@ -43,20 +48,20 @@ def files(scored: Scored, plot: bool = False, name: str = "system", width: str =
 
 
 def figures(rows: list[dict], unified: dict, name: str = "system", width: str = WIDTH) -> dict[str, bytes]:
-    """One system's figures by file name: its response-latency curves (CURVES; not for a tree of v1.5 subsets
-    only, which has none) and, with v1.5 subsets, their stop curves (STOP_CURVES). Score and a one-system report
-    draw the same."""
-    from .plot import latency_curves, stop_curves
-    from .tasks import SUBSETS
+    """One system's figures by file name: its response-latency curves (CURVES: where a subset's task has a latency,
+    or where no family of the tree draws a figure of its own) and each figure of the tree's families (v1.5's stop
+    curves). Score and a one-system report draw the same."""
+    from .plot import compare_latency_curves, latency_curves
 
     out: dict[str, bytes] = {}
-    v15 = any("control" in e for e in unified["subsets"].values())
-    if not v15 or any(SUBSETS[s].task.latency for s in unified["subsets"]):
+    own = [fig for f in tasks.families_of(unified["subsets"]) for fig in f.figures]
+    if not own or any(tasks.subset(s).task.latency for s in unified["subsets"]):
         figure = latency_curves(rows, name=name, unified=unified, width=width)
         out.update(zip(CURVES, (figure["png"], figure["pdf"])))
-    if v15:
-        figure = stop_curves(rows, name=name, unified=unified, width=width)
-        out.update(zip(STOP_CURVES, (figure["png"], figure["pdf"])))
+    for fig in own:
+        curves, words = fig.curves(rows, unified)
+        figure = compare_latency_curves(curves, width, {**words, "subject": name})
+        out.update(zip(fig.files, (figure["png"], figure["pdf"])))
     return out
 
 
@@ -72,30 +77,6 @@ def _metric_line(name: str, m: dict) -> str:
     count = f"{m['count']}/{m['n']}" if m["kind"] == "share" else str(m["count"])
     interval = "n/a" if m["interval"] is None else f"[{num(m['interval'][0])}, {num(m['interval'][1])}]"
     return f"  {name:<27} {m['better']:<7} {fmt(m['value']):>11}  {interval:<14} {count:>9}"
-
-
-def control_lines(c: dict) -> list[str]:
-    """v1.5's matched control (README: Definitions 56-58): event run - clean run over the pairs."""
-    a = c["agreement"]
-    agree = "no pair" if a["median"] is None else \
-        f"median IoU {fmt(a['median'])}, {a['count_at_least']}/{a['n']} at least {fmt(a['at_least'])}"
-    restricted = f", restricted to agreement >= {fmt(c['min_agreement'])}" if c["min_agreement"] else ""
-    left = [f"{c['unmatched']} exercised in both runs but unmatched (the inputs differ by more than "
-            f"{PAD_MAX_MS} ms: in the per-run metrics only)"] if c["unmatched"] else []
-    if c["exercised_both"] > c["pairs"]:
-        left.append(f"{c['exercised_both'] - c['pairs']} below the agreement asked (overlap.min_agreement)")
-    out = [f"  matched control (event run - clean run): {c['pairs']} pairs exercised in both runs{restricted}"
-           + (f"; left out: {'; '.join(left)}" if left else ""),
-           f"  the runs' agreement before the event: {agree}",
-           f"  {'line':<38} {'difference [95% interval]':<28} {'p':>6} {'holm':>6}"]
-    from .metrics.overlap import control_lines as lines_of
-
-    for name, line in lines_of(c).items():
-        holm = "" if line["p_holm"] is None else p_text(line["p_holm"])
-        out.append(f"  {name:<38} {difference_text(line['difference']):<28} {p_text(line['p']):>6} {holm:>6}"
-                   f"{' *' if line['marker'] else ''}")
-    return out + [f"  * Holm p < {c['alpha']:g} over the two headline lines (stop within 1 s, the stop latency's "
-                  "median)"]
 
 
 TABLE_HEAD = f"  {'metric':<27} {'better':<7} {'value':>11}  {'95% interval':<14} {'n':>9}"
@@ -146,8 +127,8 @@ def summary(unified: dict) -> str:
         lines.append(TABLE_HEAD)
         lines += [_metric_line(name, m) for name, m in entry["metrics"].items()]
         lines += _after_table(entry["metrics"])
-        if "control" in entry:
-            lines += control_lines(entry["control"])
+        for extra in tasks.family(subset).entries:  # a family's entries (v1.5's matched control)
+            lines += extra.console(entry[extra.key])
     for view in unified.get("views", {}).values():
         lines += view_lines(view)
     return "\n".join([*lines, "", LEGEND])

@@ -194,6 +194,22 @@ def test_the_import_graph_has_no_cycle():
     assert len(longest_chain(graph)) <= 23, " -> ".join(longest_chain(graph))
 
 
+# the metrics package's shared pieces; every other module there is a task's metric module or a family's hooks
+METRIC_INFRASTRUCTURE = {"fdbu.metrics", "fdbu.metrics.base", "fdbu.metrics.stats", "fdbu.metrics.table",
+                         "fdbu.metrics.paired", "fdbu.metrics.flat"}
+
+
+def test_only_the_task_registry_imports_a_metric_module():
+    """A task's metric module (and its family's hooks) is reached through fdbu.tasks only: no general module names
+    one, so the families are registered alike (v1.5 like v1.0) and a new one needs no edit elsewhere."""
+    graph = import_graph()
+    metric = {m for m in graph if m.startswith("fdbu.metrics.") and m not in METRIC_INFRASTRUCTURE}
+    assert {"fdbu.metrics.overlap", "fdbu.metrics.control", "fdbu.metrics.interruption"} <= metric
+    offenders = {m: sorted(d & metric) for m, d in graph.items()
+                 if d & metric and not m.startswith("fdbu.metrics.") and m != "fdbu.tasks"}
+    assert offenders == {}
+
+
 def test_the_cycle_check_finds_a_cycle_through_a_function_level_import():
     """The checker itself: the cycle the writer once closed (outputs importing the commands' modules inside a
     function to learn their file names) is found, and so is a three-module ring."""

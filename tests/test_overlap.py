@@ -16,7 +16,7 @@ from builders import fdbu_main
 from test_figures import captured, check_layout  # noqa: F401  (captured: a fixture)
 from fdbu.cells import record_text
 from fdbu.kernels import INF, overlap_run
-from fdbu.metrics import overlap
+from fdbu.metrics import control as v15_control, overlap
 from fdbu.metrics.base import Runs
 from fdbu.metrics.flat import column, flatten
 from fdbu.metrics.stats import Bootstrap
@@ -123,8 +123,7 @@ def test_the_control_pairs_only_exercised_matched_agreeing_samples():
     boot = Bootstrap(200, 0)
     control = overlap.control(c, boot)
     assert (control["pairs"], control["exercised_both"], control["unmatched"]) == (4, 4, 1)
-    from fdbu.unified import control_lines as console
-
+    console = v15_control.console
     assert "; left out: 1 exercised in both runs but unmatched (the inputs differ by more than 80 ms" in console(control)[0]
     line = control["stops"]["event_attributable_stop_rate_1s"]
     assert (line["event_rate"], line["clean_rate"]) == (1.0, 0.5)
@@ -358,7 +357,7 @@ def test_the_control_equals_a_plain_python_twin(samples):
     out = overlap.control(c, Bootstrap(50, 0))
     pairs = [s for s in samples if s[0] >= 0 and s[1] >= 0 and s[3] and s[2] >= 0.5]
     assert out["pairs"] == len(pairs)
-    for k in overlap.WITHIN_US:
+    for k in v15_control.WITHIN_US:
         line = out["stops"][f"event_attributable_stop_rate_{overlap.label(k)}"]
         e, c_ = [0 <= p[0] <= k for p in pairs], [0 <= p[1] <= k for p in pairs]
         b_only, a_only = sum(x and not y for x, y in zip(e, c_)), sum(y and not x for x, y in zip(e, c_))
@@ -465,10 +464,11 @@ def test_the_stop_curves_print_at_width(synthetic, captured, width):
     """The stop curves at a paper's column and page width: every text at least 7 pt, inside the figure, none over
     another, the PDF's page that size (test_figures.check_layout); two bands per panel, the event run's and the
     clean run's; the k marks drawn."""
-    from fdbu import plot
+    from fdbu.plot import compare_latency_curves
 
     unified, _, rows = synthetic["yields"]
-    data = plot.stop_curves(rows, "yields", unified, width)
+    curves, words = overlap.stop_curves(rows, unified)  # v1.5's figure (fdbu.family.Figure), as score draws it
+    data = compare_latency_curves(curves, width, {**words, "subject": "yields"})
     fig = captured[-1]
     check_layout(fig, data, width)
     axes = [ax for page in fig.pages for ax in page.axes if ax.get_visible() and ax.axison]

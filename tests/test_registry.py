@@ -176,3 +176,72 @@ def test_a_new_task_breaking_the_contract_is_refused_when_registered(cue_reply):
     with pytest.raises(ValueError, match="latency='no_such_metric' is not one of its METRICS .*no generator"):
         tasks.register(tasks.Subset("bad_cue_subset", bad, 1))
     assert "bad_cue_subset" not in tasks.SUBSETS and "bad_cue" not in tasks.TASKS
+
+
+@pytest.fixture()
+def made_up_family():
+    """The made-up family of tests/made_up_family.py (its settings group, entry, figure and task), registered."""
+    import made_up_family
+
+    made_up_family.register()
+    yield made_up_family
+    made_up_family.unregister()
+    assert "vX" not in tasks.FAMILIES and "hold" not in tasks.TASKS
+
+
+def test_a_made_up_family_goes_through_synth_score_compare_report_and_the_api(made_up_family, tmp_path):
+    """A family no file of fdbu names, registered in one call as v1.0 and v1.5 are: its settings group is a config
+    group of score (on the command line, in --help, recorded in unified.json and its signature), its entry is in
+    each of its subsets' entries (printed by score, checked by the reader, shown as rows by the report, a frame of
+    the API), its figure is drawn; compare and the report read its trees, and the sweep refuses them."""
+    from builders import fdbu_main
+
+    sub = made_up_family.SUBSET.name
+    assert "hold.window_s" in fdbu_main("score", "--help").stdout
+    for name, system in (("A", "patient"), ("B", "eager")):
+        done = fdbu_main("synth", f"out={tmp_path / name}", "family=vX", "n=8", "seed=2", f"system={system}")
+        assert done.returncode == 0, done.stderr
+        done = fdbu_main("score", f"tree={tmp_path / name}", "hold.window_s=0.8", "plot=true", "progress=false")
+        assert done.returncode == 0, done.stderr
+        assert "  hold entry: late_reply_rate over 8 samples" in done.stdout
+    unified = json.loads((tmp_path / "A" / "unified.json").read_text())
+    assert unified["hold"] == {"window_s": 0.8} and unified["non_default"] == ["hold.window_s=0.8"]
+    assert unified["definitions"].endswith("+made-up-hold-1") and "overlap" not in unified
+    entry = unified["subsets"][sub]
+    assert entry["metrics"]["held_rate"]["value"] == 1.0  # patient: 1.2-2 s of silence after H, the window 0.8 s
+    rows = [json.loads(line) for line in (tmp_path / "A" / "unified-samples.jsonl").read_text().splitlines()]
+    late = [r["latency_s"] < 1.6 for r in rows if r["eligible"]]
+    assert entry["hold"]["n"] == len(late) and entry["hold"]["late_reply_rate"]["difference"]["value"] == \
+        pytest.approx(sum(late) / len(late))  # within 2 x 0.8 s, minus within 0.8 s (none)
+    assert (tmp_path / "A" / "hold-curves.png").stat().st_size > 10_000
+    assert not (tmp_path / "A" / "latency-curves.png").exists()  # the task names no latency: the family's figure only
+
+    from fdbu import scored
+    from fdbu.atomic import dumps
+    from fdbu.errors import FdbuError
+
+    broken = json.loads((tmp_path / "A" / "unified.json").read_text())
+    broken["subsets"][sub]["hold"]["late_reply_rate"]["marker"] = "yes"
+    (tmp_path / "A" / "unified.json").write_text(dumps(broken))
+    with pytest.raises(FdbuError, match=f"subsets.{sub}.hold.late_reply_rate.marker is 'yes', not true or false"):
+        scored.read(tmp_path / "A")  # the family's own check
+    (tmp_path / "A" / "unified.json").write_text(dumps(unified))
+
+    trees = f"trees=[{tmp_path / 'A'},{tmp_path / 'B'}]"
+    compared = fdbu_main("compare", trees, "names=[a,b]", f"out={tmp_path / 'cmp'}", "progress=false")
+    assert compared.returncode == 0, compared.stderr
+    lines = json.loads((tmp_path / "cmp" / "compare.json").read_text())["pairs"][0]["subsets"][sub]["metrics"]
+    assert lines["held_rate"]["difference"]["value"] == -1.0  # eager never holds
+    reported = fdbu_main("report", trees, "names=[a,b]", f"out={tmp_path / 'site'}", "progress=false",
+                         f"report.compare={tmp_path / 'cmp'}", "report.format=[md]")
+    assert reported.returncode == 0, reported.stderr
+    assert "late\\_reply\\_rate (made up)" in (tmp_path / "site" / "leaderboard.md").read_text()  # the entry's rows
+    one = fdbu_main("report", f"trees=[{tmp_path / 'A'}]", f"out={tmp_path / 'one'}", "progress=false")
+    assert one.returncode == 0 and (tmp_path / "one" / "hold-curves.png").is_file(), one.stderr
+
+    import fdbu
+
+    frame = fdbu.score(str(tmp_path / "A"), write=False, hold={"window_s": 0.8}).hold()
+    assert list(frame["line"]) == ["late_reply_rate"] and list(frame["n"]) == [entry["hold"]["n"]]
+    swept = fdbu_main("sweep", f"tree={tmp_path / 'A'}", "progress=false")
+    assert swept.returncode == 2 and "to sweep" in swept.stderr  # no speech detection: nothing to sweep

@@ -9,7 +9,8 @@ import pytest
 
 import twins
 from builders import fdbu_main, interrupt_ann, pause_ann, sample, turn_ann, write_tree
-from fdbu.config import FdbenchConfig, VideofdbConfig
+from fdbu.views.fdbench import Config as FdbenchConfig
+from fdbu.views.videofdb import Config as VideofdbConfig
 from fdbu.errors import FdbuError
 from fdbu.kernels import cue_timing
 from fdbu.metrics.flat import flatten

@@ -33,10 +33,11 @@ def run(cfg) -> Ran:
         from ..judge import Judge, load_behaviour, load_official
         from ..tree import read_manifest
 
-        families = tasks.family_of({x.subset for x in read_manifest(Path(cfg.tree)).samples})
-        # the config asks for a checkout with a judge: v1.0's interruption prompt, v1.5's behaviour prompt
-        prompt = load_official(cast(Path, checkout), pins, e.allow_unpinned) if families != ["v1.5"] else None
-        behaviour = load_behaviour(cast(Path, checkout), pins, e.allow_unpinned) if "v1.5" in families else None
+        families = tasks.families_of({x.subset for x in read_manifest(Path(cfg.tree)).samples})
+        judged = {j for f in families for j in f.judges} if families else set(next(iter(tasks.FAMILIES.values())).judges)
+        # the config asks for a checkout with a judge: the prompts the tree's families' official rules send
+        prompt = load_official(cast(Path, checkout), pins, e.allow_unpinned) if "interruption" in judged else None
+        behaviour = load_behaviour(cast(Path, checkout), pins, e.allow_unpinned) if "behaviour" in judged else None
         judge = Judge(e.judge.base_url, e.judge.model, os.environ.get(e.judge.api_key_env), prompt,
                       max_attempts=e.judge.max_attempts, timeout_s=e.judge.timeout_s, behaviour=behaviour)
     outputs = ev.outputs(Path(cfg.tree), judge is not None)

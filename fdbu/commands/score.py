@@ -19,7 +19,7 @@ def run(cfg, write: bool = True, reference_column: bool = False, cores: int | No
     require(tree)  # a wrong tree= is named for what it is, before out= is looked at
     outputs = unified.outputs(Path(cfg.out) if cfg.out is not None else tree, cfg.plot) if write else None
     detector = make_detector(cfg, cores=cores)
-    scored = score_path(tree, detector, bootstrap(cfg), cfg.overlap.settings(), cfg.view_settings())
+    scored = score_path(tree, detector, bootstrap(cfg), cfg.group_settings(), cfg.view_settings())
     column = None
     if reference_column:
         from ..evaluate import reference_column as official_column

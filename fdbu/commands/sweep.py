@@ -26,6 +26,6 @@ def run(cfg, write: bool = True, cores: int | None = None) -> Ran:
         else None
     detector = make_detector(cfg, cores=cores)
     result = run(trees, detector, bootstrap(cfg), points, names=cfg.system_names(), subset=cfg.sweep.subset,
-                 control=cfg.overlap.settings())
+                 groups=cfg.group_settings())
     written, lines = commit(outputs, files(result, cfg.plot, cfg.width) if write else {})
     return Ran(result, written, [detector.stats.line(), *lines])

@@ -6,7 +6,8 @@ metric records). The metric definitions live in those modules' `METRICS` tables;
 `populations(c)` masks the samples each metric is over, `from_rows(rows)` rebuilds the
 components from unified-samples.jsonl rows (for `fdbu compare`), and `INPUTS` names the row
 fields that come from the dataset. The paired statistics of a comparison are in `paired`.
-"""
-from . import interruption, overlap, pause, turn_taking
 
-__all__ = ["pause", "turn_taking", "interruption", "overlap"]
+The task modules (and a family's hooks, `control`) are reached through the task registry (`fdbu.tasks`) only:
+no module outside this folder imports one by name (tests/test_layers.py), so a family registers like any other.
+This package imports none of them: reading a table or a statistic loads no task.
+"""

@@ -10,6 +10,7 @@ rule that decided it, in words) and `marks` (the annotation's times to draw).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Protocol
 
 if TYPE_CHECKING:  # names for the types only: the protocol loads nothing (every metric module imports it)
@@ -58,3 +59,15 @@ class Runs(NamedTuple):
 
     subset: str
     files: dict
+
+
+@dataclass(frozen=True)
+class Swept:
+    """What `fdbu sweep` shows of a task with speech detection (its metric module's `SWEEP`): sweep.json keeps every
+    metric; the console's tables show `shown`, and each grid point records the counts `counts_of` takes from the
+    task's `aggregate` extra (sweep.csv's count columns, `counts`; the console's, `count_labels`)."""
+
+    shown: dict[str, str]                 # metric -> the console's column label
+    counts: tuple[str, ...]               # each point's counts, in order
+    count_labels: dict[str, str]          # the counts the console shows -> their labels
+    counts_of: Callable[[dict], dict]     # the task's aggregate extra -> each point's counts

@@ -16,7 +16,7 @@ from ..kernels import INF, NO_RESPONSE, NOT_EXERCISED, RESPONSE, SPEAKING_AT_END
     interruption_outcomes
 from ..timebase import seconds, to_us
 from ..cells import fmt
-from .base import time_marks
+from .base import Swept, time_marks
 from .flat import column, flatten
 from .stats import Bootstrap
 from .table import LATENCY, POOLED_RATIO, SHARE, Metric, aggregate as aggregate_table
@@ -126,6 +126,17 @@ def aggregate(c: Components, *, selected: int, ineligible: int, boot: Bootstrap)
              "exercised": int(np.count_nonzero(pops["exercised"])),
              "min_observable_s": seconds(int((c.T_us - c.R_us).min())) if len(outcome) else None}
     return metrics, extra
+
+
+# fdbu sweep: the console's columns (sweep.json keeps every metric), each point's counts
+SWEEP = Swept(shown={"exercised_rate": "exercised", "speaking_at_end_rate": "spk@end", "response_rate_1s": "resp<=1s",
+                     "response_rate_2s": "resp<=2s", "response_rate_5s": "resp<=5s", "stop_latency_s": "stop_med_s",
+                     "response_latency_s": "resp_med_s", "no_response_rate": "no_resp",
+                     "speech_s_per_interruption_s": "speech/int", "restart_rate": "restart"},
+              counts=("exercised", *OUTCOMES.values()),
+              count_labels={"not_exercised": "not_ex", "speaking_at_end": "s@end", "response": "resp",
+                            "no_response": "no_r"},
+              counts_of=lambda extra: {"exercised": extra["exercised"], **extra["outcomes"]})
 
 
 ROW = {"T_s": "seconds", "S_s": "seconds", "R_s": "seconds", "observable_s": "seconds", "words": "count",

@@ -21,55 +21,18 @@ from ..cells import fmt
 from ..kernels import INF, OverlapRun, overlap_run, run_overlap_us
 from ..settings import ALPHA, PAD_MAX_MS
 from ..timebase import US_PER_S, seconds, to_us
-from .base import Runs
+from .base import Runs, Swept
+from .control import (DEFAULT_CONTROL, HEADLINE, HEADLINE_S, HEADLINE_US, SHIFT, STOP_WANTED, ControlSettings,
+                      control_lines, label, settings_of)
 from .flat import column, flatten
 from .paired import holm, paired_line
 from .stats import Bootstrap
 from .table import LATENCY, POOLED_RATIO, SHARE, Metric, aggregate as aggregate_table
 
-WITHIN_US = (500_000, 1_000_000, 2_000_000)  # the k of "stopped within k" and "resumed within k" (Definition 53)
-HEADLINE_US = 1_000_000  # the k of the headline lines: always among the k values
-STOP_WANTED = ("user_interruption",)  # the subsets where a stop at the event is the wanted behaviour
+TASK = "overlap"  # its task's name (fdbu.tasks), the rows' "task"
 AGREEMENT_SHOWN = 0.5  # the run agreement the control's summary counts samples at or above (Definition 57)
 INPUTS = ("T_s", "clean_T_s", "event_start_s", "event_end_s")  # the row fields that come from the dataset
 RUNS = ("", "clean_")  # the row prefix of each run's fields: the event run, the clean run
-
-
-def label(k_us: int) -> str:
-    """500 ms, 1 s, 2 s as a metric name's suffix: 500ms, 1s, 2s."""
-    return f"{k_us // US_PER_S}s" if k_us % US_PER_S == 0 else f"{k_us // 1000}ms"
-
-
-@dataclass(frozen=True)
-class ControlSettings:
-    """overlap.*: the k values (microseconds; 1 s, the headline's, always among them) and the agreement the control
-    asks of a pair (Definitions 53, 57). unified.json's `overlap` records them; every reader rebuilds them from it."""
-
-    within_us: tuple[int, ...] = WITHIN_US
-    min_agreement: float = 0.0
-
-    @classmethod
-    def of(cls, doc: dict | None) -> "ControlSettings":
-        """From a unified.json's (or sweep.json's) `overlap` header; the defaults where there is none."""
-        head = (doc or {}).get("overlap") or {}
-        within = head.get("within_s")
-        return cls(tuple(to_us(k) for k in within) if within else WITHIN_US, head.get("min_agreement", 0.0))
-
-    def header(self) -> dict:
-        return {"within_s": [seconds(k) for k in self.within_us], "min_agreement": self.min_agreement}
-
-    def non_default(self) -> list[str]:
-        """The settings that differ from the defaults, as the signature lists them."""
-        out = [f"overlap.within_s={[seconds(k) for k in self.within_us]}"] if self.within_us != WITHIN_US else []
-        return out + ([f"overlap.min_agreement={self.min_agreement}"] if self.min_agreement else [])
-
-
-DEFAULT_CONTROL = ControlSettings()  # the defaults: 0.5, 1 and 2 s; every sample exercised in both runs
-
-
-def _settings(settings) -> ControlSettings:
-    """ControlSettings from itself, a unified.json-like dict, or None (the defaults)."""
-    return settings if isinstance(settings, ControlSettings) else ControlSettings.of(settings)
 
 
 def stopped_within(run: OverlapRun, k_us: int) -> np.ndarray:
@@ -87,7 +50,7 @@ def _stop_metrics(better: str, wanted: str, within_us: tuple[int, ...]) -> tuple
 def table(subset: str | None, settings: "ControlSettings | dict | None" = None) -> tuple[Metric, ...]:
     """The metric table of one subset: the same metrics, better in the direction the subset wants, at the k values
     of `settings` (ControlSettings, or the unified.json they were scored with; None: the defaults)."""
-    within_us = _settings(settings).within_us
+    within_us = settings_of(settings).within_us
     stop = subset in STOP_WANTED
     wanted = "a stop is wanted" if stop else "keeping the floor is wanted"
     keep, yields = ("lower", "higher") if stop else ("higher", "lower")
@@ -248,23 +211,6 @@ def populations(c: Components) -> dict[str, np.ndarray]:
     return {"eligible": np.ones(len(c.o_s), bool), "exercised": c.event.exercised.copy()}
 
 
-HEADLINE = f"event_attributable_stop_rate_{label(HEADLINE_US)}"
-HEADLINE_S = HEADLINE_US / US_PER_S
-SHIFT = "stop_latency_shift_s"
-
-
-def control_lines(control: dict) -> dict[str, dict]:
-    """The control's lines by name, in order: each k's event-attributable stop rate, then the stop latency shift."""
-    return {**control["stops"], SHIFT: control[SHIFT]}
-
-
-def control_better(subset: str, settings: "ControlSettings | dict | None" = None) -> dict[str, str]:
-    """Which direction of each control line is better in `subset` (Definition 55): where a stop is wanted, more
-    event-attributable stops and a stop sooner in the event run than in the clean run."""
-    stop = subset in STOP_WANTED
-    return {**{f"event_attributable_stop_rate_{label(k)}": "higher" if stop else "lower"
-               for k in _settings(settings).within_us},
-            SHIFT: "lower" if stop else "higher"}
 NO_MARKER = "not a headline line: p unadjusted, no marker"
 
 
@@ -309,6 +255,15 @@ def aggregate(c: Components, *, selected: int, ineligible: int, boot: Bootstrap)
     metrics = aggregate_table(table(c.subset, c.settings), c, pops, selected=selected, ineligible=ineligible, boot=boot)
     extra = {"exercised": int(np.count_nonzero(pops["exercised"])), "control": control(c, boot)}
     return metrics, extra
+
+
+# fdbu sweep: the console's columns (sweep.json keeps every metric), each point's counts
+SWEEP = Swept(shown={"exercised_rate": "exercised", "stop_rate_500ms": "stop<=.5s", "stop_rate_1s": "stop<=1s",
+                     "stop_rate_2s": "stop<=2s", "speaking_at_event_end_rate": "spk@o_e",
+                     "stop_latency_s": "stop_med_s", "response_latency_s": "resp_med_s",
+                     "speech_s_per_event_s": "speech/ev"},
+              counts=("exercised", "pairs"), count_labels={"exercised": "exerc", "pairs": "pairs"},
+              counts_of=lambda extra: {"exercised": extra["exercised"], "pairs": extra["control"]["pairs"]})
 
 
 ROW = {"T_s": "seconds", "clean_T_s": "seconds", "event_start_s": "seconds", "event_end_s": "seconds",
@@ -366,3 +321,35 @@ def explain(row: dict, words: list) -> tuple[str, str]:
 def marks(row: dict, read) -> dict:
     """The event's window, as the drill-down draws it: both ends, and the window shaded across both runs."""
     return {"o_s": row["event_start_s"], "o_e": row["event_end_s"], "event": [row["event_start_s"], row["event_end_s"]]}
+
+
+STOP_WORDS = {"title": "Stop curves F(t), event run vs clean run over the matched pairs, 95% bands",
+              "ylabel": "share stopped by then", "none": "no v1.5 subset with matched pairs",
+              "horizon": "the shortest capture after o_s"}
+
+
+def stop_curves(rows: list[dict], unified: dict) -> tuple[list[dict], dict]:
+    """v1.5's stop curves (README: Definition 58), the family's figure: per subset, F(t), the share of the control's
+    pairs whose speech covering o_s has ended t seconds after o_s, in the event run and in the clean run, each with
+    its pointwise bootstrap band (unified.json's draw). The gap between the curves is what the event caused."""
+    from .paired import cdf_band
+
+    b = unified["bootstrap"]
+    boot = Bootstrap(b["resamples"], b["seed"])
+    curves = []
+    for subset, entry in unified["subsets"].items():
+        if entry["task"] != TASK:
+            continue
+        eligible = [r for r in rows if r["subset"] == subset and r["eligible"]]
+        if not eligible:
+            continue
+        c = from_rows(eligible, subset, unified)
+        pairs = c.pairs
+        if not pairs.any():
+            continue
+        horizon = int((c.T_us - c.o_s)[pairs].min())  # beyond the shortest capture after o_s, F is a lower bound
+        curves.append({"subset": subset, "over": "pairs", "horizon_s": horizon / 1e6,
+                       "systems": [{"name": f"{run} run", **cdf_band(np.ascontiguousarray(r.stop_us[pairs]), boot)}
+                                   for run, r in (("event", c.event), ("clean", c.clean))]})
+    marks = tuple(k / 1e6 for k in ControlSettings.of(unified).within_us)
+    return curves, {**STOP_WORDS, "marks_s": marks}

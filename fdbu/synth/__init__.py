@@ -28,11 +28,12 @@ from ..settings import TOO_SHORT
 from ..tree import MANIFEST_KIND
 
 GAP_S = 0.05  # between words of one utterance: far below Silero's 100 ms minimum silence
-SYSTEMS = ("prompt", "slow", "overlap", "never_stops", "silent")
+SYSTEMS = tasks.V10.systems  # v1.0's generators' systems
 BANK = Path(__file__).parent / "bank"
 # what fdbu export says of the same captures (no output.wav; an empty one), so that an official-layout
 # synth tree exports to the same rows
 REASONS = ("output.wav missing", "output.wav is empty")
+DRAW = 5  # system=mixed draws one of 5 (a family's systems, cyclically): the draw every sample takes, whatever system
 # in layout=official an ineligible sample's output.wav is cut at half its input instead: the official scripts read
 # every sample folder, and would raise on a missing or empty output where a real folder has a capture
 OFFICIAL_REASON = TOO_SHORT
@@ -199,7 +200,7 @@ def backchannel_sample(rng, system: str, **_):
 
 # Full-Duplex-Bench v1.5: the systems a v1.5 sample can be built for (system=mixed draws one per sample by the
 # same draw as v1.0's five, so a v1.0 tree's samples do not move); what each does at the overlap event
-V15_SYSTEMS = ("yields", "yields_late", "talks_through", "same_stop", "clean_silent")
+V15_SYSTEMS = tasks.V15.systems
 V15_BEHAVIOUR = {
     "yields": "stops within 0.5 s of the event's start in the event run; in the clean run the same answer goes on",
     "yields_late": "stops 1 to 2 s after the event's start in the event run; in the clean run the answer goes on",
@@ -321,20 +322,21 @@ def check(n, system: str, ineligible: float, interruption_tail_s: tuple, layout:
     of_family = [s for s, sub in tasks.SUBSETS.items() if sub.family == family]
     sizes = (dict(sorted(tasks.release_sizes(family).items())) if n == "release" else dict(n) if isinstance(n, dict)
              else dict.fromkeys(of_family, n))
-    if system not in SYSTEMS + V15_SYSTEMS + ("mixed",):
-        raise FdbuError("config", None, f"system={system!r}: choose one of {', '.join(SYSTEMS)} (v1.0), "
-                        f"{', '.join(V15_SYSTEMS)} (v1.5) or mixed")
+    systems = {name: f for f in tasks.FAMILIES.values() for name in f.systems}  # each system's family
+    if system not in systems and system != "mixed":
+        raise FdbuError("config", None, f"system={system!r}: choose one of " + ", ".join(
+            f"{', '.join(f.systems)} ({f.name})" for f in tasks.FAMILIES.values()) + " or mixed")
     if (any(s not in tasks.SUBSETS for s in sizes)
             or not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 100_000 for v in sizes.values())
             or not any(sizes.values())):
         raise FdbuError("config", None, f"n={n!r}: give a number of samples from 1 to 100000, 'release', or "
                         f"{{subset: number}} over {', '.join(tasks.SUBSETS)}")
     chosen = tasks.family_of(s for s, k in sizes.items() if k)
-    wrong = "v1.5" if system in V15_SYSTEMS else "v1.0" if system in SYSTEMS else None
-    if wrong is not None and wrong not in chosen or (wrong is not None and len(chosen) > 1):
+    wrong = systems[system].name if system in systems else None
+    if wrong is not None and (wrong not in chosen or len(chosen) > 1):
         raise FdbuError("config", None, f"system={system!r} is a Full-Duplex-Bench {wrong} system, and the samples "
                         f"asked for are {' and '.join(chosen)} ones; choose system=mixed or one of "
-                        f"{', '.join(SYSTEMS if chosen == ['v1.0'] else V15_SYSTEMS)}")
+                        f"{', '.join(tasks.FAMILIES[chosen[0]].systems)}")
     if not (_is_number(ineligible) and 0.0 <= ineligible < 1.0):
         raise FdbuError("config", None, f"ineligible={ineligible!r}: a share in [0, 1)")
     if len(interruption_tail_s) != 2 or not all(map(_is_number, interruption_tail_s)) \
@@ -373,10 +375,9 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
         jobs = [(subset, i) for subset in SUBSETS for i in range(sizes.get(subset, 0))]
         for subset, i in tqdm(jobs, desc="synth", unit="sample", disable=not progress):
             rng = np.random.default_rng([seed, list(SUBSETS).index(subset), i])
-            drawn = SYSTEMS[int(rng.integers(len(SYSTEMS)))]  # drawn for every system: the dataset part
-            behaviour = drawn if system == "mixed" else system  # (T, annotation, eligibility) stays the same
-            if SUBSETS[subset].family == "v1.5" and behaviour in SYSTEMS:  # mixed: v1.5's system of the same draw
-                behaviour = V15_SYSTEMS[SYSTEMS.index(behaviour)]
+            drawn = int(rng.integers(DRAW))  # drawn for every system: the dataset part
+            own = tasks.FAMILIES[SUBSETS[subset].family].systems  # (T, annotation, eligibility) stays the same
+            behaviour = own[drawn % len(own)] if system == "mixed" else system
             name = str(i)
             kind = SUBSETS[subset].task
             generate = cast(tasks.Ref, kind.generator)  # every registered task has one

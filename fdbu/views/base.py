@@ -6,6 +6,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..family import Group
 from ..metrics.table import SHARE, Metric
 from ..timebase import seconds, to_us
 
@@ -47,9 +48,16 @@ class View:
     title: str                 # for people: the paper, short
     source: str                # the paper and section the definitions come from
     settings: Any              # the default settings (a frozen dataclass with header() and non_default())
+    config: type               # its settings group's dataclass (`<name>.*` of fdbu score): `settings()` gives them
     parts: dict[str, Part]     # task name -> part
     pooled: str | None = None  # a share over every part's `passes` (VideoFDB's TOR-Alignment)
     not_computable: tuple[str, ...] = field(default=())  # the paper's numbers fdbu cannot give offline, and why
+
+    @property
+    def group(self) -> Group:
+        """Its settings as a config group of fdbu score (`fdbench.reply_within_s=...`), recorded in its section."""
+        return Group(self.name, f"{self.title}'s open choices (views=[{self.name}])", self.config,
+                     lambda head: type(self.settings).of(head) if head else self.settings, ("score",))
 
     def pooled_metric(self) -> Metric:
         """The pooled share as a declared metric (the readers check its record by it)."""

@@ -18,10 +18,12 @@ unified rules' own: word onsets on turn-taking (FD-Bench reads Silero's), Silero
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
 from ..metrics.table import LATENCY, SHARE, Metric
+from ..settings import MS_UP_TO_MINUTE, opt, within
 from ..timebase import seconds, to_us
 from .base import INF, Part, Records, View, ViewSettings, us
 
@@ -57,8 +59,26 @@ class Settings(ViewSettings):
         return self.reply_within_us is None or us_ <= self.reply_within_us
 
 
+@dataclass
+class Config:
+    """fdbench.* on the command line: the open choices in seconds, checked, as `Settings`."""
+
+    reply_within_s: Optional[float] = opt(None, "FD-Bench's reply window after E (SRR) and R (SRIR): null counts a "
+                                                "reply anywhere before T (the paper states no window)")
+    early_reply_s: float = opt(seconds(DEFAULT_EARLY_REPLY_US), "an onset at most this long before E is an early "
+                               "reply (ERT, counted in SRR), an earlier one an early interrupt (EIR, EIT); the paper "
+                               "gives no split")
+
+    def __post_init__(self):
+        within(self, "fdbench.", early_reply_s=MS_UP_TO_MINUTE)
+        if self.reply_within_s is not None:
+            within(self, "fdbench.", reply_within_s=MS_UP_TO_MINUTE)
+
+    def settings(self) -> Settings:
+        return Settings(None if self.reply_within_s is None else to_us(self.reply_within_s), to_us(self.early_reply_s))
+
+
 # candor_turn_taking
-TURN_CLASSES = ("early_interrupt", "early_reply", "reply", "late_reply", "no_reply")
 
 
 def _turn_records(eligible, comps, s: Settings, segments=None) -> list[dict]:
@@ -99,7 +119,6 @@ def _turn_populations(c: Records) -> dict[str, np.ndarray]:
 
 
 # synthetic_user_interruption
-INTERRUPTION_CLASSES = ("not_exercised", "kept_talking", "interrupted", "replied")
 
 
 def _interruption_records(eligible, comps, s: Settings, segments=None) -> list[dict]:
@@ -145,7 +164,7 @@ def _interruption_populations(c: Records) -> dict[str, np.ndarray]:
 
 
 VIEW = View(
-    name="fdbench", title="FD-Bench", source=SOURCE, settings=Settings(),
+    name="fdbench", title="FD-Bench", source=SOURCE, settings=Settings(), config=Config,
     parts={"turn_taking": Part("turn_taking", _turn_table, _turn_records, {"onset_s": "signed seconds?", "outcome": "text"},
                                _turn_populations),
            "user_interruption": Part("user_interruption", _interruption_table, _interruption_records,

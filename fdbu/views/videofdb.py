@@ -29,6 +29,7 @@ import numpy as np
 
 from ..metrics.flat import flatten
 from ..metrics.table import LATENCY, SHARE, Metric
+from ..settings import MS_UP_TO_MINUTE, opt, within
 from ..timebase import seconds, to_us
 from .base import INF, Part, Records, View, ViewSettings, us
 
@@ -55,6 +56,21 @@ class Settings(ViewSettings):
     def of(header: dict) -> "Settings":
         """The settings a unified.json's view header records."""
         return Settings(to_us(header["yield_within_s"]), to_us(header["handoff_within_s"]))
+
+
+@dataclass
+class Config:
+    """videofdb.* on the command line: the tolerances in seconds, checked, as `Settings`."""
+
+    yield_within_s: float = opt(seconds(YIELD_US), "VideoFDB's yield-required tolerance after S (the paper's 1.5 s)")
+    handoff_within_s: float = opt(seconds(YIELD_US), "the smooth-handoff window after E (v1.0 annotates none; the "
+                                  "paper's one stated tolerance)")
+
+    def __post_init__(self):
+        within(self, "videofdb.", yield_within_s=MS_UP_TO_MINUTE, handoff_within_s=MS_UP_TO_MINUTE)
+
+    def settings(self) -> Settings:
+        return Settings(to_us(self.yield_within_s), to_us(self.handoff_within_s))
 
 
 def _cue(spans_start: list, spans_end: list, cue: np.ndarray):
@@ -163,7 +179,7 @@ def _silent_populations(c: Records) -> dict[str, np.ndarray]:
 
 
 VIEW = View(
-    name="videofdb", title="VideoFDB", source=SOURCE, settings=Settings(),
+    name="videofdb", title="VideoFDB", source=SOURCE, settings=Settings(), config=Config,
     parts={"pause_handling": Part("pause_handling", _silent_table, _silent_records,
                                   {"in_window_s": "seconds", "segments_in_window": "count", "backchannels": "count",
                                    "passes": "flag"}, _silent_populations, passes="passes", segments=True),

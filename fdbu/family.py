@@ -1,0 +1,95 @@
+"""A task family's contract: a release of the benchmark (v1.0, v1.5, ...) and what its subsets bring beyond a task's
+metric table.
+
+A `Family` is registered in the task registry (`fdbu.tasks.FAMILIES`, `tasks.register_family`) beside its tasks
+(`Task.family` names it). The general modules (the pipeline, the sweep, score's files and console, the scored
+reader, the report, the API, the configs, synth) call its hooks and never name a family:
+
+- `settings`: its own settings group (`Group`): a config group of score and sweep (`overlap.within_s=...`),
+  recorded in unified.json's header under the group's key and passed to its tasks' `components`;
+- `entries`: what each of its subsets' entries in unified.json holds beyond `metrics` (`Entry`: v1.5's matched
+  `control`), made by its metric module's `aggregate` (its `extra[key]`), read back and checked, printed by score,
+  shown as rows in the report's subset table, and a DataFrame of the API;
+- `figures`: one system's figures (`Figure`: F(t) panels with their bands, as the latency curves are drawn);
+- `definitions`: the name of its definitions, added to unified.json's `definitions` when a tree holds its subsets;
+- `systems`: the synthetic systems `fdbu synth` builds its samples for; `judges`: the LLM judges its official rules
+  ask; `files`: what tells one of its official sample folders from another release's.
+
+The module imports nothing of fdbu: the registry, the configs and the readers all read it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+
+class Settings(Protocol):
+    """A group's settings as the code uses them (a frozen dataclass): what unified.json records of them, and which
+    differ from the defaults (`<group>.<key>=<value>`, as the signature's non_default lists them)."""
+
+    def header(self) -> dict: ...
+
+    def non_default(self) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class Group:
+    """A settings group of its own: `key.*` on the command line (score, sweep), `key` in unified.json's header."""
+
+    key: str                                # the group's key: overlap.within_s=..., unified.json's "overlap"
+    help: str                               # --help's line for the group
+    config: type                            # its dataclass (Hydra's schema: keys, defaults, help, checks) whose
+    #                                         `settings()` gives the `Settings`
+    of: Callable[[dict | None], Any]        # the Settings from the header recorded under `key` (None: defaults)
+    commands: tuple[str, ...] = ("score", "sweep")  # the commands taking it
+
+    @property
+    def default(self) -> Any:
+        return self.config().settings()
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A key of each subset's entry in unified.json beyond `metrics`, holding named *lines*: paired differences in
+    compare's form (`difference` {value, value_flag, interval, interval_flags}, `p`, `p_holm`, `marker`,
+    `reason`)."""
+
+    key: str                                          # the entry's key (and of the metric module's `extra`)
+    lines: Callable[[dict], dict[str, dict]]          # the entry -> its lines by name, in order
+    better: Callable[[str, dict | None], dict[str, str]]  # (subset, unified.json) -> each line's direction
+    label: Callable[[str], str]                       # a line's label in the report
+    check: Callable[[Any, dict, str, dict], None]     # (fdbu.scored's reader, subset entry, its path, unified.json):
+    #                                                   refuses what fdbu does not write, naming the key
+    console: Callable[[dict], list[str]]              # score's printed lines for it, under the subset's table
+    count: Callable[[dict], int]                      # the samples its lines are over (the report's n)
+    columns: dict[str, str] = field(default_factory=dict)  # the API's columns beside each line's (name -> kind)
+    row: Callable[[dict, dict], dict] = lambda entry, line: {}  # (entry, line) -> those columns' values
+    sweep: dict[str, str] = field(default_factory=dict)  # the lines a sweep keeps at each point -> console labels
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One system's figure `<stem>.png` and `.pdf`: F(t) panels with their pointwise bands, drawn as the latency
+    curves are (fdbu.plot.compare_latency_curves)."""
+
+    stem: str
+    curves: Callable[[list[dict], dict], tuple[list[dict], dict]]  # (rows, unified.json) -> (the panels' curves,
+    #                                                                 the figure's words: title, axis, marks)
+
+    @property
+    def files(self) -> tuple[str, str]:
+        return (f"{self.stem}.png", f"{self.stem}.pdf")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Family:
+    name: str                                  # "v1.0": synth's family=, Task.family
+    systems: tuple[str, ...]                   # the synthetic systems (fdbu synth system=), system=mixed's draw
+    judges: tuple[str, ...] = ()               # the judges its official rules ask (fdbu.judge: "interruption",
+    #                                            "behaviour"), whose prompts fdbu evaluate loads with a judge
+    files: tuple[str, ...] = ()                # the files beside input.wav that mark one of its sample folders
+    #                                            (v1.5: clean_input.wav, metadata.json), for export and the layout
+    definitions: str | None = None             # added to unified.json's definitions ("+<name>") with its subsets
+    settings: Group | None = None
+    entries: tuple[Entry, ...] = ()
+    figures: tuple[Figure, ...] = ()
