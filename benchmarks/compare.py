@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from fdbu.pairwise import compare, curves, load, to_csv
+from fdbu.pairwise import compare
+from fdbu.compare_outputs import curves, to_csv
+from fdbu.systems import load
 from fdbu.kernels import INF, paired_ranked_differences, paired_ratio_differences
 from fdbu.metrics.stats import Bootstrap
 from fdbu.plot import compare_forest, compare_latency_curves

@@ -17,7 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from fdbu.pairwise import compare, load
+from fdbu.pairwise import compare
+from fdbu.systems import load
 from fdbu.metrics.stats import Bootstrap
 from fdbu.pipeline import score_path
 from fdbu.unified import write

@@ -33,7 +33,8 @@ from fdbu.views.videofdb import Config as VideofdbConfig
 from fdbu.metrics import interruption, turn_taking
 from fdbu.metrics.paired import ALPHA
 from fdbu.metrics.stats import Bootstrap
-from fdbu.pairwise import Scope, System, compare_pair, decide
+from fdbu.systems import Scope, System
+from fdbu.pairwise import compare_pair, decide
 from fdbu.views import VIEWS, aggregate_part
 
 from .calibration import arguments, bound

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import commands, config
+from .registry import Call
 from .settings import NOT_REACHED
 
 
@@ -95,7 +96,7 @@ def sweep_schema(result: dict) -> dict[str, str]:
 def compare_schema() -> dict[str, str]:
     """compare.csv's columns: values with their not-reached flags, the difference with +-inf kept (and its
     flags as text), tests, Holm and the marker, the contexts and pairing tables."""
-    from .pairwise import CSV_HEAD, _population_names
+    from .compare_outputs import CSV_HEAD, _population_names
 
     kinds = {"n": "int", "headline": "bool", "excludes_zero": "bool", "marker": "bool", "diff": "inf",
              "diff_lo": "inf", "diff_hi": "inf", "p": "float", "p_holm": "float", "sign_p": "float",
@@ -207,13 +208,13 @@ class CompareResult:
 
     def to_pandas(self):
         """One row per pair, subset and metric (the columns of compare.csv; "not reached" is NaN with a flag)."""
-        from .pairwise import csv_rows
+        from .compare_outputs import csv_rows
 
         return _typed(csv_rows(self.compare), compare_schema())
 
     def leaderboard(self) -> str:
         """The console leaderboard `fdbu compare` prints."""
-        from .pairwise import leaderboard
+        from .compare_outputs import leaderboard
 
         return leaderboard(self.compare)
 
@@ -280,7 +281,7 @@ def score(tree=None, *, write: bool = False, **settings) -> Result:
     _required("score", "tree", tree, settings)
     _flags(write=write)
     cfg = config.build("score", {"tree": _paths(tree, "tree", False), "progress": False, **settings})
-    scored = commands.score.run(cfg, write=write).value
+    scored = commands.score.run(cfg, Call(write=write)).value
     return Result(scored.unified, scored.rows, Path(cfg.tree).resolve().name)
 
 
@@ -299,7 +300,7 @@ def sweep(tree=None, *, write: bool = False, **settings) -> SweepResult:
     _required("sweep", "tree", tree, settings)
     _flags(write=write)
     cfg = config.build("sweep", {"tree": _paths(tree, "tree", True), "progress": False, **settings})
-    return SweepResult(commands.sweep.run(cfg, write=write).value)
+    return SweepResult(commands.sweep.run(cfg, Call(write=write)).value)
 
 
 def compare(trees=None, *, write: bool = False, **settings) -> CompareResult:
@@ -323,7 +324,7 @@ def compare(trees=None, *, write: bool = False, **settings) -> CompareResult:
         from .errors import FdbuError
 
         raise FdbuError("config", None, "write=True needs out=DIR")
-    return CompareResult(commands.compare.run(cfg, write=write).value)
+    return CompareResult(commands.compare.run(cfg, Call(write=write)).value)
 
 
 def report(trees=None, out=None, **settings):

@@ -1,4 +1,5 @@
-"""Atomic output: an interrupted run leaves the old file or the new one, never half of one."""
+"""Files as fdbu writes and reads them: atomic output (an interrupted run leaves the old file or the new one, never
+half of one), never through a final link, and nothing but a regular file read."""
 import errno
 import hashlib
 import stat
@@ -87,3 +88,18 @@ def written_by_fdbu(path: Path) -> bool:
         return json.loads(Path(path).read_bytes()).get("generator") == "fdbu"
     except (ValueError, AttributeError, OSError):
         return False
+
+
+FILE_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+         (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def regular(path: Path, where: str, file: str) -> None:
+    """Refuse anything but a regular file (after links) before it is opened: reading a FIFO or a
+    device would block or never end. Raises OSError (FileNotFoundError) as opening it would."""
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in FILE_KINDS if test(mode)), "not a regular file")
+        from .errors import FdbuError
+
+        raise FdbuError(where, file, f"is {kind}, not a regular file ({path})")

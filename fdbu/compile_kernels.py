@@ -19,11 +19,12 @@ def _workload(root: Path) -> None:
     """fdbu's stages on small trees of every subset, the JIT kernels compiling for the types a run passes."""
     from . import tasks
     from .metrics.stats import Bootstrap
-    from .pairwise import compare, load as load_system
+    from .pairwise import compare
+    from .systems import load as load_system
     from .pipeline import Views, score_path
     from .settings import grid
     from .sweep_grid import sweep
-    from .synth import synthesize
+    from .synth.trees import synthesize
     from .unified import write
     from .vad import SpeechDetector
     from .views import fdbench, videofdb

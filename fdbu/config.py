@@ -271,10 +271,8 @@ class GridConfig:
 
     def __post_init__(self):
         if self.subset is not None:
-            from .sweep_grid import swept_subsets
-
-            _check(self.subset in swept_subsets(), "sweep.subset", self.subset,
-                   f"one of {', '.join(swept_subsets())} (the subsets with speech detection), or null")
+            _check(self.subset in tasks.swept(), "sweep.subset", self.subset,
+                   f"one of {', '.join(tasks.swept())} (the subsets with speech detection), or null")
         size = grid_size(self.threshold, self.min_silence_duration_ms, self.neg_threshold_offset, self.min_speech_duration_ms,
                          self.speech_pad_ms)  # from the axes' lengths: no grid is built to be refused
         if size > MAX_POINTS and not self.allow_large:
@@ -593,7 +591,7 @@ class SynthConfig:
     progress: bool = opt(True, "progress bar on stderr")
 
     def __post_init__(self):
-        from .synth import check
+        from .synth.trees import check
 
         within(self, "", seed=SEED_RANGE)
         check(self.n, self.system, self.ineligible, tuple(self.interruption_tail_s), self.layout, self.family)

@@ -97,7 +97,7 @@ def backchannel_rule(tree: Tree, subset: str, ctx: Context) -> dict:
     if ctx.gt_distribution is None:
         return {"pending": "needs the official icc_gt_distribution.json: evaluate.gt_distribution=PATH "
                            "(or an evaluate.official_checkout holding it)"}
-    from .tree import regular
+    from .atomic import regular
 
     try:
         regular(Path(ctx.gt_distribution), "config", GT_DISTRIBUTION)  # a FIFO would block the read forever

@@ -31,7 +31,8 @@ from .audio import SAMPLE_RATE as SR, wav_bytes
 from .errors import FdbuError
 from .settings import CROP_MAX_MS, LENGTH_POLICIES, NOT_T, PAD_MAX_MS, TOO_LONG, TOO_SHORT, TRANSCRIPTS
 from .timebase import window_us
-from .tree import MANIFEST_KIND, SAFE_NAME, regular
+from .atomic import regular
+from .tree import MANIFEST_KIND, SAFE_NAME
 
 
 

@@ -2,19 +2,41 @@
 
 A `Command` holds what each layer needs to know about it: its usage line (the CLI's `USAGE`), the files it
 writes through `fdbu.outputs.Outputs` (the only names a stopped run's recovery moves), which key names the
-folder it writes into (multirun's collision check), whether it loads torch (Ctrl-C before that exits at once),
-and the three parts the layers above attach with a decorator, lm-evaluation-harness style: its config
-dataclass (`@registry.config`, `fdbu.config`), its function (`@registry.command`, `fdbu.commands`) and its
-console printing (`@registry.console`, `fdbu.cli`; optional: without one the CLI prints the lines the command
-returns). The CLI dispatches through `show` (or `run`), Hydra composes `config` (fdbu.config.register). The module imports nothing of fdbu, so
-the writer and every other layer may read it; `check()` (tests/test_command_registry.py) says which part a
-command lacks.
+folder it writes into (multirun's collision check), how a bare word on its command line is read (the hint),
+whether it loads torch (Ctrl-C before that exits at once), and the three parts the layers above attach with a
+decorator, lm-evaluation-harness style: its config dataclass (`@registry.config`, `fdbu.config`), its function
+(`@registry.command`, `fdbu.commands`: `run(cfg, call: Call) -> Ran`, typed by `Run`, which mypy checks) and its
+console printing (`@registry.console`, `fdbu.consoles`; optional: without one the CLI prints the lines the
+command returns). The CLI dispatches through `show` (or `run`), Hydra composes `config` (fdbu.config.register).
+The module imports nothing of fdbu, so the writer and every other layer may read it; `check()`
+(tests/test_command_registry.py) says which part a command lacks.
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
+
+
+@dataclass(frozen=True)
+class Call:
+    """What a command is told beside its config by whoever runs it (the CLI, the Python API, a test): every such
+    argument, typed, in one place."""
+
+    cores: int | None = None  # a launcher's share of this machine's cores (jobs side by side); None: its own choice
+    write: bool = True        # write its files (the API only computes unless write=True)
+    console: bool = False     # a person reads its console: also compute what only the console shows (score's
+    #                           reference column, made before the commit so it never stops one)
+
+
+CALL = Call()  # a command run as the CLI runs it without a launcher, writing its files
+
+
+class Run(Protocol):
+    """A command's function: its checked config and a `Call` in, a `fdbu.commands.Ran` out."""
+
+    def __call__(self, cfg: Any, call: Call = ...) -> Any: ...
 
 
 @dataclass
@@ -27,9 +49,12 @@ class Command:
     tree_key: str | None = None  # ... and the one it writes into without it
     loads_torch: bool = False    # its work always imports torch (imported before Ctrl-C becomes an exception;
     # score, sweep and vad import it when something must be computed, through fdbu.device.load_torch)
+    bare: str | None = "tree={}"  # a bare word on its command line is refused with this hint (None: Hydra's own
+    #                               grammar reads it)
+    cache_when_sharded: bool = False  # with shards > 1 it fills the cache only: its jobs write no folder
     config: Any = None           # the config dataclass (fdbu.config)
-    run: Callable | None = None  # the function: config in, fdbu.commands.Ran out (fdbu.commands)
-    show: Callable | None = None  # the console: runs it and prints (fdbu.cli)
+    run: Run | None = None       # the function: config and Call in, fdbu.commands.Ran out (fdbu.commands)
+    show: Callable[[Any], None] | None = None  # the console: runs it and prints (fdbu.consoles)
 
     def owns(self, name: str) -> bool:
         """Whether `name` is one of the files this command writes (recovery moves nothing else): a plain file name
@@ -48,22 +73,23 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("sweep", "speech-detection metrics over VAD settings", 'fdbu sweep tree=PATH | "tree=[A,B]" out=DIR',
             ("sweep.json", "sweep.csv", *(f"sweep-heatmaps.{e}" for e in _FIGURE)), "out", "tree"),
     Command("compare", "scored systems, pair by pair", 'fdbu compare "trees=[A,B]" [names=[a,b]] [out=DIR]',
-            ("compare.json", "compare.csv", *_COMPARED), "out"),
+            ("compare.json", "compare.csv", *_COMPARED), "out", bare="trees=[{}]"),
     Command("report", "a site and the leaderboard as tables", 'fdbu report "trees=[A,B]" [names=[a,b]] out=DIR',
             ("report.json", "compare.json", "index.html", "samples-[0-9]*.js", "leaderboard.md", "leaderboard.tex",
-             "leaderboard.csv", *_COMPARED, *_CURVES), "out"),
+             "leaderboard.csv", *_COMPARED, *_CURVES), "out", bare="trees=[{}]"),
     Command("evaluate", "the official rules (reference column)",
             "fdbu evaluate tree=PATH [evaluate.official_checkout=DIR]", ("summary.json", "judge-ledger.jsonl"),
             None, "tree", True),
     Command("export", "a tree from the release + outputs",
-            'fdbu export dataset=DIR | "export.roots={subset: DIR}" out=DIR', (), "out", None, True),
+            'fdbu export dataset=DIR | "export.roots={subset: DIR}" out=DIR', (), "out", None, True, "dataset={}"),
     Command("asr", "transcripts with Parakeet (NeMo)", "fdbu asr tree=DIR [asr.model=NAME | asr.checkpoint=PATH.nemo]",
-            (), None, "tree", True),
+            (), None, "tree", True, cache_when_sharded=True),
     Command("vad", "speech probabilities into the cache", "fdbu vad tree=DIR [shard=K shards=N] (then score assembles)",
             ()),
     Command("synth", "write a synthetic reference tree", "fdbu synth out=PATH [n=5] [seed=0] [system=mixed]",
-            (), "out", None, True),
-    Command("calibrate", "the batched VAD's guard margin here", "fdbu calibrate [device=cuda]", (), None, None, True),
+            (), "out", None, True, "out={}"),
+    Command("calibrate", "the batched VAD's guard margin here", "fdbu calibrate [device=cuda]", (), None, None, True,
+            None),
 )}
 
 
@@ -104,12 +130,20 @@ def config(name: str):
     return _attach("config", name)
 
 
-def command(name: str):
-    """Function decorator: the work of command `name` (its config in, a `Ran` out)."""
-    return _attach("run", name)
+def command(name: str) -> Callable[[Run], Run]:
+    """Function decorator: the work of command `name`, `run(cfg, call: Call) -> Ran` (`Run`; mypy checks fdbu's
+    own, and a function that cannot take (cfg, call) is refused here, naming the command, not at its first run)."""
+    def put(fn: Run) -> Run:
+        try:
+            inspect.signature(fn).bind(None, CALL)
+        except (TypeError, ValueError):
+            raise TypeError(f"the function of command {name!r} must take (cfg, call: fdbu.registry.Call), as "
+                            f"run(cfg, call=CALL); {getattr(fn, '__name__', fn)!r} cannot") from None
+        return _attach("run", name)(fn)
+    return put
 
 
-def console(name: str):
+def console(name: str) -> Callable[[Callable[[Any], None]], Callable[[Any], None]]:
     """Function decorator: the console of command `name` (runs it on its config and prints); without one the CLI
     prints the lines of its `Ran`."""
     return _attach("show", name)

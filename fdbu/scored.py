@@ -3,7 +3,7 @@
 `fdbu compare` computes from these files, so every value it uses is checked here first: its type,
 its range, integers that fit in 64 bits, and that the two files are from one run (unified.json
 records the rows' SHA-256, its counts are the rows', its records are what the rows give back,
-`pairwise._check_rows`). A
+`systems._check_rows`). A
 failure is one line naming the tree, the file, the line or key, and the problem (`FdbuError`);
 nothing here raises anything else, whatever the files hold.
 """
@@ -21,9 +21,11 @@ from .errors import FdbuError
 from .metrics.stats import NOT_REACHED
 from .outputs import interrupted
 from .readers import MAX_SECONDS, short, parse_json
-from .unified import ROWS_SHA256, SAMPLES, UNIFIED
-from .tree import regular
+from .atomic import regular
 
+UNIFIED = "unified.json"
+SAMPLES = "unified-samples.jsonl"
+ROWS_SHA256 = "samples_sha256"  # unified.json's key for the SHA-256 of unified-samples.jsonl
 HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -151,7 +153,7 @@ def _unified(root: Path, raw: bytes) -> dict:
     r.fields(doc, {"fdbu_version": "text", "definitions": "text", ROWS_SHA256: "sha256"}, "")
     r.fields(r.obj(doc, "inputs", "inputs"), {"manifest.json": "sha256", "asr.json": "sha256"}, "inputs.")
     if "transcripts" in doc:  # where the words came from: compare and the report read it
-        from .tree import SOURCES
+        from .settings import SOURCES
 
         r.fields(r.obj(doc, "transcripts", "transcripts"), {"source": "text", "model": "text?"}, "transcripts.")
         if doc["transcripts"]["source"] not in SOURCES:

@@ -34,6 +34,9 @@ NOT_T = "output.wav's length differs from the input's (export.length=strict)"
 FORMATS = ("html", "md", "tex", "csv")  # fdbu report: what it may write
 WIDTHS = {"column": 3.3, "page": 7.0}  # figures' printed width, inches: one column or the page of a two-column paper
 TRANSCRIPTS = ("none", "adopt")        # fdbu export: the ASR stage makes them, or the official asr.py's output.json
+# where a tree's transcripts came from (asr.json's config, unified.json's `transcripts`; fdbu.tree.provenance)
+SOURCES = {"fdbu asr": "transcribed by fdbu", "adopted": "made by the official asr.py, not by fdbu",
+           "synthetic": "placed by fdbu synth", "unrecorded": "asr.json does not say by what"}
 CACHE_USERS = ("score", "sweep", "vad", "asr", "calibrate")  # the commands that read or fill cache_dir
 NOT_REACHED = "not reached"            # a quantile or interval end beyond what the captures show, as written
 RESAMPLES, SEED = 2000, 0              # the spec's bootstrap

@@ -82,7 +82,7 @@ def _metric_rows(table, systems, records: list[dict], paired: list[dict]) -> lis
             pm = pair.get(m.name)
             if pm is not None:
                 cell["decision"] = decision(pm)
-                d = pm["difference"]  # only the keys pairwise.read_result checks (a given compare.json)
+                d = pm["difference"]  # only the keys compared.read_result checks (a given compare.json)
                 cell["paired"] = {"n": pm.get("n"), "p": pm.get("p"), "difference": {
                     k: d.get(k) for k in ("value", "value_flag", "interval", "interval_flags")}}
             cells.append(cell)
@@ -783,7 +783,7 @@ HEAD = "report.json"
 def figure_names(n_systems: int, plot: bool) -> tuple[str, ...]:
     if not plot:
         return ()
-    from .pairwise import FIGURES, FORMATS
+    from .compare_outputs import FIGURES, FORMATS
     from .unified import CURVES, family_figures
 
     return tuple(f"{stem}.{ext}" for stem in FIGURES for ext in FORMATS) if n_systems > 1 else CURVES + family_figures()
@@ -802,7 +802,7 @@ def figures(systems, result: dict | None, width: str, progress: bool = False) ->
     """The figures the site embeds (PNG) and links (PDF): the comparison's, or one system's own (its latency curves,
     and for v1.5 its stop curves)."""
     if result is not None:
-        from .pairwise import figures as compared
+        from .compare_outputs import figures as compared
 
         return compared(result, systems, width, progress)
     from .unified import figures as own

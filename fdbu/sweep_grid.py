@@ -21,7 +21,7 @@ from .cells import csv_text, fmt
 from .settings import AXES, SPEC, WIDTH, GridPoint, default_names, grid  # noqa: F401  (grid: the sweep's, re-exported)
 from .pipeline import by_file, detection_jobs, family_header, family_settings, score_subset, signature
 from .audio import SAMPLE_RATE
-from .tasks import FAMILIES, SUBSETS, family, metric_table
+from .tasks import FAMILIES, SUBSETS, family, metric_table, swept
 from .tree import load_tree
 from .vad import SpeechDetector
 from .vad.silero import samples_to_us
@@ -59,9 +59,8 @@ def _range(records: list[dict], name: str) -> dict:
 
 
 def swept_subsets() -> list[str]:
-    """The subsets whose outcomes depend on speech detection (v1.0's interruption subset, v1.5's four), in the
-    report's order: a tree's first one is swept unless sweep.subset names another."""
-    return [name for name, s in SUBSETS.items() if s.task.speech_detection]
+    """The subsets a sweep can sweep (fdbu.tasks.swept)."""
+    return swept()
 
 
 MAX_WORK = 1_000_000  # grid points x swept files without sweep.allow_large (1000 points x 1000 files)

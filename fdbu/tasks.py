@@ -104,7 +104,7 @@ class Subset:
         return self.task.family
 
 
-EVALUATE, SYNTH = "fdbu.evaluate", "fdbu.synth"
+EVALUATE, SYNTH = "fdbu.evaluate", "fdbu.synth.samples"
 PAUSE_HANDLING = Task(
     name="pause_handling", annotation="pause.json", read=readers.read_pauses, metrics=pause, reference=None,
     speech_detection=False, asr_task="default", asr_cut=None, label="pause handling",
@@ -191,6 +191,12 @@ def metric_table(name: str, unified: dict | None = None) -> tuple:
 def scored() -> list[str]:
     """The subsets with unified metrics, in the report's order."""
     return [name for name, s in SUBSETS.items() if s.task.scored]
+
+
+def swept() -> list[str]:
+    """The subsets whose outcomes depend on speech detection (v1.0's interruption subset, v1.5's four), in the
+    report's order: those fdbu sweep can sweep (a tree's first one unless sweep.subset names another)."""
+    return [name for name, s in SUBSETS.items() if s.task.speech_detection]
 
 
 def release_sizes(family: str | None = None) -> dict[str, int]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, cast
@@ -19,11 +18,12 @@ import numpy as np
 import soundfile as sf
 
 from . import tasks
-from .atomic import sha256_bytes
+from .atomic import regular, sha256_bytes
 from .audio import SAMPLE_RATE
 from .errors import FdbuError, one_line
 from .layout import not_a_tree
 from .readers import MAX_SECONDS, parse_json, read_words, seconds_text, short
+from .settings import SOURCES
 from .timebase import window_us
 
 MANIFEST_KIND = "full-duplex-bench-v1.0-reference-audio"
@@ -114,19 +114,6 @@ def _read(path: Path, where: str, file: str, root: Path) -> bytes:
         raise FdbuError(where, file, f"is missing ({path})") from None
     except OSError as e:  # permission denied (a shared cluster), a folder, an I/O error
         raise FdbuError(where, file, f"cannot be read: {e.strerror or e} ({path})") from None
-
-
-KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
-         (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
-
-
-def regular(path: Path, where: str, file: str) -> None:
-    """Refuse anything but a regular file (after links) before it is opened: reading a FIFO or a
-    device would block or never end. Raises OSError (FileNotFoundError) as opening it would."""
-    mode = os.stat(path).st_mode
-    if not stat.S_ISREG(mode):
-        kind = next((name for test, name in KINDS if test(mode)), "not a regular file")
-        raise FdbuError(where, file, f"is {kind}, not a regular file ({path})")
 
 
 def check_wav(path: Path, where: str, sample_rate: int, input_samples: int) -> None:
@@ -334,8 +321,6 @@ def read_manifest(root) -> Manifest:
     return Manifest(root, dict(declared), samples, files, sha256_bytes(data))
 
 
-SOURCES = {"fdbu asr": "transcribed by fdbu", "adopted": "made by the official asr.py, not by fdbu",
-           "synthetic": "placed by fdbu synth", "unrecorded": "asr.json does not say by what"}
 
 
 def provenance(asr: dict) -> dict:

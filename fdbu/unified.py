@@ -3,19 +3,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import tasks
 from .atomic import dumps, sha256_bytes
 from .outputs import Outputs
-from .pipeline import Scored
 from .cells import fmt, interval_text, num
+from .scored import ROWS_SHA256, SAMPLES, UNIFIED
 from .settings import WIDTH
 
-UNIFIED = "unified.json"
-SAMPLES = "unified-samples.jsonl"
+if TYPE_CHECKING:  # the type only: writing a score's files needs nothing of the pipeline
+    from .pipeline import Scored
+
+__all__ = ["ROWS_SHA256", "SAMPLES", "UNIFIED"]  # the files' names, declared by their reader (fdbu.scored)
 CURVES = ("latency-curves.png", "latency-curves.pdf")
-ROWS_SHA256 = "samples_sha256"  # unified.json's key for the SHA-256 of unified-samples.jsonl
 
 
 def samples_jsonl(rows: list[dict]) -> str:
@@ -36,7 +37,7 @@ def outputs(out: Path, plot: bool = False) -> Outputs:
     return Outputs(out, "score", names(plot), head=UNIFIED)
 
 
-def files(scored: Scored, plot: bool = False, name: str = "system", width: str = WIDTH) -> dict[str, bytes]:
+def files(scored: "Scored", plot: bool = False, name: str = "system", width: str = WIDTH) -> dict[str, bytes]:
     """The files of `fdbu score`; `name` titles the figure (the tree's folder name on the CLI). unified.json
     records the SHA-256 of the rows written beside it, so a reader (`fdbu.scored`) knows the two files are
     from one run."""
@@ -65,7 +66,7 @@ def figures(rows: list[dict], unified: dict, name: str = "system", width: str = 
     return out
 
 
-def write(scored: Scored, out: Path | Outputs, plot: bool = False, name: str = "system",
+def write(scored: "Scored", out: Path | Outputs, plot: bool = False, name: str = "system",
           width: str = WIDTH) -> list[Path]:
     """unified.json and unified-samples.jsonl (and the curves) in `out`, as one unit; `out` may be the
     `outputs(...)` a command checked before its work."""
@@ -92,7 +93,7 @@ def _after_table(metrics: dict) -> list[str]:
 
 def transcripts_text(unified: dict) -> str:
     """Where the transcripts came from, for the console: `adopted (nvidia/parakeet-tdt-0.6b-v2, ...)`."""
-    from .tree import SOURCES
+    from .settings import SOURCES
 
     t: Any = unified.get("transcripts") or {"source": "unrecorded", "model": None}
     detail = SOURCES.get(t.get("source"), str(t.get("source")))

@@ -34,7 +34,7 @@ def test_the_cli_and_the_configs_read_the_registry():
 
 def _produced() -> dict[str, set[str]]:
     """Every file name each writing command's own code can announce, over its options."""
-    from fdbu import evaluate, pairwise, site, sweep_grid, unified
+    from fdbu import compare_outputs as pairwise, evaluate, site, sweep_grid, unified
     from fdbu.settings import FORMATS
 
     out = {"score": {n for plot in (True, False) for n in unified.names(plot)},
@@ -70,7 +70,7 @@ def test_the_writer_refuses_a_name_no_registry_entry_declares(tmp_path):
 
 def test_a_part_for_an_unknown_command_is_refused():
     with pytest.raises(KeyError, match="not a registered command"):
-        registry.command("nosuch")(lambda cfg: None)
+        registry.command("nosuch")(lambda cfg, call: None)
 
 
 def test_a_note_reaches_stderr_from_python_with_nothing_configured():
@@ -129,21 +129,24 @@ def test_notes_below_the_commands_can_be_captured_or_silenced(caplog, capsys):
         logger.setLevel(saved[0])  # setLevel, not .level: it clears the cache of what the logger lets through
 
 
-def test_a_made_up_command_is_an_entry_a_config_and_a_function(tmp_path, capsys):
-    """A command a plugin (here, this test) adds in three parts: its registry entry, its config dataclass and its
-    function. The CLI lists it, --help shows its keys, Hydra composes and checks its config (a multirun too),
-    and without a console of its own its lines are printed; no YAML file, no other edit. Its `share` is a made-up
-    setting: one field (default and help) whose range comes from fdbu.settings, shown by --help and refused out of
-    range in one line."""
+def test_a_made_up_command_is_an_entry_a_config_and_a_function(tmp_path, capfd):
+    """A command a plugin (here, this test) adds as ARCHITECTURE.md's recipe says, in three parts: its registry entry,
+    its config dataclass and its function `run(cfg, call: Call) -> Ran`, typed. The CLI lists it, --help shows its
+    keys, Hydra composes and checks its config (a multirun too), a launcher's share of the cores reaches it in
+    `call`, and without a console of its own its lines are printed; no YAML file, no other edit. Its `share` is a
+    made-up setting: one field (default and help) whose range comes from fdbu.settings, shown by --help and refused
+    out of range in one line. A function that cannot take (cfg, call) is refused when it is registered."""
     from dataclasses import dataclass
 
+    import fdbu.config  # noqa: F401  (the configs: registered as the CLI registers them)
     from builders import fdbu_main
     from fdbu import cli
     from fdbu.commands import Ran
-    from fdbu.config import opt
-    from fdbu.settings import UNIT, within
+    from fdbu.registry import CALL, Call
+    from fdbu.settings import UNIT, opt, within
 
-    registry.add(registry.Command("hello", "say hello (a made-up command)", "fdbu hello [name=NAME]"))
+    registry.add(registry.Command("hello", "say hello (a made-up command)", "fdbu hello [name=NAME]",
+                                  bare="name={}"))
     try:
         @registry.config("hello")
         @dataclass
@@ -156,21 +159,30 @@ def test_a_made_up_command_is_an_entry_a_config_and_a_function(tmp_path, capsys)
                 within(self, "", share=UNIT)
 
         @registry.command("hello")
-        def hello(cfg, cores=None):
-            return Ran(None, lines=[f"hello, {cfg.name}"] * cfg.times)
+        def hello(cfg, call: Call = CALL) -> Ran:
+            return Ran(None, lines=[f"hello, {cfg.name}"] * cfg.times + [f"cores {call.cores}"])
 
         assert registry.check() == [] and "  hello      say hello (a made-up command)" in cli.usage()
-        assert cli.main(["hello", "--help"]) == 0 and "who is greeted" in capsys.readouterr().out
+        assert cli.main(["hello", "--help"]) == 0 and "who is greeted" in capfd.readouterr().out
         out = fdbu_main("hello", "name=fdbu", "times=2")
-        assert out.returncode == 0 and out.stdout.splitlines() == ["hello, fdbu", "hello, fdbu"], out.stderr
+        assert out.returncode == 0 and out.stdout.splitlines() == ["hello, fdbu", "hello, fdbu", "cores None"], \
+            out.stderr
         bad = fdbu_main("hello", "times=two")
         assert bad.returncode == 2 and "times" in bad.stderr, bad.stderr
-        assert cli.main(["hello", "--help"]) == 0 and "a made-up setting" in capsys.readouterr().out
+        bare = fdbu_main("hello", "fdbu")  # its own hint for a bare word
+        assert bare.returncode == 2 and "did you mean name=fdbu?" in bare.stderr, bare.stderr
+        assert cli.main(["hello", "--help"]) == 0 and "a made-up setting" in capfd.readouterr().out
         bad = fdbu_main("hello", "share=1.5")
         assert bad.returncode == 2 and bad.stderr == "fdbu: error: config: share=1.5: a number from 0 to 1\n", bad.stderr
         assert fdbu_main("hello", "share=1").returncode == 0
         jobs = fdbu_main("hello", "-m", "name=a,b")
         assert jobs.returncode == 0 and "hello, a" in jobs.stdout and "hello, b" in jobs.stdout, jobs.stderr
+        capfd.readouterr()
+        assert cli.main(["hello", "-m", "name=a,b", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]) == 0
+        shared = capfd.readouterr().out  # the jobs are processes: their own stdout
+        assert shared.count("cores ") == 2 and "cores None" not in shared, shared  # each job its share
+        with pytest.raises(TypeError, match="command 'hello' must take \\(cfg, call"):
+            registry.command("hello")(lambda cfg: Ran(None))  # the old shape, without the call
     finally:
         registry.remove("hello")
     assert "hello" not in cli.usage()

@@ -13,7 +13,9 @@ from hypothesis import given, settings, strategies as st
 from builders import fdbu_main, sample, turn_ann, write_tree
 import fdbu
 from fdbu import tasks
-from fdbu.pairwise import compare as run_compare, load, names as output_names
+from fdbu.pairwise import compare as run_compare
+from fdbu.systems import load
+from fdbu.compare_outputs import names as output_names
 from fdbu.metrics.paired import bootstrap_p, holm, mcnemar_exact, paired_arrays, resampled_differences
 from fdbu.metrics.stats import CI_LO, NOT_REACHED, rank
 from fdbu.unified import write as write_unified

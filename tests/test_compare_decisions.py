@@ -10,7 +10,10 @@ from scipy.stats import binomtest
 
 from benchmarks.compare_calibration import KINDS, cell
 from builders import fdbu_main, sample, turn_ann, write_tree
-from fdbu.pairwise import compare as run_compare, decision, leaderboard, load, p_text, pairs_of
+from fdbu.pairwise import compare as run_compare, pairs_of
+from fdbu.compare_outputs import decision, leaderboard
+from fdbu.systems import load
+from fdbu.cells import p_text
 from fdbu.metrics.paired import (MIN_BOOTSTRAP_PAIRS, holm, mcnemar_exact, mcnemar_interval, mcnemar_reachable,
                                  min_discordant)
 from fdbu.metrics.stats import NOT_REACHED

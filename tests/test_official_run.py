@@ -14,7 +14,7 @@ import soundfile as sf
 
 from builders import pause_ann, sample, turn_ann, write_tree
 from fdbu.official import rules as official
-from fdbu.official.scripts import agrees, compare
+from fdbu.run_official import agrees, compare
 from fdbu.official.child import pcm16_load
 from official_scripts import OFFICIAL, needs_official
 

@@ -16,7 +16,7 @@ from builders import SR, interrupt_ann, pause_ann, sample, speech, transcript, t
 from fdbu.official import rules as official
 from fdbu.evaluate import evaluate
 from fdbu.judge import Judge, load_official
-from fdbu.official.scripts import StubJudge, compare, gt_folder, run_official, run_script
+from fdbu.run_official import StubJudge, compare, gt_folder, run_official, run_script
 from fdbu.tree import load_tree
 from official_scripts import OFFICIAL, needs_official
 

@@ -13,7 +13,8 @@ import pytest
 from builders import fdbu_main
 from fdbu import site
 from fdbu.cells import num
-from fdbu.pairwise import compare, load
+from fdbu.pairwise import compare
+from fdbu.systems import load
 from report_trees import scored_pair
 
 TRICKY = "a|b*c_d"  # a system name that once broke every Markdown table

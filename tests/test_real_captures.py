@@ -276,7 +276,7 @@ def test_synthetic_official_folders_run_under_the_official_scripts_unchanged(tmp
     """Issue 30, item 8: an ineligible sample of `fdbu synth layout=official` is a capture cut short (with its
     words), not a missing output.wav, so the official scripts run on the folders as on a real upstream one."""
     from fdbu.official import rules as official
-    from fdbu.official.scripts import gt_folder, raised, run_script
+    from fdbu.run_official import gt_folder, raised, run_script
 
     folders = synthesize(tmp_path / "official", n={"icc_backchannel": 4, PH: 4}, seed=3, ineligible=0.5,
                          layout="official")

@@ -162,7 +162,9 @@ VALUES = st.recursive(ODD, lambda inner: st.one_of(st.lists(inner, max_size=3),
        st.booleans())
 def test_compare_raises_only_fdbu_errors(scored_pair, tmp_path, file, path, value, keep_hash, against_itself):
     """Against itself, the mutated tree shares its signature, so a mutation load accepts reaches compare."""
-    from fdbu.pairwise import compare, files, leaderboard, load
+    from fdbu.pairwise import compare
+    from fdbu.compare_outputs import files, leaderboard
+    from fdbu.systems import load
 
     a, src = scored_pair
     b = tmp_path / "b"

@@ -12,7 +12,7 @@ import pytest
 from browser import Chromium, executable
 from builders import fdbu_main
 from fdbu import evaluate, site
-from fdbu.pairwise import load
+from fdbu.systems import load
 from fdbu.cells import num
 from report_trees import scored_pair
 

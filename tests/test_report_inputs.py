@@ -10,7 +10,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from builders import fdbu_main
 from fdbu import site
-from fdbu.pairwise import compare, load, read_result
+from fdbu.pairwise import compare
+from fdbu.systems import load
+from fdbu.compared import read_result
 from fdbu.errors import FdbuError
 from report_trees import scored_pair
 

@@ -12,7 +12,8 @@ import pytest
 from builders import fdbu_main, wav_bytes
 from fdbu import site, tasks
 from fdbu.cells import md_text
-from fdbu.pairwise import compare, load
+from fdbu.pairwise import compare
+from fdbu.systems import load
 from fdbu.metrics.stats import NOT_REACHED
 from report_trees import scored_pair
 

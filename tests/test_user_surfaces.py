@@ -41,7 +41,7 @@ def test_a_multirun_sharing_out_writes_a_folder_per_job(two, tmp_path, calibrate
 
 
 def test_what_is_one_value_and_what_is_several():
-    from fdbu.cli import _swept
+    from fdbu.overrides import swept as _swept
 
     assert _swept("a,b") and _swept("range(1,3)") and _swept("glob(*)") and _swept("[a,b],[c]")
     assert not _swept("[a,b]") and not _swept("{a: 1, b: 2}") and not _swept("'a,b'") and not _swept("runs/A")
@@ -149,7 +149,7 @@ def test_output_fits_the_terminal_without_splitting_a_cell(monkeypatch):
     import os
     import sys
 
-    from fdbu import cli
+    from fdbu import terminal as cli
     from fdbu.unified import LEGEND
 
     table = ["  metric                       better      n  mixed                    prompt                   "

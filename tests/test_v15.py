@@ -265,7 +265,7 @@ def test_the_behaviour_judge_tags_every_sample_as_the_script_asks_for_them(v15_t
     script's; every request and reply is in the ledger. Without a judge the column says what it needs."""
     import shutil
 
-    from fdbu.official.scripts import StubJudge
+    from fdbu.run_official import StubJudge
 
     tree = tmp_path / "t"
     shutil.copytree(v15_tree, tree)
@@ -324,7 +324,7 @@ def test_originals_the_script_would_read_otherwise_are_named(official_v15, tmp_p
     another rate the column says so (the script itself raises on the stereo file: shown by running it there)."""
     import shutil
 
-    from fdbu.official.scripts import offline_hub, run_script
+    from fdbu.run_official import offline_hub, run_script
 
     folders = tmp_path / "folders"
     shutil.copytree(official_v15, folders)

@@ -288,7 +288,9 @@ def test_views_match_the_plain_python_twin_on_random_trees(tmp_path, vad, boot, 
 def test_compare_and_the_api_carry_the_views(tmp_path, vad, boot):
     from fdbu import api
     from fdbu.metrics.paired import too_few
-    from fdbu.pairwise import compare, decide, load, to_csv
+    from fdbu.pairwise import compare, decide
+    from fdbu.systems import load
+    from fdbu.compare_outputs import to_csv
 
     trees = []
     for name, table in (("A", SEGMENTS), ("B", {**SEGMENTS, "a": [(3, 6.5)]})):  # B's a talks past R
@@ -331,7 +333,8 @@ def test_tor_alignment_is_paired_over_the_subsets_both_trees_hold(tmp_path, vad,
     """compare.allow_different_samples=true and B without the pause subset: TOR-Alignment is paired over the two
     subsets both hold, with a warning naming the one left out; the report's pooled row says what it is over."""
     from fdbu import site
-    from fdbu.pairwise import compare, load
+    from fdbu.pairwise import compare
+    from fdbu.systems import load
 
     for name, pause in (("A", True), ("B", False)):
         tree = hand_tree(tmp_path / name, pause)
@@ -347,7 +350,8 @@ def test_tor_alignment_is_paired_over_the_subsets_both_trees_hold(tmp_path, vad,
 
 
 def test_trees_with_other_view_settings_are_not_compared(tmp_path, vad, boot):
-    from fdbu.pairwise import compare, load
+    from fdbu.pairwise import compare
+    from fdbu.systems import load
 
     tree = hand_tree(tmp_path / "A")
     write(score(tree, vad, boot, segments=segs_us(SEGMENTS), views=BOTH), tmp_path / "A")
@@ -359,7 +363,7 @@ def test_trees_with_other_view_settings_are_not_compared(tmp_path, vad, boot):
 
 
 def test_a_broken_view_record_is_refused_in_one_line(tmp_path, vad, boot):
-    from fdbu.pairwise import load
+    from fdbu.systems import load
     from fdbu.unified import ROWS_SHA256
     from fdbu.atomic import sha256_bytes
 
@@ -549,7 +553,7 @@ def written(tmp_path_factory, vad, boot):
 def test_a_broken_views_section_is_refused_in_one_line(written, tmp_path, mutate, message):
     import shutil
 
-    from fdbu.pairwise import load
+    from fdbu.systems import load
 
     root = tmp_path / "A"
     shutil.copytree(written, root)

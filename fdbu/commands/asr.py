@@ -1,16 +1,17 @@
-"""`fdbu asr`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.cli`."""
+"""`fdbu asr`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.consoles`."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import cast
 
 from .. import registry
+from ..registry import CALL, Call
 from ..cachedir import ASR
 from .base import Ran
 
 
 @registry.command("asr")
-def run(cfg, cores: int | None = None) -> Ran:
+def run(cfg, call: Call = CALL) -> Ran:
     """`fdbu asr`: transcripts of every tree (or of one shard of their files, into the cache)."""
     from ..asr import stage
     from ..asr.nemo_model import ParakeetASR
@@ -18,10 +19,10 @@ def run(cfg, cores: int | None = None) -> Ran:
 
     a = cfg.asr
     models: list = []
-    if cores is not None:  # a launcher's share of this machine
+    if call.cores is not None:  # a launcher's share of this machine
         import torch
 
-        torch.set_num_threads(cores)
+        torch.set_num_threads(call.cores)
 
     def model():  # made once, after the trees are checked; its weights load only if something is transcribed
         if not models:

@@ -51,7 +51,7 @@ def commit(outputs, files: dict) -> tuple[list, list]:
 
 def load_systems(cfg) -> list:
     """The scored trees of compare or report, read and checked, with their names."""
-    from ..pairwise import load
+    from ..systems import load
 
     return [load(Path(t), name) for t, name in zip(cfg.trees, cfg.system_names())]
 

@@ -1,17 +1,18 @@
-"""`fdbu calibrate`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.cli`."""
+"""`fdbu calibrate`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.consoles`."""
 from __future__ import annotations
 
 
 from .. import registry
+from ..registry import CALL, Call
 from ..cachedir import CALIBRATION
 from .base import Ran, make_detector
 
 
 @registry.command("calibrate")
-def run(cfg, cores: int | None = None) -> Ran:
+def run(cfg, call: Call = CALL) -> Ran:
     """`fdbu calibrate`: value is the `fdbu.vad.calibration.Calibration`; written: where it is stored
     (nothing where the cache is not writable)."""
-    detector = make_detector(cfg, backend="batched", cores=cores)
+    detector = make_detector(cfg, backend="batched", cores=call.cores)
     cal = detector.calibration(force=True)
     stored = detector.cache_root / CALIBRATION / f"{cal.key}.json"
     if stored.is_file():

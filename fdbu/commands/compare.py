@@ -1,18 +1,19 @@
-"""`fdbu compare`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.cli`."""
+"""`fdbu compare`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.consoles`."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from .. import registry
+from ..registry import CALL, Call
 from .base import Ran, commit, compare_systems, load_systems
 
 
 @registry.command("compare")
-def run(cfg, write: bool = True) -> Ran:
+def run(cfg, call: Call = CALL) -> Ran:
     """`fdbu compare`: value is compare.json as a dict; written only where cfg.out names a folder."""
-    from ..pairwise import files, outputs as compare_outputs
+    from ..compare_outputs import files, outputs as compare_outputs
 
-    outputs = compare_outputs(Path(cfg.out), cfg.plot) if write and cfg.out is not None else None
+    outputs = compare_outputs(Path(cfg.out), cfg.plot) if call.write and cfg.out is not None else None
     systems = load_systems(cfg)
     result = compare_systems(cfg, systems, cfg.compare, cfg.compare.pairs)
     written, lines = commit(outputs, files(result, systems, cfg.plot, cfg.width, cfg.progress)

@@ -1,15 +1,16 @@
-"""`fdbu evaluate`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.cli`."""
+"""`fdbu evaluate`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.consoles`."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import cast
 
 from .. import registry
+from ..registry import CALL, Call
 from .base import Ran, commit
 
 
 @registry.command("evaluate")
-def run(cfg) -> Ran:
+def run(cfg, call: Call = CALL) -> Ran:
     """`fdbu evaluate`: value is summary.json as a dict; `disagreements` lists where the official
     scripts, when run, differ from fdbu's rules."""
     import os
@@ -47,12 +48,12 @@ def run(cfg) -> Ran:
     lines: list[str] = []
     disagreements: list[str] = []
     if e.run_official:  # the pins are checked before anything is computed
-        from ..official.scripts import check_files
+        from ..run_official import check_files
 
         check_files(tree, cast(Path, checkout), gt, pins, e.allow_unpinned)  # the config asks for one
     result = ev.evaluate(tree, gt_distribution=gt, judge=judge, pins=pins)
     if e.run_official:
-        from ..official.scripts import run_official
+        from ..run_official import run_official
 
         result["official_run"], lines, disagreements = run_official(tree, cast(Path, checkout), result, gt_path=gt, pins=pins,
                                                                     allow_unpinned=e.allow_unpinned)

@@ -1,14 +1,15 @@
-"""`fdbu export`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.cli`."""
+"""`fdbu export`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.consoles`."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from .. import registry
+from ..registry import CALL, Call
 from .base import Ran
 
 
 @registry.command("export")
-def run(cfg) -> Ran:
+def run(cfg, call: Call = CALL) -> Ran:
     """`fdbu export`: value is the new tree's path."""
     from ..export import export as run
 

@@ -1,14 +1,15 @@
-"""`fdbu report`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.cli`."""
+"""`fdbu report`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.consoles`."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from .. import registry
+from ..registry import CALL, Call
 from .base import Ran, commit, compare_systems, load_systems
 
 
 @registry.command("report")
-def run(cfg) -> Ran:
+def run(cfg, call: Call = CALL) -> Ran:
     """`fdbu report`: value is the compare result the leaderboard's decisions come from (None for one tree):
     made here as `fdbu compare` makes it, or read from `report.compare`, refused unless it compares exactly
     these trees."""
@@ -23,8 +24,8 @@ def run(cfg) -> Ran:
     if compare_path is not None:
         from ..errors import FdbuError
 
-        from ..pairwise import read_result
-        from ..tree import regular
+        from ..compared import read_result
+        from ..atomic import regular
 
         try:
             regular(compare_path, r.compare, "compare.json")  # a FIFO would block the read forever

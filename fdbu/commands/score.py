@@ -1,27 +1,28 @@
-"""`fdbu score`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.cli`."""
+"""`fdbu score`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.consoles`."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from .. import registry
+from ..registry import CALL, Call
 from .base import Ran, bootstrap, commit, make_detector
 
 
 @registry.command("score")
-def run(cfg, write: bool = True, reference_column: bool = False, cores: int | None = None) -> Ran:
-    """`fdbu score`: value is the `fdbu.pipeline.Scored`; with `reference_column`, the official rules'
-    numbers for the console (computed before the commit, so they never stop it)."""
+def run(cfg, call: Call = CALL) -> Ran:
+    """`fdbu score`: value is the `fdbu.pipeline.Scored`; for a console (`call.console`), the official rules'
+    numbers too (computed before the commit, so they never stop it)."""
     from .. import unified
     from ..pipeline import score_path
     from ..tree import require
 
     tree = Path(cfg.tree)
     require(tree)  # a wrong tree= is named for what it is, before out= is looked at
-    outputs = unified.outputs(Path(cfg.out) if cfg.out is not None else tree, cfg.plot) if write else None
-    detector = make_detector(cfg, cores=cores)
+    outputs = unified.outputs(Path(cfg.out) if cfg.out is not None else tree, cfg.plot) if call.write else None
+    detector = make_detector(cfg, cores=call.cores)
     scored = score_path(tree, detector, bootstrap(cfg), cfg.group_settings(), cfg.view_settings())
     column = None
-    if reference_column:
+    if call.console:
         from ..evaluate import reference_column as official_column
 
         inputs = scored.unified["inputs"]

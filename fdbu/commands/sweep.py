@@ -1,20 +1,21 @@
-"""`fdbu sweep`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.cli`."""
+"""`fdbu sweep`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.consoles`."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from .. import registry
+from ..registry import CALL, Call
 from .base import Ran, bootstrap, commit, make_detector
 
 
 @registry.command("sweep")
-def run(cfg, write: bool = True, cores: int | None = None) -> Ran:
+def run(cfg, call: Call = CALL) -> Ran:
     """`fdbu sweep`: value is sweep.json as a dict."""
     from ..sweep_grid import check_size, files, outputs as sweep_outputs, sweep as run
     from ..tree import require
 
     trees = [Path(t) for t in cfg.trees()]
-    if write and cfg.out is None and len(trees) > 1:  # where would its outputs go? (computing alone needs none)
+    if call.write and cfg.out is None and len(trees) > 1:  # where would its outputs go? (computing alone needs none)
         from ..errors import FdbuError
 
         raise FdbuError("config", None, "out=None: a sweep over several trees needs out=DIR for its outputs")
@@ -22,10 +23,10 @@ def run(cfg, write: bool = True, cores: int | None = None) -> Ran:
         require(tree)
     points = cfg.sweep.points()
     check_size(trees, points, cfg.sweep.allow_large, cfg.sweep.subset)
-    outputs = sweep_outputs(Path(cfg.out) if cfg.out is not None else trees[0], len(trees), cfg.plot) if write \
+    outputs = sweep_outputs(Path(cfg.out) if cfg.out is not None else trees[0], len(trees), cfg.plot) if call.write \
         else None
-    detector = make_detector(cfg, cores=cores)
+    detector = make_detector(cfg, cores=call.cores)
     result = run(trees, detector, bootstrap(cfg), points, names=cfg.system_names(), subset=cfg.sweep.subset,
                  groups=cfg.group_settings())
-    written, lines = commit(outputs, files(result, cfg.plot, cfg.width) if write else {})
+    written, lines = commit(outputs, files(result, cfg.plot, cfg.width) if call.write else {})
     return Ran(result, written, [detector.stats.line(), *lines])

@@ -19,7 +19,7 @@ in the working directory the caller chose (it opens ./icc_gt_distribution.json).
 
 timing: v1.5's get_timing.py loads Silero with `torch.hub.load("snakers4/silero-vad", ...)`, which asks GitHub
 for the repository's default branch and downloads it unless the hub directory has it. Before the script runs,
-the hub directory is HUB_DIR (made by `fdbu.official.scripts.offline_hub`: a hubconf.py that serves the
+the hub directory is HUB_DIR (made by `fdbu.run_official.offline_hub`: a hubconf.py that serves the
 installed, pinned silero-vad package's model), torch.hub's `urlopen` raises URLError (so the lookup falls
 back to that directory, as torch.hub does offline, and nothing is fetched), `torchaudio.load` is `pcm16_load`,
 and torch computes on one thread, as fdbu's reference path does (`fdbu.vad.silero`). The script then runs as

@@ -81,7 +81,7 @@ def shipped_pins() -> dict[str, str]:
 
 def file_report(path: Path, name: str, pins: dict[str, str]) -> dict:
     """A used official file's SHA-256 and whether it is the pinned one."""
-    from ..tree import regular
+    from ..atomic import regular
 
     try:
         regular(Path(path), "official checkout", name)  # a FIFO would block the read forever

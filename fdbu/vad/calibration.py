@@ -52,7 +52,7 @@ def corpus() -> list[np.ndarray]:
     or its gain changed by x3 (clipped) or /5. Only integer arithmetic on PCM16 values and
     integer draws of numpy's PCG64, so the corpus is the same samples on every machine.
     """
-    from ..synth import bank
+    from ..synth.speech import bank
 
     _, clips = bank()
     rng = np.random.default_rng(CORPUS_SEED)

@@ -33,10 +33,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, cast
 
-from . import rules as official
-from .child import LOADER
-from ..tasks import SUBSETS, Official
-from ..tree import Tree
+from .official import rules as official
+from .official.child import LOADER
+from .tasks import SUBSETS, Official
+from .tree import Tree
 
 TOLERANCE = 1e-9
 
@@ -186,7 +186,7 @@ def silero_vad(onnx=False, force_onnx_cpu=False, opset_version=16):
 '''
 HUB_REPO = "snakers4_silero-vad_master"  # torch.hub's folder name for the repository's master branch
 HUB = ("torch.hub.load('snakers4/silero-vad', ...) served offline from a hub directory holding the installed "
-       "silero-vad package (fdbu.official.scripts.offline_hub); torch.hub's urlopen refused; one torch thread")
+       "silero-vad package (fdbu.run_official.offline_hub); torch.hub's urlopen refused; one torch thread")
 
 
 def offline_hub(dest: Path) -> Path:
@@ -267,7 +267,7 @@ def compare(subset: str, rc: int, stdout: str, stderr: str, ours: dict) -> dict:
 def compare_files(subset: str, rc: int, stderr: str, root: Path, ours: dict) -> dict:
     """v1.5's timing script writes a file per sample: each latency_intervals.json it wrote against the bytes fdbu
     writes for the same lists (fdbu.official.timing.file_bytes); agreed only when every one is equal."""
-    from . import timing
+    from .official import timing
 
     script = cast(Official, SUBSETS[subset].task.official).script
     if rc != 0:
@@ -290,9 +290,9 @@ def behaviour_run(tree: Tree, subset: str, checkout: Path, paths: dict[str, Path
     fdbu's rule with the same stub: agreeing says fdbu sends the script's requests and reads the replies as it does
     (the stub's tag depends on the request's messages); the reference column was judged otherwise, so it is printed
     beside, not called equal (as for v1.0's interruption script)."""
-    from ..evaluate import behaviour
-    from ..judge import Judge, load_behaviour
-    from .behavior import FILES
+    from .evaluate import behaviour
+    from .judge import Judge, load_behaviour
+    from .official.behavior import FILES
 
     root, cwd = tmp / f"{subset}-behaviour", tmp / f"{subset}-behaviour-cwd"
     for s in tree.subset(subset):
@@ -442,8 +442,8 @@ def run_official(tree: Tree, checkout: Path, result: dict, *, gt_path: Path | No
                  pins: dict[str, str] | None = None, allow_unpinned: bool = False) -> tuple[dict, list[str], list[str]]:
     """Run every script whose subset the tree has (`pins` default: the shipped ones). Returns
     (summary.json's `official_run`, console lines, disagreement lines)."""
-    from ..evaluate import interruption
-    from ..judge import Judge, load_official
+    from .evaluate import interruption
+    from .judge import Judge, load_official
 
     checkout = Path(checkout).resolve()  # the scripts run from temporary folders: no relative paths
     gt_path = Path(gt_path).resolve() if gt_path is not None else None

@@ -1,0 +1,158 @@
+"""A compare.json read back (`fdbu report`'s report.compare), as strictly as `fdbu compare` reads a scored tree
+(fdbu.scored): every key the report and its figures use, of the type and range fdbu compare writes, the pairs and
+metrics exactly those of these trees; anything else refused in one line naming the file and the key."""
+from __future__ import annotations
+
+import json
+import math
+
+from . import tasks
+from .errors import FdbuError
+from .metrics.paired import UNDEFINED
+from .settings import MAX_INT
+from .systems import pairs_of, pooled_over, pooled_table, view_scopes
+
+FLAGS = (None, "+inf", "-inf")
+
+
+class _Bad(Exception):
+    """A key of compare.json that is not what fdbu compare writes: (path, problem)."""
+
+
+def _is(value, kinds: tuple) -> bool:
+    """Whether `value` is of one of `kinds`: "null", "bool", "int", "number" (int or finite float; a bool is
+    neither), "str", "list", "dict"."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool) and (
+        isinstance(value, int) or math.isfinite(value))
+    return any({"null": value is None, "bool": type(value) is bool, "int": number and isinstance(value, int),
+                "number": number, "str": isinstance(value, str), "list": isinstance(value, list),
+                "dict": isinstance(value, dict)}[k] for k in kinds)
+
+
+def _at(doc, key, path: str, kinds: tuple, check=None, what: str = ""):
+    """doc[key], refused unless it is of one of `kinds` and passes `check`."""
+    here = f"{path}.{key}" if path else str(key)
+    if not isinstance(doc, dict) or key not in doc:
+        raise _Bad(here, "is missing")
+    value = doc[key]
+    if not _is(value, kinds) or (check is not None and not check(value)):
+        shown = json.dumps(value, allow_nan=True, default=str)
+        raise _Bad(here, f"is {shown if len(shown) <= 40 else shown[:37] + '...'}, not {what}")
+    return value
+
+
+NUMBER = ("number",)
+
+
+def _line(line, path: str, metric, alpha: float) -> None:
+    """One compared metric as the report reads it: the decision (marker, p, p_holm, reason) and the difference the
+    forest draws, each of the type and range fdbu compare writes, and the metric what the registry declares."""
+    for key, want in (("kind", metric.kind), ("better", metric.better), ("headline", metric.headline)):
+        _at(line, key, path, ("bool" if isinstance(want, bool) else "str",), lambda v, w=want: v == w,
+            f"{want!r} (the metric's declared {key})")
+    _at(line, "n", path, ("int",), lambda v: 0 <= v <= MAX_INT, "a count of samples")
+    unit = lambda v: 0.0 <= v <= 1.0  # noqa: E731
+    p = _at(line, "p", path, ("null", "number"), lambda v: v is None or unit(v), "null or a p-value in [0, 1]")
+    holm = _at(line, "p_holm", path, ("null", "number"), lambda v: v is None or unit(v), "null or a p-value in [0, 1]")
+    _at(line, "reason", path, ("null", "str"), None, "null or a text")
+    _at(line, "family", path, ("null", "str"), None, "null or a text")
+    marker = _at(line, "marker", path, ("bool",), None, "true or false")
+    if marker and (holm is None or p is None or not holm < alpha):
+        raise _Bad(f"{path}.marker", f"is true, but p_holm {holm} is not below alpha {alpha}")
+    d = _at(line, "difference", path, ("dict",), None, "an object")
+    here = f"{path}.difference"
+    _at(d, "value", here, ("null", "number"), None, "null or a finite number")
+    # undefined: no pairs, or both medians not reached (fdbu.metrics.paired.paired_line); then no interval either
+    flag = _at(d, "value_flag", here, ("null", "str"), lambda v: v in (*FLAGS, UNDEFINED),
+               f"null, '+inf', '-inf' or '{UNDEFINED}'")
+    interval = _at(d, "interval", here, ("null", "list"), lambda v: v is None or len(v) == 2, "null or [lo, hi]")
+    _at(d, "interval_flags", here, ("null", "list"), lambda v: (v is None and interval is None) or
+        (v is not None and len(v) == 2 and all(f in FLAGS for f in v)), "two of null, '+inf', '-inf' (null: no interval)")
+    if flag == UNDEFINED and (d.get("value") is not None or interval is not None or p is not None or holm is not None
+                              or marker):
+        raise _Bad(f"{here}.value_flag", f"is '{UNDEFINED}', but a value, an interval, a p or a marker is given")
+    for k in range(2 if interval is not None else 0):
+        _at(dict(enumerate(interval)), k, f"{here}.interval", ("null", "number"), None, "null or a finite number")
+
+
+def read_result(result, systems: list, where: str) -> dict:
+    """A compare.json handed to `fdbu report` (report.compare), read as strictly as `fdbu compare` reads a
+    scored tree: every key the report and its figures use, of the type and range fdbu compare writes (no
+    NaN or infinity where it writes none), the pairs and metrics exactly those of these trees, and of
+    exactly these trees (names and the SHA-256 of their unified.json and rows); anything else is refused in
+    one line naming the file and the key."""
+    try:
+        if not isinstance(result, dict):
+            raise _Bad("(top level)", "is not an object")
+        _at(result, "generator", "", ("str",), lambda v: v == "fdbu", "'fdbu'")
+        _at(result, "kind", "", ("str",), lambda v: v == "compare", "'compare'")
+        listed = _at(result, "systems", "", ("list",), lambda v: len(v) > 0, "a list of the compared systems")
+        theirs = {}
+        for k, entry in enumerate(listed):
+            name = _at(entry, "name", f"systems[{k}]", ("str",), None, "a name") if isinstance(entry, dict) else None
+            if name is None:
+                raise _Bad(f"systems[{k}]", "is not an object with a name and a sha256")
+            theirs[name] = _at(entry, "sha256", f"systems[{k}]", ("str", "dict"), None, "the trees' SHA-256")
+        mine = {s.name: s.sha256 for s in systems}
+        if theirs != mine or len(listed) != len(theirs):
+            raise FdbuError(where, "compare.json", f"compares {sorted(theirs)}, not these trees {sorted(mine)} as "
+                            "they are now (names and the sha256 of unified.json and unified-samples.jsonl must "
+                            "match); run fdbu compare again or leave report.compare out")
+        names = [s.name for s in systems]
+        c = _at(result, "comparison", "", ("dict",), None, "an object")
+        baseline = _at(c, "baseline", "comparison", ("str",), lambda v: v in names, f"one of {names}")
+        alpha = _at(c, "alpha", "comparison", NUMBER, lambda v: 0 < v < 1, "a number in (0, 1)")
+        mode = _at(c, "pairs", "comparison", ("str",), lambda v: v in ("baseline", "all"), "'baseline' or 'all'")
+        b = _at(result, "bootstrap", "", ("dict",), None, "an object")
+        own = systems[0].unified.get("bootstrap", {})
+        for key in ("resamples", "seed"):
+            _at(b, key, "bootstrap", ("int",), lambda v, k=key: v == own.get(k), f"the trees' {key}, {own.get(key)}")
+        pairs = _at(result, "pairs", "", ("list",), None, "a list")
+        want = pairs_of(names, baseline, mode)
+        got = []
+        for k, pair in enumerate(pairs):
+            path = f"pairs[{k}]"
+            got.append((_at(pair, "a", path, ("str",), None, "a system"), _at(pair, "b", path, ("str",), None, "a system")))
+            subsets = _at(pair, "subsets", path, ("dict",), None, "an object")
+            for subset, entry in subsets.items():
+                here = f"{path}.subsets.{subset}"
+                if subset not in tasks.SUBSETS or not tasks.subset(subset).task.scored:
+                    raise _Bad(here, "is not a subset fdbu compare compares")
+                if not isinstance(entry, dict) or not ("metrics" in entry or "dropped" in entry):
+                    raise _Bad(here, "is not an object with 'metrics' (or 'dropped')")
+                if "metrics" not in entry:
+                    continue
+                lines = _at(entry, "metrics", here, ("dict",), None, "an object")
+                declared = tasks.metric_table(subset, systems[0].unified if systems else None)
+                if list(lines) != [m.name for m in declared]:
+                    raise _Bad(f"{here}.metrics", f"names {sorted(lines)}, not the metrics of {subset} "
+                               f"({', '.join(m.name for m in declared)})")
+                for m in declared:
+                    _at(lines, m.name, f"{here}.metrics", ("dict",), None, "an object")
+                    _line(lines[m.name], f"{here}.metrics.{m.name}", m, alpha)
+            for view, by in _at(pair, "views", path, ("dict",), None, "an object").items() if "views" in pair else ():
+                for subset, entry in by.items() if isinstance(by, dict) else [("", None)]:
+                    here = f"{path}.views.{view}.{subset}"
+                    table = pooled_table(systems[0].unified, view) if subset == "pooled" else None
+                    scope = view_scopes(systems[0].unified, subset).get(view) if subset in tasks.SUBSETS else None
+                    table = scope.table if scope is not None else table
+                    if table is None:
+                        raise _Bad(here, "is not a view these trees were scored with, on a subset it covers")
+                    if subset == "pooled":  # the subsets it pooled: two or more of the view's, each once
+                        pooled_in = pooled_over(systems[0].unified, view)
+                        _at(entry, "over", here, ("list",), lambda v, known=pooled_in: len(v) >= 2 and
+                            len(set(map(str, v))) == len(v) and all(x in known for x in v),
+                            f"two or more of {pooled_in}, each once")
+                    lines = _at(entry, "metrics", here, ("dict",), None, "an object")
+                    if list(lines) != [m.name for m in table]:
+                        raise _Bad(f"{here}.metrics", f"names {sorted(lines)}, not the {view} view's metrics")
+                    for m in table:
+                        _at(lines, m.name, f"{here}.metrics", ("dict",), None, "an object")
+                        _line(lines[m.name], f"{here}.metrics.{m.name}", m, alpha)
+        if got != want:
+            raise _Bad("pairs", f"are {got}, not the pairs of {names} with baseline {baseline} ({mode})")
+    except _Bad as e:
+        path, problem = e.args
+        raise FdbuError(where, "compare.json", f"{path} {problem}; it is not what fdbu compare wrote (run fdbu "
+                        "compare again, or leave report.compare out)") from None
+    return result

@@ -1,0 +1,156 @@
+"""What the CLI prints for each command: its registered console (`@registry.console`), or the lines its `Ran`
+returns; every command called with a `Call` for a person (the launcher's share of the cores, what only a console
+shows). The CLI (`fdbu.cli`) imports this module, which attaches the consoles to the registry."""
+from __future__ import annotations
+
+import sys
+
+from . import commands, registry
+from .registry import Call
+from .terminal import show
+
+
+@registry.console("score")
+def _score(cfg) -> None:
+    from pathlib import Path
+
+    from . import unified
+    from .tree import require
+
+    require(Path(cfg.tree))  # a wrong tree= is its one line, before anything else is said
+    if cfg.progress and sys.stderr.isatty():  # the seconds before the first bar: torch, Silero, the kernels load
+        print(f"fdbu score: loading Silero VAD (torch) and the kernels, then reading {cfg.tree}", file=sys.stderr,
+              flush=True)
+    ran = commands.score.run(cfg, _call())
+    show(unified.summary(ran.value.unified))
+    if ran.column:
+        show("\n" + ran.column)
+    show("\n".join(["", *ran.lines]))
+
+
+@registry.console("sweep")
+def _sweep(cfg) -> None:
+    from .sweep_grid import table
+
+    ran = commands.sweep.run(cfg, _call())
+    show(table(ran.value, cfg.trees()))
+    show("\n".join(["", *ran.lines]))
+
+
+@registry.console("compare")
+def _compare(cfg) -> None:
+    from .compare_outputs import leaderboard
+
+    ran = commands.compare.run(cfg, _call())
+    show(leaderboard(ran.value))
+    show("\n".join(["", *(ran.lines or ["pass out=DIR to write compare.json, compare.csv and the figures"])]))
+
+
+@registry.console("report")
+def _report(cfg) -> None:
+    from pathlib import Path
+
+    ran = commands.report.run(cfg, _call())
+    show("\n".join(ran.lines))
+    if "html" in cfg.report.formats():
+        show(f"open {(Path(cfg.out) / 'index.html').resolve()}")
+
+
+@registry.console("evaluate")
+def _evaluate(cfg) -> None:
+    from .evaluate import table
+
+    ran = commands.evaluate.run(cfg, _call())
+    show(table(ran.value))
+    show("\n".join(ran.lines))
+    if ran.disagreements:
+        print("official scripts disagree with fdbu's rules:\n  " + "\n  ".join(ran.disagreements), file=sys.stderr)
+        sys.exit(3)
+
+
+@registry.console("export")
+def _export(cfg) -> None:
+    import json
+
+    tree = commands.export.run(cfg, _call()).value
+    rows = json.loads((tree / "manifest.json").read_text())["samples"]
+    bad = [r for r in rows if not r["eligible"]]
+    adopted = " (transcripts adopted from the official asr.py's output.json)" if cfg.export.transcripts == "adopt" \
+        else ""
+    fitted = [r for r in rows if r.get("length_fit")]
+    show(f"wrote {tree}: {len(rows)} samples, {len(rows) - len(bad)} eligible, {len(bad)} ineligible{adopted}")
+    if fitted:
+        shown = ", ".join(f"{r['sample_id']} {r['length_fit']['action']} {r['length_fit']['samples'] / 16:.1f} ms"
+                          for r in fitted[:5])
+        show(f"  {len(fitted)} output{'s' if len(fitted) > 1 else ''} fitted to T (export.length="
+             f"{cfg.export.length}; manifest.json length_fit): {shown}{', ...' if len(fitted) > 5 else ''}")
+    dropped = sum(r.get("dropped_words", 0) for r in rows)
+    if dropped:
+        show(f"  {dropped} transcript words starting after T dropped from cropped outputs (manifest.json dropped_words)")
+    if bad:
+        from .export import keeps
+
+        show("  ineligible (not scored; counted in unified.json's ineligible_reasons):")
+    for r in bad:
+        show(f"  {r['sample_id']}: {keeps(r)}")
+
+
+def _lines(command):
+    """A command whose console output is its lines."""
+    def run(cfg) -> None:
+        show("\n".join(command(cfg, _call()).lines))
+    return run
+
+
+def _call() -> Call:
+    """How the CLI calls a command: for a person, with the launcher's share of the cores."""
+    return Call(cores=launcher_share(), console=True)
+
+
+def launcher_share() -> int | None:
+    """Under a launcher whose jobs are parallel processes on this machine (it declares `n_jobs`, as
+    Hydra's joblib launcher does) each job gets its share of the cores (cores // workers), so they do
+    not start on the same free cores and fight."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        launcher = HydraConfig.get().launcher
+    except (ImportError, ValueError):
+        return None
+    if "n_jobs" not in launcher:
+        return None
+    from .device import allowed_cores
+
+    cores, n = allowed_cores(), int(launcher.get("n_jobs") or -1)
+    return max(1, cores // (cores if n < 1 else min(n, cores)))
+
+
+@registry.console("synth")
+def _synth(cfg) -> None:
+    tree = commands.synth.run(cfg, _call()).value
+    what = "official per-task folders" if cfg.layout == "official" else "tree"
+    n = cfg.n if isinstance(cfg.n, int) else "the release's" if cfg.n == "release" else \
+        ", ".join(f"{k} {v}" for k, v in dict(cfg.n).items())
+    show(f"wrote synthetic {what} {tree} ({n} samples{' per subset' if not isinstance(cfg.n, dict) else ''}, "
+         f"system={cfg.system}, seed={cfg.seed})")
+
+
+@registry.console("calibrate")
+def _calibrate(cfg) -> None:
+    from .vad.calibration import FLOOR, IMPLAUSIBLE, MULTIPLE
+
+    ran = commands.calibrate.run(cfg, _call())
+    cal = ran.value
+    ident = cal.identity["device"]
+    show(f"device: {', '.join(f'{k} {v}' for k, v in ident.items() if v is not None)}")
+    show(f"corpus: {cal.windows} windows, {cal.audio_s:.0f} s of audio (sha256:{cal.corpus_sha256[:12]})")
+    show(f"largest |batched - reference| probability: {cal.deviation:.3e} (refused above {IMPLAUSIBLE:.0e})")
+    show(f"guard margin: {cal.margin:.3e} = max({MULTIPLE} x deviation, {FLOOR:.0e}); {cal.seconds:.1f} s")
+    show("\n".join(ran.lines))
+
+
+def console_of(command: str):
+    """What runs `command` and prints: its registered console, or (a command that registers none, as asr and vad)
+    its lines."""
+    c = registry.COMMANDS[command]
+    return c.show or _lines(c.run)

@@ -1,0 +1,247 @@
+"""The command line read one way, before Hydra parses it: a bare word answered with the key it needs
+(`Command.bare`), a scalar where a list is expected made a one-element list, a comma without -m refused in fdbu's
+words, Hydra's flags put before the overrides, and a config file of the command's keys (`--config-dir/--config-name`)
+read as overrides, checked first (a regular file, a few hundred bytes of YAML, no alias bomb, no key that would make
+Hydra run code)."""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from . import registry
+from .errors import FdbuError
+
+SWEEPS = ("glob(", "range(", "choice(", "interval(", "tag(", "sort(", "shuffle(")
+
+
+def swept(value: str) -> bool:
+    """Whether an override's value gives several values (a comma outside brackets and quotes, or a sweep)."""
+    value = value.strip()
+    return value.startswith(SWEEPS) or len(split_top(value)) > 1
+
+
+def split_top(value: str) -> list[str]:
+    """A value split at its commas outside brackets and quotes."""
+    parts, depth, quote, cur = [], 0, None, ""
+    for ch in value:
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+            continue
+        cur += ch
+    return parts + [cur]
+
+
+def one_grammar(command: str, rest: list[str]) -> list[str]:
+    """The command line read one way: a bare path is answered with the key it needs; a scalar where a list is
+    expected is a one-element list (trees=A is trees=[A]); A,B there is several jobs with -m (each a list),
+    and without -m refused in fdbu's words with the list syntax."""
+    from .config import list_keys
+
+    lists = set(list_keys(command))
+    multirun = any(a in ("-m", "--multirun") for a in rest)
+    out, skip = [], False
+    for a in rest:
+        if (skip and "=" not in a) or a.startswith("-"):  # a flag, or a flag's value (never key=value)
+            out.append(a)
+            skip = a in HYDRA_VALUED or a in INFO
+            continue
+        skip = False
+        if "=" not in a and a.startswith("~"):  # Hydra's deletion: its own grammar says what it makes of it
+            out.append(a)
+            continue
+        if "=" not in a:
+            bare = registry.COMMANDS[command].bare
+            if bare is None or a in INFO_TOPICS:
+                out.append(a)
+                continue
+            raise FdbuError("config", None, f"{a!r} is not a setting (key=value); did you mean {bare.format(a)}?")
+        key, _, value = a.partition("=")
+        v = value.strip()
+        if key.lstrip("+~") not in lists or v.startswith(SWEEPS + ("${",)) or v in ("", "null", "~"):
+            out.append(a)
+        elif swept(v) and multirun:
+            out.append(f"{key}=" + ",".join(p if p.strip().startswith("[") else f"[{p}]" for p in split_top(v)))
+        elif v.startswith("["):
+            out.append(a)
+        elif swept(v):
+            raise FdbuError("config", None, f"{key}={value}: a list is written \"{key}=[{value}]\" (quoted for the "
+                            "shell); a bare comma means several jobs, with -m")
+        else:
+            out.append(f"{key}=[{value}]")
+    return out
+
+
+HYDRA_VALUED = ("--cfg", "-c", "--package", "-p", "--config-path", "-cp", "--experimental-rerun")
+INFO = ("--info", "-i")  # its value is optional: one of these, or none (all)
+INFO_TOPICS = ("all", "config", "defaults", "defaults-tree", "plugins", "searchpath")
+
+
+def options_first(rest: list[str]) -> list[str]:
+    """Hydra's flags (-m, --cfg job, ...) before the overrides: its parser takes the overrides as one run of
+    positional arguments, so a flag between or after them left the rest 'unrecognized'."""
+    flags, overrides, i = [], [], 0
+    while i < len(rest):
+        a = rest[i]
+        if a in INFO:  # moved before the overrides, it must not take the first of them as its topic
+            topic = rest[i + 1] if i + 1 < len(rest) and rest[i + 1] in INFO_TOPICS else None
+            flags.append(f"{a}={topic or 'all'}" if a == "--info" else a)
+            if a == "-i":
+                flags.append(topic or "all")
+            i += 2 if topic else 1
+            continue
+        if a.startswith("-"):
+            flags.append(a)
+            if a in HYDRA_VALUED and i + 1 < len(rest) and not rest[i + 1].startswith("-") and "=" not in rest[i + 1]:
+                flags.append(rest[i + 1])
+                i += 1
+        else:
+            overrides.append(a)
+        i += 1
+    return flags + overrides
+
+
+FILE_FLAGS = {"--config-name": "name", "-cn": "name", "--config-dir": "dir", "-cd": "dir"}
+
+
+def value_text(v) -> str:
+    """A YAML value as Hydra's override grammar writes it: strings quoted, lists and mappings nested."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if v is None:
+        return "null"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ",".join(value_text(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ",".join(f"{k}:{value_text(x)}" for k, x in v.items()) + "}"
+    return "'" + str(v).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+MAX_CONFIG_BYTES = 1 << 20  # a config file of settings is a few hundred bytes
+MAX_CONFIG_NODES = 100_000  # values after YAML's aliases are expanded ("billion laughs")
+
+
+def config_text(path) -> str:
+    """A config file's text, read only when it is a regular file of at most MAX_CONFIG_BYTES, and refused when its
+    aliases would expand past MAX_CONFIG_NODES values (counted on the composed node graph, nothing expanded)."""
+    import yaml
+
+    from .atomic import regular
+
+    try:
+        regular(path, "config", str(path))  # a FIFO would block the read forever
+        with open(path, "rb") as f:
+            raw = f.read(MAX_CONFIG_BYTES + 1)
+    except OSError as e:
+        raise FdbuError("config", None, f"the config file {path} cannot be read: {e.strerror or e}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise FdbuError("config", None, f"the config file {path} is larger than {MAX_CONFIG_BYTES >> 20} MiB; a file "
+                        "of settings is a few lines")
+    try:
+        text = raw.decode("utf-8")
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except UnicodeDecodeError:
+        raise FdbuError("config", None, f"the config file {path} is not UTF-8 text") from None
+    except RecursionError:
+        raise FdbuError("config", None, f"the config file {path} is nested too deeply to be a file of settings") from None
+    except yaml.YAMLError as e:
+        raise FdbuError("config", None, f"the config file {path} is not valid YAML: "
+                        f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    sizes: dict[int, int] = {}
+
+    def size(n) -> int:  # values under a node once its aliases are expanded, each shared node counted once
+        if id(n) not in sizes:
+            sizes[id(n)] = 0  # a cycle counts nothing more
+            kids = [v for pair in n.value for v in pair] if isinstance(n, yaml.MappingNode) else \
+                n.value if isinstance(n, yaml.SequenceNode) else []
+            sizes[id(n)] = 1 + sum(min(size(k), MAX_CONFIG_NODES) for k in kids)
+        return sizes[id(n)]
+
+    try:
+        big = node is not None and size(node) > MAX_CONFIG_NODES
+    except RecursionError:
+        raise FdbuError("config", None, f"the config file {path} is nested too deeply to be a file of settings") from None
+    if big:
+        raise FdbuError("config", None, f"the config file {path} expands to more than {MAX_CONFIG_NODES} values "
+                        "(YAML aliases); a file of settings needs none")
+    return text
+
+
+def runs_code(data, at: str = "") -> str | None:
+    """The first key of a config file that would make Hydra run code: a `hydra` key, or `_target_` anywhere."""
+    if isinstance(data, dict):
+        for k, v in data.items():
+            key = str(k).lstrip("+~")
+            if (not at and (key == "hydra" or key.startswith(("hydra.", "hydra/")))) or key == "_target_":
+                return f"{at}{k}"
+            found = runs_code(v, f"{at}{k}.")
+            if found:
+                return found
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            found = runs_code(v, f"{at}{i}.")
+            if found:
+                return found
+    return None
+
+
+def config_file(rest: list[str]) -> list[str]:
+    """`--config-dir DIR --config-name NAME` (or `-cd`/`-cn`, or a path as the name): a YAML file of the command's
+    keys, as a Hydra user writes one, taken as overrides placed before the command line's (which win). Its
+    mapping is flattened to `key=value`, so the file's values travel with every job, on any launcher."""
+    found, out, i = {}, [], 0
+    while i < len(rest):
+        flag, eq, val = rest[i].partition("=")
+        if flag in FILE_FLAGS:
+            if not eq:
+                if i + 1 == len(rest):
+                    raise FdbuError("config", None, f"{flag} needs a value")
+                val, i = rest[i + 1], i + 1
+            found[FILE_FLAGS[flag]] = val
+        else:
+            out.append(rest[i])
+        i += 1
+    if "name" not in found:
+        if "dir" in found:
+            raise FdbuError("config", None, "--config-dir needs --config-name, the file's name (without .yaml)")
+        return rest
+    from omegaconf import OmegaConf
+
+    path = Path(found.get("dir", ".")) / found["name"]
+    path = path if path.suffix in (".yaml", ".yml") else path.with_name(path.name + ".yaml")
+    text = config_text(path)
+    try:
+        data = OmegaConf.to_container(OmegaConf.load(io.StringIO(text)), resolve=False)
+    except Exception as e:  # YAML syntax
+        raise FdbuError("config", None, f"the config file {path} is not valid YAML: "
+                        f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise FdbuError("config", None, f"the config file {path} is not a mapping of settings (key: value)")
+    if "defaults" in data:
+        raise FdbuError("config", None, f"the config file {path} has a defaults list; give the command's keys only "
+                        "(pick launchers and other groups on the command line: hydra/launcher=slurm_cpu)")
+    code = runs_code(data)
+    if code:  # Hydra instantiates `_target_` (callbacks, launchers): a file someone sent could run anything
+        raise FdbuError("config", None, f"the config file {path} sets {code}: a config file holds the command's "
+                        "settings only, never hydra keys or _target_ (give Hydra's settings on the command line)")
+
+    def flat(d, prefix=""):
+        for k, v in d.items():
+            if isinstance(v, dict) and v and not (prefix + str(k)).startswith("export.roots"):
+                yield from flat(v, f"{prefix}{k}.")
+            else:
+                yield f"{prefix}{k}={value_text(v)}"
+
+    return [*flat(data), *out]
