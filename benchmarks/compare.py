@@ -17,7 +17,8 @@ from fdbu.compare_outputs import curves, to_csv
 from fdbu.systems import load
 from fdbu.kernels import INF, paired_ranked_differences, paired_ratio_differences
 from fdbu.metrics.stats import Bootstrap
-from fdbu.plot import compare_forest, compare_latency_curves
+from fdbu.plot_forest import compare_forest
+from fdbu.plot import compare_latency_curves
 from fdbu.unified import write
 from fdbu.pipeline import score_path
 from fdbu.synth import synthesize

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import commands, config
+from . import commands, config_keys
 from .registry import Call
 from .settings import NOT_REACHED
 
@@ -242,7 +242,8 @@ def _required(command: str, key: str, value, settings: dict) -> None:
     """A missing first argument, in the CLI's words: most often a misspelt keyword (`tre=`) took its place."""
     if value is not None:
         return
-    from .config import did_you_mean, known_keys, CONFIGS
+    from .config_keys import did_you_mean, known_keys
+    from .config import CONFIGS
     from .errors import FdbuError
 
     keys = {k.split(".")[0] for k in known_keys(CONFIGS[command])}
@@ -280,7 +281,7 @@ def score(tree=None, *, write: bool = False, **settings) -> Result:
 
     _required("score", "tree", tree, settings)
     _flags(write=write)
-    cfg = config.build("score", {"tree": _paths(tree, "tree", False), "progress": False, **settings})
+    cfg = config_keys.build("score", {"tree": _paths(tree, "tree", False), "progress": False, **settings})
     scored = commands.score.run(cfg, Call(write=write)).value
     return Result(scored.unified, scored.rows, Path(cfg.tree).resolve().name)
 
@@ -299,7 +300,7 @@ def sweep(tree=None, *, write: bool = False, **settings) -> SweepResult:
     """
     _required("sweep", "tree", tree, settings)
     _flags(write=write)
-    cfg = config.build("sweep", {"tree": _paths(tree, "tree", True), "progress": False, **settings})
+    cfg = config_keys.build("sweep", {"tree": _paths(tree, "tree", True), "progress": False, **settings})
     return SweepResult(commands.sweep.run(cfg, Call(write=write)).value)
 
 
@@ -319,7 +320,7 @@ def compare(trees=None, *, write: bool = False, **settings) -> CompareResult:
     """
     _required("compare", "trees", trees, settings)
     _flags(write=write)
-    cfg = config.build("compare", {"trees": _paths(trees, "trees", "only"), "progress": False, **settings})
+    cfg = config_keys.build("compare", {"trees": _paths(trees, "trees", "only"), "progress": False, **settings})
     if write and cfg.out is None:
         from .errors import FdbuError
 
@@ -343,7 +344,7 @@ def report(trees=None, out=None, **settings):
 
     _required("report", "trees", trees, settings)
     _required("report", "out", out, settings)
-    cfg = config.build("report", {"trees": _paths(trees, "trees", "only"), "out": _paths(out, "out", False),
+    cfg = config_keys.build("report", {"trees": _paths(trees, "trees", "only"), "out": _paths(out, "out", False),
                                   "progress": False,
                                   **settings})
     commands.report.run(cfg)

@@ -59,7 +59,7 @@ def _task(fn, command: str | None = None):
         from omegaconf import OmegaConf
         from omegaconf.errors import OmegaConfBaseException
 
-        from .config import composition_error
+        from .config_keys import composition_error
 
         console_handler()  # the notes of the modules below (fdbu.log) on stderr, one line each
         try:
@@ -93,7 +93,7 @@ def _preload(command: str | None) -> None:
 
 
 def _command_help(command: str) -> str:
-    from .config import help_text
+    from .config_keys import help_text
 
     return (f"usage: fdbu {command} [key=value ...] [--cfg job] [-m]\n\n{help_text(command)}\n\n"
             f"Hydra: --cfg job shows the composed config; -m runs several jobs; hydra/launcher=... picks a launcher.")
@@ -133,7 +133,8 @@ def _main(argv: list[str] | None) -> int:
     if any(a in ("-h", "--help") for a in rest):
         print(_command_help(command))
         return 0
-    from .config import register, too_large
+    from .config import register
+    from .config_keys import too_large
 
     try:
         rest = outputs_of_jobs(command, one_grammar(command, config_file(rest)))
@@ -166,7 +167,7 @@ def _run(command: str, app) -> int:
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    from .config import composition_error
+    from .config_keys import composition_error
 
     try:
         app()

@@ -111,7 +111,9 @@ def figures(result: dict, systems: list[System], width: str = WIDTH, progress: b
     """The comparison's figures by file name (FIGURES x FORMATS): the latency curves and the forest."""
     from tqdm import tqdm
 
-    from .plot import compare_forest, compare_latency_curves
+    from .plot_forest import compare_forest
+
+    from .plot import compare_latency_curves
 
     with tqdm(total=2, desc="figures", unit="figure", disable=None if progress else True) as bar:
         made = {FIGURES[0]: compare_latency_curves(curves(systems, result), width=width)}

@@ -1,4 +1,5 @@
-"""Every command's settings, typed, with their defaults and meaning, validated once, here.
+"""Every command's settings, typed, with their defaults and meaning, validated once, here (with the groups several
+commands share, `fdbu.config_base`; a command's keys, its --help and its errors as one line, `fdbu.config_keys`).
 
 The dataclasses are Hydra structured configs (registered in the ConfigStore with the config Hydra
 composes for each command, `register`), so a value of the wrong type is refused while Hydra composes the
@@ -9,189 +10,20 @@ the grid, the bootstrap's spec), so the modules below receive checked values and
 this one; `fdbu COMMAND --help` prints each key with its type, default and the `help` of its field.
 """
 import dataclasses
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar, Dict, List, Optional
 
 from omegaconf import MISSING
 
 from . import registry, tasks
-from .cachedir import cache_root
-from .errors import FdbuError, one_line
 from .family import Group
 from .official.rules import shipped_pins
-from .settings import (ALPHA, ASR_BATCH_SIZE, ASR_MAX_BATCH_SECONDS, CROP_MAX_MS, FORMATS, LENGTH_POLICIES, MAX_INT,
-                       MAX_RESAMPLES, NEG_OFFSET, PAD_MAX_MS, PAIRS, PARAKEET, RESAMPLES, SEED, TRANSCRIPTS,
-                       VAD_BATCH_SECONDS, WIDTH, WIDTHS, SileroSettings, changed, check as _check, check_options,
-                       default_names, grid, grid_size, opt, refuse, within, VAD_BACKEND, VAD_VERIFY, DEVICES)
+from .config_base import (DAY, MAX_BATCH, SEED_RANGE, BootstrapConfig, Common, DeviceFree, GridConfig, PairingOptions,
+                          SEGMENT_KEYS, Sharded, VadConfig, _names, _systems, _views, group)
+from .settings import (ASR_BATCH_SIZE, ASR_MAX_BATCH_SECONDS, CROP_MAX_MS, FORMATS, LENGTH_POLICIES, PAD_MAX_MS, PAIRS,
+                       PARAKEET, TRANSCRIPTS, WIDTH, check as _check, default_names, opt, within)
 from .views import VIEWS
-
-
-def group(cls, help: str):
-    return field(default_factory=cls, metadata={"help": help})
-
-
-# ---- ranges (issue 25): every numeric setting inside its range, checked before any arithmetic ---------------
-# A range is (test, what it must be), checked by settings.within; the ranges other modules share (the segment
-# settings', settings.SEGMENT and AXES) are declared in fdbu.settings, these are the configs' own.
-
-MAX_POINTS = 1000  # sweep grid points without sweep.allow_large (the default grid has 25)
-MAX_GRID = 1_000_000  # sweep grid points with it: each point's record is kilobytes, sweep.json would be gigabytes
-MAX_BATCH = 4096  # asr.batch_size
-SEED_RANGE = (lambda v: 0 <= v <= MAX_INT, "a whole number from 0 to 2^63 - 1")
-DAY = (lambda v: 0 < v <= 86400, "seconds > 0, at most a day")
-
-
-def capped_threads(threads):
-    """vad.threads above the cores this process may use (affinity, cgroup quota) is capped to them, said on
-    as a note (`fdbu.log`): more threads than cores only cost memory (a billion asked libgomp for 216 GB)."""
-    from .device import allowed_cores
-    from .log import note
-
-    cores = allowed_cores()
-    if threads is not None and threads > cores:
-        note(f"fdbu: note: vad.threads={threads} is more than the {cores} cores this process may use; using {cores}")
-        return cores
-    return threads
-
-
-def too_large(overrides) -> str | None:
-    """The first `key=value` whose value (or a list element) is an integer no float holds: OmegaConf would
-    fail converting it (OverflowError) before any check runs."""
-    for item in overrides:
-        key, _, value = str(item).partition("=")
-        for part in value.strip("[]").split(","):
-            part = part.strip()
-            if part.lstrip("+-").isdigit() and part.isascii() and abs(int(part)) > MAX_INT:
-                return f"{key.lstrip('+~')}=<an integer of {len(part.lstrip('+-'))} digits>: no setting takes a " \
-                       "number this large"
-    return None
-
-
-def flat(values: Dict[str, Any], prefix: str = "") -> List[str]:
-    """The API's nested settings as `key=value` overrides (for `too_large`)."""
-    out = []
-    for key, value in values.items():
-        if isinstance(value, dict):
-            out += flat(value, f"{prefix}{key}.")
-        else:
-            shown = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else value
-            out.append(f"{prefix}{key}={shown}")
-    return out
-# ---- end of the ranges ---------------------------------------------------------------------------------------
-
-
-@dataclass
-class VadConfig:
-    threshold: float = opt(SileroSettings.threshold, "Silero speech threshold, in (0, 1)")
-    min_speech_duration_ms: int = opt(SileroSettings.min_speech_duration_ms, "shortest speech segment kept, ms")
-    min_silence_duration_ms: int = opt(SileroSettings.min_silence_duration_ms, "silence that ends a segment, ms")
-    speech_pad_ms: int = opt(SileroSettings.speech_pad_ms, "padding on both sides of a segment, ms (spec: 0)")
-    backend: str = opt(VAD_BACKEND, "batched: many files at once, guarded to equal silero-vad; reference: silero-vad "
-                                  "itself, one file at a time")
-    cache: bool = opt(True, "keep window probabilities on disk (keyed by the wav, silero-vad version and model)")
-    verify: Any = opt(VAD_VERIFY, "sentinel: files re-run the reference way (auto: 2-10 files from 50 batched files)")
-    threads: Optional[int] = opt(None, "CPU threads of the batched backend; null: the cores free now; more than "
-                                       "the cores this process may use are capped to them")
-    batch_seconds: float = opt(VAD_BATCH_SECONDS, "audio seconds loaded and computed per batch (bounds memory)")
-    require_shards: bool = opt(False, "assembling after sharded runs: refuse, naming the missing shard, instead of "
-                                      "computing what no shard's cache holds")
-
-    def __post_init__(self):
-        self.settings()  # the segment settings' one check (settings.SileroSettings, ranges settings.SEGMENT)
-        check_options(self.backend, self.verify, self.threads, self.batch_seconds)
-        self.threads = capped_threads(self.threads)
-
-    def settings(self) -> SileroSettings:
-        return SileroSettings(threshold=self.threshold, min_speech_duration_ms=self.min_speech_duration_ms,
-                              min_silence_duration_ms=self.min_silence_duration_ms, speech_pad_ms=self.speech_pad_ms)
-
-    def changed(self) -> List[str]:
-        """The segment settings that differ from the spec's (Silero's defaults, no padding)."""
-        return changed(self.settings())
-
-    def refuse_segment_settings(self, why) -> None:
-        """For a command that sets or ignores the segment settings itself: any changed one is refused,
-        `why(key)` saying why and what to use instead."""
-        for key in self.changed():
-            refuse(f"vad.{key}", getattr(self, key), why(key))
-
-
-# the segment settings, as keys: the ones a sweep and a calibration refuse
-SEGMENT_KEYS = tuple(f"vad.{f.name}" for f in dataclasses.fields(VadConfig) if f.name in SileroSettings.__annotations__)
-
-
-@dataclass
-class BootstrapConfig:
-    resamples: int = opt(RESAMPLES, f"bootstrap resamples, 1 to {MAX_RESAMPLES}")
-    seed: int = opt(SEED, "numpy.random.default_rng seed, 0 to 2^63 - 1")
-
-    def __post_init__(self):
-        _check(1 <= self.resamples <= MAX_RESAMPLES, "bootstrap.resamples", self.resamples,
-               f"a whole number from 1 to {MAX_RESAMPLES}")
-        within(self, "bootstrap.", seed=SEED_RANGE)
-
-
-@dataclass
-class Common:
-    """Settings every command shares."""
-
-    REFUSED: ClassVar[tuple] = ()  # keys every run of the command refuses: --help leaves them out
-    device: str = opt(DEVICES[0], "cpu | cuda | auto (the GPU when torch sees one)")
-    progress: bool = opt(True, "progress bars on stderr")
-    cache_dir: Optional[str] = opt(None, "the root of every cache (vad-probs/, asr/); shared by machines that shard "
-                                         "a job; null: $XDG_CACHE_HOME/fdbu (~/.cache/fdbu)")
-
-    def __post_init__(self):
-        _check(self.device in DEVICES, "device", self.device, "choose cpu, cuda or auto")
-        _widths(self)
-
-    def cache_root(self) -> Path:
-        return Path(self.cache_dir) if self.cache_dir else cache_root()
-
-
-@dataclass
-class DeviceFree(Common):
-    """Common settings of a command that runs nothing on a device: `device` is refused, not ignored."""
-
-    COMMAND: ClassVar[str] = ""
-    REFUSED: ClassVar[tuple] = ("device", "cache_dir")
-
-    def __post_init__(self):
-        super().__post_init__()
-        _check(self.device == "auto", "device", self.device, f"fdbu {self.COMMAND} runs nothing on a device: "
-               "leave it out")
-        _check(self.cache_dir is None, "cache_dir", self.cache_dir, f"fdbu {self.COMMAND} keeps nothing in a cache: "
-               "leave it out")
-
-
-@dataclass
-class Sharded(Common):
-    """One tree or several, and which shard of the work this run does (0 of 1: all of it)."""
-
-    tree: Optional[str] = opt(None, "one reference tree")
-    trees: Optional[List[str]] = opt(None, "several trees at once (their files are one pool of work)")
-    shard: int = opt(0, "which part of the work this run does, 0 to shards - 1")
-    shards: int = opt(1, "in how many parts the work is split; more than 1 only fills the cache, and the "
-                         "unsharded command assembles the outputs from it")
-
-    def __post_init__(self):
-        super().__post_init__()
-        _check((self.tree is None) != (self.trees is None), "tree", self.tree, "give tree=PATH or trees=[A,B], one")
-        _check(self.trees is None or len(self.trees) > 0, "trees", self.trees, "a list of one or more trees")
-        if not (isinstance(self.shards, int) and self.shards >= 1 and isinstance(self.shard, int)
-                and 0 <= self.shard < self.shards):
-            raise FdbuError("config", None, f"shard={self.shard!r} shards={self.shards!r}: shard must be a whole "
-                            "number in [0, shards)")
-
-    def roots(self):
-        return [Path(t) for t in (self.trees if self.trees is not None else [self.tree])]
-
-    @property
-    def sharded(self) -> bool:
-        return self.shards > 1
 
 
 class Grouped:
@@ -257,38 +89,6 @@ class ScoreConfig(Common, Grouped):
         return Views(names, {n: getattr(self, n).settings() for n in names})
 
 
-@dataclass
-class GridConfig:
-    threshold: List[float] = opt([0.3, 0.4, 0.5, 0.6, 0.7], "Silero thresholds, each in (0, 1)")
-    min_silence_duration_ms: List[float] = opt([50, 100, 200, 300, 500], "minimum silences, ms")
-    neg_threshold_offset: List[float] = opt([NEG_OFFSET], "neg_threshold = max(threshold - offset, 0.01)")
-    min_speech_duration_ms: List[float] = opt([250], "minimum speech, ms")
-    speech_pad_ms: List[float] = opt([0], "speech padding, ms")
-    allow_large: bool = opt(False, f"run a grid of more than {MAX_POINTS} points (its time and memory grow with "
-                                   "points x files)")
-    subset: Optional[str] = opt(None, "the subset swept (one with speech detection: synthetic_user_interruption or a "
-                                      "v1.5 subset); null: each tree's first (v1.0's before v1.5's)")
-
-    def __post_init__(self):
-        if self.subset is not None:
-            _check(self.subset in tasks.swept(), "sweep.subset", self.subset,
-                   f"one of {', '.join(tasks.swept())} (the subsets with speech detection), or null")
-        size = grid_size(self.threshold, self.min_silence_duration_ms, self.neg_threshold_offset, self.min_speech_duration_ms,
-                         self.speech_pad_ms)  # from the axes' lengths: no grid is built to be refused
-        if size > MAX_POINTS and not self.allow_large:
-            raise FdbuError("config", None, f"the sweep grid has {size} points, more than {MAX_POINTS} (time and memory "
-                            "grow with points x files, sweep.json with points); pass sweep.allow_large=true")
-        if size > MAX_GRID:
-            raise FdbuError("config", None, f"the sweep grid has {size} points, more than {MAX_GRID}, which no run "
-                            "holds (each point keeps its metrics for sweep.json), even with sweep.allow_large=true; "
-                            "sweep fewer values per axis")
-        self.points()  # the axes' one check (settings.grid, ranges settings.AXES)
-
-    def points(self):  # -> list of fdbu.settings.GridPoint
-        return grid(self.threshold, self.min_silence_duration_ms, self.neg_threshold_offset, self.min_speech_duration_ms,
-                    self.speech_pad_ms)
-
-
 @registry.config("sweep")
 @dataclass
 class SweepConfig(Common, Grouped):
@@ -317,51 +117,6 @@ class SweepConfig(Common, Grouped):
 
     def system_names(self) -> List[str]:
         return list(self.names) if self.names is not None else default_names(self.trees())
-
-
-def _views(names) -> None:
-    for name in names:
-        _check(name in VIEWS, "views", list(names), f"names from {', '.join(VIEWS)}")
-
-
-def _names(key: str, names, count: int) -> None:
-    """A name per tree, each a non-empty string, all different."""
-    if names is None:
-        return
-    _check(len(names) == count, key, list(names), f"one name per tree ({count})")
-    _check(all(isinstance(n, str) and n.strip() for n in names), key, list(names), "names must be non-empty")
-    _check(len(set(names)) == len(names), key, list(names), "names must all differ")
-
-
-def _widths(cfg) -> None:
-    """A command with figures: their printed width is one of the presets."""
-    if hasattr(cfg, "width"):
-        _check(cfg.width in WIDTHS, "width", cfg.width, "choose column (3.3 in) or page (7 in)")
-
-
-def _systems(cfg, least: int) -> None:
-    """trees, names and baseline of a command over several scored trees (compare, report)."""
-    _widths(cfg)
-    _check(len(cfg.trees) >= least and all(isinstance(t, str) and t for t in cfg.trees), "trees", cfg.trees,
-           "a list of at least two scored trees" if least == 2 else "a list of scored trees")
-    _names("names", cfg.names, len(cfg.trees))
-    _check(cfg.baseline is None or cfg.baseline in cfg.system_names(), "baseline", cfg.baseline,
-           f"one of the names {cfg.system_names()}")
-
-
-@dataclass
-class PairingOptions:
-    """How scored trees are paired and decided (`fdbu compare`, and `fdbu report`'s own comparison)."""
-
-    GROUP: ClassVar[str] = "compare"
-    allow_different_samples: bool = opt(False, "compare trees whose subsets hold different samples, over the "
-                                               "samples both hold (what is dropped is printed and recorded)")
-    alpha: float = opt(ALPHA, "the marker's level: a line is marked when its Holm-adjusted p is below alpha")
-    allow_mixed_transcripts: bool = opt(False, "compare trees whose transcripts came from different sources "
-                                               "(adopted from the official asr.py, fdbu asr, synth)")
-
-    def __post_init__(self):
-        _check(0 < self.alpha < 1, f"{self.GROUP}.alpha", self.alpha, "a level between 0 and 1")
 
 
 @dataclass
@@ -658,157 +413,3 @@ def register() -> None:
     from hydra.core.plugins import Plugins
 
     Plugins.instance().register(FdbuSlurmLauncher)  # an editable install hides it from Hydra's own scan
-
-
-def build(command: str, values: Dict[str, Any]):
-    """The config object for a command from plain values (the Python API): the same types, defaults and checks."""
-    from omegaconf import OmegaConf
-    from omegaconf.errors import OmegaConfBaseException
-
-    schema = OmegaConf.structured(CONFIGS[command])
-    values = one_grammar(command, values)
-    large = too_large(flat(values))
-    if large:
-        raise FdbuError("config", None, large)
-    try:
-        merged = OmegaConf.merge(schema, values)
-        return OmegaConf.to_object(merged)
-    except OmegaConfBaseException as e:
-        raise FdbuError("config", None, composition_error(e, command)) from None
-
-
-def _fields(cls, prefix: str = ""):
-    """(key path, field) of every setting of a config class, groups walked into."""
-    import typing
-
-    hints = typing.get_type_hints(cls)
-    for f in dataclasses.fields(cls):
-        kind = hints.get(f.name, f.type)
-        if dataclasses.is_dataclass(kind):
-            yield prefix + f.name, kind
-            yield from _fields(kind, f"{prefix}{f.name}.")
-        else:
-            yield prefix + f.name, kind
-
-
-def list_keys(command: str) -> List[str]:
-    """The keys of `command` whose value is a list (List[...] or Optional[List[...]])."""
-    import typing
-
-    def is_list(kind) -> bool:
-        if typing.get_origin(kind) in (list, List):
-            return True
-        return typing.get_origin(kind) is typing.Union and any(is_list(a) for a in typing.get_args(kind))
-
-    return [key for key, kind in _fields(CONFIGS[command]) if is_list(kind)]
-
-
-def group_keys(command: str) -> List[str]:
-    return [key for key, kind in _fields(CONFIGS[command]) if dataclasses.is_dataclass(kind)]
-
-
-def one_grammar(command: str, values: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
-    """The API's settings read as the CLI reads them: a scalar where a list is expected is a one-element list
-    (names="A" is names=["A"]), and a group given anything but a dict is refused in fdbu's words."""
-    lists, groups = set(list_keys(command)), set(group_keys(command))
-    out = {}
-    for key, value in values.items():
-        path = prefix + str(key)
-        if path in groups and not (isinstance(value, Mapping) or dataclasses.is_dataclass(value)):
-            raise FdbuError("config", None, f"{path}={value!r}: a group of settings is a dict of its keys, e.g. "
-                            f"{path}={{{_example(command, path)}}}")
-        if isinstance(value, Mapping) and path in groups:
-            value = one_grammar(command, dict(value), path + ".")
-        elif path in lists and isinstance(value, (str, int, float)) and not isinstance(value, bool):
-            value = [value]
-        out[key] = value
-    return out
-
-
-def _example(command: str, group: str) -> str:
-    first = next(k for k, _ in _fields(CONFIGS[command]) if k.startswith(group + ".") and k.count(".") ==
-                 group.count(".") + 1)
-    return f"{first.rsplit('.', 1)[1]!r}: ..."
-
-
-def composition_error(e: BaseException, command: str | None = None) -> str:
-    """One line for a config Hydra or OmegaConf refused: the key, the value, what is allowed (an unknown key:
-    the nearest key of `command`)."""
-    cause = e.__cause__ if e.__cause__ is not None else e
-    key = getattr(cause, "full_key", None)
-    text = str(cause).splitlines()[0] if str(cause) else type(cause).__name__
-    if "not in" in text and key:  # an unknown key: suggest the nearest known one
-        return f"{key} is not a setting{did_you_mean(key, command)}"
-    if text.startswith("LexerNoViableAltException"):  # Hydra's lexer: unquoted newline, tab, non-ASCII letter
-        override = getattr(cause, "override", None) or text.partition(": ")[2]
-        key, _, value = override.partition("=")
-        return one_line(f"cannot read the override {override!r}: quote a value holding spaces, tabs, newlines or "
-                        f"non-ASCII letters, e.g. \"{key}='{value}'\" (single quotes inside the argument)")
-    if type(cause).__name__ == "MissingMandatoryValue":
-        return f"{key or text} is required (e.g. {key}=PATH)"
-    return f"{key}: {text}" if key else text
-
-
-def known_keys(cls, prefix: str = "") -> List[str]:
-    out = []
-    for f in dataclasses.fields(cls):
-        if dataclasses.is_dataclass(f.type) or (isinstance(f.default_factory, type)
-                                                and dataclasses.is_dataclass(f.default_factory)):
-            out += known_keys(f.default_factory, f"{prefix}{f.name}.")
-        else:
-            out.append(prefix + f.name)
-    return out
-
-
-def did_you_mean(key: str, command: str | None = None) -> str:
-    """The nearest key of the command (of any command when it is not known), never the word typed; a key of
-    other commands says so."""
-    commands: list[str] = [command] if command is not None and command in CONFIGS else list(CONFIGS)
-    keys = sorted({k for c in commands for k in known_keys(CONFIGS[c])} - {key})
-    near = difflib.get_close_matches(key, keys, n=1, cutoff=0.6)
-    hint = f"; did you mean {near[0]}?" if near else ""
-    elsewhere = [c for c in CONFIGS if c not in commands and key in known_keys(CONFIGS[c])]
-    if command in CONFIGS and elsewhere:
-        hint = f" of {command} (it is one of {', '.join(elsewhere)})" + hint
-    return hint
-
-
-def _type_name(t) -> str:
-    import typing
-
-    args = [a for a in typing.get_args(t) if a is not type(None)]
-    if typing.get_origin(t) is typing.Union:
-        return "|".join(_type_name(a) for a in args) + "|null"
-    if args:
-        return f"{getattr(typing.get_origin(t), '__name__', 'list')}[{','.join(_type_name(a) for a in args)}]"
-    return "any" if t is Any else getattr(t, "__name__", str(t))
-
-
-def help_text(command: str) -> str:
-    """Every key of a command with its type, default and meaning (from the field's `help`)."""
-    lines = []
-
-    def walk(cls, prefix):
-        import typing
-
-        hints = typing.get_type_hints(cls)  # a group declared beside its settings may annotate in strings
-        for f in dataclasses.fields(cls):
-            if prefix + f.name in refused:
-                continue
-            if isinstance(f.default_factory, type) and dataclasses.is_dataclass(f.default_factory):
-                lines.append(f"  {prefix}{f.name}.*: {f.metadata.get('help', '')}")
-                walk(f.default_factory, f"{prefix}{f.name}.")
-                continue
-            default = f.default if f.default is not dataclasses.MISSING else (
-                f.default_factory() if f.default_factory is not dataclasses.MISSING else "???")
-            default = "(required)" if default == MISSING else repr(default)
-            kind = _type_name(hints.get(f.name, f.type))
-            lines.append(f"  {prefix + f.name:<34} {kind:<16} default {default}")
-            if f.metadata.get("help"):
-                lines.append(f"  {'':<34} {f.metadata['help']}")
-
-    refused = getattr(CONFIGS[command], "REFUSED", ())
-    walk(CONFIGS[command], "")
-    if refused:
-        lines.append(f"  (every run of fdbu {command} refuses {', '.join(refused)}: not listed)")
-    return "\n".join(lines)

@@ -58,7 +58,7 @@ def _report(cfg) -> None:
 
 @registry.console("evaluate")
 def _evaluate(cfg) -> None:
-    from .evaluate import table
+    from .summary import table
 
     ran = commands.evaluate.run(cfg, _call())
     show(table(ran.value))

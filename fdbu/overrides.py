@@ -44,7 +44,7 @@ def one_grammar(command: str, rest: list[str]) -> list[str]:
     """The command line read one way: a bare path is answered with the key it needs; a scalar where a list is
     expected is a one-element list (trees=A is trees=[A]); A,B there is several jobs with -m (each a list),
     and without -m refused in fdbu's words with the list syntax."""
-    from .config import list_keys
+    from .config_keys import list_keys
 
     lists = set(list_keys(command))
     multirun = any(a in ("-m", "--multirun") for a in rest)

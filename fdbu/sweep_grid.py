@@ -335,7 +335,7 @@ def outputs(out: Path, trees: int, plot: bool = True) -> Outputs:
 def files(result: dict, plot: bool = True, width: str = WIDTH) -> dict[str, bytes]:
     out = {"sweep.json": dumps(result).encode(), "sweep.csv": to_csv(result).encode()}
     if plot:
-        from .plot import sweep_heatmaps
+        from .plot_sweep import sweep_heatmaps
 
         figure = sweep_heatmaps(result, spec=SPEC, width=width)
         for name in HEATMAPS:

@@ -34,13 +34,13 @@ def test_the_cli_and_the_configs_read_the_registry():
 
 def _produced() -> dict[str, set[str]]:
     """Every file name each writing command's own code can announce, over its options."""
-    from fdbu import compare_outputs as pairwise, evaluate, site, sweep_grid, unified
+    from fdbu import compare_outputs as pairwise, evaluate, site, summary, sweep_grid, unified
     from fdbu.settings import FORMATS
 
     out = {"score": {n for plot in (True, False) for n in unified.names(plot)},
            "sweep": {n for k in (1, 3) for plot in (True, False) for n in sweep_grid.names(k, plot)},
            "compare": {n for plot in (True, False) for n in pairwise.names(plot)},
-           "evaluate": {evaluate.SUMMARY, evaluate.LEDGER}, "report": {site.HEAD, "compare.json"}}
+           "evaluate": {summary.SUMMARY, evaluate.LEDGER}, "report": {site.HEAD, "compare.json"}}
     for n in (1, 2, 12):
         for plot in (True, False):  # 12 systems of 2,600 samples: 11 parts of drill-downs each
             out["report"] |= set(site.names([2600] * n, tuple(FORMATS), site.figure_names(n, plot)))
@@ -79,7 +79,7 @@ def test_a_note_reaches_stderr_from_python_with_nothing_configured():
     import subprocess
     import sys
 
-    code = "from fdbu.config import capped_threads; from fdbu.device import allowed_cores; " \
+    code = "from fdbu.config_base import capped_threads; from fdbu.device import allowed_cores; " \
            "capped_threads(allowed_cores() + 1)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stderr.count("fdbu: note: vad.threads=") == 1 and out.stdout == ""
@@ -109,7 +109,7 @@ def test_the_cli_shows_notes_whatever_logging_config_ran_before(capsys):
 def test_notes_below_the_commands_can_be_captured_or_silenced(caplog, capsys):
     """A note (here: vad.threads above the cores) is a log record of the `fdbu` logger: captured by a handler,
     silenced by the logger's level."""
-    from fdbu.config import capped_threads
+    from fdbu.config_base import capped_threads
     from fdbu.device import allowed_cores
 
     big = allowed_cores() + 1

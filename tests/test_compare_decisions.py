@@ -126,7 +126,7 @@ def test_holm_runs_over_the_headline_lines_of_a_subset_across_all_pairs(trees):
 def test_the_console_and_the_forest_plot_show_compare_json_s_markers(trees, monkeypatch):
     import matplotlib.axes
 
-    from fdbu.plot import FEW, compare_forest
+    from fdbu.plot_forest import FEW, compare_forest
 
     for _label, (_, result) in _results(trees).items():
         text = leaderboard(result)

@@ -5,7 +5,7 @@ import re
 import numpy as np
 import pytest
 
-from fdbu import plot
+from fdbu import plot, plot_forest, plot_sweep
 from fdbu.metrics.table import readable
 
 MIN_PT = 7.0
@@ -29,7 +29,8 @@ def captured(monkeypatch):
         figs.extend(pages)
         return save(fig, *args, **kwargs)
 
-    monkeypatch.setattr(plot, "_save", keep)
+    for module in (plot, plot_forest, plot_sweep):  # each figure module saves through plot._save
+        monkeypatch.setattr(module, "_save", keep)
     return figs
 
 
@@ -100,7 +101,7 @@ def _result(n_pairs: int):
 @pytest.mark.parametrize("n_pairs", [1, 3])
 def test_forest(captured, width, n_pairs):
     result = _result(n_pairs)
-    data = plot.compare_forest(result, width=width)
+    data = plot_forest.compare_forest(result, width=width)
     fig = captured[-1]
     check_layout(fig, data, width)
     axes = [ax for ax in fig.axes if ax.get_visible()]
@@ -122,7 +123,7 @@ def test_forest(captured, width, n_pairs):
     stars = [t for ax in axes for t in ax.texts if t.get_text() == "*"]
     assert len(stars) == sum(m["marker"] for p in result["pairs"]
                              for m in p["subsets"]["synthetic_user_interruption"]["metrics"].values())
-    few = [t for ax in axes for t in ax.texts if t.get_text() == plot.FEW]  # too few pairs to decide
+    few = [t for ax in axes for t in ax.texts if t.get_text() == plot_forest.FEW]  # too few pairs to decide
     assert len(few) == n_pairs
 
 
@@ -204,7 +205,7 @@ def _sweep(pads=(0,)):
 
 def test_sweep_heatmaps_colour_the_difference_from_the_spec_by_direction(captured):
     result, spec = _sweep(pads=(0, 30))
-    data = plot.sweep_heatmaps(result, spec)
+    data = plot_sweep.sweep_heatmaps(result, spec)
     fig = captured[-1]
     check_layout(fig, data, "page")
     by_title = {" ".join(ax.get_title().split()): ax for page in fig.pages for ax in page.axes if ax.get_title()}
@@ -256,7 +257,7 @@ def test_each_colour_bar_formats_with_its_own_metrics_digits(captured):
     for k, p in enumerate(first):  # the first metric of the table: values 0.50001, 0.50002, ...
         name = next(iter(p["metrics"]))
         p["metrics"][name] = {"value": 0.5 + (k + 1) * 1e-5}
-    plot.sweep_heatmaps(result, spec)
+    plot_sweep.sweep_heatmaps(result, spec)
     bars = [ax for page in captured[-1].pages for ax in page.axes if ax.get_label() == "<colorbar>"]
     shown = [ax.yaxis.get_major_formatter()(0.123456, 0) for ax in bars]
     assert shown[0] == "+0.1235" and set(shown[1:]) == {"+0.12"}, shown
@@ -281,7 +282,7 @@ def test_heatmaps_of_any_grid_fit_the_width_and_a_page(captured, width):
                     points.append({"settings": st, "metrics": {m.name: {"value": 0.0897 + 1e-4 * (i + j) + 1e-3 * pad}
                                                                for m in METRICS}})
         trees.append({"name": name, "subset": "synthetic_user_interruption", "points": points})
-    data = plot.sweep_heatmaps({"trees": trees}, SPEC, width)
+    data = plot_sweep.sweep_heatmaps({"trees": trees}, SPEC, width)
     fig = captured[-1]
     check_layout(fig, data, width)
     shown = [ax for page in fig.pages for ax in page.axes if ax.get_title()]
@@ -301,7 +302,7 @@ def test_a_small_change_is_pale_and_the_colour_range_is_stated(captured):
     for p in result["trees"][0]["points"]:
         if p["settings"]["threshold"] == 0.4:
             p["metrics"]["speaking_at_end_rate"] = {"value": 0.5006}
-    plot.sweep_heatmaps(result, spec)
+    plot_sweep.sweep_heatmaps(result, spec)
     axes = {" ".join(ax.get_title().split()): ax for page in captured[-1].pages for ax in page.axes}
     image = axes["speaking at end rate modelA"].images[0]
     assert (image.norm.vmin, image.norm.vmax) == (-0.05, 0.05)
@@ -324,7 +325,7 @@ def test_the_forest_notes_medians_never_reached_and_splits_into_pages(captured, 
     """Latency panels with no finite line are a note of each flag, not an empty axis; each drawn panel has its x
     label; six subsets of three pairs go on pages no taller than PAGE_IN, each exactly the printed width."""
     result = _latency_only(3, ("-inf", "-inf", "+inf"))
-    data = plot.compare_forest(result, width=width)
+    data = plot_forest.compare_forest(result, width=width)
     fig = captured[-1]
     check_layout(fig, data, width)
     assert len(fig.pages) > 1
@@ -346,7 +347,7 @@ def test_a_forest_of_many_pairs_stays_within_a_page(captured, width):
     names = [f"response_rate_{k}s" for k in range(7)]
     pairs = [{"a": "base", "b": f"system-{k}", "subsets": {"synthetic_user_interruption": {"metrics": {
         n: _metric("share", "higher", 0.1 * k, -0.1, 0.3) for n in names}}}} for k in range(8)]
-    data = plot.compare_forest({"pairs": pairs}, width=width)
+    data = plot_forest.compare_forest({"pairs": pairs}, width=width)
     fig = captured[-1]
     check_layout(fig, data, width)
     ticks = [t.get_text() for page in fig.pages for ax in page.axes for t in ax.get_yticklabels()]

@@ -8,7 +8,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 
 from fdbu.errors import FdbuError
-from fdbu.evaluate import LEDGER, evaluate, reference_column, write
+from fdbu.evaluate import LEDGER, evaluate, write
+from fdbu.summary import reference_column
 from fdbu.judge import Judge, load_official
 from fdbu.official.rules import Verdict
 from official_scripts import OFFICIAL, needs_official

@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from builders import fdbu_main
-from fdbu import site
+from fdbu import board as lb, tables as tb
 from fdbu.cells import num
 from fdbu.pairwise import compare
 from fdbu.systems import load
@@ -31,7 +31,7 @@ def board(vad, boot, tmp_path_factory):
     done = fdbu_main("report", f"trees=[{a},{b}]", f"names=[mixed,'{TRICKY}']", f"out={out}",
                      "report.format=[md,tex,csv]")
     assert done.returncode == 0, done.stderr
-    return site.leaderboard(systems, compare(systems)), ["mixed", TRICKY], out
+    return lb.leaderboard(systems, compare(systems)), ["mixed", TRICKY], out
 
 
 class _Cells(html.parser.HTMLParser):
@@ -66,11 +66,11 @@ def test_the_markdown_renders_every_cell_as_written(board):
 
     rows, names, out = board
     text = (out / "leaderboard.md").read_text()
-    assert text == site.to_markdown(rows, names)
+    assert text == tb.to_markdown(rows, names)
     parsed = _Cells()
     parsed.feed(MarkdownIt("commonmark").enable("table").render(text))
     assert len(parsed.tables) == len(rows) + 1  # the summary first
-    top = site.summary(rows, names)
+    top = lb.summary(rows, names)
     summary, *tables = parsed.tables
     assert summary[0] == [("place", False), ("system", False), ("mean rank", False)] + [
         (f"{c['subset']}: {c['label']} ({c['better']})", False) for c in top["columns"]]
@@ -78,7 +78,7 @@ def test_the_markdown_renders_every_cell_as_written(board):
     for got, r in zip(summary[1:], top["rows"]):
         want = [(str(r["place"]), False), (r["system"], False), (f"{r['mean_rank']:.2f}", False)]
         for c, best in zip(r["cells"], r["best"]):
-            mark = site._mark(c)
+            mark = lb._mark(c)
             marks += bool(mark)
             want.append((num(c["value"]) + (f" {mark}" if mark else ""), best))
         assert got == want
@@ -90,7 +90,7 @@ def test_the_markdown_renders_every_cell_as_written(board):
         for got, row in zip(table[1:], sub["rows"]):
             want = [(row["label"], False), (row["better"], False)]
             for i, c in enumerate(row["cells"]):
-                mark = site._mark(c)
+                mark = lb._mark(c)
                 marks += bool(mark)
                 want.append((c["text"] + (f" {mark}" if mark else ""), i in row["best"]))
             assert got == want
@@ -130,11 +130,11 @@ def test_the_latex_compiles_with_no_overfull_box(board, tmp_path, systems, optio
     rows, names, out = board
     if systems == 2:
         body = (out / "leaderboard.tex").read_text()
-        assert body == site.to_latex(rows, names)
+        assert body == tb.to_latex(rows, names)
     else:
-        body = site.to_latex(_more_systems(rows, systems), [f"system {k}" for k in range(systems)])
+        body = tb.to_latex(_more_systems(rows, systems), [f"system {k}" for k in range(systems)])
     assert body.count("\\caption{") == len(rows) + 1 and body.count("\\label{tab:fdbu-") == len(rows) + 1
-    assert ("\\begin{table}" in body) == (systems <= site.COLUMN_SYSTEMS)  # the summary of 10 metrics: table*
+    assert ("\\begin{table}" in body) == (systems <= tb.COLUMN_SYSTEMS)  # the summary of 10 metrics: table*
     log = _compile(body, tmp_path, options)
     assert "Overfull \\hbox" not in log, [line for line in log.splitlines() if "Overfull" in line]
     assert "Float too large" not in log  # every table fits the page, too
@@ -181,7 +181,7 @@ def test_a_summary_of_few_metrics_fits_one_column(board, tmp_path, systems):
     rows, names, out = board
     some = [sub for sub in _more_systems(rows, systems) if sub["subset"] in (
         "candor_pause_handling", "candor_turn_taking")]
-    body = site.to_latex(some, [f"system {k}" for k in range(systems)])
+    body = tb.to_latex(some, [f"system {k}" for k in range(systems)])
     summary = body[:body.index("\\end{table", body.index("tab:fdbu-summary"))]
     assert "\\begin{table}[t]" in summary and "\\begin{table*}" not in summary
     log = _compile(body, tmp_path, "twocolumn")
@@ -210,8 +210,8 @@ def test_long_names_and_every_official_number_fit(board, tmp_path, systems, opti
         numbers = OFFICIAL["icc_backchannel" if sub["subset"] == "icc_backchannel" else "default"]
         if sub["subset"] == "candor_turn_taking":
             numbers = OFFICIAL["v15"]  # (the widest labels, on a subset that has metric rows too)
-        sub["reference"] = [site._reference_cell(({sub["subset"]: numbers}, ""), sub["subset"])] * systems
-    body = site.to_latex(some, LONG[:systems])
+        sub["reference"] = [lb._reference_cell(({sub["subset"]: numbers}, ""), sub["subset"])] * systems
+    body = tb.to_latex(some, LONG[:systems])
     assert "top to bottom: take\\_turn\\_rate, latency\\_s, rating (gpt-4o-mini-2024-07-18)" in body
     assert "behaviour: pending: no judge configured" in body
     log = _compile(body, tmp_path, options)

@@ -323,7 +323,7 @@ def test_the_api_refuses_what_the_cli_refuses(tree):
 
 
 def test_a_sweep_grid_beyond_the_bound_runs_with_allow_large():
-    from fdbu import config
+    from fdbu import config_keys as config
 
     grid = {"threshold": [0.5], "min_silence_duration_ms": list(range(1001))}
     with pytest.raises(FdbuError, match="has 1001 points, more than 1000"):

@@ -11,7 +11,7 @@ import pytest
 
 from browser import Chromium, executable
 from builders import fdbu_main
-from fdbu import evaluate, site
+from fdbu import board as lb, drilldown, evaluate, site
 from fdbu.systems import load
 from fdbu.cells import num
 from report_trees import scored_pair
@@ -139,14 +139,14 @@ def test_the_summary_the_official_numbers_and_the_paired_details(report, browser
     browser.open((out / "index.html").resolve().as_uri())
     names = [s.name for s in systems]
     result = json.loads((out / "compare.json").read_text())
-    board = site.leaderboard(systems, result)
-    top = site.summary(board, names)
+    board = lb.leaderboard(systems, result)
+    top = lb.summary(board, names)
     # the summary: systems as rows in the ranking's order, each headline value, the rule stated above it
     got = browser.eval("Array.from(document.querySelectorAll('table.summary tbody tr')).map(r => [r.dataset.system, "
                        "Array.from(r.querySelectorAll('td[data-system] .v')).map(v => v.textContent)])")
     assert got == [[r["system"], [num(c["value"]) for c in r["cells"]]] for r in top["rows"]]
     assert len(got[0][1]) == 10  # v1.0's headline metrics
-    assert site.RANK_RULE in browser.eval("document.querySelector('#summary-head + p').textContent")
+    assert lb.RANK_RULE in browser.eval("document.querySelector('#summary-head + p').textContent")
     # its column heads rank the systems: by a metric's value, ascending on the first press (not reached: +inf)
     j = next(j for j, c in enumerate(top["columns"]) if len({num(r["cells"][j]["value"]) for r in top["rows"]}) > 1)
     browser.eval(f"document.querySelectorAll('table.summary thead tr:last-child th')[{3 + j}].querySelector('button')"
@@ -171,7 +171,7 @@ def test_the_summary_the_official_numbers_and_the_paired_details(report, browser
     assert buttons
     for k, (subset, metric, text) in enumerate(buttons):
         m = pair["subsets"][subset]["metrics"][metric]
-        side = site.decision(m)["side"]
+        side = lb.decision(m)["side"]
         assert text.startswith("* " + {"better": "\u25b2 better", "worse": "\u25bc worse", None: "different"}[side])
         assert text.endswith(f"Holm p {m['p_holm']:.3f}") or m["p_holm"] < 0.001
         browser.eval(f"document.querySelectorAll('#boards table.board:not(.summary) button.pd.mark')[{k}].click()")
@@ -252,7 +252,7 @@ def test_every_systems_outcome_per_sample(report, browser, tmp_path):
     browser.open((out / "index.html").resolve().as_uri())
     _select(browser, "across-subset", UI)
     ids = [r["sample_id"] for r in systems[0].rows[UI]]
-    outcome = [{r["sample_id"]: site.rule(r, [])[0] if not r["eligible"] else r["outcome"] for r in s.rows[UI]}
+    outcome = [{r["sample_id"]: drilldown.rule(r, [])[0] if not r["eligible"] else r["outcome"] for r in s.rows[UI]}
                for s in systems]
     table = browser.eval("Array.from(document.querySelectorAll('table.across tbody tr')).map(r => [r.dataset.id, "
                          "Array.from(r.querySelectorAll('td')).map(td => td.textContent.split(' (')[0])])")

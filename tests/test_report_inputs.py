@@ -152,7 +152,7 @@ def test_every_mutation_is_a_refusal_or_a_correct_report(case, tmp_path_factory,
 def test_the_forest_draws_every_value_the_reader_accepts(case):
     """The figure reads the same keys: the edge values the reader lets through (an infinite difference, no
     interval, a p of exactly 0 or 1) draw without error."""
-    from fdbu.plot import compare_forest
+    from fdbu.plot_forest import compare_forest
 
     root, (a, b), systems, result = case
     doc = copy.deepcopy(result)

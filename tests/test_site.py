@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from builders import fdbu_main, wav_bytes
-from fdbu import site, tasks
+from fdbu import board as lb, drilldown, site, tables, tasks
 from fdbu.cells import md_text
 from fdbu.pairwise import compare
 from fdbu.systems import load
@@ -35,15 +35,15 @@ def result(systems):
 
 
 def _rank(v, better):
-    return site._key(v, better)
+    return lb._key(v, better)
 
 
 def test_leaderboard_is_unified_json_with_compares_decisions(systems, result):
-    board = site.leaderboard(systems, result)
+    board = lb.leaderboard(systems, result)
     scored = [s for s in tasks.scored() if s in systems[0].unified["subsets"]]
     assert [b["subset"] for b in board] == scored[:4] + ["icc_backchannel"] + scored[4:]  # in the release's order
     icc = board[4]
-    assert icc["rows"] == [] and icc["note"] == site.UNSCORED  # no unified metric: its official numbers alone
+    assert icc["rows"] == [] and icc["note"] == lb.UNSCORED  # no unified metric: its official numbers alone
     assert [r["note"] for r in icc["reference"]] == ["no summary.json (fdbu evaluate has not run on this tree)"] * 2
     pair = result["pairs"][0]
     seen_mark = False
@@ -73,8 +73,8 @@ def test_leaderboard_is_unified_json_with_compares_decisions(systems, result):
 
 
 def test_not_reached_ranks_last_for_a_latency():
-    assert site._key(NOT_REACHED, "lower") < site._key(9.0, "lower")
-    assert site._key(0.2, "lower") > site._key(0.3, "lower") and site._key(0.3, "higher") > site._key(0.2, "higher")
+    assert lb._key(NOT_REACHED, "lower") < lb._key(9.0, "lower")
+    assert lb._key(0.2, "lower") > lb._key(0.3, "lower") and lb._key(0.3, "higher") > lb._key(0.2, "higher")
 
 
 INTERRUPTION = {"sample_id": "synthetic_user_interruption/3", "subset": "synthetic_user_interruption",
@@ -83,23 +83,23 @@ INTERRUPTION = {"sample_id": "synthetic_user_interruption/3", "subset": "synthet
 
 
 def test_rule_texts_say_why_each_outcome_was_decided():
-    assert site.rule(INTERRUPTION, []) == ("not_exercised", "not exercised: no speech segment covers S = 10.531 s; "
+    assert drilldown.rule(INTERRUPTION, []) == ("not_exercised", "not exercised: no speech segment covers S = 10.531 s; "
                                            "nearest segments end 10.432 and start 10.592")
     spoke = {**INTERRUPTION, "segments": [[10.0, 12.5]], "outcome": "speaking_at_end"}
-    assert site.rule(spoke, [])[1] == ("speaking at end: speech at S = 10.531 s (segment 10.000-12.500 s covers it), "
+    assert drilldown.rule(spoke, [])[1] == ("speaking at end: speech at S = 10.531 s (segment 10.000-12.500 s covers it), "
                                        "and segment 10.000-12.500 s is still going at R = 12.000 s")
     answered = {**INTERRUPTION, "segments": [[10.0, 11.5]], "outcome": "response", "latency_s": 0.7}
-    text = site.rule(answered, [[11.0, 11.2, "no"], [12.7, 13.0, "yes"]])[1]
+    text = drilldown.rule(answered, [[11.0, 11.2, "no"], [12.7, 13.0, "yes"]])[1]
     assert "first word from R on starts at 12.700 s, latency 0.700 s" in text
     silent = {**INTERRUPTION, "segments": [], "outcome": "not_exercised"}
-    assert site.rule(silent, [])[1].endswith("no speech segment at all")
+    assert drilldown.rule(silent, [])[1].endswith("no speech segment at all")
     turn = {"task": "turn_taking", "eligible": True, "E_s": 5.0, "T_s": 9.0, "outcome": "early_start"}
-    assert site.rule(turn, [[4.2, 4.5, "uh"], [6.0, 6.2, "ok"]])[1] == \
+    assert drilldown.rule(turn, [[4.2, 4.5, "uh"], [6.0, 6.2, "ok"]])[1] == \
         "early start: a word starts at 4.200 s, before the turn end E = 5.000 s"
     pause = {"task": "pause_handling", "eligible": True, "first_pause_s": 3.0, "pause_intrusion": True,
              "intrusion_words": 2, "intruded_pauses": 1, "pauses": 3}
-    assert site.rule(pause, [])[0] == "intrusion"
-    assert site.rule({"eligible": False, "reasons": ["output.wav is silent"]}, []) == \
+    assert drilldown.rule(pause, [])[0] == "intrusion"
+    assert drilldown.rule({"eligible": False, "reasons": ["output.wav is silent"]}, []) == \
         ("ineligible", "ineligible: output.wav is silent")
 
 
@@ -108,15 +108,15 @@ def test_peaks_are_the_largest_amplitude_per_bin(tmp_path):
     audio = np.where(t < 0.5, 0.6, 0.3) * np.sin(2 * np.pi * 200 * t)  # samples land on the sine's peaks
     (tmp_path / "a.wav").write_bytes(wav_bytes(np.round(audio * 32767).astype(np.int16)))
     # 0.6 and 0.3 of full scale, to 1/32768: 59.4 and 29.7 of 99, far from a rounding boundary
-    assert site.peaks(tmp_path / "a.wav", bins=4) == [59, 59, 30, 30]
+    assert drilldown.peaks(tmp_path / "a.wav", bins=4) == [59, 59, 30, 30]
 
 
 def test_exports_hold_the_leaderboard(systems, result):
-    board = site.leaderboard(systems, result)
+    board = lb.leaderboard(systems, result)
     names = ["mixed", "prompt"]
-    md = site.to_markdown(board, names)
-    tex = site.to_latex(board, names)
-    every = list(csv.DictReader(io.StringIO(site.to_csv(board, names))))
+    md = tables.to_markdown(board, names)
+    tex = tables.to_latex(board, names)
+    every = list(csv.DictReader(io.StringIO(tables.to_csv(board, names))))
     rows = [r for r in every if r["kind"] not in ("official", "rank")]
     n_rows = sum(len(b["rows"]) for b in board)
     assert len(rows) == 2 * n_rows
@@ -124,7 +124,7 @@ def test_exports_hold_the_leaderboard(systems, result):
     official = [r for r in every if r["kind"] == "official"]
     assert [(r["subset"], r["system"]) for r in official] == [(b["subset"], n) for b in board for n in names]
     assert all(r["value"] == "" and r["note"].startswith("no summary.json") for r in official)
-    top = site.summary(board, names)
+    top = lb.summary(board, names)
     ranks = [r for r in every if r["kind"] == "rank"]
     assert [(r["system"], float(r["value"]), int(r["place"])) for r in ranks] == \
         [(r["system"], r["mean_rank"], r["place"]) for r in top["rows"]]
@@ -224,8 +224,8 @@ def test_the_latex_compiles_in_a_bare_article_and_prints_its_relations(systems, 
 
     if shutil.which("pdflatex") is None:
         pytest.skip("pdflatex is not installed (Debian: texlive-latex-recommended)")
-    board = site.leaderboard(systems, result)
-    tex = site.to_latex(board, ["mixed", "<b>_&%#"])
+    board = lb.leaderboard(systems, result)
+    tex = tables.to_latex(board, ["mixed", "<b>_&%#"])
     assert "<" not in tex.replace(r"\textless{}", "") and r"$\le$ 1 s" in tex
     (tmp_path / "doc.tex").write_text("\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n"
                                       + tex + "\n\\end{document}\n")
@@ -253,14 +253,14 @@ def test_the_summary_ranks_systems_by_mean_rank_over_the_headline_metrics():
     board = [{"subset": "s", "label": "s", "rows": rows, "baseline": "x"},
              {"subset": "v", "view": "fdbench", "label": "v", "baseline": "x", "rows": [  # a view's: not summarised
                  {**rows[0], "cells": [_cellv(0.9), _cellv(0.9), _cellv(0.0)]}]}]
-    top = site.summary(board, ["x", "y", "z"])
+    top = lb.summary(board, ["x", "y", "z"])
     assert [c["metric"] for c in top["columns"]] == ["a_rate", "lat_s"]
     # a_rate: x and y tie for places 1-2 (1.5 each), z 3; lat_s: z 1, x (not reached) 2, y (none) 3
     assert [(r["system"], r["ranks"], r["mean_rank"]) for r in top["rows"]] == [
         ("x", [1.5, 2.0], 1.75), ("z", [3.0, 1.0], 2.0), ("y", [1.5, 3.0], 2.25)]
     assert [r["place"] for r in top["rows"]] == [1, 2, 3]
     assert [r["best"] for r in top["rows"]] == [[True, False], [False, True], [True, False]]
-    tied = site.summary([{**board[0], "rows": rows[:1]}], ["x", "y", "z"])
+    tied = lb.summary([{**board[0], "rows": rows[:1]}], ["x", "y", "z"])
     assert [(r["system"], r["place"]) for r in tied["rows"]] == [("x", 1), ("y", 1), ("z", 3)]  # equal: one place
 
 
@@ -269,13 +269,13 @@ def test_the_official_numbers_stand_beside_the_unified_ones(trees, tmp_path):
     'no summary.json' for the other; a summary.json of other inputs is said to be stale, not shown."""
     import shutil
 
-    from fdbu import evaluate
+    from fdbu import evaluate, summary as shown
 
     a = shutil.copytree(trees[0], tmp_path / "mixed")
     evaluate.write(evaluate.evaluate(a), a)
     summary = json.loads((a / "summary.json").read_text())
     systems = [load(a, "mixed"), load(trees[1], "prompt")]
-    board = site.leaderboard(systems, None)
+    board = lb.leaderboard(systems, None)
     names = ["mixed", "prompt"]
     for sub in board:
         mine, other = sub["reference"]
@@ -283,21 +283,21 @@ def test_the_official_numbers_stand_beside_the_unified_ones(trees, tmp_path):
         if sub["subset"] == "icc_backchannel":  # no ground-truth distribution given: pending, said as such
             assert mine["numbers"] == [["state", "pending: " + numbers["pending"]]]
         else:
-            assert [k for k, _ in mine["numbers"]] == [k for k in evaluate.NUMBERS if k in numbers]
+            assert [k for k, _ in mine["numbers"]] == [k for k in shown.NUMBERS if k in numbers]
             for key, value in mine["numbers"]:
-                assert value == (numbers[key] if isinstance(numbers[key], float) else evaluate.number_text(numbers[key]))
+                assert value == (numbers[key] if isinstance(numbers[key], float) else shown.number_text(numbers[key]))
         assert other["note"] == "no summary.json (fdbu evaluate has not run on this tree)"
-    md = site.to_markdown(board, names)
+    md = tables.to_markdown(board, names)
     turn = next(s for s in board if s["subset"] == "candor_turn_taking")
     assert f"| official rules (summary.json) | reference | {md_text(turn['reference'][0]['text'])} |" in md
     assert turn["reference"][0]["text"] == (f"take_turn_rate {summary['subsets']['candor_turn_taking']['take_turn_rate']:.3f}, "
                                             f"latency_s {summary['subsets']['candor_turn_taking']['latency_s']:.3f}")
-    rows = list(csv.DictReader(io.StringIO(site.to_csv(board, names))))
+    rows = list(csv.DictReader(io.StringIO(tables.to_csv(board, names))))
     got = {r["metric"]: float(r["value"]) for r in rows if r["subset"] == "candor_turn_taking"
            and r["kind"] == "official" and r["system"] == "mixed"}
     assert got == {"official take_turn_rate": summary["subsets"]["candor_turn_taking"]["take_turn_rate"],
                    "official latency_s": summary["subsets"]["candor_turn_taking"]["latency_s"]}
-    tex = site.to_latex(board, names)
+    tex = tables.to_latex(board, names)
     tt = summary["subsets"]["candor_turn_taking"]
     assert (r"\begin{tabular}[t]{@{}r@{}}{\scriptsize " + f"{tt['take_turn_rate']:.3f}" + r"}\\ {\scriptsize "
             + f"{tt['latency_s']:.3f}" + r"}\end{tabular} & --") in tex  # the caption names them: top to bottom
@@ -306,17 +306,17 @@ def test_the_official_numbers_stand_beside_the_unified_ones(trees, tmp_path):
     good = json.loads(json.dumps(summary))
     summary["subsets"]["candor_turn_taking"]["latency_s"] = {"mean": 0.5}
     (a / "summary.json").write_text(json.dumps(summary))
-    odd = site.leaderboard([load(a, "mixed")], None)
+    odd = lb.leaderboard([load(a, "mixed")], None)
     assert {r["note"] for sub in odd for r in sub["reference"]} == {
         f"{a / 'summary.json'} is not a summary.json fdbu can read"}
     summary = good
     # stale: computed from another asr.json
     summary["inputs"]["asr.json"] = "0" * 64
     (a / "summary.json").write_text(json.dumps(summary))
-    stale = site.leaderboard([load(a, "mixed")], None)
+    stale = lb.leaderboard([load(a, "mixed")], None)
     assert {r["note"] for sub in stale for r in sub["reference"]} == {
         "summary.json was computed from a different asr.json (run fdbu evaluate again)"}
     (a / "summary.json").write_text("{not json")
-    broken = site.leaderboard([load(a, "mixed")], None)
+    broken = lb.leaderboard([load(a, "mixed")], None)
     assert {r["note"] for sub in broken for r in sub["reference"]} == {
         f"{a / 'summary.json'} is not a summary.json fdbu can read"}

@@ -125,7 +125,7 @@ def test_rankings_show_ties_as_ties_and_hold_only_when_the_same_everywhere():
 ])
 def test_refusals(kw, problem):
     """The grid's one check (settings.grid, the ranges of settings.AXES), as the config and the API reach it."""
-    from fdbu.config import GridConfig
+    from fdbu.config_base import GridConfig
 
     with pytest.raises(FdbuError, match=re.escape(problem)):
         grid(**kw)
@@ -138,7 +138,7 @@ def test_one_spelling_per_segment_setting():
     a score's settings are the same words, and the grid's fields are its axes in order."""
     import dataclasses
 
-    from fdbu.config import GridConfig, VadConfig
+    from fdbu.config_base import GridConfig, VadConfig
     from fdbu.settings import AXES, SEGMENT, GridPoint, SileroSettings
 
     assert tuple(AXES) == tuple(f.name for f in dataclasses.fields(GridPoint))

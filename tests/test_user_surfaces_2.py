@@ -179,14 +179,15 @@ def _nested(flat: dict) -> dict:
 def _listed(command: str) -> list[str]:
     import re
 
-    from fdbu.config import help_text
+    from fdbu.config_keys import help_text
 
     return re.findall(r"^  ([a-z_.]+) +\S", help_text(command), re.M)
 
 
 @pytest.mark.parametrize("command", list(BASE))
 def test_help_and_acceptance_agree(command):
-    from fdbu.config import CONFIGS, build
+    from fdbu.config import CONFIGS
+    from fdbu.config_keys import build
 
     for key in _listed(command):
         values = {**BASE[command], key: OTHER[key], **NEEDS.get((command, key), {})}

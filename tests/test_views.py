@@ -332,7 +332,7 @@ def test_compare_and_the_api_carry_the_views(tmp_path, vad, boot):
 def test_tor_alignment_is_paired_over_the_subsets_both_trees_hold(tmp_path, vad, boot):
     """compare.allow_different_samples=true and B without the pause subset: TOR-Alignment is paired over the two
     subsets both hold, with a warning naming the one left out; the report's pooled row says what it is over."""
-    from fdbu import site
+    from fdbu import board as lb
     from fdbu.pairwise import compare
     from fdbu.systems import load
 
@@ -345,7 +345,7 @@ def test_tor_alignment_is_paired_over_the_subsets_both_trees_hold(tmp_path, vad,
     tor = result["pairs"][0]["views"]["videofdb"]["pooled"]
     assert tor["over"] == [TURN, INT] and tor["metrics"]["TOR_alignment"]["n"] == 14
     assert any("left out: synthetic_pause_handling" in w for w in tor["warnings"])
-    board = site.leaderboard(systems, result)
+    board = lb.leaderboard(systems, result)
     assert board[-1]["subset"] == "pooled" and board[-1]["label"].endswith(f"pooled over {TURN}, {INT}")
 
 

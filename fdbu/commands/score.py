@@ -23,7 +23,7 @@ def run(cfg, call: Call = CALL) -> Ran:
     scored = score_path(tree, detector, bootstrap(cfg), cfg.group_settings(), cfg.view_settings())
     column = None
     if call.console:
-        from ..evaluate import reference_column as official_column
+        from ..summary import reference_column as official_column
 
         inputs = scored.unified["inputs"]
         column = official_column(tree, inputs["manifest.json"], inputs["asr.json"])

@@ -1,0 +1,194 @@
+"""A command's config as its keys: the API's plain values built into it (`build`, the CLI's grammar), the keys that
+are lists or groups, an error of Hydra's or OmegaConf's as one line with the nearest key, and `--help`'s text of
+every key with its type, default and meaning."""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from collections.abc import Mapping
+from typing import Any, Dict, List
+
+from omegaconf import MISSING
+
+from .config import CONFIGS
+from .errors import FdbuError, one_line
+from .settings import MAX_INT
+
+
+def too_large(overrides) -> str | None:
+    """The first `key=value` whose value (or a list element) is an integer no float holds: OmegaConf would
+    fail converting it (OverflowError) before any check runs."""
+    for item in overrides:
+        key, _, value = str(item).partition("=")
+        for part in value.strip("[]").split(","):
+            part = part.strip()
+            if part.lstrip("+-").isdigit() and part.isascii() and abs(int(part)) > MAX_INT:
+                return f"{key.lstrip('+~')}=<an integer of {len(part.lstrip('+-'))} digits>: no setting takes a " \
+                       "number this large"
+    return None
+
+
+def flat(values: Dict[str, Any], prefix: str = "") -> List[str]:
+    """The API's nested settings as `key=value` overrides (for `too_large`)."""
+    out = []
+    for key, value in values.items():
+        if isinstance(value, dict):
+            out += flat(value, f"{prefix}{key}.")
+        else:
+            shown = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else value
+            out.append(f"{prefix}{key}={shown}")
+    return out
+
+
+def build(command: str, values: Dict[str, Any]):
+    """The config object for a command from plain values (the Python API): the same types, defaults and checks."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    schema = OmegaConf.structured(CONFIGS[command])
+    values = one_grammar(command, values)
+    large = too_large(flat(values))
+    if large:
+        raise FdbuError("config", None, large)
+    try:
+        merged = OmegaConf.merge(schema, values)
+        return OmegaConf.to_object(merged)
+    except OmegaConfBaseException as e:
+        raise FdbuError("config", None, composition_error(e, command)) from None
+
+
+def _fields(cls, prefix: str = ""):
+    """(key path, field) of every setting of a config class, groups walked into."""
+    import typing
+
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        kind = hints.get(f.name, f.type)
+        if dataclasses.is_dataclass(kind):
+            yield prefix + f.name, kind
+            yield from _fields(kind, f"{prefix}{f.name}.")
+        else:
+            yield prefix + f.name, kind
+
+
+def list_keys(command: str) -> List[str]:
+    """The keys of `command` whose value is a list (List[...] or Optional[List[...]])."""
+    import typing
+
+    def is_list(kind) -> bool:
+        if typing.get_origin(kind) in (list, List):
+            return True
+        return typing.get_origin(kind) is typing.Union and any(is_list(a) for a in typing.get_args(kind))
+
+    return [key for key, kind in _fields(CONFIGS[command]) if is_list(kind)]
+
+
+def group_keys(command: str) -> List[str]:
+    return [key for key, kind in _fields(CONFIGS[command]) if dataclasses.is_dataclass(kind)]
+
+
+def one_grammar(command: str, values: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
+    """The API's settings read as the CLI reads them: a scalar where a list is expected is a one-element list
+    (names="A" is names=["A"]), and a group given anything but a dict is refused in fdbu's words."""
+    lists, groups = set(list_keys(command)), set(group_keys(command))
+    out = {}
+    for key, value in values.items():
+        path = prefix + str(key)
+        if path in groups and not (isinstance(value, Mapping) or dataclasses.is_dataclass(value)):
+            raise FdbuError("config", None, f"{path}={value!r}: a group of settings is a dict of its keys, e.g. "
+                            f"{path}={{{_example(command, path)}}}")
+        if isinstance(value, Mapping) and path in groups:
+            value = one_grammar(command, dict(value), path + ".")
+        elif path in lists and isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            value = [value]
+        out[key] = value
+    return out
+
+
+def _example(command: str, group: str) -> str:
+    first = next(k for k, _ in _fields(CONFIGS[command]) if k.startswith(group + ".") and k.count(".") ==
+                 group.count(".") + 1)
+    return f"{first.rsplit('.', 1)[1]!r}: ..."
+
+
+def composition_error(e: BaseException, command: str | None = None) -> str:
+    """One line for a config Hydra or OmegaConf refused: the key, the value, what is allowed (an unknown key:
+    the nearest key of `command`)."""
+    cause = e.__cause__ if e.__cause__ is not None else e
+    key = getattr(cause, "full_key", None)
+    text = str(cause).splitlines()[0] if str(cause) else type(cause).__name__
+    if "not in" in text and key:  # an unknown key: suggest the nearest known one
+        return f"{key} is not a setting{did_you_mean(key, command)}"
+    if text.startswith("LexerNoViableAltException"):  # Hydra's lexer: unquoted newline, tab, non-ASCII letter
+        override = getattr(cause, "override", None) or text.partition(": ")[2]
+        key, _, value = override.partition("=")
+        return one_line(f"cannot read the override {override!r}: quote a value holding spaces, tabs, newlines or "
+                        f"non-ASCII letters, e.g. \"{key}='{value}'\" (single quotes inside the argument)")
+    if type(cause).__name__ == "MissingMandatoryValue":
+        return f"{key or text} is required (e.g. {key}=PATH)"
+    return f"{key}: {text}" if key else text
+
+
+def known_keys(cls, prefix: str = "") -> List[str]:
+    out = []
+    for f in dataclasses.fields(cls):
+        if dataclasses.is_dataclass(f.type) or (isinstance(f.default_factory, type)
+                                                and dataclasses.is_dataclass(f.default_factory)):
+            out += known_keys(f.default_factory, f"{prefix}{f.name}.")
+        else:
+            out.append(prefix + f.name)
+    return out
+
+
+def did_you_mean(key: str, command: str | None = None) -> str:
+    """The nearest key of the command (of any command when it is not known), never the word typed; a key of
+    other commands says so."""
+    commands: list[str] = [command] if command is not None and command in CONFIGS else list(CONFIGS)
+    keys = sorted({k for c in commands for k in known_keys(CONFIGS[c])} - {key})
+    near = difflib.get_close_matches(key, keys, n=1, cutoff=0.6)
+    hint = f"; did you mean {near[0]}?" if near else ""
+    elsewhere = [c for c in CONFIGS if c not in commands and key in known_keys(CONFIGS[c])]
+    if command in CONFIGS and elsewhere:
+        hint = f" of {command} (it is one of {', '.join(elsewhere)})" + hint
+    return hint
+
+
+def _type_name(t) -> str:
+    import typing
+
+    args = [a for a in typing.get_args(t) if a is not type(None)]
+    if typing.get_origin(t) is typing.Union:
+        return "|".join(_type_name(a) for a in args) + "|null"
+    if args:
+        return f"{getattr(typing.get_origin(t), '__name__', 'list')}[{','.join(_type_name(a) for a in args)}]"
+    return "any" if t is Any else getattr(t, "__name__", str(t))
+
+
+def help_text(command: str) -> str:
+    """Every key of a command with its type, default and meaning (from the field's `help`)."""
+    lines = []
+
+    def walk(cls, prefix):
+        import typing
+
+        hints = typing.get_type_hints(cls)  # a group declared beside its settings may annotate in strings
+        for f in dataclasses.fields(cls):
+            if prefix + f.name in refused:
+                continue
+            if isinstance(f.default_factory, type) and dataclasses.is_dataclass(f.default_factory):
+                lines.append(f"  {prefix}{f.name}.*: {f.metadata.get('help', '')}")
+                walk(f.default_factory, f"{prefix}{f.name}.")
+                continue
+            default = f.default if f.default is not dataclasses.MISSING else (
+                f.default_factory() if f.default_factory is not dataclasses.MISSING else "???")
+            default = "(required)" if default == MISSING else repr(default)
+            kind = _type_name(hints.get(f.name, f.type))
+            lines.append(f"  {prefix + f.name:<34} {kind:<16} default {default}")
+            if f.metadata.get("help"):
+                lines.append(f"  {'':<34} {f.metadata['help']}")
+
+    refused = getattr(CONFIGS[command], "REFUSED", ())
+    walk(CONFIGS[command], "")
+    if refused:
+        lines.append(f"  (every run of fdbu {command} refuses {', '.join(refused)}: not listed)")
+    return "\n".join(lines)

@@ -1,0 +1,198 @@
+"""`fdbu compare`'s forest: per subset and pair, each metric's difference b - a with its interval, marked where
+Holm's p is below alpha, a circle where too few pairs could decide, +-inf at the axis' edges."""
+from __future__ import annotations
+
+import math
+
+
+from .plot import FONT_PT, PAGE_IN, _paginate, _pyplot, _save, _style, _wrap
+from .settings import ALPHA, WIDTH, WIDTHS
+
+MARKED, FEW = "*", "\u25cb"  # the forest's decisions: Holm-adjusted p < alpha; too few pairs to decide (a circle,
+# not a dash: a dash reads as a minus sign beside a difference, and as a hyphen where the title wraps)
+
+
+def _clip(x, flag, lo, hi):
+    """A difference on the axis: +inf and -inf at the edges."""
+    if flag == "+inf":
+        return hi, True
+    if flag == "-inf":
+        return lo, True
+    return x, False
+
+
+def forest_panels(result: dict) -> list[tuple[str, str, list[str]]]:
+    """(subset, part, metric names): per subset its outcome rates and ratios, its latency medians (seconds), and
+    apart its context metrics (no better or worse)."""
+    panels = []
+    for subset in dict.fromkeys(s for p in result["pairs"] for s, e in p["subsets"].items() if "metrics" in e):
+        first = next(p["subsets"][subset] for p in result["pairs"] if "metrics" in p["subsets"].get(subset, {}))
+        parts: dict[str, list] = {"outcomes": [], "latency medians (s)": [], "context": []}
+        for name, m in first["metrics"].items():
+            part = "context" if m["better"] == "context" else \
+                "latency medians (s)" if m["kind"] == "latency_quantiles" else "outcomes"
+            parts[part].append(name)
+        panels += [(subset, part, names) for part, names in parts.items() if names]
+    return panels
+
+
+def _line(pair: dict, subset: str, name: str) -> dict | None:
+    """A pair's compared line of a subset's metric (None where the pair has none)."""
+    return pair["subsets"].get(subset, {}).get("metrics", {}).get(name)
+
+
+def _decision(m: dict) -> str | None:
+    """The decision drawn beside a line: * (marked), a circle (too few pairs to decide), or none."""
+    from .metrics.paired import too_few
+
+    return MARKED if m.get("marker") else FEW if too_few(m) else None
+
+
+def _finite(m: dict | None) -> bool:
+    """A line the forest can place as a point on an axis: its difference is a number."""
+    return isinstance(((m or {}).get("difference") or {}).get("value"), (int, float))
+
+
+def _signed_text(x, flag) -> str:
+    return flag if flag in ("+inf", "-inf") else "n/a" if not isinstance(x, (int, float)) else f"{x:+.3f}"
+
+
+def compare_forest(result: dict, width: str = WIDTH) -> dict[str, bytes]:
+    """Paired differences b - a with their 95% intervals, a panel per subset and part (outcomes, latency medians,
+    context), each with its x label; +-inf (one median not reached) as a labelled arrow at the edge, a panel with no
+    finite difference as a note of each line's flag and interval instead of an axis of arrows; beside a pair's row
+    its decision as on the console: * (Holm-adjusted p < alpha, the result's `marker`) or a circle (too few pairs
+    to decide). Exactly the printed width; panels beyond
+    PAGE_IN go on further pages (PDF pages; the PNG holds them one under the other)."""
+    plt = _pyplot()
+    panels = forest_panels(result)
+    pairs = result["pairs"]
+    alpha = result.get("comparison", {}).get("alpha", ALPHA)
+    with _style(width):
+        if not panels:
+            fig, ax = plt.subplots(figsize=(WIDTHS[width], 1.2))
+            ax.axis("off")
+            ax.text(0.5, 0.5, "no subset compared", ha="center", va="center")
+            return _save(fig)
+        pt = FONT_PT[width]
+        line_in = 1.4 * pt / 72
+        # the pairs' lines spread over 0.8 of a row, 1.6 text heights apart: their stars never stack
+        row_in = max(0.2, 1.6 * pt / 72 * len(pairs) / 0.8)
+        key = (f"\u2193/\u2191 lower/higher is better; {MARKED}\u00a0Holm-adjusted p < {alpha:g}; {FEW}\u00a0too few "
+               "pairs; arrow: +-inf")
+        ncol = 1 if width == "column" else min(3, len(pairs))
+        # the title's, the key's and the legend's lines on top of the panels, so the panels keep their rows' height
+        above = (2 + _wrap(key, width).count("\n") + math.ceil(len(pairs) / ncol)) * 1.35 * pt / 72 + 0.3
+        # a panel of more rows than a page holds (many pairs) is split into parts that fit; rows closer only where
+        # not even one fits
+        fits = max(1, int((PAGE_IN - above - 0.45 - line_in) // row_in))
+        row_in = min(row_in, (PAGE_IN - above - 0.45 - line_in) / fits)
+        panels = [(subset, part, names[i:i + fits]) for subset, part, names in panels
+                  for i in range(0, len(names), fits)]
+        notes = [None if any(_finite(_line(p, subset, n)) for p in pairs for n in names)
+                 else _forest_note(result, (subset, part, names), width) for subset, part, names in panels]
+        heights = [(note.count("\n") + 4) * line_in + 0.45 if note  # + its title
+                   else len(panel[2]) * row_in + 0.45 + line_in for panel, note in zip(panels, notes)]
+        pages = _paginate(heights, above)
+        colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        figs = []
+        for k, page in enumerate(pages):
+            fig, axes = plt.subplots(len(page), 1, figsize=(WIDTHS[width], sum(heights[i] for i in page) + above),
+                                     dpi=200, squeeze=False, gridspec_kw={"height_ratios": [heights[i] for i in page]},
+                                     layout="constrained")
+            for ax, i in zip(axes[:, 0], page):
+                _forest_panel(ax, result, panels[i], notes[i], width, colors)
+            handles = [plt.Line2D([], [], color=colors[j % len(colors)], marker="o", ms=3.5, lw=1.4,
+                                  label=f"{p['b']} - {p['a']}") for j, p in enumerate(pairs)]
+            fig.legend(handles=handles, loc="outside lower center", ncol=ncol, frameon=False)
+            more = f" ({k + 1}/{len(pages)})" if len(pages) > 1 else ""
+            fig.suptitle(_wrap(f"Paired differences, 95% intervals{more}\n{key}", width))
+            figs.append(fig)
+        return _save(figs, tight=False)
+
+
+def _forest_note(result: dict, panel: tuple, width: str) -> str:
+    """A panel with no finite difference, in words: each line's flag, interval and decision per pair, wrapped to the
+    width."""
+    from .metrics.table import readable
+
+    subset, _, names = panel
+    lines = []
+    for n in names:
+        for p in result["pairs"]:
+            m = _line(p, subset, n) or {}
+            d = m.get("difference") or {}
+            iv = d.get("interval")
+            mark = f" {_decision(m)}" if m and _decision(m) else ""
+            ends = "" if iv is None else " [" + ", ".join(
+                _signed_text(x, f) for x, f in zip(iv, d.get("interval_flags") or [None, None])) + "]"
+            lines.append(f"{readable(n)} {_arrow(result, subset, n)}: {p['b']} - {p['a']} "
+                         f"{d.get('value_flag') or 'n/a'}{ends}{mark}")
+    lines.append("+inf/-inf: one system's median not reached; undefined: neither's" if panel[1].startswith("latency")
+                 else "n/a: no paired difference (no pair in the metric's population)")
+    return _wrap("\n".join(lines), width, 0.95)
+
+
+def _forest_panel(ax, result: dict, panel: tuple, note: str | None, width: str, colors: list) -> None:
+    """One subset's part: a row per metric, a line per pair; or, where no line is finite, its `note` instead."""
+    from matplotlib.ticker import MaxNLocator
+
+    from .metrics.table import readable
+
+    subset, part, names = panel
+    pairs = result["pairs"]
+    ax.set_title(_wrap(f"{subset}: {part}", width, 0.55 if width == "column" else 0.7), loc="left")
+    diffs = [[_line(p, subset, n) for n in names] for p in pairs]
+    if note:  # no finite difference (medians not reached, or no pair): no axis to draw them on, the flags in words
+        ax.axis("off")
+        from matplotlib.transforms import blended_transform_factory
+
+        at = blended_transform_factory(ax.figure.transFigure, ax.transAxes)  # from the figure's left: the whole width
+        ax.text(0.02, 1, note, transform=at, va="top", ha="left",
+                linespacing=1.4).set_in_layout(False)  # its panel is sized for it, as a drawn one with its x label
+        ax.set_xticks([]), ax.set_yticks([])
+        return
+    finite = [abs(x) for row in diffs for m in row if m for x in
+              [m["difference"]["value"], *(m["difference"]["interval"] or [])] if isinstance(x, (int, float))]
+    edge = max(max(finite, default=0.0) * 1.25, 0.1 if part.startswith("latency") else 0.05)
+    for k, row in enumerate(diffs):
+        offset = -(k - (len(pairs) - 1) / 2) * 0.8 / len(pairs)
+        color = colors[k % len(colors)]
+        for j, m in enumerate(row):
+            if m is None:
+                continue
+            d, y = m["difference"], len(names) - 1 - j + offset
+            if d["interval"] is not None:
+                ends = [_clip(x, f, -edge, edge) for x, f in zip(d["interval"], d["interval_flags"])]
+                ax.plot([ends[0][0], ends[1][0]], [y, y], color=color, lw=1.4, solid_capstyle="butt")
+            v, flagged = _clip(d["value"], d["value_flag"], -edge, edge)
+            if v is None:
+                ax.text(0, y, f" {d['value_flag'] or 'n/a'}", va="center", color=color)
+            elif flagged:
+                sign = 1 if v > 0 else -1
+                ax.annotate("", xy=(v, y), xytext=(v - sign * 0.3 * edge, y),
+                            arrowprops={"arrowstyle": "-|>", "color": color, "lw": 1.4})
+                ax.text(v - sign * 0.3 * edge, y, d["value_flag"], va="center", zorder=5,
+                        ha="right" if sign > 0 else "left", color=color,
+                        bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none"})
+            else:
+                ax.plot(v, y, marker="o", color=color, ms=3.5)
+            mark = _decision(m)
+            if mark:
+                ax.text(1.01, y, mark, transform=ax.get_yaxis_transform(), va="center", ha="left",
+                        color=color, fontweight="bold")
+    ax.axvline(0, color="0.4", lw=0.8)
+    ax.set_xlim(-edge, edge)
+    ax.set_ylim(-0.6, len(names) - 0.4)
+    ax.set_yticks(range(len(names)), [f"{readable(n)} {_arrow(result, subset, n)}" for n in reversed(names)])
+    ax.set_xlabel("difference b - a" + (" (s)" if part.startswith("latency") else ""), labelpad=1)
+    ax.xaxis.set_major_locator(MaxNLocator(5, symmetric=True, prune="both"))  # no label at the edges
+    ax.tick_params(axis="y", length=0)
+
+
+def _arrow(result: dict, subset: str, name: str) -> str:
+    for p in result["pairs"]:
+        m = _line(p, subset, name)
+        if m:
+            return {"lower": "\u2193", "higher": "\u2191"}.get(m["better"], "")
+    return ""
