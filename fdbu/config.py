@@ -128,25 +128,31 @@ class CompareOptions(PairingOptions):
         _check(self.pairs in PAIRS, "compare.pairs", self.pairs, "choose baseline or all")
 
 
-@registry.config("compare")
 @dataclass
-class CompareConfig:
+class Systems:
+    """What compare and report share: the scored trees, their names, the baseline, the figures and the bars."""
+
     trees: List[str] = opt(MISSING, "the scored trees (unified.json + unified-samples.jsonl): trees=[runs/A,runs/B]")
     names: Optional[List[str]] = opt(None, "a name per tree for tables and figures; null: the trees' folder names")
-    baseline: Optional[str] = opt(None, "the name every system is compared against (with compare.pairs=all: a in "
-                                        "each of its pairs); null: the first tree's")
+    baseline: Optional[str] = opt(None, "the name every system is compared against, a in each of its pairs; null: "
+                                        "the first tree's")
+    plot: bool = opt(True, "write the figures (PNG and PDF)")
+    width: str = opt(WIDTH, "the figures' printed width: column (3.3 in) or page (7 in); every text >= 7 pt")
+    progress: bool = opt(True, "progress bars on stderr (the paired bootstraps, the drill-downs, the figures)")
+
+    def system_names(self) -> List[str]:
+        return list(self.names) if self.names is not None else default_names(list(self.trees))
+
+
+@registry.config("compare")
+@dataclass
+class CompareConfig(Systems):
     out: Optional[str] = opt(None, "where compare.json, compare.csv and the figures go (created if missing); "
                                    "null: print the leaderboard only")
-    plot: bool = opt(True, "write the figures (PNG and PDF) with compare.json")
-    width: str = opt(WIDTH, "the figures' printed width: column (3.3 in) or page (7 in); every text >= 7 pt")
-    progress: bool = opt(True, "progress bars on stderr (the paired bootstraps, the figures)")
     compare: CompareOptions = group(CompareOptions, "how systems are paired")
 
     def __post_init__(self):
         _systems(self, 2)
-
-    def system_names(self) -> List[str]:
-        return list(self.names) if self.names is not None else default_names(list(self.trees))
 
 
 @dataclass
@@ -169,20 +175,12 @@ class ReportOptions(PairingOptions):
 
 @registry.config("report")
 @dataclass
-class ReportConfig:
-    trees: List[str] = opt(MISSING, "the scored trees (one or more): trees=[runs/A,runs/B]")
-    names: Optional[List[str]] = opt(None, "a name per tree; null: the trees' folder names")
-    baseline: Optional[str] = opt(None, "the name every system is compared against; null: the first tree's")
+class ReportConfig(Systems):
     out: str = opt(MISSING, "the report folder (created if missing); open its index.html in a browser")
-    plot: bool = opt(True, "embed the figures (PNG and PDF beside index.html)")
-    width: str = opt(WIDTH, "the figures' printed width: column (3.3 in) or page (7 in); every text >= 7 pt")
-    progress: bool = opt(True, "progress bars on stderr (the comparison, the drill-downs, the figures)")
     report: ReportOptions = group(ReportOptions, "what the report holds")
 
     def __post_init__(self):
         _systems(self, 1)
-
-    system_names = CompareConfig.system_names
 
 
 @dataclass
@@ -273,7 +271,7 @@ class ExportConfig(DeviceFree):
 class AsrOptions:
     model: Optional[str] = opt(None, "a model by name, loaded with NeMo's from_pretrained from the Hugging Face "
                                      "cache (downloaded once if missing; never with HF_HUB_OFFLINE=1); null: "
-                                     "nvidia/parakeet-tdt-0.6b-v2 unless asr.checkpoint is given, which it then names")
+                                     f"{PARAKEET} unless asr.checkpoint is given, which it then names")
     checkpoint: Optional[str] = opt(None, "a local .nemo file instead (never downloaded)")
     sha256: Optional[str] = opt(None, "the model file's SHA-256; a mismatch stops before any transcription")
     batch_size: int = opt(ASR_BATCH_SIZE, "files per NeMo call, 1 to 4096 (memory: max_batch_seconds bounds the audio per call)")

@@ -323,13 +323,13 @@ def to_csv(result: dict) -> str:
 HEATMAPS = ("sweep-heatmaps.png", "sweep-heatmaps.pdf")
 
 
-def names(result_trees: int, plot: bool = True) -> list[str]:
+def names(plot: bool = True) -> list[str]:
     return ["sweep.json", "sweep.csv"] + (list(HEATMAPS) if plot else [])
 
 
-def outputs(out: Path, trees: int, plot: bool = True) -> Outputs:
+def outputs(out: Path, plot: bool = True) -> Outputs:
     """`fdbu sweep`'s outputs in `out`, checked before any work; sweep.json is their header."""
-    return Outputs(out, "sweep", names(trees, plot), head="sweep.json")
+    return Outputs(out, "sweep", names(plot), head="sweep.json")
 
 
 def files(result: dict, plot: bool = True, width: str = WIDTH) -> dict[str, bytes]:
@@ -344,4 +344,4 @@ def files(result: dict, plot: bool = True, width: str = WIDTH) -> dict[str, byte
 
 
 def write(result: dict, out: Path, plot: bool = True) -> list[Path]:
-    return outputs(out, len(result["trees"]), plot).commit(files(result, plot))
+    return outputs(out, plot).commit(files(result, plot))

@@ -90,28 +90,38 @@ def pause_components(word_start, word_end, word_off, pause_a, pause_b, pause_off
 
 
 @njit(cache=True)
+def _first_word(word_start, w0, w1, t):
+    """The first word onset at or after t among words w0..w1-1 (INF: none), and whether a word starts before t."""
+    first, before = INF, False
+    for w in range(w0, w1):
+        s = word_start[w]
+        if s < t:
+            before = True
+        elif s < first:
+            first = s
+    return first, before
+
+
+@njit(cache=True)
+def _answer(first, t):
+    """(RESPONSE, its latency from t) where a word came at or after t, else (NO_RESPONSE, INF)."""
+    if first != INF:
+        return RESPONSE, first - t
+    return NO_RESPONSE, INF
+
+
+@njit(cache=True)
 def turn_taking_outcomes(word_start, word_off, E):
     """Outcome and latency per sample: early_start beats everything, then the first onset."""
     n = E.shape[0]
     outcome = np.empty(n, np.int64)
     latency = np.full(n, INF, np.int64)
     for i in range(n):
-        w0, w1 = word_off[i], word_off[i + 1]
-        early = False
-        first = INF
-        for w in range(w0, w1):
-            s = word_start[w]
-            if s < E[i]:
-                early = True
-            elif s < first:
-                first = s
+        first, early = _first_word(word_start, word_off[i], word_off[i + 1], E[i])
         if early:
             outcome[i] = EARLY_START
-        elif first != INF:
-            outcome[i] = RESPONSE
-            latency[i] = first - E[i]
         else:
-            outcome[i] = NO_RESPONSE
+            outcome[i], latency[i] = _answer(first, E[i])
     return TurnTakingOutcomes(outcome, latency)
 
 
@@ -142,20 +152,13 @@ def interruption_outcomes(seg_start, seg_end, seg_off, word_start, word_off, S, 
             if S[i] < a < R[i]:
                 restarts[i] += 1
         speech_in[i] = _union_measure(seg_start[g0:g1], seg_end[g0:g1], S[i], R[i])
-        first = INF
-        for w in range(word_off[i], word_off[i + 1]):
-            s = word_start[w]
-            if s >= R[i] and s < first:
-                first = s
+        first, _ = _first_word(word_start, word_off[i], word_off[i + 1], R[i])
         if not onset[i]:
             outcome[i] = NOT_EXERCISED
         elif at_end[i]:
             outcome[i] = SPEAKING_AT_END
-        elif first != INF:
-            outcome[i] = RESPONSE
-            latency[i] = first - R[i]
         else:
-            outcome[i] = NO_RESPONSE
+            outcome[i], latency[i] = _answer(first, R[i])
     return InterruptionOutcomes(outcome, onset, at_end, before, latency, stop, speech_in, restarts)
 
 
@@ -184,10 +187,9 @@ def overlap_run(seg_start, seg_end, seg_off, word_start, word_off, o_s, o_e, T):
         speech_in[i] = _union_measure(seg_start[g0:g1], seg_end[g0:g1], o_s[i], o_e[i])
         if at_end[i]:  # still talking at o_e: what follows is not an answer (v1.0's speaking_at_end)
             continue
-        for w in range(word_off[i], word_off[i + 1]):
-            s = word_start[w]
-            if s >= o_e[i] and s - o_e[i] < response[i]:
-                response[i] = s - o_e[i]
+        first, _ = _first_word(word_start, word_off[i], word_off[i + 1], o_e[i])
+        if first != INF:
+            response[i] = first - o_e[i]
     return OverlapRun(exercised, stop, speech_in, at_end, resume, response)
 
 

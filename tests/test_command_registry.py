@@ -38,7 +38,7 @@ def _produced() -> dict[str, set[str]]:
     from fdbu.settings import FORMATS
 
     out = {"score": {n for plot in (True, False) for n in unified.names(plot)},
-           "sweep": {n for k in (1, 3) for plot in (True, False) for n in sweep_grid.names(k, plot)},
+           "sweep": {n for plot in (True, False) for n in sweep_grid.names(plot)},
            "compare": {n for plot in (True, False) for n in pairwise.names(plot)},
            "evaluate": {summary.SUMMARY, evaluate.LEDGER}, "report": {site.HEAD, "compare.json"}}
     for n in (1, 2, 12):

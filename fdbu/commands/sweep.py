@@ -23,7 +23,7 @@ def run(cfg, call: Call = CALL) -> Ran:
         require(tree)
     points = cfg.sweep.points()
     check_size(trees, points, cfg.sweep.allow_large, cfg.sweep.subset)
-    outputs = sweep_outputs(Path(cfg.out) if cfg.out is not None else trees[0], len(trees), cfg.plot) if call.write \
+    outputs = sweep_outputs(Path(cfg.out) if cfg.out is not None else trees[0], cfg.plot) if call.write \
         else None
     detector = make_detector(cfg, cores=call.cores)
     result = run(trees, detector, bootstrap(cfg), points, names=cfg.system_names(), subset=cfg.sweep.subset,

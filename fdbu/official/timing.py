@@ -8,7 +8,7 @@ What the script does, read from its code (its comments say otherwise in two plac
 
 - speech segments: silero-vad's `get_speech_timestamps(wav, model, sampling_rate=16000)` at its defaults
   (threshold 0.5, neg_threshold 0.35, 250 ms minimum speech, 100 ms minimum silence, 30 ms padding) on the whole
-  file, in samples, divided by 16000 (`get_timing.py:41-49, 74-75`); `RULE` below;
+  file, in samples, divided by 16000 (`get_timing.py:41-49, 74-75`); `SETTINGS` below;
 - the user's segments merged across gaps of at most 0.6 s, the system's across at most 0.5 s (`:23-24`; the
   comments say 300 ms and 50 ms);
 - `latency_stop_list`: every intersection of a user segment with a system segment (a two-pointer walk), one per
@@ -35,7 +35,6 @@ MODEL_MERGE_GAP = 0.5                     # get_timing.py:24
 # get_timing.py:48 calls get_speech_timestamps(w, _M, sampling_rate=SR): every other argument at silero-vad's
 # default, 30 ms padding included (the spec's own settings have none)
 SETTINGS = SileroSettings(threshold=0.5, min_speech_duration_ms=250, min_silence_duration_ms=100, speech_pad_ms=30)
-RULE = SETTINGS.rule
 
 Segments = list[tuple[float, float]]
 
@@ -98,7 +97,7 @@ def response_list(user: Segments, model: Segments) -> list[list[float]]:
 
 def intervals(user_stamps: list[tuple[int, int]], model_stamps: list[tuple[int, int]]) -> dict:
     """get_timing.py:124-130 (`process_folder`): the two lists from input.wav's and output.wav's segments (in
-    samples, as `get_speech_timestamps` returns them under `RULE`)."""
+    samples, as `get_speech_timestamps` returns them under `SETTINGS`)."""
     user, model = seconds(user_stamps, USER_MERGE_GAP), seconds(model_stamps, MODEL_MERGE_GAP)
     return {"latency_stop_list": stop_list(user, model), "latency_resp_list": response_list(user, model)}
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 
 _PARTS = {"speech": ("bank", "Capture", "GAP_S", "BANK", "SR"),
-          "samples": ("SYSTEMS", "V15_SYSTEMS", "V15_BEHAVIOUR", "EVENTS", "pause_sample", "turn_taking_sample",
+          "samples": ("SYSTEMS", "V15_SYSTEMS", "EVENTS", "pause_sample", "turn_taking_sample",
                       "interruption_sample", "backchannel_sample", "overlap_sample"),
           "trees": ("synthesize", "check", "LAYOUTS", "REASONS", "DRAW", "OFFICIAL_REASON")}
 _WHERE = {name: part for part, names in _PARTS.items() for name in names}

@@ -107,16 +107,13 @@ def backchannel_sample(rng, system: str, **_):
 
 
 # Full-Duplex-Bench v1.5: the systems a v1.5 sample can be built for (system=mixed draws one per sample by the
-# same draw as v1.0's five, so a v1.0 tree's samples do not move); what each does at the overlap event
+# same draw as v1.0's five, so a v1.0 tree's samples do not move); what each does at the overlap event:
+# - yields: stops within 0.5 s of the event's start in the event run; in the clean run the same answer goes on
+# - yields_late: stops 1 to 2 s after the event's start in the event run; in the clean run the answer goes on
+# - talks_through: the same answer in both runs, through the event
+# - same_stop: the answer ends at the same time in both runs, shortly after the event's start: it ended on its own
+# - clean_silent: yields to the event in the event run; silent in the clean run
 V15_SYSTEMS = tasks.V15.systems
-V15_BEHAVIOUR = {
-    "yields": "stops within 0.5 s of the event's start in the event run; in the clean run the same answer goes on",
-    "yields_late": "stops 1 to 2 s after the event's start in the event run; in the clean run the answer goes on",
-    "talks_through": "the same answer in both runs, through the event",
-    "same_stop": "the answer ends at the same time in both runs, shortly after the event's start: it ended on its "
-                 "own",
-    "clean_silent": "yields to the event in the event run; silent in the clean run",
-}
 # each event: how many of the user's (or another voice's) words it holds, and their loudness
 EVENTS = {"interruption": (3, 7, 1.0), "backchannel": (1, 2, 1.0), "talking_to_other": (3, 6, 1.0),
           "background_speech": (4, 8, 0.35)}
@@ -127,7 +124,7 @@ def overlap_sample(rng, system: str, *, event: str, **_):
 
     clean_input.wav is the user's turn alone; input.wav adds the event's words at [o_s, o_e] (metadata.json); both
     have the same length. The system's two runs (output.wav to input.wav, clean_output.wav to clean_input.wav)
-    are built from one answer, cut where the system's behaviour (V15_BEHAVIOUR) stops it; `intended` says when
+    are built from one answer, cut where the system's behaviour (V15_SYSTEMS' comment) stops it; `intended` says when
     each run's answer ends (None: it runs to T, or there is none)."""
     behaviour = system if system in V15_SYSTEMS else V15_SYSTEMS[SYSTEMS.index(system)]
     T = _u(rng, 12.0, 16.0)

@@ -52,7 +52,6 @@ class ProbabilityCache:
         self.version = silero_version
         self.model = model_sha256
         self.rejected = 0
-        self.unwritable = 0
         writable_folder(self.root, "cache_dir")  # a cache that cannot be kept is refused before any work
 
     def _path(self, wav_sha256: str) -> Path:
@@ -102,6 +101,5 @@ class ProbabilityCache:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_bytes(path, json.dumps(header).encode() + b"\n" + payload)
             return True
-        except OSError:
-            self.unwritable += 1
+        except OSError:  # a full or read-only cache: the entry is computed again next time
             return False
