@@ -1,0 +1,76 @@
+"""ARCHITECTURE.md held to the code: every module it maps, every name it gives, every test its recipes cite and
+the layer ratchet it states are checked here, so the page cannot drift from the package."""
+import importlib
+import re
+from pathlib import Path
+
+import fdbu
+
+ROOT = Path(fdbu.__file__).parent
+REPO = ROOT.parent
+PAGE = REPO / "ARCHITECTURE.md"
+
+
+def text() -> str:
+    return PAGE.read_text()
+
+
+def test_every_module_is_on_the_map():
+    """Each module of fdbu/ and kernels/ is named on the page (its path or, in a folder's row, its file name)."""
+    page = text()
+    missing = [str(p.relative_to(REPO)) for p in [*ROOT.rglob("*.py"), *(REPO / "kernels").glob("*.py")]
+               if p.name != "__init__.py" and p.name not in page and str(p.relative_to(REPO)) not in page]
+    assert missing == []
+
+
+def _resolve(dotted: str):
+    """`module.attr` (a module of fdbu, with or without the `fdbu.` prefix) to the object it names."""
+    parts = dotted.removeprefix("fdbu.").split(".")
+    for k in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module("fdbu." + ".".join(parts[:k]))
+        except ImportError:
+            continue
+        for attr in parts[k:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise ImportError(dotted)
+
+
+def test_every_dotted_name_it_gives_exists():
+    """A backticked `module.name` (fdbu's) names a real module and attribute: a renamed function fails here."""
+    import fdbu.cli  # noqa: F401  (the consoles attach)
+    import fdbu.config  # noqa: F401
+
+    modules = {p.stem for p in ROOT.rglob("*.py")} | {p.name for p in ROOT.iterdir() if p.is_dir()}
+    names = set()
+    for code in re.findall(r"`([^`\s]+)`", text()):
+        code = re.sub(r"\(.*$", "", code)
+        if re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_]\w*)+", code) and code.removeprefix("fdbu.").split(".")[0] in \
+                modules and not code.endswith((".py", ".json", ".jsonl", ".wav", ".yaml", ".md", ".csv", ".tex")):
+            names.add(code)
+    assert len(names) > 25, sorted(names)
+    unresolved = []
+    for name in sorted(names):
+        try:
+            _resolve(name)
+        except (ImportError, AttributeError):
+            unresolved.append(name)
+    assert unresolved == []
+
+
+def test_the_tests_it_cites_exist_and_the_ratchet_is_the_tests():
+    page = text()
+    for cited in set(re.findall(r"`(tests/[\w/.]+\.py)`", page)):
+        assert (REPO / cited).is_file(), cited
+    stated = int(re.search(r"longest\s+chain is at most (\d+) modules", page).group(1))
+    layers = (REPO / "tests" / "test_layers.py").read_text()
+    assert stated == int(re.search(r"len\(longest_chain\(graph\)\) <= (\d+)", layers).group(1))
+
+
+def test_the_families_and_commands_it_names_are_the_registries():
+    from fdbu import registry, tasks
+
+    page = text()
+    assert "v1.0 and v1.5 are registered this way" in page and list(tasks.FAMILIES) == ["v1.0", "v1.5"]
+    assert "three parts" in page and {"config", "run", "show"} <= set(vars(registry.Command("x", "", "")))
