@@ -12,12 +12,20 @@ Z = 1.959963984540054
 _CACHE = None
 
 
+SHARED = "FDBU_TEST_CACHE"  # the session's cache root, set by the process that made it, inherited by its workers
+
+
 def pytest_configure(config):
-    """One cache root for the session and every fdbu it starts: the batched backend calibrates once
-    (fdbu.vad.calibration) on this machine, and nothing lands in the user's own cache."""
+    """One cache root for the session, every xdist worker and every fdbu they start: the batched backend
+    calibrates once per device (fdbu.vad.calibration; processes started together wait for the first, which
+    holds the calibration's lock), speech probabilities computed by one worker are the other's, and nothing
+    lands in the user's own cache. The process that made the folder removes it."""
     global _CACHE
+    if os.environ.get(SHARED) and os.environ.get("PYTEST_XDIST_WORKER"):  # a worker: its controller's folder
+        os.environ["XDG_CACHE_HOME"] = os.environ[SHARED]
+        return
     _CACHE = tempfile.mkdtemp(prefix="fdbu-test-cache-")
-    os.environ["XDG_CACHE_HOME"] = _CACHE
+    os.environ["XDG_CACHE_HOME"] = os.environ[SHARED] = _CACHE
 
 
 def pytest_unconfigure(config):

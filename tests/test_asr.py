@@ -6,9 +6,12 @@ import json
 
 import numpy as np
 import pytest
+from importlib.util import find_spec
 import soundfile as sf
 
-pytest.importorskip("nemo.collections.asr", reason="the asr extra (nemo_toolkit[asr]) is not installed")
+# the asr extra, told by its package's presence: importing NeMo (10-15 s) is left to the tests that use it, not
+# paid by every worker that collects this file
+pytestmark = pytest.mark.skipif(find_spec("nemo") is None, reason="the asr extra (nemo_toolkit[asr]) is not installed")
 
 from builders import untranscribed  # noqa: E402
 from fdbu.asr import nemo_model  # noqa: E402

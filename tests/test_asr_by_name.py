@@ -11,8 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from importlib.util import find_spec
 
-pytest.importorskip("nemo.collections.asr", reason="the asr extra (nemo_toolkit[asr]) is not installed")
+# the asr extra, told by its package's presence: importing NeMo (10-15 s) is left to the tests that use it, not
+# paid by every worker that collects this file
+pytestmark = pytest.mark.skipif(find_spec("nemo") is None, reason="the asr extra (nemo_toolkit[asr]) is not installed")
 
 from builders import fdbu_main, untranscribed  # noqa: E402
 from fdbu.asr.nemo_model import BATCHED_FIXED, DEFAULT_MODEL, ParakeetASR  # noqa: E402
