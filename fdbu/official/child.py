@@ -108,7 +108,9 @@ def behavior(script: str, root_dir: str, url: str) -> None:
     print("[fdbu] " + json.dumps(out))
 
 
-def timing(script: str, root_dir: str, hub_dir: str) -> None:
+def _offline_timing(hub_dir: str) -> None:
+    """What get_timing.py runs under: torch.hub served from `hub_dir` (the installed silero-vad), its urlopen
+    refused, one torch thread, torchaudio.load as fdbu's PCM16 loader."""
     from urllib.error import URLError
 
     import torch
@@ -122,7 +124,42 @@ def timing(script: str, root_dir: str, hub_dir: str) -> None:
     torch.hub.set_dir(hub_dir)
     torch.hub.urlopen = offline
     torchaudio.load = pcm16_load
+
+
+def timing(script: str, root_dir: str, hub_dir: str) -> None:
+    _offline_timing(hub_dir)
     _as_main(script, root_dir)
+
+
+RUNS = "[fdbu-runs] "  # the last line of `timing_each`'s stdout: each run's exit status, stdout and stderr
+
+
+def timing_each(script: str, hub_dir: str, *root_dirs: str) -> None:
+    """`python get_timing.py --root_dir ROOT` for each root in turn, in this one process (torch and the hub set up
+    once; the script executed afresh each time, as __main__): each run's exit status (1 where it raised, its
+    traceback on its stderr, as Python prints it), stdout and stderr, as one JSON line."""
+    import contextlib
+    import io
+    import json
+    import traceback
+
+    _offline_timing(hub_dir)
+    runs = []
+    for root in root_dirs:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                _as_main(script, root)
+                rc = 0
+            except SystemExit as e:
+                rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+                if not isinstance(e.code, (int, type(None))):
+                    print(e.code, file=sys.stderr)
+            except BaseException:
+                traceback.print_exc()
+                rc = 1
+        runs.append({"rc": rc, "stdout": out.getvalue(), "stderr": err.getvalue()})
+    print(RUNS + json.dumps(runs))
 
 
 if __name__ == "__main__":
