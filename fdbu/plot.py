@@ -57,16 +57,17 @@ def _save(fig, formats=("png", "pdf"), tight: bool = True) -> dict[str, bytes]:
 
 
 def _save_pages(figs: list) -> dict[str, bytes]:
+    """The pages as one PDF and one PNG: each page rendered once for the PNG, its pixels taken from the canvas (not
+    encoded as a PNG and decoded again), the pages' pixels stacked and encoded once."""
     from matplotlib.backends.backend_pdf import PdfPages
-    from matplotlib.image import imread, imsave
+    from matplotlib.image import imsave
 
     pdf, images = io.BytesIO(), []
     with PdfPages(pdf, metadata=METADATA["pdf"]) as pages:
         for fig in figs:
             pages.savefig(fig)
-            buf = io.BytesIO()
-            fig.savefig(buf, format="png", metadata=METADATA["png"])
-            images.append(imread(io.BytesIO(buf.getvalue()), format="png"))
+            fig.canvas.draw()  # as savefig(format="png") draws it: the figure's dpi and face colour
+            images.append(np.array(fig.canvas.buffer_rgba()))
             _pyplot().close(fig)
     png = io.BytesIO()
     imsave(png, np.concatenate(images, axis=0), format="png", metadata=METADATA["png"],  # type: ignore[arg-type]
