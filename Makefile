@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO := build/demo
 
-.PHONY: install demo test lint clean cluster-tools system-tools browser-tools latex-tools
+.PHONY: install demo test quick lint clean cluster-tools system-tools browser-tools latex-tools
 
 $(STAMP): pyproject.toml
 	@echo "fdbu: installing into $(VENV): torch 2.9.1 (CUDA build), NeMo 3.0.0 and the test and cluster extras," \
@@ -79,6 +79,10 @@ browser-tools:
 # test files (the SLURM tests share one cluster, so one file, one worker), the 15 slowest tests listed
 test: $(STAMP) $(AOT) system-tools lint
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=15
+
+# the inner loop: every test not marked slow (a second or more: a process, a model, a full flow), under 90 s on 2 cores
+quick: $(STAMP) $(AOT)
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check fdbu kernels hydra_plugins tests benchmarks

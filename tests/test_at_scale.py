@@ -32,6 +32,7 @@ def _modules(run: subprocess.CompletedProcess) -> set[str]:
     return set(line.split()[1:])
 
 
+@pytest.mark.slow
 def test_a_cached_score_loads_no_torch(synth_tree, tmp_path):
     cache = tmp_path / "cache"
     first = _score(synth_tree, tmp_path / "a", cache)
@@ -150,6 +151,7 @@ def _peak_rss_mb(cmd: list[str]) -> float:
     return run["rss_mb"]
 
 
+@pytest.mark.slow
 def test_a_scores_memory_does_not_grow_with_the_captures(tmp_path):
     """Peak RSS of `fdbu score` on 2,000 captures within 20 MB of its peak on 500 (one subset, so the bootstrap's
     resamples x samples are largest). What grows is the tree's samples and the rows written (about 8 MB per 1,000
@@ -189,6 +191,7 @@ def test_the_dispatch_key_is_numbas_own_type_name():
     assert key("text") is None and key(np.zeros(2, np.complex128)) is None and key(2**70) is None
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _built(), reason="the kernels are not compiled ahead here (make install builds them)")
 def test_the_compiled_kernels_write_the_jit_kernels_bytes(tmp_path, calibrated):
     """score (with both views) and compare of v1.0 and v1.5 trees, every kernel, through the compiled kernels and

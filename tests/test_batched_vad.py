@@ -91,6 +91,7 @@ def test_calibrated_deviation_is_float_rounding(detector):
     assert cal.windows == sum((n + 511) // 512 for n in calib.corpus_lengths())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_held_out_audio_keeps_the_guard_headroom(detector, held_out, engine):
     """On audio the calibration never saw, batched probabilities stay within half the calibrated
@@ -101,6 +102,7 @@ def test_held_out_audio_keeps_the_guard_headroom(detector, held_out, engine):
     assert largest_deviation(det.batched, held_out) < det.calibration().margin / 2
 
 
+@pytest.mark.slow
 def test_segments_equal_the_reference_near_the_thresholds(detector, tmp_path):
     """Whether quiet audio lands within the guard margin depends on the margin this CPU calibrates (issue 38,
     item 5), so the premise is built, not hoped for: one rule's threshold is placed half a margin above a real
@@ -124,6 +126,7 @@ def test_segments_equal_the_reference_near_the_thresholds(detector, tmp_path):
         assert det.stamps(entries, jobs, rule) == want
 
 
+@pytest.mark.slow
 def test_a_perturbed_batched_path_is_caught(detector, silero, held_out, synth_tree, monkeypatch):
     margin = detector.calibration().margin
     assert isinstance(detector.batched, NumpyBatchedSilero)  # what a CPU computes with
@@ -148,6 +151,7 @@ def test_a_perturbed_batched_path_is_caught(detector, silero, held_out, synth_tr
         calib.check(calib.measure(silero, detector.batched, ident, detector.cache_root / "calibration"))
 
 
+@pytest.mark.slow
 def test_calibration_is_stored_per_device_and_recomputed_when_anything_changes(detector, tmp_path, monkeypatch):
     (tmp_path / "calibration").mkdir()
     for ref in (detector.cache_root / "calibration").glob("reference-*"):  # the corpus' reference half, reused
@@ -176,6 +180,7 @@ def test_corpus_is_the_same_samples_on_every_machine():
     assert calib.corpus_sha256(audios) == "94bc75f9f53a3d1c2bd33e5a0f6633a6e0c46cb6445065862f8d842cb42e3b53"
 
 
+@pytest.mark.slow
 def test_guard_recomputes_files_near_a_threshold(synth_tree):
     jobs = jobs_of(synth_tree)
     wide = SpeechDetector(backend="batched", device="cpu", cache=False, margin=0.3)
@@ -195,6 +200,7 @@ SETTINGS = [(0.5, 0)] + [(round(float(t), 3), pad) for t, pad in
                          zip(np.random.default_rng(9).uniform(0.3, 0.7, 2), (30, 100))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("threshold,pad_ms", SETTINGS)
 def test_batched_and_reference_write_identical_unified_json(synth_tree, boot, tmp_path, threshold, pad_ms):
     outputs = {}
@@ -220,6 +226,7 @@ def test_padding_changes_the_segments(synth_tree):
     assert any(len(a) and a.tolist() != b.tolist() for a, b in zip(plain, padded))
 
 
+@pytest.mark.slow
 def test_verify_stops_on_a_segment_difference(synth_tree, monkeypatch):
     """A guard that flags nothing and a backend off by less than its margin: only segments can tell."""
     from fdbu.vad import detect
@@ -261,6 +268,7 @@ def test_bad_settings_are_refused():
         SpeechDetector(verify="some")
 
 
+@pytest.mark.slow
 def test_processes_started_together_on_a_fresh_cache_calibrate_once_and_announce_it(synth_tree, tmp_path, calibrated):
     """Two shards started together on an empty cache: one announces and runs the calibration, the other waits
     for it (it says so) and reads its result. The test holds the lock until both are started, so both reach it."""
@@ -303,6 +311,7 @@ def test_processes_started_together_on_a_fresh_cache_calibrate_once_and_announce
     assert again.returncode == 0 and "calibrating" not in again.stderr  # once per device and cache
 
 
+@pytest.mark.slow
 def test_reference_workers_compute_the_reference_bits(silero, held_out):
     """Files computed two at a time, each worker a model of its own on one torch thread: every file's
     probabilities are the same bits as one file at a time, in order; the caller's thread count is restored."""
@@ -337,6 +346,7 @@ def test_a_reference_worker_error_stops_the_others(silero, held_out):
     assert len(started) < 40 and torch.get_num_threads() == before
 
 
+@pytest.mark.slow
 def test_the_guard_recomputes_on_several_workers_the_reference_bits(synth_tree, silero):
     """The guard's recomputations on two workers: exact entries, the reference path's own probabilities."""
     jobs = jobs_of(synth_tree)
@@ -451,6 +461,7 @@ def test_cpu_threads_take_balanced_groups_of_files(silero):
     assert BatchedSilero(silero.model, "cpu", threads=2)._groups(audios) == groups(lengths, 2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("threads", [1, 2])
 def test_every_thread_count_keeps_the_guard_headroom(silero, held_out, threads, engine):

@@ -1,4 +1,5 @@
 """The `fdbu` console script: Hydra overrides, --cfg job, multirun, and one-line errors."""
+import pytest
 import json
 import os
 import shutil
@@ -28,6 +29,7 @@ def test_cfg_job_shows_the_composed_config():
     assert "tree: /some/tree" in out.stdout and "threshold: 0.4" in out.stdout and "resamples: 2000" in out.stdout
 
 
+@pytest.mark.slow
 def test_multirun_scores_two_trees_and_prints_the_summary(synth_tree, tmp_path, monkeypatch):
     a, b = tmp_path / "a", tmp_path / "b"
     shutil.copytree(synth_tree, a)

@@ -54,6 +54,7 @@ def assembled_equals_one_process(tree, tmp_path, cache):
         assert (tmp_path / "many" / f).read_bytes() == (tmp_path / "one" / f).read_bytes()
 
 
+@pytest.mark.slow
 def test_vad_shards_through_the_joblib_launcher(tree, tmp_path):
     cache = fresh_cache(tmp_path / "cache")
     out = multirun("vad", "-m", f"tree={tree}", "shard=range(0,3)", "shards=3", f"cache_dir={cache}",
@@ -63,6 +64,7 @@ def test_vad_shards_through_the_joblib_launcher(tree, tmp_path):
     assembled_equals_one_process(tree, tmp_path, cache)
 
 
+@pytest.mark.slow
 def test_vad_shards_on_slurm(slurm, tree, tmp_path):
     cache = fresh_cache(tmp_path / "cache")
     out = multirun("vad", "-m", f"tree={tree}", "shard=range(0,2)", "shards=2", f"cache_dir={cache}",
@@ -75,6 +77,7 @@ def test_vad_shards_on_slurm(slurm, tree, tmp_path):
     assembled_equals_one_process(tree, tmp_path, cache)
 
 
+@pytest.mark.slow
 def test_asr_shards_on_slurm(slurm, tree, tmp_path, built):
     pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
     checkpoint = built("rnnt")[0]
@@ -100,6 +103,7 @@ SMALL = ["hydra/launcher=slurm_cpu", "hydra.launcher.cpus_per_task=1", "hydra.la
          "hydra.launcher.timeout_min=10", "progress=false"]
 
 
+@pytest.mark.slow
 def test_the_slurm_launcher_says_what_it_is_doing(slurm, tree, tmp_path):
     """Job id and folder at submission, a state line while waiting (with SLURM's pending reason), each shard's
     report as it finishes; the job named fdbu-vad; warnings for a job folder and a cache left at node-local
@@ -146,6 +150,7 @@ def _rerun(line: str, env) -> subprocess.CompletedProcess:
     return multirun(*argv[1:], env=env)
 
 
+@pytest.mark.slow
 def test_a_killed_shard_is_one_line_with_its_log_and_rerun(slurm, tree, tmp_path):
     """kill -9 inside shard 1 (FDBU_KILL_AT): one line naming it, its log and how it ended, and the command that
     reruns it; exit 2, no traceback; the rerun finishes the work."""
@@ -170,6 +175,7 @@ def test_a_killed_shard_is_one_line_with_its_log_and_rerun(slurm, tree, tmp_path
     assembled_equals_one_process(tree, tmp_path, cache)
 
 
+@pytest.mark.slow
 def test_a_cancelled_shard_is_one_line_too(slurm, tree, tmp_path):
     """scancel of a running shard: named, 'was cancelled', its log, the rerun command; exit 2."""
     env = {**os.environ, **slurm.env}
@@ -218,6 +224,7 @@ def test_the_fit_check_reads_cpus_memory_and_gpus_from_sinfo(tmp_path, monkeypat
         check_fits({"partition": "nope", "cpus_per_task": 1})
 
 
+@pytest.mark.slow
 def test_a_multirun_sharing_out_on_slurm_writes_a_folder_per_job(slurm, tree, tmp_path):
     """Issue 23, item 1, on SLURM: each job, on the node it runs on, writes into its own subfolder of the one
     out= (hydra.job.env_set carries the instruction), and its log starts with the job's header."""
@@ -247,6 +254,7 @@ def _slurm_commands(bin_dir: Path, sinfo: str | None) -> dict:
     return {"PATH": str(bin_dir)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["no slurm", "sinfo hangs", "sinfo not utf-8"])
 def test_a_slurm_preset_without_a_working_cluster_is_one_line_and_creates_nothing(tree, tmp_path, case):
     """Issue 38, item 2: the presets where there is no SLURM, where sinfo never answers (refused after
@@ -288,6 +296,7 @@ def test_a_refused_submission_leaves_nothing_behind(tree, tmp_path):
     assert not (tmp_path / "shared").exists()
 
 
+@pytest.mark.slow
 def test_a_local_multirun_leaves_no_bookkeeping(tree, tmp_path):
     """Hydra's multirun.yaml and job folders of a run on this machine go into a temporary folder removed at
     the end: nothing under $TMPDIR/fdbu-multirun* is left."""

@@ -129,6 +129,7 @@ def test_notes_below_the_commands_can_be_captured_or_silenced(caplog, capsys):
         logger.setLevel(saved[0])  # setLevel, not .level: it clears the cache of what the logger lets through
 
 
+@pytest.mark.slow
 def test_a_made_up_command_is_an_entry_a_config_and_a_function(tmp_path, capsys):
     """A command a plugin (here, this test) adds as ARCHITECTURE.md's recipe says, in three parts: its registry entry,
     its config dataclass and its function `run(cfg, call: Call) -> Ran`, typed. The CLI lists it, --help shows its

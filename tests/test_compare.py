@@ -225,6 +225,7 @@ def _one_line_error(out, *words):
         assert w in lines[0], lines[0]
 
 
+@pytest.mark.slow
 def test_refusals_are_one_line(scored, tmp_path, vad, boot):
     a, b = scored
     unscored = _turn_tree(tmp_path / "unscored", {0})
@@ -263,6 +264,7 @@ def test_refusals_are_one_line(scored, tmp_path, vad, boot):
     _one_line_error(fdbu_main("compare", f"trees=[{a},{b}]", "compare.pairs=some"), "choose baseline or all")
 
 
+@pytest.mark.slow
 def test_cli_writes_every_output_deterministically(scored, tmp_path):
     a, b = scored
     runs = []

@@ -51,6 +51,7 @@ def _results(trees):
             "s5 all": (s5, run_compare(s5, pairs="all"))}
 
 
+@pytest.mark.slow
 def test_every_marker_is_its_holm_p_below_alpha_and_nothing_else(trees):
     """On the demo pair and synth n=30 seed=5: a marked line has Holm p < alpha and a line with Holm p < alpha is
     marked; no p is 0; both medians not reached is n/a with no p, no marker, outside the family; a line that says
@@ -123,6 +124,7 @@ def test_holm_runs_over_the_headline_lines_of_a_subset_across_all_pairs(trees):
     assert f"{TT}, slow vs mixed" in families and f"{TT}, prompt vs mixed" in families
 
 
+@pytest.mark.slow
 def test_the_console_and_the_forest_plot_show_compare_json_s_markers(trees, monkeypatch):
     import matplotlib.axes
 
@@ -172,6 +174,7 @@ def test_a_pair_of_two_samples_has_no_marker_and_warns(tmp_path, vad, boot):
     assert "  warning: the pairing drops most eligible samples" in out.stdout
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.integers(0, 400), st.integers(0, 400), st.integers(0, 50))
 def test_the_share_interval_agrees_with_mcnemar_and_negates_on_a_swap(a_only, b_only, concordant):
@@ -203,6 +206,7 @@ def test_baseline_orients_every_pair_with_compare_pairs_all():
     assert pairs_of(["x", "y", "z"], "y", "baseline") == [("y", "x"), ("y", "z")]
 
 
+@pytest.mark.slow
 def test_compare_alpha_is_checked_and_used(trees, tmp_path):
     a, b = trees["demo"]
     out = fdbu_main("compare", f"trees=[{a},{b}]", "compare.alpha=1.5")
@@ -219,6 +223,7 @@ def test_compare_alpha_is_checked_and_used(trees, tmp_path):
                and sum(m["discordant"].values()) < 11)
 
 
+@pytest.mark.slow
 def test_null_calibration_fixed_seed():
     """The reduced calibration (benchmarks/compare_calibration, fixed seed): under the null, in every cell, the
     marker fires at most alpha + 3 Monte Carlo standard errors; and the tests have power when systems differ."""

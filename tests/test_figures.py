@@ -97,6 +97,7 @@ def _result(n_pairs: int):
     return {"pairs": pairs}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", ["column", "page"])
 @pytest.mark.parametrize("n_pairs", [1, 3])
 def test_forest(captured, width, n_pairs):
@@ -141,6 +142,7 @@ def _curves(n_systems: int, horizon=4.0, subsets=("candor_turn_taking", "synthet
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", ["column", "page"])
 def test_latency_curves(captured, width):
     data = plot.compare_latency_curves(_curves(3), width=width)
@@ -159,6 +161,7 @@ def test_latency_curves(captured, width):
     assert "F = 0.5: the median" in labels and any("min_observable_s" in x for x in labels)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", ["column", "page"])
 def test_four_subsets_of_curves_stay_within_a_page(captured, width):
     """v1.5's four subsets: at column width four panels one under the other would be 10.9 in; the fourth goes on a
@@ -203,6 +206,7 @@ def _sweep(pads=(0,)):
     return {"trees": [{"name": "modelA", "subset": "synthetic_user_interruption", "points": points}]}, SPEC
 
 
+@pytest.mark.slow
 def test_sweep_heatmaps_colour_the_difference_from_the_spec_by_direction(captured):
     result, spec = _sweep(pads=(0, 30))
     data = plot_sweep.sweep_heatmaps(result, spec)
@@ -225,6 +229,7 @@ def test_sweep_heatmaps_colour_the_difference_from_the_spec_by_direction(capture
     assert len(never.images) == 0 and [t.get_text() for t in never.texts] == ["not reached\nat any setting"]
 
 
+@pytest.mark.slow
 def test_every_command_with_figures_takes_the_width(tmp_path, calibrated):
     """score plot=true, sweep and compare write their PDFs at the printed width asked for (width=column)."""
     from builders import fdbu_main
@@ -249,6 +254,7 @@ def test_every_command_with_figures_takes_the_width(tmp_path, calibrated):
     assert out.returncode == 2 and "width='poster': choose column (3.3 in) or page (7 in)" in out.stderr
 
 
+@pytest.mark.slow
 def test_each_colour_bar_formats_with_its_own_metrics_digits(captured):
     """A metric whose values differ only in the 5th decimal gets a 4-decimal colour bar; the others keep 2 (the
     formatter once bound its digits late: every bar formatted as the last metric's)."""
@@ -263,6 +269,7 @@ def test_each_colour_bar_formats_with_its_own_metrics_digits(captured):
     assert shown[0] == "+0.1235" and set(shown[1:]) == {"+0.12"}, shown
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", ["column", "page"])
 def test_heatmaps_of_any_grid_fit_the_width_and_a_page(captured, width):
     """Two systems, a 5 x 8 grid whose values need four decimals: exactly the printed width, every
@@ -295,6 +302,7 @@ def test_heatmaps_of_any_grid_fit_the_width_and_a_page(captured, width):
     assert len(fig.pages) > 1  # 22 panels: more than a page at either width
 
 
+@pytest.mark.slow
 def test_a_small_change_is_pale_and_the_colour_range_is_stated(captured):
     """A 0.0006 change of a share does not saturate the colour: the scale runs to COLOUR_RANGE's 0.05, and the
     colour bar's ends say so; a latency's scale is at least 0.25 s."""
@@ -320,6 +328,7 @@ def _latency_only(n_pairs: int, flags):
         "talking_to_other", "background_speech")}} for k in range(n_pairs)]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", ["column", "page"])
 def test_the_forest_notes_medians_never_reached_and_splits_into_pages(captured, width):
     """Latency panels with no finite line are a note of each flag, not an empty axis; each drawn panel has its x
@@ -340,6 +349,7 @@ def test_the_forest_notes_medians_never_reached_and_splits_into_pages(captured, 
     assert drawn and all(ax.get_xlabel() == "difference b - a" for ax in drawn)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", ["column", "page"])
 def test_a_forest_of_many_pairs_stays_within_a_page(captured, width):
     """Eight pairs against one baseline, seven outcome lines: one panel would be taller than a page, so its rows

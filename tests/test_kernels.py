@@ -1,4 +1,5 @@
 """Each numba kernel equals its plain-Python twin (tests/twins.py), on random and edge inputs."""
+import pytest
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
@@ -33,6 +34,7 @@ def pause_sample(draw):
     return T, pauses, draw(words(T))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(pause_sample(), min_size=1, max_size=6))
 def test_pause_kernel_equals_twin(samples):
@@ -53,6 +55,7 @@ def turn_sample(draw):
     return draw(st.integers(0, T)), [s for s, _ in draw(words(T))]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(turn_sample(), min_size=1, max_size=8))
 def test_turn_taking_kernel_equals_twin(samples):
@@ -73,6 +76,7 @@ def interruption_sample(draw):
     return T, S, R, segs, starts
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.lists(interruption_sample(), min_size=1, max_size=8))
 def test_interruption_kernel_equals_twin(samples):

@@ -29,6 +29,7 @@ def contents(folder: Path) -> dict:
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", ["score:staged:unified.json", "score:moved:0"])
 def test_score(synth_tree, tmp_path, point):
     clean, tree = tmp_path / "clean", tmp_path / "tree"
@@ -44,6 +45,7 @@ def test_score(synth_tree, tmp_path, point):
     assert contents(tree) == contents(clean)  # no staging folder left either
 
 
+@pytest.mark.slow
 def test_sweep(synth_tree, tmp_path):
     args = ["sweep.threshold=[0.4,0.5]", "sweep.min_silence_duration_ms=[100]", "progress=false", "plot=true"]
     assert run("sweep", f"tree={synth_tree}", f"out={tmp_path / 'clean'}", *args).returncode == 0
@@ -53,6 +55,7 @@ def test_sweep(synth_tree, tmp_path):
     assert contents(tmp_path / "out") == contents(tmp_path / "clean")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", ["export:sample:5", "export:complete"])
 def test_export(synth_tree, tmp_path, point):
     """export's tree is built beside out= and renamed into place: stopped midway or once whole (before the rename),
@@ -69,6 +72,7 @@ def test_export(synth_tree, tmp_path, point):
     assert contents(tmp_path / "tree") == contents(tmp_path / "clean") and not list(tmp_path.glob(".tree.*"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", ["asr:batch:1", "asr:written"])
 def test_asr(synth_tree, tmp_path, built, point):
     """Stopped in the middle (some transcripts written) or once complete (asr.json written, its journal not yet
@@ -115,6 +119,7 @@ def _runs(command: str, synth_tree: Path, work: Path, pair: tuple[Path, Path]) -
     return [f"trees=[{a},{b}]", "names=[a,b]", f"out={out}", "plot=false", "progress=false"], out
 
 
+@pytest.mark.slow
 def test_every_command_stopped_after_its_commit_is_finished_by_the_next_run(synth_tree, tmp_path):
     """Each command that writes through fdbu.outputs (the registry says which), killed after COMMIT with some
     files moved in: the next run of it finishes the move and ends with a clean run's bytes (report's could not

@@ -92,6 +92,7 @@ def test_a_multirun_whose_jobs_share_a_folder_is_refused_before_any_runs(scored,
     assert not o1.exists() and not o2.exists() and sorted(p.name for p in a.iterdir()) == before
 
 
+@pytest.mark.slow
 def test_m_anywhere_and_with_a_config_file(scored, tmp_path):
     a, b = scored
     conf = tmp_path / "conf"

@@ -76,6 +76,7 @@ def test_official_layout_holds_what_asr_py_leaves(official):
     assert reasons == {"output.wav missing", "output.wav is empty"}  # both native faults are exercised
 
 
+@pytest.mark.slow
 def test_synth_official_then_export_adopt_then_score_equals_the_native_tree(official, tmp_path):
     folders, native = official
     out = fdbu_main("export", roots(folders, V10), "export.transcripts=adopt", f"out={tmp_path / 'tree'}",
@@ -133,6 +134,7 @@ def test_adopted_asr_json_records_the_source_and_the_hashes_not_a_run(official, 
     assert all("output.json" not in r.get("files", {}) for r in manifest["samples"])
 
 
+@pytest.mark.slow
 def test_outputs_elsewhere_in_the_subset_layout(official, tmp_path):
     """outputs=DIR: the outputs (and asr.py's output.json) in DIR/<subset>/<id>/, the inputs in the mapped folders."""
     import shutil
@@ -152,6 +154,7 @@ def test_outputs_elsewhere_in_the_subset_layout(official, tmp_path):
     assert want.returncode == 0 and digest(tmp_path / "t") == digest(tmp_path / "u")
 
 
+@pytest.mark.slow
 def test_a_folder_that_is_not_what_the_mapping_says_is_refused(official, tmp_path):
     folders, native = official
     (tmp_path / "empty").mkdir()
@@ -234,6 +237,7 @@ MALFORMED = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", list(MALFORMED))
 def test_a_malformed_output_json_stops_the_export_in_one_line(official, tmp_path, kind):
     folders, _ = official
@@ -245,6 +249,7 @@ def test_a_malformed_output_json_stops_the_export_in_one_line(official, tmp_path
     assert not (tmp_path / "tree").exists()
 
 
+@pytest.mark.slow
 def test_compare_refuses_adopted_against_other_transcripts_unless_told(official, tmp_path):
     folders, native = official
     assert fdbu_main("export", roots(folders, (TT,)), "export.transcripts=adopt", f"out={tmp_path / 'a'}",
@@ -265,6 +270,7 @@ def test_compare_refuses_adopted_against_other_transcripts_unless_told(official,
     assert [s["transcripts"]["source"] for s in result["systems"]] == ["adopted", "synthetic"]
 
 
+@pytest.mark.slow
 def test_a_wrong_tree_is_named_for_what_it_is_with_the_command_that_fixes_it(official, tmp_path):
     folders, native = official
     (tmp_path / "empty").mkdir()

@@ -63,6 +63,7 @@ def run(tree, fdb, *extra):
                            f"evaluate.official_checkout={fdb}", *extra], capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_unpinned_scripts_are_refused_by_name(tree, tmp_path):
     out = run(tree, checkout(tmp_path / "fdb", 0.0))
     assert out.returncode == 2 and not (tree / "summary.json").exists()
@@ -73,6 +74,7 @@ def test_unpinned_scripts_are_refused_by_name(tree, tmp_path):
         "evaluate.allow_unpinned=true to compare anyway"]
 
 
+@pytest.mark.slow
 def test_disagreement_and_a_crashing_script_exit_3(tree, tmp_path):
     out = run(tree, checkout(tmp_path / "fdb", 1e-6), "evaluate.allow_unpinned=true")
     assert out.returncode == 3

@@ -140,6 +140,7 @@ def edge_run(edge_tree):
     return out, json.loads((edge_tree / "summary.json").read_text())
 
 
+@pytest.mark.slow
 def test_end_to_end_all_four_scripts_agree(edge_run):
     out, summary = edge_run
     assert out.returncode == 0, out.stderr
@@ -202,6 +203,7 @@ def test_backchannel_numbers(edge_run):
 
 # ---- where the scripts raise or print nan ----
 
+@pytest.mark.slow
 def test_nothing_to_average(tmp_path, silero):
     """No eligible sample, or no takeover: ZeroDivisionError in three scripts (eval_pause_handling.py:64,
     eval_smooth_turn_taking.py:92, eval_user_interruption.py:159), nan in the backchannel one."""
@@ -228,6 +230,7 @@ def test_nothing_to_average(tmp_path, silero):
     assert ours["icc_backchannel"]["jsd"] == {"mean": "nan", "std": "nan"} and ours["icc_backchannel"]["samples"] == 0
 
 
+@pytest.mark.slow
 def test_null_last_end_and_a_speaker_missing_from_the_ground_truth(tmp_path, silero):
     root = write_tree(tmp_path / "t", [
         sample("candor_turn_taking", 0, 10.0, [(6.0, 6.5), (7.0, None)], turn_ann(5.0)),
@@ -244,6 +247,7 @@ def test_null_last_end_and_a_speaker_missing_from_the_ground_truth(tmp_path, sil
     assert all(r["status"] == "agreed" for r in run.values()), run
 
 
+@pytest.mark.slow
 def test_interruption_without_a_text_field_raises_keyerror(tmp_path, silero):
     root = write_tree(tmp_path / "t", [sample("synthetic_user_interruption", 0, 12.0, annotation=interrupt_ann(4.0, 6.0),
                                               raw_transcript=doc(words((6.5, 8.0)), text=False))])
@@ -283,6 +287,7 @@ def _speaker(folder: Path, audio, chunks=None):
         (folder / "output.json").write_bytes(doc(chunks))
 
 
+@pytest.mark.slow
 def test_backchannel_without_output_json_carries_the_previous_tor(tmp_path, silero):
     """eval_backchannel.py:47-49 leave TOR as the previous speaker set it."""
     root = tmp_path / "bc"
@@ -296,6 +301,7 @@ def test_backchannel_without_output_json_carries_the_previous_tor(tmp_path, sile
     assert ours["take_turn_rate"] == {"mean": 1.0, "std": 0.0}  # carried over, where a reset would give 0
 
 
+@pytest.mark.slow
 def test_backchannel_first_speaker_without_output_json_is_unboundlocalerror(tmp_path, silero):
     root = tmp_path / "bc"
     _speaker(root / "3", np.zeros(4 * SR, np.int16))
@@ -303,6 +309,7 @@ def test_backchannel_first_speaker_without_output_json_is_unboundlocalerror(tmp_
     assert record["status"] == "agreed" and record["official_raised"].startswith("UnboundLocalError")
 
 
+@pytest.mark.slow
 def test_interruption_negative_latency_counts_as_zero(tmp_path):
     """A valid tree has no word before R; the script's rule (150-151) still sets one to 0."""
     root = tmp_path / "ui"

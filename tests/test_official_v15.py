@@ -49,6 +49,7 @@ def folders(tmp_path_factory):
     return root
 
 
+@pytest.mark.slow
 @needs_official_v15
 def test_the_official_timing_script_and_fdbu_write_the_same_bytes(folders, tmp_path):
     script = OFFICIAL_V15 / timing.SCRIPT
@@ -97,6 +98,7 @@ def random_segments(rng, k: int, grid: bool) -> list[tuple[int, int]]:
     return out
 
 
+@pytest.mark.slow
 @needs_official_v15
 def test_the_scripts_own_functions_agree_with_fdbus_on_random_segments(tmp_path):
     """The script's `seg_sec` merge, `overlaps` and `response_gaps`, imported in a child process with the offline
@@ -127,6 +129,7 @@ def test_the_scripts_own_functions_agree_with_fdbus_on_random_segments(tmp_path)
                                                                             for t in theirs) > 100
 
 
+@pytest.mark.slow
 def test_the_offline_hub_serves_the_installed_model(tmp_path):
     """torch.hub.load on the offline hub directory returns the installed package's model (its scripted weights
     give the packaged model's output) and never reaches for the network."""

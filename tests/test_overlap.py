@@ -44,6 +44,7 @@ def _flat_segments(samples, k):
     return ga, gb, goff
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.lists(run_sample(), min_size=1, max_size=8))
 def test_the_run_kernel_equals_its_twin(samples):
@@ -58,6 +59,7 @@ def test_the_run_kernel_equals_its_twin(samples):
         assert got == twins.overlap_run(segs, starts, a, b, t)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(run_sample(), run_sample()), min_size=1, max_size=6))
 def test_run_agreement_equals_its_twin(pairs):
@@ -184,6 +186,7 @@ def synthetic(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("system,truth", [("yields", 1.0), ("same_stop", 0.0), ("talks_through", 0.0)])
 def test_synthetic_systems_give_the_known_event_attributable_stop_rate(synthetic, system, truth):
     unified, stdout, rows = synthetic[system]
@@ -237,6 +240,7 @@ def test_the_api_and_the_sweep_over_v15(synthetic, tmp_path):
         fdbu.sweep(tree, sweep={"subset": "icc_backchannel"})
 
 
+@pytest.mark.slow
 def test_a_sharded_vad_stage_covers_both_runs(synthetic, tmp_path):
     """`fdbu vad` shards every file a v1.5 score segments (output.wav and clean_output.wav): a score that refuses to
     compute (vad.require_shards) then assembles both runs from the cache, with the same numbers."""
@@ -254,6 +258,7 @@ def test_a_sharded_vad_stage_covers_both_runs(synthetic, tmp_path):
     assert again["subsets"] == synthetic["yields"][0]["subsets"]
 
 
+@pytest.mark.slow
 def test_the_v15_report_in_a_browser(synthetic, tmp_path):
     """The report of two v1.5 systems opened in headless Chromium: the leaderboard shows each system's control line
     as its unified.json has it, and a drill-down draws both runs on one timeline (both runs' segments and words,
@@ -306,6 +311,7 @@ def test_the_v15_report_in_a_browser(synthetic, tmp_path):
         shutil.copy(shot, os.environ["FDBU_SCREENSHOTS"])
 
 
+@pytest.mark.slow
 def test_the_v15_leaderboard_tables_render_compile_and_load(synthetic, tmp_path):
     """What leaves fdbu for a paper, for v1.5: leaderboard.tex with the control's lines compiles in a two-column
     article with no overfull box, leaderboard.md renders every control cell as written, leaderboard.csv loads with
@@ -433,6 +439,7 @@ def test_a_scored_v15_tree_with_a_broken_control_is_refused_in_one_line(syntheti
             read(tree)
 
 
+@pytest.mark.slow
 def test_the_k_values_are_a_setting_recorded_and_read_back(synthetic, tmp_path):
     """overlap.within_s: the metric and control names follow it, the signature records it, every reader (the report,
     via compare's check of the rows) rebuilds the same table from unified.json; without 1 s it is refused."""
@@ -459,6 +466,7 @@ def test_the_k_values_are_a_setting_recorded_and_read_back(synthetic, tmp_path):
         assert res.returncode == 2 and why in res.stderr, res.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", ["column", "page"])
 def test_the_stop_curves_print_at_width(synthetic, captured, width):
     """The stop curves at a paper's column and page width: every text at least 7 pt, inside the figure, none over

@@ -1,6 +1,7 @@
 """Every command in the README's Commands section runs as written, in order, in an empty folder
 (with the release layout and an official checkout beside it), and so does its Python example.
 Only the lines the README marks as needing a GPU, a checkpoint or the network judge are skipped."""
+import pytest
 import re
 import shlex
 import shutil
@@ -41,6 +42,7 @@ def test_the_readme_lists_commands_of_every_kind():
     assert {"synth", "score", "sweep", "export", "asr", "evaluate", "calibrate"} <= names
 
 
+@pytest.mark.slow
 def test_every_command_runs_as_written(tmp_path, calibrated, monkeypatch):
     """In an empty folder, seeding nothing: every line the README does not mark as needing something runs."""
     monkeypatch.chdir(tmp_path)
@@ -63,6 +65,7 @@ def test_every_command_runs_as_written(tmp_path, calibrated, monkeypatch):
         exec(compile(code, "README.md", "exec"), {})
 
 
+@pytest.mark.slow
 def test_scoring_your_systems_outputs_runs_as_written(tmp_path, calibrated, monkeypatch):
     """The section's two blocks in an empty folder: synth's official folders, then the four commands from
     them to unified.json and a comparison with the baseline."""
@@ -81,6 +84,7 @@ def test_scoring_your_systems_outputs_runs_as_written(tmp_path, calibrated, monk
     assert [s["name"] for s in result["systems"]] == ["baseline", "mine"] and not result["mixed_transcripts"]
 
 
+@pytest.mark.slow
 def test_the_config_file_example_runs_as_written(tmp_path, calibrated, monkeypatch):
     """The Commands section's config-file block, from a folder holding conf/examples as the checkout does: the
     file's settings are used, and the command line's win."""
@@ -101,6 +105,7 @@ def test_the_config_file_example_runs_as_written(tmp_path, calibrated, monkeypat
     assert thresholds == [0.5, 0.6]
 
 
+@pytest.mark.slow
 def test_the_v15_section_runs_as_written(tmp_path, monkeypatch):
     """Full-Duplex-Bench v1.5's block in an empty folder: synth's official v1.5 folders, export with adopt,
     evaluate; the line with the official checkout runs with shared/official-v1.5 in its place where CI has it."""

@@ -67,6 +67,7 @@ def example_data(tmp_path_factory):
     return data
 
 
+@pytest.mark.slow
 def test_the_upstream_folder_goes_through_scoring_your_systems_outputs(example_data, tmp_path):
     """tree= at the folder of per-task folders names them and gives the exact export; that export keeps the
     short and the long output (recorded), drops the word after T (counted), and the tree scores with
@@ -138,6 +139,7 @@ def test_beyond_the_tolerance_the_sample_is_named_with_what_keeps_it(example_dat
     assert fit.returncode == 0 and "3 samples, 3 eligible, 0 ineligible" in fit.stdout, fit.stdout + fit.stderr
 
 
+@pytest.mark.slow
 @needs_official
 def test_the_reference_column_agrees_with_the_script_on_the_users_folder(example_data, tmp_path):
     """With every capture kept, fdbu's population is the user's folder: the official script run by hand on it
@@ -182,6 +184,7 @@ def _v15(root: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_full_duplex_bench_v15_folders_are_named_as_such(tmp_path):
     """A v1.5 release, a v1.5 per-task folder and a v1.0 one each named for what they are, with the export that
     reads them; a folder of one release mapped to a subset of the other refused in one line saying so."""
@@ -216,6 +219,7 @@ def test_full_duplex_bench_v15_folders_are_named_as_such(tmp_path):
     assert not (tmp_path / "t").exists()
 
 
+@pytest.mark.slow
 def test_every_wrong_folder_leads_somewhere_that_works(example_data, tmp_path):
     """A sample folder points at its per-task folder's export; a sample folder inside a tree at the tree; a
     file is named for what it is; an official task name as a key gets its subsets."""
@@ -271,6 +275,7 @@ def test_asr_says_no_model_before_importing_nemo(tmp_path, online):
         assert "cannot be downloaded from http://127.0.0.1:9" in lines[0]
 
 
+@pytest.mark.slow
 @needs_official
 def test_synthetic_official_folders_run_under_the_official_scripts_unchanged(tmp_path):
     """Issue 30, item 8: an ineligible sample of `fdbu synth layout=official` is a capture cut short (with its

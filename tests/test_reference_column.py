@@ -26,6 +26,7 @@ def doc(tree, sid, file="output.json"):
     return json.loads((tree / sid / file).read_text())
 
 
+@pytest.mark.slow
 def test_summary_reproduces_the_rules_on_the_trees_files(tree, silero, tmp_path):
     gt = {str(i): list(map(float, range(1, 11))) for i in range(20)}
     (tmp_path / "gt.json").write_text(json.dumps(gt))
@@ -46,6 +47,7 @@ def test_summary_reproduces_the_rules_on_the_trees_files(tree, silero, tmp_path)
     assert result["inputs"]["manifest.json"] and result["judge"] is None
 
 
+@pytest.mark.slow
 def test_score_prints_the_reference_column_while_the_inputs_match(tree):
     write(evaluate(tree), tree)
     out = subprocess.run([FDBU, "score", f"tree={tree}", "progress=false", "vad.cache=false"], capture_output=True,

@@ -145,6 +145,7 @@ def test_deeply_nested_json(tree, sid, file):
 
 
 # 3. file-system errors: an unreadable annotation or wav, a link loop
+@pytest.mark.slow
 @pytest.mark.parametrize("file", ["pause.json", "output.wav"])
 def test_an_unreadable_file_is_named(tree, tmp_path, file):
     sid = "synthetic_pause_handling/1" if file == "pause.json" else "synthetic_user_interruption/1"
@@ -176,6 +177,7 @@ def test_a_manifest_linked_from_outside_the_tree_is_refused(tree, tmp_path):
 
 
 # 4. caches that cannot be used are refused up front; broken entries are recomputed
+@pytest.mark.slow
 def test_a_cache_dir_that_is_a_file_or_read_only_is_refused(tree, tmp_path):
     (tmp_path / "a-file").write_text("x")
     before = snapshot(tree)
@@ -187,6 +189,7 @@ def test_a_cache_dir_that_is_a_file_or_read_only_is_refused(tree, tmp_path):
     assert snapshot(tree) == before
 
 
+@pytest.mark.slow
 def test_cache_entries_that_are_folders_or_lack_keys_are_recomputed(tree, tmp_path):
     cache = tmp_path / "cache"
     ref = "vad.backend=reference"  # the cache under test holds exact entries
@@ -230,6 +233,7 @@ def test_export_out_below_a_file_is_refused(tmp_path):
 
 # 6. outputs as one unit: a run killed between its writes is finished by the next (test_kill.py), and a
 # write that fails changes nothing
+@pytest.mark.slow
 def test_a_full_disk_is_one_line_and_changes_nothing(tree):
     before = snapshot(tree)
     # the reference backend: no calibration to measure and announce first (whether one is cached depends on
@@ -312,6 +316,7 @@ def test_export_refuses_out_inside_the_dataset(tmp_path):
 
 
 # 10. ASR inputs: a broken annotation, a file that is no checkpoint
+@pytest.mark.slow
 @pytest.mark.parametrize("data", [b"{}", b"{not json"])
 def test_asr_refuses_a_broken_interruption_annotation(tree, tmp_path, data):
     pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
@@ -324,6 +329,7 @@ def test_asr_refuses_a_broken_interruption_annotation(tree, tmp_path, data):
     assert snapshot(tree) == before
 
 
+@pytest.mark.slow
 def test_asr_refuses_a_file_that_is_no_checkpoint(tree, tmp_path):
     pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
     untranscribed(tree)
@@ -331,6 +337,7 @@ def test_asr_refuses_a_file_that_is_no_checkpoint(tree, tmp_path):
     refused(fdbu("asr", f"tree={tree}", f"asr.checkpoint={tmp_path / 'x.nemo'}"), "is not a NeMo checkpoint")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not ROOT, reason="runs fdbu as another user to meet a permission error")
 def test_asr_refuses_a_tree_it_cannot_write_before_loading_the_model(tree, tmp_path):
     pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
@@ -387,6 +394,7 @@ def _mutate(doc, path, value):
     return doc
 
 
+@pytest.mark.slow
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(FILES), st.lists(st.integers(0, 7), max_size=4), VALUES, st.booleans())
 def test_the_tree_loader_raises_only_fdbu_errors(fuzz_tree, tmp_path, file, path, value, keep_hashes):
@@ -410,6 +418,7 @@ def test_the_tree_loader_raises_only_fdbu_errors(fuzz_tree, tmp_path, file, path
 CONFIG_KEYS = ["source", "model_id", "checkpoint_sha256", "made_by", "nemo_version", "device_type"]
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.one_of(st.sampled_from(CONFIG_KEYS), st.text(max_size=4)), VALUES, st.booleans())
 def test_asr_json_config_is_read_key_by_key(fuzz_tree, tmp_path, key, value, whole):

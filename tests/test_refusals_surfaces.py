@@ -73,6 +73,7 @@ def _edit_row(tree: Path, k: int, **changes) -> None:
     (lambda d: d["bootstrap"].__setitem__("seed", 10**30), "bootstrap.seed is an integer of 31 digits"),
     (lambda d: d["share_interval"].__setitem__("z", float("nan")), "share_interval.z is nan;"),
 ])
+@pytest.mark.slow
 def test_compare_refuses_a_unified_json_fdbu_did_not_write(scored_pair, tmp_path, edit, fragment):
     a, b = scored_pair
     b = copy(b, tmp_path / "B")
@@ -113,6 +114,7 @@ def test_compare_pairs_the_two_files_by_hash(scored_pair, tmp_path):
 
 
 # 3. a manifest compare cannot read is one line (run as another user: root reads anything)
+@pytest.mark.slow
 @pytest.mark.skipif(not ROOT, reason="runs fdbu as another user to meet a permission error")
 def test_compare_names_an_unreadable_manifest(scored_pair, tmp_path):
     a, b = (copy(t, tmp_path / t.name) for t in scored_pair)  # where nobody may read them
@@ -126,6 +128,7 @@ def test_compare_names_an_unreadable_manifest(scored_pair, tmp_path):
 # 1. a FIFO (or any non-regular file) where a file is expected is refused by name, before it is opened
 @pytest.mark.parametrize("file", ["synthetic_user_interruption/1/output.wav", "candor_turn_taking/1/output.json",
                                   "manifest.json"])
+@pytest.mark.slow
 def test_a_fifo_is_refused_not_read(tree, file):
     path = tree / file
     path.unlink()
@@ -160,6 +163,7 @@ VALUES = st.recursive(ODD, lambda inner: st.one_of(st.lists(inner, max_size=3),
 @given(st.sampled_from(["unified.json", "unified-samples.jsonl"]), st.lists(st.integers(0, 40), min_size=1,
                                                                             max_size=6), VALUES, st.booleans(),
        st.booleans())
+@pytest.mark.slow
 def test_compare_raises_only_fdbu_errors(scored_pair, tmp_path, file, path, value, keep_hash, against_itself):
     """Against itself, the mutated tree shares its signature, so a mutation load accepts reaches compare."""
     from fdbu.pairwise import compare
@@ -251,6 +255,7 @@ def _interpreter_start() -> float:
     return max(runs)
 
 
+@pytest.mark.slow
 def test_ctrl_c_at_any_moment_of_the_start_up(scored_pair, tmp_path):
     """Interrupts spread over the first 40% of the run after the interpreter's own start (the fastest of three runs
     measured here, uninterrupted, once the cache is warm: a run that loads no torch is over in about a second)."""
@@ -270,6 +275,7 @@ def test_ctrl_c_at_any_moment_of_the_start_up(scored_pair, tmp_path):
         assert err.startswith("fdbu: error: interrupted (Ctrl-C)"), err
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_the_move_says_what_the_next_run_does(scored_pair, tmp_path):
     tree = copy(scored_pair[0], tmp_path / "A")
     # vad.threads=1: calibrated by the session (the default, the cores free now, depends on the machine's load)

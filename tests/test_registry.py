@@ -96,6 +96,7 @@ def cue_reply():
     assert "cue_reply" not in tasks.TASKS
 
 
+@pytest.mark.slow
 def test_a_made_up_task_goes_through_synth_score_compare_and_report(cue_reply, tmp_path):
     """A task no file of fdbu names: its subset registered, the CLI (in process) synthesizes, scores, compares and
     reports it, and the API reads it, each from the task's declared parts. The sweep, which re-derives speech
@@ -189,6 +190,7 @@ def made_up_family():
     assert "vX" not in tasks.FAMILIES and "hold" not in tasks.TASKS
 
 
+@pytest.mark.slow
 def test_a_made_up_family_goes_through_synth_score_compare_report_and_the_api(made_up_family, tmp_path):
     """A family no file of fdbu names, registered in one call as v1.0 and v1.5 are: its settings group is a config
     group of score (on the command line, in --help, recorded in unified.json and its signature), its entry is in

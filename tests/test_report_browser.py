@@ -54,6 +54,7 @@ def _select(browser, select, value):
                  "s.dispatchEvent(new Event('change')); })()")
 
 
+@pytest.mark.slow
 def test_the_report_in_a_browser(report, browser, tmp_path):
     out, systems = report
     browser.open((out / "index.html").resolve().as_uri())
@@ -194,6 +195,7 @@ def _focused(browser) -> str:
                         "'#' + (e.id || '') + '@' + (e.closest('[id]') ? e.closest('[id]').id : ''); })()")
 
 
+@pytest.mark.slow
 def test_every_control_by_keyboard_and_the_page_on_a_phone(report, browser, tmp_path):
     out, systems = report
     browser.viewport(1200)

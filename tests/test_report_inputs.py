@@ -71,6 +71,7 @@ def test_an_undefined_difference_as_compare_writes_it_is_read(case):
     assert read_result(doc, systems, "given") is not None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", list(ISSUE))
 def test_a_broken_compare_json_is_one_line_naming_the_key(case, kind, tmp_path):
     root, (a, b), systems, result = case
@@ -87,6 +88,7 @@ def test_a_broken_compare_json_is_one_line_naming_the_key(case, kind, tmp_path):
     assert "Traceback" not in out.stderr and not (tmp_path / "site").exists()
 
 
+@pytest.mark.slow
 def test_the_compare_json_fdbu_wrote_is_read_and_the_report_equals_its_own(case, tmp_path):
     root, (a, b), systems, result = case
     first = fdbu_main("compare", f"trees=[{a},{b}]", "names=[mixed,prompt]", f"out={tmp_path / 'cmp'}", "plot=false")
@@ -136,6 +138,7 @@ def drilled(case, tmp_path_factory):
     return out, {s.name: drilldown._index(s, out) for s in systems}
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_every_mutation_is_a_refusal_or_a_correct_report(case, drilled, monkeypatch, data):
@@ -163,6 +166,7 @@ def test_every_mutation_is_a_refusal_or_a_correct_report(case, drilled, monkeypa
     assert {"index.html", "leaderboard.md", "leaderboard.tex", "leaderboard.csv"} <= set(built)
 
 
+@pytest.mark.slow
 def test_the_forest_draws_every_value_the_reader_accepts(case):
     """The figure reads the same keys: the edge values the reader lets through (an infinite difference, no
     interval, a p of exactly 0 or 1) draw without error."""

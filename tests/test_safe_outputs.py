@@ -110,6 +110,7 @@ def _number(text: str) -> bool:
         return False
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(executable() is None, reason="Chromium is not installed (make system-tools installs it)")
 def test_the_site_renders_and_runs_no_injected_script(reported, tmp_path):
     pytest.importorskip("websocket", reason="websocket-client (the test extra) is not installed")

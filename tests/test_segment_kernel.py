@@ -1,4 +1,5 @@
 """The probabilities -> segments kernel equals silero-vad's own function."""
+import pytest
 import itertools
 import math
 
@@ -45,11 +46,13 @@ def prob_file(draw):
 @settings(max_examples=150, deadline=None)
 @given(st.lists(prob_file(), min_size=1, max_size=5), st.sampled_from([0.3, 0.4, 0.5, 0.6, 0.7]),
        st.sampled_from([0, 32, 64, 100, 250]), st.sampled_from([50, 100, 200, 500]))
+@pytest.mark.slow
 def test_kernel_equals_silero_function(files, threshold, min_speech_duration_ms, min_silence_duration_ms):
     got = kernel(files, threshold, min_speech_duration_ms, min_silence_duration_ms)
     assert got == [library(p, n, threshold, min_speech_duration_ms, min_silence_duration_ms) for p, n in files]
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(prob_file(), st.sampled_from([0.3, 0.5, 0.7]), st.sampled_from([1e-3, 0.02, 0.1]), st.integers(0, 2**32 - 1))
 def test_a_file_that_is_not_critical_keeps_its_segments_under_any_smaller_perturbation(file, threshold, margin, seed):
@@ -64,6 +67,7 @@ def test_a_file_that_is_not_critical_keeps_its_segments_under_any_smaller_pertur
         assert (a.tolist(), b.tolist()) == (a2.tolist(), b2.tolist())
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(prob_file(), st.sampled_from([0.3, 0.5, 0.7]), st.sampled_from([1e-3, 0.02, 0.1]), st.integers(0, 2**32 - 1))
 def test_the_guard_needs_exact_windows_only_up_to_the_last_critical_one(file, threshold, margin, seed):
@@ -102,6 +106,7 @@ PADS = [0, 1, 13, 30, 100, 250, 0.03, 7.77]
 @settings(max_examples=150, deadline=None)
 @given(st.lists(prob_file(), min_size=1, max_size=5), st.sampled_from([0.3, 0.5, 0.7]), st.sampled_from([0, 250]),
        st.sampled_from([50, 100, 300]), st.sampled_from(PADS))
+@pytest.mark.slow
 def test_kernel_pads_exactly_as_silero(files, threshold, min_speech_duration_ms, min_silence_duration_ms, pad_ms):
     got = kernel(files, threshold, min_speech_duration_ms, min_silence_duration_ms, pad_ms=pad_ms)
     assert got == [library(p, n, threshold, min_speech_duration_ms, min_silence_duration_ms, pad_ms=pad_ms) for p, n in files]
@@ -180,6 +185,7 @@ def test_a_file_is_critical_exactly_when_some_perturbation_within_the_margin_cha
     assert not changed if not critical[0] else (changed or pad_ms > 0)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(ambiguous_file(), st.sampled_from([0, 100]), st.sampled_from([0, 32, 100, 200]), st.sampled_from([0, 30]))
 def test_recomputing_up_to_the_last_critical_window_is_enough_whatever_the_exact_probabilities(

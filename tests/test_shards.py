@@ -79,6 +79,7 @@ def test_the_split_deals_each_item_to_the_least_loaded_shard(seed):
     assert split(items, shards, key=lambda x: x[0], weight=lambda x: x[1]) == _dealt(items, shards)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shards", [1, 2, 3, 7])
 def test_sharded_speech_detection_assembles_to_the_one_process_bytes(pool, tmp_path, shards):
     a, b = pool
@@ -103,6 +104,7 @@ def test_sharded_speech_detection_assembles_to_the_one_process_bytes(pool, tmp_p
         assert [(out / f).read_bytes() for f in ("unified.json", "unified-samples.jsonl")] == want[tree.name]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shards", [1, 2, 3, 7])
 def test_a_sweep_assembles_from_shards_too(pool, tmp_path, shards):
     a, _ = pool
@@ -119,6 +121,7 @@ def test_a_sweep_assembles_from_shards_too(pool, tmp_path, shards):
         assert (tmp_path / "many-out" / f).read_bytes() == (tmp_path / "one-out" / f).read_bytes()
 
 
+@pytest.mark.slow
 def test_a_killed_shard_is_finished_by_its_rerun(pool, tmp_path):
     a, _ = pool
     cache = fresh_cache(tmp_path / "cache")
@@ -174,6 +177,7 @@ def test_concurrent_writers_of_one_entry_leave_it_valid(tmp_path):
     assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == [f"{'ab' * 32}.probs"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shards", [1, 2, 3, 7])
 def test_sharded_asr_assembles_to_the_one_process_bytes(pool, tmp_path, built, shards):
     pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
@@ -198,6 +202,7 @@ def test_sharded_asr_assembles_to_the_one_process_bytes(pool, tmp_path, built, s
     assert json.loads((trees["many"] / "asr.json").read_text())["config"]["nemo_version"]
 
 
+@pytest.mark.slow
 def test_a_missing_shard_is_named_and_computed_or_refused(pool, tmp_path):
     """Assembling after 3 of 4 shards names the missing one and how many files it computed in its place;
     vad.require_shards=true refuses instead: one line, exit 2, nothing written."""
@@ -222,6 +227,7 @@ def test_a_missing_shard_is_named_and_computed_or_refused(pool, tmp_path):
     assert " 0 computed" in again and "): computed here" not in again  # now every file is cached
 
 
+@pytest.mark.slow
 def test_a_missing_asr_shard_is_named_and_transcribed_or_refused(pool, tmp_path, built):
     pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
     from fdbu.asr import stage

@@ -157,6 +157,7 @@ def test_exports_hold_the_leaderboard(systems, result):
     assert header and all(line == "| metric | better | mixed | prompt |" for line in header)
 
 
+@pytest.mark.slow
 def test_the_command_writes_the_site_and_refuses_bad_input(trees, tmp_path):
     a, b = trees
     out = tmp_path / "site"

@@ -45,6 +45,7 @@ def test_bootstrap_draw_convention():
     assert np.array_equal(Bootstrap(2000, 0).indices(5), idx)  # fresh generator per metric
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [1, 2, 7, 1001, 2999, 70_000])
 def test_the_resamples_drawn_in_blocks_are_the_same_numbers(n, monkeypatch):
     """Metrics hold the resample indices a block at a time (memory flat in the number of samples); the blocks are

@@ -25,6 +25,7 @@ def swept(synth_tree, boot):
     return points, sweep([synth_tree], det, boot, points)
 
 
+@pytest.mark.slow
 def test_every_grid_point_equals_scoring_with_its_settings(synth_tree, boot, swept):
     points, result = swept
     for k in (0, 4, 8):  # (0.3, 50), (0.5, 100), (0.7, 500)
@@ -37,6 +38,7 @@ def test_every_grid_point_equals_scoring_with_its_settings(synth_tree, boot, swe
         assert rec["counts"] == {"exercised": entry["counts"]["exercised"], **entry["counts"]["outcomes"]}
 
 
+@pytest.mark.slow
 def test_a_padding_axis_equals_scoring_with_that_padding(synth_tree, boot):
     points = grid([0.45], [100], speech_pad_ms=[0, 30, 100])
     result = sweep([synth_tree], SpeechDetector(backend="batched", device="cpu", cache=False), boot, points)
@@ -66,6 +68,7 @@ def test_ranges_cover_the_grid(swept):
     assert swept[1]["kind"] == "sweep" and swept[1]["grid"]["points"] == 9
 
 
+@pytest.mark.slow
 def test_several_trees_side_by_side(synth_tree, boot, tmp_path):
     other = tmp_path / "other"
     from fdbu.synth import synthesize
@@ -160,6 +163,7 @@ def test_cli_sweep_refuses_zero_resamples_like_score(synth_tree):
         assert out.returncode == 2 and "bootstrap.resamples=0: a whole number from 1 to 100000" in out.stderr
 
 
+@pytest.mark.slow
 def test_the_same_trees_elsewhere_give_the_same_bytes_and_the_console_shows_the_paths(synth_tree, tmp_path):
     """sweep.json and sweep.csv name the systems, never the trees' paths (Definition 22); the console table
     shows each path beside its name, and has the response latency and no-response columns and ranges."""

@@ -65,6 +65,7 @@ def test_this_suite_reaches_what_it_needs_or_says_why():
     assert reason is None or ("mode " in reason and "\n" not in reason)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not ROOT, reason="only root runs fdbu as another user")
 def test_the_permission_tests_skip_from_a_checkout_in_a_0700_folder(public):
     """The suite run through a 0700 folder (links to this checkout and its environment inside it, as a

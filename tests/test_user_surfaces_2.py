@@ -49,6 +49,7 @@ def test_every_dataframe_has_the_same_columns_and_dtypes_whatever_the_data(syste
     assert compares[1]["diff_flag"].isna().all() or compares[1]["diff_flag"].dtype == "string"
 
 
+@pytest.mark.slow
 def test_a_scalar_where_a_list_is_expected(systems, tmp_path):
     prompt, silent = systems["prompt"], systems["silent"]
     # the API: a one-element list, a group that is no dict refused, a misspelt keyword in the CLI's words
@@ -108,6 +109,7 @@ def _on_a_terminal(args: list[str], columns: int = 80) -> list[str]:
     return b"".join(chunks).decode().replace("\r", "").splitlines()
 
 
+@pytest.mark.slow
 def test_tables_read_at_80_columns(systems, tmp_path):
     """Issue 37, item 8: score's, compare's and sweep's tables fit 80 columns on a terminal: every row whole on
     one line (a metric's name, value and interval together), nothing wider than the terminal."""

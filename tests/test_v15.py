@@ -58,6 +58,7 @@ def v15_tree(tmp_path_factory):
     return synthesize(tmp_path_factory.mktemp("v15") / "tree", n=3, seed=1, family="v1.5", ineligible=0.1)
 
 
+@pytest.mark.slow
 def test_synth_builds_both_runs_with_real_user_speech(v15_tree):
     manifest = json.loads((v15_tree / "manifest.json").read_text())
     truth = json.loads((v15_tree / "synth.json").read_text())["samples"]
@@ -98,6 +99,7 @@ def test_synth_builds_both_runs_with_real_user_speech(v15_tree):
     assert set(asr["other_transcripts"]) == {"clean_output.json", "input.json", "clean_input.json"}
 
 
+@pytest.mark.slow
 def test_the_default_family_is_v10_and_a_system_of_the_other_family_is_refused(tmp_path):
     tree = synthesize(tmp_path / "v10", n=1, seed=0)
     assert set(json.loads((tree / "manifest.json").read_text())["declared"]) == set(tasks.release_sizes("v1.0"))
@@ -124,6 +126,7 @@ def test_score_says_plainly_what_it_does_not_compute(tmp_path):
     assert unified["definitions"] == DEFINITIONS_VERSION and "overlap" not in unified  # a v1.0 tree's header
 
 
+@pytest.mark.slow
 @needs_official_v15
 def test_evaluate_runs_get_timing_unchanged_and_offline_and_every_file_is_fdbus(v15_tree, tmp_path):
     out = fdbu_main("evaluate", f"tree={v15_tree}", f"evaluate.official_checkout={OFFICIAL_V15}",
@@ -176,6 +179,7 @@ def official_v15(tmp_path_factory):
                       layout="official")
 
 
+@pytest.mark.slow
 @needs_official_v15
 def test_official_folders_export_adopt_evaluate_and_the_script_agrees_byte_for_byte(official_v15, tmp_path):
     tree = tmp_path / "tree"
@@ -197,6 +201,7 @@ def test_official_folders_export_adopt_evaluate_and_the_script_agrees_byte_for_b
     assert all(run[s]["status"] == "agreed" and run[s]["equal"] == run[s]["files"] == 3 for s in V15), run
 
 
+@pytest.mark.slow
 @needs_official_v15
 def test_official_folders_export_then_fdbu_asr_writes_the_four_transcripts(official_v15, tmp_path, built):
     """Without adopt: fdbu asr transcribes output.wav, clean_output.wav, input.wav and clean_input.wav of every
@@ -259,6 +264,7 @@ def test_each_run_is_fitted_to_its_own_input(official_v15, tmp_path):
     assert not (tmp_path / "adopted").exists()
 
 
+@pytest.mark.slow
 @needs_official_v15
 def test_the_behaviour_judge_tags_every_sample_as_the_script_asks_for_them(v15_tree, tmp_path):
     """With a judge (fdbu's loopback stub), each eligible sample's four transcripts go out as eval_behavior.py sends
@@ -319,6 +325,7 @@ def test_a_null_or_bad_reply_is_asked_again_with_the_next_seed():
     assert judge.tag("user_interruption/0", {"input_clean_text": "[]"}) == (None, 3)
 
 
+@pytest.mark.slow
 @needs_official_v15
 def test_originals_the_script_would_read_otherwise_are_named(official_v15, tmp_path):
     """fdbu's column is the script's on the tree's 16 kHz mono audio; where the user's original was stereo or at

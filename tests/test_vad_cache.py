@@ -1,4 +1,5 @@
 """The probability cache: reused when valid, recomputed when stale or corrupt, never trusted blindly."""
+import pytest
 import hashlib
 import json
 
@@ -35,6 +36,7 @@ def test_second_run_reads_the_cache(synth_tree, tmp_path):
     assert (first.stats.computed, second.stats.computed, second.stats.cache_hits) == (1, 0, 1)
 
 
+@pytest.mark.slow
 def test_corrupt_and_stale_entries_are_recomputed(synth_tree, tmp_path):
     j = job(synth_tree)
     SpeechDetector(backend="reference", cache_dir=tmp_path).segments([j])

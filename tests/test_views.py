@@ -396,6 +396,7 @@ def test_the_cli_scores_views_and_refuses_an_unknown_one(tmp_path):
     assert ran.returncode != 0 and "views=['fdbench', 'nope']: names from fdbench, videofdb" in ran.stderr
 
 
+@pytest.mark.slow
 def test_the_readme_section_runs_and_its_report_shows_the_views(tmp_path, calibrated, monkeypatch):
     """The README's block as written in an empty folder (synth, score with both views, compare, report), then what
     leaves the report: every view section in the site (headless Chromium: each table after the unified ones,
@@ -482,6 +483,7 @@ def test_the_readme_worked_example_is_sample_r(scored):
 
 @pytest.mark.parametrize("n,rate,datasets,to_t", [(8, 0.5, 300, 0.2), (30, 0.9, 300, 0.2), (200, 0.5, 100, 0.2),
                                                   (30, 0.9, 200, 0.7)])
+@pytest.mark.slow
 def test_the_views_markers_hold_their_error_rate_under_the_null(n, rate, datasets, to_t):
     """Both systems drawn from one distribution, through the views' records, compare's paired lines and Holm: no
     view family marks more often than alpha + 3 Monte Carlo standard errors (benchmarks/view_calibration.py runs
@@ -494,6 +496,7 @@ def test_the_views_markers_hold_their_error_rate_under_the_null(n, rate, dataset
     assert max(r["rates"].values()) <= r["bound"], r
 
 
+@pytest.mark.slow
 def test_the_views_markers_find_a_real_difference():
     """B yields and speaks 0.8 s sooner and 10 points more often: at n = 200 FD-Bench's families mark it in most
     datasets (power; the benchmark gives the numbers)."""
@@ -565,6 +568,7 @@ def test_a_broken_views_section_is_refused_in_one_line(written, tmp_path, mutate
     assert message in str(e.value) and "\n" not in str(e.value)
 
 
+@pytest.mark.slow
 def test_fdbu_vad_shards_the_files_a_view_segments(tmp_path, calibrated):
     """VideoFDB's stay-silent segments the pause outputs, which only fdbu vad views=[videofdb] shards: a score with
     vad.require_shards=true assembles from such shards without computing, and says what to run when they lack them."""
