@@ -160,7 +160,7 @@ class Result:
 
         extra = next((e for f in FAMILIES.values() for e in f.entries if e.key == key), None)
         if extra is None:
-            raise AttributeError(f"{key!r}: no family's entry has this key (fdbu.tasks.FAMILIES)")
+            raise KeyError(f"{key!r}: no family's entry has this key (fdbu.tasks.FAMILIES)")
         rows = []
         for subset, entry in self.unified["subsets"].items():
             if key not in entry:
@@ -181,6 +181,11 @@ class Result:
         if not any(e.key == key for f in FAMILIES.values() for e in f.entries):
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {key!r}")
         return lambda: self.entries(key)
+
+    def __dir__(self):
+        from .tasks import FAMILIES
+
+        return sorted({*super().__dir__(), *(e.key for f in FAMILIES.values() for e in f.entries)})
 
 
 LINE_SCHEMA = {"diff": "inf", "diff_flag": "text", "diff_lo": "inf", "diff_lo_flag": "text", "diff_hi": "inf",

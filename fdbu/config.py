@@ -53,9 +53,14 @@ def grouped(cls: type) -> type:
     if not command:
         return cls
     gs = groups_of(command)
+    taken = {f.name for f in dataclasses.fields(cls)}
+    for i, g in enumerate(gs):
+        if g.key in taken or any(g.key == other.key for other in gs[:i]):
+            raise ValueError(f"fdbu {command}: the settings group {g.key!r} is taken (by the config's own key or "
+                             f"another family's or view's group): give the group another key")
     key = (cls, tuple((g.key, g.config) for g in gs))
     if key not in _GROUPED:
-        name = f"{cls.__name__}__{'_'.join(g.key for g in gs)}"
+        name = f"{cls.__name__.lstrip('_')}__{'_'.join(g.key for g in gs)}"
         made = dataclasses.make_dataclass(name, [(g.key, g.config, group(g.config, g.help)) for g in gs], bases=(cls,))
         made.__module__, made.__qualname__, made.__doc__ = __name__, name, cls.__doc__
         globals()[name] = _GROUPED[key] = made
@@ -64,7 +69,7 @@ def grouped(cls: type) -> type:
 
 @registry.config("score")
 @dataclass
-class ScoreConfig(Common, Grouped):
+class _ScoreConfig(Common, Grouped):
     GROUPED: ClassVar[str] = "score"
     tree: str = opt(MISSING, "the reference tree to score")
     out: Optional[str] = opt(None, "where unified.json and unified-samples.jsonl go (created if missing); "
@@ -91,7 +96,7 @@ class ScoreConfig(Common, Grouped):
 
 @registry.config("sweep")
 @dataclass
-class SweepConfig(Common, Grouped):
+class _SweepConfig(Common, Grouped):
     GROUPED: ClassVar[str] = "sweep"
     REFUSED: ClassVar[tuple] = SEGMENT_KEYS
     tree: Any = opt(MISSING, "one tree, or several side by side: tree=[runs/A,runs/B]")
@@ -119,6 +124,22 @@ class SweepConfig(Common, Grouped):
         return list(self.names) if self.names is not None else default_names(self.trees())
 
 
+ScoreConfig = grouped(_ScoreConfig)  # with the groups registered at import (CONFIGS["score"]: those registered now)
+SweepConfig = grouped(_SweepConfig)
+
+
+def __getattr__(name: str) -> type:
+    """A grouped config by its name (`ScoreConfig__overlap_hold`), made when a family registered after this module's
+    import has its group in it: a job pickled where that family was registered unpickles here once it is."""
+    base, sep, _ = name.partition("__")
+    for c in registry.COMMANDS.values():
+        if sep and c.config is not None and c.config.__name__.lstrip("_") == base:
+            made = grouped(c.config)
+            if made.__name__ == name:
+                return made
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 @dataclass
 class CompareOptions(PairingOptions):
     pairs: str = opt("baseline", "baseline: each system against the baseline; all: every pair of systems")
@@ -132,13 +153,14 @@ class CompareOptions(PairingOptions):
 class Systems:
     """What compare and report share: the scored trees, their names, the baseline, the figures and the bars."""
 
-    trees: List[str] = opt(MISSING, "the scored trees (unified.json + unified-samples.jsonl): trees=[runs/A,runs/B]")
+    trees: List[str] = opt(MISSING, "the scored trees (unified.json + unified-samples.jsonl): trees=[runs/A,runs/B] "
+                                        "(compare: two or more; report: one or more)")
     names: Optional[List[str]] = opt(None, "a name per tree for tables and figures; null: the trees' folder names")
     baseline: Optional[str] = opt(None, "the name every system is compared against, a in each of its pairs; null: "
-                                        "the first tree's")
-    plot: bool = opt(True, "write the figures (PNG and PDF)")
+                                        "the first tree's (one tree: no pairs)")
+    plot: bool = opt(True, "write the figures (PNG and PDF; the report's site shows them)")
     width: str = opt(WIDTH, "the figures' printed width: column (3.3 in) or page (7 in); every text >= 7 pt")
-    progress: bool = opt(True, "progress bars on stderr (the paired bootstraps, the drill-downs, the figures)")
+    progress: bool = opt(True, "progress bars on stderr (the paired bootstraps, the figures; the report's drill-downs)")
 
     def system_names(self) -> List[str]:
         return list(self.names) if self.names is not None else default_names(list(self.trees))

@@ -169,7 +169,7 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None, gr
         kind = tasks.subset(subset).task
         segs = detect_speech(eligible, vad, kind, subset, segments) if kind.speech_detection else None
         comps, metrics, extra = score_subset(kind, selected, boot, segs, groups)
-        own = {e.key: extra.pop(e.key) for e in tasks.FAMILIES[kind.family].entries}  # after the metrics
+        own = {e.key: extra.pop(e.key) for e in tasks.FAMILIES[kind.family].entries if e.key in extra}  # after the metrics
         subset_rows = kind.metric_module.rows(eligible, comps)
         for s, row in zip(eligible, subset_rows):
             per_sample[s.sample_id] = row

@@ -63,15 +63,19 @@ def _save_pages(figs: list) -> dict[str, bytes]:
     from matplotlib.image import imsave
 
     pdf, images = io.BytesIO(), []
+    rc = _pyplot().rcParams
+    dpi = figs[0].dpi if rc["savefig.dpi"] == "figure" else float(rc["savefig.dpi"])
     with PdfPages(pdf, metadata=METADATA["pdf"]) as pages:
         for fig in figs:
             pages.savefig(fig)
-            fig.canvas.draw()  # as savefig(format="png") draws it: the figure's dpi and face colour
-            images.append(np.array(fig.canvas.buffer_rgba()))
+            raw = io.BytesIO()  # as savefig(format="png") renders it (the savefig rc: dpi, face colour), unencoded
+            fig.savefig(raw, format="rgba", dpi=dpi, bbox_inches=None)
+            height = int(fig.get_figheight() * dpi)  # the Agg canvas's rows (its size truncated, as Agg does)
+            images.append(np.frombuffer(raw.getvalue(), np.uint8).reshape(height, -1, 4))
             _pyplot().close(fig)
     png = io.BytesIO()
     imsave(png, np.concatenate(images, axis=0), format="png", metadata=METADATA["png"],  # type: ignore[arg-type]
-           dpi=figs[0].dpi)  # None drops the version stamp, as savefig does
+           dpi=dpi)  # None drops the version stamp, as savefig does
     return {"png": png.getvalue(), "pdf": pdf.getvalue()}
 
 

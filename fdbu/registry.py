@@ -49,12 +49,12 @@ class Command:
     tree_key: str | None = None  # ... and the one it writes into without it
     loads_torch: bool = False    # its work always imports torch (imported before Ctrl-C becomes an exception;
     # score, sweep and vad import it when something must be computed, through fdbu.device.load_torch)
-    bare: str | None = "tree={}"  # a bare word on its command line is refused with this hint (None: Hydra's own
-    #                               grammar reads it)
-    cache_when_sharded: bool = False  # with shards > 1 it fills the cache only: its jobs write no folder
     config: Any = None           # the config dataclass (fdbu.config)
     run: Run | None = None       # the function: config and Call in, fdbu.commands.Ran out (fdbu.commands)
     show: Callable[[Any], None] | None = None  # the console: runs it and prints (fdbu.consoles)
+    bare: str | None = "tree={}"  # a bare word on its command line is refused with this hint (None: Hydra's own
+    #                               grammar reads it)
+    cache_when_sharded: bool = False  # with shards > 1 it fills the cache only: its jobs write no folder
 
     def owns(self, name: str) -> bool:
         """Whether `name` is one of the files this command writes (recovery moves nothing else): a plain file name
@@ -81,15 +81,15 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             "fdbu evaluate tree=PATH [evaluate.official_checkout=DIR]", ("summary.json", "judge-ledger.jsonl"),
             None, "tree", True),
     Command("export", "a tree from the release + outputs",
-            'fdbu export dataset=DIR | "export.roots={subset: DIR}" out=DIR', (), "out", None, True, "dataset={}"),
+            'fdbu export dataset=DIR | "export.roots={subset: DIR}" out=DIR', (), "out", None, True, bare="dataset={}"),
     Command("asr", "transcripts with Parakeet (NeMo)", "fdbu asr tree=DIR [asr.model=NAME | asr.checkpoint=PATH.nemo]",
             (), None, "tree", True, cache_when_sharded=True),
     Command("vad", "speech probabilities into the cache", "fdbu vad tree=DIR [shard=K shards=N] (then score assembles)",
             ()),
     Command("synth", "write a synthetic reference tree", "fdbu synth out=PATH [n=5] [seed=0] [system=mixed]",
-            (), "out", None, True, "out={}"),
+            (), "out", None, True, bare="out={}"),
     Command("calibrate", "the batched VAD's guard margin here", "fdbu calibrate [device=cuda]", (), None, None, True,
-            None),
+            bare=None),
 )}
 
 

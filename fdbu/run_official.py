@@ -176,16 +176,19 @@ def run_script(mode: str | None, script: Path | str, root: Path, cwd: Path, url:
 def run_each_timing(script: Path, hub: Path, roots: list[Path], cwd: Path) -> list[tuple[int, str, str]]:
     """get_timing.py on each root, unchanged, each run as `python get_timing.py --root_dir ROOT` is (fresh as
     __main__) but all in one process through fdbu.official.child (torch loaded once): (exit status, stdout,
-    stderr) per root. A child that ends without its runs' line gives each root its own status and output."""
-    from .official.child import RUNS
+    stderr) per root, from the line the child prints after each run. A root the child ended before reporting (it
+    died in a run) is run again alone, in a process of its own, as before."""
+    from .official.child import RUN
 
-    env = dict(os.environ)
     proc = subprocess.run([sys.executable, "-m", "fdbu.official.child", "timing_each", str(script), str(hub),
-                           *map(str, roots)], capture_output=True, text=True, cwd=cwd, env=env)
-    last = (proc.stdout.strip().splitlines() or [""])[-1]
-    if proc.returncode != 0 or not last.startswith(RUNS):
-        return [(proc.returncode or 1, proc.stdout, proc.stderr)] * len(roots)
-    return [(r["rc"], r["stdout"], r["stderr"]) for r in json.loads(last.removeprefix(RUNS))]
+                           *map(str, roots)], capture_output=True, text=True, cwd=cwd, env=dict(os.environ))
+    runs = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith(RUN):
+            r = json.loads(line.removeprefix(RUN))
+            runs[r["root"]] = (r["rc"], r["stdout"], r["stderr"])
+    return [runs[str(root)] if str(root) in runs else run_script("timing", script, root, cwd, str(hub))
+            for root in roots]
 
 
 # the hub repository get_timing.py's torch.hub.load("snakers4/silero-vad", model="silero_vad", ...) finds: the

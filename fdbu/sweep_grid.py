@@ -35,6 +35,8 @@ def _point_record(point: GridPoint, subset: str, metrics: dict, extra: dict) -> 
         record["min_observable_s"] = extra["min_observable_s"]
     record["metrics"] = metrics
     for entry in family(subset).entries:
+        if entry.key not in extra:  # a task of the family without this entry
+            continue
         lines = entry.lines(extra[entry.key])
         record[entry.key] = {name: {k: lines[name][k] for k in ("difference", "p", "p_holm", "marker")}
                              for name in entry.sweep}
@@ -246,7 +248,7 @@ def table(result: dict, paths: list | None = None) -> str:
             width = max(9, *(len(shown[n]) for n in group)) + (2 if kinds[group[0]] == "latency_quantiles" else 0)
             lines.append(head + " | " + " ".join(f"{shown[n]:>{width}}" for n in group))
             lines += [row(p, " ".join(f"{fmt(p['metrics'][n]['value']):>{width}}" for n in group)) for p in points]
-        for key, labels in entries:  # a family's entry's lines, as compare's differences
+        for key, labels in [(k, v) for k, v in entries if k in points[0]]:  # a family's entry's lines, as compare's
             lines.append(head + " | " + " ".join(f"{v:>20}" for v in labels.values()))
             lines += [row(p, " ".join(f"{_line_cell(p[key][n]):>20}" for n in labels)) for p in points]
         lines.append("  range over the grid: " + "; ".join(

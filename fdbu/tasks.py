@@ -142,7 +142,7 @@ BACKCHANNEL = Task(
 OVERLAP = Task(
     name=overlap.TASK, family="v1.5", annotation="metadata.json", read=readers.read_event, metrics=overlap,
     reference=None, speech_detection=True, asr_task="default", asr_cut=None, label="overlap (v1.5, from o_s)",
-    latency=None, latency_from="seconds after the overlap event begins (o_s)",  # its curves: plot.stop_curves
+    latency=None, latency_from="seconds after the overlap event begins (o_s)",  # its curves: overlap.stop_curves
     official=Official(TIMING_SCRIPT, {}, "timing", rule=Ref(EVALUATE, "overlap_rule"), via_evaluate=False),
     generator=Ref(SYNTH, "overlap_sample"),
     audio=("input.wav", "clean_input.wav", "clean_output.wav"),

@@ -129,7 +129,8 @@ def summary(unified: dict) -> str:
         lines += [_metric_line(name, m) for name, m in entry["metrics"].items()]
         lines += _after_table(entry["metrics"])
         for extra in tasks.family(subset).entries:  # a family's entries (v1.5's matched control)
-            lines += extra.console(entry[extra.key])
+            if extra.key in entry:
+                lines += extra.console(entry[extra.key])
     for view in unified.get("views", {}).values():
         lines += view_lines(view)
     return "\n".join([*lines, "", LEGEND])

@@ -8,6 +8,7 @@ are concatenated, and `off[i]:off[i+1]` selects sample i's part. All times are
 int64 microseconds; `INF` stands for +infinity (a latency that never happened).
 """
 import os as _os
+import typing as _typing
 
 
 def _numba_cache_dir() -> None:
@@ -53,17 +54,33 @@ def _jit(module: str, name: str):
     return get
 
 
-if _COMPILED is None:
-    _numba_cache_dir()
-    from .bootstrap import (paired_ranked_differences, paired_ratio_differences, ranked,  # noqa: E402
+if _typing.TYPE_CHECKING:  # the kernels' types, for mypy (at run time each name is bound below)
+    from .bootstrap import (paired_ranked_differences, paired_ratio_differences, ranked,  # noqa: F401
                             ranked_difference, resample_ranked, resample_ratios)
-    from .outcomes import (interruption_outcomes, overlap_run, pause_components, run_overlap_us,  # noqa: E402
+    from .outcomes import (interruption_outcomes, overlap_run, pause_components, run_overlap_us,  # noqa: F401
                            turn_taking_outcomes, cue_timing, window_speech)
-    from .segments import speech_segments  # noqa: E402
-else:
-    for _module, _names in _aot.KERNELS.items():
-        for _name in _names:
-            globals()[_name] = _aot.dispatcher(_name, _jit(_module, _name), _COMPILED)
+    from .segments import speech_segments  # noqa: F401
+
+
+def _lazy(name: str, jit):
+    """`name` called through its JIT kernel, imported on the first call: importing fdbu (a command's --help, its
+    config) imports no numba, whichever kernels are used."""
+    kernel: list = []
+
+    def call(*args):
+        if not kernel:
+            kernel.append(jit())
+        return kernel[0](*args)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"The kernel {name}, JIT-compiled by numba on its first call (FDBU_KERNELS=jit, or no build)."
+    return call
+
+
+for _module, _names in _aot.KERNELS.items():
+    for _name in _names:
+        globals()[_name] = (_lazy(_name, _jit(_module, _name)) if _COMPILED is None
+                            else _aot.dispatcher(_name, _jit(_module, _name), _COMPILED))
 
 __all__ = [
     "INF", "EARLY_START", "RESPONSE", "NO_RESPONSE", "NOT_EXERCISED", "SPEAKING_AT_END",

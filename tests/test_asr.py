@@ -11,7 +11,7 @@ import soundfile as sf
 
 # the asr extra, told by its package's presence: importing NeMo (10-15 s) is left to the tests that use it, not
 # paid by every worker that collects this file
-pytestmark = [pytest.mark.skipif(find_spec("nemo") is None, reason="the asr extra (nemo_toolkit[asr]) is not installed"),
+pytestmark = [pytest.mark.skipif(find_spec("nemo.collections.asr") is None, reason="the asr extra (nemo_toolkit[asr]) is not installed"),
               pytest.mark.slow]
 
 from builders import untranscribed  # noqa: E402

@@ -15,7 +15,7 @@ from importlib.util import find_spec
 
 # the asr extra, told by its package's presence: importing NeMo (10-15 s) is left to the tests that use it, not
 # paid by every worker that collects this file
-pytestmark = [pytest.mark.skipif(find_spec("nemo") is None, reason="the asr extra (nemo_toolkit[asr]) is not installed"),
+pytestmark = [pytest.mark.skipif(find_spec("nemo.collections.asr") is None, reason="the asr extra (nemo_toolkit[asr]) is not installed"),
               pytest.mark.slow]
 
 from builders import fdbu_main, untranscribed  # noqa: E402

@@ -195,7 +195,8 @@ def test_the_dispatch_key_is_numbas_own_type_name():
 @pytest.mark.skipif(not _built(), reason="the kernels are not compiled ahead here (make install builds them)")
 def test_the_compiled_kernels_write_the_jit_kernels_bytes(tmp_path, calibrated):
     """score (with both views) and compare of v1.0 and v1.5 trees, every kernel, through the compiled kernels and
-    through numba's JIT kernels (FDBU_KERNELS=jit): the same bytes, and the compiled runs import no numba. Each way
+    through numba's JIT kernels (FDBU_KERNELS=jit): the same bytes, the compiled runs import no numba, and --help
+    imports none either way. Each way
     is one process running every command in turn (the CLI's own main), so it loads numba (or not) once."""
     from fdbu.synth import synthesize
 
@@ -215,7 +216,10 @@ def test_the_compiled_kernels_write_the_jit_kernels_bytes(tmp_path, calibrated):
             # compare reads scored trees: the unified files beside the tree's samples
             runs.append(["copy", *(f"{out / t.name}|{t}" for t in (a, b))])
             runs.append(["compare", f"trees=[{a},{b}]", f"out={out / 'compare'}", "progress=false", "plot=false"])
-        code = ("import json, shutil, sys\nfrom fdbu.cli import main\n"
+        code = ("import contextlib, io, json, shutil, sys\nfrom fdbu.cli import main\n"
+                "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+                "    main(['score', '--help'])\n"
+                "print('HELP', 'NUMBA' if 'numba' in sys.modules else 'NO NUMBA', file=sys.stderr)\n"
                 "for run in json.loads(sys.argv[1]):\n"
                 "    if run[0] == 'copy':\n"
                 "        for pair in run[1:]:\n"
@@ -228,9 +232,9 @@ def test_the_compiled_kernels_write_the_jit_kernels_bytes(tmp_path, calibrated):
         done = subprocess.run([sys.executable, "-c", code, json.dumps(runs)], env=env, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
         loaded = done.stderr.strip().splitlines()[-1]
+        assert "HELP NO NUMBA" in done.stderr.splitlines(), done.stderr  # --help imports no numba, either way
         outputs[way] = {p.relative_to(tmp_path / way): p.read_bytes() for p in (tmp_path / way).rglob("*")
                         if p.is_file() and p.suffix in (".json", ".jsonl", ".csv")}
-        if way == "aot":
-            assert loaded == "NO NUMBA", loaded
+        assert loaded == ("NO NUMBA" if way == "aot" else "NUMBA"), loaded
     assert outputs["aot"].keys() == outputs["jit"].keys() and len(outputs["aot"]) >= 10
     assert [k for k in outputs["aot"] if outputs["aot"][k] != outputs["jit"][k]] == []

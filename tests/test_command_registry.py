@@ -212,3 +212,22 @@ def test_the_cli_shows_notes_after_a_level_was_changed_behind_the_loggers_back(c
     finally:
         logger.handlers = saved[1]
         logger.setLevel(saved[0])
+
+
+def test_a_launchers_parallel_jobs_each_get_their_share_of_the_cores(monkeypatch):
+    """launcher_share: under a launcher declaring n_jobs (joblib's) each job gets cores // jobs (at least 1; n_jobs
+    -1 or null: one core each); under a launcher without n_jobs (basic, SLURM), or outside Hydra, no share."""
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import OmegaConf
+
+    import fdbu.consoles
+    import fdbu.device
+
+    monkeypatch.setattr(fdbu.device, "allowed_cores", lambda: 8)
+    for launcher, share in (({"n_jobs": 2}, 4), ({"n_jobs": 3}, 2), ({"n_jobs": 16}, 1), ({"n_jobs": -1}, 1),
+                            ({"n_jobs": None}, 1), ({"partition": "x"}, None)):
+        monkeypatch.setattr(HydraConfig, "get", staticmethod(lambda launcher=launcher: OmegaConf.create(
+            {"launcher": launcher})))
+        assert fdbu.consoles.launcher_share() == share, launcher
+    monkeypatch.undo()
+    assert fdbu.consoles.launcher_share() is None  # no Hydra run: HydraConfig.get raises ValueError

@@ -176,3 +176,40 @@ def test_the_shipped_pins_are_the_official_files():
     if OFFICIAL_V15 is not None and (OFFICIAL_V15 / "README.md").is_file():
         listed = shipped_readme_pins(OFFICIAL_V15)
         assert {k: listed[k] for k in v15} == {k: pins[k] for k in v15}
+
+
+EACH = '''
+import argparse, os, sys
+p = argparse.ArgumentParser(); p.add_argument("--root_dir"); a = p.parse_args()
+name = os.path.basename(a.root_dir)
+print("on", name); print("err", name, file=sys.stderr)
+if name == "raises":
+    raise KeyError("no_such_key")
+if name == "exits":
+    sys.exit(2)
+if name == "says":
+    sys.exit("a message")
+if name == "dies":
+    sys.stdout.flush(); os._exit(3)
+'''
+
+
+@pytest.mark.slow
+def test_each_timing_run_keeps_its_own_status_and_output(tmp_path):
+    """get_timing.py's runs in one process (run_each_timing): each root's exit status as its own process would have
+    it (a raise 1 with its traceback, sys.exit(2) 2, sys.exit(text) 1 with the text on stderr), its output apart
+    from the others'; a run the process does not survive, and every run after it, run again alone."""
+    from fdbu.run_official import run_each_timing
+
+    script = tmp_path / "get_timing.py"
+    script.write_text(EACH)
+    names = ["fine", "raises", "exits", "says", "dies", "after"]
+    for n in names:
+        (tmp_path / n).mkdir()
+    runs = dict(zip(names, run_each_timing(script, tmp_path / "hub", [tmp_path / n for n in names], tmp_path)))
+    assert runs["fine"] == (0, "on fine\n", "err fine\n")
+    assert runs["raises"][0] == 1 and runs["raises"][2].endswith("KeyError: 'no_such_key'\n")
+    assert runs["raises"][1] == "on raises\n" and runs["raises"][2].startswith("err raises\nTraceback")
+    assert runs["exits"] == (2, "on exits\n", "err exits\n")
+    assert runs["says"] == (1, "on says\n", "err says\na message\n")
+    assert runs["dies"][:2] == (3, "on dies\n") and runs["after"] == (0, "on after\n", "err after\n")

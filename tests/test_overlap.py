@@ -220,6 +220,9 @@ def test_the_api_and_the_sweep_over_v15(synthetic, tmp_path):
     frames = r.to_pandas()
     assert set(frames) == {"overlap"} and {"clean_stop_s", "agreement", "matched"} <= set(frames["overlap"].columns)
     control = r.control()
+    assert "control" in dir(r) and control.equals(r.entries("control"))  # each family's entry, a method by its key
+    with pytest.raises(KeyError, match="'nothing': no family's entry"):
+        r.entries("nothing")
     assert len(control) == 4 * 4 and set(control["subset"]) == set(V15)
     head = control[control["line"] == "event_attributable_stop_rate_1s"]
     assert (head["diff"] == 1.0).all() and head["marker"].all()

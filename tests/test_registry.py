@@ -1,4 +1,5 @@
 """The task registry and the declared metric tables: one place per subset, one place per metric."""
+import dataclasses
 import json
 
 import numpy as np
@@ -247,3 +248,27 @@ def test_a_made_up_family_goes_through_synth_score_compare_report_and_the_api(ma
     assert list(frame["line"]) == ["late_reply_rate"] and list(frame["n"]) == [entry["hold"]["n"]]
     swept = fdbu_main("sweep", f"tree={tmp_path / 'A'}", "progress=false")
     assert swept.returncode == 2 and "to sweep" in swept.stderr  # no speech detection: nothing to sweep
+
+
+def test_a_grouped_config_is_found_by_its_name_and_a_group_key_must_be_free(made_up_family):
+    """score's config has a field per family's group registered now; a job pickled with it unpickles by its name
+    (made again on demand), and a group whose key is a config key is refused naming it."""
+    import pickle
+
+    from fdbu import config
+    from made_up_family import FAMILY, GROUP
+
+    cls = config.CONFIGS["score"]
+    assert {"hold", "overlap", "fdbench"} <= {f.name for f in dataclasses.fields(cls)}
+    assert {"overlap", "fdbench"} <= {f.name for f in dataclasses.fields(config.ScoreConfig)}
+    data = pickle.dumps(cls(tree="t"))
+    vars(config).pop(cls.__name__)  # as in a process where the module was imported before the family registered
+    assert pickle.loads(data).hold == cls(tree="t").hold
+    with pytest.raises(AttributeError, match="no attribute 'ScoreConfig__nothing'"):
+        config.ScoreConfig__nothing  # noqa: B018
+    tasks.register_family(dataclasses.replace(FAMILY, name="vY", settings=dataclasses.replace(GROUP, key="vad")))
+    try:
+        with pytest.raises(ValueError, match="fdbu score: the settings group 'vad' is taken"):
+            config.CONFIGS["score"]
+    finally:
+        tasks.unregister_family("vY")

@@ -4,6 +4,7 @@
     python -m fdbu.official.child interruption SCRIPT ROOT_DIR JUDGE_URL
     python -m fdbu.official.child backchannel SCRIPT ROOT_DIR
     python -m fdbu.official.child timing SCRIPT ROOT_DIR HUB_DIR
+    python -m fdbu.official.child timing_each SCRIPT HUB_DIR ROOT_DIR...
     python -m fdbu.official.child behavior SCRIPT ROOT_DIR JUDGE_URL
 
 interruption: eval_user_interruption.py's `__main__` passes no client, so the module is
@@ -23,7 +24,8 @@ the hub directory is HUB_DIR (made by `fdbu.run_official.offline_hub`: a hubconf
 installed, pinned silero-vad package's model), torch.hub's `urlopen` raises URLError (so the lookup falls
 back to that directory, as torch.hub does offline, and nothing is fetched), `torchaudio.load` is `pcm16_load`,
 and torch computes on one thread, as fdbu's reference path does (`fdbu.vad.silero`). The script then runs as
-`python get_timing.py --root_dir ROOT_DIR`.
+`python get_timing.py --root_dir ROOT_DIR`. timing_each does the same set-up once, then runs the script on each
+ROOT_DIR in turn, printing a line `[fdbu-run] ` + JSON (the root, the exit status, stdout, stderr) after each.
 
 behavior: v1.5's eval_behavior.py is imported and `eval_behavior_all(root_dir, client, task="behavior")` called,
 as its evaluate.py does, with an `openai.OpenAI` client on JUDGE_URL (fdbu's stub judge on loopback), in the
@@ -131,35 +133,46 @@ def timing(script: str, root_dir: str, hub_dir: str) -> None:
     _as_main(script, root_dir)
 
 
-RUNS = "[fdbu-runs] "  # the last line of `timing_each`'s stdout: each run's exit status, stdout and stderr
+RUN = "[fdbu-run] "  # a line of `timing_each`'s stdout after each run: its root, exit status, stdout and stderr
+
+
+def exit_status(code) -> int:
+    """The exit status a process ending with SystemExit(code) has: None is 0, an integer modulo 256, anything else 1
+    (printed to stderr, as Python does)."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
 
 
 def timing_each(script: str, hub_dir: str, *root_dirs: str) -> None:
     """`python get_timing.py --root_dir ROOT` for each root in turn, in this one process (torch and the hub set up
-    once; the script executed afresh each time, as __main__): each run's exit status (1 where it raised, its
-    traceback on its stderr, as Python prints it), stdout and stderr, as one JSON line."""
+    once; the script executed afresh each time, as __main__, with its folder first on the path): after each run,
+    one JSON line of its exit status (1 where it raised, its traceback on its stderr as Python prints it), stdout
+    and stderr, flushed, so a run the process does not survive leaves those before it reported. Ctrl-C stops."""
     import contextlib
     import io
     import json
     import traceback
 
     _offline_timing(hub_dir)
-    runs = []
+    sys.path.insert(0, str(Path(script).resolve().parent))
     for root in root_dirs:
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            sys.argv = [script, "--root_dir", root]
             try:
-                _as_main(script, root)
+                runpy.run_path(script, run_name="__main__")
                 rc = 0
             except SystemExit as e:
-                rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-                if not isinstance(e.code, (int, type(None))):
-                    print(e.code, file=sys.stderr)
-            except BaseException:
+                rc = exit_status(e.code)
+            except Exception:
                 traceback.print_exc()
                 rc = 1
-        runs.append({"rc": rc, "stdout": out.getvalue(), "stderr": err.getvalue()})
-    print(RUNS + json.dumps(runs))
+        print(RUN + json.dumps({"root": root, "rc": rc, "stdout": out.getvalue(), "stderr": err.getvalue()}),
+              flush=True)
 
 
 if __name__ == "__main__":
