@@ -28,6 +28,7 @@ if os.path.basename(sys.argv[0]) == "fdbu" and signal.getsignal(signal.SIGINT) i
     signal.signal(signal.SIGINT, _stop)
 
 import difflib  # noqa: E402
+import logging  # noqa: E402
 from pathlib import Path  # noqa: E402
 import traceback  # noqa: E402
 from typing import NoReturn  # noqa: E402
@@ -169,6 +170,8 @@ def _run(command: str, app) -> int:
 
     from .config_keys import composition_error
 
+    root = logging.getLogger()
+    saved = root.level, list(root.handlers)
     try:
         app()
     except KeyboardInterrupt as e:
@@ -187,6 +190,10 @@ def _run(command: str, app) -> int:
         print(f"fdbu {__version__}: this is a bug in fdbu, not a problem with your input; please report it with "
               "the command and the traceback above", file=sys.stderr)
         return 1
+    finally:  # Hydra's --info leaves the root logger at DEBUG with a handler on that stdout: a caller in this
+        # process (the API, a notebook, the tests) would then pay for Hydra's debug report on every later command
+        root.setLevel(saved[0])
+        root.handlers[:] = saved[1]
     return 0
 
 

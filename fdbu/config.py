@@ -417,15 +417,23 @@ for _name in CONFIGS:  # the configs with the groups registered at import: a job
     CONFIGS[_name]
 
 
+_STORED: Dict[int, Dict[str, type]] = {}  # the configs last stored, by the ConfigStore they went into
+
+
 def register() -> None:
     """Put every command's config in Hydra's ConfigStore: its schema as `<command>_schema`, and the config Hydra
     composes, `<command>`: the schema, then what every command shares (conf/common.yaml), then the command line."""
     from hydra.core.config_store import ConfigStore
 
     cs = ConfigStore.instance()
-    for name, cls in CONFIGS.items():
-        cs.store(name=f"{name}_schema", node=cls)
-        cs.store(name=name, node={"defaults": [f"{name}_schema", "common", "_self_"]})
+    stored = {name: cls for name, cls in CONFIGS.items()}
+    if _STORED.get(id(cs)) != stored:  # stored once for each set of configs (a caller running commands in this
+        # process stores them once; Hydra copies what it loads, so what is stored stays as stored)
+        for name, cls in stored.items():
+            cs.store(name=f"{name}_schema", node=cls)
+            cs.store(name=name, node={"defaults": [f"{name}_schema", "common", "_self_"]})
+        _STORED.clear()
+        _STORED[id(cs)] = stored
     try:  # the SLURM presets' launcher (hydra/launcher=fdbu_slurm), with the cluster extra
         from hydra_plugins.fdbu_launcher import FdbuSlurmLauncher
     except ImportError:

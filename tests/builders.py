@@ -158,3 +158,14 @@ def untranscribed(tree: Path, dest: Path | None = None) -> Path:
     for p in tree.glob("*/*/output.json"):
         p.unlink()
     return tree
+
+
+def needs_nemo() -> None:
+    """Skip where the asr extra is not installed, found without importing it (importing NeMo takes about 10 s of CPU,
+    which a test that runs fdbu asr in a process of its own would pay again in the worker for nothing)."""
+    import importlib.util
+
+    import pytest
+
+    if importlib.util.find_spec("nemo.collections.asr") is None:
+        pytest.skip("the asr extra is not installed")

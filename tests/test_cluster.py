@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import fdbu_main, untranscribed
+from builders import fdbu_main, untranscribed, needs_nemo
 from test_shards import SUB, fresh_cache, ok
 from fdbu.synth import synthesize
 
@@ -79,7 +79,7 @@ def test_vad_shards_on_slurm(slurm, tree, tmp_path):
 
 @pytest.mark.slow
 def test_asr_shards_on_slurm(slurm, tree, tmp_path, built):
-    pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
+    needs_nemo()
     checkpoint = built("rnnt")[0]
     trees = {name: untranscribed(tree, tmp_path / name) for name in ("one", "many")}
     args = [f"asr.checkpoint={checkpoint}", "asr.batch_size=4", "device=cpu", "progress=false"]

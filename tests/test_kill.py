@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import fdbu_main, untranscribed
+from builders import fdbu_main, untranscribed, needs_nemo
 
 FDBU = str(Path(sys.executable).parent / "fdbu")
 
@@ -78,7 +78,7 @@ def test_asr(synth_tree, tmp_path, built, point):
     """Stopped in the middle (some transcripts written) or once complete (asr.json written, its journal not yet
     removed): the next run keeps what was written (or, complete, only removes the journal) and ends with a clean
     run's bytes, the journal gone."""
-    pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
+    needs_nemo()
     checkpoint = built("rnnt")[0]
     trees = {name: untranscribed(synth_tree, tmp_path / name) for name in ("clean", "tree")}
     args = [f"asr.checkpoint={checkpoint}", "asr.cache=false", "asr.batch_size=4", "progress=false", "device=cpu"]

@@ -234,10 +234,18 @@ def test_a_sample_folder_as_the_working_folder_is_named(tmp_path, monkeypatch):
 
 
 def test_info_keeps_working_wherever_it_stands(scored):
+    """--info anywhere on the line; Hydra's report leaves the root logger as it found it (Hydra sets it to DEBUG
+    with a handler of its own: a caller in the same process would then pay for Hydra's debug report on every
+    later command)."""
+    import logging
+
     a, _ = scored
+    root = logging.getLogger()
+    before = root.level, list(root.handlers)
     for args in (["--info", f"tree={a}"], [f"tree={a}", "--info"], [f"tree={a}", "--info", "config"]):
         out = fdbu_main("score", *args)
-        assert out.returncode == 0, out.stderr
+        assert out.returncode == 0 and "Defaults List" in out.stdout, out.stderr
+        assert (root.level, root.handlers) == before
 
 
 def test_a_model_name_that_is_a_path_is_one_line(tmp_path):

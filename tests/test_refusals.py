@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from builders import fdbu_main, interrupt_ann, pause_ann, sample, sha, turn_ann, untranscribed, write_tree
+from builders import fdbu_main, interrupt_ann, pause_ann, sample, sha, turn_ann, untranscribed, write_tree, needs_nemo
 from fdbu.errors import FdbuError
 from fdbu.tree import load_tree
 from unprivileged import public_folder, unreachable
@@ -319,7 +319,7 @@ def test_export_refuses_out_inside_the_dataset(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("data", [b"{}", b"{not json"])
 def test_asr_refuses_a_broken_interruption_annotation(tree, tmp_path, data):
-    pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
+    needs_nemo()
     rewrite(tree, "synthetic_user_interruption/1", "interrupt.json", data)
     untranscribed(tree)
     (tmp_path / "x.nemo").write_bytes(b"garbage")
@@ -331,7 +331,7 @@ def test_asr_refuses_a_broken_interruption_annotation(tree, tmp_path, data):
 
 @pytest.mark.slow
 def test_asr_refuses_a_file_that_is_no_checkpoint(tree, tmp_path):
-    pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
+    needs_nemo()
     untranscribed(tree)
     (tmp_path / "x.nemo").write_bytes(b"garbage")
     refused(fdbu("asr", f"tree={tree}", f"asr.checkpoint={tmp_path / 'x.nemo'}"), "is not a NeMo checkpoint")
@@ -340,7 +340,7 @@ def test_asr_refuses_a_file_that_is_no_checkpoint(tree, tmp_path):
 @pytest.mark.slow
 @pytest.mark.skipif(not ROOT, reason="runs fdbu as another user to meet a permission error")
 def test_asr_refuses_a_tree_it_cannot_write_before_loading_the_model(tree, tmp_path):
-    pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
+    needs_nemo()
     untranscribed(tree)
     (tmp_path / "x.nemo").write_bytes(b"garbage")  # never opened: the tree is checked first
     cache = folder(tmp_path / "cache", 0o777)

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from builders import fdbu_main, untranscribed
+from builders import fdbu_main, untranscribed, needs_nemo
 from fdbu.cachedir import cache_root
 from fdbu.shard import select, split
 from fdbu.synth import synthesize
@@ -180,7 +180,7 @@ def test_concurrent_writers_of_one_entry_leave_it_valid(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("shards", [1, 2, 3, 7])
 def test_sharded_asr_assembles_to_the_one_process_bytes(pool, tmp_path, built, shards):
-    pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
+    needs_nemo()
     from fdbu.asr import stage
     from fdbu.asr.nemo_model import ParakeetASR
 
@@ -229,7 +229,7 @@ def test_a_missing_shard_is_named_and_computed_or_refused(pool, tmp_path):
 
 @pytest.mark.slow
 def test_a_missing_asr_shard_is_named_and_transcribed_or_refused(pool, tmp_path, built):
-    pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
+    needs_nemo()
     from fdbu.asr import stage
     from fdbu.errors import FdbuError
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from builders import fdbu_main
+from builders import fdbu_main, needs_nemo
 from fdbu import tasks
 from fdbu.errors import FdbuError
 from fdbu.version import DEFINITIONS_VERSION
@@ -206,7 +206,7 @@ def test_official_folders_export_adopt_evaluate_and_the_script_agrees_byte_for_b
 def test_official_folders_export_then_fdbu_asr_writes_the_four_transcripts(official_v15, tmp_path, built):
     """Without adopt: fdbu asr transcribes output.wav, clean_output.wav, input.wav and clean_input.wav of every
     sample (uncut), resumably, and asr.json says so; evaluate runs on the result."""
-    pytest.importorskip("nemo.collections.asr", reason="the asr extra is not installed")
+    needs_nemo()
     tree = tmp_path / "tree"
     assert fdbu_main("export", v15_roots(official_v15), f"out={tree}", "progress=false").returncode == 0
     args = [f"asr.checkpoint={built('rnnt')[0]}", f"cache_dir={tmp_path / 'cache'}", "asr.batch_size=4",
