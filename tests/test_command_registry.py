@@ -94,6 +94,10 @@ def test_the_cli_shows_notes_whatever_logging_config_ran_before(capsys):
 
     logger = logging.getLogger("fdbu")
     saved = (logger.level, logger.propagate, list(logger.handlers), logger.disabled)
+    others = {name: (one.disabled, one.level) for name, one in logging.root.manager.loggerDict.items()
+              if isinstance(one, logging.Logger)}  # what disable_existing_loggers changes, restored after
+    root = logging.getLogger()
+    saved_root = root.level, list(root.handlers)
     try:
         logging.config.dictConfig({"version": 1, "disable_existing_loggers": True, "root": {"level": "ERROR"}})
         console_handler()
@@ -103,7 +107,11 @@ def test_the_cli_shows_notes_whatever_logging_config_ran_before(capsys):
     finally:
         logger.propagate, logger.handlers, logger.disabled = saved[1:]
         logger.setLevel(saved[0])  # setLevel, not .level: it clears the cache of what the logger lets through
-        logging.getLogger().setLevel(logging.WARNING)
+        for name, (disabled, level) in others.items():  # Hydra's loggers among them: its --info prints through them
+            logging.getLogger(name).disabled = disabled
+            logging.getLogger(name).setLevel(level)
+        root.handlers[:] = saved_root[1]
+        root.setLevel(saved_root[0])
 
 
 def test_notes_below_the_commands_can_be_captured_or_silenced(caplog, capsys):
