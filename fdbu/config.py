@@ -417,7 +417,7 @@ for _name in CONFIGS:  # the configs with the groups registered at import: a job
     CONFIGS[_name]
 
 
-_STORED: Dict[int, Dict[str, type]] = {}  # the configs last stored, by the ConfigStore they went into
+_STORED: Dict[str, Any] = {}  # the ConfigStore the configs were last stored in, and those configs
 
 
 def register() -> None:
@@ -427,13 +427,14 @@ def register() -> None:
 
     cs = ConfigStore.instance()
     stored = {name: cls for name, cls in CONFIGS.items()}
-    if _STORED.get(id(cs)) != stored:  # stored once for each set of configs (a caller running commands in this
-        # process stores them once; Hydra copies what it loads, so what is stored stays as stored)
+    if not (_STORED.get("store") is cs and _STORED.get("configs") == stored and
+            all(f"{name}{part}.yaml" in cs.repo for name in stored for part in ("_schema", ""))):
+        # stored once for each set of configs and store (a caller running commands in this process stores them once;
+        # Hydra copies what it loads, so what is stored stays as stored)
         for name, cls in stored.items():
             cs.store(name=f"{name}_schema", node=cls)
             cs.store(name=name, node={"defaults": [f"{name}_schema", "common", "_self_"]})
-        _STORED.clear()
-        _STORED[id(cs)] = stored
+        _STORED.update(store=cs, configs=stored)
     try:  # the SLURM presets' launcher (hydra/launcher=fdbu_slurm), with the cluster extra
         from hydra_plugins.fdbu_launcher import FdbuSlurmLauncher
     except ImportError:

@@ -239,3 +239,22 @@ def test_a_launchers_parallel_jobs_each_get_their_share_of_the_cores(monkeypatch
         assert fdbu.consoles.launcher_share() == share, launcher
     monkeypatch.undo()
     assert fdbu.consoles.launcher_share() is None  # no Hydra run: HydraConfig.get raises ValueError
+
+
+def test_the_configs_are_stored_once_and_again_when_the_store_lost_them(monkeypatch):
+    """fdbu.config.register puts the configs in Hydra's ConfigStore once per process (each in-process command called
+    it again), and again when the store no longer holds them."""
+    from hydra.core.config_store import ConfigStore
+
+    from fdbu import config
+
+    config.register()
+    cs = ConfigStore.instance()
+    calls: list = []
+    real = cs.store
+    monkeypatch.setattr(cs, "store", lambda **k: (calls.append(k["name"]), real(**k))[1])
+    config.register()
+    assert calls == []
+    del cs.repo["score_schema.yaml"]
+    config.register()
+    assert "score_schema" in calls and "score_schema.yaml" in cs.repo
