@@ -58,18 +58,48 @@ def key(x) -> str | None:
     return None
 
 
-def load() -> tuple[object, dict[str, list[list[str]]]] | None:
-    """(the compiled module, kernel -> the argument keys of each export), or None where there is no valid build."""
-    try:
-        record = json.loads(RECORD.read_text())
-        if record.get("sources") != sources_sha256():
-            return None
-        import importlib
+def load(record_path: Path = RECORD) -> tuple[object, dict[str, list[list[str]]]] | None:
+    """(the compiled module, kernel -> the argument keys of each export), or None where there is no valid build: no
+    record, one not for these sources (stale), or no module, quietly (the JIT kernels, as before any build); a record
+    that is damaged (not what fdbu.compile_kernels writes, or naming exports the module lacks) said in a note."""
+    import importlib
 
+    try:
+        record = json.loads(record_path.read_text())
+    except (OSError, ValueError):  # missing, truncated, not UTF-8
+        return None
+    if isinstance(record, dict) and record.get("sources") != sources_sha256():
+        return None
+    try:
         module = importlib.import_module(f"{__package__}.{MODULE}")
-    except (OSError, ValueError, ImportError):
+    except ImportError:
+        return None
+    problem = damaged(record.get("exports"), module) if isinstance(record, dict) else "it is not a JSON object"
+    if problem:
+        from fdbu.log import note
+
+        note(f"fdbu: note: {record_path} is damaged ({problem}): the kernels run JIT-compiled (make install builds "
+             "them again)")
         return None
     return module, record["exports"]
+
+
+def damaged(exports, module) -> str | None:
+    """What is wrong with a record's exports (kernel -> a list of each export's argument types) against the built
+    module, or None."""
+    if not isinstance(exports, dict):
+        return "its exports are not a mapping of kernel to signatures"
+    kernels = {name for names in KERNELS.values() for name in names}
+    for name, signatures in exports.items():
+        if name not in kernels:
+            return f"{name!r} is no kernel"
+        if not isinstance(signatures, list) or not all(
+                isinstance(sig, list) and all(isinstance(t, str) for t in sig) for sig in signatures):
+            return f"{name}'s exports are not lists of type names"
+        for k in range(len(signatures)):
+            if not callable(getattr(module, f"{name}__{k}", None)):
+                return f"{name}'s export {k} is not in the built module"
+    return None
 
 
 def dispatcher(name: str, jit, compiled):

@@ -238,3 +238,37 @@ def test_the_compiled_kernels_write_the_jit_kernels_bytes(tmp_path, calibrated):
         assert loaded == ("NO NUMBA" if way == "aot" else "NUMBA"), loaded
     assert outputs["aot"].keys() == outputs["jit"].keys() and len(outputs["aot"]) >= 10
     assert [k for k in outputs["aot"] if outputs["aot"][k] != outputs["jit"][k]] == []
+
+
+@pytest.mark.skipif(not _built(), reason="the kernels are not compiled ahead here (make install builds them)")
+def test_a_damaged_kernels_record_falls_back_to_the_jit_kernels_in_a_note(tmp_path, monkeypatch):
+    """kernels/_compiled.json not as fdbu.compile_kernels writes it (a list, no exports, exports a list, an export
+    the module lacks, a kernel that is none): the JIT kernels, and a note naming the file and what is wrong; the
+    real record loads; a stale or unreadable one falls back quietly."""
+    import json
+    import logging
+
+    from fdbu.kernels import aot
+
+    notes: list = []
+    catch = logging.Handler(logging.WARNING)
+    catch.emit = lambda record: notes.append(record.getMessage())  # type: ignore[method-assign]
+    monkeypatch.setattr(logging.getLogger("fdbu"), "handlers", [*logging.getLogger("fdbu").handlers, catch])
+    real = json.loads(aot.RECORD.read_text())
+    one_more = {**real["exports"], "ranked": real["exports"]["ranked"] + [["int64"]]}
+    cases = {"list": ([], "it is not a JSON object"), "no exports": ({"sources": real["sources"]}, "its exports are not a mapping"),
+             "exports a list": ({**real, "exports": []}, "its exports are not a mapping"),
+             "one export more": ({**real, "exports": one_more}, f"ranked's export {len(one_more['ranked']) - 1} is not"),
+             "no kernel": ({**real, "exports": {"rm": [["int64"]]}}, "'rm' is no kernel"),
+             "types not text": ({**real, "exports": {"ranked": [[1]]}}, "ranked's exports are not lists of type names"),
+             "stale": ({**real, "sources": "0" * 64}, None)}
+    for case, (record, said) in cases.items():
+        path = tmp_path / f"{case}.json"
+        path.write_text(json.dumps(record))
+        notes.clear()
+        assert aot.load(path) is None, case
+        assert notes == ([] if said is None else [notes[0]]) and (said is None or said in notes[0]), (case, notes)
+        assert said is None or f"{path} is damaged" in notes[0]
+    (tmp_path / "bytes.json").write_bytes(b"\xff\xfe{")
+    assert aot.load(tmp_path / "bytes.json") is None and notes == []
+    assert aot.load() is not None and notes == []
