@@ -426,7 +426,7 @@ def register() -> None:
     from hydra.core.config_store import ConfigStore
 
     cs = ConfigStore.instance()
-    stored = {name: cls for name, cls in CONFIGS.items()}
+    stored = dict(CONFIGS.items())
     if not (_STORED.get("store") is cs and _STORED.get("configs") == stored and
             all(f"{name}{part}.yaml" in cs.repo for name in stored for part in ("_schema", ""))):
         # stored once for each set of configs and store (a caller running commands in this process stores them once;

@@ -68,9 +68,12 @@ def pcm16_load(uri, frame_offset=0, num_frames=-1, normalize=True, channels_firs
 
 
 def _as_main(script: str, root_dir: str) -> None:
-    """What `python SCRIPT --root_dir ROOT_DIR` does: argv, the script's folder first on the path."""
+    """What `python SCRIPT --root_dir ROOT_DIR` does: argv, the script's folder first on the path (once, however
+    many runs)."""
     sys.argv = [script, "--root_dir", root_dir]
-    sys.path.insert(0, str(Path(script).resolve().parent))
+    folder = str(Path(script).resolve().parent)
+    if sys.path[0] != folder:
+        sys.path.insert(0, folder)
     runpy.run_path(script, run_name="__main__")
 
 
@@ -158,13 +161,11 @@ def timing_each(script: str, hub_dir: str, *root_dirs: str) -> None:
     import traceback
 
     _offline_timing(hub_dir)
-    sys.path.insert(0, str(Path(script).resolve().parent))
     for root in root_dirs:
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            sys.argv = [script, "--root_dir", root]
             try:
-                runpy.run_path(script, run_name="__main__")
+                _as_main(script, root)
                 rc = 0
             except SystemExit as e:
                 rc = exit_status(e.code)
