@@ -38,7 +38,7 @@ from .version import __version__  # noqa: E402
 from .errors import FdbuError  # noqa: E402
 from .log import console_handler  # noqa: E402
 from .multirun import clear_bookkeeping, job_header, outputs_of_jobs, scratch_sweep_dir  # noqa: E402
-from .overrides import config_file, one_grammar, options_first, value_text  # noqa: E402
+from .overrides import config_file, hydra_keys, one_grammar, options_first, value_text  # noqa: E402
 from .terminal import error  # noqa: E402
 
 
@@ -139,6 +139,7 @@ def _main(argv: list[str] | None) -> int:
 
     try:
         rest = outputs_of_jobs(command, one_grammar(command, config_file(rest)))
+        hydra_keys(command, rest)
     except FdbuError as e:
         return error(str(e))
     large = too_large(rest)  # the command line's and a config file's values alike

@@ -20,7 +20,7 @@ from . import registry, tasks
 from .family import Group
 from .official.rules import shipped_pins
 from .config_base import (DAY, MAX_BATCH, SEED_RANGE, BootstrapConfig, Common, DeviceFree, GridConfig, PairingOptions,
-                          SEGMENT_KEYS, Sharded, VadConfig, _names, _systems, _views, group)
+                          SEGMENT_KEYS, Sharded, VadConfig, _names, _systems, _views, group, printable_names)
 from .settings import (ASR_BATCH_SIZE, ASR_MAX_BATCH_SECONDS, CROP_MAX_MS, FORMATS, LENGTH_POLICIES, PAD_MAX_MS, PAIRS,
                        PARAKEET, TRANSCRIPTS, WIDTH, check as _check, default_names, opt, within)
 from .views import VIEWS
@@ -115,6 +115,7 @@ class _SweepConfig(Common, Grouped):
         _check(bool(trees) and all(isinstance(t, str) and t for t in trees), "tree", self.tree,
                "a path, or a list of paths")
         _names("names", self.names, len(trees))
+        printable_names(self.system_names(), given=self.names is not None, trees="tree")
         self.vad.refuse_segment_settings(lambda key: f"a sweep's segment settings are its axes: use sweep.{key}=[...]")
 
     def trees(self) -> List[str]:

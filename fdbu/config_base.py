@@ -3,6 +3,7 @@
 how scored trees are paired, and the configs' own ranges. `fdbu.config` builds each command's config from them;
 like it, nothing below the configs imports this module."""
 import dataclasses
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, List, Optional
@@ -193,13 +194,31 @@ def _views(names) -> None:
         _check(name in VIEWS, "views", list(names), f"names from {', '.join(VIEWS)}")
 
 
+UNPRINTABLE = ("Cc", "Zl", "Zp")  # control characters (NUL, newline, CR, ESC, DEL, C1) and the line separators
+
+
+def printable_names(names: list[str], given: bool, trees: str = "trees") -> None:
+    """Names every output prints as written: none holding a control character or a line separator, which would
+    end a LaTeX comment, a CSV record or a Markdown row, or print nothing at all. One rule for the CLI and the API,
+    for given names and for those taken from the trees' folder names (then the folder is named)."""
+    for n in names:
+        bad = next((ch for ch in n if unicodedata.category(ch) in UNPRINTABLE), None)
+        if bad is not None:
+            raise FdbuError("config", None, (f"names: {n!r} holds the control character {bad!r}, which no table "
+                                             "prints as written: give names without one"
+                                             if given else
+                                             f"{trees}: the folder name {n!r} holds the control character {bad!r}, "
+                                             "which no table prints as written: give names=[...] for the trees"))
+
+
 def _names(key: str, names, count: int) -> None:
-    """A name per tree, each a non-empty string, all different."""
+    """A name per tree, each a non-empty string, all different, printable."""
     if names is None:
         return
     _check(len(names) == count, key, list(names), f"one name per tree ({count})")
     _check(all(isinstance(n, str) and n.strip() for n in names), key, list(names), "names must be non-empty")
     _check(len(set(names)) == len(names), key, list(names), "names must all differ")
+    printable_names(list(names), given=True)
 
 
 def _widths(cfg) -> None:
@@ -214,6 +233,7 @@ def _systems(cfg, least: int) -> None:
     _check(len(cfg.trees) >= least and all(isinstance(t, str) and t for t in cfg.trees), "trees", cfg.trees,
            "a list of at least two scored trees" if least == 2 else "a list of scored trees")
     _names("names", cfg.names, len(cfg.trees))
+    printable_names(cfg.system_names(), given=cfg.names is not None)
     _check(cfg.baseline is None or cfg.baseline in cfg.system_names(), "baseline", cfg.baseline,
            f"one of the names {cfg.system_names()}")
 

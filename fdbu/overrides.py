@@ -80,6 +80,53 @@ def one_grammar(command: str, rest: list[str]) -> list[str]:
     return out
 
 
+WHOLE = ("launcher", "sweeper")  # Hydra's nodes a group picks (hydra/launcher=...), beside those HydraConf declares
+
+
+def hydra_keys(command: str, rest: list[str]) -> None:
+    """Hydra's own settings (`hydra.*`) checked before Hydra runs them, as fdbu's are: a group of Hydra's settings
+    (hydra.sweeper, hydra.launcher, hydra.run, ...) replaced by a scalar, and the sweeper's `params` (the swept keys
+    go after -m), are refused in one line naming the override; Hydra met them with a TypeError or an
+    AssertionError. A key inside a group (hydra.launcher.n_jobs=2) is left to Hydra, whose errors are one line."""
+    from hydra.conf import HydraConf
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+    from omegaconf import DictConfig, OmegaConf
+
+    mine = [a for a in rest if not a.startswith(("-", "~")) and a.lstrip("+").startswith(("hydra.", "hydra="))]
+    if not mine:
+        return
+
+    def nodes(n, at=""):
+        for k in n.keys():
+            if isinstance(n._get_node(k), DictConfig):
+                yield at + k
+                yield from nodes(n._get_node(k), f"{at}{k}.")
+
+    whole = {"", *WHOLE, *nodes(OmegaConf.structured(HydraConf))}
+    parser = OverridesParser.create()
+
+    def check(arg: str, key: str, value) -> None:
+        inner = key.removeprefix("hydra").lstrip(".")
+        if inner == "sweeper.params" or inner.startswith("sweeper.params."):
+            raise FdbuError("config", None, f"{arg}: fdbu sweeps the keys given after -m (fdbu score -m tree=A,B); "
+                            "give them there, not in Hydra's sweeper")
+        if isinstance(value, dict):
+            for k, v in value.items():
+                check(arg, f"{key}.{k}", v)
+        elif inner in whole:
+            pick = f"; or pick another with hydra/{inner}=..." if inner in WHOLE else ""
+            raise FdbuError("config", None, f"{arg}: {key} is a group of Hydra's settings, not a value: set one of "
+                            f"its keys ({key}.<key>=..., listed by fdbu {command} --cfg hydra){pick}")
+
+    for a in mine:
+        try:
+            o = parser.parse_override(a)
+        except HydraException:
+            continue  # Hydra's own parse error: one line from Hydra
+        check(a, o.key_or_group.lstrip("+"), None if o.is_sweep_override() else o.value())
+
+
 HYDRA_VALUED = ("--cfg", "-c", "--package", "-p", "--config-path", "-cp", "--experimental-rerun")
 INFO = ("--info", "-i")  # its value is optional: one of these, or none (all)
 INFO_TOPICS = ("all", "config", "defaults", "defaults-tree", "plugins", "searchpath")

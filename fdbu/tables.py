@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import unicodedata
 from typing import Any
 
 from .board import REFERENCE, _mark, summary
@@ -64,12 +65,15 @@ TEX_ESCAPE = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r
               "<": r"\textless{}", ">": r"\textgreater{}"}
 
 
+RELATIONS = {"<=": r"$\le$", ">=": r"$\ge$"}
+
+
 def tex(text: str) -> str:
     """Text as LaTeX prints it literally: `<=`/`>=` as the relations (OT1, the default encoding, prints a bare `<`
-    as an inverted exclamation mark), any other `<`, `>` as their text symbols, the specials escaped."""
-    text = str(text).replace("<=", "\x00le").replace(">=", "\x00ge")
-    out = "".join(TEX_ESCAPE.get(ch, ch) for ch in text)
-    return out.replace("\x00le", r"$\le$").replace("\x00ge", r"$\ge$")
+    as an inverted exclamation mark), any other `<`, `>` as their text symbols, the specials escaped, a control
+    character a space (names holding one are refused before: fdbu.config_base.printable_names)."""
+    return "".join(RELATIONS.get(part) or "".join(TEX_ESCAPE.get(ch, " " if unicodedata.category(ch) == "Cc" else ch)
+                                                  for ch in part) for part in re.split("(<=|>=)", str(text)))
 
 
 COLUMN_SYSTEMS = 3  # up to this many systems a subset's table fits one column of a two-column paper; more: table*
@@ -188,7 +192,7 @@ def to_latex(board: list[dict], names: list[str]) -> str:
     summary: `table*` beyond SUMMARY_COLUMNS headline metrics, in blocks; tests/test_paper_tables.py compiles all
     with no overfull box)."""
     env = "table" if len(names) <= COLUMN_SYSTEMS else "table*"
-    out = [f"% fdbu report: {_legend(board)}"]
+    out = [f"% fdbu report: {tex(_legend(board))}"]  # escaped as the body: one comment line, whatever a name holds
     top = summary(board, names)
     if top["columns"]:
         out += _tex_summary(top, names, "table" if len(top["columns"]) <= SUMMARY_COLUMNS["table"] else "table*")

@@ -438,6 +438,37 @@ def test_the_archive_reader_reads_no_memory_outside_a_storage(tmp_path):
             weights.read(_archive(tmp_path / f"{name}.jit", offset, size, stride))
 
 
+def test_the_archive_reader_allocates_nothing_the_file_does_not_hold(tmp_path):
+    """Issue 55, item 2: a view of 10^12 elements over 4 (stride 0), a storage claiming more values than the file
+    holds, and a deflated storage (a zip bomb unpacks to any size) are each one line, before any allocation (each
+    of the first ended in a MemoryError)."""
+    import zipfile
+
+    from fdbu.vad import weights
+
+    cases = {"broadcast": (_archive(tmp_path / "broadcast.jit", 0, (10 ** 6, 10 ** 6), (0, 0)),
+                           "1000000000000 elements over a storage of 4")}
+    claim = _archive(tmp_path / "claim.jit", 0, (4,), (1,))
+    pkl = zipfile.ZipFile(claim).read("archive/data.pkl").replace(b"J\x04\x00\x00\x00tQ", b"J\x00\xca\x9a\x3btQ")
+    with zipfile.ZipFile(claim, "w") as z:  # numel 10^9 in the storage's reference
+        z.writestr("archive/data.pkl", pkl)
+        z.writestr("archive/data/0", np.zeros(4, "<f4").tobytes())
+    cases["claim"] = (claim, "storage 0 of 1000000000 values, more than the archive holds")
+    bomb = tmp_path / "bomb.jit"
+    with zipfile.ZipFile(bomb, "w") as z:
+        z.writestr("archive/data.pkl", pkl.replace(b"J\x00\xca\x9a\x3btQ", b"J\x40\x42\x0f\x00tQ"))  # 10^6
+        z.writestr("archive/data/0", np.zeros(10 ** 6, "<f4").tobytes(), compress_type=zipfile.ZIP_DEFLATED)
+    cases["bomb"] = (bomb, "storage 0 of 1000000 values, more than the archive holds")
+    deflated = tmp_path / "deflated.jit"  # the sizes right, the member deflated: refused before it is unpacked
+    with zipfile.ZipFile(deflated, "w") as z:
+        z.writestr("archive/data.pkl", zipfile.ZipFile(cases["broadcast"][0]).read("archive/data.pkl"))
+        z.writestr("archive/data/0", np.zeros(4, "<f4").tobytes(), compress_type=zipfile.ZIP_DEFLATED)
+    cases["deflated"] = (deflated, "archive/data/0: 16 bytes, compressed")
+    for name, (path, why) in cases.items():
+        with pytest.raises(FdbuError, match=rf"{name}.jit: cannot read the Silero model's weights \(.*{why}"):
+            weights.read(path)
+
+
 def test_a_network_of_another_shape_is_refused(monkeypatch):
     """The numpy engine computes one network: a block with another stride (here the second's 2 read as 1) is
     refused with the reason and the way out, not computed."""

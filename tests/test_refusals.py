@@ -274,6 +274,47 @@ def test_sweep_config_values(tree):
     refused(fdbu("sweep", f"tree=[{tree},{tree}]"), "needs out=DIR")
 
 
+# names every output prints as written (issue 55, item 1: a newline in a name ended leaderboard.tex's comment line)
+@pytest.mark.parametrize("name", ["x\n\\input{/etc/passwd}\n", "a\rb", "nul\x00", "esc\x1b[2J", "ls\u2028"])
+def test_a_name_holding_a_control_character_is_refused_before_anything_is_read(tree, tmp_path, name):
+    out = tmp_path / "R"
+    for command in ("report", "compare"):
+        refused(fdbu(command, f"trees=[{tree},{tree}]", f"names=['{name}',b]", f"out={out}", "report.format=[tex]"
+                     if command == "report" else "plot=false"), "config:", "names:", repr(name), "control character")
+    refused(fdbu("sweep", f"tree=[{tree},{tree}]", f"names=['{name}',b]", f"out={out}"), "names:", repr(name))
+    if "\x00" not in name:  # the default names: the folders' own (a path holds no NUL)
+        folder = tmp_path / f"y{name}".replace("/", "_")
+        folder.mkdir()
+        refused(fdbu("report", f"trees=['{folder}',{tree}]", f"out={out}"), "trees: the folder name",
+                repr(folder.name), "give names=[...]")
+    with pytest.raises(FdbuError, match="control character"):  # the API: the same rule
+        __import__("fdbu").report([str(tree), str(tree)], str(out), names=[name, "b"])
+    assert not out.exists()
+
+
+def test_latex_text_has_no_placeholder_a_name_can_forge():
+    """tex() once marked <= and >= with a NUL placeholder, so a name holding NUL + "le" printed a relation."""
+    from fdbu.tables import tex
+
+    assert tex("a\x00le b<=c") == r"a le b$\le$c"
+    assert tex("50% of {x}\f") == r"50\% of \{x\} "
+
+
+# Hydra's own settings checked before Hydra runs them (issue 55, item 4: each was a "bug in fdbu" traceback)
+@pytest.mark.parametrize("override,fragment", [
+    ("hydra.sweeper=5", "hydra.sweeper is a group of Hydra's settings, not a value"),
+    ("hydra.launcher=5", "or pick another with hydra/launcher=..."),
+    ("hydra.run=x", "hydra.run.<key>=..., listed by fdbu score --cfg hydra"),
+    ("hydra.sweeper.params.tree='A,B'", "fdbu sweeps the keys given after -m"),
+    ('hydra.sweeper.params={tree:"A,B"}', "give them there, not in Hydra's sweeper"),
+    ("hydra.sweeper={params:{tree:1}}", "fdbu sweeps the keys given after -m")])
+def test_hydras_own_settings_are_checked_before_hydra_runs(tree, tmp_path, override, fragment):
+    out = tmp_path / "O"
+    line = refused(fdbu("score", "-m", f"tree={tree},{tree}", f"out={out}", override), "config:", fragment)
+    assert line.startswith(f"fdbu: error: config: {override}: ")
+    assert not out.exists() and not (tmp_path / "multirun").exists()
+
+
 # a setting the command cannot honour is refused, not ignored
 @pytest.mark.parametrize("args,fragment", [
     (["sweep", "vad.threshold=0.4"], "vad.threshold=0.4: a sweep's segment settings are its axes: use sweep.threshold"),
