@@ -29,7 +29,20 @@ def read_wav(path: Path, where: str, sample_rate: int = SAMPLE_RATE) -> np.ndarr
         raise FdbuError(where, Path(path).name, f"cannot be decoded ({e})") from None
     if sr != sample_rate or audio.ndim != 1:
         raise FdbuError(where, Path(path).name, f"is not mono {sample_rate} Hz")
+    problem = non_finite(audio, sr)  # a float WAV may hold them; speech detection would give NaN
+    if problem:
+        raise FdbuError(where, Path(path).name, f"{problem}: not a recording")
     return audio
+
+
+def non_finite(audio: np.ndarray, sr: int) -> str | None:
+    """What is wrong with audio holding NaN or infinity (a float WAV may), or None: said where it is read."""
+    if not audio.size or np.isfinite(audio).all():
+        return None
+    bad = np.flatnonzero(~np.isfinite(audio).reshape(len(audio), -1).all(axis=1))
+    if not len(bad):
+        return None
+    return f"holds {len(bad)} non-finite samples (NaN or infinity), the first at {bad[0] / sr:.3f} s"
 
 
 def pcm16(audio: np.ndarray) -> np.ndarray:

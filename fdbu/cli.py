@@ -112,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         return _main(argv)
     except KeyboardInterrupt as e:  # while the imports and the config load
         interrupted(e)
+    except FdbuError as e:  # while the imports: the environment they read (FDBU_KERNELS)
+        return error(str(e))
     except BrokenPipeError:  # printing into a reader that stopped (`| head`): what SIGPIPE would end with
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
@@ -136,7 +138,6 @@ def _main(argv: list[str] | None) -> int:
         return 0
     from .config import register
     from .config_keys import too_large
-
     try:
         rest = outputs_of_jobs(command, one_grammar(command, config_file(rest)))
         hydra_keys(command, rest)

@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Dict, List, Optional
 from omegaconf import MISSING
 
 from . import registry, tasks
+from .errors import FdbuError
 from .family import Group
 from .official.rules import shipped_pins
 from .config_base import (DAY, MAX_BATCH, SEED_RANGE, BootstrapConfig, Common, DeviceFree, GridConfig, PairingOptions,
@@ -86,6 +87,12 @@ class _ScoreConfig(Common, Grouped):
         super().__post_init__()
         _views(self.views)
         _check(len(set(self.views)) == len(self.views), "views", list(self.views), "each view once")
+        for name in VIEWS:  # a view's settings without the view would change nothing: refused, not ignored
+            changed = getattr(self, name).settings().non_default() if name not in self.views and hasattr(self, name) \
+                else []
+            if changed:
+                raise FdbuError("config", None, f"{changed[0]}: the {name} view is not computed; add "
+                                f"views=[{','.join([*self.views, name])}] for its numbers, or leave its settings out")
 
     def view_settings(self):  # -> fdbu.pipeline.Views
         from .pipeline import Views

@@ -14,6 +14,7 @@ in a temporary folder and renamed into place at the end.
 """
 from __future__ import annotations
 
+import stat
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, cast
@@ -27,11 +28,11 @@ from tqdm import tqdm
 from . import adopt, faults, layout, tasks
 from .atomic import dumps, sha256_bytes
 from .outputs import new_folder
-from .audio import SAMPLE_RATE as SR, wav_bytes
+from .audio import SAMPLE_RATE as SR, non_finite, wav_bytes
 from .errors import FdbuError
 from .settings import CROP_MAX_MS, LENGTH_POLICIES, NOT_T, PAD_MAX_MS, TOO_LONG, TOO_SHORT, TRANSCRIPTS
 from .timebase import window_us
-from .atomic import regular
+from .atomic import FILE_KINDS, regular
 from .tree import MANIFEST_KIND, SAFE_NAME
 
 
@@ -146,14 +147,23 @@ def read_audio(path: Path) -> tuple[np.ndarray, int]:
     return audio, sr
 
 
+def dataset_audio(path: Path, sid: str) -> tuple[np.ndarray, int]:
+    """A dataset's input (input.wav, v1.5's clean_input.wav): unreadable or non-finite is refused, naming it."""
+    try:
+        audio, sr = read_audio(path)
+    except Exception as e:
+        raise FdbuError(sid, path.name, f"cannot be read from the dataset ({e})") from None
+    problem = non_finite(audio, sr)
+    if problem:
+        raise FdbuError(sid, path.name, f"{problem} in the dataset ({path})")
+    return audio, sr
+
+
 def _load(source: Path, outputs: Path, subset: str, name: str, adopting: bool):
     """Everything one sample needs from disk; output problems are returned as reasons, not raised."""
     sid = f"{subset}/{name}"
     src = source / name
-    try:
-        inp, in_sr = read_audio(src / "input.wav")
-    except Exception as e:
-        raise FdbuError(sid, "input.wav", f"cannot be read from the dataset ({e})") from None
+    inp, in_sr = dataset_audio(src / "input.wav", sid)
     ann_name = tasks.subset(subset).task.annotation
     ann = None
     if ann_name:
@@ -164,8 +174,9 @@ def _load(source: Path, outputs: Path, subset: str, name: str, adopting: bool):
             raise FdbuError(sid, ann_name, f"is missing from the dataset ({src / ann_name})") from None
     more = _load_more(src, outputs / name, subset, sid, adopting)
     out_path = outputs / name / "output.wav"
-    if not out_path.is_file():
-        return sid, inp, in_sr, ann, None, None, "output.wav missing", None, more
+    absent = _absent(out_path, "output.wav")
+    if absent:
+        return sid, inp, in_sr, ann, None, None, absent, None, more
     try:
         out, out_sr = read_audio(out_path)
     except Exception as e:
@@ -182,6 +193,18 @@ def _load(source: Path, outputs: Path, subset: str, name: str, adopting: bool):
     return sid, inp, in_sr, ann, out, out_sr, None, adopted, more
 
 
+def _absent(path: Path, file: str) -> str | None:
+    """Why an output cannot be read (the sample's reason), or None for a regular file: missing, or a FIFO, folder or
+    device in its place (said as what it is, never "missing", and never opened: a FIFO would block)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return f"{file} missing"
+    if stat.S_ISREG(mode):
+        return None
+    return f"{file} is {next((name for test, name in FILE_KINDS if test(mode)), 'not a regular file')}, not a file"
+
+
 def _load_more(src: Path, outs: Path, subset: str, sid: str, adopting: bool) -> dict:
     """A v1.5 sample's other files (Task.audio): each input from the dataset folder (unreadable: refused, as
     input.wav is), each other output of the system from its outputs folder (a problem: its reason), and with
@@ -194,14 +217,15 @@ def _load_more(src: Path, outs: Path, subset: str, sid: str, adopting: bool) -> 
             continue
         home = outs if file in outputs else src
         path = home / file
-        if file in outputs and not path.is_file():
-            more["audio"][file] = f"{file} missing"
+        if file in outputs and _absent(path, file):
+            more["audio"][file] = _absent(path, file)
+            continue
+        if file not in outputs:
+            more["audio"][file] = dataset_audio(path, sid)
             continue
         try:
             more["audio"][file] = read_audio(path)
         except Exception as e:
-            if file not in outputs:
-                raise FdbuError(sid, file, f"cannot be read from the dataset ({e})") from None
             more["audio"][file] = f"{file} unreadable ({str(e).splitlines()[0]})"
     if adopting:
         more["source"] = {}  # the SHA-256 of each adopted file and of the audio it transcribes, as found
@@ -438,6 +462,9 @@ def _sample(tmp: Path, sid: str, inp, in_sr, ann, audio, out_sr, reason, length:
     if reason is not None:
         row.update({"eligible": False, "reasons": [reason]})
         return row
+    task = tasks.subset(subset).task
+    if ann is not None and task.read is not None:  # read as score reads it: refused here, while the dataset's folder
+        task.read(ann, sid, window_us(T, SR))       # can still be fixed, not copied and refused by score later
     transcript, dropped = None, 0
     if adopted is not None:  # refused here, before anything of the sample is written
         if adopted[1] is None:

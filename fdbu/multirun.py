@@ -16,7 +16,7 @@ def _writes(command: str) -> tuple[str | None, str | None]:
     """Where a command's job writes: (its out= key, the key it writes into without one)."""
     c = registry.COMMANDS.get(command)
     return (c.out_key, c.tree_key) if c else (None, None)
-MAX_JOBS_CHECKED = 100_000
+MAX_JOBS = 100_000  # jobs of one multirun (a cluster's array job holds far fewer)
 
 
 def _jobs(rest: list[str]) -> list[dict[str, str]] | None:
@@ -34,8 +34,10 @@ def _jobs(rest: list[str]) -> list[dict[str, str]] | None:
                                                 else [o.get_value_element_as_str()])] for o in parsed]
     except Exception:
         return None
-    if math.prod(len(a) for a in axes) > MAX_JOBS_CHECKED:
-        return None
+    count = math.prod(len(a) for a in axes)
+    if count > MAX_JOBS:  # bounded, so every multirun's jobs are checked for collisions (none skipped)
+        raise FdbuError("config", None, f"-m: {count:,} jobs (every combination of the swept values); at most "
+                        f"{MAX_JOBS:,} in one multirun: split the sweep into several commands")
     return [dict(c) for c in itertools.product(*axes)]
 
 

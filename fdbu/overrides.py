@@ -6,7 +6,9 @@ Hydra run code)."""
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
+from typing import Any
 
 from . import registry
 from .errors import FdbuError
@@ -242,6 +244,26 @@ def runs_code(data, at: str = "") -> str | None:
     return None
 
 
+RESOLVER = re.compile(r"\$\{\s*[\w.\-]+\s*:")  # ${oc.env:VAR}, ${oc.decode:...}: a resolver call, not a reference
+
+
+def resolves(data, at: str = "") -> str | None:
+    """The first key of a config file whose value calls an OmegaConf resolver (`${oc.env:TOKEN}` would put the
+    environment of whoever runs the file into a setting, which may be sent elsewhere: evaluate.judge.base_url)."""
+    items: Any
+    if isinstance(data, dict):
+        items = data.items()
+    elif isinstance(data, list):
+        items = enumerate(data)
+    else:
+        return at.rstrip(".") if isinstance(data, str) and RESOLVER.search(data) else None
+    for k, v in items:
+        found = resolves(v, f"{at}{k}.")
+        if found:
+            return found
+    return None
+
+
 def config_file(rest: list[str]) -> list[str]:
     """`--config-dir DIR --config-name NAME` (or `-cd`/`-cn`, or a path as the name): a YAML file of the command's
     keys, as a Hydra user writes one, taken as overrides placed before the command line's (which win). Its
@@ -279,6 +301,11 @@ def config_file(rest: list[str]) -> list[str]:
     if "defaults" in data:
         raise FdbuError("config", None, f"the config file {path} has a defaults list; give the command's keys only "
                         "(pick launchers and other groups on the command line: hydra/launcher=slurm_cpu)")
+    env = resolves(data)
+    if env:
+        raise FdbuError("config", None, f"the config file {path} sets {env} by an interpolation (${{...:...}}): a "
+                        "config file holds values only, never the environment or other resolvers (give such a value "
+                        "on the command line)")
     code = runs_code(data)
     if code:  # Hydra instantiates `_target_` (callbacks, launchers): a file someone sent could run anything
         raise FdbuError("config", None, f"the config file {path} sets {code}: a config file holds the command's "

@@ -31,6 +31,22 @@ KERNELS = {"bootstrap": ("resample_ratios", "ranked", "resample_ranked", "paired
            "segments": ("speech_segments",)}
 
 
+CHOICES = {"compiled": "the default: the kernels built ahead, JIT-compiled where none was built",
+           "jit": "numba's JIT kernels always"}
+
+
+def choice(value: str | None) -> str:
+    """FDBU_KERNELS's value (unset or empty: compiled); any other value is refused, not read as the default."""
+    if value in (None, ""):
+        return "compiled"
+    if value not in CHOICES:
+        from fdbu.errors import FdbuError
+
+        raise FdbuError("environment", None, f"FDBU_KERNELS={value!r}: "
+                        + "; ".join(f"{k} ({v})" for k, v in CHOICES.items()) + ", or unset")
+    return value
+
+
 def sources_sha256() -> str:
     """What a build is valid for: the kernels' sources and numba's version."""
     h = hashlib.sha256()

@@ -315,6 +315,61 @@ def test_hydras_own_settings_are_checked_before_hydra_runs(tree, tmp_path, overr
     assert not out.exists() and not (tmp_path / "multirun").exists()
 
 
+# issue 55, item 5: settings accepted and ignored, or accepted and surprising
+def test_a_views_settings_without_the_view_are_refused(tree, tmp_path):
+    for args, fragment in ((["fdbench.early_reply_s=2"], "fdbench.early_reply_s=2.0: the fdbench view is not "
+                                                           "computed; add views=[fdbench]"),
+                           (["views=[fdbench]", "videofdb.yield_within_s=2"], "add views=[fdbench,videofdb]")):
+        refused(fdbu("score", f"tree={tree}", f"out={tmp_path / 'o'}", *args), "config:", fragment)
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("value", ["bogus", "JIT", "aot"])
+def test_an_unknown_kernels_choice_is_refused(tree, value):
+    before = snapshot(tree)
+    line = refused(fdbu("score", f"tree={tree}", env={"FDBU_KERNELS": value}), f"FDBU_KERNELS={value!r}: compiled")
+    assert "jit (numba's JIT kernels always), or unset" in line
+    assert snapshot(tree) == before
+
+
+@pytest.mark.parametrize("text", ['evaluate:\n  judge:\n    base_url: "http://example.org/${oc.env:HOME}"\n',
+                                  "names: ['${oc.decode:x}']\n", "tree: ${oc.env:HOME}\n"])
+def test_a_config_file_cannot_read_the_environment(tree, tmp_path, text):
+    (tmp_path / "sent.yaml").write_text(text)
+    command = "evaluate" if "judge" in text else "score" if "tree" in text else "report"
+    refused(fdbu(command, "--config-dir", str(tmp_path), "--config-name", "sent", f"out={tmp_path / 'o'}"),
+            f"the config file {tmp_path / 'sent.yaml'} sets ", "by an interpolation", "never the environment")
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_multirun_is_bounded_so_every_collision_is_checked(tree, tmp_path):
+    """Past 100,000 jobs the collision check was skipped; now such a multirun is refused before Hydra expands it."""
+    refused(fdbu("score", "-m", "tree=range(0,1001)", "out=range(0,1000)"), "-m: 1,001,000 jobs", "at most 100,000")
+
+
+def test_non_finite_audio_is_refused_by_name(tmp_path):
+    """Audio holding NaN or infinity (a float WAV) is refused where it is read, by name: a dataset's input at export
+    (it was copied), and any WAV the stages read (the numpy engine gave NaN probabilities for it)."""
+    import soundfile as sf
+
+    from fdbu.audio import read_wav
+
+    audio = np.zeros(48000, np.float32)
+    audio[40000], audio[40001] = np.nan, np.inf
+    sf.write(tmp_path / "nan.wav", audio, 16000, subtype="FLOAT")
+    with pytest.raises(FdbuError, match=r"^x/1: nan.wav: holds 2 non-finite samples \(NaN or infinity\), the first "
+                                        r"at 2.500 s: not a recording$"):
+        read_wav(tmp_path / "nan.wav", "x/1")
+    data = tmp_path / "data" / "synthetic_user_interruption"
+    (data / "1").mkdir(parents=True)
+    sf.write(data / "1" / "input.wav", audio, 16000, subtype="FLOAT")
+    (data / "1" / "interrupt.json").write_text(json.dumps(interrupt_ann(1.0, 2.0)))
+    sf.write(data / "1" / "output.wav", np.zeros(48000), 16000, subtype="PCM_16")
+    refused(fdbu("export", f"dataset={tmp_path / 'data'}", f"out={tmp_path / 'tree'}", "progress=false"),
+            "synthetic_user_interruption/1: input.wav: holds 2 non-finite samples", "in the dataset")
+    assert not (tmp_path / "tree").exists()
+
+
 # a setting the command cannot honour is refused, not ignored
 @pytest.mark.parametrize("args,fragment", [
     (["sweep", "vad.threshold=0.4"], "vad.threshold=0.4: a sweep's segment settings are its axes: use sweep.threshold"),

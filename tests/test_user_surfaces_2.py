@@ -165,6 +165,7 @@ NEEDS = {("evaluate", "evaluate.run_official"): {"evaluate.official_checkout": "
          ("vad", "trees"): {"tree": None}, ("compare", "names"): {}, ("vad", "shard"): {"shards": 2},
          ("asr", "shard"): {"shards": 2}, ("sweep", "names"): {"tree": ["a", "b"]}}
 NEEDS.update({("vad", k): {"for_sweep": True} for k in OTHER if k.startswith("sweep.")})
+NEEDS.update({("score", k): {"views": [k.split(".")[0]]} for k in OTHER if k.startswith(("fdbench.", "videofdb."))})
 
 
 def _nested(flat: dict) -> dict:

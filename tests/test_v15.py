@@ -201,6 +201,33 @@ def test_official_folders_export_adopt_evaluate_and_the_script_agrees_byte_for_b
     assert all(run[s]["status"] == "agreed" and run[s]["equal"] == run[s]["files"] == 3 for s in V15), run
 
 
+def test_export_reads_metadata_json_as_score_does_and_names_a_fifo_for_what_it_is(official_v15, tmp_path):
+    """Issue 55, item 5: a metadata.json score would refuse is refused at export (it was copied and the sample
+    called eligible), while the folder can still be fixed; a FIFO in place of clean_output.wav is said to be one
+    (it was reported as missing)."""
+    import os
+    import shutil
+
+    folders = tmp_path / "folders"
+    shutil.copytree(official_v15, folders)
+    ui = folders / "user_interruption"
+    meta = json.loads((ui / "1" / "metadata.json").read_text())
+    meta["timestamps"] = meta["timestamps"][::-1]
+    (ui / "1" / "metadata.json").write_text(json.dumps(meta))
+    out = fdbu_main("export", f"export.roots={{user_interruption: {ui}}}", f"out={tmp_path / 'bad'}", "progress=false")
+    assert out.returncode == 2 and out.stderr.startswith("fdbu: error: user_interruption/1: metadata.json: the event "
+                                                         "starts at "), out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and not (tmp_path / "bad").exists()
+    shutil.copy(official_v15 / "user_interruption" / "1" / "metadata.json", ui / "1" / "metadata.json")
+    (ui / "2" / "clean_output.wav").unlink()
+    os.mkfifo(ui / "2" / "clean_output.wav")
+    out = fdbu_main("export", f"export.roots={{user_interruption: {ui}}}", f"out={tmp_path / 'tree'}", "progress=false")
+    assert out.returncode == 0, out.stderr
+    rows = {r["sample_id"]: r for r in json.loads((tmp_path / "tree" / "manifest.json").read_text())["samples"]}
+    assert rows["user_interruption/2"]["reasons"] == ["clean_output.wav is a FIFO (named pipe), not a file"]
+    assert rows["user_interruption/1"]["eligible"]
+
+
 @pytest.mark.slow
 @needs_official_v15
 def test_official_folders_export_then_fdbu_asr_writes_the_four_transcripts(official_v15, tmp_path, built):
