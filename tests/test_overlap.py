@@ -133,6 +133,9 @@ def test_the_control_pairs_only_exercised_matched_agreeing_samples():
     assert line["reason"].startswith("too few pairs") and not line["marker"]  # 2 discordant pairs decide nothing
     restricted = overlap.control(_components(spec, min_agreement=0.5), boot)
     assert restricted["pairs"] == 3 and restricted["min_agreement"] == 0.5
+    # the agreement's median by the one quantile rule (the ceil(qN)-th smallest, issue 53): of [1/7, 1] the first,
+    # not their mean 0.571
+    assert overlap.control(_components([spec[1], spec[4]]), boot)["agreement"]["median"] == 1 / 7
 
 
 def test_what_is_better_depends_on_the_subset():
@@ -190,7 +193,7 @@ def synthetic(tmp_path_factory):
 @pytest.mark.parametrize("system,truth", [("yields", 1.0), ("same_stop", 0.0), ("talks_through", 0.0)])
 def test_synthetic_systems_give_the_known_event_attributable_stop_rate(synthetic, system, truth):
     unified, stdout, rows = synthetic[system]
-    assert unified["definitions"].endswith("+fdb-v1.5-overlap-1") and unified["overlap"]["min_agreement"] == 0.0
+    assert unified["definitions"].endswith("+fdb-v1.5-overlap-2") and unified["overlap"]["min_agreement"] == 0.0
     for subset in V15:
         control = unified["subsets"][subset]["control"]
         line = control["stops"]["event_attributable_stop_rate_1s"]

@@ -92,9 +92,12 @@ def test_fdbench_classes_and_numbers_by_hand(scored):
         "p": "no_reply", "q": "early_interrupt", "r": "early_reply", "s": "reply", "t": "reply",
         "u": "early_interrupt", "v": "early_reply"}
     assert [rec[k]["onset_s"] for k in TURN_WORDS] == [None, -3.0, -0.5, 0.0, 2.0, -1.2, -1.0]
-    assert {k: rec[k]["outcome"] for k in "abcdefh"} == {
-        "a": "replied", "b": "kept_talking", "c": "replied", "d": "not_exercised", "e": "kept_talking",
+    assert {k: rec[k]["outcome"] for k in "abcdefh"} == {  # b stops 1 s after R: interrupted (stop_by=T)
+        "a": "replied", "b": "interrupted", "c": "replied", "d": "not_exercised", "e": "kept_talking",
         "f": "interrupted", "h": "not_exercised"}
+    assert {k: rec[k]["stopped"] for k in "abcdefh"} == {
+        "a": "by_R", "b": "after_R", "c": "by_R", "d": "not_exercised", "e": "never", "f": "by_R",
+        "h": "not_exercised"}
     turn = scored.unified["views"]["fdbench"]["subsets"][TURN]["metrics"]
     assert (turn["SRR"]["count"], turn["SRR"]["n"]) == (4, 7)  # r, s, t, v
     assert (turn["EIR"]["count"], turn["EIR"]["n"]) == (2, 7)  # q, u
@@ -102,11 +105,12 @@ def test_fdbench_classes_and_numbers_by_hand(scored):
     assert (turn["EIT_s"]["value"], turn["EIT_s"]["count"]) == (1.2, 2)  # [1.2, 3.0]
     inter = scored.unified["views"]["fdbench"]["subsets"][INT]
     m = inter["metrics"]
-    assert inter["counts"] == {"selected": 8, "eligible": 7, "exercised": 5, "interrupted": 3, "responded": 2}
-    assert (m["SIR"]["count"], m["SIR"]["n"]) == (3, 5)  # a, c, f of a, b, c, e, f
-    assert m["SIR"]["selected_bounds"] == [3 / 8, (3 + 3) / 8]  # unknown: g (ineligible), d and h (not exercised)
-    assert (m["SRIR"]["count"], m["SRIR"]["n"]) == (2, 3)
-    assert (m["IRD_s"]["value"], m["IRD_s"]["count"]) == (0.5, 3)  # [0.5, 0.5, 1.0]
+    assert inter["counts"] == {"selected": 8, "eligible": 7, "exercised": 5, "interrupted": 4, "responded": 2,
+                               "stopped_by_R": 3, "stopped_after_R": 1, "never_stopped": 1}
+    assert (m["SIR"]["count"], m["SIR"]["n"]) == (4, 5)  # a, b, c, f of a, b, c, e, f
+    assert m["SIR"]["selected_bounds"] == [4 / 8, (4 + 3) / 8]  # unknown: g (ineligible), d and h (not exercised)
+    assert (m["SRIR"]["count"], m["SRIR"]["n"]) == (2, 4)
+    assert (m["IRD_s"]["value"], m["IRD_s"]["count"]) == (0.5, 4)  # [0.5, 0.5, 1.0, 3.0]: the 2nd of 4
     assert (m["IRD_all_exercised_s"]["value"], m["IRD_all_exercised_s"]["p90"]) == (1.0, "not reached")
     assert m["IRD_all_exercised_s"]["value"] == scored.unified["subsets"][INT]["metrics"]["stop_latency_s"]["value"]
     assert (m["FSED_s"]["value"], m["FSED_s"]["count"]) == (0.0, 2)  # c at R, a 0.5 s after
@@ -146,7 +150,7 @@ def test_settings_move_the_numbers_and_are_recorded(tree, vad, boot):
                                "videofdb": VideofdbConfig(yield_within_s=0.75, handoff_within_s=2.0).settings()})
     out = score(tree, vad, boot, segments=segs_us(SEGMENTS), views=views)
     fd, vf = out.unified["views"]["fdbench"], out.unified["views"]["videofdb"]
-    assert fd["settings"] == {"reply_within_s": 1.0, "early_reply_s": 0.5}
+    assert fd["settings"] == {"reply_within_s": 1.0, "early_reply_s": 0.5, "stop_by": "T"}
     assert vf["settings"] == {"yield_within_s": 0.75, "handoff_within_s": 2.0}
     assert out.unified["settings"] == "non-default"
     assert {"fdbench.reply_within_s=1.0", "fdbench.early_reply_s=0.5", "videofdb.yield_within_s=0.75",
@@ -158,6 +162,46 @@ def test_settings_move_the_numbers_and_are_recorded(tree, vad, boot):
     vrec = records(out, "videofdb")
     assert [vrec[k]["passes"] for k in "abcdefh"] == [False, False, True, True, False, True, True]
     assert vrec["t"]["passes"] is True  # 2 s, within the 2 s window
+    # the deadline by R (today's rule before issue 53): b, which stops 1 s after R, kept talking; the numbers move
+    # back to the R-population's, the split of the stops stays
+    views = Views(("fdbench",), {"fdbench": FdbenchConfig(stop_by="R").settings()})
+    out = score(tree, vad, boot, segments=segs_us(SEGMENTS), views=views)
+    fd = out.unified["views"]["fdbench"]
+    assert fd["settings"]["stop_by"] == "R" and "fdbench.stop_by=R" in out.unified["non_default"]
+    assert records(out, "fdbench")["b"]["outcome"] == "kept_talking"
+    m = fd["subsets"][INT]["metrics"]
+    assert (m["SIR"]["count"], m["SIR"]["n"], m["SRIR"]["n"]) == (3, 5, 3)  # a, c, f
+    assert (m["IRD_s"]["value"], m["IRD_s"]["count"]) == (0.5, 3)  # [0.5, 0.5, 1.0]
+    assert fd["subsets"][INT]["counts"]["stopped_after_R"] == 1
+
+
+LATE = {  # S = 4, R = 6, T = 20: agents that stop 1-6 s after R, and one by R
+    "l1": [(3, 7)], "l2": [(3, 9)], "l3": [(3, 12)], "l4": [(3, 5)], "l5": [(3, 20)]}
+
+
+def test_an_agent_that_stops_after_r_has_its_delay_counted_by_default(tmp_path, vad, boot):
+    """Issue 53: IRD_s was capped at R - S (a successful interrupt had to stop by R); FD-Bench's own IRD medians
+    (3.6-13.1 s) need the stops after R. By default they count: IRD over [1, 3, 5, 8] s is 3 s (the 2nd of 4),
+    above R - S = 2 s; stop_by=R gives the old 1 s over the one stop by R; the console says the split."""
+    from fdbu.unified import view_lines
+
+    samples = [sample(INT, k, 20.0, [(max(v[0][1], R) + 0.5, max(v[0][1], R) + 0.8)] if v[0][1] < 19 else [],
+                      interrupt_ann(S, R)) for k, v in LATE.items()]
+    tree = load_tree(write_tree(tmp_path / "late", samples))
+    segments = {f"{INT}/{k}": (np.array(v, float) * US).astype(np.int64) for k, v in LATE.items()}
+    numbers = {}
+    for stop_by in ("T", "R"):
+        views = Views(("fdbench",), {"fdbench": FdbenchConfig(stop_by=stop_by).settings()})
+        out = score(tree, vad, boot, segments=segments, views=views)
+        entry = out.unified["views"]["fdbench"]["subsets"][INT]
+        m = entry["metrics"]
+        numbers[stop_by] = (m["SIR"]["count"], m["SIR"]["n"], m["IRD_s"]["value"], m["IRD_s"]["count"])
+        assert {k: entry["counts"][k] for k in ("stopped_by_R", "stopped_after_R", "never_stopped")} == {
+            "stopped_by_R": 1, "stopped_after_R": 3, "never_stopped": 1}
+        shown = "\n".join(view_lines(out.unified["views"]["fdbench"]))
+        assert "stopped_by_R 1, stopped_after_R 3, never_stopped 1" in shown
+    assert numbers == {"T": (4, 5, 3.0, 4), "R": (1, 5, 1.0, 1)}
+    assert numbers["T"][2] > R - S
 
 
 def test_without_views_nothing_changes(tree, vad, boot):
@@ -245,7 +289,9 @@ def random_tree(root, rng, n=40):
 def test_views_match_the_plain_python_twin_on_random_trees(tmp_path, vad, boot, seed):
     rng = np.random.default_rng(seed)
     tree, segments, truth = random_tree(tmp_path, rng)
-    views = Views(BOTH.names, {"fdbench": FdbenchConfig(reply_within_s=1.5 if seed == 2 else None).settings(),
+    stop_by = "R" if seed == 1 else "T"
+    views = Views(BOTH.names, {"fdbench": FdbenchConfig(reply_within_s=1.5 if seed == 2 else None,
+                                                        stop_by=stop_by).settings(),
                                "videofdb": VideofdbConfig().settings()})
     within = 1_500_000 if seed == 2 else None
     out = score(tree, vad, boot, segments={k: (np.array(v, float).reshape(-1, 2) * US).astype(np.int64)
@@ -272,7 +318,10 @@ def test_views_match_the_plain_python_twin_on_random_trees(tmp_path, vad, boot, 
             segs = [(us(a), us(b)) for a, b in truth[sid][0]]
             starts = [us(s) for s, _ in truth[sid][1]]
             assert row["views"]["fdbench"]["outcome"] == twins.fdbench_interruption(
-                segs, starts, us(4.0), us(6.0), us(10.0), within), sid
+                segs, starts, us(4.0), us(6.0), us(10.0), within, stop_by), sid
+            assert row["views"]["fdbench"]["stopped"] == (
+                twins.fdbench_stopped(segs, us(4.0), us(6.0), us(10.0)) or "not_exercised"
+                if row["views"]["fdbench"]["outcome"] != "not_exercised" else "not_exercised"), sid
             want = twins.videofdb_yield(segs, us(4.0), us(10.0))
             assert got["silent"] == want["silent"], sid
         assert (got["latency_s"], got["passes"]) == (None if want["latency"] is None else want["latency"] / US,
@@ -293,7 +342,7 @@ def test_compare_and_the_api_carry_the_views(tmp_path, vad, boot):
     from fdbu.compare_outputs import to_csv
 
     trees = []
-    for name, table in (("A", SEGMENTS), ("B", {**SEGMENTS, "a": [(3, 6.5)]})):  # B's a talks past R
+    for name, table in (("A", SEGMENTS), ("B", {**SEGMENTS, "a": [(3, 10)]})):  # B's a talks to T
         root = tmp_path / name
         tree = hand_tree(root)
         write(score(tree, vad, boot, segments=segs_us(table), views=BOTH), root)
@@ -309,7 +358,7 @@ def test_compare_and_the_api_carry_the_views(tmp_path, vad, boot):
     assert line["headline"] and line["family"] is None and too_few(line)  # one discordant pair: no decision
     assert line["selected_bounds"]["a"] == [11 / 20, 12 / 20]
     sir = views["fdbench"][INT]["metrics"]["SIR"]
-    assert (sir["a"]["count"], sir["b"]["count"]) == (3, 2)  # B's a stops 2.5 s after S, past R
+    assert (sir["a"]["count"], sir["b"]["count"]) == (4, 3)  # B's a never stops
     assert sir["headline"] is True and too_few(sir) and sir["family"] is None  # 1 discordant pair: no decision
     line = {"p": 0.001, "reason": None, "headline": True}  # a line whose test decides: its own Holm family
     pair = {"a": "A", "b": "B", "subsets": {INT: {"metrics": {"x": dict(line)}}},
@@ -541,7 +590,7 @@ BROKEN = [  # (mutation of unified.json, the one line that refuses it)
     (_put(["views", "nope"], {}), "views.nope is not one of fdbu's views"),
     (_put(["views", "videofdb", "subsets", INT, "metrics", "yield_latency_s", "value"], 1e300),
      "views.videofdb.subsets.synthetic_user_interruption.metrics.yield_latency_s.value is 1e+300"),
-    (_put(["definitions"], DEFINITIONS_VERSION), "definitions is 'fdb-v1.0-unified-4', without +fdbu-views-1"),
+    (_put(["definitions"], DEFINITIONS_VERSION), f"definitions is 'fdb-v1.0-unified-4', without +{VIEWS_DEFINITIONS}"),
 ]
 
 

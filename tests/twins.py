@@ -153,14 +153,22 @@ def fdbench_turn(starts, E, reply_within=None, early_reply=1_000_000):
     return "reply" if reply_within is None or d <= reply_within else "late_reply"
 
 
-def fdbench_interruption(segments, starts, S, R, T, reply_within=None):
-    """FD-Bench's class of an interruption sample: not exercised; kept talking past R (or to T); interrupted; and
-    replied when, interrupted, its unified outcome is a response within the window."""
+def fdbench_stopped(segments, S, R, T) -> str | None:
+    """When the segment covering S ends: by R, after R, never (it runs to T); None when none covers S."""
+    covering = [b for a, b in segments if a <= S < b]
+    if not covering:
+        return None
+    return "never" if covering[0] >= T else "by_R" if covering[0] <= R else "after_R"
+
+
+def fdbench_interruption(segments, starts, S, R, T, reply_within=None, stop_by="T"):
+    """FD-Bench's class of an interruption sample: not exercised; kept talking (to T, or past R with stop_by R);
+    interrupted; and replied when, interrupted, its unified outcome is a response within the window."""
     unified = interruption(segments, starts, S, R, T)
     if unified["outcome"] == "not_exercised":
         return "not_exercised"
-    end = [b for a, b in segments if a <= S < b][0]
-    if end >= T or end > R:
+    stopped = fdbench_stopped(segments, S, R, T)
+    if stopped == "never" or (stopped == "after_R" and stop_by == "R"):
         return "kept_talking"
     if unified["outcome"] == "response" and (reply_within is None or unified["latency"] <= reply_within):
         return "replied"

@@ -14,6 +14,7 @@ keeping the floor is.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import cast
 import numpy as np
 
@@ -26,7 +27,7 @@ from .control import (DEFAULT_CONTROL, HEADLINE, HEADLINE_S, HEADLINE_US, SHIFT,
                       control_lines, label, settings_of)
 from .flat import column, flatten
 from .paired import holm, paired_line
-from .stats import Bootstrap
+from .stats import Bootstrap, rank
 from .table import LATENCY, POOLED_RATIO, SHARE, Metric, aggregate as aggregate_table
 
 TASK = "overlap"  # its task's name (fdbu.tasks), the rows' "task"
@@ -245,7 +246,7 @@ def control(c: Components, boot: Bootstrap, alpha: float = ALPHA) -> dict:
             line.update({"p_holm": None, "marker": False, "reason": line["reason"] or (None if headline else NO_MARKER)})
     both = c.agreement[c.both]
     out["agreement"] = {"method": "speech IoU on [0, o_s]", "n": len(both),
-                        "median": float(np.median(both)) if len(both) else None,
+                        "median": float(np.sort(both)[rank(Fraction(1, 2), len(both)) - 1]) if len(both) else None,
                         "at_least": AGREEMENT_SHOWN, "count_at_least": int(np.count_nonzero(both >= AGREEMENT_SHOWN))}
     return out
 

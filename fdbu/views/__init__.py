@@ -9,7 +9,7 @@ table's `Metric`s read the records (with the unified row beside them) and `fdbu.
 numbers with the spec's interval rules. A view's settings are the paper's open choices, recorded in unified.json.
 
 Nothing here touches the unified metrics: a view's numbers live in unified.json's own `views` section, scored
-under the definitions `+fdbu-views-1`, and a run without `views=` writes what it wrote before, byte for byte.
+under the definitions `+fdbu-views-2`, and a run without `views=` writes what it wrote before, byte for byte.
 """
 from __future__ import annotations
 

@@ -10,10 +10,13 @@ unified rules' own: word onsets on turn-taking (FD-Bench reads Silero's), Silero
   reply_within_s when set), late_reply, no_reply. SRR counts early replies and replies, EIR early interrupts;
   ERT and EIT are E minus the onset, medians over early replies and early interrupts.
 - synthetic_user_interruption, the paper's "user-interrupt inquiries": an exercised sample is interrupted (SI)
-  when the segment covering S ends by R; it is replied to (SRI) when it is interrupted and its unified outcome is
-  response (no speech carried over R, a word after R), within reply_within_s when set. IRD is the stop latency
-  over SI (the paper's population) and over every exercised sample (+inf for a stop not seen: the unified
-  stop_latency_s); FSED is the response latency over exercised samples that respond.
+  when the segment covering S ends before the capture does (stop_by=T, the default: the paper sets no deadline,
+  and its IRD medians of 3.6-13.2 s are only possible when a stop after the user's interruption counts), or by R
+  (stop_by=R); it is replied to (SRI) when it is interrupted and its unified outcome is response (no speech
+  carried over R, a word after R), within reply_within_s when set. IRD is the stop latency over SI (the paper's
+  population) and over every exercised sample (+inf for a stop not seen: the unified stop_latency_s); FSED is the
+  response latency over exercised samples that respond. Whatever the deadline, the exercised samples are split
+  into those that stopped by R, after R, or never (the counts), so a reader sees what the deadline changes.
 """
 from __future__ import annotations
 
@@ -23,13 +26,15 @@ from typing import Optional
 import numpy as np
 
 from ..metrics.table import LATENCY, SHARE, Metric
-from ..settings import MS_UP_TO_MINUTE, opt, within
+from ..settings import MS_UP_TO_MINUTE, check, opt, within
 from ..timebase import seconds, to_us
 from .base import INF, Part, Records, View, ViewSettings, us
 
 SOURCE = ("FD-Bench: A Full-Duplex Benchmarking Pipeline Designed for Full Duplex Spoken Dialogue Systems, Sec. 2.3 "
           "(Evaluation Metrics) and Fig. 2")
 DEFAULT_EARLY_REPLY_US = 1_000_000
+STOP_BY = {"T": "before the capture ends (the default: the paper states no deadline, and only this reading reaches "
+                "its published IRD medians)", "R": "by R, the end of the user's interruption"}
 
 
 @dataclass(frozen=True)
@@ -40,20 +45,23 @@ class Settings(ViewSettings):
     two seconds")."""
 
     VIEW = "fdbench"
-    KINDS = {"reply_within_s": "seconds?", "early_reply_s": "seconds"}  # the header's fields (fdbu.scored)
+    KINDS = {"reply_within_s": "seconds?", "early_reply_s": "seconds", "stop_by": "text"}  # the header's fields
 
     reply_within_us: int | None = None
     early_reply_us: int = DEFAULT_EARLY_REPLY_US
+    stop_by: str = "T"  # an interrupt succeeds when the agent stops before the capture ends (T) or by R
 
     def header(self) -> dict:
         return {"reply_within_s": us(self.reply_within_us) if self.reply_within_us is not None else None,
-                "early_reply_s": seconds(self.early_reply_us)}
+                "early_reply_s": seconds(self.early_reply_us), "stop_by": self.stop_by}
 
     @staticmethod
     def of(header: dict) -> "Settings":
         """The settings a unified.json's view header records."""
         reply = header["reply_within_s"]
-        return Settings(None if reply is None else to_us(reply), to_us(header["early_reply_s"]))
+        if header["stop_by"] not in STOP_BY:
+            raise ValueError(f"stop_by {header['stop_by']!r}, not one of {', '.join(STOP_BY)}")
+        return Settings(None if reply is None else to_us(reply), to_us(header["early_reply_s"]), header["stop_by"])
 
     def within(self, us_: int) -> bool:
         return self.reply_within_us is None or us_ <= self.reply_within_us
@@ -68,14 +76,19 @@ class Config:
     early_reply_s: float = opt(seconds(DEFAULT_EARLY_REPLY_US), "an onset at most this long before E is an early "
                                "reply (ERT, counted in SRR), an earlier one an early interrupt (EIR, EIT); the paper "
                                "gives no split")
+    stop_by: str = opt("T", "a successful interrupt (SI; IRD, SRIR and FSED follow it): the agent stops before the "
+                            "capture ends (T; the paper states no deadline) or by R, the end of the user's "
+                            "interruption (R)")
 
     def __post_init__(self):
         within(self, "fdbench.", early_reply_s=MS_UP_TO_MINUTE)
         if self.reply_within_s is not None:
             within(self, "fdbench.", reply_within_s=MS_UP_TO_MINUTE)
+        check(self.stop_by in STOP_BY, "fdbench.stop_by", self.stop_by, "T (before the capture ends) or R (by R)")
 
     def settings(self) -> Settings:
-        return Settings(None if self.reply_within_s is None else to_us(self.reply_within_s), to_us(self.early_reply_s))
+        return Settings(None if self.reply_within_s is None else to_us(self.reply_within_s), to_us(self.early_reply_s),
+                        self.stop_by)
 
 
 # candor_turn_taking
@@ -128,23 +141,27 @@ def _interruption_records(eligible, comps, s: Settings, segments=None) -> list[d
     out = []
     for i in range(len(eligible)):
         stop, outcome = int(k.stop_us[i]), int(k.outcome[i])
+        stopped = ("not_exercised" if outcome == NOT_EXERCISED else "never" if stop == INF else
+                   "by_R" if stop <= int(comps.R_us[i] - comps.S_us[i]) else "after_R")
         if outcome == NOT_EXERCISED:
             cls = "not_exercised"
-        elif stop == INF or stop > int(comps.R_us[i] - comps.S_us[i]):
+        elif stopped == "never" or (stopped == "after_R" and s.stop_by == "R"):
             cls = "kept_talking"
         elif outcome == RESPONSE and s.within(int(k.latency_us[i])):
             cls = "replied"
         else:
             cls = "interrupted"
-        out.append({"outcome": cls})
+        out.append({"outcome": cls, "stopped": stopped})
     return out
 
 
 def _interruption_table(s: Settings) -> tuple[Metric, ...]:
     window = "" if s.reply_within_us is None else f" within {seconds(s.reply_within_us):g} s"
+    deadline = "by R" if s.stop_by == "R" else "before the capture ends"
     return (
         Metric("SIR", SHARE, "higher", "exercised", "Successful interrupts: exercised samples whose segment covering "
-               "S ends by R (SIRate)", _is("interrupted", "replied"), headline=True),
+               f"S ends {deadline} (SIRate; fdbench.stop_by={s.stop_by})", _is("interrupted", "replied"),
+               headline=True),
         Metric("SRIR", SHARE, "higher", "interrupted", f"Successful replies to interrupts: interrupted samples that "
                f"respond after R{window} (SRIRate)", _is("replied"), headline=True),
         Metric("IRD_s", LATENCY, "lower", "interrupted", "Interrupt-response delay: S to the stop, median over "
@@ -160,7 +177,9 @@ def _interruption_table(s: Settings) -> tuple[Metric, ...]:
 def _interruption_populations(c: Records) -> dict[str, np.ndarray]:
     return {"eligible": np.ones(len(c), bool), "exercised": c.outcome != "not_exercised",
             "interrupted": np.isin(c.outcome, ("interrupted", "replied")),
-            "responded": c.row("outcome", "text") == "response"}
+            "responded": c.row("outcome", "text") == "response",
+            "stopped_by_R": c.stopped == "by_R", "stopped_after_R": c.stopped == "after_R",
+            "never_stopped": c.stopped == "never"}
 
 
 VIEW = View(
@@ -168,6 +187,6 @@ VIEW = View(
     parts={"turn_taking": Part("turn_taking", _turn_table, _turn_records, {"onset_s": "signed seconds?", "outcome": "text"},
                                _turn_populations),
            "user_interruption": Part("user_interruption", _interruption_table, _interruption_records,
-                                     {"outcome": "text"}, _interruption_populations)},
+                                     {"outcome": "text", "stopped": "text"}, _interruption_populations)},
     not_computable=("NIR: needs FD-Bench's noise stimuli between inquiries, which Full-Duplex-Bench does not have",
                     "the GPT-4o score and C-PPL: judge and language-model numbers, not timing", "WER: not timing"))
