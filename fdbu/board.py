@@ -160,14 +160,14 @@ def _reference_cell(ref: tuple[dict, str], subset: str) -> dict:
 
 def _view_sections(systems, result: dict | None, baseline: str) -> list[dict]:
     """Each view's numbers per subset (fdbu.views), after the unified metrics, each section naming its source."""
-    from .views import VIEWS
+    from .views import VIEWS, part_on
 
     out = []
     for view, head in systems[0].unified.get("views", {}).items():  # compared trees share their views (signature)
         settings = VIEWS[view].settings.of(head["settings"])
         own = [s.unified.get("views", {}).get(view, {}) for s in systems]
         for subset in head["subsets"]:
-            table = VIEWS[view].parts[tasks.subset(subset).task.name].table(settings)
+            table = part_on(VIEWS[view], subset).table(settings)
             entries = [o.get("subsets", {}).get(subset, {}) for o in own]
             rows = _metric_rows(table, systems, [e.get("metrics", {}) for e in entries],
                                 [_pair_metrics(result, baseline, s.name, subset, view) for s in systems])

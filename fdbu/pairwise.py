@@ -168,7 +168,7 @@ def compare_pooled(a: System, b: System, view: str, subsets: list[str], order: d
                    alpha: float = ALPHA) -> dict:
     """A view's pooled share (VideoFDB's TOR-Alignment) for the pair: each subset's samples paired as compare_pair
     pairs them (eligible in both), pooled, and the one line decided as a share is (its own Holm family)."""
-    from .views import VIEWS, Records
+    from .views import VIEWS, Records, part_on
 
     spec = VIEWS[view]
     metric = spec.pooled_metric()
@@ -176,7 +176,7 @@ def compare_pooled(a: System, b: System, view: str, subsets: list[str], order: d
     for subset in subsets:
         common, _, ra, rb = _pairing(a, b, subset, order.get(subset, {}), allow)
         in_both += len(common)
-        part = spec.parts[tasks.subset(subset).task.name]
+        part = part_on(spec, subset)
         for i in common:
             if ra[i]["eligible"] and rb[i]["eligible"]:
                 rows_a.append({"views": {view: {"passes": ra[i]["views"][view][str(part.passes)]}}})

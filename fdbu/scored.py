@@ -186,7 +186,7 @@ def _views(r: "_Reader", doc: dict) -> None:
     """Other benchmarks' numbers (fdbu.views): each view fdbu knows, under its definitions, with the settings it
     was computed with, and a record of every declared metric of each subset it covers."""
     from .version import VIEWS_DEFINITIONS
-    from .views import VIEWS
+    from .views import VIEWS, part_of, part_on
 
     if not str(doc["definitions"]).endswith(f"+{VIEWS_DEFINITIONS}"):
         r.refuse("definitions", f"is {short(doc['definitions'])}, without +{VIEWS_DEFINITIONS} beside its views")
@@ -202,18 +202,18 @@ def _views(r: "_Reader", doc: dict) -> None:
         head = r.obj(entry, "settings", f"{at}.settings")
         r.fields(head, view.settings.KINDS, f"{at}.settings.")
         settings = view.settings.of(head)
-        covered = [s for s in doc["subsets"] if tasks.subset(s).task.name in view.parts]
+        covered = [s for s in doc["subsets"] if part_of(view, s) is not None]
         subsets = r.obj(entry, "subsets", f"{at}.subsets")
         if list(subsets) != covered:
             r.refuse(f"{at}.subsets", f"are {short(list(subsets))}, not the scored subsets the {name} view covers "
                      f"({', '.join(covered) or 'none'})")
         for subset, part_entry in subsets.items():
             here = f"{at}.subsets.{subset}"
-            part = view.parts[tasks.subset(subset).task.name]
+            part = part_on(view, subset)
             r.fields(r.obj(part_entry, "counts", f"{here}.counts"), {"selected": "count", "eligible": "count"},
                      f"{here}.counts.")
             _view_metrics(r, r.obj(part_entry, "metrics", f"{here}.metrics"), part.table(settings), f"{here}.metrics")
-        passing = [s for s in covered if view.parts[tasks.subset(s).task.name].passes is not None]
+        passing = [s for s in covered if part_on(view, s).passes is not None]
         if view.pooled is not None and passing:  # score writes it exactly then, over exactly those subsets
             pooled = r.obj(entry, "pooled", f"{at}.pooled")
             if list(pooled) != [view.pooled]:
@@ -252,11 +252,11 @@ def _view_metrics(r: "_Reader", metrics: dict, table, at: str) -> None:
 
 def _view_records(r: "_Reader", unified: dict, rows: dict[str, list[dict]]) -> None:
     """Each eligible row of a subset a view covers holds that view's record, its fields of their kinds."""
-    from .views import VIEWS
+    from .views import VIEWS, part_on
 
     for name, entry in unified.get("views", {}).items():
         for subset in entry["subsets"]:
-            part = VIEWS[name].parts[tasks.subset(subset).task.name]
+            part = part_on(VIEWS[name], subset)
             for row in rows.get(subset, []):
                 if row["eligible"]:
                     at = f"{row['sample_id']} views.{name}"

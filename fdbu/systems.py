@@ -107,13 +107,13 @@ def pooled_table(unified: dict, view: str) -> tuple | None:
 
 def _check_pooled(system: System) -> None:
     """A view's pooled share is what its subsets' rows give (`fdbu.views.pooled_share`, as score made it)."""
-    from .views import VIEWS, pooled_share
+    from .views import VIEWS, part_on, pooled_share
 
     for view in system.unified.get("views", {}):
         spec, over = VIEWS[view], pooled_over(system.unified, view)
         if over:
             parts = [(subset, [r for r in system.rows.get(subset, []) if r["eligible"]],
-                      spec.parts[tasks.subset(subset).task.name], len(system.rows.get(subset, []))) for subset in over]
+                      part_on(spec, subset), len(system.rows.get(subset, []))) for subset in over]
             _same(system, {str(spec.pooled): pooled_share(spec, view, parts)},
                   system.unified["views"][view]["pooled"], f"its rows give the {view} view's ")
 
@@ -156,9 +156,9 @@ class Scope:
 
     @staticmethod
     def view(subset: str, view: str, settings: Any) -> "Scope":
-        from .views import VIEWS, Records
+        from .views import VIEWS, Records, part_on
 
-        part = VIEWS[view].parts[tasks.subset(subset).task.name]
+        part = part_on(VIEWS[view], subset)
         table = part.table(settings)
 
         def read(s: System, rows: list[dict]):

@@ -131,13 +131,14 @@ def summary(unified: dict) -> str:
         for extra in tasks.family(subset).entries:  # a family's entries (v1.5's matched control)
             if extra.key in entry:
                 lines += extra.console(entry[extra.key])
-    for view in unified.get("views", {}).values():
-        lines += view_lines(view)
+    for name, view in unified.get("views", {}).items():
+        lines += view_lines(view, name)
     return "\n".join([*lines, "", LEGEND])
 
 
-def view_lines(view: dict) -> list[str]:
-    """Another benchmark's numbers (fdbu.views), under its own heading with its source and settings."""
+def view_lines(view: dict, name: str | None = None) -> list[str]:
+    """Another benchmark's numbers (fdbu.views), under its own heading with its source and settings; a pooled share
+    names the classes it pools (each part's label) and their subsets."""
     settings = ", ".join(f"{k} {'none' if v is None else fmt(v)}" for k, v in view["settings"].items())
     lines = ["", f"== {view['title']}'s terms, not the unified metrics ==", f"  source: {view['source']}",
              f"  settings: {settings}"]
@@ -146,9 +147,22 @@ def view_lines(view: dict) -> list[str]:
         lines += [f"{view['title']} on {subset}: eligible {c['eligible']} of {c['selected']} selected"
                   + "".join(f", {k} {v}" for k, v in c.items() if k not in ("selected", "eligible")), TABLE_HEAD]
         lines += [_metric_line(name, m) for name, m in entry["metrics"].items()]
-    for name, m in view.get("pooled", {}).items():
-        lines += [f"{view['title']} pooled over {', '.join(m['over'])}:", _metric_line(name, m)]
+    for pooled, m in view.get("pooled", {}).items():
+        lines += [f"{view['title']} pooled over {_classes(name, m['over'])}:", _metric_line(pooled, m)]
     return lines + [f"  not computable offline: {'; '.join(view['not_computable'])}"]
+
+
+def _classes(view: str | None, subsets: list[str]) -> str:
+    """`stay-silent (a, b), smooth-handoff (c)`: the classes a pooled share is over, each with its subsets."""
+    from .views import VIEWS, part_of
+
+    if view not in VIEWS:
+        return ", ".join(subsets)
+    by: dict[str, list[str]] = {}
+    for subset in subsets:
+        part = part_of(VIEWS[view], subset)
+        by.setdefault(part.label if part is not None and part.label else subset, []).append(subset)
+    return ", ".join(f"{label} ({', '.join(subs)})" for label, subs in by.items())
 
 
 LEGEND = ("better: lower or higher is better; context: describes the samples, neither better nor worse. 95% interval: "

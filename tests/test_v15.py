@@ -59,6 +59,22 @@ def v15_tree(tmp_path_factory):
 
 
 @pytest.mark.slow
+def test_videofdb_continue_speaking_on_the_v15_subsets(v15_tree, tmp_path):
+    """Issue 53: on a v1.5 tree VideoFDB's continue-speaking is computed on user_backchannel and background_speech
+    (with n and its interval), and TOR-Alignment names the classes and subsets it pools."""
+    out = fdbu_main("score", f"tree={v15_tree}", "views=[videofdb]", f"out={tmp_path / 's'}", "progress=false")
+    assert out.returncode == 0, out.stderr
+    view = json.loads((tmp_path / "s" / "unified.json").read_text())["views"]["videofdb"]
+    assert list(view["subsets"]) == ["user_backchannel", "background_speech"]
+    for subset, entry in view["subsets"].items():
+        m = entry["metrics"]["continue_speaking_rate"]
+        assert m["n"] == entry["counts"]["eligible"] > 0 and len(m["interval"]) == 2, subset
+        assert f"VideoFDB on {subset}: eligible" in out.stdout
+    assert view["pooled"]["TOR_alignment"]["over"] == ["user_backchannel", "background_speech"]
+    assert "VideoFDB pooled over continue-speaking (user_backchannel, background_speech):" in out.stdout
+    assert "continue_speaking_rate      higher" in out.stdout
+
+
 def test_synth_builds_both_runs_with_real_user_speech(v15_tree):
     manifest = json.loads((v15_tree / "manifest.json").read_text())
     truth = json.loads((v15_tree / "synth.json").read_text())["samples"]

@@ -639,3 +639,28 @@ def test_fdbu_vad_shards_the_files_a_view_segments(tmp_path, calibrated):
     assert "3 files" in printed and " 0 computed" in printed
     assert json.loads((tmp_path / "yes" / "unified.json").read_text())["views"]["videofdb"]["subsets"][PAUSE][
         "counts"]["eligible"] == 2
+
+
+def test_continue_speaking_by_hand():
+    """VideoFDB's continue-speaking (App. C.2) on v1.5's event run: active when speech covers >= 30% of the 3 s
+    before o_s (clipped at 0), then passing when it covers >= 50% of [o_s, o_e]; not active passes vacuously."""
+    from types import SimpleNamespace
+
+    from fdbu.views.videofdb import _continue_records, activity
+
+    cases = {  # o_s, o_e (s), event-run segments (s) -> (before, during, active, passes)
+        "keeps": (5, 7, [(1, 9)], (1.0, 1.0, True, True)),
+        "yields": (5, 7, [(1, 5.5)], (1.0, 0.25, True, False)),
+        "half": (5, 7, [(4.1, 6)], (0.3, 0.5, True, True)),     # exactly 30% before and 50% during: both count
+        "quiet": (5, 7, [(4.2, 6)], (0.8 / 3, 0.5, False, True)),  # under 30% before: vacuously correct
+        "early": (1, 3, [(0.5, 1.2)], (0.5, 0.1, True, False)),  # 1 s before the event: its window is [0, 1]
+        "at 0": (0, 2, [(0, 2)], (0.0, 1.0, False, True)),       # no time before the event: not active
+        "instant": (5, 5, [(4, 6)], (1 / 3, 1.0, True, True)),   # an empty event window: covered at its instant
+    }
+    us = lambda x: round(x * US)  # noqa: E731
+    comps = SimpleNamespace(o_s=[us(v[0]) for v in cases.values()], o_e=[us(v[1]) for v in cases.values()],
+                            segments=[np.array([(us(a), us(b)) for a, b in v[2]], np.int64) for v in cases.values()])
+    got = _continue_records(list(cases), comps, None)
+    for (name, (*_, want)), rec in zip(cases.items(), got):
+        assert (rec["activity_before"], rec["activity_during"], rec["active"], rec["passes"]) == pytest.approx(want), name
+    assert activity(np.zeros((0, 2), np.int64), 0, 10) == 0.0

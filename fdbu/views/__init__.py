@@ -23,7 +23,7 @@ from . import fdbench, videofdb
 from .base import INF, Part, Records, View, us
 
 __all__ = ["INF", "Part", "Records", "View", "us", "VIEWS", "score_views", "aggregate_part", "pooled_share",
-           "segmented"]
+           "segmented", "part_of", "part_on"]
 VIEWS: dict[str, View] = {v.name: v for v in (fdbench.VIEW, videofdb.VIEW)}
 
 
@@ -40,7 +40,7 @@ def score_views(names: list[str], subset_rows: dict[str, tuple[str, list, Any, l
         entry: dict[str, Any] = {"title": view.title, "source": view.source, "settings": s.header(), "subsets": {}}
         pooled = []
         for subset, (task, eligible, comps, rows, selected, segments) in subset_rows.items():
-            part = view.parts.get(task)
+            part = view.part(task, subset)
             if part is None:
                 continue
             for row, record in zip(rows, part.records(eligible, comps, s, segments)):
@@ -75,6 +75,21 @@ def pooled_share(view: View, name: str, parts: list[tuple[str, list[dict], Part,
     record = share(hits, n, unknown=selected - n, selected=selected, better="higher")
     record["over"] = [subset for subset, _, _, _ in parts]
     return record
+
+
+def part_of(view: View, subset: str) -> Part | None:
+    """The view's part on a subset (its task's, where the part covers the subset), None where it has none."""
+    from .. import tasks
+
+    return view.part(tasks.subset(subset).task.name, subset)
+
+
+def part_on(view: View, subset: str) -> Part:
+    """The view's part on a subset it holds numbers of (a scored tree's, already checked to be covered)."""
+    part = part_of(view, subset)
+    if part is None:
+        raise KeyError(f"the {view.name} view has no part on {subset}")
+    return part
 
 
 def segmented(names, task: str) -> bool:

@@ -40,6 +40,9 @@ class Part:
     passes: str | None = None                          # the record field a pooled share of the view counts
     segments: bool = False                             # it reads Silero's segments of output.wav, also where its task
     #                                                    detects no speech (VideoFDB's stay-silent on the pause subsets)
+    covers: tuple[str, ...] | None = None              # the subsets of its task it is defined on (None: all of them;
+    #                                                    VideoFDB's continue-speaking: v1.5's backchannel and background)
+    label: str = ""                                    # the paper's name for what it measures (a timing class)
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,12 @@ class View:
     parts: dict[str, Part]     # task name -> part
     pooled: str | None = None  # a share over every part's `passes` (VideoFDB's TOR-Alignment)
     not_computable: tuple[str, ...] = field(default=())  # the paper's numbers fdbu cannot give offline, and why
+
+    def part(self, task: str, subset: str) -> Part | None:
+        """The part computed on `subset` (of `task`): its task's, where that part covers the subset (every reader asks
+        here)."""
+        part = self.parts.get(task)
+        return part if part is not None and (part.covers is None or subset in part.covers) else None
 
     @property
     def group(self) -> Group:
@@ -88,6 +97,8 @@ class Records:
             return np.array(values, object)
         if kind.startswith("count"):
             return np.array(values, np.int64)
+        if kind.startswith("unit"):
+            return np.array([np.nan if v is None else float(v) for v in values], float)
         return np.array([INF if v is None else to_us(v) for v in values], np.int64)
 
     def row(self, name: str, kind: str = "seconds?") -> np.ndarray:

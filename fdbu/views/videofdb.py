@@ -1,5 +1,5 @@
 """VideoFDB's timing classes and TOR-Alignment (its Sec. 4.2 and App. C.2; ../shared/spec/related-videofdb.md) on a
-v1.0 tree.
+v1.0 tree and on v1.5's overlap subsets.
 
 VideoFDB released no code; each class is its App. C.2 rule read onto Full-Duplex-Bench's annotations (README:
 Numbers in other benchmarks' terms). The cue is the annotated time the class is about: E on turn-taking, S on
@@ -19,6 +19,12 @@ interruption.
   segments the pause outputs (the one place fdbu runs it on them: the unified pause metrics read words); a sample
   passes when its speech inside the pauses is at most 1 s, or when every segment overlapping a pause is a
   backchannel (shorter than 1 s, fewer than 2 words starting in it).
+- continue-speaking (v1.5's user_backchannel and background_speech: the user, or someone near them, makes a sound
+  that offers no floor while the agent speaks): the agent's activity is the share of a window its Silero segments of
+  the event run (output.wav) cover; a sample is active when its activity over the 3 s before the event (clipped at
+  0) is at least 30%, and then passes when its activity over the event window [o_s, o_e] stays at least 50%; a
+  sample that is not active passes vacuously (App. C.2's words), and `continue_rate_active` gives the
+  share over the active samples beside it. An empty event window is covered or not at its instant.
 - TOR-Alignment: the share of samples passing their class, pooled over the classes the tree has.
 """
 from __future__ import annotations
@@ -178,20 +184,69 @@ def _silent_populations(c: Records) -> dict[str, np.ndarray]:
     return {"eligible": np.ones(len(c), bool)}
 
 
+# continue-speaking (v1.5: user_backchannel, background_speech)
+PRE_CUE_US, ACTIVE_BEFORE, ACTIVE_DURING = 3_000_000, 0.3, 0.5  # App. C.2: "previous 3 s is >= 30% ... >= 50%"
+CONTINUE_SUBSETS = ("user_backchannel", "background_speech")
+
+
+def activity(segments: np.ndarray, lo: int, hi: int) -> float:
+    """The share of [lo, hi] (microseconds) the segments cover; an empty window: 1.0 when a segment covers lo."""
+    if hi <= lo:
+        return float(any(a <= lo < b for a, b in segments.tolist()))
+    covered = sum(max(0, min(b, hi) - max(a, lo)) for a, b in segments.tolist())
+    return covered / (hi - lo)
+
+
+def _continue_records(eligible, comps, s: Settings, segments=None) -> list[dict]:
+    out = []
+    for i in range(len(eligible)):
+        o_s, o_e, segs = int(comps.o_s[i]), int(comps.o_e[i]), comps.segments[i]
+        before = activity(segs, max(0, o_s - PRE_CUE_US), o_s) if o_s > 0 else 0.0
+        during = activity(segs, o_s, o_e)
+        active = before >= ACTIVE_BEFORE
+        out.append({"activity_before": before, "activity_during": during, "active": active,
+                    "passes": (not active) or during >= ACTIVE_DURING})
+    return out
+
+
+def _continue_table(s: Settings) -> tuple[Metric, ...]:
+    rule = (f"active (speech on at least {ACTIVE_BEFORE:.0%} of the {seconds(PRE_CUE_US):g} s before the event) and "
+            f"speaking on at least {ACTIVE_DURING:.0%} of the event window")
+    return (
+        Metric("continue_speaking_rate", SHARE, "higher", "eligible", f"continue-speaking: samples {rule}, or not "
+               "active (vacuously correct: App. C.2)", lambda c: c.passes, headline=True),
+        Metric("continue_rate_active", SHARE, "higher", "active", f"The same over the active samples: "
+               f"speaking on at least {ACTIVE_DURING:.0%} of the event window", lambda c: c.passes),
+        Metric("active_before_event_rate", SHARE, "context", "eligible", f"Samples active before the event (speech on "
+               f"at least {ACTIVE_BEFORE:.0%} of the {seconds(PRE_CUE_US):g} s before it): the ones the class decides",
+               lambda c: c.active),
+    )
+
+
+def _continue_populations(c: Records) -> dict[str, np.ndarray]:
+    return {"eligible": np.ones(len(c), bool), "active": c.active}
+
+
 VIEW = View(
     name="videofdb", title="VideoFDB", source=SOURCE, settings=Settings(), config=Config,
     parts={"pause_handling": Part("pause_handling", _silent_table, _silent_records,
                                   {"in_window_s": "seconds", "segments_in_window": "count", "backchannels": "count",
-                                   "passes": "flag"}, _silent_populations, passes="passes", segments=True),
+                                   "passes": "flag"}, _silent_populations, passes="passes", segments=True,
+                                  label="stay-silent"),
            "turn_taking": Part("turn_taking", _handoff_table, _handoff_records,
                                {"speaking_at_cue": "flag", "latency_s": "seconds?", "passes": "flag"},
-                               _handoff_populations, passes="passes"),
+                               _handoff_populations, passes="passes", label="smooth-handoff"),
            "user_interruption": Part("user_interruption", _yield_table, _yield_records,
                                      {"silent": "flag", "latency_s": "signed seconds?", "passes": "flag",
                                       "exercised": "flag"},
-                                     _yield_populations, passes="passes")},
+                                     _yield_populations, passes="passes", label="yield-required"),
+           "overlap": Part("overlap", _continue_table, _continue_records,
+                           {"activity_before": "unit", "activity_during": "unit", "active": "flag", "passes": "flag"},
+                           _continue_populations, passes="passes", covers=CONTINUE_SUBSETS,
+                           label="continue-speaking")},
     pooled="TOR_alignment",
     not_computable=(
-        "continue-speaking: needs an overlap event while the agent speaks (v1.5's overlap subsets), not on v1.0",
+        "continue-speaking on a v1.0 tree: it needs an overlap event while the agent speaks (v1.5's user_backchannel "
+        "and background_speech give it)",
         "backchannel-produced: icc_backchannel annotates no window for the agent's backchannel",
         "the rubric axes (0-5): LM-judge scores on video, not timing"))
