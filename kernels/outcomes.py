@@ -235,10 +235,11 @@ def cue_timing(span_start, span_end, span_off, cue):
 
 
 @njit(cache=True)
-def window_speech(seg_start, seg_end, seg_off, win_start, win_end, win_off, word_start, word_off, bc_max_us,
-                  bc_words):
+def window_speech(seg_start, seg_end, seg_off, win_start, win_end, win_off, word_start, word_end, word_off, bc_max_us,
+                  bc_words, by_overlap):
     """Per sample: how much speech lies in its windows, how many segments overlap them, and how many of those are
-    backchannels (README: Numbers in other benchmarks' terms, stay-silent)."""
+    backchannels (README: Numbers in other benchmarks' terms, stay-silent). A segment's words are those overlapping
+    it (`by_overlap`; a word of no duration: the one starting in it) or those starting in it."""
     n = seg_off.shape[0] - 1
     inside = np.zeros(n, np.int64)
     overlapping = np.zeros(n, np.int64)
@@ -260,7 +261,9 @@ def window_speech(seg_start, seg_end, seg_off, win_start, win_end, win_off, word
             overlapping[i] += 1
             words = 0
             for k in range(word_off[i], word_off[i + 1]):
-                if a <= word_start[k] < b:
+                ws = word_start[k]
+                we = word_end[k]
+                if (by_overlap and ws < we and ws < b and we > a) or ((not by_overlap or ws == we) and a <= ws < b):
                     words += 1
             if b - a < bc_max_us and words < bc_words:
                 short[i] += 1

@@ -151,7 +151,7 @@ def test_settings_move_the_numbers_and_are_recorded(tree, vad, boot):
     out = score(tree, vad, boot, segments=segs_us(SEGMENTS), views=views)
     fd, vf = out.unified["views"]["fdbench"], out.unified["views"]["videofdb"]
     assert fd["settings"] == {"reply_within_s": 1.0, "early_reply_s": 0.5, "stop_by": "T"}
-    assert vf["settings"] == {"yield_within_s": 0.75, "handoff_within_s": 2.0}
+    assert vf["settings"] == {"yield_within_s": 0.75, "handoff_within_s": 2.0, "backchannel_words": "overlap"}
     assert out.unified["settings"] == "non-default"
     assert {"fdbench.reply_within_s=1.0", "fdbench.early_reply_s=0.5", "videofdb.yield_within_s=0.75",
             "videofdb.handoff_within_s=2.0"} <= set(out.unified["non_default"])
@@ -244,16 +244,19 @@ def test_window_speech_kernel_matches_its_twin_on_random_samples():
         marks = sorted(set(int(x) for x in rng.integers(0, 41, 2 * rng.integers(1, 4))))
         wins = [(marks[j] * q, marks[j + 1] * q) for j in range(0, len(marks) - 1, 2)] or [(0, q)]
         starts = sorted(int(x) * q for x in rng.integers(0, 40, rng.integers(0, 6)))
-        samples.append((segs, wins, starts))
+        words = [(st, st + int(rng.integers(0, 4)) * q) for st in starts]  # some of no duration
+        samples.append((segs, wins, words))
     flat = [flatten([np.array([p[k] for p in part], np.int64) for part in parts])
             for parts in ([s for s, _, _ in samples], [w for _, w, _ in samples]) for k in (0, 1)]
-    ws, woff = flatten([np.array(st, np.int64) for _, _, st in samples])
-    got = window_speech(flat[0][0], flat[1][0], flat[0][1], flat[2][0], flat[3][0], flat[2][1], ws, woff,
-                        1_000_000, 2)
-    for i, (segs, wins, starts) in enumerate(samples):
-        want = twins.window_speech(segs, wins, starts)
-        assert (int(got.in_window_us[i]), int(got.overlapping[i]), int(got.short[i])) == \
-            (want["in_window"], want["overlapping"], want["short"]), (segs, wins, starts)
+    ws, woff = flatten([np.array([w[0] for w in st], np.int64) for _, _, st in samples])
+    we, _ = flatten([np.array([w[1] for w in st], np.int64) for _, _, st in samples])
+    for by_overlap in (True, False):
+        got = window_speech(flat[0][0], flat[1][0], flat[0][1], flat[2][0], flat[3][0], flat[2][1], ws, we, woff,
+                            1_000_000, 2, by_overlap)
+        for i, (segs, wins, words) in enumerate(samples):
+            want = twins.window_speech(segs, wins, words, by_overlap=by_overlap)
+            assert (int(got.in_window_us[i]), int(got.overlapping[i]), int(got.short[i])) == \
+                (want["in_window"], want["overlapping"], want["short"]), (segs, wins, words, by_overlap)
 
 
 def random_tree(root, rng, n=40):
@@ -302,11 +305,11 @@ def test_views_match_the_plain_python_twin_on_random_trees(tmp_path, vad, boot, 
         sid = row["sample_id"]
         got = row["views"]["videofdb"]
         if row["subset"] == PAUSE:
-            segs, starts = [(us(a), us(b)) for a, b in truth[sid][0]], [us(s) for s, _ in truth[sid][1]]
+            segs, words = [(us(a), us(b)) for a, b in truth[sid][0]], [(us(s), us(e)) for s, e in truth[sid][1]]
             pauses = [(us(a), us(b)) for a, b in truth[sid][2]]
-            w = twins.window_speech(segs, pauses, starts)
+            w = twins.window_speech(segs, pauses, words)
             assert (got["in_window_s"], got["segments_in_window"], got["backchannels"], got["passes"]) == \
-                (w["in_window"] / US, w["overlapping"], w["short"], twins.videofdb_silent(segs, pauses, starts)), sid
+                (w["in_window"] / US, w["overlapping"], w["short"], twins.videofdb_silent(segs, pauses, words)), sid
             assert "fdbench" not in row["views"]  # FD-Bench has no pause column
             checked += 1
             continue
@@ -371,7 +374,7 @@ def test_compare_and_the_api_carry_the_views(tmp_path, vad, boot):
     assert views["videofdb"][TURN]["metrics"]["speaking_at_cue_rate"]["reason"].startswith("context")
     head = to_csv(result).splitlines()[0].split(",")
     assert head[0] == "view" and sum(line.startswith("fdbench,") for line in to_csv(result).splitlines()) == 9
-    assert sum(line.startswith("videofdb,") for line in to_csv(result).splitlines()) == 2 + 3 + 3 + 1
+    assert sum(line.startswith("videofdb,") for line in to_csv(result).splitlines()) == 2 + 4 + 3 + 1
     frame = api.Result(json.loads((tmp_path / "A" / "unified.json").read_text()), [], "A").metrics()
     assert set(frame["view"]) == {"unified", "fdbench", "videofdb"}
     tor = frame[(frame["view"] == "videofdb") & (frame["metric"] == "TOR_alignment")]
@@ -664,3 +667,23 @@ def test_continue_speaking_by_hand():
     for (name, (*_, want)), rec in zip(cases.items(), got):
         assert (rec["activity_before"], rec["activity_during"], rec["active"], rec["passes"]) == pytest.approx(want), name
     assert activity(np.zeros((0, 2), np.int64), 0, 10) == 0.0
+
+
+def test_a_backchannels_words_are_those_overlapping_it_by_default(tmp_path, vad, boot):
+    """Issue 53: a word starting 9 ms before its segment (a real case on a synthetic tree) flipped a sample from fail
+    to pass under the starts-inside rule. By default a word counts in every segment it overlaps: the first segment
+    holds two words, no backchannel, and the sample (1.2 s in the pause) fails; backchannel_words=start keeps the
+    old rule (one word starts in it: a backchannel, and the sample passes)."""
+    words = [(2.991, 3.3), (3.31, 3.5), (4.1, 4.4)]
+    tree = load_tree(write_tree(tmp_path / "j", [sample(PAUSE, "j", 10.0, words, pause_ann([(3.0, 5.0)]))]))
+    segs = {f"{PAUSE}/j": (np.array([(3.0, 3.6), (4.0, 4.6)]) * US).astype(np.int64)}
+    got = {}
+    for rule in ("overlap", "start"):
+        views = Views(("videofdb",), {"videofdb": VideofdbConfig(backchannel_words=rule).settings()})
+        out = score(tree, vad, boot, segments=segs, views=views)
+        rec = records(out, "videofdb")["j"]
+        got[rule] = (rec["backchannels"], rec["passes"])
+        assert out.unified["views"]["videofdb"]["settings"]["backchannel_words"] == rule
+    assert got == {"overlap": (1, False), "start": (2, True)}
+    with pytest.raises(FdbuError, match="videofdb.backchannel_words='first': overlap"):
+        VideofdbConfig(backchannel_words="first")

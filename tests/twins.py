@@ -194,16 +194,21 @@ def videofdb_yield(segments, S, T, within=1_500_000):
     return {"silent": False, "latency": latency, "passes": latency is not None and latency <= within}
 
 
-def videofdb_silent(segments, pauses, starts):
+def videofdb_silent(segments, pauses, words, by_overlap=True):
     """stay-silent: at most 1 s of speech inside the pauses, or every segment overlapping one a backchannel."""
-    w = window_speech(segments, pauses, starts)
+    w = window_speech(segments, pauses, words, by_overlap=by_overlap)
     return w["in_window"] <= 1_000_000 or w["short"] == w["overlapping"]
 
 
-def window_speech(segments, windows, starts, bc_max=1_000_000, bc_words=2):
+def window_speech(segments, windows, words, bc_max=1_000_000, bc_words=2, by_overlap=True):
     """stay-silent's quantities from the definitions' words: speech covered inside the windows, the segments
-    overlapping one, and those that are backchannels (shorter than bc_max, fewer than bc_words words in them)."""
+    overlapping one, and those that are backchannels (shorter than bc_max, fewer than bc_words words in them: a
+    word (start, end) in a segment when it overlaps it, or, by_overlap false or of no duration, starts in it)."""
     inside = sum(covered(segments, a, b) for a, b in windows)
     hits = [(a, b) for a, b in segments if any(a < y and b > x for x, y in windows)]
-    short = [(a, b) for a, b in hits if b - a < bc_max and sum(a <= s < b for s in starts) < bc_words]
+
+    def inside_word(s, e, a, b):
+        return max(a, s) < min(b, e) if by_overlap and s < e else a <= s < b
+
+    short = [(a, b) for a, b in hits if b - a < bc_max and sum(inside_word(s, e, a, b) for s, e in words) < bc_words]
     return {"in_window": inside, "overlapping": len(hits), "short": len(short)}

@@ -35,13 +35,15 @@ import numpy as np
 
 from ..metrics.flat import flatten
 from ..metrics.table import LATENCY, SHARE, Metric
-from ..settings import MS_UP_TO_MINUTE, opt, within
+from ..settings import MS_UP_TO_MINUTE, check, opt, within
 from ..timebase import seconds, to_us
 from .base import INF, Part, Records, View, ViewSettings, us
 
 SOURCE = ("VideoFDB: Evaluating Full-Duplex Vision-Speech Capabilities in Conversational Agents, Sec. 4.2 "
           "(Evaluation Scoring & Metrics) and App. C.2 (Timing Metrics Details)")
 YIELD_US = 1_500_000  # App. C.2: "the agent must yield within 1.5 s"
+WORD_RULES = {"overlap": "a word overlapping the segment (the default: a word that starts 9 ms before its segment is "
+                         "still said in it)", "start": "a word starting inside the segment"}
 
 
 @dataclass(frozen=True)
@@ -50,18 +52,22 @@ class Settings(ViewSettings):
     and the hand-off window after E (v1.0 annotates none; fdbu takes the paper's one stated tolerance, 1.5 s)."""
 
     VIEW = "videofdb"
-    KINDS = {"yield_within_s": "seconds", "handoff_within_s": "seconds"}  # the header's fields (fdbu.scored)
+    KINDS = {"yield_within_s": "seconds", "handoff_within_s": "seconds", "backchannel_words": "text"}  # the header
 
     yield_within_us: int = YIELD_US
     handoff_within_us: int = YIELD_US
+    backchannel_words: str = "overlap"  # a backchannel's words: those overlapping its segment, or starting in it
 
     def header(self) -> dict:
-        return {"yield_within_s": seconds(self.yield_within_us), "handoff_within_s": seconds(self.handoff_within_us)}
+        return {"yield_within_s": seconds(self.yield_within_us), "handoff_within_s": seconds(self.handoff_within_us),
+                "backchannel_words": self.backchannel_words}
 
     @staticmethod
     def of(header: dict) -> "Settings":
         """The settings a unified.json's view header records."""
-        return Settings(to_us(header["yield_within_s"]), to_us(header["handoff_within_s"]))
+        if header["backchannel_words"] not in WORD_RULES:
+            raise ValueError(f"backchannel_words {header['backchannel_words']!r}, not one of {', '.join(WORD_RULES)}")
+        return Settings(to_us(header["yield_within_s"]), to_us(header["handoff_within_s"]), header["backchannel_words"])
 
 
 @dataclass
@@ -71,12 +77,17 @@ class Config:
     yield_within_s: float = opt(seconds(YIELD_US), "VideoFDB's yield-required tolerance after S (the paper's 1.5 s)")
     handoff_within_s: float = opt(seconds(YIELD_US), "the smooth-handoff window after E (v1.0 annotates none; the "
                                   "paper's one stated tolerance)")
+    backchannel_words: str = opt("overlap", "stay-silent's backchannel (< 1 s, < 2 words): its words are those "
+                                            "overlapping the segment (overlap) or starting in it (start); the paper "
+                                            "does not say")
 
     def __post_init__(self):
         within(self, "videofdb.", yield_within_s=MS_UP_TO_MINUTE, handoff_within_s=MS_UP_TO_MINUTE)
+        check(self.backchannel_words in WORD_RULES, "videofdb.backchannel_words", self.backchannel_words,
+              "overlap (a word overlapping the segment) or start (a word starting in it)")
 
     def settings(self) -> Settings:
-        return Settings(to_us(self.yield_within_s), to_us(self.handoff_within_s))
+        return Settings(to_us(self.yield_within_s), to_us(self.handoff_within_s), self.backchannel_words)
 
 
 def _cue(spans_start: list, spans_end: list, cue: np.ndarray):
@@ -105,6 +116,9 @@ def _handoff_table(s: Settings) -> tuple[Metric, ...]:
                lambda c: c.passes, headline=True),
         Metric("smooth_handoff_latency_s", LATENCY, "lower", "with_latency", "Its latency, median over the samples "
                "that have one (a word spanning E or after it)", lambda c: c.latency_s, headline=True),
+        Metric("handoff_latency_all_s", LATENCY, "lower", "eligible", "The same median over every sample, "
+               "one with no word at or after E counted as not reached (the paper does not say which population)",
+               lambda c: c.latency_s),
         Metric("speaking_at_cue_rate", SHARE, "context", "eligible", "Samples with a word spanning E: latency 0 by "
                "the paper's clamp", lambda c: c.speaking_at_cue),
     )
@@ -162,7 +176,9 @@ def _silent_records(eligible, comps, s: Settings, segments=None) -> list[dict]:
     wa, woff = flatten([x.pauses[:, 0] for x in eligible])
     wb, _ = flatten([x.pauses[:, 1] for x in eligible])
     ws, wsoff = flatten([x.word_start for x in eligible])
-    t = window_speech(a, b, off, wa, wb, woff, ws, wsoff, BACKCHANNEL_US, BACKCHANNEL_WORDS)
+    we, _ = flatten([x.word_end for x in eligible])
+    t = window_speech(a, b, off, wa, wb, woff, ws, we, wsoff, BACKCHANNEL_US, BACKCHANNEL_WORDS,
+                      s.backchannel_words == "overlap")
     return [{"in_window_s": seconds(int(t.in_window_us[i])), "segments_in_window": int(t.overlapping[i]),
              "backchannels": int(t.short[i]),
              "passes": bool(t.in_window_us[i] <= STAY_SILENT_US or t.short[i] == t.overlapping[i])}
