@@ -687,3 +687,21 @@ def test_a_backchannels_words_are_those_overlapping_it_by_default(tmp_path, vad,
     assert got == {"overlap": (1, False), "start": (2, True)}
     with pytest.raises(FdbuError, match="videofdb.backchannel_words='first': overlap"):
         VideofdbConfig(backchannel_words="first")
+
+
+def test_every_view_column_has_a_numbered_definition():
+    """Issue 53: each column a view declares (every part's table at its default settings, and the pooled share) is
+    named in a numbered Definition of the README, and each view setting in the settings paragraph with its default."""
+    import re
+
+    from fdbu.views import VIEWS
+
+    numbered = {name for item in re.findall(r"^\d+\. \*\*(.*?)\*\*", README.read_text(), re.M | re.S)
+                for name in re.findall(r"`([A-Za-z_]+)`", item)}
+    declared = {m.name for v in VIEWS.values() for part in v.parts.values() for m in part.table(v.settings)}
+    declared |= {v.pooled for v in VIEWS.values() if v.pooled}
+    assert declared and declared <= numbered, sorted(declared - numbered)
+    text = README.read_text()
+    for view in VIEWS.values():
+        for key in view.settings.header():
+            assert f"`{view.name}.{key}`" in text, (view.name, key)
