@@ -219,6 +219,12 @@ def _views(r: "_Reader", doc: dict) -> None:
             if list(pooled) != [view.pooled]:
                 r.refuse(f"{at}.pooled", f"names {short(list(pooled))}, not [{view.pooled!r}]")
             _view_metrics(r, pooled, (view.pooled_metric(),), f"{at}.pooled")
+            record, here = pooled[view.pooled], f"{at}.pooled.{view.pooled}"
+            r.fields(record, {"class_mean": "unit?", "class_mean_interval": "unit pair?"}, f"{here}.")
+            classes = r.obj(record, "classes", f"{here}.classes")
+            for label in classes:
+                r.fields(r.obj(classes, label, f"{here}.classes.{label}"),
+                         {"count": "count", "n": "count", "value": "unit?"}, f"{here}.classes.{label}.")
             over = pooled[view.pooled].get("over")
             if over != passing:
                 r.refuse(f"{at}.pooled.{view.pooled}.over", f"is {short(over)}, not the subsets it pools "

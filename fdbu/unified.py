@@ -149,6 +149,12 @@ def view_lines(view: dict, name: str | None = None) -> list[str]:
         lines += [_metric_line(name, m) for name, m in entry["metrics"].items()]
     for pooled, m in view.get("pooled", {}).items():
         lines += [f"{view['title']} pooled over {_classes(name, m['over'])}:", _metric_line(pooled, m)]
+        if m.get("classes"):
+            interval = m.get("class_mean_interval")
+            lines.append(f"  the mean of the classes' rates (each class weighing the same): "
+                         f"{'n/a' if m['class_mean'] is None else fmt(m['class_mean'])}"
+                         + (f" [{fmt(interval[0])}, {fmt(interval[1])}]" if interval else "") + "; "
+                         + ", ".join(f"{label} {c['count']}/{c['n']}" for label, c in m["classes"].items()))
     return lines + [f"  not computable offline: {'; '.join(view['not_computable'])}"]
 
 

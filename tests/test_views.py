@@ -143,6 +143,12 @@ def test_videofdb_classes_and_tor_alignment_by_hand(scored):
     tor = v["pooled"]["TOR_alignment"]
     assert (tor["count"], tor["n"], tor["over"]) == (3 + 3 + 5, 19, [PAUSE, TURN, INT])
     assert tor["selected_bounds"] == [11 / 20, 12 / 20]  # 20 selected, one ineligible
+    # the other reading (issue 53): each class's rate, and their mean with every class weighing the same
+    assert {k: (c["count"], c["n"]) for k, c in tor["classes"].items()} == {
+        "stay-silent": (3, 5), "smooth-handoff": (3, 7), "yield-required": (5, 7)}
+    assert tor["class_mean"] == pytest.approx((3 / 5 + 3 / 7 + 5 / 7) / 3)
+    lo, hi = tor["class_mean_interval"]
+    assert 0 <= lo <= tor["class_mean"] <= hi <= 1
 
 
 def test_settings_move_the_numbers_and_are_recorded(tree, vad, boot):

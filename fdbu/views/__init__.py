@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..metrics.stats import Bootstrap, share
+from ..metrics.stats import CI_HI, CI_LO, Bootstrap, rank, share
 from ..metrics.table import aggregate
 from . import fdbench, videofdb
 from .base import INF, Part, Records, View, us
@@ -49,7 +49,7 @@ def score_views(names: list[str], subset_rows: dict[str, tuple[str, list, Any, l
             if part.passes is not None:
                 pooled.append((subset, rows, part, selected))
         if view.pooled is not None and pooled:
-            entry["pooled"] = {view.pooled: pooled_share(view, name, pooled)}
+            entry["pooled"] = {view.pooled: pooled_share(view, name, pooled, boot)}
         entry["not_computable"] = list(view.not_computable)
         out[name] = entry
     return out
@@ -66,14 +66,33 @@ def aggregate_part(part: Part, rows: list[dict], settings: Any, name: str, selec
     return {"counts": counts, "metrics": metrics}
 
 
-def pooled_share(view: View, name: str, parts: list[tuple[str, list[dict], Part, int]]) -> dict:
-    """The share of every computable part's eligible samples that pass (TOR-Alignment), bounds over all selected."""
-    hits = sum(int(np.count_nonzero(getattr(Records(rows, name, part.fields), str(part.passes))))
-               for _, rows, part, _ in parts)
+def pooled_share(view: View, name: str, parts: list[tuple[str, list[dict], Part, int]],
+                 boot: Bootstrap | None = None) -> dict:
+    """The share of every computable part's eligible samples that pass (TOR-Alignment), bounds over all selected;
+    beside it each class's rate (its parts' samples pooled; a class is a part's label) and the mean of the class
+    rates, the other reading of "the fraction of clips" (each class weighing the same), with a percentile interval
+    from resampling each class's samples on their own (`boot`; None: no interval, as a check from the rows needs)."""
+    passing = [(part.label or subset, getattr(Records(rows, name, part.fields), str(part.passes)))
+               for subset, rows, part, _ in parts]
+    hits = sum(int(np.count_nonzero(p)) for _, p in passing)
     n = sum(len(rows) for _, rows, _, _ in parts)
     selected = sum(s for _, _, _, s in parts)
     record = share(hits, n, unknown=selected - n, selected=selected, better="higher")
     record["over"] = [subset for subset, _, _, _ in parts]
+    by_class: dict[str, np.ndarray] = {}
+    for label, p in passing:
+        by_class[label] = np.concatenate([by_class.get(label, np.zeros(0, bool)), p])
+    record["classes"] = {label: {"count": int(np.count_nonzero(p)), "n": len(p),
+                                 "value": float(np.count_nonzero(p)) / len(p) if len(p) else None}
+                         for label, p in by_class.items()}
+    rated = [p for p in by_class.values() if len(p)]
+    record["class_mean"] = float(np.mean([np.count_nonzero(p) / len(p) for p in rated])) if rated else None
+    interval = None
+    if rated and boot is not None:
+        means = np.mean([boot.over(len(p), lambda idx, p=p: p[idx].mean(axis=1)) for p in rated], axis=0)
+        means = np.sort(means)
+        interval = [float(means[rank(CI_LO, len(means)) - 1]), float(means[rank(CI_HI, len(means)) - 1])]
+    record["class_mean_interval"] = interval
     return record
 
 
