@@ -70,8 +70,11 @@ def _save_pages(figs: list) -> dict[str, bytes]:
             pages.savefig(fig)
             raw = io.BytesIO()  # as savefig(format="png") renders it (the savefig rc: dpi, face colour), unencoded
             fig.savefig(raw, format="rgba", dpi=dpi, bbox_inches=None)
-            height = int(fig.get_figheight() * dpi)  # the Agg canvas's rows (its size truncated, as Agg does)
-            images.append(np.frombuffer(raw.getvalue(), np.uint8).reshape(height, -1, 4))
+            # the canvas's columns: the preset widths at the figures' dpi are whole pixels (3.3 in and 7 in at 200);
+            # its rows are whatever Agg made of the height (figheight x dpi may fall a hair below a whole number
+            # while the canvas's bbox does not: reshaping by a computed height was off by one row)
+            width = round(fig.get_figwidth() * dpi)
+            images.append(np.frombuffer(raw.getvalue(), np.uint8).reshape(-1, width, 4))
             _pyplot().close(fig)
     png = io.BytesIO()
     imsave(png, np.concatenate(images, axis=0), format="png", metadata=METADATA["png"],  # type: ignore[arg-type]

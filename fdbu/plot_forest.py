@@ -1,5 +1,6 @@
 """`fdbu compare`'s forest: per subset and pair, each metric's difference b - a with its interval, marked where
-Holm's p is below alpha, a circle where too few pairs could decide, +-inf at the axis' edges."""
+Holm's p is below alpha, a circle where too few pairs could decide, +-inf at the axis' edges; another benchmark's
+columns (fdbu.views) in panels of their own, titled with the paper's terms."""
 from __future__ import annotations
 
 import math
@@ -21,24 +22,47 @@ def _clip(x, flag, lo, hi):
     return x, False
 
 
-def forest_panels(result: dict) -> list[tuple[str, str, list[str]]]:
-    """(subset, part, metric names): per subset its outcome rates and ratios, its latency medians (seconds), and
-    apart its context metrics (no better or worse)."""
+Where = tuple  # (None, subset): the unified metrics of a subset; (view, subset): another benchmark's (fdbu.views)
+
+
+def _entries(pair: dict) -> dict:
+    """A pair's compared sections by where: each subset's unified metrics, then each view's subsets (and pooled)."""
+    out: dict = {(None, s): e for s, e in pair["subsets"].items()}
+    for view, subsets in pair.get("views", {}).items():
+        out.update({(view, s): e for s, e in subsets.items()})
+    return out
+
+
+def forest_panels(result: dict) -> list[tuple[Where, str, list[str]]]:
+    """(where, part, metric names): per subset its outcome rates and ratios, its latency medians (seconds), and
+    apart its context metrics (no better or worse); then each view's sections alike, in their own panels."""
     panels = []
-    for subset in dict.fromkeys(s for p in result["pairs"] for s, e in p["subsets"].items() if "metrics" in e):
-        first = next(p["subsets"][subset] for p in result["pairs"] if "metrics" in p["subsets"].get(subset, {}))
+    sections = dict.fromkeys(w for p in result["pairs"] for w, e in _entries(p).items() if "metrics" in e)
+    for where in sections:
+        first = next(_entries(p)[where] for p in result["pairs"] if "metrics" in _entries(p).get(where, {}))
         parts: dict[str, list] = {"outcomes": [], "latency medians (s)": [], "context": []}
         for name, m in first["metrics"].items():
             part = "context" if m["better"] == "context" else \
                 "latency medians (s)" if m["kind"] == "latency_quantiles" else "outcomes"
             parts[part].append(name)
-        panels += [(subset, part, names) for part, names in parts.items() if names]
+        panels += [(where, part, names) for part, names in parts.items() if names]
     return panels
 
 
-def _line(pair: dict, subset: str, name: str) -> dict | None:
-    """A pair's compared line of a subset's metric (None where the pair has none)."""
-    return pair["subsets"].get(subset, {}).get("metrics", {}).get(name)
+def _line(pair: dict, where: Where, name: str) -> dict | None:
+    """A pair's compared line of a section's metric (None where the pair has none)."""
+    return _entries(pair).get(where, {}).get("metrics", {}).get(name)
+
+
+def _title(where: Where) -> str:
+    """A panel's section: the subset, or the view's paper and subset, marked as its terms (not the unified ones)."""
+    from .views import VIEWS
+
+    view, subset = where
+    if view is None:
+        return subset
+    title = VIEWS[view].title if view in VIEWS else view
+    return f"{title}'s terms, {'pooled' if subset == 'pooled' else subset}"
 
 
 def _decision(m: dict) -> str | None:
@@ -87,10 +111,10 @@ def compare_forest(result: dict, width: str = WIDTH) -> dict[str, bytes]:
         # not even one fits
         fits = max(1, int((PAGE_IN - above - 0.45 - line_in) // row_in))
         row_in = min(row_in, (PAGE_IN - above - 0.45 - line_in) / fits)
-        panels = [(subset, part, names[i:i + fits]) for subset, part, names in panels
+        panels = [(where, part, names[i:i + fits]) for where, part, names in panels
                   for i in range(0, len(names), fits)]
-        notes = [None if any(_finite(_line(p, subset, n)) for p in pairs for n in names)
-                 else _forest_note(result, (subset, part, names), width) for subset, part, names in panels]
+        notes = [None if any(_finite(_line(p, where, n)) for p in pairs for n in names)
+                 else _forest_note(result, (where, part, names), width) for where, part, names in panels]
         heights = [(note.count("\n") + 4) * line_in + 0.45 if note  # + its title
                    else len(panel[2]) * row_in + 0.45 + line_in for panel, note in zip(panels, notes)]
         pages = _paginate(heights, above)
@@ -116,17 +140,17 @@ def _forest_note(result: dict, panel: tuple, width: str) -> str:
     width."""
     from .metrics.table import readable
 
-    subset, _, names = panel
+    where, _, names = panel
     lines = []
     for n in names:
         for p in result["pairs"]:
-            m = _line(p, subset, n) or {}
+            m = _line(p, where, n) or {}
             d = m.get("difference") or {}
             iv = d.get("interval")
             mark = f" {_decision(m)}" if m and _decision(m) else ""
             ends = "" if iv is None else " [" + ", ".join(
                 _signed_text(x, f) for x, f in zip(iv, d.get("interval_flags") or [None, None])) + "]"
-            lines.append(f"{readable(n)} {_arrow(result, subset, n)}: {p['b']} - {p['a']} "
+            lines.append(f"{readable(n)} {_arrow(result, where, n)}: {p['b']} - {p['a']} "
                          f"{d.get('value_flag') or 'n/a'}{ends}{mark}")
     lines.append("+inf/-inf: one system's median not reached; undefined: neither's" if panel[1].startswith("latency")
                  else "n/a: no paired difference (no pair in the metric's population)")
@@ -139,10 +163,10 @@ def _forest_panel(ax, result: dict, panel: tuple, note: str | None, width: str, 
 
     from .metrics.table import readable
 
-    subset, part, names = panel
+    where, part, names = panel
     pairs = result["pairs"]
-    ax.set_title(_wrap(f"{subset}: {part}", width, 0.55 if width == "column" else 0.7), loc="left")
-    diffs = [[_line(p, subset, n) for n in names] for p in pairs]
+    ax.set_title(_wrap(f"{_title(where)}: {part}", width, 0.55 if width == "column" else 0.7), loc="left")
+    diffs = [[_line(p, where, n) for n in names] for p in pairs]
     if note:  # no finite difference (medians not reached, or no pair): no axis to draw them on, the flags in words
         ax.axis("off")
         from matplotlib.transforms import blended_transform_factory
@@ -184,15 +208,15 @@ def _forest_panel(ax, result: dict, panel: tuple, note: str | None, width: str, 
     ax.axvline(0, color="0.4", lw=0.8)
     ax.set_xlim(-edge, edge)
     ax.set_ylim(-0.6, len(names) - 0.4)
-    ax.set_yticks(range(len(names)), [f"{readable(n)} {_arrow(result, subset, n)}" for n in reversed(names)])
+    ax.set_yticks(range(len(names)), [f"{readable(n)} {_arrow(result, where, n)}" for n in reversed(names)])
     ax.set_xlabel("difference b - a" + (" (s)" if part.startswith("latency") else ""), labelpad=1)
     ax.xaxis.set_major_locator(MaxNLocator(5, symmetric=True, prune="both"))  # no label at the edges
     ax.tick_params(axis="y", length=0)
 
 
-def _arrow(result: dict, subset: str, name: str) -> str:
+def _arrow(result: dict, where: Where, name: str) -> str:
     for p in result["pairs"]:
-        m = _line(p, subset, name)
+        m = _line(p, where, name)
         if m:
             return {"lower": "\u2193", "higher": "\u2191"}.get(m["better"], "")
     return ""

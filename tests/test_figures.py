@@ -362,3 +362,15 @@ def test_a_forest_of_many_pairs_stays_within_a_page(captured, width):
     check_layout(fig, data, width)
     ticks = [t.get_text() for page in fig.pages for ax in page.axes for t in ax.get_yticklabels()]
     assert sorted(ticks) == sorted(f"{readable(n)} \u2191" for n in names)
+
+
+def test_pages_of_a_height_a_hair_below_whole_pixels_are_stacked():
+    """A page 8.45 in tall at 200 dpi: 8.45 x 200 is 1689.9999999999998 in floats while Agg's canvas has 1690 rows;
+    the PNG's pages were reshaped by the computed height and failed ("cannot reshape"), a crash of the forest once
+    the views' panels made it that tall."""
+    import matplotlib.pyplot as plt
+
+    figs = [plt.figure(figsize=(7, h), dpi=200) for h in (8.45, 2.0)]
+    out = plot._save_pages(figs)
+    png = plt.imread(__import__("io").BytesIO(out["png"]))
+    assert png.shape[:2] == (1690 + 400, 1400) and out["pdf"].startswith(b"%PDF")

@@ -357,6 +357,13 @@ def test_compare_and_the_api_carry_the_views(tmp_path, vad, boot):
         write(score(tree, vad, boot, segments=segs_us(table), views=BOTH), root)
         trees.append(load(root, name))
     result = compare(trees)
+    from fdbu.plot_forest import _title, forest_panels
+
+    panels = forest_panels(result)  # the forest (compare's and the report's figure): the views in panels of their own
+    assert ((None, INT), "outcomes") == panels[0][:2] or any(p[0] == (None, INT) for p in panels)
+    assert (("videofdb", "pooled"), "outcomes", ["TOR_alignment"]) in panels
+    assert (("fdbench", INT), "outcomes", ["SIR", "SRIR"]) in panels
+    assert _title(("fdbench", INT)) == f"FD-Bench's terms, {INT}" and _title((None, INT)) == INT
     views = result["pairs"][0]["views"]
     assert list(views) == ["fdbench", "videofdb"] and list(views["fdbench"]) == [TURN, INT]
     assert list(views["videofdb"]) == [PAUSE, TURN, INT, "pooled"]
