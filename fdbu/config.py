@@ -22,7 +22,7 @@ from .family import Group
 from .official.rules import shipped_pins
 from .config_base import (DAY, MAX_BATCH, SEED_RANGE, BootstrapConfig, Common, DeviceFree, GridConfig, PairingOptions,
                           SEGMENT_KEYS, Sharded, VadConfig, _names, _systems, _views, group, printable_names)
-from .settings import (ASR_BATCH_SIZE, ASR_MAX_BATCH_SECONDS, CROP_MAX_MS, FORMATS, LENGTH_POLICIES, PAD_MAX_MS, PAIRS,
+from .settings import (ALPHA, ASR_BATCH_SIZE, ASR_MAX_BATCH_SECONDS, CROP_MAX_MS, FORMATS, LENGTH_POLICIES, PAD_MAX_MS, PAIRS,
                        PARAKEET, TRANSCRIPTS, WIDTH, check as _check, default_names, opt, within)
 from .views import VIEWS
 
@@ -188,19 +188,25 @@ class CompareConfig(Systems):
 @dataclass
 class ReportOptions(PairingOptions):
     GROUP: ClassVar[str] = "report"
+    alpha: Optional[float] = opt(None, "the marker's level (a line is marked when its Holm-adjusted p is below it); "
+                                       "null: report.compare's, or 0.05 when compared here")  # type: ignore[assignment]
     format: Any = opt(["html", "md", "tex", "csv"], "what to write: html (index.html, samples-K-C.js, figures), md, "
                                                      "tex (booktabs), csv (the leaderboard); one or a list")
     compare: Optional[str] = opt(None, "a folder with compare.json of these trees (fdbu compare out=...); null: "
                                        "compared here, compare.json written beside the site")
 
     def __post_init__(self):
-        super().__post_init__()
+        if self.alpha is not None:
+            super().__post_init__()
         fmts = self.formats()
         _check(bool(fmts) and all(f in FORMATS for f in fmts) and len(set(fmts)) == len(fmts), "report.format",
                self.format, f"one or a list of {', '.join(FORMATS)}")
 
     def formats(self) -> List[str]:
         return [self.format] if isinstance(self.format, str) else list(self.format)
+
+    def level(self) -> float:
+        return ALPHA if self.alpha is None else self.alpha
 
 
 @registry.config("report")

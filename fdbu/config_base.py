@@ -251,3 +251,7 @@ class PairingOptions:
 
     def __post_init__(self):
         _check(0 < self.alpha < 1, f"{self.GROUP}.alpha", self.alpha, "a level between 0 and 1")
+
+    def level(self) -> float:
+        """The marker's level these options decide at."""
+        return self.alpha

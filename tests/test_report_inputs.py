@@ -100,6 +100,35 @@ def test_the_compare_json_fdbu_wrote_is_read_and_the_report_equals_its_own(case,
     assert (tmp_path / "own" / "leaderboard.md").read_bytes() == (tmp_path / "given" / "leaderboard.md").read_bytes()
 
 
+@pytest.mark.parametrize("setting,fragment,honour", [
+    ("report.alpha=0.01", "decided at alpha 0.05", "compare.alpha=0.01"),
+    ("baseline=prompt", "compares against mixed", "baseline=prompt"),
+    ("report.allow_different_samples=true", "was decided by fdbu compare", "compare.allow_different_samples=true"),
+    ("report.allow_mixed_transcripts=true", "was decided by fdbu compare", "compare.allow_mixed_transcripts=true")])
+def test_a_report_setting_compare_json_decided_otherwise_is_refused_with_the_command_that_honours_it(
+        case, tmp_path, setting, fragment, honour):
+    """Issue 54, item 1: with report.compare= the marks are compare.json's; report.alpha=0.01 was ignored (two lines
+    with Holm p 0.0234 marked at 0.01). A setting that would decide otherwise is refused, naming the compare command
+    that honours it (another alpha changes which lines can decide, so Holm's family: not a threshold to re-apply);
+    the same setting equal to compare.json's is accepted."""
+    root, (a, b), systems, result = case
+    given = tmp_path / "given"
+    given.mkdir()
+    (given / "compare.json").write_text(json.dumps(result))
+    out = fdbu_main("report", f"trees=[{a},{b}]", "names=[mixed,prompt]", f"out={tmp_path / 'site'}",
+                    f"report.compare={given}", setting)
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and len(lines) == 1, out.stderr
+    assert lines[0].startswith(f"fdbu: error: config: {setting}: {given}/compare.json {fragment}"), lines[0]
+    assert f'run fdbu compare "trees=[{a},{b}]" "names=[mixed,prompt]" {honour} out=DIR' in lines[0]
+    assert not (tmp_path / "site").exists()
+    same = {"report.alpha=0.01": "report.alpha=0.05", "baseline=prompt": "baseline=mixed"}.get(setting)
+    if same:
+        out = fdbu_main("report", f"trees=[{a},{b}]", "names=[mixed,prompt]", f"out={tmp_path / 'site'}",
+                        f"report.compare={given}", same, "report.format=md")
+        assert out.returncode == 0, out.stderr
+
+
 def test_a_fifo_as_compare_json_is_refused_at_once(case, tmp_path):
     import os
 

@@ -143,7 +143,7 @@ OTHER = {  # a value other than the default that the key takes (with what it nee
     "vad.speech_pad_ms": 30, "vad.backend": "reference", "vad.cache": False, "vad.verify": 3, "vad.threads": 1,
     "vad.batch_seconds": 100.0, "vad.require_shards": True, "bootstrap.resamples": 100, "bootstrap.seed": 2, "overlap.min_agreement": 0.5, "overlap.within_s": [0.25, 1.0],
     "views": ["videofdb"], "fdbench.reply_within_s": 2.0, "fdbench.early_reply_s": 0.5, "videofdb.yield_within_s": 1.0,
-    "videofdb.handoff_within_s": 2.0,
+    "videofdb.handoff_within_s": 2.0, "fdbench.stop_by": "R", "videofdb.backchannel_words": "start",
     "sweep.threshold": [0.4], "sweep.min_silence_duration_ms": [200], "sweep.neg_threshold_offset": [0.1],
     "sweep.min_speech_duration_ms": [200], "sweep.speech_pad_ms": [30], "sweep.allow_large": True,
     "sweep.subset": "user_backchannel",

@@ -33,8 +33,32 @@ def run(cfg, call: Call = CALL) -> Ran:
         except OSError as e:
             raise FdbuError(r.compare, "compare.json", f"cannot be read: {e.strerror or e}") from None
         result = read_result(result, systems, r.compare)
+        decided(cfg, result)
     else:
         result = compare_systems(cfg, systems, r) if len(systems) > 1 else None
     written, lines = commit(outputs, build(systems, result, Path(cfg.out), formats=r.formats(), plot=cfg.plot,
                                            width=cfg.width, compare_path=compare_path, progress=cfg.progress))
     return Ran(result, written, lines)
+
+
+def decided(cfg, result: dict) -> None:
+    """With report.compare, compare.json's decisions are shown as they are: a setting that would decide otherwise
+    (another alpha changes which lines can decide and so Holm's family, not only the threshold; another baseline
+    other pairs; the permissions another comparison) is refused with the compare command that honours it."""
+    from ..errors import FdbuError
+
+    r, c = cfg.report, result["comparison"]
+    asked = []
+    if r.alpha is not None and r.alpha != c["alpha"]:
+        asked.append((f"report.alpha={r.alpha}", f"compare.alpha={r.alpha}", f"decided at alpha {c['alpha']}"))
+    if cfg.baseline is not None and cfg.baseline != c["baseline"]:
+        asked.append((f"baseline={cfg.baseline}", f"baseline={cfg.baseline}", f"compares against {c['baseline']}"))
+    for key in ("allow_different_samples", "allow_mixed_transcripts"):
+        if getattr(r, key):
+            asked.append((f"report.{key}=true", f"compare.{key}=true", "was decided by fdbu compare"))
+    if asked:
+        given, honour, why = asked[0]
+        names = f" \"names=[{','.join(cfg.names)}]\"" if cfg.names is not None else ""
+        raise FdbuError("config", None, f"{given}: {r.compare}/compare.json {why}, and the report shows its decisions "
+                        f"as they are; run fdbu compare \"trees=[{','.join(cfg.trees)}]\"{names} {honour} out=DIR "
+                        "and give report.compare=DIR, or leave it out to compare here")
