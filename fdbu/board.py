@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import tasks
-from .cells import record_text
+from .cells import difference_text, num, p_text, record_text
 from .errors import FdbuError
 from .metrics.paired import UNDEFINED, signed
 from .metrics.stats import NOT_REACHED
@@ -36,7 +36,9 @@ def decision(m: dict) -> dict:
     side = None
     if mark and m["better"] in ("lower", "higher") and sign:
         side = "better" if (sign > 0) == (m["better"] == "higher") else "worse"
-    return {"mark": mark, "side": side, "p_holm": m.get("p_holm")}
+    p_holm = m.get("p_holm")
+    return {"mark": mark, "side": side, "p_holm": p_holm, "p_holm_text": None if p_holm is None else p_text(p_holm),
+            "reason": m.get("reason")}
 
 
 def _pair_metrics(result: dict | None, baseline: str, name: str, subset: str, view: str | None = None) -> dict:
@@ -63,8 +65,10 @@ def _metric_rows(table, systems, records: list[dict], paired: list[dict]) -> lis
             if pm is not None:
                 cell["decision"] = decision(pm)
                 d = pm["difference"]  # only the keys compared.read_result checks (a given compare.json)
-                cell["paired"] = {"n": pm.get("n"), "p": pm.get("p"), "difference": {
-                    k: d.get(k) for k in ("value", "value_flag", "interval", "interval_flags")}}
+                difference = {k: d.get(k) for k in ("value", "value_flag", "interval", "interval_flags")}
+                cell["paired"] = {"n": pm.get("n"), "p": pm.get("p"), "difference": difference,
+                                  # the texts every output prints (the site shows these, never rounds itself)
+                                  "text": {"difference": difference_text(difference), "p": p_text(pm.get("p"))}}
             cells.append(cell)
         rows.append({"metric": m.name, "label": m.label, "better": m.better, "kind": m.kind, "cells": cells,
                      "headline": m.headline})
@@ -232,7 +236,8 @@ def summary(board: list[dict], names: list[str]) -> dict:
     mean = ranks.mean(axis=1) if columns else np.ones(k)
     order = sorted(range(k), key=lambda i: (mean[i], i))
     rows = [{"system": names[i], "index": i, "place": 1 + sum(int(mean[j] < mean[i]) for j in range(k)),
-             "mean_rank": round(float(mean[i]), 6), "ranks": [float(r) for r in ranks[i]],
+             "mean_rank": round(float(mean[i]), 6), "mean_rank_text": f"{round(float(mean[i]), 6):.2f}",
+             "ranks": [float(r) for r in ranks[i]],
              "cells": [row["cells"][i] for _, row in columns], "best": [i in row["best"] for _, row in columns]}
             for i in order]
     return {"columns": [{"subset": sub["subset"], "metric": row["metric"], "label": row["label"],
@@ -241,7 +246,7 @@ def summary(board: list[dict], names: list[str]) -> dict:
 
 
 def _cell(value, interval) -> dict:
-    return {"value": value, "interval": interval, "text": record_text(value, interval)}
+    return {"value": value, "interval": interval, "text": record_text(value, interval), "value_text": num(value)}
 
 
 def _mark(cell: dict) -> str:

@@ -102,9 +102,13 @@ def to_csv(result: dict) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, head, lineterminator="\n")
     w.writeheader()
-    for row in rows:
-        w.writerow({k: "" if v is None else csv_text(v) if k in ("a", "b") else v for k, v in row.items()})
+    for row in rows:  # a flag with no value (no interval to exclude 0) is False, so pandas reads the column as bool
+        w.writerow({k: False if v is None and k in CSV_FLAGS else "" if v is None else csv_text(v) if k in ("a", "b")
+                    else v for k, v in row.items()})
     return buf.getvalue()
+
+
+CSV_FLAGS = ("headline", "excludes_zero", "marker")
 
 
 def figures(result: dict, systems: list[System], width: str = WIDTH, progress: bool = False) -> dict[str, bytes]:

@@ -17,7 +17,7 @@ from .atomic import dumps
 from .outputs import Outputs
 from .errors import FdbuError
 from .metrics.stats import NOT_REACHED, Bootstrap
-from .cells import csv_text, fmt
+from .cells import csv_text, fmt, split_reached
 from .settings import AXES, SPEC, WIDTH, GridPoint, default_names, grid  # noqa: F401  (grid: the sweep's, re-exported)
 from .pipeline import by_file, detection_jobs, family_header, family_settings, score_subset, signature
 from .audio import SAMPLE_RATE
@@ -313,8 +313,20 @@ def entry_lines(point: dict) -> list[tuple[str, dict]]:
 
 
 def to_csv(result: dict) -> str:
+    """sweep.csv: csv_rows, every number a number: a latency's value, interval and p90 empty where not reached, a
+    `<column>_not_reached` flag beside each (as compare.csv and leaderboard.csv, and the API's DataFrame)."""
+    reach = {f"{m.name}_{part}" for m in metric_table(result["trees"][0]["subset"], result)
+             if m.kind == "latency_quantiles" for part in ("value", "lo", "hi", "p90")}
+    rows = []
+    for row in csv_rows(result):
+        out: dict = {}
+        for k, v in row.items():
+            if k in reach:
+                out[k], out[f"{k}_not_reached"] = split_reached(v)
+            else:
+                out[k] = v
+        rows.append(out)
     buf = io.StringIO()
-    rows = csv_rows(result)
     w = csv.DictWriter(buf, list(rows[0]), lineterminator="\n")
     w.writeheader()
     for row in rows:

@@ -31,7 +31,7 @@ def to_markdown(board: list[dict], names: list[str]) -> str:
                       md_text(f"{c['subset']}: {c['label']} ({c['better']})") for c in top["columns"]) + " |",
                   "|---:|---|---:|" + "---:|" * len(top["columns"])]
         for r in top["rows"]:
-            lines.append(f"| {r['place']} | {md_text(r['system'])} | {r['mean_rank']:.2f} | " + " | ".join(
+            lines.append(f"| {r['place']} | {md_text(r['system'])} | {r['mean_rank_text']} | " + " | ".join(
                 cell(c, b, num(c["value"])) for c, b in zip(r["cells"], r["best"])) + " |")
         lines += ["", md_text(f"Systems {top['rule']}."), ""]
     for sub in board:
@@ -62,7 +62,7 @@ def _legend(board: list[dict]) -> str:
 
 TEX_ESCAPE = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
               "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}", "\n": " ", "\r": " ",
-              "<": r"\textless{}", ">": r"\textgreater{}"}
+              "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}  # OT1 prints a bare | as an em dash
 
 
 RELATIONS = {"<=": r"$\le$", ">=": r"$\ge$"}
@@ -72,8 +72,23 @@ def tex(text: str) -> str:
     """Text as LaTeX prints it literally: `<=`/`>=` as the relations (OT1, the default encoding, prints a bare `<`
     as an inverted exclamation mark), any other `<`, `>` as their text symbols, the specials escaped, a control
     character a space (names holding one are refused before: fdbu.config_base.printable_names)."""
-    return "".join(RELATIONS.get(part) or "".join(TEX_ESCAPE.get(ch, " " if unicodedata.category(ch) == "Cc" else ch)
-                                                  for ch in part) for part in re.split("(<=|>=)", str(text)))
+    return "".join(RELATIONS.get(part) or "".join(_tex_char(ch) for ch in part) for part in re.split("(<=|>=)", str(text)))
+
+
+NO_OT1 = set("\u00ab\u00bb\u00d0\u00de\u00f0\u00fe")  # Latin-1 letters pdflatex's default OT1 encoding cannot set
+
+
+def _tex_char(ch: str) -> str:
+    """One character as pdflatex's defaults (OT1, UTF-8 input) print it: a special escaped, a control character a
+    space, and one they cannot set at all (beyond Latin-1, or a Latin-1 letter OT1 lacks) as its code point in
+    brackets, `[U+6A21]`, so a table with any name compiles and says which character it was."""
+    if ch in TEX_ESCAPE:
+        return TEX_ESCAPE[ch]
+    if unicodedata.category(ch) == "Cc":
+        return " "
+    if ord(ch) > 0xFF or ch in NO_OT1:
+        return f"[U+{ord(ch):04X}]"
+    return ch
 
 
 COLUMN_SYSTEMS = 3  # up to this many systems a subset's table fits one column of a two-column paper; more: table*
@@ -128,9 +143,18 @@ def _tex_missing(names: list[str], refs: list[dict]) -> str:
 
 
 def _breakable(text: str) -> str:
-    """Text LaTeX may break between any two characters (no hyphen): a system or subset name in a narrow column
-    never runs into the next (TeX would not hyphenate `freeze_omni`)."""
-    return r"\allowbreak{}".join(tex(ch) for ch in str(text))
+    """Text LaTeX may break in a narrow column, so a system or subset name never runs into the next: after an
+    underscore or a hyphen with nothing added (`synthetic_` / `pause_handling`), and, where a word is still too wide,
+    between any two of its letters with a hyphen (TeX would not hyphenate `freeze_omni` by itself)."""
+    text, out = str(text), []
+    for i, ch in enumerate(text):
+        out.append(tex(ch))
+        if i < len(text) - 1:
+            out.append(r"\allowbreak{}" if ch in SEPARATORS else "" if text[i + 1] in SEPARATORS else r"\-")
+    return "".join(out)
+
+
+SEPARATORS = "_-/ "  # a name breaks after one of these with nothing added
 
 
 def _width(share: float) -> str:
@@ -139,6 +163,7 @@ def _width(share: float) -> str:
     return rf"\dimexpr{share:.3f}\linewidth-6pt\relax"
 
 
+METRICS_SHARE = 0.8  # of the line, the summary's metric columns' (the place and the system, its mean rank under it)
 SUMMARY_COLUMNS = {"table": 4, "table*": 7}  # metric columns per block of the summary: fits a column, a page
 
 
@@ -154,10 +179,10 @@ def _tex_summary(top: dict, names: list[str], env: str) -> list[str]:
     out = [rf"\begin{{{env}}}[t]", r"\centering", r"\small" if env == "table" else r"\footnotesize",
            r"\setlength{\tabcolsep}{3pt}",
            rf"\caption{{Summary: headline metrics ($\downarrow$ lower, $\uparrow$ higher is better). Systems "
-           rf"{tex(top['rule'])}. Bold: best; $^*$: paired difference against {tex(top['baseline'])} with "
+           rf"{tex(top['rule'])}; under each system its mean rank. Bold: best; $^*$: paired difference against {tex(top['baseline'])} with "
            r"Holm-adjusted $p$ below $\alpha$ (+ better, - worse); n/r: not reached.}", r"\label{tab:fdbu-summary}"]
     for b, block in enumerate(blocks):
-        width = _width(0.8 / len(block))  # the r columns' headers this wide
+        width = _width(METRICS_SHARE / len(block))  # the r columns' headers this wide
         groups: list[tuple[str, int]] = []
         for j in block:
             sub = top["columns"][j]["subset"]
@@ -165,7 +190,7 @@ def _tex_summary(top: dict, names: list[str], env: str) -> list[str]:
         out += ([r"\par\medskip"] if b else []) + [
             r"\begin{tabular}{@{}rp{0.12\linewidth}" + "r" * len(block) + "@{}}",
             r"\toprule", " & & " + " & ".join(
-                rf"\multicolumn{{{n}}}{{c}}{{\parbox[b]{{{_width(0.8 * n / len(block))}}}{{\centering\scriptsize "
+                rf"\multicolumn{{{n}}}{{c}}{{\parbox[b]{{{_width(METRICS_SHARE * n / len(block))}}}{{\centering\scriptsize "
                 + _breakable(sub) + "}}" for sub, n in groups) + r" \\"]
         at = 3
         rules = []
@@ -173,14 +198,14 @@ def _tex_summary(top: dict, names: list[str], env: str) -> list[str]:
             rules.append(rf"\cmidrule(l){{{at}-{at + n - 1}}}")
             at += n
         arrow = {"lower": r"$\downarrow$", "higher": r"$\uparrow$"}
-        out += ["".join(rules), r"\# & system & " + " & ".join(
+        out += ["".join(rules), r"\# & \raggedright system (mean rank) & " + " & ".join(
             r"\parbox[t]{" + width + r"}{\raggedleft " + tex(top["columns"][j]["label"]) + " "
             + arrow.get(top["columns"][j]["better"], "") + "}"
             for j in block) + r" \\", r"\midrule"]
         for r in top["rows"]:
             cells = [_tex_value(r["cells"][j], r["best"][j]) for j in block]
-            out.append(f"{r['place']} & " + r"\raggedright " + _breakable(r["system"]) + " & " + " & ".join(cells)
-                       + r" \\")
+            out.append(f"{r['place']} & " + r"\raggedright " + _breakable(r["system"])  # its mean rank under it
+                       + rf"\newline{{\scriptsize ({r['mean_rank_text']})}} & " + " & ".join(cells) + r" \\")
         out += [r"\bottomrule", r"\end{tabular}"]
     return out + [rf"\end{{{env}}}", ""]
 
@@ -228,7 +253,8 @@ CSV_HEAD = ["subset", "metric", "kind", "better", "system", "baseline", "value",
             "diff_undefined", "p", "p_holm", "significant", "side", "headline", "place", "note"]
 
 
-FLAGS = ("value_not_reached", "lo_not_reached", "hi_not_reached", "best", "headline")  # always a bool
+FLAGS = ("value_not_reached", "lo_not_reached", "hi_not_reached", "best", "diff_undefined", "significant",
+         "headline")  # always a bool (False where there is no comparison: pandas then reads the column as bool)
 
 
 def _row(**cells) -> list:
@@ -275,8 +301,8 @@ def to_csv(board: list[dict], names: list[str]) -> str:
                 write([sub["subset"], row["metric"], row["kind"], row["better"], csv_text(name), base, v, v_nr, lo,
                        lo_nr, hi, hi_nr, c.get("count"), i in row["best"], paired.get("n"),
                        signed(diff.get("value"), diff.get("value_flag")), *(signed(x, f) for x, f in zip(div, flags)),
-                       diff.get("value_flag") == UNDEFINED if diff else None, paired.get("p"), d.get("p_holm"),
-                       bool(d["mark"]) if d else None, d.get("side"), bool(row.get("headline")) and "view" not in sub],
+                       diff.get("value_flag") == UNDEFINED if diff else False, paired.get("p"), d.get("p_holm"),
+                       bool(d["mark"]) if d else False, d.get("side"), bool(row.get("headline")) and "view" not in sub],
                       sub.get("view"))
         for name, r in zip(names, sub.get("reference", [])):
             for metric, x in _official_rows(r):

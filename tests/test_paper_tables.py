@@ -147,8 +147,8 @@ def test_the_csv_loads_with_numeric_columns(board):
     frame = pd.read_csv(out / "leaderboard.csv")
     for col in ("value", "lo", "hi", "count", "paired_n", "diff", "diff_lo", "diff_hi", "p", "p_holm"):
         assert frame[col].dtype.kind == "f", (col, frame[col].dtype)
-    for col in ("value_not_reached", "lo_not_reached", "hi_not_reached", "best"):
-        assert frame[col].dtype == bool, col
+    for col in ("value_not_reached", "lo_not_reached", "hi_not_reached", "best", "diff_undefined", "significant"):
+        assert frame[col].dtype == bool, col  # (diff_undefined and significant loaded as object: issue 54)
     assert frame["diff"].abs().max() > 0 or frame["diff"].isna().all()
     assert set(frame["system"]) == set(names) and set(frame["baseline"]) == {"mixed"}
     # one row per subset, metric and system; every value of the board, a not reached one as its flag
@@ -216,3 +216,30 @@ def test_long_names_and_every_official_number_fit(board, tmp_path, systems, opti
     assert "behaviour: pending: no judge configured" in body
     log = _compile(body, tmp_path, options)
     assert "Overfull \\hbox" not in log, [line for line in log.splitlines() if "Overfull" in line]
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None,
+                    reason="pdflatex is not installed (Debian's texlive-latex-recommended; make system-tools)")
+def test_any_printable_name_compiles_as_written(board, tmp_path):
+    """Issue 54, item 6: a `|` in a name printed an em dash (OT1), a name beyond what pdflatex sets stopped the
+    compile. Every printable ASCII character is escaped to print itself, a Latin-1 letter OT1 has is kept, and any
+    other character is its code point in brackets; the tables compile with no overfull box, and the summary has the
+    mean-rank column the md, csv and site have."""
+    import string
+
+    rows, names, out = board
+    weird = [string.punctuation + " a~b^c", "Þór «模型» café"]
+    body = tb.to_latex(rows, weird)
+    assert "|" not in body.replace(r"\textbar{}", "")  # no bare bar anywhere (booktabs needs none)
+    assert r"[U+00DE]" in body and r"[U+6A21][U+578B]" in body and "caf\u00e9" in body
+    assert "mean rank" in body
+    log = _compile(body, tmp_path, "twocolumn")
+    assert "Overfull \\hbox" not in log and "Missing character" not in log
+
+
+def test_a_subset_name_breaks_at_its_underscores_first():
+    """The summary's subset headers broke mid-word with no hyphen ("synthetic_pause_ha / ndling"): a break after an
+    underscore adds nothing, one inside a word a hyphen (a discretionary)."""
+    text = tb._breakable("synthetic_pause")
+    assert text.startswith(r"s\-y\-n") and r"c\_\allowbreak{}p" in text and r"\allowbreak{}" not in text.replace(
+        r"\_\allowbreak{}", "")

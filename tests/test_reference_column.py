@@ -87,3 +87,15 @@ def test_a_backchannel_transcript_that_is_not_json_is_refused(tmp_path):
     root = write_tree(tmp_path / "t", [sample("icc_backchannel", 0, 2.0, raw_transcript=b"{not json")])
     with pytest.raises(FdbuError, match=r"^icc_backchannel/0: output.json: is not valid JSON"):
         evaluate(root)
+
+
+@pytest.mark.slow
+def test_ids_the_official_distribution_lacks_are_named_not_a_raw_key_error(tree, silero, tmp_path):
+    """Issue 54, item 5: the official icc_gt_distribution.json on a tree with ids it lacks gave "unavailable:
+    KeyError: '55'". The script's failure is kept (its exception first, as the official run compares it), and said
+    in fdbu's words: how many of the tree's speaker ids the file lacks, and the first few."""
+    (tmp_path / "gt.json").write_text(json.dumps({"no_such_speaker": [0.5, 0.5]}))
+    bc = evaluate(tree, gt_distribution=tmp_path / "gt.json", silero=silero)["subsets"]["icc_backchannel"]
+    text = bc["jsd"]["unavailable"]
+    assert text.startswith("KeyError: '") and "; the official icc_gt_distribution.json lacks " in text, text
+    assert f"of this tree's {bc['samples']} speaker ids (" in text and "the script stops at the first" in text

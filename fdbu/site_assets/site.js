@@ -49,27 +49,20 @@
     });
   }
   var SIDE = {better: "\u25b2 better", worse: "\u25bc worse"};  // told by a symbol and a word, not colour alone
-  function p3(x) { return x === null || x === undefined ? "n/a" : x < 0.001 ? x.toExponential(1) : x.toFixed(3); }
-  function signedText(v, flag) {
-    if (flag === "+inf" || flag === "-inf") return flag;
-    if (flag === "undefined") return "undefined";
-    return v === null || v === undefined ? "n/a" : (v > 0 ? "+" : "") + v.toFixed(3);
-  }
   // a cell's decision against the baseline: a button showing the mark (symbol and word) and the Holm p; it opens
   // the line's paired details (n, b - a with its interval, raw and Holm p)
   function decisionButton(td, c, base, system, markedOnly) {
     var d = c.decision, pd = c.paired;
     if (!pd || (markedOnly && !(d && d.mark))) return;
     var label = d && d.mark ? "* " + (SIDE[d.side] || "different") : "paired";
-    if (d && d.p_holm !== null && d.p_holm !== undefined) label += " \u00b7 Holm p " + p3(d.p_holm);
+    if (d && d.p_holm_text) label += " \u00b7 Holm p " + d.p_holm_text;
     var b = el("button", {type: "button", "class": "pd" + (d && d.mark ? " mark " + (d.side || "") : ""),
                           "aria-expanded": "false"}, label);
     var box = el("div", {"class": "paired", hidden: ""});
-    var diff = pd.difference || {}, iv = diff.interval, fl = diff.interval_flags || [null, null];
+    // every number as Python printed it (one formatter per kind for the console, md, tex, csv and this page)
     box.textContent = system + " \u2212 " + base + " on " + (pd.n === null || pd.n === undefined ? "n/a" : pd.n) +
-      " paired samples: " + signedText(diff.value, diff.value_flag) +
-      (iv ? " [" + signedText(iv[0], fl[0]) + ", " + signedText(iv[1], fl[1]) + "]" : "") +
-      "; raw p " + p3(pd.p) + "; Holm p " + (d && d.p_holm !== null && d.p_holm !== undefined ? p3(d.p_holm) : "n/a (not in the Holm family)");
+      " paired samples: " + pd.text.difference + "; raw p " + pd.text.p + "; Holm p " +
+      (d && d.p_holm_text ? d.p_holm_text : "n/a (" + (d && d.reason ? d.reason : "not in the Holm family") + ")");
     b.addEventListener("click", function () {
       var open = box.hasAttribute("hidden");
       if (open) box.removeAttribute("hidden"); else box.setAttribute("hidden", "");
@@ -118,9 +111,9 @@
       tr.setAttribute("data-system", r.system);
       tr.appendChild(el("td", {"data-sort": String(r.place)}, String(r.place)));
       tr.appendChild(el("th", {scope: "row", "data-sort": r.system}, r.system + (r.system === S.baseline && D.systems.length > 1 ? " (baseline)" : "")));
-      tr.appendChild(el("td", {"data-sort": String(r.mean_rank)}, r.mean_rank.toFixed(2)));
+      tr.appendChild(el("td", {"data-sort": String(r.mean_rank)}, r.mean_rank_text));
       r.cells.forEach(function (c, j) {
-        var cc = {value: c.value, text: c.value === "not reached" ? "n/r" : fmt(c.value), decision: c.decision, paired: c.paired};
+        var cc = {value: c.value, text: c.value_text, decision: c.decision, paired: c.paired};
         tr.appendChild(valueCell(cc, r.best[j], r.system, S.baseline, true));  // compact: the marks only
       });
     });
