@@ -106,8 +106,9 @@ def backchannel_rule(tree: Tree, subset: str, ctx: Context) -> dict:
         raise FdbuError("config", GT_DISTRIBUTION, f"cannot be read ({e})") from None
     out = official.backchannel(speakers, gt)
     lacking = [sp.name for sp in speakers if sp.name not in gt] if isinstance(gt, dict) else []
-    for value in out.values():  # the script's own failure kept (its exception first: run_official compares it),
-        if lacking and isinstance(value, dict) and str(value.get("unavailable", "")).startswith("KeyError:"):
+    failed = {id(v): v for v in out.values() if isinstance(v, dict)}  # one record may stand for several numbers
+    for value in failed.values():  # the script's own failure kept (its exception first: run_official compares it),
+        if lacking and str(value.get("unavailable", "")).startswith("KeyError:"):
             value["unavailable"] += (f"; the official {GT_DISTRIBUTION} lacks {len(lacking)} of this tree's "  # why
                                      f"{len(speakers)} speaker ids ({', '.join(lacking[:3])}"
                                      f"{', ...' if len(lacking) > 3 else ''}): the script stops at the first it needs")
