@@ -38,7 +38,7 @@ from .version import __version__  # noqa: E402
 from .errors import FdbuError  # noqa: E402
 from .log import console_handler  # noqa: E402
 from .multirun import clear_bookkeeping, job_header, outputs_of_jobs, scratch_sweep_dir  # noqa: E402
-from .overrides import config_file, hydra_keys, one_grammar, options_first, value_text  # noqa: E402
+from .overrides import config_file, habits, hydra_keys, one_grammar, options_first, value_text  # noqa: E402
 from .terminal import error  # noqa: E402
 
 
@@ -127,6 +127,8 @@ def _main(argv: list[str] | None) -> int:
     if argv[0] in ("--version", "-V", "version"):
         print(f"fdbu {__version__}")
         return 0
+    if argv[0] in ("-m", "--multirun") and len(argv) > 1 and argv[1] in registry.COMMANDS:  # Hydra's habit: -m first
+        argv = [argv[1], argv[0], *argv[2:]]
     command, rest = argv[0], argv[1:]
     if command not in registry.COMMANDS:
         near = difflib.get_close_matches(command, registry.COMMANDS, n=1)
@@ -139,7 +141,7 @@ def _main(argv: list[str] | None) -> int:
     from .config import register
     from .config_keys import too_large
     try:
-        rest = outputs_of_jobs(command, one_grammar(command, config_file(rest)))
+        rest = outputs_of_jobs(command, one_grammar(command, habits(command, config_file(rest))))
         hydra_keys(command, rest)
     except FdbuError as e:
         return error(str(e))

@@ -83,6 +83,19 @@ def list_keys(command: str) -> List[str]:
     return [key for key, kind in _fields(CONFIGS[command]) if is_list(kind)]
 
 
+def keys_of(command: str) -> List[str]:
+    """Every setting of `command` (groups walked into)."""
+    return [key for key, kind in _fields(CONFIGS[command]) if not dataclasses.is_dataclass(kind)]
+
+
+def bool_keys(command: str) -> List[str]:
+    """The settings of `command` that are true or false."""
+    import typing
+
+    return [key for key, kind in _fields(CONFIGS[command])
+            if kind is bool or (typing.get_origin(kind) is typing.Union and bool in typing.get_args(kind))]
+
+
 def group_keys(command: str) -> List[str]:
     return [key for key, kind in _fields(CONFIGS[command]) if dataclasses.is_dataclass(kind)]
 
@@ -126,6 +139,17 @@ def composition_error(e: BaseException, command: str | None = None) -> str:
                         f"non-ASCII letters, e.g. \"{key}='{value}'\" (single quotes inside the argument)")
     if type(cause).__name__ == "MissingMandatoryValue":
         return f"{key or text} is required (e.g. {key}=PATH)"
+    if key and text.startswith(("Cannot convert 'list' to", "Cannot convert 'ListConfig' to")):
+        import re
+
+        listed = re.search(r"\[(.*)\]'?$", text)
+        values = ",".join(v.strip().strip("'\"") for v in listed.group(1).split(",")) if listed else "A,B"
+        return (f"{key} takes one value, not a list: several values are several jobs, -m {key}={values}"
+                + (f" (or fdbu compare trees=[{values}] to compare trees)" if key == "tree" else ""))
+    if key and " is not a valid bool" in text:
+        given = text.partition("Value '")[2].partition("'")[0]
+        near = difflib.get_close_matches(given.lower(), ["true", "false"], n=1, cutoff=0.5)
+        return f"{key}={given}: true or false" + (f"; did you mean {key}={near[0]}?" if near else "")
     return f"{key}: {text}" if key else text
 
 

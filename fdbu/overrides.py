@@ -65,7 +65,8 @@ def one_grammar(command: str, rest: list[str]) -> list[str]:
             if bare is None or a in INFO_TOPICS:
                 out.append(a)
                 continue
-            raise FdbuError("config", None, f"{a!r} is not a setting (key=value); did you mean {bare.format(a)}?")
+            raise FdbuError("config", None, f"{a!r} is not a setting (key=value); did you mean "
+                            f"{_bare_hint(command, bare, a, rest)}?")
         key, _, value = a.partition("=")
         v = value.strip()
         if key.lstrip("+~") not in lists or v.startswith(SWEEPS + ("${",)) or v in ("", "null", "~"):
@@ -127,6 +128,45 @@ def hydra_keys(command: str, rest: list[str]) -> None:
         except HydraException:
             continue  # Hydra's own parse error: one line from Hydra
         check(a, o.key_or_group.lstrip("+"), None if o.is_sweep_override() else o.value())
+
+
+def _bare_hint(command: str, bare: str, word: str, rest: list[str]) -> str:
+    """What a bare word on the command line meant: a bool setting's name is that setting set true (`plot`), any other
+    setting's name is that setting with a value; else the command's bare key, holding every bare word where it takes
+    a list (`fdbu compare A B`: trees=[A,B]), and never a key the line already gives (`tree=A plot`)."""
+    from .config_keys import bool_keys, keys_of
+
+    if word in bool_keys(command):
+        return f"{word}=true"
+    if word in keys_of(command):
+        return f"{word}=..."
+    key = bare.partition("=")[0]
+    words = [a for a in rest if "=" not in a and not a.startswith(("-", "~")) and a not in INFO_TOPICS]
+    if any(a.partition("=")[0].lstrip("+~") == key for a in rest if "=" in a):
+        return f"a setting of {command} (key=value; {key}= is given already): fdbu {command} --help lists them"
+    return bare.format(",".join(words) if "[" in bare else word)
+
+
+def habits(command: str, rest: list[str]) -> list[str]:
+    """Other command lines' habits read as fdbu's: `--key=value` (or `--key value`) for a setting of the command is
+    `key=value`, and `--flag` for a true/false setting is `flag=true`. Hydra's own flags are left as they are."""
+    from .config_keys import bool_keys, keys_of
+
+    keys, flags, out, i = set(keys_of(command)), set(bool_keys(command)), [], 0
+    while i < len(rest):
+        a = rest[i]
+        key, eq, value = a[2:].partition("=") if a.startswith("--") else ("", "", "")
+        if key in keys and eq:
+            out.append(f"{key}={value}")
+        elif key in flags and not eq:
+            out.append(f"{key}=true")
+        elif key in keys and not eq and i + 1 < len(rest) and "=" not in rest[i + 1] and not rest[i + 1].startswith("-"):
+            out.append(f"{key}={rest[i + 1]}")
+            i += 1
+        else:
+            out.append(a)
+        i += 1
+    return out
 
 
 HYDRA_VALUED = ("--cfg", "-c", "--package", "-p", "--config-path", "-cp", "--experimental-rerun")

@@ -370,6 +370,35 @@ def test_non_finite_audio_is_refused_by_name(tmp_path):
     assert not (tmp_path / "tree").exists()
 
 
+# issue 56, item 2: the habits people bring from other command lines, in fdbu's words, each suggestion run
+def test_flags_as_other_tools_write_them_are_settings(tree, tmp_path):
+    """--key=value, --key value and --flag (a true/false setting) read as key=value; -m before the command too."""
+    out = tmp_path / "o"
+    ran = fdbu("score", f"--tree={tree}", "--plot", f"--out", str(out), "progress=false")
+    assert ran.returncode == 0, ran.stderr
+    assert (out / "unified.json").is_file() and (out / "latency-curves.png").is_file()  # --plot: plot=true
+    ran = fdbu("-m", "score", f"tree={tree}", f"out={tmp_path / 'm'}", "progress=false")
+    assert ran.returncode == 0, ran.stderr
+
+
+@pytest.mark.parametrize("args,suggested", [
+    (["score", "tree=[{t},{t}]"], "-m tree={t},{t}"),
+    (["score", "tree={t}", "plot=ture"], "plot=true"),
+    (["score", "tree={t}", "plot"], "plot=true"),
+    (["compare", "{t}", "{t}"], "trees=[{t},{t}]")])
+def test_a_habit_is_answered_with_a_command_that_works(tree, tmp_path, args, suggested):
+    args = [a.format(t=tree) for a in args]
+    line = refused(fdbu(*args), "config:")
+    want = suggested.format(t=tree)
+    assert want in line, (want, line)
+    fixed = [a for a in args if a.startswith("tree=") and "[" not in a and "ture" not in a] + want.split()
+    if args[0] == "compare":
+        fixed = [want, "names=[a,b]"]
+    ran = fdbu(args[0], *fixed, f"out={tmp_path / 'o'}", "progress=false", *(["plot=false"] if args[0] == "compare" else []))
+    # the suggestion passes the config (compare then needs scored trees: the refusal names unified.json)
+    assert ran.returncode == 0 or "unified.json" in ran.stderr, ran.stderr
+
+
 # a setting the command cannot honour is refused, not ignored
 @pytest.mark.parametrize("args,fragment", [
     (["sweep", "vad.threshold=0.4"], "vad.threshold=0.4: a sweep's segment settings are its axes: use sweep.threshold"),
