@@ -45,12 +45,14 @@ from .terminal import error  # noqa: E402
 
 def usage() -> str:
     """`fdbu --help`: every registered command, one line each."""
-    return f"""usage: fdbu COMMAND [key=value ...] [--cfg job] [-m]      fdbu COMMAND --help: every key
+    return f"""usage: fdbu COMMAND [key=value ...] [--cfg job] [-m]
+       fdbu COMMAND --help: every key of the command, with its type and default
 
 commands:
 {registry.usage()}
 
-Hydra: --cfg job shows the composed config; -m runs several jobs (fdbu score -m tree=A,B).
+Hydra: --cfg job shows the composed config;
+       -m runs several jobs (fdbu score -m tree=A,B).
 Python: import fdbu; fdbu.score("runs/modelA").to_pandas()  (see the README)."""
 
 

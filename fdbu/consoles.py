@@ -19,7 +19,7 @@ def _score(cfg) -> None:
 
     require(Path(cfg.tree))  # a wrong tree= is its one line, before anything else is said
     if cfg.progress and sys.stderr.isatty():  # the seconds before the first bar: torch, Silero, the kernels load
-        print(f"fdbu score: loading Silero VAD (torch) and the kernels, then reading {cfg.tree}", file=sys.stderr,
+        print(f"fdbu score: loading the VAD and the kernels; then reading {cfg.tree}", file=sys.stderr,
               flush=True)
     ran = commands.score.run(cfg, _call())
     show(unified.summary(ran.value.unified))

@@ -155,5 +155,5 @@ def check() -> list[str]:
 
 
 def usage() -> str:
-    """The CLI's command list, one line a command."""
-    return "\n".join(f"  {c.name:<10} {c.summary:<39} {c.usage}" for c in COMMANDS.values())
+    """The CLI's command list: a command and what it does, its shortest useful command line under it (80 columns)."""
+    return "\n".join(f"  {c.name:<10} {c.summary}\n               {c.usage}" for c in COMMANDS.values())

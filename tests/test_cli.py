@@ -74,3 +74,15 @@ def test_output_into_a_closed_pipe_is_not_a_bug():
     proc = subprocess.run([FDBU, "score", "--help"], stdout=w, stderr=subprocess.PIPE, text=True, timeout=120)
     os.close(w)
     assert proc.returncode == 141 and proc.stderr == ""
+
+
+def test_the_command_list_fits_80_columns():
+    """Issue 56, item 4: `fdbu --help` had 12 of its 15 lines over 80 columns and its sweep row ran into the next
+    column. Every line fits a terminal of 80, and each command's shortest command line is under its name."""
+    from fdbu import registry
+    from fdbu.cli import usage
+
+    text = usage()
+    assert max(len(line) for line in text.splitlines()) <= 80, [x for x in text.splitlines() if len(x) > 80]
+    for c in registry.COMMANDS.values():
+        assert f"  {c.name:<10} {c.summary}\n               {c.usage}\n" in text + "\n", c.name
