@@ -9,7 +9,7 @@ from pathlib import Path
 from . import tasks
 from .atomic import dumps
 from .cells import csv_text, difference_text, fmt, p_text, record_text, split_reached
-from .metrics.paired import PLUS_INF, UNDEFINED, too_few
+from .metrics.paired import MIN_BOOTSTRAP_PAIRS, PLUS_INF, UNDEFINED, too_few
 from .outputs import Outputs
 from .settings import WIDTH
 from .systems import System, _bootstrap, _populations, components, sections
@@ -162,7 +162,9 @@ def _record(rec: dict) -> str:
     return record_text(rec["value"], rec["interval"])
 
 
-DECISIONS = {"*": "Holm p < alpha", "few": "too few pairs: the test cannot reach alpha", "ctx": "a context metric: "
+DECISIONS = {"*": "Holm p < alpha", "few": "no marker, whatever the p shown: too few pairs for the line's test (a "
+             "share: fewer discordant pairs than the exact test needs to reach alpha; a pooled ratio or median: fewer "
+             f"than {MIN_BOOTSTRAP_PAIRS} pairs, below which the bootstrap p is not calibrated)", "ctx": "a context metric: "
              "no test", "-": "not a headline metric: p unadjusted, no marker", "n/a": "no difference (both medians not "
              "reached, or no paired sample)"}
 
