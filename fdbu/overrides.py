@@ -220,6 +220,13 @@ MAX_CONFIG_BYTES = 1 << 20  # a config file of settings is a few hundred bytes
 MAX_CONFIG_NODES = 100_000  # values after YAML's aliases are expanded ("billion laughs")
 
 
+def _examples() -> Path:
+    """Where the example config files are installed (`fdbu.conf.examples`; conf/examples in a checkout)."""
+    import importlib.resources
+
+    return Path(str(importlib.resources.files("fdbu.conf") / "examples"))
+
+
 def config_text(path) -> str:
     """A config file's text, read only when it is a regular file of at most MAX_CONFIG_BYTES, and refused when its
     aliases would expand past MAX_CONFIG_NODES values (counted on the composed node graph, nothing expanded)."""
@@ -232,7 +239,12 @@ def config_text(path) -> str:
         with open(path, "rb") as f:
             raw = f.read(MAX_CONFIG_BYTES + 1)
     except OSError as e:
-        raise FdbuError("config", None, f"the config file {path} cannot be read: {e.strerror or e}") from None
+        shipped = _examples()
+        hint = (f"; fdbu's examples are installed with it: --config-dir {shipped}"
+                if isinstance(e, FileNotFoundError) and Path(path).parent.name == "examples"
+                and (shipped / Path(path).name).is_file() and Path(path).resolve() != (shipped / Path(path).name)
+                else "")
+        raise FdbuError("config", None, f"the config file {path} cannot be read: {e.strerror or e}{hint}") from None
     if len(raw) > MAX_CONFIG_BYTES:
         raise FdbuError("config", None, f"the config file {path} is larger than {MAX_CONFIG_BYTES >> 20} MiB; a file "
                         "of settings is a few lines")

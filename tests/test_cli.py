@@ -86,3 +86,14 @@ def test_the_command_list_fits_80_columns():
     assert max(len(line) for line in text.splitlines()) <= 80, [x for x in text.splitlines() if len(x) > 80]
     for c in registry.COMMANDS.values():
         assert f"  {c.name:<10} {c.summary}\n               {c.usage}\n" in text + "\n", c.name
+
+
+def test_the_examples_folder_is_named_where_a_checkout_has_none(tmp_path, monkeypatch):
+    """Issue 56, item 4: `--config-dir conf/examples` outside a clone failed with no hint that the examples ship with
+    fdbu; the refusal names where they are, and that folder works."""
+    monkeypatch.chdir(tmp_path)
+    out = fdbu_main("score", "--config-dir", "conf/examples", "--config-name", "score-modelA")
+    assert out.returncode == 2 and "fdbu's examples are installed with it: --config-dir " in out.stderr, out.stderr
+    shipped = out.stderr.strip().rsplit("--config-dir ", 1)[1]
+    again = fdbu_main("score", "--config-dir", shipped, "--config-name", "score-modelA")
+    assert "tree: runs/modelA does not exist" in again.stderr, again.stderr  # the file read: its tree is the example's
