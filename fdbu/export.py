@@ -14,6 +14,7 @@ in a temporary folder and renamed into place at the end.
 """
 from __future__ import annotations
 
+import json
 import stat
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -252,6 +253,17 @@ def _load_more(src: Path, outs: Path, subset: str, sid: str, adopting: bool) -> 
     return more
 
 
+def _is_tree(folder: Path) -> bool:
+    """Whether `folder` holds a reference tree's manifest.json (fdbu export's output, fdbu score's input)."""
+    from .tree import MANIFEST_KIND
+
+    try:
+        regular(folder / "manifest.json", str(folder), "manifest.json")
+        return json.loads((folder / "manifest.json").read_bytes()).get("kind") == MANIFEST_KIND
+    except (OSError, ValueError, AttributeError, FdbuError):
+        return False
+
+
 def export(dataset: Path | None, outputs: Path | None, out: Path, *, roots: dict | None = None,
            transcripts: str = "none", model: str = adopt.OFFICIAL_MODEL, length: str = "tolerant",
            only: list[str] | None = None, progress: bool = False, workers: int = 4) -> Path:
@@ -269,6 +281,11 @@ def export(dataset: Path | None, outputs: Path | None, out: Path, *, roots: dict
                                                                     for s, d in cast(dict, roots).items()}
     if outputs is not None:
         read["outputs"] = Path(outputs)
+    for what, d in read.items():  # a reference tree given as the release: what it is, and the command that reads it
+        tree = next((t for t in (d, d.parent) if _is_tree(t)), None)
+        if tree is not None and what != "outputs":
+            raise FdbuError(what, None, f"{d} is {'a subset of ' if tree != d else ''}a reference tree (its "
+                            f"manifest.json), not a Full-Duplex-Bench release: score it with fdbu score tree={tree}")
     for what, d in read.items():
         if what == "outputs" or what == "dataset":
             if not d.is_dir():

@@ -399,6 +399,18 @@ def test_a_habit_is_answered_with_a_command_that_works(tree, tmp_path, args, sug
     assert ran.returncode == 0 or "unified.json" in ran.stderr, ran.stderr
 
 
+def test_a_reference_tree_given_to_export_is_named_with_the_command_that_reads_it(tree, tmp_path):
+    """Issue 56, item 4: dataset= pointed at a reference tree said "input.wav: cannot be read ... Errno 2"."""
+    for given, what in ((tree, "dataset="), (tree / "synthetic_user_interruption", "dataset="),
+                        (tree / "synthetic_user_interruption", "roots")):
+        arg = f"dataset={given}" if what == "dataset=" else f"export.roots={{synthetic_user_interruption: {given}}}"
+        line = refused(fdbu("export", arg, f"out={tmp_path / 'x'}"), "a reference tree (its manifest.json), not a "
+                       "Full-Duplex-Bench release: score it with fdbu score tree=")
+        assert line.endswith(f"fdbu score tree={tree}") and not (tmp_path / "x").exists()
+    ran = fdbu("score", f"tree={tree}", f"out={tmp_path / 's'}", "progress=false")  # the command it names works
+    assert ran.returncode == 0, ran.stderr
+
+
 # a setting the command cannot honour is refused, not ignored
 @pytest.mark.parametrize("args,fragment", [
     (["sweep", "vad.threshold=0.4"], "vad.threshold=0.4: a sweep's segment settings are its axes: use sweep.threshold"),
