@@ -234,6 +234,15 @@ def rerun_command(config, overrides: list[str]) -> str:
     return " ".join(shlex.quote(a) for a in ["fdbu", command, "-m", *task, *hydra])
 
 
+def assembles(job_name: str) -> str:
+    """What assembles a sharded stage's cache: `fdbu vad`'s shards are read by fdbu score, `fdbu asr`'s by fdbu asr
+    without shard=."""
+    command = job_name.removeprefix("fdbu-")
+    if command == "vad":
+        return "run fdbu score on the same trees (without shard=) to assemble"
+    return f"run fdbu {command} on the same trees without shard= to assemble"
+
+
 def watch(config, jobs: list, overrides: list[list[str]], status_every_s: float) -> list:
     """Wait for every job, saying what happens; returns the jobs that did not finish."""
     watched = [Watched(j, label_of(config, o), o) for j, o in zip(jobs, overrides)]
@@ -253,11 +262,11 @@ def watch(config, jobs: list, overrides: list[list[str]], status_every_s: float)
                     say(w.report() or f"{w.label}: done")
                 else:
                     failed.append(w)
-                    log = w.job.paths.stderr
+                    out, log = w.job.paths.stdout, w.job.paths.stderr  # its output (a traceback), and srun's line
                     ended = w.how_it_ended()
                     w.ended = ended.split(" (")[0]
-                    say(f"fdbu: error: {w.label} (job {w.job.job_id}) {ended}; its log: {log}"
-                        f"{'' if log.exists() else ' (none: it never started)'}; rerun it: "
+                    say(f"fdbu: error: {w.label} (job {w.job.job_id}) {ended}; its logs: {out} and {log}"
+                        f"{'' if out.exists() or log.exists() else ' (none: it never started)'}; rerun it: "
                         f"{rerun_command(config, w.overrides)}", err=True)
             else:
                 waiting.append(w)
@@ -266,7 +275,7 @@ def watch(config, jobs: list, overrides: list[list[str]], status_every_s: float)
                 ok = len(watched) - len(failed)
                 say(f"fdbu: error: {len(failed)} of {len(watched)} jobs did not finish ({', '.join(sorted({w.ended for w in failed}))}), "
                     f"{ok} done; rerun each with its command above (the done ones keep their results)"
-                    + (", then run the command without shard= to assemble"
+                    + (f", then {assembles(name)}"
                        if any(o.startswith("shard=") for w in watched for o in w.overrides) else ""), err=True)
             return failed
         counts = Counter(w.state().split(" ")[0] for w in waiting)  # one squeue/sacct answer a job

@@ -164,9 +164,11 @@ def test_a_killed_shard_is_one_line_with_its_log_and_rerun(slurm, tree, tmp_path
     lines = out.stderr.splitlines()
     assert len(lines) == 2 and "%|" not in out.stderr, out.stderr  # the shard's line and the closing summary
     said = re.fullmatch(r"fdbu: error: shard 1/2 \(job \d+_1\) was killed \(SIGKILL: by hand, or the node's "
-                        r"out-of-memory killer\) \((.*)\); its log: (\S+); rerun it: (.*)", lines[0])
-    assert said and "Killed" in said[1] and Path(said[2]).is_file(), out.stderr
+                        r"out-of-memory killer\) \((.*)\); its logs: (\S+) and (\S+); rerun it: (.*)", lines[0])
+    assert said and "Killed" in said[1] and Path(said[3]).is_file(), out.stderr
+    assert said[2].endswith(".out") and said[3].endswith(".err")  # its own output named too, not srun's line only
     assert lines[1].startswith("fdbu: error: 1 of 2 jobs did not finish (was killed), 1 done; rerun each")
+    assert lines[1].endswith("then run fdbu score on the same trees (without shard=) to assemble")  # vad's shards
     states = [line for line in out.stdout.splitlines() if re.match(r"\[\d\d:\d\d:\d\d, \d+ s\] ", line)]
     assert not any("2 of 2 finished" in line for line in states)  # the dead shard never counts as finished
     rerun = _rerun(lines[0], slurm.env)
@@ -191,9 +193,9 @@ def test_a_cancelled_shard_is_one_line_too(slurm, tree, tmp_path):
     subprocess.run(["scancel", f"{array}_1"], check=True, env=env)
     stdout, stderr = proc.communicate(timeout=600)
     assert proc.returncode == 2 and "Traceback" not in stderr and stderr.count("\n") == 2, stderr
-    said = re.fullmatch(rf"fdbu: error: shard 1/2 \(job {array}_1\) was cancelled \(scancel\); its log: (\S+); "
-                        r"rerun it: fdbu vad -m .*shard=1 shards=2.*", stderr.splitlines()[0])
-    assert said and Path(said[1]).is_file(), stderr
+    said = re.fullmatch(rf"fdbu: error: shard 1/2 \(job {array}_1\) was cancelled \(scancel\); its logs: (\S+) "
+                        r"and (\S+); rerun it: fdbu vad -m .*shard=1 shards=2.*", stderr.splitlines()[0])
+    assert said and Path(said[2]).is_file(), stderr
     assert [line.split(":")[0] for line in stdout.splitlines() if line.startswith("shard ")] == ["shard 0/2"]
 
 
