@@ -77,6 +77,7 @@ class Context:
     silero: SileroVAD | None = None
     judge: object = None
     pins: dict[str, str] | None = None
+    probs_cache: Path | None = None  # get_timing.py's Silero by the batched path and its cache (None: the reference)
 
 
 def pause_rule(tree: Tree, subset: str, ctx: Context) -> dict:
@@ -118,7 +119,7 @@ def backchannel_rule(tree: Tree, subset: str, ctx: Context) -> dict:
 
 
 def evaluate(root: Path | Tree, *, gt_distribution: Path | None = None, silero: SileroVAD | None = None,
-             judge=None, pins: dict[str, str] | None = None) -> dict:
+             judge=None, pins: dict[str, str] | None = None, probs_cache: Path | None = None) -> dict:
     """The official rules on a tree (a path, or a tree already loaded and checked). Each rule
     runs over the subset's eligible samples (Definition 26); `pins` (file name -> SHA-256, default
     the shipped ones) only label the ground-truth distribution's hash as pinned or not."""
@@ -131,7 +132,7 @@ def evaluate(root: Path | Tree, *, gt_distribution: Path | None = None, silero: 
               "inputs": {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
               "rules": rules,
               "judge": judge.identity() if judge is not None else None, "subsets": {}}
-    ctx = Context(gt_distribution, silero, judge, pins)
+    ctx = Context(gt_distribution, silero, judge, pins, probs_cache)
     for name, subset in tasks.SUBSETS.items():
         if tree.subset(name) and subset.task.official is not None and subset.task.official.rule is not None:
             result["subsets"][name] = subset.task.official.rule(tree, name, ctx)
@@ -195,20 +196,31 @@ def behaviour(tree: Tree, subset: str, judge) -> dict:
 def timing_rule(tree: Tree, subset: str, ctx: Context) -> dict:
     """Full-Duplex-Bench v1.5's get_timing.py on each eligible sample (fdbu.official.timing): the script's two
     lists, per sample id, from Silero at the script's settings on input.wav and output.wav (the reference path,
-    one file at a time, as the script runs it), and how many samples have a non-empty list. No aggregate: the
+    one file at a time, as the script runs it; with `probs_cache`, the batched path under its guard, which gives the
+    reference's segments, in one call and cached), and how many samples have a non-empty list. No aggregate: the
     official evaluation has none."""
     from .official import timing
     from .tree import load_audio_sample
 
-    silero = SileroVAD(timing.SETTINGS)
+    eligible = [load_audio_sample(tree, s) for s in tree.subset(subset) if s.eligible]
     lists: dict[str, dict] = {}
-    for s in tree.subset(subset):
-        if not s.eligible:
-            continue
-        load_audio_sample(tree, s)
-        user = read_wav(s.folder / "input.wav", s.sample_id, s.sample_rate)
-        system = read_wav(s.wav_path, s.sample_id, s.sample_rate)
-        lists[s.name] = timing.intervals(silero.segment_samples(user), silero.segment_samples(system))
+    if ctx.probs_cache is not None:  # the batched path under its guard: the reference's segments, in one call, cached
+        from .vad import SpeechDetector
+        from .vad.detect import Job
+
+        detector = SpeechDetector(timing.SETTINGS, backend="batched", device="cpu", cache=True,
+                                  cache_dir=ctx.probs_cache)
+        jobs = [Job(s.sample_id, s.folder / "input.wav", tree.files[s.sample_id]["input.wav"], s.input_samples,
+                    "input.wav") for s in eligible] + [Job.of(s) for s in eligible]
+        found = detector.sample_segments(jobs)
+        for k, s in enumerate(eligible):
+            lists[s.name] = timing.intervals(found[k], found[len(eligible) + k])
+    else:  # the reference path, one file at a time, as the script runs it
+        silero = SileroVAD(timing.SETTINGS)
+        for s in eligible:
+            user = read_wav(s.folder / "input.wav", s.sample_id, s.sample_rate)
+            system = read_wav(s.wav_path, s.sample_id, s.sample_rate)
+            lists[s.name] = timing.intervals(silero.segment_samples(user), silero.segment_samples(system))
     out = {"script": timing.SCRIPT, "samples": len(lists),
            "with_stop_interval": sum(bool(v["latency_stop_list"]) for v in lists.values()),
            "with_response_interval": sum(bool(v["latency_resp_list"]) for v in lists.values()),

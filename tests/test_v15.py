@@ -142,6 +142,20 @@ def test_score_says_plainly_what_it_does_not_compute(tmp_path):
     assert unified["definitions"] == DEFINITIONS_VERSION and "overlap" not in unified  # a v1.0 tree's header
 
 
+def test_get_timings_lists_by_the_batched_path_equal_the_reference_paths(v15_tree, tmp_path, calibrated):
+    """Issue 58, item 3: fdbu evaluate on v1.5 segmented every input.wav and output.wav on the reference path, one
+    file at a time (most of its 17.7 s); it now takes the batched path under its guard, with the cache. The lists
+    are the reference path's, byte for byte (and the official run above agrees with the script)."""
+    from fdbu.atomic import dumps
+    from fdbu.evaluate import evaluate
+
+    reference = evaluate(v15_tree)
+    batched = evaluate(v15_tree, probs_cache=tmp_path / "cache")
+    assert dumps(batched) == dumps(reference)
+    assert any(reference["subsets"][s]["with_stop_interval"] for s in V15)  # lists that say something
+    assert any((tmp_path / "cache").rglob("*"))  # computed once, kept: the next evaluate reads them
+
+
 @pytest.mark.slow
 @needs_official_v15
 def test_evaluate_runs_get_timing_unchanged_and_offline_and_every_file_is_fdbus(v15_tree, tmp_path):

@@ -6,6 +6,7 @@ from typing import cast
 
 from .. import registry
 from ..registry import CALL, Call
+from ..cachedir import VAD_PROBS
 from .base import Ran, commit
 
 
@@ -51,7 +52,7 @@ def run(cfg, call: Call = CALL) -> Ran:
         from ..run_official import check_files
 
         check_files(tree, cast(Path, checkout), gt, pins, e.allow_unpinned)  # the config asks for one
-    result = ev.evaluate(tree, gt_distribution=gt, judge=judge, pins=pins)
+    result = ev.evaluate(tree, gt_distribution=gt, judge=judge, pins=pins, probs_cache=cfg.cache_root() / VAD_PROBS)
     if e.run_official:
         from ..run_official import run_official
 

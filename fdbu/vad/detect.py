@@ -334,13 +334,15 @@ class SpeechDetector:
 
     def segments(self, jobs: list[Job]) -> list[np.ndarray]:
         """Speech segments of every job in integer microseconds, (k, 2) each."""
+        return [samples_to_us(st, 16000) for st in self.sample_segments(jobs)]
+
+    def sample_segments(self, jobs: list[Job]) -> list[list[tuple[int, int]]]:
+        """Speech segments of every job in samples, [start, end), as `get_speech_timestamps` gives them."""
         rule = self.silero.settings.rule
         entries = self.guard(self.probabilities(jobs), jobs, [rule])
         if self.backend == "reference":  # silero-vad's own function, file by file
-            stamps = [self.silero.segments_from_probs(e.probs, j.samples) for e, j in zip(entries, jobs)]
-        else:
-            stamps = self.stamps(entries, jobs, rule)
-        return [samples_to_us(st, 16000) for st in stamps]
+            return [self.silero.segments_from_probs(e.probs, j.samples) for e, j in zip(entries, jobs)]
+        return self.stamps(entries, jobs, rule)
 
     def _why_short(self, asked: int, inexact: int, entries: list[Entry]) -> str:
         """Why vad.verify=N checks fewer files: it checks only what the batched path computed in this run."""
