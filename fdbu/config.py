@@ -256,7 +256,8 @@ class EvaluateOptions:
 @dataclass
 class EvaluateConfig(DeviceFree):
     COMMAND: ClassVar[str] = "evaluate"
-    REFUSED: ClassVar[tuple] = DeviceFree.REFUSED + ("progress",)
+    REFUSED: ClassVar[tuple] = ("device", "progress")
+    CACHES: ClassVar[bool] = True  # v1.5's get_timing.py lists: Silero's probabilities, as score keeps them
     tree: str = opt(MISSING, "the reference tree")
     evaluate: EvaluateOptions = group(EvaluateOptions, "the official rules (reference column)")
 

@@ -121,13 +121,14 @@ class DeviceFree(Common):
 
     COMMAND: ClassVar[str] = ""
     REFUSED: ClassVar[tuple] = ("device", "cache_dir")
+    CACHES: ClassVar[bool] = False  # it keeps something in the cache (evaluate: get_timing.py's speech probabilities)
 
     def __post_init__(self):
         super().__post_init__()
         _check(self.device == "auto", "device", self.device, f"fdbu {self.COMMAND} runs nothing on a device: "
                "leave it out")
-        _check(self.cache_dir is None, "cache_dir", self.cache_dir, f"fdbu {self.COMMAND} keeps nothing in a cache: "
-               "leave it out")
+        _check(self.CACHES or self.cache_dir is None, "cache_dir", self.cache_dir, f"fdbu {self.COMMAND} keeps "
+               "nothing in a cache: leave it out")
 
 
 @dataclass
