@@ -30,14 +30,16 @@ def _jobs(rest: list[str]) -> list[dict[str, str]] | None:
     args = [a for a in rest if not a.startswith("-") and "=" in a and not a.lstrip("+~").startswith("hydra")]
     try:
         parsed = OverridesParser.create().parse_overrides(args)
-        axes = [[(o.key_or_group, v) for v in (o.sweep_string_iterator() if o.is_sweep_override()
-                                                else [o.get_value_element_as_str()])] for o in parsed]
+        # each axis read at most MAX_JOBS + 1 values: a range of 10^8 is refused without being built
+        axes = [list(itertools.islice(((o.key_or_group, v) for v in (
+            o.sweep_string_iterator() if o.is_sweep_override() else [o.get_value_element_as_str()])), MAX_JOBS + 1))
+            for o in parsed]
     except Exception:
         return None
     count = math.prod(len(a) for a in axes)
     if count > MAX_JOBS:  # bounded, so every multirun's jobs are checked for collisions (none skipped)
-        raise FdbuError("config", None, f"-m: {count:,} jobs (every combination of the swept values); at most "
-                        f"{MAX_JOBS:,} in one multirun: split the sweep into several commands")
+        raise FdbuError("config", None, f"-m: more than {MAX_JOBS:,} jobs (every combination of the swept values): "
+                        "split the sweep into several commands")
     return [dict(c) for c in itertools.product(*axes)]
 
 
@@ -64,9 +66,9 @@ def outputs_of_jobs(command: str, rest: list[str]) -> list[str]:
     given = {a.partition("=")[0].lstrip("+~"): a.partition("=")[2] for a in rest if "=" in a and not a.startswith("-")}
     varied = [k for k, v in given.items() if swept(v) and not k.startswith("hydra")]
     out_given = given.get("out", "").strip() not in ("", "null", "~", "None") and _writes(command)[0]
+    jobs = _jobs(rest) or []  # refused past MAX_JOBS whatever out= says
     if varied and out_given and "out" not in varied:
         return [*rest, f"++hydra.job.env_set.{PER_JOB}=1"]
-    jobs = _jobs(rest) or []
     seen: dict[str, int] = {}
     for k, job in enumerate(jobs):
         folder = _target(command, job)

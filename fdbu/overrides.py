@@ -109,7 +109,7 @@ def hydra_keys(command: str, rest: list[str]) -> None:
     whole = {"", *WHOLE, *nodes(OmegaConf.structured(HydraConf))}
     parser = OverridesParser.create()
 
-    def check(arg: str, key: str, value) -> None:
+    def check(arg: str, key: str, value, swept: bool = False) -> None:
         inner = key.removeprefix("hydra").lstrip(".")
         if inner == "sweeper.params" or inner.startswith("sweeper.params."):
             raise FdbuError("config", None, f"{arg}: fdbu sweeps the keys given after -m (fdbu score -m tree=A,B); "
@@ -117,7 +117,8 @@ def hydra_keys(command: str, rest: list[str]) -> None:
         if isinstance(value, dict):
             for k, v in value.items():
                 check(arg, f"{key}.{k}", v)
-        elif inner in whole:
+        elif inner in whole and not (value is None and not swept and inner not in ("", *WHOLE, "run", "sweep")):
+            # (null turns a group such as job_logging off, as Hydra allows; it leaves no launcher or sweeper)
             pick = f"; or pick another with hydra/{inner}=..." if inner in WHOLE else ""
             raise FdbuError("config", None, f"{arg}: {key} is a group of Hydra's settings, not a value: set one of "
                             f"its keys ({key}.<key>=..., listed by fdbu {command} --cfg hydra){pick}")
@@ -127,7 +128,7 @@ def hydra_keys(command: str, rest: list[str]) -> None:
             o = parser.parse_override(a)
         except HydraException:
             continue  # Hydra's own parse error: one line from Hydra
-        check(a, o.key_or_group.lstrip("+"), None if o.is_sweep_override() else o.value())
+        check(a, o.key_or_group.lstrip("+"), None if o.is_sweep_override() else o.value(), o.is_sweep_override())
 
 
 def _bare_hint(command: str, bare: str, word: str, rest: list[str]) -> str:
@@ -141,7 +142,8 @@ def _bare_hint(command: str, bare: str, word: str, rest: list[str]) -> str:
     if word in keys_of(command):
         return f"{word}=..."
     key = bare.partition("=")[0]
-    words = [a for a in rest if "=" not in a and not a.startswith(("-", "~")) and a not in INFO_TOPICS]
+    words = [a for i, a in enumerate(rest) if "=" not in a and not a.startswith(("-", "~")) and a not in INFO_TOPICS
+             and not (i and rest[i - 1] in HYDRA_VALUED)]  # not a Hydra flag's value (--cfg job)
     if any(a.partition("=")[0].lstrip("+~") == key for a in rest if "=" in a):
         return f"a setting of {command} (key=value; {key}= is given already): fdbu {command} --help lists them"
     return bare.format(",".join(words) if "[" in bare else word)
@@ -158,8 +160,10 @@ def habits(command: str, rest: list[str]) -> list[str]:
         key, eq, value = a[2:].partition("=") if a.startswith("--") else ("", "", "")
         if key in keys and eq:
             out.append(f"{key}={value}")
-        elif key in flags and not eq:
-            out.append(f"{key}=true")
+        elif key in flags and not eq:  # --plot, or --plot false as other tools write it
+            given = rest[i + 1].lower() if i + 1 < len(rest) else ""
+            out.append(f"{key}={given if given in ('true', 'false') else 'true'}")
+            i += given in ("true", "false")
         elif key in keys and not eq and i + 1 < len(rest) and "=" not in rest[i + 1] and not rest[i + 1].startswith("-"):
             out.append(f"{key}={rest[i + 1]}")
             i += 1

@@ -344,7 +344,9 @@ def test_a_config_file_cannot_read_the_environment(tree, tmp_path, text):
 
 def test_a_multirun_is_bounded_so_every_collision_is_checked(tree, tmp_path):
     """Past 100,000 jobs the collision check was skipped; now such a multirun is refused before Hydra expands it."""
-    refused(fdbu("score", "-m", "tree=range(0,1001)", "out=range(0,1000)"), "-m: 1,001,000 jobs", "at most 100,000")
+    refused(fdbu("score", "-m", "tree=range(0,1001)", "out=range(0,1000)"), "-m: more than 100,000 jobs")
+    refused(fdbu("score", "-m", "tree=A", "bootstrap.seed=range(0,100000000)", "out=O"), "-m: more than 100,000 jobs")  # one
+    # out= for all (each job a subfolder) is bounded too, and a range of 10^8 is refused without being built
 
 
 def test_non_finite_audio_is_refused_by_name(tmp_path):
@@ -374,7 +376,7 @@ def test_non_finite_audio_is_refused_by_name(tmp_path):
 def test_flags_as_other_tools_write_them_are_settings(tree, tmp_path):
     """--key=value, --key value and --flag (a true/false setting) read as key=value; -m before the command too."""
     out = tmp_path / "o"
-    ran = fdbu("score", f"--tree={tree}", "--plot", f"--out", str(out), "progress=false")
+    ran = fdbu("score", f"--tree={tree}", "--plot", "--out", str(out), "progress=false")
     assert ran.returncode == 0, ran.stderr
     assert (out / "unified.json").is_file() and (out / "latency-curves.png").is_file()  # --plot: plot=true
     ran = fdbu("-m", "score", f"tree={tree}", f"out={tmp_path / 'm'}", "progress=false")
@@ -401,9 +403,9 @@ def test_a_habit_is_answered_with_a_command_that_works(tree, tmp_path, args, sug
 
 def test_a_reference_tree_given_to_export_is_named_with_the_command_that_reads_it(tree, tmp_path):
     """Issue 56, item 4: dataset= pointed at a reference tree said "input.wav: cannot be read ... Errno 2"."""
-    for given, what in ((tree, "dataset="), (tree / "synthetic_user_interruption", "dataset="),
-                        (tree / "synthetic_user_interruption", "roots")):
-        arg = f"dataset={given}" if what == "dataset=" else f"export.roots={{synthetic_user_interruption: {given}}}"
+    for folder, what in ((tree, "dataset="), (tree / "synthetic_user_interruption", "dataset="),
+                         (tree / "synthetic_user_interruption", "roots")):
+        arg = f"dataset={folder}" if what == "dataset=" else f"export.roots={{synthetic_user_interruption: {folder}}}"
         line = refused(fdbu("export", arg, f"out={tmp_path / 'x'}"), "a reference tree (its manifest.json), not a "
                        "Full-Duplex-Bench release: score it with fdbu score tree=")
         assert line.endswith(f"fdbu score tree={tree}") and not (tmp_path / "x").exists()

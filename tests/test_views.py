@@ -15,6 +15,7 @@ from fdbu.errors import FdbuError
 from fdbu.kernels import cue_timing
 from fdbu.metrics.flat import flatten
 from fdbu.pipeline import NO_VIEWS, Views, score
+from fdbu.views.base import Part
 from fdbu.tree import load_tree
 from fdbu.unified import write
 from fdbu.version import DEFINITIONS_VERSION, VIEWS_DEFINITIONS
@@ -149,6 +150,21 @@ def test_videofdb_classes_and_tor_alignment_by_hand(scored):
     assert tor["class_mean"] == pytest.approx((3 / 5 + 3 / 7 + 5 / 7) / 3)
     lo, hi = tor["class_mean_interval"]
     assert 0 <= lo <= tor["class_mean"] <= hi <= 1
+
+
+def test_the_class_mean_resamples_each_class_on_its_own():
+    """Two classes of one size resampled with the same indices (a fresh generator per class) moved together and gave
+    the mean of [1,0,1,0,...] and [0,1,0,1,...] an interval of zero width; each class draws on from one generator."""
+    from fdbu.metrics.stats import Bootstrap
+    from fdbu.views import pooled_share
+
+    rows = lambda flags: [{"views": {"videofdb": {"passes": f}}} for f in flags]  # noqa: E731
+    parts = [(s, rows(flags), Part(t, None, None, {"passes": "flag"}, None, passes="passes", label=label), len(flags))
+             for s, t, label, flags in ((TURN, "turn_taking", "smooth-handoff", [True, False] * 10),
+                                        (INT, "user_interruption", "yield-required", [False, True] * 10))]
+    record = pooled_share(None, "videofdb", parts, Bootstrap(1000, 0))
+    lo, hi = record["class_mean_interval"]
+    assert record["class_mean"] == 0.5 and lo < 0.45 and hi > 0.55, (lo, hi)
 
 
 def test_settings_move_the_numbers_and_are_recorded(tree, vad, boot):
@@ -599,6 +615,11 @@ BROKEN = [  # (mutation of unified.json, the one line that refuses it)
     (_put(["views", "fdbench", "pooled"], {}), "views.fdbench.pooled is there, but the fdbench view pools nothing"),
     (_put(["views", "videofdb", "pooled", "TOR_alignment", "count"], 12),
      "its rows give the videofdb view's TOR_alignment count 11, unified.json 12"),
+    (_put(["views", "fdbench", "settings", "stop_by"], "X"), "views.fdbench.settings holds stop_by 'X', not one of T, R"),
+    (_put(["views", "videofdb", "settings", "backchannel_words"], "first"),
+     "views.videofdb.settings holds backchannel_words 'first', not one of overlap, start"),
+    (_put(["views", "videofdb", "pooled", "TOR_alignment", "class_mean"], 2.0),
+     "views.videofdb.pooled.TOR_alignment.class_mean"),
     (_put(["views", "fdbench", "settings", "early_reply_s"], "1.5"),
      "views.fdbench.settings.early_reply_s is '1.5', not a number of seconds"),
     (_drop(["views", "fdbench", "subsets", TURN]), "views.fdbench.subsets are ['synthetic_user_interruption'], not the "

@@ -54,8 +54,10 @@ def decided(cfg, result: dict) -> None:
     if cfg.baseline is not None and cfg.baseline != c["baseline"]:
         asked.append((f"baseline={cfg.baseline}", f"baseline={cfg.baseline}", f"compares against {c['baseline']}"))
     for key in ("allow_different_samples", "allow_mixed_transcripts"):
-        if getattr(r, key):
-            asked.append((f"report.{key}=true", f"compare.{key}=true", "was decided by fdbu compare"))
+        if getattr(r, key):  # compare.json does not record it: nothing to check it against, and nothing it would do
+            raise FdbuError("config", None, f"report.{key}=true: with report.compare= the comparison is "
+                            f"{r.compare}/compare.json's, made by fdbu compare (which takes compare.{key}=true); "
+                            f"leave report.{key} out")
     if asked:
         given, honour, why = asked[0]
         names = f" \"names=[{','.join(cfg.names)}]\"" if cfg.names is not None else ""

@@ -88,9 +88,12 @@ def pooled_share(view: View, name: str, parts: list[tuple[str, list[dict], Part,
     rated = [p for p in by_class.values() if len(p)]
     record["class_mean"] = float(np.mean([np.count_nonzero(p) / len(p) for p in rated])) if rated else None
     interval = None
-    if rated and boot is not None:
-        means = np.mean([boot.over(len(p), lambda idx, p=p: p[idx].mean(axis=1)) for p in rated], axis=0)
-        means = np.sort(means)
+    if rated and boot is not None:  # one generator carried from class to class: each class resampled on its own
+        rng, total = np.random.default_rng(boot.seed), np.zeros(boot.resamples)
+        for p in rated:
+            boot._check(len(p))  # the size every metric's resampling is refused beyond, with the numbers
+            total += p[rng.integers(0, len(p), size=(boot.resamples, len(p)))].mean(axis=1)
+        means = np.sort(total / len(rated))
         interval = [float(means[rank(CI_LO, len(means)) - 1]), float(means[rank(CI_HI, len(means)) - 1])]
     record["class_mean_interval"] = interval
     return record
