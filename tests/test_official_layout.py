@@ -168,7 +168,8 @@ def test_a_folder_that_is_not_what_the_mapping_says_is_refused(official, tmp_pat
          f"expected <id>/input.wav and <id>/turn_taking.json (a {TT} folder); found a Full-Duplex-Bench v1.0 release "
          f"(<subset>/<id>/input.wav for {', '.join(V10)})"),
         (f"export.roots={{{TT}: {tmp_path / 'empty'}}}", "found an empty folder"),
-        (f"export.roots={{{TT}: {native}}}", "found a reference tree (manifest.json)"),
+        (f"export.roots={{{TT}: {native}}}", f"{native} is a reference tree (its manifest.json), not a "
+                                             f"Full-Duplex-Bench release: score it with fdbu score tree={native}"),
         (f"export.roots={{{TT}: {tmp_path / 'nowhere'}}}", "found nothing: it does not exist"),
         (f"export.roots={{candor_turntaking: {folders / TT}}}", "'candor_turntaking' is not a subset; known: "),
         (f"export.roots={{{TT}: {folders / TT}, {CPH}: {folders / TT}}}", "to the same folder"),
