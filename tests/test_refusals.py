@@ -499,6 +499,31 @@ def test_ctrl_c_is_exit_130_without_a_traceback(tree):
     assert proc.returncode == 130 and "Traceback" not in err and err.startswith("fdbu: error: interrupted")
 
 
+def test_ctrl_c_in_speech_detection_says_what_the_rerun_resumes_from(tmp_path, calibrated):
+    """Issue 56, item 3: Ctrl-C after the first batch says how many files' probabilities the cache keeps and that the
+    same command resumes from them; the rerun takes them from the cache (its own line says so)."""
+    from fdbu.cachedir import cache_root
+
+    quiet = [np.zeros(160000, np.int16) for _ in (1, 2)]
+    for k, a in enumerate(quiet):
+        a[k] = 1  # two files, two cache entries
+    tree = write_tree(tmp_path / "two", [sample("synthetic_user_interruption", k + 1, 10.0, [(7.0, 7.5)],
+                                                interrupt_ann(4.0, 6.0), audio=quiet[k]) for k in (0, 1)])
+    cache = tmp_path / "cache"
+    shutil.copytree(cache_root() / "vad-probs" / "calibration", cache / "vad-probs" / "calibration")
+    args = [FDBU, "score", f"tree={tree}", f"cache_dir={cache}", "vad.batch_seconds=10", f"out={tmp_path / 'o'}",
+            "progress=false"]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "FDBU_INTERRUPT_AT": "vad:batch:1"},
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert proc.returncode == 130 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "fdbu: error: interrupted (Ctrl-C); nothing half-written was left behind; the speech probabilities of 1 of "
+        "2 files are in the cache (1 computed in this run): the same command resumes from them")
+    again = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and "1 computed, 1 from cache" in again.stdout, again.stdout + again.stderr
+
+
 # the fuzz test: whatever the JSON files of a tree hold, loading it raises FdbuError or nothing
 VALUES = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-10**30, 10**30), st.floats(allow_nan=True),
                                 st.text(max_size=5)),

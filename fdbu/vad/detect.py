@@ -254,20 +254,30 @@ class SpeechDetector:
             _ = self.threads if self.backend == "batched" else self.reference_workers
         bar = tqdm(total=round(sum(jobs[i].samples for i in todo) / 16000), unit="audio s", desc="speech detection",
                    disable=None if self.progress and todo else True)  # None: on a terminal only, never into a log
-        for n, batch in enumerate(batches([(jobs[i].where, jobs[i].path, jobs[i].samples) for i in todo],
-                                          self.batch_seconds)):
-            faults.point(f"vad:batch:{n}")
-            idx = [todo[k] for k, _ in batch]
-            if self.backend == "batched":
-                for i, entry in zip(idx, self._batched_entries([a for _, a in batch])):
-                    entries[i] = entry
-                    if self.cache:
-                        self.cache.put(jobs[i].sha256, entry)
-            else:
-                for i, entry in zip(idx, self._references([jobs[i] for i in idx], [a for _, a in batch])):
-                    entries[i] = entry
-            self.stats.computed += len(batch)
-            bar.update(round(sum(len(a) for _, a in batch) / 16000))
+        kept = 0  # computed here and put in the cache
+        try:
+            for n, batch in enumerate(batches([(jobs[i].where, jobs[i].path, jobs[i].samples) for i in todo],
+                                              self.batch_seconds)):
+                faults.point(f"vad:batch:{n}")
+                idx = [todo[k] for k, _ in batch]
+                if self.backend == "batched":
+                    for i, entry in zip(idx, self._batched_entries([a for _, a in batch])):
+                        entries[i] = entry
+                        if self.cache:
+                            self.cache.put(jobs[i].sha256, entry)
+                            kept += 1
+                else:
+                    for i, entry in zip(idx, self._references([jobs[i] for i in idx], [a for _, a in batch])):
+                        entries[i] = entry
+                self.stats.computed += len(batch)
+                bar.update(round(sum(len(a) for _, a in batch) / 16000))
+        except KeyboardInterrupt as e:
+            bar.close()  # before the message: no bar is drawn again under it
+            if e.args or not self.cache or self.backend != "batched":  # (the reference path caches nothing here)
+                raise
+            raise KeyboardInterrupt(f"nothing half-written was left behind; the speech probabilities of "
+                                    f"{len(jobs) - len(todo) + kept} of {len(jobs)} files are in the cache ({kept} "
+                                    "computed in this run): the same command resumes from them") from None
         bar.close()
         self.stats.files += len(jobs)
         self.stats.audio_s += sum(j.samples for j in jobs) / 16000
