@@ -94,12 +94,18 @@ FILE_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)")
          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
 
 
+def kind_of(mode: int) -> str | None:
+    """What a path's mode says is there instead of a regular file (None: a regular file)."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in FILE_KINDS if test(mode)), "not a regular file")
+
+
 def regular(path: Path, where: str, file: str) -> None:
     """Refuse anything but a regular file (after links) before it is opened: reading a FIFO or a
     device would block or never end. Raises OSError (FileNotFoundError) as opening it would."""
-    mode = os.stat(path).st_mode
-    if not stat.S_ISREG(mode):
-        kind = next((name for test, name in FILE_KINDS if test(mode)), "not a regular file")
+    kind = kind_of(os.stat(path).st_mode)
+    if kind is not None:
         from .errors import FdbuError
 
         raise FdbuError(where, file, f"is {kind}, not a regular file ({path})")

@@ -37,11 +37,10 @@ def read_wav(path: Path, where: str, sample_rate: int = SAMPLE_RATE) -> np.ndarr
 
 def non_finite(audio: np.ndarray, sr: int) -> str | None:
     """What is wrong with audio holding NaN or infinity (a float WAV may), or None: said where it is read."""
-    if not audio.size or np.isfinite(audio).all():
+    finite = np.isfinite(audio)
+    if finite.all():  # (empty audio too)
         return None
-    bad = np.flatnonzero(~np.isfinite(audio).reshape(len(audio), -1).all(axis=1))
-    if not len(bad):
-        return None
+    bad = np.flatnonzero(~finite.reshape(len(audio), -1).all(axis=1))  # frames with a non-finite sample, any channel
     return f"holds {len(bad)} non-finite samples (NaN or infinity), the first at {bad[0] / sr:.3f} s"
 
 

@@ -14,8 +14,6 @@ in a temporary folder and renamed into place at the end.
 """
 from __future__ import annotations
 
-import json
-import stat
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, cast
@@ -33,7 +31,7 @@ from .audio import SAMPLE_RATE as SR, non_finite, wav_bytes
 from .errors import FdbuError
 from .settings import CROP_MAX_MS, LENGTH_POLICIES, NOT_T, PAD_MAX_MS, TOO_LONG, TOO_SHORT, TRANSCRIPTS
 from .timebase import window_us
-from .atomic import FILE_KINDS, regular
+from .atomic import kind_of, regular
 from .tree import MANIFEST_KIND, SAFE_NAME
 
 
@@ -198,12 +196,10 @@ def _absent(path: Path, file: str) -> str | None:
     """Why an output cannot be read (the sample's reason), or None for a regular file: missing, or a FIFO, folder or
     device in its place (said as what it is, never "missing", and never opened: a FIFO would block)."""
     try:
-        mode = path.stat().st_mode
+        kind = kind_of(path.stat().st_mode)
     except OSError:
         return f"{file} missing"
-    if stat.S_ISREG(mode):
-        return None
-    return f"{file} is {next((name for test, name in FILE_KINDS if test(mode)), 'not a regular file')}, not a file"
+    return None if kind is None else f"{file} is {kind}, not a file"
 
 
 def _load_more(src: Path, outs: Path, subset: str, sid: str, adopting: bool) -> dict:
@@ -218,11 +214,12 @@ def _load_more(src: Path, outs: Path, subset: str, sid: str, adopting: bool) -> 
             continue
         home = outs if file in outputs else src
         path = home / file
-        if file in outputs and _absent(path, file):
-            more["audio"][file] = _absent(path, file)
-            continue
         if file not in outputs:
             more["audio"][file] = dataset_audio(path, sid)
+            continue
+        absent = _absent(path, file)
+        if absent:
+            more["audio"][file] = absent
             continue
         try:
             more["audio"][file] = read_audio(path)
@@ -253,17 +250,6 @@ def _load_more(src: Path, outs: Path, subset: str, sid: str, adopting: bool) -> 
     return more
 
 
-def _is_tree(folder: Path) -> bool:
-    """Whether `folder` holds a reference tree's manifest.json (fdbu export's output, fdbu score's input)."""
-    from .tree import MANIFEST_KIND
-
-    try:
-        regular(folder / "manifest.json", str(folder), "manifest.json")
-        return json.loads((folder / "manifest.json").read_bytes()).get("kind") == MANIFEST_KIND
-    except (OSError, ValueError, AttributeError, FdbuError):
-        return False
-
-
 def export(dataset: Path | None, outputs: Path | None, out: Path, *, roots: dict | None = None,
            transcripts: str = "none", model: str = adopt.OFFICIAL_MODEL, length: str = "tolerant",
            only: list[str] | None = None, progress: bool = False, workers: int = 4) -> Path:
@@ -282,7 +268,7 @@ def export(dataset: Path | None, outputs: Path | None, out: Path, *, roots: dict
     if outputs is not None:
         read["outputs"] = Path(outputs)
     for what, d in read.items():  # a reference tree given as the release: what it is, and the command that reads it
-        tree = next((t for t in (d, d.parent) if _is_tree(t)), None)
+        tree = next((t for t in (d, d.parent) if layout.not_a_tree(t, transcribed=False) is None), None)
         if tree is not None and what != "outputs":
             raise FdbuError(what, None, f"{d} is {'a subset of ' if tree != d else ''}a reference tree (its "
                             f"manifest.json), not a Full-Duplex-Bench release: score it with fdbu score tree={tree}")

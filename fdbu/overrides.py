@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import re
 from pathlib import Path
-from typing import Any
 
 from . import registry
 from .errors import FdbuError
@@ -282,42 +281,30 @@ def config_text(path) -> str:
     return text
 
 
-def runs_code(data, at: str = "") -> str | None:
+def entries(data, at: str = ""):
+    """Every (key path, key, value, at the top) of a config file's data, depth first, list items keyed by index."""
+    items = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, list) else ()
+    for k, v in items:
+        yield f"{at}{k}", k, v, not at
+        yield from entries(v, f"{at}{k}.")
+
+
+def runs_code(data) -> str | None:
     """The first key of a config file that would make Hydra run code: a `hydra` key, or `_target_` anywhere."""
-    if isinstance(data, dict):
-        for k, v in data.items():
-            key = str(k).lstrip("+~")
-            if (not at and (key == "hydra" or key.startswith(("hydra.", "hydra/")))) or key == "_target_":
-                return f"{at}{k}"
-            found = runs_code(v, f"{at}{k}.")
-            if found:
-                return found
-    elif isinstance(data, list):
-        for i, v in enumerate(data):
-            found = runs_code(v, f"{at}{i}.")
-            if found:
-                return found
+    for path, k, _, top in entries(data):
+        key = str(k).lstrip("+~")
+        if (top and (key == "hydra" or key.startswith(("hydra.", "hydra/")))) or key == "_target_":
+            return path
     return None
 
 
 RESOLVER = re.compile(r"\$\{\s*[\w.\-]+\s*:")  # ${oc.env:VAR}, ${oc.decode:...}: a resolver call, not a reference
 
 
-def resolves(data, at: str = "") -> str | None:
+def resolves(data) -> str | None:
     """The first key of a config file whose value calls an OmegaConf resolver (`${oc.env:TOKEN}` would put the
     environment of whoever runs the file into a setting, which may be sent elsewhere: evaluate.judge.base_url)."""
-    items: Any
-    if isinstance(data, dict):
-        items = data.items()
-    elif isinstance(data, list):
-        items = enumerate(data)
-    else:
-        return at.rstrip(".") if isinstance(data, str) and RESOLVER.search(data) else None
-    for k, v in items:
-        found = resolves(v, f"{at}{k}.")
-        if found:
-            return found
-    return None
+    return next((path for path, _, v, _ in entries(data) if isinstance(v, str) and RESOLVER.search(v)), None)
 
 
 def config_file(rest: list[str]) -> list[str]:

@@ -67,6 +67,11 @@ def rank(q: Fraction, n: int) -> int:
     return max(1, math.ceil(q * n))
 
 
+def percentile_interval(ordered: np.ndarray) -> list[float]:
+    """The 95% percentile interval of sorted resampled values: the ceil(K/40)-th and ceil(39K/40)-th smallest."""
+    return [float(ordered[rank(CI_LO, len(ordered)) - 1]), float(ordered[rank(CI_HI, len(ordered)) - 1])]
+
+
 def wilson(k: int, n: int) -> list[float] | None:
     """95% Wilson score interval with endpoints exactly 0 at k = 0 and exactly 1 at k = n."""
     if n == 0:
@@ -112,7 +117,7 @@ def pooled_ratio(num: np.ndarray, den: np.ndarray, boot: Bootstrap, *, better: s
         kept_values = np.sort(resampled.values[resampled.kept])
         kept = len(kept_values)
         if kept:
-            interval = [float(kept_values[rank(CI_LO, kept) - 1]), float(kept_values[rank(CI_HI, kept) - 1])]
+            interval = percentile_interval(kept_values)
     return {
         "kind": "pooled_ratio",
         "better": better,

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..metrics.stats import CI_HI, CI_LO, Bootstrap, rank, share
+from ..metrics.stats import Bootstrap, percentile_interval, share
 from ..metrics.table import aggregate
 from . import fdbench, videofdb
 from .base import INF, Part, Records, View, us
@@ -86,15 +86,14 @@ def pooled_share(view: View, name: str, parts: list[tuple[str, list[dict], Part,
                                  "value": float(np.count_nonzero(p)) / len(p) if len(p) else None}
                          for label, p in by_class.items()}
     rated = [p for p in by_class.values() if len(p)]
-    record["class_mean"] = float(np.mean([np.count_nonzero(p) / len(p) for p in rated])) if rated else None
+    record["class_mean"] = float(np.mean([c["value"] for c in record["classes"].values() if c["n"]])) if rated else None
     interval = None
     if rated and boot is not None:  # one generator carried from class to class: each class resampled on its own
         rng, total = np.random.default_rng(boot.seed), np.zeros(boot.resamples)
         for p in rated:
             boot._check(len(p))  # the size every metric's resampling is refused beyond, with the numbers
             total += p[rng.integers(0, len(p), size=(boot.resamples, len(p)))].mean(axis=1)
-        means = np.sort(total / len(rated))
-        interval = [float(means[rank(CI_LO, len(means)) - 1]), float(means[rank(CI_HI, len(means)) - 1])]
+        interval = percentile_interval(np.sort(total / len(rated)))
     record["class_mean_interval"] = interval
     return record
 
