@@ -115,8 +115,12 @@ def compare_forest(result: dict, width: str = WIDTH) -> dict[str, bytes]:
                   for i in range(0, len(names), fits)]
         notes = [None if any(_finite(_line(p, where, n)) for p in pairs for n in names)
                  else _forest_note(result, (where, part, names), width) for where, part, names in panels]
-        heights = [(note.count("\n") + 4) * line_in + 0.45 if note  # + its title
-                   else len(panel[2]) * row_in + 0.45 + line_in for panel, note in zip(panels, notes)]
+        # each panel's title as drawn (a view's wraps to two or three lines at column width): its lines are the
+        # panel's, so the rows keep their height (two rows squeezed under a three-line title overlapped their labels)
+        titles = [_panel_title(where, part, width) for where, part, _ in panels]
+        heights = [(note.count("\n") + 3) * line_in + 0.45 if note
+                   else len(panel[2]) * row_in + 0.45 for panel, note in zip(panels, notes)]
+        heights = [h + (t.count("\n") + 1) * line_in for h, t in zip(heights, titles)]
         pages = _paginate(heights, above)
         colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
         figs = []
@@ -157,6 +161,11 @@ def _forest_note(result: dict, panel: tuple, width: str) -> str:
     return _wrap("\n".join(lines), width, 0.95)
 
 
+def _panel_title(where: Where, part: str, width: str) -> str:
+    """A panel's title, wrapped as drawn: its section and part."""
+    return _wrap(f"{_title(where)}: {part}", width, 0.55 if width == "column" else 0.7)
+
+
 def _forest_panel(ax, result: dict, panel: tuple, note: str | None, width: str, colors: list) -> None:
     """One subset's part: a row per metric, a line per pair; or, where no line is finite, its `note` instead."""
     from matplotlib.ticker import MaxNLocator
@@ -165,7 +174,7 @@ def _forest_panel(ax, result: dict, panel: tuple, note: str | None, width: str, 
 
     where, part, names = panel
     pairs = result["pairs"]
-    ax.set_title(_wrap(f"{_title(where)}: {part}", width, 0.55 if width == "column" else 0.7), loc="left")
+    ax.set_title(_panel_title(where, part, width), loc="left")
     diffs = [[_line(p, where, n) for n in names] for p in pairs]
     if note:  # no finite difference (medians not reached, or no pair): no axis to draw them on, the flags in words
         ax.axis("off")

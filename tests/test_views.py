@@ -380,6 +380,7 @@ def test_compare_and_the_api_carry_the_views(tmp_path, vad, boot):
     assert (("videofdb", "pooled"), "outcomes", ["TOR_alignment"]) in panels
     assert (("fdbench", INT), "outcomes", ["SIR", "SRIR"]) in panels
     assert _title(("fdbench", INT)) == f"FD-Bench's terms, {INT}" and _title((None, INT)) == INT
+    _forest_labels_do_not_overlap(result)
     views = result["pairs"][0]["views"]
     assert list(views) == ["fdbench", "videofdb"] and list(views["fdbench"]) == [TURN, INT]
     assert list(views["videofdb"]) == [PAUSE, TURN, INT, "pooled"]
@@ -739,3 +740,28 @@ def test_every_view_column_has_a_numbered_definition():
     for view in VIEWS.values():
         for key in view.settings.header():
             assert f"`{view.name}.{key}`" in text, (view.name, key)
+
+
+def _forest_labels_do_not_overlap(result):
+    """At column width a view's panel title wraps to three lines; the panel's height now counts them, so two rows
+    under it keep theirs (their labels overlapped: "yield rate" over "yield rate exercised")."""
+    from fdbu import plot_forest
+
+    figs = []
+    real = plot_forest._save
+    plot_forest._save = lambda f, tight=False: figs.extend(f if isinstance(f, list) else [f]) or {}
+    try:
+        plot_forest.compare_forest(result, width="column")
+    finally:
+        plot_forest._save = real
+    checked = 0
+    for fig in figs:
+        renderer = fig.canvas.get_renderer()
+        fig.draw(renderer)
+        for ax in fig.axes:
+            boxes = [t.get_window_extent(renderer) for t in ax.get_yticklabels() if t.get_text()]
+            for upper, lower in zip(boxes, boxes[1:]):
+                assert abs(upper.y0 - lower.y0) >= min(upper.height, lower.height), ax.get_title()
+                checked += 1
+        __import__("matplotlib.pyplot").pyplot.close(fig)
+    assert checked > 5
