@@ -370,7 +370,7 @@ class SynthConfig:
                     "{subset: number}")
     family: str = opt(next(iter(tasks.FAMILIES)), f"the Full-Duplex-Bench release whose subsets n counts: "
                       f"{' or '.join(tasks.FAMILIES)} (v1.5: both runs, input.wav with the overlap event and "
-                      "clean_input.wav without)")
+                      "clean_input.wav without; v2: sessions, the examiner's channel as input.wav)")
     seed: int = opt(0, "sample i of a subset depends only on (seed, subset, i); >= 0")
     system: str = opt("mixed", "; ".join(f"{f.name}: {' | '.join(f.systems)}" for f in tasks.FAMILIES.values())
                       + "; or mixed")

@@ -166,3 +166,15 @@ def read_event(data: bytes, where: str, T_us: int) -> dict:
     if start > end:
         raise FdbuError(where, file, f"the event starts at {seconds_text(start)} s, after its end {seconds_text(end)} s")
     return {"event_us": (start, end)}
+
+
+def read_session(data: bytes, where: str, T_us: int) -> dict:
+    """session.json (a Full-Duplex-Bench v2 session, written by export or synth) -> no sample fields: it names the
+    upstream task and split (`task_id`, `split`, strings) and what export did (`trim_s`); the timing comes from the
+    two channels."""
+    file = "session.json"
+    doc = parse_json(data, where, file)
+    for key in ("task_id", "split"):
+        if not isinstance(doc, dict) or not isinstance(doc.get(key), str) or not doc[key]:
+            raise FdbuError(where, file, f"has no '{key}' string (the upstream task's {key.replace('_', ' ')})")
+    return {}

@@ -21,10 +21,10 @@ from typing import Any, Callable, cast
 
 from . import readers, registry
 from .family import Family, Figure
-from .metrics import control, interruption, overlap, pause, turn_taking
+from .metrics import control, interruption, overlap, pause, session, turn_taking
 from .metrics.base import MetricModule, Swept
 from .official import BACKCHANNEL_SCRIPT, INTERRUPTION_SCRIPT, PAUSE_SCRIPT, TIMING_SCRIPT, TURN_SCRIPT
-from .version import V15_DEFINITIONS
+from .version import V15_DEFINITIONS, V2_DEFINITIONS
 
 
 @dataclass(frozen=True)
@@ -149,7 +149,15 @@ OVERLAP = Task(
     runs=(("output.wav", "input.wav"), ("clean_output.wav", "clean_input.wav")),
     transcribed=("output.wav", "clean_output.wav", "input.wav", "clean_input.wav"),
     detected=("output.wav", "clean_output.wav"))
-TASKS = {t.name: t for t in (PAUSE_HANDLING, TURN_TAKING, USER_INTERRUPTION, BACKCHANNEL, OVERLAP)}
+# Full-Duplex-Bench v2 (upstream v2/README.md): a multi-turn session between an automated examiner (A.wav, here
+# input.wav) and the system (B.wav, here output.wav) on one clock; Silero segments both channels
+# (fdbu.metrics.session), and the reference column is the judge's scores as scoring/score.py averages them.
+SESSION = Task(
+    name=session.TASK, family="v2", annotation="session.json", read=readers.read_session, metrics=session,
+    reference=None, speech_detection=True, asr_task="default", asr_cut=None, label="session (v2)",
+    generator=Ref(SYNTH, "session_sample"), audio=("input.wav",), transcribed=("output.wav", "input.wav"),
+    detected=("output.wav", "input.wav"))
+TASKS = {t.name: t for t in (PAUSE_HANDLING, TURN_TAKING, USER_INTERRUPTION, BACKCHANNEL, OVERLAP, SESSION)}
 
 # the releases, in order (a tree's families are listed in it); v1.5's subsets carry the matched control (its
 # settings group overlap.*, its `control` entries) and draw its stop curves
@@ -158,6 +166,8 @@ V15 = Family(name="v1.5", systems=("yields", "yields_late", "talks_through", "sa
              judges=("behaviour",), files=("clean_input.wav", "metadata.json"),
              definitions=V15_DEFINITIONS, settings=control.GROUP, entries=(control.ENTRY,),
              figures=(Figure("stop-curves", overlap.stop_curves),))
+V2 = Family(name="v2", systems=("attentive", "hesitant", "eager", "unyielding", "mute"), files=("A.wav", "B.wav"),
+            definitions=V2_DEFINITIONS, settings=session.GROUP)
 FAMILIES: dict[str, Family] = {}
 BUILT_IN = frozenset(TASKS)
 
@@ -173,6 +183,11 @@ SUBSETS: dict[str, Subset] = {s.name: s for s in (
     Subset("user_backchannel", OVERLAP, 99, {"event": "backchannel"}),
     Subset("talking_to_other", OVERLAP, 100, {"event": "talking_to_other"}),
     Subset("background_speech", OVERLAP, 100, {"event": "background_speech"}),
+    # v2: one subset per upstream split (its name in session.json), 50 tasks each (prompts_staged_200.json)
+    Subset("v2_daily", SESSION, 50, {"split": "Daily"}),
+    Subset("v2_correction", SESSION, 50, {"split": "Correction"}),
+    Subset("v2_entity_tracking", SESSION, 50, {"split": "EntityTracking"}),
+    Subset("v2_safety", SESSION, 50, {"split": "Safety"}),
 )}
 
 
@@ -246,7 +261,7 @@ def unregister_family(name: str) -> None:
             registry.no_longer_writes(command, *fig.files)
 
 
-for _f in (V10, V15):
+for _f in (V10, V15, V2):
     register_family(_f)
 
 

@@ -123,8 +123,8 @@ def test_the_default_family_is_v10_and_a_system_of_the_other_family_is_refused(t
     assert out.returncode == 2 and "system='yields' is a Full-Duplex-Bench v1.5 system" in out.stderr, out.stderr
     out = fdbu_main("synth", f"out={tmp_path / 'y'}", "family=v1.5", "system=prompt")
     assert out.returncode == 2 and "system='prompt' is a Full-Duplex-Bench v1.0 system" in out.stderr, out.stderr
-    out = fdbu_main("synth", f"out={tmp_path / 'z'}", "family=v2")
-    assert out.returncode == 2 and "family='v2': choose v1.0 or v1.5" in out.stderr, out.stderr
+    out = fdbu_main("synth", f"out={tmp_path / 'z'}", "family=v3")
+    assert out.returncode == 2 and "family='v3': choose v1.0 or v1.5 or v2" in out.stderr, out.stderr
 
 
 def test_score_says_plainly_what_it_does_not_compute(tmp_path):

@@ -212,3 +212,54 @@ def window_speech(segments, windows, words, bc_max=1_000_000, bc_words=2, by_ove
 
     short = [(a, b) for a, b in hits if b - a < bc_max and sum(inside_word(s, e, a, b) for s, e in words) < bc_words]
     return {"in_window": inside, "overlapping": len(hits), "short": len(short)}
+
+
+def session(examiner, system, T, word_starts, gap, window, stop_within, bc_max, bc_words):
+    """Definitions 61-66 on one v2 session, spelled out over time points (no sorting tricks, no numpy): turns by
+    walking the segments, each rule a direct test."""
+    def make_turns(segs):
+        out = []
+        for s, e in sorted(segs):
+            if out and s - out[-1][1] < gap:
+                out[-1][1] = max(out[-1][1], e)
+            else:
+                out.append([s, e])
+        return out
+
+    A, B = make_turns(examiner), make_turns(system)
+    speaking = lambda t: any(s < t < e for s, e in B)  # noqa: E731
+    outcomes, latencies = [], []
+    for i, (_a0, a1) in enumerate(A):
+        if a1 >= T:
+            continue
+        if speaking(a1):
+            outcomes.append("overlapped")
+            continue
+        nxt = A[i + 1][0] if i + 1 < len(A) else None
+        limit = min([a1 + window, T] + ([nxt] if nxt is not None else []))
+        onsets = [s for s, _ in B if a1 <= s <= limit]
+        if onsets:
+            outcomes.append("response")
+            latencies.append(min(onsets) - a1)
+        elif nxt is not None and nxt < a1 + window:
+            outcomes.append("examiner_resumed")
+        elif T < a1 + window:
+            outcomes.append("unobserved")
+        else:
+            outcomes.append("no_response")
+            latencies.append(INF)
+    stops, resumed = [], 0
+    for a0, a1 in A:
+        for s, e in B:
+            if s < a0 < e:
+                stops.append(INF if e >= T else e - a0)
+                resumed += any(e < s2 < a1 for s2, _ in B)
+    backchannels = 0
+    for s, e in B:
+        inside = any(a0 < s and e < a1 for a0, a1 in A)
+        words = sum(1 for w in word_starts if s <= w <= e)
+        backchannels += inside and e - s <= bc_max and words <= bc_words
+    talk_over = sum(covered(system, a, b) for a, b in examiner)
+    return {"outcomes": outcomes, "latencies": latencies, "stops": stops, "resumed": resumed,
+            "stopped": sum(1 for x in stops if x <= stop_within), "backchannels": backchannels,
+            "talk_over": talk_over, "examiner": sum(b - a for a, b in examiner), "turns": len(A)}

@@ -180,3 +180,95 @@ def overlap_sample(rng, system: str, *, event: str, **_):
                 "clean_run_stop_s": clean_end, "answer_from_s": answer_from}
     more = {"input.wav": user, "clean_input.wav": clean_user, "clean_output.wav": clean_run}
     return T, event_run, metadata, event_run.transcript(), intended, more
+
+
+SESSION_MAX_S = 130.0  # a v2 session is planned inside this, then cut to its T
+
+
+def _cut(cap: Capture, n: int) -> Capture:
+    """`cap` ended at sample n: its audio and the words that end by then."""
+    out = Capture(n, cap.rng)
+    out.audio[:] = cap.audio[:n]
+    out.words = [w for w in cap.words if w[2] <= n]
+    return out
+
+
+def _end_s(cap: Capture) -> float:
+    return round(cap.words[-1][2] / SR, 3)
+
+
+def session_sample(rng, system: str, *, split: str = "Daily", turns: tuple[int, int] = (3, 6), **_):
+    """A Full-Duplex-Bench v2 session: the examiner's turns (input.wav, upstream's A.wav) and the system's (output.wav,
+    B.wav) on one clock. Each examiner turn ends, and the system answers as it behaves (`attentive`: 0.3-0.9 s later;
+    `hesitant`: 1.5-2.5 s; `eager`: 0.4-1.0 s before the end; `unyielding`: as attentive, but never stops when
+    interrupted; `mute`: never); some examiner turns start while the system speaks (an examiner interruption:
+    every system but `unyielding` stops 0.2-0.5 s later, after the word running then), and an attentive system
+    backchannels one word inside some long examiner turns. Every gap between one channel's turns is at least 0.8 s
+    (session.merge_gap_s is 0.5 s), and a mute system's examiner waits 3.4-4 s (session.window_s is 3 s).
+
+    `intended` holds the ground truth in the words' times: per examiner turn end its outcome and latency, per
+    interruption its stop latency, and the backchannels placed."""
+    n_max = int(SESSION_MAX_S * SR)
+    A, B = Capture(n_max, rng), Capture(n_max, rng)
+    k = int(rng.integers(turns[0], turns[1] + 1))
+    ends: list[dict] = []
+    interruptions: list[dict] = []
+    backchannels = 0
+    t = _u(rng, 0.3, 0.8)
+    for i in range(k):
+        interrupting = bool(interruptions) and interruptions[-1]["start_s"] == t
+        a0 = t
+        long_turn = system == "attentive" and not interrupting and rng.random() < 0.5
+        A.say(a0, words=int(rng.integers(8, 11)) if long_turn or interrupting else int(rng.integers(4, 8)))
+        a1 = _end_s(A)
+        if long_turn:  # one word in the middle of the examiner's turn, well inside it
+            B.say(round(a0 + (a1 - a0) / 2 - 0.3, 3), words=1)
+            if _end_s(B) < a1 - 0.6:
+                backchannels += 1
+            else:  # not inside after all: take it back
+                _name, x, y = B.words.pop()
+                B.audio[x:y] = 0
+        if system == "mute":
+            ends.append({"end_s": a1, "outcome": "no_response", "latency_s": None})
+            t = round(a1 + _u(rng, 3.4, 4.0), 3)
+            continue
+        if B.words and _end_s(B) > a1:  # an unyielding answer still running: the end is overlapped, no new answer
+            ends.append({"end_s": a1, "outcome": "overlapped", "latency_s": None})
+            t = round(_end_s(B) + _u(rng, 0.8, 1.5), 3)
+            continue
+        interrupt_next = i + 1 < k and rng.random() < 0.4
+        if system == "eager":
+            b0 = round(a1 - _u(rng, 0.4, 1.0), 3)
+        elif system == "hesitant":
+            b0 = round(a1 + _u(rng, 1.5, 2.5), 3)
+        else:
+            b0 = round(a1 + _u(rng, 0.3, 0.9), 3)
+        first = len(B.words)
+        if system == "unyielding" and interrupt_next:
+            B.say(b0, until_s=b0 + _u(rng, 5.0, 6.0))
+        else:
+            B.say(b0, words=int(rng.integers(8, 11)) if interrupt_next else int(rng.integers(3, 7)))
+        b0 = round(B.words[first][1] / SR, 3)
+        if interrupting:  # the answer to the interrupting turn starts before it ends: the system resumed over it
+            interruptions[-1]["resumed"] = b0 < a1
+        ends.append({"end_s": a1, "outcome": "overlapped" if b0 < a1 else "response",
+                     "latency_s": round(b0 - a1, 3) if b0 >= a1 else None})
+        if interrupt_next:
+            nxt = round(max(b0 + _u(rng, 1.0, 1.5), a1 + 0.8), 3)  # while the answer runs, after this turn
+            if system != "unyielding":  # stop after the word running 0.2-0.5 s into the examiner's turn
+                at = int(round((nxt + _u(rng, 0.2, 0.5)) * SR))
+                keep = [w for w in B.words[first:] if w[1] <= at]
+                for _name, x, y in B.words[first + len(keep):]:
+                    B.audio[x:y] = 0
+                B.words = B.words[:first + len(keep)]
+            interruptions.append({"start_s": nxt, "stop_latency_s": round(_end_s(B) - nxt, 3), "resumed": False})
+            t = nxt
+        else:
+            t = round(max(_end_s(B), a1) + _u(rng, 0.8, 1.5), 3)
+    T = round(max(_end_s(A), _end_s(B) if B.words else 0.0) + _u(rng, 3.5, 4.5), 3)
+    n = int(round(T * SR))
+    examiner, system_cap = _cut(A, n), _cut(B, n)
+    intended = {"behaviour": system, "turn_ends": ends, "interruptions": interruptions, "backchannels": backchannels}
+    annotation = {"task_id": f"{split}.synthetic", "split": split}
+    return T, system_cap, annotation, system_cap.transcript(), intended, {"input.wav": examiner}
+

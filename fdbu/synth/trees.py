@@ -109,7 +109,7 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
     (`out/<subset>/<id>/`: input.wav, output.wav, the annotation, asr.py's output.json), with
     no manifest.json or asr.json: what `fdbu export` with `export.transcripts=adopt` reads.
 
-    `n` is samples per subset of `family` (v1.0 or v1.5): a number, "release" (the release's sizes, a
+    `n` is samples per subset of `family` (a release: fdbu.tasks.FAMILIES): a number, "release" (the release's sizes, a
     full-size tree), or a dict subset -> number (0 leaves a subset out). `interruption_tail_s` is the
     range of T - R for interruption samples.
     """

@@ -1,0 +1,360 @@
+"""Full-Duplex-Bench v2 sessions: objective turn-taking timing of a whole multi-turn session (README: Definitions
+61-68).
+
+A v2 session has two channels on one clock (upstream's assumption: `combine_transcripts` sorts both channels by
+start time): the examiner (input.wav, upstream's A.wav) and the system under test (output.wav, B.wav). Silero
+segments both; each channel's segments closer than `session.merge_gap_s` are one *turn*. From the turns:
+
+- every examiner turn that ends before T is a *turn end*: the system is already speaking there (`overlapped`), or
+  it starts a turn within `session.window_s` and before the examiner's next turn (`response`, its latency the
+  start minus the end: never 0 for an early start), or the examiner speaks again first (`examiner_resumed`), or the
+  window passes (`no_response`), or T cuts the window short (`unobserved`);
+- every examiner turn that starts while a system turn runs is an *examiner interruption*: the system stops when
+  that turn ends (its stop latency; within `session.stop_within_s` it is a stop), and it *resumes over* the
+  examiner if it starts another turn before the examiner's turn ends;
+- talk-over: the system's detected speech inside the examiner's, in seconds;
+- a *backchannel*: a system turn inside an examiner turn, no longer than `session.backchannel_max_s` with at most
+  `session.backchannel_max_words` words of its transcript.
+
+The arithmetic is `session_events`, one session at a time, on integer microseconds; `tests/twins.py` restates it
+in plain Python. The metrics pool these over the sessions of a split, resampling whole sessions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from ..family import Group
+from ..kernels import INF
+from ..settings import check, opt, within
+from ..timebase import seconds, to_us
+from .base import Runs, Swept
+from .flat import column
+from .stats import MEDIAN, Bootstrap, rank
+from .table import LATENCY, POOLED_RATIO, Metric, aggregate as aggregate_table
+
+TASK = "session"
+GROUP_KEY = "session"
+TURN_END_OUTCOMES = ("response", "overlapped", "no_response", "examiner_resumed", "unobserved")
+ANSWERABLE = ("response", "overlapped", "no_response")  # the turn ends the response rate is over
+EXAMINER, SYSTEM = "input.wav", "output.wav"  # upstream's A.wav and B.wav
+INPUTS = ()  # nothing is the dataset's alone: the examiner reacts to the system, so both channels are the run's
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    """session.*: how turns are made and what counts as a response, a stop and a backchannel (microseconds)."""
+
+    merge_gap_us: int = 500_000
+    window_us: int = 3_000_000
+    stop_within_us: int = 2_000_000
+    backchannel_max_us: int = 1_000_000
+    backchannel_max_words: int = 2
+
+    KEYS = ("merge_gap", "window", "stop_within", "backchannel_max")
+
+    @classmethod
+    def of(cls, doc: dict | None) -> "SessionSettings":
+        """From a unified.json's (or sweep.json's) `session` header; the defaults where there is none."""
+        return cls.from_header((doc or {}).get(GROUP_KEY))
+
+    @classmethod
+    def from_header(cls, head: dict | None) -> "SessionSettings":
+        head, d = head or {}, cls()
+        us = {f"{k}_us": to_us(head[f"{k}_s"]) if f"{k}_s" in head else getattr(d, f"{k}_us") for k in cls.KEYS}
+        return cls(**us, backchannel_max_words=int(head.get("backchannel_max_words", d.backchannel_max_words)))
+
+    def header(self) -> dict:
+        return {**{f"{k}_s": seconds(getattr(self, f"{k}_us")) for k in self.KEYS},
+                "backchannel_max_words": self.backchannel_max_words}
+
+    def non_default(self) -> list[str]:
+        d = SessionSettings().header()
+        return [f"session.{k}={v}" for k, v in self.header().items() if v != d[k]]
+
+
+DEFAULT = SessionSettings()
+SECONDS = (lambda v: 0.001 <= v <= 60 and abs(v * 1000 - round(v * 1000)) < 1e-9,
+           "a whole number of milliseconds from 0.001 to 60 s")
+
+
+@dataclass
+class SessionConfig:
+    """session.* on the command line: the user's seconds, checked, as `SessionSettings`."""
+
+    merge_gap_s: float = opt(seconds(DEFAULT.merge_gap_us), "v2: one channel's speech segments closer than this "
+                             "(seconds) are one turn")
+    window_s: float = opt(seconds(DEFAULT.window_us), "v2: a system turn starting within this many seconds after "
+                          "the examiner's turn ends (and before the examiner's next) is a response")
+    stop_within_s: float = opt(seconds(DEFAULT.stop_within_us), "v2: when the examiner starts while the system "
+                               "speaks, a system turn ending within this many seconds is a stop")
+    backchannel_max_s: float = opt(seconds(DEFAULT.backchannel_max_us), "v2: a system turn inside an examiner turn "
+                                   "no longer than this (seconds) can be a backchannel")
+    backchannel_max_words: int = opt(DEFAULT.backchannel_max_words, "v2: ... and with at most this many words")
+
+    def __post_init__(self):
+        within(self, "session.", merge_gap_s=SECONDS, window_s=SECONDS, stop_within_s=SECONDS,
+               backchannel_max_s=SECONDS)
+        check(0 <= self.backchannel_max_words <= 100, "session.backchannel_max_words", self.backchannel_max_words,
+              "a whole number from 0 to 100")
+
+    def settings(self) -> SessionSettings:
+        return SessionSettings(to_us(self.merge_gap_s), to_us(self.window_s), to_us(self.stop_within_s),
+                               to_us(self.backchannel_max_s), int(self.backchannel_max_words))
+
+
+GROUP = Group(GROUP_KEY, "Full-Duplex-Bench v2's session timing", SessionConfig, SessionSettings.from_header)
+
+
+def settings_of(settings) -> SessionSettings:
+    return settings if isinstance(settings, SessionSettings) else SessionSettings.of(settings)
+
+
+def turns(segments: np.ndarray, gap_us: int) -> np.ndarray:
+    """(k, 2) segments, sorted, merged where the silence between two is shorter than `gap_us`."""
+    segs = np.asarray(segments, np.int64).reshape(-1, 2)
+    if len(segs) == 0:
+        return segs
+    keep = np.ones(len(segs), bool)
+    keep[1:] = segs[1:, 0] - segs[:-1, 1] >= gap_us  # a turn starts where the silence before it is long enough
+    starts = np.flatnonzero(keep)
+    ends = np.r_[starts[1:], len(segs)] - 1
+    return np.stack([segs[starts, 0], segs[ends, 1]], axis=1)
+
+
+def overlap_us(a: np.ndarray, b: np.ndarray) -> int:
+    """Microseconds covered by both of two sorted, disjoint segment lists."""
+    i = j = total = 0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i, 0], b[j, 0]), min(a[i, 1], b[j, 1])
+        total += max(0, int(hi) - int(lo))
+        if a[i, 1] < b[j, 1]:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
+class Session(NamedTuple):
+    """One session's events: turn ends (outcome, latency) and examiner interruptions (stop latency, resumed)."""
+
+    examiner_turns: np.ndarray   # (k, 2)
+    system_turns: np.ndarray     # (m, 2)
+    end_us: np.ndarray           # each examiner turn end before T
+    outcome: list                # its TURN_END_OUTCOMES name
+    latency_us: np.ndarray       # response: onset - end; otherwise -1
+    overlap_us: np.ndarray       # overlapped: end - max(the covering system turn's start, the examiner turn's start)
+    interrupt_us: np.ndarray     # each examiner turn start inside a system turn
+    stop_us: np.ndarray          # that system turn's end - the start; INF where it runs to T
+    resumed: np.ndarray          # a system turn starts after the stop and before the examiner turn ends
+    backchannels: int
+    talk_over_us: int            # system speech inside examiner speech
+    examiner_us: int             # examiner speech
+
+
+def session_events(examiner: np.ndarray, system: np.ndarray, T_us: int, word_starts: np.ndarray,
+                   s: SessionSettings = DEFAULT) -> Session:
+    """Definitions 61-66 on one session: `examiner` and `system` are each channel's speech segments (microseconds),
+    `word_starts` the system transcript's word starts."""
+    A, B = turns(examiner, s.merge_gap_us), turns(system, s.merge_gap_us)
+    ends, outcome, lat, ovl = [], [], [], []
+    for i, (a0, a1) in enumerate(A):
+        if a1 >= T_us:
+            continue  # the examiner still speaks at T: no end observed
+        cover = np.flatnonzero((B[:, 0] < a1) & (B[:, 1] > a1))
+        ends.append(a1)
+        if cover.size:
+            outcome.append("overlapped")
+            lat.append(-1)
+            ovl.append(int(a1 - max(B[cover[0], 0], a0)))
+            continue
+        ovl.append(0)
+        nxt = A[i + 1, 0] if i + 1 < len(A) else T_us
+        limit = min(a1 + s.window_us, nxt, T_us)
+        onsets = B[(B[:, 0] >= a1) & (B[:, 0] <= limit), 0]
+        if onsets.size:
+            outcome.append("response")
+            lat.append(int(onsets[0] - a1))
+        else:
+            outcome.append("examiner_resumed" if nxt < a1 + s.window_us and i + 1 < len(A) else
+                           "unobserved" if T_us < a1 + s.window_us else "no_response")
+            lat.append(-1)
+    starts, stops, resumed = [], [], []
+    for a0, a1 in A:
+        cover = np.flatnonzero((B[:, 0] < a0) & (B[:, 1] > a0))
+        if not cover.size:
+            continue
+        b1 = int(B[cover[0], 1])
+        starts.append(a0)
+        stops.append(INF if b1 >= T_us else b1 - int(a0))
+        resumed.append(bool(np.any((B[:, 0] > b1) & (B[:, 0] < a1))))
+    bc = 0
+    for b0, b1 in B:
+        inside = np.any((A[:, 0] < b0) & (A[:, 1] > b1))
+        words = int(np.count_nonzero((word_starts >= b0) & (word_starts <= b1)))
+        bc += bool(inside and b1 - b0 <= s.backchannel_max_us and words <= s.backchannel_max_words)
+    ex = np.asarray(examiner, np.int64).reshape(-1, 2)
+    return Session(A, B, np.array(ends, np.int64), outcome, np.array(lat, np.int64), np.array(ovl, np.int64),
+                   np.array(starts, np.int64), np.array(stops, np.int64), np.array(resumed, bool), bc,
+                   overlap_us(ex, np.asarray(system, np.int64).reshape(-1, 2)), int((ex[:, 1] - ex[:, 0]).sum()))
+
+
+def median_us(values: np.ndarray) -> int:
+    """The spec's quantile rule at 1/2 (the ceil(N/2)-th smallest; INF sorts last); -1 for no value."""
+    if not len(values):
+        return -1
+    return int(np.sort(values)[rank(MEDIAN, len(values)) - 1])
+
+
+COUNTS = ("examiner_turns", *TURN_END_OUTCOMES, "interruptions", "stops", "resumed", "backchannels")
+
+
+@dataclass
+class Components:
+    T_us: np.ndarray
+    counts: dict                 # COUNTS -> int64 per session
+    talk_over_us: np.ndarray
+    examiner_us: np.ndarray
+    response_latency_us: np.ndarray  # each session's median response latency (no_response: INF); -1: none
+    stop_latency_us: np.ndarray      # each session's median stop latency; -1: no interruption
+    sessions: list                   # Session per sample (None when read back from rows)
+    examiner_segments: list
+    system_segments: list
+    settings: SessionSettings = DEFAULT
+
+    def answerable(self) -> np.ndarray:
+        return sum(self.counts[k] for k in ANSWERABLE)
+
+
+def _summarise(ss: list[Session], s: SessionSettings) -> tuple[dict, np.ndarray, np.ndarray]:
+    counts = {k: column([len(x.examiner_turns) for x in ss]) if k == "examiner_turns" else
+              column([x.outcome.count(k) for x in ss]) if k in TURN_END_OUTCOMES else
+              column([len(x.interrupt_us) for x in ss]) if k == "interruptions" else
+              column([int(np.count_nonzero(x.stop_us <= s.stop_within_us)) for x in ss]) if k == "stops" else
+              column([int(np.count_nonzero(x.resumed)) for x in ss]) if k == "resumed" else
+              column([x.backchannels for x in ss]) for k in COUNTS}
+    resp = column([median_us(np.where(np.array(x.outcome) == "response", x.latency_us, INF)[
+        np.isin(x.outcome, ("response", "no_response"))]) if x.outcome else -1 for x in ss])
+    stop = column([median_us(x.stop_us) for x in ss])
+    return counts, resp, stop
+
+
+def components(samples, runs: Runs, settings: SessionSettings = DEFAULT) -> Components:
+    """`runs` (fdbu.metrics.base.Runs): each channel's speech segments per session."""
+    ex, sy = runs.files[EXAMINER], runs.files[SYSTEM]
+    T = column([s.T_us for s in samples])
+    ss = [session_events(ex[i], sy[i], int(T[i]), s.word_start, settings) for i, s in enumerate(samples)]
+    counts, resp, stop = _summarise(ss, settings)
+    return Components(T, counts, column([x.talk_over_us for x in ss]), column([x.examiner_us for x in ss]), resp,
+                      stop, ss, list(ex), list(sy), settings)
+
+
+METRICS = (
+    Metric("response_rate", POOLED_RATIO, "higher", "answerable",
+           "Examiner turn ends the system answers within session.window_s (and before the examiner's next turn), "
+           "over turn ends that are answered, overlapped or left unanswered, pooled over sessions",
+           lambda c: (c.counts["response"], c.answerable()), denominator="examiner turn ends", headline=True),
+    Metric("overlapped_end_rate", POOLED_RATIO, "lower", "answerable",
+           "Examiner turn ends with the system already speaking, over the same turn ends, pooled over sessions",
+           lambda c: (c.counts["overlapped"], c.answerable()), denominator="examiner turn ends"),
+    Metric("response_latency_s", LATENCY, "lower", "responding",
+           "Median over sessions of each session's median time from an examiner turn's end to the system's next "
+           "turn (an unanswered end counts as never; overlapped ends are not latencies)",
+           lambda c: c.response_latency_us, headline=True),
+    Metric("interruption_stop_rate", POOLED_RATIO, "higher", "interrupted",
+           "Examiner interruptions (the examiner starts while the system speaks) whose system turn ends within "
+           "session.stop_within_s, pooled over sessions", lambda c: (c.counts["stops"], c.counts["interruptions"]),
+           denominator="examiner interruptions", headline=True),
+    Metric("stop_latency_s", LATENCY, "lower", "interrupted",
+           "Median over sessions of each session's median time from an examiner interruption's start to the end of "
+           "the system turn it interrupts (a turn running to T: never)", lambda c: c.stop_latency_us),
+    Metric("resumed_over_rate", POOLED_RATIO, "lower", "interrupted",
+           "Examiner interruptions after which the system starts again before the examiner's turn ends",
+           lambda c: (c.counts["resumed"], c.counts["interruptions"]), denominator="examiner interruptions"),
+    Metric("talk_over_s_per_examiner_s", POOLED_RATIO, "lower", "eligible",
+           "The system's detected speech inside the examiner's, over the examiner's speech, in seconds, pooled",
+           lambda c: (c.talk_over_us, c.examiner_us), denominator="examiner speech seconds", seconds=True,
+           headline=True),
+    Metric("backchannels_per_examiner_turn", POOLED_RATIO, "context", "eligible",
+           "System backchannels (short turns inside an examiner turn) per examiner turn, pooled over sessions",
+           lambda c: (c.counts["backchannels"], c.counts["examiner_turns"]), denominator="examiner turns"),
+)
+
+
+def populations(c: Components) -> dict[str, np.ndarray]:
+    n = len(c.T_us)
+    return {"eligible": np.ones(n, bool), "answerable": c.answerable() > 0,
+            "responding": c.response_latency_us >= 0, "interrupted": c.counts["interruptions"] > 0}
+
+
+def aggregate(c: Components, *, selected: int, ineligible: int, boot: Bootstrap) -> tuple[dict, dict]:
+    pops = populations(c)
+    metrics = aggregate_table(METRICS, c, pops, selected=selected, ineligible=ineligible, boot=boot)
+    extra = {k: int(c.counts[k].sum()) for k in COUNTS}
+    extra.update({f"{k}_sessions": int(np.count_nonzero(v)) for k, v in pops.items() if k != "eligible"})
+    return metrics, extra
+
+
+def _quantile(us: int):
+    return None if us < 0 else "not reached" if us == INF else seconds(us)
+
+
+def _segments(segs) -> list:
+    return [[seconds(int(a)), seconds(int(b))] for a, b in segs]
+
+
+def rows(samples, c: Components) -> list[dict]:
+    out = []
+    for i, s in enumerate(samples):
+        row = {"T_s": seconds(s.T_us), "words": len(s.word_start),
+               "examiner_segments": _segments(c.examiner_segments[i]),
+               "system_segments": _segments(c.system_segments[i])}
+        row.update({k: int(c.counts[k][i]) for k in COUNTS})
+        row.update({"talk_over_s": seconds(int(c.talk_over_us[i])), "examiner_speech_s": seconds(int(c.examiner_us[i])),
+                    "response_latency_s": _quantile(int(c.response_latency_us[i])),
+                    "stop_latency_s": _quantile(int(c.stop_latency_us[i]))})
+        out.append(row)
+    return out
+
+
+ROW = {"T_s": "seconds", "words": "count", "examiner_segments": "segments", "system_segments": "segments",
+       **{k: "count" for k in COUNTS}, "talk_over_s": "seconds", "examiner_speech_s": "seconds",
+       "response_latency_s": "quantile?", "stop_latency_s": "quantile?"}
+
+
+def _us(v) -> int:
+    return -1 if v is None else INF if v == "not reached" else to_us(v)
+
+
+def _segs(rows: list[dict], key: str) -> list[np.ndarray]:
+    return [np.array([[to_us(a), to_us(b)] for a, b in r[key]], np.int64).reshape(-1, 2) for r in rows]
+
+
+def from_rows(rows: list[dict], subset: str | None = None, unified: dict | None = None) -> Components:
+    """The components back from unified-samples.jsonl rows: the inverse of `rows`."""
+    return Components(column([to_us(r["T_s"]) for r in rows]), {k: column([r[k] for r in rows]) for k in COUNTS},
+                      column([to_us(r["talk_over_s"]) for r in rows]),
+                      column([to_us(r["examiner_speech_s"]) for r in rows]),
+                      column([_us(r["response_latency_s"]) for r in rows]),
+                      column([_us(r["stop_latency_s"]) for r in rows]), [None] * len(rows),
+                      _segs(rows, "examiner_segments"), _segs(rows, "system_segments"), settings_of(unified))
+
+
+def explain(row: dict, words: list) -> tuple[str, str]:
+    """A session has no single outcome: its counts in words."""
+    said = ", ".join(f"{row[k]} {k.replace('_', ' ')}" for k in TURN_END_OUTCOMES if row[k])
+    return "session", (f"{row['examiner_turns']} examiner turns; turn ends: {said or 'none'}; "
+                       f"{row['interruptions']} examiner interruptions, {row['stops']} stopped; "
+                       f"{row['backchannels']} backchannels")
+
+
+def marks(row: dict, read) -> dict:
+    return {}
+
+
+SWEEP = Swept(shown={"response_rate": "resp", "overlapped_end_rate": "ovl_end", "response_latency_s": "resp_med_s",
+                     "interruption_stop_rate": "stop", "talk_over_s_per_examiner_s": "over/ex"},
+              counts=COUNTS, count_labels={"response": "resp", "overlapped": "ovl", "interruptions": "int"},
+              counts_of=lambda extra: {k: extra[k] for k in COUNTS})
