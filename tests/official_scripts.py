@@ -45,3 +45,16 @@ def find_official_v15() -> Path | None:
 OFFICIAL_V15 = find_official_v15()
 needs_official_v15 = pytest.mark.skipif(OFFICIAL_V15 is None, reason="no official v1.5 scripts: set "
                                         "FDB_OFFICIAL_V15 or lay shared/official-v1.5/ beside the repository")
+
+
+def find_official_v2() -> Path | None:
+    """The pinned Full-Duplex-Bench v2 scripts: $FDB_OFFICIAL_V2, else `shared/official-v2/` beside the repository."""
+    if os.environ.get("FDB_OFFICIAL_V2"):
+        return Path(os.environ["FDB_OFFICIAL_V2"])
+    return next((p.parent / "official-v2" for p in _candidates()
+                 if (p.parent / "official-v2" / "scoring" / "score.py").is_file()), None)
+
+
+OFFICIAL_V2 = find_official_v2()
+needs_official_v2 = pytest.mark.skipif(OFFICIAL_V2 is None, reason="no official v2 scripts: set FDB_OFFICIAL_V2 "
+                                       "or lay shared/official-v2/ beside the repository")

@@ -1,0 +1,90 @@
+"""Full-Duplex-Bench v2's official scripts, unchanged, against fdbu's re-implementation (issue 52): score.py and
+score_time.py on the same processed judge files, and asr_batch.py's combine_transcripts on the same A.json/B.json."""
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from fdbu.official.judge_scores import csv_cell, judge_scores
+from official_scripts import OFFICIAL_V2, needs_official_v2
+
+
+def _judge_doc(rng, *, messy: bool) -> dict:
+    """A processed judge output: events on random windows with scores 1-5 (as ints or floats); `messy` adds what
+    the two scripts read differently (string scores, reversed windows, short items, a missing task score)."""
+    events = []
+    t = float(rng.uniform(0, 5))
+    for _ in range(int(rng.integers(0, 9))):
+        end = round(t + float(rng.uniform(0.5, 25)), 2)
+        tt, if_ = int(rng.integers(1, 6)), int(rng.integers(1, 6))
+        events.append([[round(t, 2), end], tt if rng.random() < 0.7 else float(tt) + 0.5, if_])
+        t = end + float(rng.uniform(0, 8))
+    if messy:
+        events += [[[3.0, 1.0], 4, 4], [[1.0, 2.0], "5", 3], [[1.0, 2.0], 3], "text", [[130.0, 140.0], 2, 2]]
+    doc: dict = {"Turn-taking event and score": events}
+    if rng.random() < 0.85:
+        doc["Task-specific score"] = int(rng.integers(1, 6)) if rng.random() < 0.8 else 2.5
+    return doc
+
+
+def _run(script: str, root, cwd) -> None:
+    out = subprocess.run([sys.executable, str(OFFICIAL_V2 / "scoring" / script), "--root_dir", str(root)], cwd=cwd,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+
+
+def _csv(path) -> list[list[str]]:
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.reader(f))
+
+
+@needs_official_v2
+@pytest.mark.parametrize("messy", [False, True])
+def test_score_and_score_time_equal_fdbus_rows(tmp_path, messy):
+    rng = np.random.default_rng(7)
+    judged = {}
+    root = tmp_path / "eval_results"
+    for split in ("Daily", "Correction", "EntityTracking", "Safety"):
+        (root / split).mkdir(parents=True)
+        for i in range(6):
+            task = f"{split}.t.{i:03d}"
+            doc = _judge_doc(rng, messy=messy and i % 2 == 0)
+            (root / split / f"{task}_processed.json").write_text(json.dumps(doc, indent=2))
+            judged[(split, task)] = [doc]
+    ours = judge_scores(judged)
+    for script in ("score.py", "score_time.py"):  # each in its own folder: score_time.py writes judge_summary.csv too
+        (tmp_path / script).mkdir()
+        _run(script, root, tmp_path / script)
+        for csv_name, table in ours[script].items():
+            theirs = _csv(tmp_path / script / csv_name)
+            assert theirs[0] == table["header"]
+            assert theirs[1:] == [[csv_cell(x) for x in row] for row in table["rows"]], (script, csv_name)
+            assert len(theirs) == 25
+    # the two judge_summary.csv are equal where every event is one fdbu's reader takes, and differ where not
+    assert (ours["score.py"]["judge_summary.csv"] == ours["score_time.py"]["judge_summary.csv"]) is not messy
+
+
+@needs_official_v2
+def test_on_events_fdbu_refuses_the_two_scripts_count_differently(tmp_path):
+    """What the docstring says of the scripts, checked on them: score.py counts an event with a reversed window and
+    score_time.py does not; a string score counts in score_time.py's first pass only."""
+    root = tmp_path / "r"
+    (root / "Daily").mkdir(parents=True)
+    doc = {"Turn-taking event and score": [[[3.0, 1.0], 4, 4], [[1.0, 2.0], "5", 3], [[1.0, 2.0], 2, 2]],
+           "Task-specific score": 3}
+    (root / "Daily" / "Daily.x.001_processed.json").write_text(json.dumps(doc))
+    _run("score.py", root, tmp_path)
+    plain = _csv(tmp_path / "judge_summary.csv")
+    _run("score_time.py", root, tmp_path)  # after score.py, as upstream's README runs them: it replaces that file
+    timed, binned = _csv(tmp_path / "judge_summary.csv"), _csv(tmp_path / "judge_summary_binned.csv")
+    ours = judge_scores({("Daily", "Daily.x.001"): [doc]})
+    assert plain[1][3:5] == ["2", "3.0"] and timed[1][3:5] == ["2", "3.5"]  # the reversed window / the string "5"
+    assert plain[1] == [csv_cell(x) for x in ours["score.py"]["judge_summary.csv"]["rows"][0]]
+    assert timed[1] == [csv_cell(x) for x in ours["score_time.py"]["judge_summary.csv"]["rows"][0]]
+    assert binned[1] == [csv_cell(x) for x in ours["score_time.py"]["judge_summary_binned.csv"]["rows"][0]]
+    assert binned[1][4] == "2.0"  # the string-scored event adds to no bin
