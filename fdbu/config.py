@@ -278,6 +278,8 @@ class ExportOptions:
                                    "official asr.py (beside output.wav)")
     model: str = opt(PARAKEET, "with transcripts=adopt: the model that made them, as asr.json "
                                                     "records it (declared; fdbu does not run it)")
+    judge: Optional[str] = opt(None, "a run layout's judge outputs, one file per session (Full-Duplex-Bench v2's "
+                                     "eval_results: <split>/<task id>_processed.json), checked and copied beside it")
 
     def __post_init__(self):
         _check(self.length in LENGTH_POLICIES, "export.length", self.length, f"choose {', '.join(LENGTH_POLICIES)}")

@@ -252,10 +252,25 @@ def _load_more(src: Path, outs: Path, subset: str, sid: str, adopting: bool) -> 
 
 def export(dataset: Path | None, outputs: Path | None, out: Path, *, roots: dict | None = None,
            transcripts: str = "none", model: str = adopt.OFFICIAL_MODEL, length: str = "tolerant",
-           only: list[str] | None = None, progress: bool = False, workers: int = 4) -> Path:
+           only: list[str] | None = None, progress: bool = False, workers: int = 4, judge: Path | None = None) -> Path:
     """A tree at `out` from a release (`dataset`) or per-task folders (`roots`, subset -> folder); outputs
-    `<outputs>/<subset>/<id>/output.wav`, or beside the inputs without `outputs`."""
+    `<outputs>/<subset>/<id>/output.wav`, or beside the inputs without `outputs`. A family's own run layout
+    (`Family.layout`: v2's output root, with its `judge` outputs) is handed to that family's export."""
     out = Path(out)
+    run = layout.family_run(Path(dataset)) if dataset is not None else None
+    if run is not None:
+        family = run[0]
+        if outputs is not None:
+            raise FdbuError("outputs", None, f"{dataset} is {run[1]}, which holds the system's outputs itself; "
+                            "drop outputs=")
+        if length != "tolerant":
+            raise FdbuError("config", None, f"export.length={length}: a Full-Duplex-Bench {family.name} run's two "
+                            "channels are fitted by their own rule (README: Full-Duplex-Bench v2)")
+        return family.layout.export(Path(cast(Path, dataset)), out, judge=judge, transcripts=transcripts, model=model, only=only,
+                                    progress=progress)
+    if judge is not None:
+        raise FdbuError("config", None, "export.judge reads a run layout's per-session judge outputs (Full-Duplex-Bench "
+                        f"v2's eval_results); {dataset or 'export.roots'} is not such a run")
     if length not in LENGTH_POLICIES:
         raise FdbuError("config", None, f"export.length={length!r}; choose {', '.join(LENGTH_POLICIES)}")
     if transcripts not in TRANSCRIPTS:

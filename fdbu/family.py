@@ -13,7 +13,8 @@ reader, the report, the API, the configs, synth) call its hooks and never name a
 - `figures`: one system's figures (`Figure`: F(t) panels with their bands, as the latency curves are drawn);
 - `definitions`: the name of its definitions, added to unified.json's `definitions` when a tree holds its subsets;
 - `systems`: the synthetic systems `fdbu synth` builds its samples for; `judges`: the LLM judges its official rules
-  ask; `files`: what tells one of its official sample folders from another release's.
+  ask; `files`: what tells one of its official sample folders from another release's;
+- `layout`: a run layout of its own (`Layout`: v2's output root), named by fdbu.layout and exported by its reader.
 
 The module imports nothing of fdbu: the registry, the configs and the readers all read it.
 """
@@ -81,6 +82,20 @@ class Figure:
         return (f"{self.stem}.png", f"{self.stem}.pdf")
 
 
+@dataclass(frozen=True)
+class Layout:
+    """A family whose runs are laid out their own way, not as v1's `<subset>/<id>/` sample folders (v2: an output root
+    of `<split>/<task id>/A.wav, B.wav`): what a folder of it is (fdbu.layout names it, so every wrong folder gets
+    the command that works), that command, and the export `fdbu export dataset=FOLDER` hands it to."""
+
+    what: Callable[[Any], str | None]   # (folder) -> the folder in a few words, or None: not of this layout
+    hint: Callable[[Any], str]          # (folder) -> the export that reads it, as a command
+    export: Callable[..., Any]          # (folder, out, *, judge, transcripts, model, only, progress) -> the tree
+    synth: Callable[..., str] | None = None  # fdbu synth layout=official: (root, subset, i, capture, annotation,
+    #                                          transcript, intended, other captures) writes one run as upstream
+    #                                          leaves it; -> the sample id its export gives
+
+
 @dataclass(frozen=True, kw_only=True)
 class Family:
     name: str                                  # "v1.0": synth's family=, Task.family
@@ -93,3 +108,4 @@ class Family:
     settings: Group | None = None
     entries: tuple[Entry, ...] = ()
     figures: tuple[Figure, ...] = ()
+    layout: Layout | None = None               # its own run layout, exported by its own reader

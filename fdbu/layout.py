@@ -126,8 +126,8 @@ def _file(path: Path) -> str:
 
 
 def what(folder: Path) -> tuple[str, str]:
-    """(kind, what is there in a few words): missing, file, empty, tree, release, per-task, roots,
-    sample, tree-sample or other. Only names and file types are looked at."""
+    """(kind, what is there in a few words): missing, file, empty, tree, release, per-task, roots, family-run (a
+    family's own run layout: v2's output root), sample, tree-sample or other. Only names and file types are looked at."""
     if not folder.exists():
         return "missing", "nothing: it does not exist"
     if not folder.is_dir():
@@ -152,6 +152,9 @@ def what(folder: Path) -> tuple[str, str]:
     if samples:
         return "per-task", (f"an official per-task folder of {' or '.join(task_subsets(samples))} samples "
                             f"(<id>/input.wav, {', '.join(sample_annotations(samples[0])) or 'no annotation'})")
+    run = family_run(folder)
+    if run is not None:
+        return "family-run", run[1]
     inner = task_folders(folder)
     if inner:
         return "roots", f"a folder of official per-task folders ({', '.join(d.name for d in inner)})"
@@ -163,6 +166,16 @@ def what(folder: Path) -> tuple[str, str]:
         return "sample", "one sample's folder (output.wav directly in it)"
     shown = ", ".join(entries[:5]) + (", ..." if len(entries) > 5 else "")
     return "other", f"no sample folders (it holds {shown})"
+
+
+def family_run(folder: Path):
+    """(the family, the folder in words) when a family with a run layout of its own (fdbu.family.Layout) knows the
+    folder; else None."""
+    for family in tasks.FAMILIES.values():
+        said = family.layout.what(folder) if family.layout is not None else None
+        if said:
+            return family, said
+    return None
 
 
 def found(folder: Path) -> str:
@@ -184,6 +197,8 @@ def next_step(folder: Path) -> str | None:
         return "export them first: " + roots_command(chosen, notes)
     if kind == "tree-sample":
         return f"give the tree: tree={folder.parent.parent}"
+    if kind == "family-run":
+        return family_run(folder)[0].layout.hint(folder)
     if kind == "sample":
         parent = Path(folder).resolve().parent
         if parent == Path(folder).resolve():  # the file system's root: nothing above

@@ -169,12 +169,30 @@ def read_event(data: bytes, where: str, T_us: int) -> dict:
 
 
 def read_session(data: bytes, where: str, T_us: int) -> dict:
-    """session.json (a Full-Duplex-Bench v2 session, written by export or synth) -> no sample fields: it names the
-    upstream task and split (`task_id`, `split`, strings) and what export did (`trim_s`); the timing comes from the
-    two channels."""
+    """session.json (a Full-Duplex-Bench v2 session, written by export or synth) -> {"annotations": {"judge": the
+    judged events [(start_us, end_us, TT, IF)] or None}}: it names the upstream task and split (`task_id`, `split`,
+    strings), what export did, and the judge's events as export checked them (`judge.events`: [start, end, TT, IF],
+    0 <= start < end <= T, scores from 1 to 5)."""
     file = "session.json"
     doc = parse_json(data, where, file)
     for key in ("task_id", "split"):
         if not isinstance(doc, dict) or not isinstance(doc.get(key), str) or not doc[key]:
             raise FdbuError(where, file, f"has no '{key}' string (the upstream task's {key.replace('_', ' ')})")
-    return {}
+    judge = doc.get("judge")
+    if judge is None:
+        return {"annotations": {"judge": None}}
+    events = judge.get("events") if isinstance(judge, dict) else None
+    if not isinstance(events, list):
+        raise FdbuError(where, file, "judge has no 'events' list")
+    out = []
+    for i, ev in enumerate(events):
+        if not (isinstance(ev, list) and len(ev) == 4):
+            raise FdbuError(where, file, f"judge event {i} is not [start, end, turn-taking score, instruction score]")
+        s, e = _in_window(ev[:2], where, file, T_us, (f"judge event {i}'s start", f"judge event {i}'s end"), "events")
+        if s >= e:
+            raise FdbuError(where, file, f"judge event {i} ends at or before its start")
+        for j in (2, 3):
+            if isinstance(ev[j], bool) or not isinstance(ev[j], (int, float)) or not 1 <= ev[j] <= 5:
+                raise FdbuError(where, file, f"judge event {i}'s score {short(ev[j])} is not a number from 1 to 5")
+        out.append((s, e, float(ev[2]), float(ev[3])))
+    return {"annotations": {"judge": out}}

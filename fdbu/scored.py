@@ -56,6 +56,10 @@ KINDS = {
     "segments": (lambda v: isinstance(v, list) and all(_pair("seconds")(p) and p[0] <= p[1] for p in v),
                  "a list of [start, end] seconds"),
 }
+# a list of rows of numbers, nulls or NOT_REACHED (v2's judged events with the timing inside each)
+KINDS["number rows"] = (lambda v: isinstance(v, list) and all(isinstance(r, list) and all(
+    x is None or x == NOT_REACHED or _number(x) for x in r) for r in v), f"a list of rows of numbers, nulls or "
+    f"{NOT_REACHED!r}")
 # another benchmark's times can be negative (FD-Bench's onset before E, VideoFDB's yield latency; fdbu.views)
 KINDS["signed seconds"] = (lambda v: _number(v) and abs(v) <= MAX_SECONDS,
                            f"a number of seconds from -{MAX_SECONDS:.0e} to {MAX_SECONDS:.0e}")

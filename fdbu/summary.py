@@ -55,6 +55,10 @@ def official_numbers(summary: dict) -> dict[str, list[tuple[str, Any]]]:
     for subset, numbers in summary.get("subsets", {}).items():
         if set(numbers) & set(STATES):
             out[subset] = [("state", number_text(numbers))]
+        elif "mean_of_sessions" in numbers:  # v2: the judge's scores per session; fdbu's mean of them
+            out[subset] = [("judged sessions", numbers["judged"]),
+                           *((f"{k} (mean of sessions)", v) for k, v in numbers["mean_of_sessions"].items()
+                             if v is not None)]
         elif "latency_intervals" in numbers:
             b = numbers.get("behaviour", {})
             out[subset] = [("samples with a stop interval", numbers["with_stop_interval"]),
@@ -116,6 +120,12 @@ def _lines(summary: dict) -> list[str]:
             continue
         if set(numbers) & set(STATES):
             lines.append(f"  {subset}: {number_text(numbers)}")
+            continue
+        if "mean_of_sessions" in numbers:  # v2: score.py's rows per session (and score_time.py's by 15 s)
+            shown = ", ".join(f"{k} {number_text(v)}" for k, v in numbers["mean_of_sessions"].items() if v is not None)
+            unjudged = f", {len(numbers['not_judged'])} not judged" if numbers["not_judged"] else ""
+            lines.append(f"  {subset}: the judge over {numbers['judged']} sessions{unjudged} (score.py's row per "
+                         f"session, score_time.py's per 15 s: summary.json); mean of the sessions: {shown or 'none'}")
             continue
         lines.append(f"  {subset}: " + ", ".join(f"{label} {number_text(v)}" for label, v in _numbers(numbers, judge)))
     return lines

@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, cast
 
 from . import readers, registry
-from .family import Family, Figure
+from .family import Family, Figure, Layout
 from .metrics import control, interruption, overlap, pause, session, turn_taking
 from .metrics.base import MetricModule, Swept
-from .official import BACKCHANNEL_SCRIPT, INTERRUPTION_SCRIPT, PAUSE_SCRIPT, TIMING_SCRIPT, TURN_SCRIPT
+from .official import (BACKCHANNEL_SCRIPT, INTERRUPTION_SCRIPT, JUDGE_SCORE_SCRIPT, PAUSE_SCRIPT, TIMING_SCRIPT,
+                       TURN_SCRIPT)
 from .version import V15_DEFINITIONS, V2_DEFINITIONS
 
 
@@ -149,12 +150,14 @@ OVERLAP = Task(
     runs=(("output.wav", "input.wav"), ("clean_output.wav", "clean_input.wav")),
     transcribed=("output.wav", "clean_output.wav", "input.wav", "clean_input.wav"),
     detected=("output.wav", "clean_output.wav"))
+V2_RUNS = "fdbu.upstream_v2"  # v2's run layout: an output root of <split>/<task id>/A.wav, B.wav (and the judge's)
 # Full-Duplex-Bench v2 (upstream v2/README.md): a multi-turn session between an automated examiner (A.wav, here
 # input.wav) and the system (B.wav, here output.wav) on one clock; Silero segments both channels
 # (fdbu.metrics.session), and the reference column is the judge's scores as scoring/score.py averages them.
 SESSION = Task(
     name=session.TASK, family="v2", annotation="session.json", read=readers.read_session, metrics=session,
     reference=None, speech_detection=True, asr_task="default", asr_cut=None, label="session (v2)",
+    official=Official(JUDGE_SCORE_SCRIPT, {}, "judge_scores", rule=Ref(V2_RUNS, "judge_rule"), via_evaluate=False),
     generator=Ref(SYNTH, "session_sample"), audio=("input.wav",), transcribed=("output.wav", "input.wav"),
     detected=("output.wav", "input.wav"))
 TASKS = {t.name: t for t in (PAUSE_HANDLING, TURN_TAKING, USER_INTERRUPTION, BACKCHANNEL, OVERLAP, SESSION)}
@@ -166,8 +169,10 @@ V15 = Family(name="v1.5", systems=("yields", "yields_late", "talks_through", "sa
              judges=("behaviour",), files=("clean_input.wav", "metadata.json"),
              definitions=V15_DEFINITIONS, settings=control.GROUP, entries=(control.ENTRY,),
              figures=(Figure("stop-curves", overlap.stop_curves),))
-V2 = Family(name="v2", systems=("attentive", "hesitant", "eager", "unyielding", "mute"), files=("A.wav", "B.wav"),
-            definitions=V2_DEFINITIONS, settings=session.GROUP)
+V2 = Family(name="v2", systems=("attentive", "hesitant", "eager", "unyielding", "mute"),
+            definitions=V2_DEFINITIONS, settings=session.GROUP, entries=(session.JUDGE_ENTRY,),
+            layout=Layout(Ref(V2_RUNS, "what"), Ref(V2_RUNS, "export_hint"), Ref(V2_RUNS, "export"),
+                          Ref(V2_RUNS, "write_synthetic")))
 FAMILIES: dict[str, Family] = {}
 BUILT_IN = frozenset(TASKS)
 

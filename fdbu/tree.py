@@ -56,6 +56,7 @@ class Sample:
     source: dict = field(default_factory=dict)  # what export recorded of the originals (source_sample_rate, _channels)
     other_words: dict = field(default_factory=dict)  # v1.5 scored: X.json -> (word starts, word ends) of another run
     detected_sha256: dict = field(default_factory=dict)  # each file Silero segments (Task.detected) -> its SHA-256
+    annotations: dict = field(default_factory=dict)  # what a family's annotation reader keeps of its own (v2: the judge's)
 
     @property
     def clean_T_us(self) -> int:

@@ -16,6 +16,8 @@ from fdbu.metrics import session
 from fdbu.metrics.session import DEFAULT, median_us, session_events
 from fdbu.synth import synthesize
 from fdbu.timebase import to_us
+from fdbu.official.judge_scores import csv_cell
+from official_scripts import OFFICIAL_V2, needs_official_v2
 
 V2 = [s for s, sub in tasks.SUBSETS.items() if sub.family == "v2"]
 # Every boundary Silero draws is at most this far from the word boundary the generator placed, on the shipped bank:
@@ -130,14 +132,143 @@ def test_session_events_agree_with_the_plain_python_twin(case):
 
 
 def test_no_general_module_names_v2():
-    """v2 goes in through the family contract: only the registry, its metric module and its generator name it."""
+    """v2 goes in through the family contract: only the registry and v2's own modules (its metric module, generator,
+    annotation reader, run layout and official scripts' re-implementation) name it."""
     from pathlib import Path
 
     import fdbu
 
-    allowed = {"tasks.py", "metrics/session.py", "synth/samples.py", "version.py", "readers.py"}
+    allowed = {"tasks.py", "metrics/session.py", "synth/samples.py", "version.py", "readers.py", "upstream_v2.py",
+               "official/judge_scores.py"}
     root = Path(fdbu.__file__).parent
     named = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
                    if str(p.relative_to(root)) not in allowed and ("v2_" in p.read_text() or "session." in
                                                                    p.read_text().replace("session.json", "")))
     assert named == [], named
+
+
+# ---- a v2 run as upstream leaves it: export, the reference column, refusals
+
+@pytest.fixture(scope="module")
+def v2_run(tmp_path_factory):
+    """Synthetic sessions in upstream's layout (A.wav, B.wav, combined.wav, A.json, B.json, the judge's outputs),
+    exported with the judge and the transcripts adopted."""
+    base = tmp_path_factory.mktemp("v2run")
+    out = fdbu_main("synth", "family=v2", "layout=official", "n=3", "ineligible=0", f"out={base / 'run'}")
+    assert out.returncode == 0, out.stderr
+    out = fdbu_main("export", f"dataset={base / 'run'}", f"out={base / 'tree'}", "export.transcripts=adopt",
+                    f"export.judge={base / 'run' / 'eval_results'}")
+    assert out.returncode == 0, out.stderr
+    return base
+
+
+def test_export_reads_a_v2_root_as_upstream_leaves_it(v2_run):
+    manifest = json.loads((v2_run / "tree" / "manifest.json").read_text())
+    rows = manifest["samples"]
+    assert manifest["declared"] == {s: 50 for s in V2} and len(rows) == 12
+    for row in rows:
+        split, task = row["sample_id"].split("/")
+        session = json.loads((v2_run / "tree" / row["sample_id"] / "session.json").read_text())
+        assert session["task_id"] == task and task.startswith(session["split"]) and split == V2[
+            ["Daily", "Correction", "EntityTracking", "Safety"].index(session["split"])]
+        assert session["source"]["combined.wav"]["checked_samples"] > 0 and session["judged"]
+        assert set(row["files"]) == {"input.wav", "output.wav", "session.json", "judge.json", "transcripts.json"}
+        # transcripts.json is upstream's own, byte for byte (the synth wrote it as asr_batch.py does)
+        upstream = v2_run / "run" / session["split"] / task / "transcripts.json"
+        assert (v2_run / "tree" / row["sample_id"] / "transcripts.json").read_bytes() == upstream.read_bytes()
+        short = int(task.rsplit(".", 1)[1]) - 1  # every third B.wav is 0.1 or 0.2 s short: padded, recorded
+        if short % 3:
+            assert session["length_fit"] == {"action": "padded", "samples": (short % 3) * 1600}
+    # a split or one session is read too; a wrong folder gets the command that works
+    one = v2_run / "run" / "Daily"
+    out = fdbu_main("export", f"dataset={one}", f"out={v2_run / 'daily'}")
+    assert out.returncode == 0 and len(json.loads((v2_run / "daily" / "manifest.json").read_text())["samples"]) == 3
+    out = fdbu_main("score", f"tree={v2_run / 'run'}")
+    assert out.returncode == 2 and "Full-Duplex-Bench v2 output root" in out.stderr and \
+        f"fdbu export dataset={v2_run / 'run'}" in out.stderr, out.stderr
+
+
+@needs_official_v2
+def test_the_reference_column_is_what_score_py_and_score_time_py_write(v2_run, tmp_path):
+    import csv
+    import subprocess
+    import sys
+
+    tree = v2_run / "tree"
+    out = fdbu_main("evaluate", f"tree={tree}")
+    assert out.returncode == 0, out.stderr
+    summary = json.loads((tree / "summary.json").read_text())
+    for script in ("score.py", "score_time.py"):
+        (tmp_path / script).mkdir()
+        run = subprocess.run([sys.executable, str(OFFICIAL_V2 / "scoring" / script), "--root_dir",
+                              str(v2_run / "run" / "eval_results")], cwd=tmp_path / script, capture_output=True,
+                             text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        for csv_name in ("judge_summary.csv", "judge_summary_binned.csv") if script == "score_time.py" else \
+                ("judge_summary.csv",):
+            with open(tmp_path / script / csv_name, newline="") as f:
+                theirs = list(csv.reader(f))
+            ours = [row for s in V2 for row in summary["subsets"][s][script][csv_name]["rows"]]
+            assert sorted(theirs[1:]) == sorted([csv_cell(x) for x in row] for row in ours), (script, csv_name)
+            assert len(theirs) == 13
+    assert "v2_daily: the judge over 3 sessions" in out.stdout
+
+
+def _copy_run(v2_run, dest):
+    import shutil
+
+    shutil.copytree(v2_run / "run", dest)
+    return dest
+
+
+@pytest.mark.parametrize("damage, file, said", [
+    ("rm B.wav", "B.wav", "is missing: a v2 session needs both channels"),
+    ("rate B.wav", "B.wav", "is at 8000 Hz and A.wav at 16000 Hz"),
+    ("cut B.wav", "B.wav", "the channels differ by more than 1000 ms"),
+    ("swap combined.wav", "combined.wav", "has its channels swapped"),
+    ("zero combined.wav", "combined.wav", "its right channel differs from B.wav"),
+    ("judge string", "Daily.synthetic.001_processed.json", "turn-taking score is \"4\", not a number from 1 to 5"),
+    ("judge reversed", "Daily.synthetic.001_processed.json", "ends before it starts"),
+    ("judge late", "Daily.synthetic.001_processed.json", "ends past the session's audio"),
+    ("judge elsewhere", "Daily.synthetic.001_processed.json", "not under"),
+])
+def test_bad_v2_input_is_one_line_naming_the_session_and_nothing_is_written(v2_run, tmp_path, damage, file, said):
+    import soundfile as sf
+
+    run = _copy_run(v2_run, tmp_path / "run")
+    session = run / "Daily" / "Daily.synthetic.001"
+    judged = run / "eval_results" / "Daily" / "Daily.synthetic.001_processed.json"
+    what, target = damage.split(" ")
+    if what == "rm":
+        (session / target).unlink()
+    elif what == "rate":
+        audio, _ = sf.read(session / "B.wav", dtype="int16")
+        sf.write(session / "B.wav", audio[::2], 8000, subtype="PCM_16")
+    elif what == "cut":
+        audio, sr = sf.read(session / "B.wav", dtype="int16")
+        sf.write(session / "B.wav", audio[:len(audio) - 2 * sr], sr, subtype="PCM_16")
+    elif what in ("swap", "zero"):
+        audio, sr = sf.read(session / "combined.wav", dtype="int16")
+        audio = audio[:, ::-1] if what == "swap" else np.stack([audio[:, 0], np.zeros_like(audio[:, 1])], axis=1)
+        sf.write(session / "combined.wav", audio, sr, subtype="PCM_16")
+    else:
+        doc = json.loads(judged.read_text())
+        if target == "string":
+            doc["Turn-taking event and score"][0][1] = "4"
+        elif target == "reversed":
+            doc["Turn-taking event and score"][0][0] = [5.0, 2.0]
+        elif target == "late":
+            doc["Turn-taking event and score"][0][0] = [1.0, 500.0]
+        else:  # the file under another split's folder
+            (run / "eval_results" / "Safety").mkdir(exist_ok=True)
+            judged.rename(run / "eval_results" / "Safety" / judged.name)
+        if target != "elsewhere":
+            judged.write_text(json.dumps(doc))
+    out = fdbu_main("export", f"dataset={run}", f"out={tmp_path / 'tree'}",
+                    f"export.judge={run / 'eval_results'}")
+    assert out.returncode == 2, out.stderr
+    lines = [x for x in out.stderr.splitlines() if x.startswith("fdbu: error")]
+    assert len(lines) == 1 and "Daily/Daily.synthetic.001" in lines[0] and file in lines[0] and said in lines[0], \
+        out.stderr
+    assert "Traceback" not in out.stderr and not (tmp_path / "tree").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tree")]  # no half-written tree beside it

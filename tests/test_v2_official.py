@@ -88,3 +88,56 @@ def test_on_events_fdbu_refuses_the_two_scripts_count_differently(tmp_path):
     assert timed[1] == [csv_cell(x) for x in ours["score_time.py"]["judge_summary.csv"]["rows"][0]]
     assert binned[1] == [csv_cell(x) for x in ours["score_time.py"]["judge_summary_binned.csv"]["rows"][0]]
     assert binned[1][4] == "2.0"  # the string-scored event adds to no bin
+
+
+def _asr_batch():
+    """The unchanged eval/asr_batch.py as a module, its NeMo import answered by an empty module (combine_transcripts
+    and what it calls use no NeMo): the script's own code, not a copy."""
+    import importlib.util
+    import types
+
+    saved = {k: sys.modules.get(k) for k in ("nemo", "nemo.collections", "nemo.collections.asr")}
+    for k in saved:
+        sys.modules[k] = types.ModuleType(k)
+    sys.modules["nemo"].collections = sys.modules["nemo.collections"]  # type: ignore[attr-defined]
+    sys.modules["nemo.collections"].asr = sys.modules["nemo.collections.asr"]  # type: ignore[attr-defined]
+    try:
+        spec = importlib.util.spec_from_file_location("asr_batch_v2", OFFICIAL_V2 / "eval" / "asr_batch.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+
+
+def _words(rng, t: float, until: float) -> list[dict]:
+    out = []
+    while t < until:
+        d = round(float(rng.uniform(0.1, 0.6)), 2)
+        out.append({"text": f"w{len(out)}", "timestamp": [round(t, 2), round(t + d, 2)]})
+        t += d + float(rng.choice([0.05, 0.3, 1.2, 1.25, 2.0]))  # gaps at and around the 1.2 s threshold
+    return out
+
+
+@needs_official_v2
+@pytest.mark.parametrize("max_time", [60.0, 120.0])
+def test_combine_transcripts_byte_for_byte(tmp_path, max_time):
+    from fdbu.upstream_v2 import combine_transcripts
+
+    script = _asr_batch()
+    rng = np.random.default_rng(3)
+    for k in range(20):
+        a = {"text": "", "chunks": _words(rng, float(rng.uniform(0, 2)), 130)}
+        b = {"text": "", "chunks": _words(rng, float(rng.uniform(0, 2)), 130) if k % 5 else []}
+        if k % 4 == 0 and b["chunks"]:  # a tie between the channels' sentence starts: A's first
+            b["chunks"][0]["timestamp"][0] = a["chunks"][0]["timestamp"][0]
+        (tmp_path / "A.json").write_text(json.dumps(a, indent=4))
+        (tmp_path / "B.json").write_text(json.dumps(b, indent=4))
+        theirs = script.combine_transcripts(str(tmp_path / "A.json"), str(tmp_path / "B.json"), max_time=max_time)
+        ours = combine_transcripts(a, b, max_time=max_time)
+        assert json.dumps(ours, indent=2) == json.dumps(theirs, indent=2), k
+        assert ours  # something was combined

@@ -16,5 +16,5 @@ def run(cfg, call: Call = CALL) -> Ran:
     e = cfg.export
     tree = run(Path(cfg.dataset) if cfg.dataset else None, Path(cfg.outputs) if cfg.outputs else None, Path(cfg.out),
                roots=e.roots, transcripts=e.transcripts, model=e.model, length=e.length, only=e.only,
-               progress=cfg.progress)
+               progress=cfg.progress, judge=Path(e.judge) if e.judge else None)
     return Ran(tree, [tree])

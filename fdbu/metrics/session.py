@@ -26,13 +26,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..family import Group
+from ..family import Entry, Group
 from ..kernels import INF
-from ..settings import check, opt, within
+from ..settings import NOT_REACHED, check, opt, within
 from ..timebase import seconds, to_us
 from .base import Runs, Swept
+from .rankcorr import correlations
 from .flat import column
-from .stats import MEDIAN, Bootstrap, rank
+from .stats import MEDIAN, Bootstrap, percentile_interval, rank
 from .table import LATENCY, POOLED_RATIO, Metric, aggregate as aggregate_table
 
 TASK = "session"
@@ -201,6 +202,32 @@ def session_events(examiner: np.ndarray, system: np.ndarray, T_us: int, word_sta
                    overlap_us(ex, np.asarray(system, np.int64).reshape(-1, 2)), int((ex[:, 1] - ex[:, 0]).sum()))
 
 
+def _clip(segs: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    segs = np.asarray(segs, np.int64).reshape(-1, 2)
+    c = np.stack([np.maximum(segs[:, 0], lo), np.minimum(segs[:, 1], hi)], axis=1)
+    return c[c[:, 1] > c[:, 0]]
+
+
+JUDGED = ("latency_s", "overlap_share", "silence_share")  # the timing measured inside each judged event's window
+
+
+def event_timing(examiner: np.ndarray, system: np.ndarray, s: Session, w0: int, w1: int) -> tuple[float, ...]:
+    """Definition 67: inside a judged event's window [w0, w1], the latency at the first examiner turn end in it (a
+    response's latency; no response: +inf; no end there, or another outcome: nan), and the shares of the window
+    where both channels speak (overlap) and where neither does (silence)."""
+    k = np.flatnonzero((s.end_us >= w0) & (s.end_us <= w1))
+    latency = float("nan")
+    if k.size:
+        outcome = s.outcome[int(k[0])]
+        latency = s.latency_us[int(k[0])] / 1e6 if outcome == "response" else \
+            float("inf") if outcome == "no_response" else float("nan")
+    a, b = _clip(examiner, w0, w1), _clip(system, w0, w1)
+    both = overlap_us(a, b)
+    either = int((a[:, 1] - a[:, 0]).sum() + (b[:, 1] - b[:, 0]).sum()) - both
+    width = w1 - w0
+    return latency, both / width, (width - either) / width
+
+
 def median_us(values: np.ndarray) -> int:
     """The spec's quantile rule at 1/2 (the ceil(N/2)-th smallest; INF sorts last); -1 for no value."""
     if not len(values):
@@ -223,6 +250,8 @@ class Components:
     examiner_segments: list
     system_segments: list
     settings: SessionSettings = DEFAULT
+    judged: list | None = None       # per session: None (not judged) or (k, 2 + 2 + len(JUDGED)) float rows:
+    #                                  window start and end (s), TT, IF, then JUDGED's values
 
     def answerable(self) -> np.ndarray:
         return sum(self.counts[k] for k in ANSWERABLE)
@@ -247,8 +276,14 @@ def components(samples, runs: Runs, settings: SessionSettings = DEFAULT) -> Comp
     T = column([s.T_us for s in samples])
     ss = [session_events(ex[i], sy[i], int(T[i]), s.word_start, settings) for i, s in enumerate(samples)]
     counts, resp, stop = _summarise(ss, settings)
+    judged: list = []
+    for i, smp in enumerate(samples):
+        events = smp.annotations.get("judge")
+        judged.append(None if events is None else np.array(
+            [[w0 / 1e6, w1 / 1e6, tt, if_, *event_timing(ex[i], sy[i], ss[i], w0, w1)] for w0, w1, tt, if_ in events],
+            float).reshape(-1, 4 + len(JUDGED)))
     return Components(T, counts, column([x.talk_over_us for x in ss]), column([x.examiner_us for x in ss]), resp,
-                      stop, ss, list(ex), list(sy), settings)
+                      stop, ss, list(ex), list(sy), settings, judged)
 
 
 METRICS = (
@@ -292,9 +327,50 @@ def populations(c: Components) -> dict[str, np.ndarray]:
 def aggregate(c: Components, *, selected: int, ineligible: int, boot: Bootstrap) -> tuple[dict, dict]:
     pops = populations(c)
     metrics = aggregate_table(METRICS, c, pops, selected=selected, ineligible=ineligible, boot=boot)
-    extra = {k: int(c.counts[k].sum()) for k in COUNTS}
+    extra: dict = {k: int(c.counts[k].sum()) for k in COUNTS}
     extra.update({f"{k}_sessions": int(np.count_nonzero(v)) for k, v in pops.items() if k != "eligible"})
+    extra[JUDGE_KEY] = judge_entry(c, boot)
     return metrics, extra
+
+
+JUDGE_KEY = "judge"
+STATISTICS = ("kendall_tau_b", "spearman")
+MIN_SESSIONS = 20  # an interval needs events of this many sessions: below, the percentile bootstrap over sessions
+#                    leaves out 0 too often under the null (8.1% at 10 sessions; benchmarks/judge_calibration.py)
+
+
+def judge_entry(c: Components, boot: Bootstrap) -> dict:
+    """Definition 68: across the judged events of the subset's sessions, the rank correlation of each timing measured
+    inside the event's window (JUDGED) with the judge's turn-taking score, Kendall's tau-b and Spearman's rho, each
+    with a 95% percentile bootstrap interval resampling whole sessions (an event is never apart from its session's
+    others). Descriptive: no test, no marker (README: How to read the judge's correlation)."""
+    judged = [j for j in (c.judged or []) if j is not None]
+    events = np.concatenate(judged) if judged else np.zeros((0, 4 + len(JUDGED)))
+    out: dict = {"sessions": len(judged), "events": int(len(events)), "not_judged": len(c.T_us) - len(judged),
+                 "lines": {}}
+    if not judged:
+        return out
+    idx = boot.indices(len(judged))
+    counts = np.zeros((len(idx), len(judged)), np.int64)
+    np.add.at(counts, (np.repeat(np.arange(len(idx)), idx.shape[1]), idx.ravel()), 1)
+    cluster = np.repeat(np.arange(len(judged)), [len(j) for j in judged])
+    for m, name in enumerate(JUDGED):
+        keep = ~np.isnan(events[:, 4 + m])
+        x, y = events[keep, 4 + m], events[keep, 2]
+        both = correlations(x, y, cluster[keep], np.vstack([np.ones((1, len(judged)), np.int64), counts]))
+        point, resampled = both[0], both[1:]
+        contributing = len(np.unique(cluster[keep]))
+        for s, stat in enumerate(STATISTICS):
+            values = np.sort(resampled[:, s][~np.isnan(resampled[:, s])])
+            interval = percentile_interval(values) if len(values) and contributing >= MIN_SESSIONS else None
+            out["lines"][f"{name}_{stat}"] = {
+                "difference": {"value": None if np.isnan(point[s]) else float(point[s]), "value_flag": None,
+                               "interval": interval},
+                "n": int(keep.sum()), "sessions": contributing, "resamples_kept": int(len(values)),
+                "p": None, "p_holm": None, "marker": False,
+                "reason": "descriptive" if interval is not None or not len(values) else
+                f"fewer than {MIN_SESSIONS} sessions: no interval"}
+    return out
 
 
 def _quantile(us: int):
@@ -315,13 +391,26 @@ def rows(samples, c: Components) -> list[dict]:
         row.update({"talk_over_s": seconds(int(c.talk_over_us[i])), "examiner_speech_s": seconds(int(c.examiner_us[i])),
                     "response_latency_s": _quantile(int(c.response_latency_us[i])),
                     "stop_latency_s": _quantile(int(c.stop_latency_us[i]))})
+        j = c.judged[i] if c.judged is not None else None
+        row["judged"] = j is not None
+        row["judge_events"] = [] if j is None else [[_cell(x) for x in ev] for ev in j.tolist()]
         out.append(row)
     return out
 
 
+def _cell(x: float):
+    """A judged event's value in a row: nan (no value) null, +inf (never) NOT_REACHED."""
+    return None if x != x else NOT_REACHED if x == float("inf") else x
+
+
+def _uncell(x) -> float:
+    return float("nan") if x is None else float("inf") if x == NOT_REACHED else float(x)
+
+
 ROW = {"T_s": "seconds", "words": "count", "examiner_segments": "segments", "system_segments": "segments",
        **{k: "count" for k in COUNTS}, "talk_over_s": "seconds", "examiner_speech_s": "seconds",
-       "response_latency_s": "quantile?", "stop_latency_s": "quantile?"}
+       "response_latency_s": "quantile?", "stop_latency_s": "quantile?", "judged": "flag",
+       "judge_events": "number rows"}
 
 
 def _us(v) -> int:
@@ -339,7 +428,9 @@ def from_rows(rows: list[dict], subset: str | None = None, unified: dict | None 
                       column([to_us(r["examiner_speech_s"]) for r in rows]),
                       column([_us(r["response_latency_s"]) for r in rows]),
                       column([_us(r["stop_latency_s"]) for r in rows]), [None] * len(rows),
-                      _segs(rows, "examiner_segments"), _segs(rows, "system_segments"), settings_of(unified))
+                      _segs(rows, "examiner_segments"), _segs(rows, "system_segments"), settings_of(unified),
+                      [np.array([[_uncell(x) for x in ev] for ev in r["judge_events"]], float).reshape(
+                          -1, 4 + len(JUDGED)) if r["judged"] else None for r in rows])
 
 
 def explain(row: dict, words: list) -> tuple[str, str]:
@@ -358,3 +449,61 @@ SWEEP = Swept(shown={"response_rate": "resp", "overlapped_end_rate": "ovl_end", 
                      "interruption_stop_rate": "stop", "talk_over_s_per_examiner_s": "over/ex"},
               counts=COUNTS, count_labels={"response": "resp", "overlapped": "ovl", "interruptions": "int"},
               counts_of=lambda extra: {k: extra[k] for k in COUNTS})
+
+
+def judge_lines(entry: dict) -> dict[str, dict]:
+    return entry["lines"]
+
+
+JUDGED_LABELS = {"latency_s": "response latency", "overlap_share": "overlap share", "silence_share": "silence share"}
+
+
+def judge_label(name: str) -> str:
+    """latency_s_kendall_tau_b -> "judge TT vs response latency: Kendall's tau-b"."""
+    metric, stat = next((name[:-len(s) - 1], s) for s in STATISTICS if name.endswith(s))
+    return f"judge TT vs {JUDGED_LABELS[metric]}: " + ("Kendall's tau-b" if stat == "kendall_tau_b" else
+                                                          "Spearman's rho")
+
+
+def check_judge(r, entry: dict, at: str, doc: dict) -> None:
+    """A v2 subset's `judge` entry as the scored reader `r` checks it: its counts and each line the report, the API
+    and the console read."""
+    j = r.obj(entry, JUDGE_KEY, f"{at}.{JUDGE_KEY}")
+    r.fields(j, {"sessions": "count", "events": "count", "not_judged": "count"}, f"{at}.{JUDGE_KEY}.")
+    lines = j.get("lines")
+    if not isinstance(lines, dict):
+        r.refuse(f"{at}.{JUDGE_KEY}.lines", "is missing or not an object")
+    for name, line in lines.items():
+        where = f"{at}.{JUDGE_KEY}.lines.{name}"
+        if name not in {f"{m}_{s}" for m in JUDGED for s in STATISTICS} or not isinstance(line, dict):
+            r.refuse(where, "is not a line fdbu writes")
+        r.fields(line, {"n": "count", "sessions": "count", "resamples_kept": "count", "p": "unit?", "p_holm": "unit?", "marker": "flag",
+                        "reason": "text?"}, f"{where}.")
+        d = r.obj(line, "difference", f"{where}.difference")
+        if not (d.get("value") is None or (r.ok("number", d["value"]) and -1 <= d["value"] <= 1)):
+            r.refuse(f"{where}.difference.value", f"is {d.get('value')!r}, not a correlation from -1 to 1 or null")
+        iv = d.get("interval")
+        if iv is not None and not (isinstance(iv, list) and len(iv) == 2 and all(r.ok("number", x) for x in iv)):
+            r.refuse(f"{where}.difference.interval", "is not null or two numbers")
+
+
+def judge_console(j: dict) -> list[str]:
+    """What score prints of the judge entry, under the subset's table."""
+    if not j["sessions"]:
+        return [f"  the judge: no session judged ({j['not_judged']} not judged): no correlation with its scores"]
+    unjudged = f", {j['not_judged']} not judged" if j["not_judged"] else ""
+    out = [f"  the judge's turn-taking score against the timing inside each judged event ({j['events']} events in "
+           f"{j['sessions']} sessions{unjudged}; "
+           "rank correlations with 95% intervals over sessions, descriptive):"]
+    for name, line in j["lines"].items():
+        d = line["difference"]
+        value = "undefined" if d["value"] is None else f"{d['value']:+.3f}"
+        iv = "" if d["interval"] is None else f" [{d['interval'][0]:+.3f}, {d['interval'][1]:+.3f}]"
+        why = "" if line["reason"] == "descriptive" else f"; {line['reason']}"
+        out.append(f"    {judge_label(name):<46} {value}{iv}  ({line['n']} events, {line['sessions']} sessions{why})")
+    return out
+
+
+JUDGE_ENTRY = Entry(key=JUDGE_KEY, lines=judge_lines, better=lambda subset, doc: {
+    f"{m}_{s}": "context" for m in JUDGED for s in STATISTICS}, label=judge_label, check=check_judge,
+    console=judge_console, count=lambda j: j["events"], columns={"n": "int"}, row=lambda j, line: {"n": line["n"]})

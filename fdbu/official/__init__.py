@@ -16,3 +16,7 @@ OFFICIAL_FILES = (BACKCHANNEL_SCRIPT, PAUSE_SCRIPT, TURN_SCRIPT, INTERRUPTION_SC
 TIMING_SCRIPT = "get_timing.py"
 BEHAVIOR_SCRIPT = "eval_behavior.py"
 BEHAVIOR_PROMPT = "instruction/behavior.txt"
+
+# Full-Duplex-Bench v2 (its own folder, v2/): the judge's scores per session, and binned by 15 s
+JUDGE_SCORE_SCRIPT = "scoring/score.py"
+JUDGE_TIME_SCRIPT = "scoring/score_time.py"

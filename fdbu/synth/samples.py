@@ -197,7 +197,7 @@ def _end_s(cap: Capture) -> float:
     return round(cap.words[-1][2] / SR, 3)
 
 
-def session_sample(rng, system: str, *, split: str = "Daily", turns: tuple[int, int] = (3, 6), **_):
+def session_sample(rng, system: str, *, split: str = "Daily", turns: tuple[int, int] = (3, 6), index: int = 0, **_):
     """A Full-Duplex-Bench v2 session: the examiner's turns (input.wav, upstream's A.wav) and the system's (output.wav,
     B.wav) on one clock. Each examiner turn ends, and the system answers as it behaves (`attentive`: 0.3-0.9 s later;
     `hesitant`: 1.5-2.5 s; `eager`: 0.4-1.0 s before the end; `unyielding`: as attentive, but never stops when
@@ -269,6 +269,6 @@ def session_sample(rng, system: str, *, split: str = "Daily", turns: tuple[int, 
     n = int(round(T * SR))
     examiner, system_cap = _cut(A, n), _cut(B, n)
     intended = {"behaviour": system, "turn_ends": ends, "interruptions": interruptions, "backchannels": backchannels}
-    annotation = {"task_id": f"{split}.synthetic", "split": split}
+    annotation = {"task_id": f"{split}.synthetic.{index + 1:03d}", "split": split}
     return T, system_cap, annotation, system_cap.transcript(), intended, {"input.wav": examiner}
 

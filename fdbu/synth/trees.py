@@ -107,7 +107,8 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
 
     `layout="official"` writes the same samples as official per-task folders instead
     (`out/<subset>/<id>/`: input.wav, output.wav, the annotation, asr.py's output.json), with
-    no manifest.json or asr.json: what `fdbu export` with `export.transcripts=adopt` reads.
+    no manifest.json or asr.json: what `fdbu export` with `export.transcripts=adopt` reads; a family with a run
+    layout of its own (`Family.layout`, v2) writes its runs as that family's upstream leaves them.
 
     `n` is samples per subset of `family` (a release: fdbu.tasks.FAMILIES): a number, "release" (the release's sizes, a
     full-size tree), or a dict subset -> number (0 leaves a subset out). `interruption_tail_s` is the
@@ -132,21 +133,29 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
             kind = SUBSETS[subset].task
             generate = cast(tasks.Ref, kind.generator)  # every registered task has one
             row = {"sample_id": f"{subset}/{name}", "subset": subset, "task": kind.name}
+            runs = tasks.FAMILIES[SUBSETS[subset].family].layout  # a family with a run layout of its own (v2)
             if rng.random() < ineligible:
+                if official and runs is not None:  # a session never run: no folder at all
+                    truth[row["sample_id"]] = {"system": behaviour, "eligible": False, "reason": "not run"}
+                    continue
                 row.update({"eligible": False, "reasons": [REASONS[int(rng.integers(len(REASONS)))]]})
                 samples.append(row)
                 truth[row["sample_id"]] = {"system": behaviour, "eligible": False}
                 if official:  # its dataset part still exists; the capture is cut short (OFFICIAL_REASON)
-                    _, cap, annotation, transcript, _, *rest = generate(rng, behaviour, tail=(lo, hi),
+                    _, cap, annotation, transcript, _, *rest = generate(rng, behaviour, tail=(lo, hi), index=i,
                                                                         **SUBSETS[subset].synth)
                     _official_sample(tmp / subset / name, cap, kind.annotation, annotation, transcript, OFFICIAL_REASON,
                                      rest[0] if rest else None)
                     truth[row["sample_id"]]["reason"] = OFFICIAL_REASON
                 continue
-            T, cap, annotation, transcript, intended, *extra = generate(rng, behaviour, tail=(lo, hi),
+            T, cap, annotation, transcript, intended, *extra = generate(rng, behaviour, tail=(lo, hi), index=i,
                                                                         **SUBSETS[subset].synth)
             more: dict[str, Capture] = extra[0] if extra else {}  # the task's other audio files (Task.audio)
             truth[row["sample_id"]] = {"system": behaviour, "eligible": True, "intended": intended}
+            if official and runs is not None and runs.synth is not None:  # as that family's runs leave it
+                sid = runs.synth(tmp, subset, i, cap, annotation, transcript, intended, more)
+                truth[sid] = truth.pop(row["sample_id"])  # the sample id its export gives
+                continue
             if official:
                 _official_sample(tmp / subset / name, cap, kind.annotation, annotation, transcript, None, more)
                 continue

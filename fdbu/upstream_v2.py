@@ -1,0 +1,438 @@
+"""Full-Duplex-Bench v2's run layout, read as upstream leaves it: what a folder of it is, its export into a reference
+tree, its judge outputs read and checked, and `combine_transcripts` (eval/asr_batch.py) reproduced.
+
+A v2 output root holds `<split>/<task id>/` per session: `A.wav` (the examiner), `B.wav` (the system under test),
+`combined.wav` (ffmpeg amerge: A left, B right), and after upstream's ASR `A.json`, `B.json`, `transcripts.json`.
+The judge's parsed answers lie elsewhere, `<eval_results>/<split>/<task id>_processed.json`. The family's hooks
+(`fdbu.family.Layout`) call this module; no general module names v2.
+
+Export (`fdbu export dataset=ROOT [export.judge=EVAL_RESULTS] [export.transcripts=adopt]`), per session:
+
+- A.wav and B.wav must both be there, readable, non-empty, finite and at one sample rate: otherwise the export is
+  refused, naming the session and the file (nothing is written), with the command that leaves it out;
+- both are trimmed to the first 120 s as `eval/trim_combined_wavs.py` does (`int(seconds * framerate)` frames,
+  skipped at or below 120 s), then made 16 kHz mono as every export is; A's length is T; B may differ from it by
+  `CHANNEL_TOLERANCE_MS` (the two tracks start when each arrives), padded with silence or cropped at T and
+  recorded, beyond it refused;
+- combined.wav, where present, must be A left and B right, sample for sample over their common length (refused,
+  naming the session, when it is not; swapped channels said as such); absent is recorded;
+- the judge's output, where given: its events checked (`read_judge`) and its bytes copied as judge.json, the events
+  also into session.json for the unified metrics; a session the judge did not reach is recorded as not judged;
+- with `export.transcripts=adopt`, A.json and B.json become input.json and output.json (checked as the official
+  asr.py's output is), and transcripts.json is written as `combine_transcripts` writes it.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import soundfile as sf
+
+from . import adopt, tasks
+from .atomic import dumps, regular, sha256_bytes
+from .audio import SAMPLE_RATE as SR, non_finite, wav_bytes
+from .errors import FdbuError
+from .outputs import new_folder
+from .readers import parse_json, read_session, seconds_text
+from .timebase import to_us, window_us
+from .tree import MANIFEST_KIND, SAFE_NAME
+
+FAMILY = "v2"
+TRIM_S = 120                 # eval/trim_combined_wavs.py's --seconds default
+CHANNEL_TOLERANCE_MS = 1000  # A.wav and B.wav may differ in length by this much (after the trim); beyond: refused
+MAX_TIME_S = 120.0           # eval/run_evaluation.sh passes --max_time $MAX_TIME (120) to asr_batch.py
+TIME_THRESHOLD_S = 1.2       # asr_batch.py's --time_threshold default
+CHANNELS = ("A.wav", "B.wav")
+JUDGE_SUFFIX = "_processed.json"
+TURN_KEY, TASK_KEY = "Turn-taking event and score", "Task-specific score"
+
+
+def splits() -> dict[str, str]:
+    """Upstream split name -> the subset holding it."""
+    return {s.synth["split"]: name for name, s in tasks.SUBSETS.items() if s.family == FAMILY}
+
+
+def _split_of(name: str) -> str | None:
+    """A split folder's name as asr_batch.py's find_audio_pairs accepts it (the name, or in lower case)."""
+    return next((s for s in splits() if name in (s, s.lower())), None)
+
+
+def _is_session(folder: Path) -> bool:
+    return folder.is_dir() and any((folder / c).exists() for c in CHANNELS)
+
+
+def sessions_in(folder: Path) -> tuple[str, list[tuple[str, Path]]] | None:
+    """(what the folder is, [(split, session folder)]) for a v2 output root, one split of it, or one session's
+    folder; None for anything else."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return None
+    if _is_session(folder) and _split_of(folder.parent.name):
+        return "session folder", [(_split_of(folder.parent.name) or "", folder)]
+    split = _split_of(folder.name)
+    if split is not None:
+        found = [(split, d) for d in sorted(folder.iterdir()) if _is_session(d)]
+        if found:
+            return f"{split} split", found
+    found = [(s, d) for sub in sorted(folder.iterdir()) if sub.is_dir() and (s := _split_of(sub.name))
+             for d in sorted(sub.iterdir()) if _is_session(d)]
+    return ("output root", found) if found else None
+
+
+def what(folder: Path) -> str | None:
+    """The folder in a few words if it is of v2's run layout (fdbu.layout.what)."""
+    got = sessions_in(folder)
+    if got is None:
+        return None
+    kind, found = got
+    return f"a Full-Duplex-Bench v2 {kind} ({len(found)} session{'s' if len(found) != 1 else ''}: " \
+           "<split>/<task id>/A.wav and B.wav)"
+
+
+def export_hint(folder: Path) -> str:
+    return (f"export it first: fdbu export dataset={folder} out=TREE export.transcripts=adopt (A.json and B.json "
+            "from upstream's asr_batch.py; without it, fdbu asr transcribes both channels), adding "
+            "export.judge=EVAL_RESULTS for the judge's scores; then fdbu score tree=TREE")
+
+
+# ---- reading
+
+def _read(path: Path, where: str) -> tuple[np.ndarray, int]:
+    try:
+        regular(path, where, path.name)
+        audio, sr = sf.read(str(path), dtype="float32", always_2d=True)
+    except FdbuError:
+        raise
+    except Exception as e:
+        raise FdbuError(where, path.name, f"cannot be read ({str(e).splitlines()[0]})") from None
+    if len(audio) == 0:
+        raise FdbuError(where, path.name, "is empty: the session has no recording of this channel")
+    problem = non_finite(audio, sr)
+    if problem:
+        raise FdbuError(where, path.name, problem)
+    return audio, sr
+
+
+def trimmed(audio: np.ndarray, sr: int) -> tuple[np.ndarray, bool]:
+    """trim_combined_wavs.py: a file longer than 120 s (`duration <= seconds + 1e-6` skips, `:160-163`) keeps its
+    first int(seconds * framerate) frames (`trim_with_wave_module`, `:121-122`)."""
+    if len(audio) / float(sr) <= TRIM_S + 1e-6:
+        return audio, False
+    return audio[:int(TRIM_S * sr)], True
+
+
+def _first_difference(a: np.ndarray, b: np.ndarray) -> int | None:
+    diff = np.flatnonzero(a != b)
+    return int(diff[0]) if diff.size else None
+
+
+def check_combined(path: Path, a: np.ndarray, b: np.ndarray, sr: int, where: str) -> dict:
+    """combined.wav against A.wav and B.wav (both as read, before any resampling): A left, B right over the common
+    length, sample for sample."""
+    audio, csr = _read(path, where)
+    if audio.shape[1] != 2:
+        raise FdbuError(where, "combined.wav", f"has {audio.shape[1]} channel(s), not 2 (A.wav left, B.wav right)")
+    if csr != sr:
+        raise FdbuError(where, "combined.wav", f"is at {csr} Hz, and A.wav and B.wav at {sr} Hz")
+    audio, _ = trimmed(audio, csr)
+    n = min(len(audio), len(a), len(b))
+    left, right, a0, b0 = audio[:n, 0], audio[:n, 1], a[:n, 0], b[:n, 0]
+    if _first_difference(left, a0) is None and _first_difference(right, b0) is None:
+        return {"checked_samples": n}
+    if _first_difference(left, b0) is None and _first_difference(right, a0) is None:
+        raise FdbuError(where, "combined.wav", "has its channels swapped: B.wav left, A.wav right (upstream's amerge "
+                        "puts A.wav left)")
+    side, ref, k = next((s, r, d) for s, r, d in (("left", "A.wav", _first_difference(left, a0)),
+                                                  ("right", "B.wav", _first_difference(right, b0))) if d is not None)
+    raise FdbuError(where, "combined.wav", f"is not A.wav and B.wav: its {side} channel differs from {ref} from "
+                    f"sample {k} ({k / sr:.3f} s) on")
+
+
+def read_judge(data: bytes, where: str, T_us: int, file: str = "judge.json") -> dict:
+    """A processed judge output (`scoring/parse.py`'s `*_processed.json`) -> {"events": [(start_us, end_us, TT, IF)],
+    "task_score": number or None}, refusing what score.py and score_time.py would read differently (fdbu.official.
+    judge_scores) and what cannot be this session's: a score that is not a number from 1 to 5 (a bool, a string),
+    a window that is not [start, end] with 0 <= start < end <= T."""
+    doc = parse_json(data, where, file)
+    if not isinstance(doc, dict) or not isinstance(doc.get(TURN_KEY), list):
+        raise FdbuError(where, file, f"is not a processed judge output: no '{TURN_KEY}' list")
+    events = []
+    for i, item in enumerate(doc[TURN_KEY]):
+        if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], list) and len(item[0]) == 2):
+            raise FdbuError(where, file, f"event {i} is not [[start, end], turn-taking score, instruction score]")
+        (start, end), tt, if_ = item[0], item[1], item[2]
+        for what_, v in (("start", start), ("end", end)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise FdbuError(where, file, f"event {i}'s {what_} is {json.dumps(v)}, not a number of seconds")
+        for what_, v in (("turn-taking score", tt), ("instruction-following score", if_)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 1 <= v <= 5:
+                raise FdbuError(where, file, f"event {i}'s {what_} is {json.dumps(v)}, not a number from 1 to 5")
+        s, e = to_us(start), to_us(end)
+        if not 0 <= s < e:
+            raise FdbuError(where, file, f"event {i}'s window [{start}, {end}] ends before it starts (or at its start)"
+                            if e <= s else f"event {i}'s window [{start}, {end}] starts before 0")
+        if e > T_us:
+            raise FdbuError(where, file, f"event {i}'s window [{start}, {end}] ends past the session's audio "
+                            f"(T = {seconds_text(T_us)} s): a judge output of another session, or of untrimmed audio")
+        events.append((s, e, float(tt), float(if_)))
+    score = doc.get(TASK_KEY)
+    if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))
+                              or not math.isfinite(score)):
+        raise FdbuError(where, file, f"'{TASK_KEY}' is {json.dumps(score)}, not a number")
+    return {"events": events, "task_score": score}
+
+
+def find_judge(judge: Path, split: str, task: str, where: str) -> Path | None:
+    """`<judge>/<split>/**/<task>_processed.json` as score.py's rglob finds it; one under another split is refused
+    (a processed JSON of another split's task), as are two for one task."""
+    name = task + JUDGE_SUFFIX
+    here = sorted((judge / split).rglob(name)) if (judge / split).is_dir() else []
+    if len(here) > 1:
+        raise FdbuError(where, name, f"is under {judge / split} {len(here)} times ({', '.join(map(str, here[:3]))}); "
+                        "score.py would count each")
+    if here:
+        return here[0]
+    elsewhere = sorted(p for p in judge.rglob(name) if p.parent.name != split)
+    if elsewhere:
+        raise FdbuError(where, name, f"is in {elsewhere[0].parent}, not under {judge / split}: the judge output of "
+                        f"a {split} session must lie in its split's folder (score.py keys it by that folder)")
+    return None
+
+
+# ---- combine_transcripts
+
+def sentences(chunks: list[dict], threshold: float) -> list[dict]:
+    """asr_batch.py's segment_into_sentences: a new sentence wherever the next word starts more than `threshold`
+    seconds after this one ends; each sentence's text is its words joined by spaces."""
+    if not chunks:
+        return []
+    cuts = [0] + [i + 1 for i in range(len(chunks) - 1)
+                  if chunks[i + 1]["timestamp"][0] - chunks[i]["timestamp"][1] > threshold] + [len(chunks)]
+    return [{"text": " ".join(c["text"] for c in chunks[a:b]), "start": chunks[a]["timestamp"][0],
+             "end": chunks[b - 1]["timestamp"][1]} for a, b in zip(cuts, cuts[1:])]
+
+
+def combine_transcripts(a_doc: dict, b_doc: dict, max_time: float = MAX_TIME_S,
+                        time_threshold: float = TIME_THRESHOLD_S) -> list[dict]:
+    """asr_batch.py's combine_transcripts on parsed A.json and B.json: each channel's words ending by `max_time`,
+    made sentences, tagged Examiner and Evaluatee, in order of start (a stable sort: A's first on a tie)."""
+    tagged = [(s["start"], speaker, s["text"])
+              for doc, speaker in ((a_doc, "Examiner"), (b_doc, "Evaluatee"))
+              for s in sentences([c for c in doc["chunks"] if c["timestamp"][1] <= max_time], time_threshold)]
+    order = sorted(range(len(tagged)), key=lambda i: tagged[i][0])
+    return [{"speaker": tagged[i][1], "text": tagged[i][2]} for i in order]
+
+
+def transcripts_bytes(a_doc: dict, b_doc: dict) -> bytes:
+    """transcripts.json as asr_batch.py writes it: `json.dump(combined, f, indent=2)`, no final newline."""
+    return json.dumps(combine_transcripts(a_doc, b_doc), indent=2).encode()
+
+
+# ---- export
+
+def _fit(mono: np.ndarray, T: int, where: str) -> tuple[np.ndarray, dict | None]:
+    n, tol = len(mono), CHANNEL_TOLERANCE_MS * SR // 1000
+    if n == T:
+        return mono, None
+    if abs(n - T) > tol:
+        raise FdbuError(where, "B.wav", f"is {n / SR:.3f} s and A.wav {T / SR:.3f} s (after the {TRIM_S} s trim): "
+                        f"the channels differ by more than {CHANNEL_TOLERANCE_MS} ms, so they are not one session's "
+                        "two tracks on one clock")
+    if n < T:
+        return np.concatenate([mono, np.zeros(T - n, np.float32)]), {"action": "padded", "samples": T - n}
+    return mono[:T], {"action": "cropped", "samples": n - T}
+
+
+def _session(tmp: Path, split: str, folder: Path, judge: Path | None, adopting: bool) -> tuple[dict, dict]:
+    """One session into the tree: its manifest row, and its adopted transcripts' receipts."""
+    from .export import to_16k_mono  # torch's resampler, loaded only by an export
+
+    subset, task = splits()[split], folder.name
+    sid = f"{subset}/{task}"
+    where = f"{split}/{task}"
+    if not SAFE_NAME.match(task):
+        raise FdbuError(where, None, "is not a plain session folder name")
+    for c in CHANNELS:
+        if not (folder / c).exists():
+            raise FdbuError(where, c, f"is missing: a v2 session needs both channels (A.wav the examiner, B.wav the "
+                            f"system); leave it out with \"export.only=[{sid}]\" ... listing the others")
+    (a, a_sr), (b, b_sr) = (_read(folder / c, where) for c in CHANNELS)
+    if a_sr != b_sr:
+        raise FdbuError(where, "B.wav", f"is at {b_sr} Hz and A.wav at {a_sr} Hz: one session's two tracks are "
+                        "recorded at one rate")
+    source: dict[str, Any] = {c: {"sample_rate": sr, "channels": int(x.shape[1]), "samples": len(x)}
+                              for c, x, sr in (("A.wav", a, a_sr), ("B.wav", b, b_sr))}
+    (a, a_cut), (b, b_cut) = trimmed(a, a_sr), trimmed(b, b_sr)
+    source["A.wav"]["trimmed"], source["B.wav"]["trimmed"] = a_cut, b_cut
+    combined = folder / "combined.wav"
+    source["combined.wav"] = check_combined(combined, a, b, a_sr, where) if combined.exists() else "absent"
+    A = to_16k_mono(a, a_sr)
+    T = len(A)
+    B, fit = _fit(to_16k_mono(b, b_sr), T, where)
+    T_us = window_us(T, SR)
+    session: dict[str, Any] = {"task_id": task, "split": split, "trim_s": TRIM_S, "source": source}
+    if fit:
+        session["length_fit"] = fit
+    files: dict[str, bytes] = {"input.wav": wav_bytes(A), "output.wav": wav_bytes(B)}
+    if judge is not None:
+        found = find_judge(judge, split, task, where)
+        session["judged"] = found is not None
+        if found is not None:
+            regular(found, where, found.name)
+            data = found.read_bytes()
+            read = read_judge(data, where, T_us, found.name)
+            files["judge.json"] = data
+            session["judge"] = {"events": [[s / 1e6, e / 1e6, tt, if_] for s, e, tt, if_ in read["events"]],
+                                "task_score": read["task_score"], "file": str(found.relative_to(judge))}
+    receipts: dict[str, Any] = {}
+    if adopting:
+        docs = {}
+        for channel, name in (("A.json", "input.json"), ("B.json", "output.json")):
+            path = folder / channel
+            if not path.is_file():
+                raise FdbuError(where, channel, "is missing: export.transcripts=adopt takes upstream's asr_batch.py "
+                                "A.json and B.json; run it, or export without adopt and run fdbu asr")
+            raw = path.read_bytes()
+            original = window_us(source["A.wav" if channel == "A.json" else "B.wav"]["samples"],
+                                 a_sr) if a_cut or b_cut else None  # words after the trim are dropped, and counted
+            kept, dropped = adopt.check(raw, sid, T_us, None, observed_us=original, file=name)
+            files[name] = kept
+            docs[channel] = parse_json(raw, where, channel)
+            receipts[name] = {"sha256": sha256_bytes(kept), "adopted_from": sha256_bytes(raw), "dropped": dropped}
+        files["transcripts.json"] = transcripts_bytes(docs["A.json"], docs["B.json"])
+    ann = (json.dumps(session, indent=1) + "\n").encode()
+    read_session(ann, sid, T_us)  # read as score reads it: refused here, not by score later
+    files["session.json"] = ann
+    out = tmp / subset / task
+    out.mkdir(parents=True)
+    for name, data in files.items():
+        (out / name).write_bytes(data)
+    row = {"sample_id": sid, "subset": subset, "task": tasks.subset(subset).task.name, "sample_rate": SR,
+           "input_samples": T, "input_s": T / SR, "eligible": True, "reasons": [],
+           "source_sample_rate": {"input": a_sr, "output": b_sr},
+           "files": {n: sha256_bytes(d) for n, d in files.items() if n not in ("input.json", "output.json")}}
+    return row, receipts
+
+
+def export(root: Path, out: Path, *, judge: Path | None = None, transcripts: str = "none",
+           model: str = adopt.OFFICIAL_MODEL, only: list[str] | None = None, progress: bool = False) -> Path:
+    """A reference tree at `out` from a v2 output root (or one split, or one session), all at once or not at all."""
+    from tqdm import tqdm
+
+    got = sessions_in(root)
+    if got is None:
+        raise FdbuError("dataset", None, f"{root} is not a Full-Duplex-Bench v2 output root")
+    _, found = got
+    if only is not None:
+        have = {f"{splits()[s]}/{d.name}": (s, d) for s, d in found}
+        missing = [w for w in only if w not in have]
+        if missing:
+            raise FdbuError("config", None, f"export.only names sessions the root does not have: {missing[:5]}")
+        found = [have[w] for w in dict.fromkeys(only)]
+    if judge is not None and not Path(judge).is_dir():
+        raise FdbuError("export.judge", None, f"{judge} is not a folder (the judge's eval_results: "
+                        "<split>/<task id>_processed.json)")
+    with new_folder(out, "fdbu export") as tmp:
+        rows, receipts = [], {}
+        for split, folder in tqdm(found, desc="export", unit="session", disable=not progress):
+            row, got_receipts = _session(tmp, split, folder, Path(judge) if judge else None, transcripts == "adopt")
+            rows.append(row)
+            if got_receipts:
+                receipts[row["sample_id"]] = got_receipts
+        manifest = {"schema_version": 1, "kind": MANIFEST_KIND, "declared": dict(sorted(
+            tasks.release_sizes(FAMILY).items())), "samples": rows}
+        (tmp / "manifest.json").write_text(dumps(manifest))
+        if transcripts == "adopt":
+            by_subset: dict[str, dict[str, str]] = {}
+            others: dict[str, dict[str, dict[str, str]]] = {}
+            sources: dict[str, dict[str, dict]] = {}
+            for sid, r in receipts.items():
+                subset, name = sid.split("/")
+                by_subset.setdefault(subset, {})[name] = r["output.json"]["sha256"]
+                others.setdefault(subset, {}).setdefault("input.json", {})[name] = r["input.json"]["sha256"]
+                sources.setdefault(subset, {})[name] = {"B.json": r["output.json"]["adopted_from"],
+                                                        "A.json": r["input.json"]["adopted_from"]}
+            (tmp / "asr.json").write_text(dumps(adopt.receipt(model, by_subset, sources, others)))
+    return out
+
+
+# ---- synthetic runs (fdbu synth family=v2 layout=official)
+
+def stub_judge(intended: dict, T: float, index: int) -> dict:
+    """A processed judge output placed on the generator's known turns: one event per examiner turn end, its window
+    around the end and the answer (after a mute system's end: the silence there, an event with no speech in it),
+    its turn-taking score from what happened there (answered within 1 s: 5, 2 s: 4, later: 3; overlapped: 2;
+    no answer: 1), an instruction score and a task score that follow no timing."""
+    events = []
+    for k, e in enumerate(intended["turn_ends"]):
+        end, outcome = e["end_s"], e["outcome"]
+        if outcome == "response":
+            window = [max(0.0, end - 1.0), end + e["latency_s"] + 1.0]
+            tt = 5 if e["latency_s"] < 1.0 else 4 if e["latency_s"] < 2.0 else 3
+        elif outcome == "overlapped":
+            window, tt = [max(0.0, end - 1.5), end + 1.0], 2
+        else:
+            window, tt = [end + 0.3, end + 2.8], 1
+        window = [round(min(x, T), 2) for x in window]
+        if window[1] > window[0]:
+            events.append([window, tt, 1 + (index + k) % 5])
+    return {TURN_KEY: events, TASK_KEY: 1 + index % 5}
+
+
+def write_synthetic(root: Path, subset: str, index: int, cap, annotation: dict, transcript: dict, intended: dict,
+                    more: dict) -> str:
+    """One synthetic session as upstream leaves it: `<root>/<split>/<task id>/` with A.wav, B.wav (every third one
+    0.1-0.2 s short, as two tracks that arrive apart are), combined.wav, A.json, B.json (asr_batch.py's indent=4)
+    and transcripts.json, and the stub judge's `<root>/eval_results/<split>/<task id>_processed.json`."""
+    split, task = annotation["split"], annotation["task_id"]
+    folder = root / split / task
+    folder.mkdir(parents=True)
+    a, b = more["input.wav"], cap
+    short = (index % 3) * int(0.1 * SR)
+    b_audio = b.audio[:len(b.audio) - short] if short else b.audio
+    (folder / "A.wav").write_bytes(wav_bytes(a.audio))
+    (folder / "B.wav").write_bytes(wav_bytes(b_audio))
+    n = min(len(a.audio), len(b_audio))
+    sf.write(str(folder / "combined.wav"), np.stack([a.audio[:n], b_audio[:n]], axis=1), SR, subtype="PCM_16")
+    a_doc, b_doc = a.transcript(), transcript
+    (folder / "A.json").write_text(json.dumps(a_doc, indent=4))
+    (folder / "B.json").write_text(json.dumps(b_doc, indent=4))
+    (folder / "transcripts.json").write_bytes(transcripts_bytes(a_doc, b_doc))
+    judged = root / "eval_results" / split
+    judged.mkdir(parents=True, exist_ok=True)
+    (judged / f"{task}{JUDGE_SUFFIX}").write_text(json.dumps(stub_judge(intended, a.n / SR, index), indent=2))
+    return f"{subset}/{task}"
+
+
+# ---- the reference column (fdbu evaluate)
+
+def judge_rule(tree, subset: str, ctx) -> dict:
+    """score.py's and score_time.py's rows (fdbu.official.judge_scores) over the subset's judged sessions, each
+    judge.json (hash-checked) keyed as the scripts key it: (its split, its task id); the sessions the judge did not
+    reach are listed, not scored."""
+    from .official.judge_scores import judge_scores
+    from .tree import hashed
+
+    judged, missing = {}, []
+    for s in tree.subset(subset):
+        if not s.eligible:
+            continue
+        files = tree.files[s.sample_id]
+        session = json.loads(hashed(s.folder / "session.json", s.sample_id, "session.json", files.get("session.json"),
+                                    "manifest.json", tree.root))
+        if "judge.json" not in files:
+            missing.append(s.name)
+            continue
+        data = hashed(s.folder / "judge.json", s.sample_id, "judge.json", files["judge.json"], "manifest.json",
+                      tree.root)
+        judged[(session["split"], session["task_id"])] = [json.loads(data)]
+    out = judge_scores(judged)
+    rows = out["score.py"]["judge_summary.csv"]["rows"]
+    means = {}  # fdbu's plain mean of score.py's per-session rows (upstream prints no aggregate over tasks)
+    for j, column in enumerate(out["score.py"]["judge_summary.csv"]["header"][4:], start=4):
+        values = [r[j] for r in rows if r[j] is not None]
+        means[column] = sum(values) / len(values) if values else None
+    return {**out, "judged": len(judged), "not_judged": missing, "mean_of_sessions": means}
