@@ -378,6 +378,8 @@ class SynthConfig:
                       + "; or mixed")
     ineligible: float = opt(0.05, "share of samples marked ineligible, in [0, 1)")
     interruption_tail_s: List[float] = opt([4.0, 6.0], "range of T - R for interruption samples, seconds")
+    session_turns: List[int] = opt([3, 6], "range of examiner turns per v2 session (3-6: sessions of about 30 s; "
+                                   "14-18: release-length ones, cut at 120 s by export as upstream trims them)")
     layout: str = opt("tree", "tree: a reference tree; official: the same samples as official per-task folders "
                               "(input.wav, output.wav, annotation, asr.py's output.json), for fdbu export")
     progress: bool = opt(True, "progress bar on stderr")
@@ -387,6 +389,8 @@ class SynthConfig:
 
         within(self, "", seed=SEED_RANGE)
         check(self.n, self.system, self.ineligible, tuple(self.interruption_tail_s), self.layout, self.family)
+        _check(len(self.session_turns) == 2 and 1 <= self.session_turns[0] <= self.session_turns[1] <= 40,
+               "session_turns", list(self.session_turns), "a range [lo, hi] of turns, 1 <= lo <= hi <= 40")
 
 
 @registry.config("calibrate")

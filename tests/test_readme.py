@@ -151,3 +151,46 @@ def test_the_v15_section_runs_as_written(tmp_path, monkeypatch):
         runs = summary["official_run"]["subsets"]
         assert all(r["status"] == "agreed" for k, r in runs.items() if not k.endswith("/behaviour"))
         assert all(r["rules_agree"] for k, r in runs.items() if k.endswith("/behaviour")) and len(runs) == 8
+
+
+def test_the_v2_section_runs_as_written(tmp_path, monkeypatch):
+    """Full-Duplex-Bench v2's block in an empty folder: two systems' runs as upstream leaves them, export with the
+    judge and adopt, evaluate, score, compare, report; then the unchanged score.py and score_time.py on run-a's judge
+    outputs give the reference column's rows."""
+    import csv
+    import json
+    import subprocess
+    import sys
+
+    from official_scripts import OFFICIAL_V2
+
+    monkeypatch.chdir(tmp_path)
+    (block,) = blocks(section("Full-Duplex-Bench v2"), "sh")
+    ran = []
+    for line, argv in commands(block):
+        assert argv[0] == "fdbu", line
+        out = fdbu_main(*argv[1:])
+        assert out.returncode == 0, f"{line}\n{out.stderr}"
+        ran.append(argv[1])
+    assert ran == ["synth", "synth", "export", "export", "evaluate", "evaluate", "score", "score", "compare", "report"]
+    unified = json.loads((tmp_path / "v2/a/unified.json").read_text())
+    assert set(unified["subsets"]) == {"v2_daily", "v2_correction", "v2_entity_tracking", "v2_safety"}
+    assert all({"judge", "offset"} <= set(e) for e in unified["subsets"].values()) and "clock" in unified["session"]
+    assert (tmp_path / "v2/report/index.html").is_file() and (tmp_path / "v2/compare/compare.json").is_file()
+    if OFFICIAL_V2 is None:
+        return
+    summary = json.loads((tmp_path / "v2/a/summary.json").read_text())
+    for script, files in (("score.py", ("judge_summary.csv",)),
+                          ("score_time.py", ("judge_summary.csv", "judge_summary_binned.csv"))):
+        cwd = tmp_path / script
+        cwd.mkdir()
+        run = subprocess.run([sys.executable, str(OFFICIAL_V2 / "scoring" / script), "--root_dir",
+                              str(tmp_path / "v2/run-a/eval_results")], cwd=cwd, capture_output=True, text=True,
+                             timeout=120)
+        assert run.returncode == 0, run.stderr
+        for name in files:
+            with open(cwd / name, newline="") as f:
+                theirs = sorted(list(csv.reader(f))[1:])
+            ours = sorted(["" if x is None else str(x) for x in row] for entry in summary["subsets"].values()
+                          for row in entry[script][name]["rows"])
+            assert theirs == ours and len(ours) == 12, (script, name)

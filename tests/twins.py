@@ -215,7 +215,7 @@ def window_speech(segments, windows, words, bc_max=1_000_000, bc_words=2, by_ove
 
 
 def session(examiner, system, T, word_starts, gap, window, stop_within, bc_max, bc_words):
-    """Definitions 61-66 on one v2 session, spelled out over time points (no sorting tricks, no numpy): turns by
+    """Definitions 77-80 on one v2 session, spelled out over time points (no sorting tricks, no numpy): turns by
     walking the segments, each rule a direct test."""
     def make_turns(segs):
         out = []

@@ -14,6 +14,7 @@ def run(cfg, call: Call = CALL) -> Ran:
     from ..synth.trees import synthesize
 
     tree = synthesize(Path(cfg.out), n=cfg.n, seed=cfg.seed, system=cfg.system, ineligible=cfg.ineligible,
-                      interruption_tail_s=tuple(cfg.interruption_tail_s), progress=cfg.progress, layout=cfg.layout,
+                      interruption_tail_s=tuple(cfg.interruption_tail_s),
+                      session_turns=tuple(cfg.session_turns), progress=cfg.progress, layout=cfg.layout,
                       family=cfg.family)
     return Ran(tree, [tree])

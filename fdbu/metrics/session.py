@@ -1,5 +1,5 @@
 """Full-Duplex-Bench v2 sessions: objective turn-taking timing of a whole multi-turn session (README: Definitions
-61-68).
+75-85).
 
 A v2 session has two channels on one clock (upstream's assumption: `combine_transcripts` sorts both channels by
 start time): the examiner (input.wav, upstream's A.wav) and the system under test (output.wav, B.wav). Silero
@@ -172,7 +172,7 @@ class Session(NamedTuple):
 
 def session_events(examiner: np.ndarray, system: np.ndarray, T_us: int, word_starts: np.ndarray,
                    s: SessionSettings = DEFAULT) -> Session:
-    """Definitions 61-66 on one session: `examiner` and `system` are each channel's speech segments (microseconds),
+    """Definitions 77-80 on one session: `examiner` and `system` are each channel's speech segments (microseconds),
     `word_starts` the system transcript's word starts."""
     A, B = turns(examiner, s.merge_gap_us), turns(system, s.merge_gap_us)
     ends, outcome, lat, ovl = [], [], [], []
@@ -227,7 +227,7 @@ JUDGED = ("latency_s", "overlap_share", "silence_share")  # the timing measured 
 
 
 def event_timing(examiner: np.ndarray, system: np.ndarray, s: Session, w0: int, w1: int) -> tuple[float, ...]:
-    """Definition 67: inside a judged event's window [w0, w1], the latency at the first examiner turn end in it (a
+    """Definition 82: inside a judged event's window [w0, w1], the latency at the first examiner turn end in it (a
     response's latency; no response: +inf; no end there, or another outcome: nan), and the shares of the window
     where both channels speak (overlap) and where neither does (silence)."""
     k = np.flatnonzero((s.end_us >= w0) & (s.end_us <= w1))
@@ -366,7 +366,7 @@ def shifted(c: Components, offset_ms: int) -> "Components":
 
 
 def offset_entry(c: Components, boot: Bootstrap) -> dict:
-    """Definition 69: each latency metric (SHIFTED) with B.wav moved by each of session.offsets_ms against A.wav, and
+    """Definition 84: each latency metric (SHIFTED) with B.wav moved by each of session.offsets_ms against A.wav, and
     its shift from the value as recorded: what a recording offset between the channels could do to it. No test: the
     offsets are what-ifs, not data."""
     base = {m.name: m for m in METRICS if m.name in SHIFTED}
@@ -411,7 +411,7 @@ def expanded_interval(ordered: np.ndarray, clusters: int) -> list[float]:
 
 
 def judge_entry(c: Components, boot: Bootstrap) -> dict:
-    """Definition 68: across the judged events of the subset's sessions, the rank correlation of each timing measured
+    """Definition 83: across the judged events of the subset's sessions, the rank correlation of each timing measured
     inside the event's window (JUDGED) with the judge's turn-taking score, Kendall's tau-b and Spearman's rho, each
     with a 95% percentile bootstrap interval resampling whole sessions (an event is never apart from its session's
     others; the expanded percentile interval, `expanded_interval`, from MIN_SESSIONS sessions on). Descriptive: no

@@ -102,7 +102,7 @@ def _is_number(x) -> bool:
 
 def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str = "mixed", ineligible: float = 0.05,
                interruption_tail_s: tuple[float, float] = (4.0, 6.0), progress: bool = False,
-               layout: str = "tree", family: str = "v1.0") -> Path:
+               layout: str = "tree", family: str = "v1.0", session_turns: tuple[int, int] = (3, 6)) -> Path:
     """Write a synthetic tree at `out` (which must not exist), all at once or not at all.
 
     `layout="official"` writes the same samples as official per-task folders instead
@@ -112,7 +112,8 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
 
     `n` is samples per subset of `family` (a release: fdbu.tasks.FAMILIES): a number, "release" (the release's sizes, a
     full-size tree), or a dict subset -> number (0 leaves a subset out). `interruption_tail_s` is the
-    range of T - R for interruption samples.
+    range of T - R for interruption samples,
+    `session_turns` of examiner turns in a v2 session.
     """
     out = Path(out)
     SUBSETS = tasks.SUBSETS
@@ -142,13 +143,13 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
                 samples.append(row)
                 truth[row["sample_id"]] = {"system": behaviour, "eligible": False}
                 if official:  # its dataset part still exists; the capture is cut short (OFFICIAL_REASON)
-                    _, cap, annotation, transcript, _, *rest = generate(rng, behaviour, tail=(lo, hi), index=i,
+                    _, cap, annotation, transcript, _, *rest = generate(rng, behaviour, tail=(lo, hi), index=i, turns=session_turns,
                                                                         **SUBSETS[subset].synth)
                     _official_sample(tmp / subset / name, cap, kind.annotation, annotation, transcript, OFFICIAL_REASON,
                                      rest[0] if rest else None)
                     truth[row["sample_id"]]["reason"] = OFFICIAL_REASON
                 continue
-            T, cap, annotation, transcript, intended, *extra = generate(rng, behaviour, tail=(lo, hi), index=i,
+            T, cap, annotation, transcript, intended, *extra = generate(rng, behaviour, tail=(lo, hi), index=i, turns=session_turns,
                                                                         **SUBSETS[subset].synth)
             more: dict[str, Capture] = extra[0] if extra else {}  # the task's other audio files (Task.audio)
             truth[row["sample_id"]] = {"system": behaviour, "eligible": True, "intended": intended}
