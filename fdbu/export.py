@@ -266,8 +266,8 @@ def export(dataset: Path | None, outputs: Path | None, out: Path, *, roots: dict
         if length != "tolerant":
             raise FdbuError("config", None, f"export.length={length}: a Full-Duplex-Bench {family.name} run's two "
                             "channels are fitted by their own rule (README: Full-Duplex-Bench v2)")
-        return family.layout.export(Path(cast(Path, dataset)), out, judge=judge, transcripts=transcripts, model=model, only=only,
-                                    progress=progress)
+        return family.layout.export(Path(cast(Path, dataset)), out, judge=judge, transcripts=transcripts, model=model,
+                                    only=only, progress=progress)
     if judge is not None:
         raise FdbuError("config", None, "export.judge reads a run layout's per-session judge outputs (Full-Duplex-Bench "
                         f"v2's eval_results); {dataset or 'export.roots'} is not such a run")

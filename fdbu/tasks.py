@@ -170,7 +170,7 @@ V15 = Family(name="v1.5", systems=("yields", "yields_late", "talks_through", "sa
              definitions=V15_DEFINITIONS, settings=control.GROUP, entries=(control.ENTRY,),
              figures=(Figure("stop-curves", overlap.stop_curves),))
 V2 = Family(name="v2", systems=("attentive", "hesitant", "eager", "unyielding", "mute"),
-            definitions=V2_DEFINITIONS, settings=session.GROUP, entries=(session.JUDGE_ENTRY, session.OFFSET_ENTRY),
+            definitions=V2_DEFINITIONS, settings=session.GROUP, entries=(session.JUDGE_ENTRY, session.OFFSET_ENTRY, session.BINS_ENTRY),
             layout=Layout(Ref(V2_RUNS, "what"), Ref(V2_RUNS, "export_hint"), Ref(V2_RUNS, "export"),
                           Ref(V2_RUNS, "write_synthetic")))
 FAMILIES: dict[str, Family] = {}

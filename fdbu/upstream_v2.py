@@ -365,7 +365,9 @@ def stub_judge(intended: dict, T: float, index: int) -> dict:
     """A processed judge output placed on the generator's known turns: one event per examiner turn end, its window
     around the end and the answer (after a mute system's end: the silence there, an event with no speech in it),
     its turn-taking score from what happened there (answered within 1 s: 5, 2 s: 4, later: 3; overlapped: 2;
-    no answer: 1), an instruction score and a task score that follow no timing."""
+    no answer: 1), an instruction score and a task score that follow no timing. Windows end by T and by 120 s: the
+    judge reads transcripts of audio trimmed to 120 s (eval/run_evaluation.sh runs the trim and --max_time 120)."""
+    T = min(T, float(TRIM_S))
     events = []
     for k, e in enumerate(intended["turn_ends"]):
         end, outcome = e["end_s"], e["outcome"]

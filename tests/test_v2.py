@@ -311,3 +311,32 @@ def test_the_judge_correlation_interval_holds_its_error_rate_under_the_null():
     r = cell(session.MIN_SESSIONS, 0.3, datasets=300, seed=11)
     assert max(r["kendall_tau_b"], r["spearman"]) <= r["bound"], r
     assert cell(session.MIN_SESSIONS - 1, 0.0, datasets=5, seed=0)["kendall_tau_b"] == 0.0
+
+
+def test_each_sessions_judge_bins_are_score_time_pys_and_the_split_pools_them(v2_run):
+    """Definition 86: a session's judge columns per 15 s bin give score_time.py's TT[bin] for its task (the reference
+    column, itself checked against the script); the split's line is the ratio of the sums."""
+    tree = v2_run / "tree"
+    if not (tree / "unified.json").exists():
+        assert fdbu_main("score", f"tree={tree}", "progress=false").returncode == 0
+    if not (tree / "summary.json").exists():
+        assert fdbu_main("evaluate", f"tree={tree}").returncode == 0
+    summary = json.loads((tree / "summary.json").read_text())
+    unified = json.loads((tree / "unified.json").read_text())
+    rows = [json.loads(line) for line in (tree / "unified-samples.jsonl").read_text().splitlines()]
+    for subset in V2:
+        binned = {r[1]: r for r in summary["subsets"][subset]["score_time.py"]["judge_summary_binned.csv"]["rows"]}
+        mine = [r for r in rows if r["subset"] == subset]
+        for r in mine:
+            want = binned[r["sample_id"].split("/")[1]]
+            for k, b in enumerate(r["bins"]):
+                tt = round(b[4] / b[5], 3) if b[5] > 0 else None
+                assert tt == want[4 + 2 * k], (r["sample_id"], k)
+        lines = unified["subsets"][subset]["bins"]["lines"]
+        for k in range(session.N_BINS):
+            den = sum(r["bins"][k][5] for r in mine)
+            got = lines[f"judge_tt_{session.bin_label(k)}"]["difference"]["value"]
+            assert got == (None if den == 0 else pytest.approx(sum(r["bins"][k][4] for r in mine) / den, abs=1e-12))
+            answerable = sum(r["bins"][k][0] for r in mine)
+            assert lines[f"response_rate_{session.bin_label(k)}"]["difference"]["value"] == (
+                None if answerable == 0 else pytest.approx(sum(r["bins"][k][1] for r in mine) / answerable))

@@ -1,5 +1,5 @@
 """Full-Duplex-Bench v2 sessions: objective turn-taking timing of a whole multi-turn session (README: Definitions
-75-85).
+75-86).
 
 A v2 session has two channels on one clock (upstream's assumption: `combine_transcripts` sorts both channels by
 start time): the examiner (input.wav, upstream's A.wav) and the system under test (output.wav, B.wav). Silero
@@ -32,9 +32,10 @@ from ..kernels import INF
 from ..settings import NOT_REACHED, check, opt, within
 from ..timebase import seconds, to_us
 from .base import Runs, Swept
+from .paired import MINUS_INF, PLUS_INF, UNDEFINED
 from .rankcorr import correlations
 from .flat import column
-from .stats import MEDIAN, Bootstrap, rank
+from .stats import MEDIAN, Bootstrap, percentile_interval, rank
 from .table import LATENCY, POOLED_RATIO, Metric, aggregate as aggregate_table
 
 TASK = "session"
@@ -243,6 +244,30 @@ def event_timing(examiner: np.ndarray, system: np.ndarray, s: Session, w0: int, 
     return latency, both / width, (width - either) / width
 
 
+BIN_US, N_BINS = 15_000_000, 8  # score_time.py's bins: 15 s over the first 120 s
+BIN_FIELDS = ("answerable", "responses", "overlap_s", "observed_s", "judge_tt_s", "judge_s")
+
+
+def session_bins(examiner: np.ndarray, system: np.ndarray, s: Session, T_us: int, judged) -> np.ndarray:
+    """Definition 86: per 15 s bin [15k, 15k + 15) of the first 120 s, the session's answerable turn ends and
+    responses ending in it, the seconds both channels speak and the seconds observed (up to T), and the judge's
+    turn-taking score weighted by each event's overlap with the bin and that overlap, as score_time.py weights it
+    (`overlap_duration`)."""
+    out = np.zeros((N_BINS, len(BIN_FIELDS)))
+    for k in range(N_BINS):
+        lo, hi = k * BIN_US, (k + 1) * BIN_US
+        inside = [o for e, o in zip(s.end_us, s.outcome) if lo <= e < hi]
+        out[k, 0] = sum(o in ANSWERABLE for o in inside)
+        out[k, 1] = inside.count("response")
+        out[k, 2] = overlap_us(_clip(examiner, lo, hi), _clip(system, lo, hi)) / 1e6
+        out[k, 3] = max(0, min(T_us, hi) - lo) / 1e6
+        for w0, w1, tt, *_ in ([] if judged is None else judged.tolist()):
+            ov = max(0.0, min(w1, hi / 1e6) - max(w0, lo / 1e6))
+            out[k, 4] += tt * ov
+            out[k, 5] += ov
+    return out
+
+
 def median_us(values: np.ndarray) -> int:
     """The spec's quantile rule at 1/2 (the ceil(N/2)-th smallest; INF sorts last); -1 for no value."""
     if not len(values):
@@ -267,6 +292,7 @@ class Components:
     settings: SessionSettings = DEFAULT
     judged: list | None = None       # per session: None (not judged) or (k, 2 + 2 + len(JUDGED)) float rows:
     #                                  window start and end (s), TT, IF, then JUDGED's values
+    bins: np.ndarray | None = None   # (sessions, N_BINS, len(BIN_FIELDS)): each session's counts per 15 s bin
 
     def answerable(self) -> np.ndarray:
         return sum(self.counts[k] for k in ANSWERABLE)
@@ -297,8 +323,10 @@ def components(samples, runs: Runs, settings: SessionSettings = DEFAULT) -> Comp
         judged.append(None if events is None else np.array(
             [[w0 / 1e6, w1 / 1e6, tt, if_, *event_timing(ex[i], sy[i], ss[i], w0, w1)] for w0, w1, tt, if_ in events],
             float).reshape(-1, 4 + len(JUDGED)))
+    bins = np.array([session_bins(ex[i], sy[i], ss[i], int(T[i]), judged[i]) for i in range(len(samples))],
+                    float).reshape(-1, N_BINS, len(BIN_FIELDS))
     return Components(T, counts, column([x.talk_over_us for x in ss]), column([x.examiner_us for x in ss]), resp,
-                      stop, ss, list(ex), list(sy), settings, judged)
+                      stop, ss, list(ex), list(sy), settings, judged, bins)
 
 
 METRICS = (
@@ -346,7 +374,42 @@ def aggregate(c: Components, *, selected: int, ineligible: int, boot: Bootstrap)
     extra.update({f"{k}_sessions": int(np.count_nonzero(v)) for k, v in pops.items() if k != "eligible"})
     extra[JUDGE_KEY] = judge_entry(c, boot)
     extra[OFFSET_KEY] = offset_entry(c, boot)
+    extra[BINS_KEY] = bins_entry(c, boot)
     return metrics, extra
+
+
+BINS_KEY = "bins"
+BINNED = {"response_rate": (1, 0), "overlap_share": (2, 3), "judge_tt": (4, 5)}  # line -> (numerator, denominator)
+
+
+def bin_label(k: int) -> str:
+    return f"{k * BIN_US // 1_000_000}_{(k + 1) * BIN_US // 1_000_000}s"
+
+
+def bins_entry(c: Components, boot: Bootstrap) -> dict:
+    """Definition 86 pooled over the split's sessions, bin by bin: the response rate, the overlap share and the
+    judge's time-weighted turn-taking score, each a ratio of sums with a 95% percentile interval resampling whole
+    sessions (no test: a description of the conversation over time)."""
+    b = c.bins if c.bins is not None else np.zeros((0, N_BINS, len(BIN_FIELDS)))
+    n = len(b)
+    idx = boot.indices(n) if n else np.zeros((0, 0), np.int64)
+    lines: dict = {}
+    for k in range(N_BINS):
+        for name, (i, j) in BINNED.items():
+            num, den = b[:, k, i], b[:, k, j]
+            value = float(num.sum() / den.sum()) if den.sum() > 0 else None
+            interval = None
+            if value is not None and n:
+                dens = den[idx].sum(axis=1)
+                kept = dens > 0
+                ratios = np.sort(num[idx].sum(axis=1)[kept] / dens[kept])
+                interval = percentile_interval(ratios) if len(ratios) else None
+            lines[f"{name}_{bin_label(k)}"] = {
+                "difference": {"value": value, "value_flag": None, "interval": interval,
+                               "interval_flags": [None, None]},
+                "sessions": int(np.count_nonzero(den > 0)), "p": None, "p_holm": None, "marker": False,
+                "reason": "descriptive"}
+    return {"bin_s": BIN_US // 1_000_000, "bins": N_BINS, "lines": lines}
 
 
 OFFSET_KEY = "offset"
@@ -382,9 +445,12 @@ def offset_entry(c: Components, boot: Bootstrap) -> dict:
                                   boot=Bootstrap(1, boot.seed))[name]
             v, v0 = rec["value"], at0[name]["value"]
             both = isinstance(v, float) and isinstance(v0, float)
+            flag = None if both else PLUS_INF if isinstance(v0, float) and v == NOT_REACHED else \
+                MINUS_INF if isinstance(v, float) and v0 == NOT_REACHED else UNDEFINED
             lines[f"{name}_at_{ms:+d}ms"] = {
                 "value": v, "difference": {"value": round(v - v0, 6) if both else None,
-                                           "value_flag": None if both or v == v0 else "changed", "interval": None},
+                                           "value_flag": flag, "interval": None,
+                                           "interval_flags": [None, None]},
                 "p": None, "p_holm": None, "marker": False, "reason": "what-if"}
     return {"offsets_ms": list(c.settings.offsets_ms), "at_0": {k: r["value"] for k, r in at0.items()},
             "lines": lines}
@@ -438,7 +504,7 @@ def judge_entry(c: Components, boot: Bootstrap) -> dict:
                 else None
             out["lines"][f"{name}_{stat}"] = {
                 "difference": {"value": None if np.isnan(point[s]) else float(point[s]), "value_flag": None,
-                               "interval": interval},
+                               "interval": interval, "interval_flags": [None, None]},
                 "n": int(keep.sum()), "sessions": contributing, "resamples_kept": int(len(values)),
                 "p": None, "p_holm": None, "marker": False,
                 "reason": "descriptive" if interval is not None or not len(values) else
@@ -467,6 +533,7 @@ def rows(samples, c: Components) -> list[dict]:
         j = c.judged[i] if c.judged is not None else None
         row["judged"] = j is not None
         row["judge_events"] = [] if j is None else [[_cell(x) for x in ev] for ev in j.tolist()]
+        row["bins"] = c.bins[i].tolist() if c.bins is not None else []
         out.append(row)
     return out
 
@@ -483,7 +550,7 @@ def _uncell(x) -> float:
 ROW = {"T_s": "seconds", "words": "count", "examiner_segments": "segments", "system_segments": "segments",
        **{k: "count" for k in COUNTS}, "talk_over_s": "seconds", "examiner_speech_s": "seconds",
        "response_latency_s": "quantile?", "stop_latency_s": "quantile?", "judged": "flag",
-       "judge_events": "number rows"}
+       "judge_events": "number rows", "bins": "number rows"}
 
 
 def _us(v) -> int:
@@ -503,7 +570,8 @@ def from_rows(rows: list[dict], subset: str | None = None, unified: dict | None 
                       column([_us(r["stop_latency_s"]) for r in rows]), [None] * len(rows),
                       _segs(rows, "examiner_segments"), _segs(rows, "system_segments"), settings_of(unified),
                       [np.array([[_uncell(x) for x in ev] for ev in r["judge_events"]], float).reshape(
-                          -1, 4 + len(JUDGED)) if r["judged"] else None for r in rows])
+                          -1, 4 + len(JUDGED)) if r["judged"] else None for r in rows],
+                      np.array([r["bins"] for r in rows], float).reshape(-1, N_BINS, len(BIN_FIELDS)))
 
 
 def explain(row: dict, words: list) -> tuple[str, str]:
@@ -550,8 +618,8 @@ def check_judge(r, entry: dict, at: str, doc: dict) -> None:
         where = f"{at}.{JUDGE_KEY}.lines.{name}"
         if name not in {f"{m}_{s}" for m in JUDGED for s in STATISTICS} or not isinstance(line, dict):
             r.refuse(where, "is not a line fdbu writes")
-        r.fields(line, {"n": "count", "sessions": "count", "resamples_kept": "count", "p": "unit?", "p_holm": "unit?", "marker": "flag",
-                        "reason": "text?"}, f"{where}.")
+        r.fields(line, {"n": "count", "sessions": "count", "resamples_kept": "count", "p": "unit?", "p_holm": "unit?",
+                        "marker": "flag", "reason": "text?"}, f"{where}.")
         d = r.obj(line, "difference", f"{where}.difference")
         if not (d.get("value") is None or (r.ok("number", d["value"]) and -1 <= d["value"] <= 1)):
             r.refuse(f"{where}.difference.value", f"is {d.get('value')!r}, not a correlation from -1 to 1 or null")
@@ -614,6 +682,47 @@ OFFSET_ENTRY = Entry(key=OFFSET_KEY, lines=lambda o: o["lines"], better=lambda s
     label=lambda name: name.replace("_s_at_", " at ").replace("_", " "), check=check_offset, console=offset_console,
     count=lambda o: len(o["lines"]), columns={"value": "float"},
     row=lambda o, line: {"value": line["value"] if isinstance(line["value"], float) else None})
+
+
+def bins_console(e: dict) -> list[str]:
+    """What score prints of the bins entry: one row per line, one column per bin."""
+    head = "".join(f"{bin_label(k).replace('_', '-'):>10}" for k in range(N_BINS))
+    out = ["  by 15 s of conversation (pooled over sessions; 95% intervals in unified.json):",
+           f"    {'':<16}{head}"]
+    for name in BINNED:
+        cells = []
+        for k in range(N_BINS):
+            v = e["lines"][f"{name}_{bin_label(k)}"]["difference"]["value"]
+            cells.append(f"{'-' if v is None else f'{v:.3f}':>10}")
+        out.append(f"    {name:<16}" + "".join(cells))
+    return out
+
+
+def check_bins(r, entry: dict, at: str, doc: dict) -> None:
+    e = r.obj(entry, BINS_KEY, f"{at}.{BINS_KEY}")
+    lines = r.obj(e, "lines", f"{at}.{BINS_KEY}.lines")
+    for name in BINNED:
+        for k in range(N_BINS):
+            key = f"{name}_{bin_label(k)}"
+            line = lines.get(key)
+            if not isinstance(line, dict):
+                r.refuse(f"{at}.{BINS_KEY}.lines.{key}", "is missing or not an object")
+            r.fields(line, {"sessions": "count", "marker": "flag"}, f"{at}.{BINS_KEY}.lines.{key}.")
+            d = r.obj(line, "difference", f"{at}.{BINS_KEY}.lines.{key}.difference")
+            r.value(d, "value", "ratio?", f"{at}.{BINS_KEY}.lines.{key}.difference.value")
+
+
+def bins_label(name: str) -> str:
+    """response_rate_0_15s -> "response rate, 0-15 s"; judge_tt_... -> "judge TT, ..."."""
+    metric, lo, hi = name.rsplit("_", 2)
+    return f"{metric.replace('_', ' ').replace('tt', 'TT')}, {lo}-{hi[:-1]} s"
+
+
+BINS_ENTRY = Entry(key=BINS_KEY, lines=lambda e: e["lines"], better=lambda subset, doc: {
+    f"{n}_{bin_label(k)}": "context" for n in BINNED for k in range(N_BINS)},
+    label=lambda name: bins_label(name), check=check_bins,
+    console=bins_console, count=lambda e: e["bins"], columns={"sessions": "int"},
+    row=lambda e, line: {"sessions": line["sessions"]})
 
 
 JUDGE_ENTRY = Entry(key=JUDGE_KEY, lines=judge_lines, better=lambda subset, doc: {

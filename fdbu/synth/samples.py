@@ -182,7 +182,7 @@ def overlap_sample(rng, system: str, *, event: str, **_):
     return T, event_run, metadata, event_run.transcript(), intended, more
 
 
-SESSION_MAX_S = 130.0  # a v2 session is planned inside this, then cut to its T
+SESSION_MAX_S = 900.0  # a v2 session is planned inside this (40 turns fit), then cut to its T
 
 
 def _cut(cap: Capture, n: int) -> Capture:
@@ -265,7 +265,7 @@ def session_sample(rng, system: str, *, split: str = "Daily", turns: tuple[int, 
             t = nxt
         else:
             t = round(max(_end_s(B), a1) + _u(rng, 0.8, 1.5), 3)
-    T = round(max(_end_s(A), _end_s(B) if B.words else 0.0) + _u(rng, 3.5, 4.5), 3)
+    T = min(round(max(_end_s(A), _end_s(B) if B.words else 0.0) + _u(rng, 3.5, 4.5), 3), SESSION_MAX_S)
     n = int(round(T * SR))
     examiner, system_cap = _cut(A, n), _cut(B, n)
     intended = {"behaviour": system, "turn_ends": ends, "interruptions": interruptions, "backchannels": backchannels}

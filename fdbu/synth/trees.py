@@ -112,8 +112,8 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
 
     `n` is samples per subset of `family` (a release: fdbu.tasks.FAMILIES): a number, "release" (the release's sizes, a
     full-size tree), or a dict subset -> number (0 leaves a subset out). `interruption_tail_s` is the
-    range of T - R for interruption samples,
-    `session_turns` of examiner turns in a v2 session.
+    range of T - R for interruption samples, `session_turns` of examiner turns in a v2 session; each generator is
+    also given the sample's index.
     """
     out = Path(out)
     SUBSETS = tasks.SUBSETS
@@ -135,6 +135,7 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
             generate = cast(tasks.Ref, kind.generator)  # every registered task has one
             row = {"sample_id": f"{subset}/{name}", "subset": subset, "task": kind.name}
             runs = tasks.FAMILIES[SUBSETS[subset].family].layout  # a family with a run layout of its own (v2)
+            options = dict(tail=(lo, hi), index=i, turns=session_turns, **SUBSETS[subset].synth)
             if rng.random() < ineligible:
                 if official and runs is not None:  # a session never run: no folder at all
                     truth[row["sample_id"]] = {"system": behaviour, "eligible": False, "reason": "not run"}
@@ -143,14 +144,12 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
                 samples.append(row)
                 truth[row["sample_id"]] = {"system": behaviour, "eligible": False}
                 if official:  # its dataset part still exists; the capture is cut short (OFFICIAL_REASON)
-                    _, cap, annotation, transcript, _, *rest = generate(rng, behaviour, tail=(lo, hi), index=i, turns=session_turns,
-                                                                        **SUBSETS[subset].synth)
+                    _, cap, annotation, transcript, _, *rest = generate(rng, behaviour, **options)
                     _official_sample(tmp / subset / name, cap, kind.annotation, annotation, transcript, OFFICIAL_REASON,
                                      rest[0] if rest else None)
                     truth[row["sample_id"]]["reason"] = OFFICIAL_REASON
                 continue
-            T, cap, annotation, transcript, intended, *extra = generate(rng, behaviour, tail=(lo, hi), index=i, turns=session_turns,
-                                                                        **SUBSETS[subset].synth)
+            T, cap, annotation, transcript, intended, *extra = generate(rng, behaviour, **options)
             more: dict[str, Capture] = extra[0] if extra else {}  # the task's other audio files (Task.audio)
             truth[row["sample_id"]] = {"system": behaviour, "eligible": True, "intended": intended}
             if official and runs is not None and runs.synth is not None:  # as that family's runs leave it
