@@ -157,6 +157,9 @@ OTHER = {  # a value other than the default that the key takes (with what it nee
     "export.transcripts": "adopt", "export.model": "m/n", "asr.model": "m/n", "asr.checkpoint": "x.nemo",
     "asr.sha256": "0" * 64, "asr.batch_size": 2, "asr.max_batch_seconds": 60.0, "asr.verify": 0, "asr.resume": True,
     "asr.cache": False, "asr.verbose": True, "asr.require_shards": True,
+    "session_turns": [10, 12], "session.merge_gap_s": 0.4, "session.window_s": 2.0, "session.stop_within_s": 1.0,
+    "session.backchannel_max_s": 0.8, "session.backchannel_max_words": 3, "session.offsets_ms": [-20, 20],
+    "export.judge": "j",
 }
 NEEDS = {("evaluate", "evaluate.run_official"): {"evaluate.official_checkout": "k"},
          ("evaluate", "evaluate.judge.base_url"): {"evaluate.official_checkout": "k", "evaluate.judge.model": "m"},

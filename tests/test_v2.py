@@ -340,3 +340,23 @@ def test_each_sessions_judge_bins_are_score_time_pys_and_the_split_pools_them(v2
             answerable = sum(r["bins"][k][0] for r in mine)
             assert lines[f"response_rate_{session.bin_label(k)}"]["difference"]["value"] == (
                 None if answerable == 0 else pytest.approx(sum(r["bins"][k][1] for r in mine) / answerable))
+
+
+def test_the_timing_inside_a_judged_event_with_no_speech_and_at_the_edges():
+    """Definition 82 by hand: a window in silence (no latency, no overlap, all silence), one over an answered end, one
+    over an unanswered end (never), one over an overlapped end (no latency), one at 0 and one ending at T."""
+    ms = 1000
+    ex = np.array([[0, 2000 * ms], [6000 * ms, 8000 * ms], [12000 * ms, 14000 * ms]], np.int64)
+    sy = np.array([[2500 * ms, 4000 * ms], [13500 * ms, 20000 * ms]], np.int64)
+    T = 20000 * ms
+    s = session_events(ex, sy, T, np.zeros(0, np.int64))
+    assert s.outcome == ["response", "no_response", "overlapped"]
+    silent = session.event_timing(ex, sy, s, 4500 * ms, 5500 * ms)
+    assert np.isnan(silent[0]) and silent[1:] == (0.0, 1.0)
+    answered = session.event_timing(ex, sy, s, 1000 * ms, 3000 * ms)
+    assert answered[0] == pytest.approx(0.5) and answered[1] == 0.0 and answered[2] == pytest.approx(0.25)
+    assert session.event_timing(ex, sy, s, 7000 * ms, 9000 * ms)[0] == float("inf")
+    overlapped = session.event_timing(ex, sy, s, 13000 * ms, 15000 * ms)
+    assert np.isnan(overlapped[0]) and overlapped[1] == pytest.approx(0.25) and overlapped[2] == 0.0
+    assert session.event_timing(ex, sy, s, 0, 1000 * ms)[1:] == (0.0, 0.0)  # the examiner speaks from 0
+    assert session.event_timing(ex, sy, s, 19000 * ms, T)[1:] == (0.0, 0.0)  # the system speaks to T
