@@ -116,21 +116,24 @@ def drilldown(system, row: dict, out: Path, files: TreeFiles | None = None) -> d
     d = {"id": sid, "T": row.get("T_s"), "outcome": outcome, "rule": why, "words": words,
          "segments": row.get("segments"), "marks": _annotations(row, files) if row["eligible"] else {},
          "row": row}
+    others = tasks.task(row["task"]).detected[1:]
     for side in ("output", "input"):
+        if f"{side}.wav" in others:  # drawn as a run of its own, with its speech and words (v2: the examiner)
+            continue
         p = peaks(files.read(sid, f"{side}.wav"), where=sid, file=f"{side}.wav") if row["eligible"] else None
         if p is not None:
             d[side] = {"peaks": p, "src": _relative(folder / f"{side}.wav", out)}
-    others = tasks.task(row["task"]).detected[1:]
     if row["eligible"] and others:  # the task's other runs (v1.5: the clean run), on the same timeline
         d["runs"] = [_run(files, sid, where, wav, row, folder, out) for wav in others]
     return d
 
 
 def _run(files: TreeFiles, sid: str, where: str, wav: str, row: dict, folder: Path, out: Path) -> dict:
-    """Another run of the sample (clean_output.wav): its waveform, speech segments (the row's `clean_segments`)
-    and words, for the drill-down's second set of lanes."""
+    """Another run of the sample (clean_output.wav; v2's input.wav, the examiner): its waveform, speech segments (the
+    row's `clean_segments`, `input_segments`) and words, for the drill-down's second set of lanes."""
     stem = wav.removesuffix(".wav")
-    prefix = stem.removesuffix("output")  # clean_output -> clean_: the row's prefix of that run's fields
+    # the row's prefix of that run's fields: clean_output -> clean_, input -> input_
+    prefix = stem.removesuffix("output") if stem.endswith("output") else f"{stem}_"
     p = peaks(files.read(sid, wav), where=sid, file=wav)
     return {"name": stem.replace("_", " "), "peaks": p, "src": _relative(folder / wav, out) if p is not None else None,
             "segments": row.get(f"{prefix}segments"), "words": _words(files, sid, where, f"{stem}.json")}

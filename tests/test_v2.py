@@ -49,7 +49,7 @@ def test_every_session_metric_equals_the_generators_ground_truth(v2_tree):
     behaviours, checked = set(), 0
     for row in rows:
         want = truth[row["sample_id"]]["intended"]
-        s = session_events(_segments(row, "examiner_segments"), _segments(row, "system_segments"),
+        s = session_events(_segments(row, "input_segments"), _segments(row, "segments"),
                            to_us(row["T_s"]), _words(v2_tree, row["sample_id"]))
         where = (row["sample_id"], want["behaviour"])
         assert s.outcome == [e["outcome"] for e in want["turn_ends"]], where
@@ -360,3 +360,41 @@ def test_the_timing_inside_a_judged_event_with_no_speech_and_at_the_edges():
     assert np.isnan(overlapped[0]) and overlapped[1] == pytest.approx(0.25) and overlapped[2] == 0.0
     assert session.event_timing(ex, sy, s, 0, 1000 * ms)[1:] == (0.0, 0.0)  # the examiner speaks from 0
     assert session.event_timing(ex, sy, s, 19000 * ms, T)[1:] == (0.0, 0.0)  # the system speaks to T
+
+
+def test_the_report_draws_a_session_on_one_timeline_in_a_real_browser(v2_run, tmp_path):
+    """A v2 session's drill-down, opened in headless Chromium: the system's and the examiner's lanes (waveform,
+    speech, words) on one clock, and every judged event shaded with its scores and the timing inside it."""
+    from browser import Chromium, executable
+
+    exe = executable()
+    try:
+        import websocket  # noqa: F401
+    except ImportError:
+        websocket = None
+    if exe is None or websocket is None:
+        pytest.skip("Chromium or websocket-client is not installed (make system-tools installs chromium)")
+    tree = v2_run / "tree"
+    if not (tree / "unified.json").exists():
+        assert fdbu_main("score", f"tree={tree}", "progress=false").returncode == 0
+    out = fdbu_main("report", f"trees=[{tree}]", f"out={tmp_path / 'site'}", "report.format=html")
+    assert out.returncode == 0, out.stderr
+    row = next(json.loads(line) for line in (tree / "unified-samples.jsonl").read_text().splitlines())
+    chrome = Chromium(exe, tmp_path / "profile")
+    try:
+        chrome.open((tmp_path / "site" / "index.html").as_uri() + "#sample=0/" + row["sample_id"].replace("/", "%2F"))
+        chrome.wait("document.querySelectorAll('#timeline rect.window').length > 0")
+        assert chrome.errors() == []
+        titles = chrome.eval("Array.from(document.querySelectorAll('#timeline rect.window title'))"
+                             ".map(t => t.textContent)")
+        assert len(titles) == len(row["judge_events"]) and all("judged event" in t and "turn-taking" in t
+                                                                for t in titles)
+        lanes = chrome.eval("Array.from(document.querySelectorAll('#timeline text')).map(t => t.textContent)")
+        assert {"output", "speech", "words", "input", "input speech", "input words"} <= set(lanes)
+        assert chrome.eval("document.querySelectorAll('#timeline rect.segment').length") == \
+            len(row["segments"]) + len(row["input_segments"])
+        assert "no input.wav in the tree" not in chrome.eval("document.body.innerText")
+        chrome.screenshot(tmp_path / "session.png", selector="#timeline", width=1300, height=1000)
+        assert (tmp_path / "session.png").stat().st_size > 10_000
+    finally:
+        chrome.close()

@@ -524,8 +524,8 @@ def rows(samples, c: Components) -> list[dict]:
     out = []
     for i, s in enumerate(samples):
         row = {"T_s": seconds(s.T_us), "words": len(s.word_start),
-               "examiner_segments": _segments(c.examiner_segments[i]),
-               "system_segments": _segments(c.system_segments[i])}
+               "segments": _segments(c.system_segments[i]),  # the system's, as every task names output.wav's
+               "input_segments": _segments(c.examiner_segments[i])}
         row.update({k: int(c.counts[k][i]) for k in COUNTS})
         row.update({"talk_over_s": seconds(int(c.talk_over_us[i])), "examiner_speech_s": seconds(int(c.examiner_us[i])),
                     "response_latency_s": _quantile(int(c.response_latency_us[i])),
@@ -547,7 +547,7 @@ def _uncell(x) -> float:
     return float("nan") if x is None else float("inf") if x == NOT_REACHED else float(x)
 
 
-ROW = {"T_s": "seconds", "words": "count", "examiner_segments": "segments", "system_segments": "segments",
+ROW = {"T_s": "seconds", "words": "count", "segments": "segments", "input_segments": "segments",
        **{k: "count" for k in COUNTS}, "talk_over_s": "seconds", "examiner_speech_s": "seconds",
        "response_latency_s": "quantile?", "stop_latency_s": "quantile?", "judged": "flag",
        "judge_events": "number rows", "bins": "number rows"}
@@ -568,7 +568,7 @@ def from_rows(rows: list[dict], subset: str | None = None, unified: dict | None 
                       column([to_us(r["examiner_speech_s"]) for r in rows]),
                       column([_us(r["response_latency_s"]) for r in rows]),
                       column([_us(r["stop_latency_s"]) for r in rows]), [None] * len(rows),
-                      _segs(rows, "examiner_segments"), _segs(rows, "system_segments"), settings_of(unified),
+                      _segs(rows, "input_segments"), _segs(rows, "segments"), settings_of(unified),
                       [np.array([[_uncell(x) for x in ev] for ev in r["judge_events"]], float).reshape(
                           -1, 4 + len(JUDGED)) if r["judged"] else None for r in rows],
                       np.array([r["bins"] for r in rows], float).reshape(-1, N_BINS, len(BIN_FIELDS)))
@@ -583,7 +583,13 @@ def explain(row: dict, words: list) -> tuple[str, str]:
 
 
 def marks(row: dict, read) -> dict:
-    return {}
+    """The drill-down's shaded windows: each judged event, with the judge's scores and the timing inside it."""
+    out = []
+    for w0, w1, tt, if_, lat, ovl, sil in row["judge_events"]:
+        latency = "none" if lat is None else "never" if lat == NOT_REACHED else f"{lat:.3f} s"
+        out.append([w0, w1, f"judged event {w0:g}-{w1:g} s: turn-taking {tt:g}, instruction {if_:g}; response "
+                            f"latency {latency}, overlap {ovl:.2f}, silence {sil:.2f}"])
+    return {"windows": out} if out else {}
 
 
 SWEEP = Swept(shown={"response_rate": "resp", "overlapped_end_rate": "ovl_end", "response_latency_s": "resp_med_s",

@@ -291,7 +291,8 @@
       audio.appendChild(document.createTextNode(r.name + " "));
       audio.appendChild(el("audio", {controls: "", preload: "none", src: r.src}));
     });
-    if (!d.input && d.output) audio.appendChild(el("span", {"class": "hint"}, "(no input.wav in the tree)"));
+    var inputRun = (d.runs || []).some(function (r) { return r.name === "input"; });  // v2: the examiner's lanes
+    if (!d.input && !inputRun && d.output) audio.appendChild(el("span", {"class": "hint"}, "(no input.wav in the tree)"));
     box.appendChild(audio);
     if (d.T) {  // on a phone the timeline keeps its size and scrolls in its box
       var line = timeline(d);
@@ -322,6 +323,12 @@
     (marks.pauses || []).forEach(function (p) {
       svg.appendChild(sv("rect", {x: x(p[0]), y: y - 4, width: Math.max(1, x(p[1]) - x(p[0])), height: H - y - 18,
         fill: "#ffe9b0", "class": "pause"}));
+    });
+    (marks.windows || []).forEach(function (w) {  // windows with what they are (v2: each judged event)
+      var r = sv("rect", {x: x(w[0]), y: y - 4, width: Math.max(1, x(w[1]) - x(w[0])), height: H - y - 18,
+        fill: "#e3f0d8", stroke: "#9fc48a", "class": "window"});
+      r.appendChild(sv("title", {}, w[2]));
+      svg.appendChild(r);
     });
     if (marks.event) {  // the overlap event's window, shaded across every lane (v1.5)
       var ev = sv("rect", {x: x(marks.event[0]), y: y - 4, width: Math.max(1, x(marks.event[1]) - x(marks.event[0])),
