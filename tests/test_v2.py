@@ -398,3 +398,42 @@ def test_the_report_draws_a_session_on_one_timeline_in_a_real_browser(v2_run, tm
         assert (tmp_path / "session.png").stat().st_size > 10_000
     finally:
         chrome.close()
+
+
+def test_compare_on_sessions_holds_its_family_wise_error_rate_under_the_null():
+    """A fixed-seed run of benchmarks/session_calibration.py: two systems drawn from one distribution of sessions, the
+    split's headline lines decided as fdbu compare decides them (one Holm family): a marker on any of them in at most
+    5% + 3 Monte Carlo standard errors of the datasets; and a system answering more often is found."""
+    from benchmarks.session_calibration import cell
+
+    null = cell(50, 0.5, datasets=300, seed=5)
+    assert null["marker"] <= null["bound"], null
+    assert cell(50, 0.5, datasets=20, seed=5, delta=0.2)["per_line"]["response_rate"] >= 0.9
+
+
+@pytest.mark.slow
+def test_without_adopt_fdbu_asr_transcribes_both_channels_and_score_reads_them(v2_run, tmp_path, built):
+    """Export without the transcripts, then fdbu asr (a tiny NeMo model): output.json (the system) and input.json (the
+    examiner) for every session, recorded in asr.json, resumable; score reads them."""
+    from builders import needs_nemo
+
+    needs_nemo()
+    tree = tmp_path / "tree"
+    out = fdbu_main("export", f"dataset={v2_run / 'run'}", f"out={tree}", f"export.judge={v2_run / 'run' / 'eval_results'}",
+                    "progress=false")
+    assert out.returncode == 0, out.stderr
+    assert not list(tree.glob("*/*/transcripts.json"))  # written only from adopted A.json and B.json
+    args = [f"asr.checkpoint={built('rnnt')[0]}", f"cache_dir={tmp_path / 'cache'}", "asr.batch_size=4",
+            "progress=false", "device=cpu"]
+    out = fdbu_main("asr", f"tree={tree}", *args)
+    assert out.returncode == 0, out.stderr
+    assert "24 transcribed" in out.stdout, out.stdout  # 12 sessions x 2 channels
+    asr = json.loads((tree / "asr.json").read_text())
+    for subset in V2:
+        entry = asr["subsets"][subset]
+        assert len(entry["transcripts"]) == 3 and set(entry["other_transcripts"]) == {"input.json"}
+        assert len(entry["other_transcripts"]["input.json"]) == 3
+    again = fdbu_main("asr", f"tree={tree}", *args, "asr.resume=true")
+    assert again.returncode == 0 and "24 kept" in again.stdout, again.stdout + again.stderr
+    out = fdbu_main("score", f"tree={tree}", "progress=false")
+    assert out.returncode == 0 and "v2_daily: selected 3 of 50 declared" in out.stdout, out.stderr

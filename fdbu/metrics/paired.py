@@ -242,6 +242,10 @@ def difference(m: Metric, ca, cb, mask: np.ndarray, boot: Bootstrap, alpha: floa
     n = int(np.count_nonzero(mask))
     a, b = paired_arrays(m, ca, cb, mask)
     line = paired_line(m.kind, a, b, n, boot, alpha)
+    if m.min_pairs is not None and m.kind != SHARE and line["p"] is not None and line["reason"] is None \
+            and n < m.min_pairs:
+        line["reason"] = (f"{TOO_FEW} pairs: {n}, and the paired bootstrap test of this metric needs at least "
+                          f"{m.min_pairs} to hold its level")
     if m.better == "context":
         line.update({"test": None, "p": None, "reason": "context metric: no test"})
         line.pop("discordant", None)
