@@ -47,6 +47,8 @@ MAX_TIME_S = 120.0           # eval/run_evaluation.sh passes --max_time $MAX_TIM
 TIME_THRESHOLD_S = 1.2       # asr_batch.py's --time_threshold default
 CHANNELS = ("A.wav", "B.wav")
 JUDGE_SUFFIX = "_processed.json"
+JUDGE_PAST_T_MS = 1000  # a judge window may end this far past T (the judge reads word times, and a last word's end
+#                         can pass the cut audio's end); its timing is read up to T; beyond: refused
 TURN_KEY, TASK_KEY = "Turn-taking event and score", "Task-specific score"
 
 
@@ -77,9 +79,20 @@ def sessions_in(folder: Path) -> tuple[str, list[tuple[str, Path]]] | None:
         found = [(split, d) for d in sorted(folder.iterdir()) if _is_session(d)]
         if found:
             return f"{split} split", found
-    found = [(s, d) for sub in sorted(folder.iterdir()) if sub.is_dir() and (s := _split_of(sub.name))
-             for d in sorted(sub.iterdir()) if _is_session(d)]
+    found = [(s, d) for s, sub in _split_folders(folder).items() for d in sorted(sub.iterdir()) if _is_session(d)]
     return ("output root", found) if found else None
+
+
+def _split_folders(root: Path) -> dict[str, Path]:
+    """Each split's folder under `root` as asr_batch.py's find_audio_pairs takes it: `Daily`, or `daily` only where
+    there is no `Daily`."""
+    out = {}
+    for split in splits():
+        for name in (split, split.lower()):
+            if (root / name).is_dir():
+                out[split] = root / name
+                break
+    return out
 
 
 def what(folder: Path) -> str | None:
@@ -154,12 +167,14 @@ def check_combined(path: Path, a: np.ndarray, b: np.ndarray, sr: int, where: str
 def read_judge(data: bytes, where: str, T_us: int, file: str = "judge.json") -> dict:
     """A processed judge output (`scoring/parse.py`'s `*_processed.json`) -> {"events": [(start_us, end_us, TT, IF)],
     "task_score": number or None}, refusing what score.py and score_time.py would read differently (fdbu.official.
-    judge_scores) and what cannot be this session's: a score that is not a number from 1 to 5 (a bool, a string),
-    a window that is not [start, end] with 0 <= start < end <= T."""
+    judge_scores) and what cannot be this session's: a score that is not a number from 1 to 5 (a bool, a string, the
+    null parse.py writes for an answer it cannot read), a window that is not [start, end] with 0 <= start < end <=
+    T + JUDGE_PAST_T_MS. A window ending past T is kept as the scripts read it, and its end clipped to T for the
+    timing inside it (`clipped` counts them)."""
     doc = parse_json(data, where, file)
     if not isinstance(doc, dict) or not isinstance(doc.get(TURN_KEY), list):
         raise FdbuError(where, file, f"is not a processed judge output: no '{TURN_KEY}' list")
-    events = []
+    events, clipped = [], 0
     for i, item in enumerate(doc[TURN_KEY]):
         if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], list) and len(item[0]) == 2):
             raise FdbuError(where, file, f"event {i} is not [[start, end], turn-taking score, instruction score]")
@@ -174,31 +189,37 @@ def read_judge(data: bytes, where: str, T_us: int, file: str = "judge.json") -> 
         if not 0 <= s < e:
             raise FdbuError(where, file, f"event {i}'s window [{start}, {end}] ends before it starts (or at its start)"
                             if e <= s else f"event {i}'s window [{start}, {end}] starts before 0")
-        if e > T_us:
+        if e > T_us + JUDGE_PAST_T_MS * 1000 or s >= T_us:
             raise FdbuError(where, file, f"event {i}'s window [{start}, {end}] ends past the session's audio "
-                            f"(T = {seconds_text(T_us)} s): a judge output of another session, or of untrimmed audio")
-        events.append((s, e, float(tt), float(if_)))
+                            f"(T = {seconds_text(T_us)} s, by more than {JUDGE_PAST_T_MS} ms): a judge output of "
+                            "another session, or of untrimmed audio")
+        clipped += e > T_us
+        events.append((s, min(e, T_us), float(tt), float(if_)))
     score = doc.get(TASK_KEY)
     if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))
                               or not math.isfinite(score)):
         raise FdbuError(where, file, f"'{TASK_KEY}' is {json.dumps(score)}, not a number")
-    return {"events": events, "task_score": score}
+    return {"events": events, "task_score": score, "clipped": clipped}
 
 
 def find_judge(judge: Path, split: str, task: str, where: str) -> Path | None:
-    """`<judge>/<split>/**/<task>_processed.json` as score.py's rglob finds it; one under another split is refused
-    (a processed JSON of another split's task), as are two for one task."""
+    """`<judge>/<split>/<task>_processed.json` (the split folder as the run's: `Daily`, or `daily`). Refused: one in a
+    sub-folder of the split's (score.py's rglob counts it, score_time.py's second pass never bins it: the two would
+    disagree), and one anywhere else under `judge` (a processed JSON kept under another split's folder)."""
     name = task + JUDGE_SUFFIX
-    here = sorted((judge / split).rglob(name)) if (judge / split).is_dir() else []
-    if len(here) > 1:
-        raise FdbuError(where, name, f"is under {judge / split} {len(here)} times ({', '.join(map(str, here[:3]))}); "
-                        "score.py would count each")
-    if here:
-        return here[0]
-    elsewhere = sorted(p for p in judge.rglob(name) if p.parent.name != split)
-    if elsewhere:
-        raise FdbuError(where, name, f"is in {elsewhere[0].parent}, not under {judge / split}: the judge output of "
-                        f"a {split} session must lie in its split's folder (score.py keys it by that folder)")
+    home = _split_folders(judge).get(split)
+    if home is not None and (home / name).is_file():
+        return home / name
+    stray = sorted(judge.rglob(name))
+    if stray and home is None and _split_of(stray[0].parent.name) == split:  # export.judge named the split itself
+        raise FdbuError("export.judge", None, f"{judge} holds the judge outputs directly, as a split folder does; give "
+                        f"the folder holding the split folders: export.judge={stray[0].parent.parent}")
+    if stray:
+        nested = home is not None and stray[0].is_relative_to(home)
+        raise FdbuError(where, name, f"is in {stray[0].parent}, not directly in {home or judge / split}: " + (
+            "score_time.py would count its events and bin none of them (its second pass does not look in sub-folders)"
+            if nested else f"the judge output of a {split} session lies in its split's folder (score.py keys it by "
+                           "that folder)"))
     return None
 
 
@@ -286,7 +307,8 @@ def _session(tmp: Path, split: str, folder: Path, judge: Path | None, adopting: 
             read = read_judge(data, where, T_us, found.name)
             files["judge.json"] = data
             session["judge"] = {"events": [[s / 1e6, e / 1e6, tt, if_] for s, e, tt, if_ in read["events"]],
-                                "task_score": read["task_score"], "file": str(found.relative_to(judge))}
+                                "task_score": read["task_score"], "file": str(found.relative_to(judge)),
+                                "clipped_at_T": read["clipped"]}
     receipts: dict[str, Any] = {}
     if adopting:
         docs = {}
@@ -296,11 +318,18 @@ def _session(tmp: Path, split: str, folder: Path, judge: Path | None, adopting: 
                 raise FdbuError(where, channel, "is missing: export.transcripts=adopt takes upstream's asr_batch.py "
                                 "A.json and B.json; run it, or export without adopt and run fdbu asr")
             raw = path.read_bytes()
-            original = window_us(source["A.wav" if channel == "A.json" else "B.wav"]["samples"],
-                                 a_sr) if a_cut or b_cut else None  # words after the trim are dropped, and counted
-            kept, dropped = adopt.check(raw, sid, T_us, None, observed_us=original, file=name)
+            wav = "A.wav" if channel == "A.json" else "B.wav"
+            # words after the trim, or after a crop of B to A's length, are dropped and counted
+            original = window_us(source[wav]["samples"], a_sr) if a_cut or b_cut or fit else None
+            try:
+                kept, dropped = adopt.check(raw, sid, T_us, None, observed_us=original, file=name)
+            except FdbuError as e:  # said of the user's file, not the tree's name for it
+                raise FdbuError(where, channel, e.problem) from None
             files[name] = kept
             docs[channel] = parse_json(raw, where, channel)
+            if any(c["timestamp"][1] is None for c in docs[channel]["chunks"]):
+                raise FdbuError(where, channel, "has a word without an end time: asr_batch.py's combine_transcripts "
+                                "cannot read it (Parakeet's word times always have one)")
             receipts[name] = {"sha256": sha256_bytes(kept), "adopted_from": sha256_bytes(raw), "dropped": dropped}
         files["transcripts.json"] = transcripts_bytes(docs["A.json"], docs["B.json"])
     ann = (json.dumps(session, indent=1) + "\n").encode()
@@ -336,12 +365,18 @@ def export(root: Path, out: Path, *, judge: Path | None = None, transcripts: str
         raise FdbuError("export.judge", None, f"{judge} is not a folder (the judge's eval_results: "
                         "<split>/<task id>_processed.json)")
     with new_folder(out, "fdbu export") as tmp:
-        rows, receipts = [], {}
+        rows, receipts, judged_rows = [], {}, []
         for split, folder in tqdm(found, desc="export", unit="session", disable=not progress):
             row, got_receipts = _session(tmp, split, folder, Path(judge) if judge else None, transcripts == "adopt")
             rows.append(row)
+            judged_rows.append({"judged": "judge.json" in row["files"]})
             if got_receipts:
                 receipts[row["sample_id"]] = got_receipts
+        if judge is not None and rows and not any(r["judged"] for r in judged_rows):
+            example = Path(judge) / found[0][0] / (found[0][1].name + JUDGE_SUFFIX)
+            raise FdbuError("export.judge", None, f"{judge} holds no judge output of these sessions (looked for "
+                            f"<split>/<task id>{JUDGE_SUFFIX}, e.g. {example}); give the folder holding the split "
+                            "folders (upstream's eval_results)")
         manifest = {"schema_version": 1, "kind": MANIFEST_KIND, "declared": dict(sorted(
             tasks.release_sizes(FAMILY).items())), "samples": rows}
         (tmp / "manifest.json").write_text(dumps(manifest))

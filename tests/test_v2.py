@@ -230,7 +230,9 @@ def _copy_run(v2_run, dest):
     ("judge string", "Daily.synthetic.001_processed.json", "turn-taking score is \"4\", not a number from 1 to 5"),
     ("judge reversed", "Daily.synthetic.001_processed.json", "ends before it starts"),
     ("judge late", "Daily.synthetic.001_processed.json", "ends past the session's audio"),
-    ("judge elsewhere", "Daily.synthetic.001_processed.json", "not under"),
+    ("judge null", "Daily.synthetic.001_processed.json", "turn-taking score is null, not a number from 1 to 5"),
+    ("judge elsewhere", "Daily.synthetic.001_processed.json", "not directly in"),
+    ("judge nested", "Daily.synthetic.001_processed.json", "bin none of them"),
 ])
 def test_bad_v2_input_is_one_line_naming_the_session_and_nothing_is_written(v2_run, tmp_path, damage, file, said):
     import soundfile as sf
@@ -259,10 +261,15 @@ def test_bad_v2_input_is_one_line_naming_the_session_and_nothing_is_written(v2_r
             doc["Turn-taking event and score"][0][0] = [5.0, 2.0]
         elif target == "late":
             doc["Turn-taking event and score"][0][0] = [1.0, 500.0]
-        else:  # the file under another split's folder
+        elif target == "null":  # what parse.py writes for a score it cannot read
+            doc["Turn-taking event and score"][0][1] = None
+        elif target == "elsewhere":  # the file under another split's folder
             (run / "eval_results" / "Safety").mkdir(exist_ok=True)
             judged.rename(run / "eval_results" / "Safety" / judged.name)
-        if target != "elsewhere":
+        else:  # in a sub-folder of its split's
+            (judged.parent / "sub").mkdir()
+            judged.rename(judged.parent / "sub" / judged.name)
+        if target not in ("elsewhere", "nested"):
             judged.write_text(json.dumps(doc))
     out = fdbu_main("export", f"dataset={run}", f"out={tmp_path / 'tree'}",
                     f"export.judge={run / 'eval_results'}")
@@ -437,3 +444,30 @@ def test_without_adopt_fdbu_asr_transcribes_both_channels_and_score_reads_them(v
     assert again.returncode == 0 and "24 kept" in again.stdout, again.stdout + again.stderr
     out = fdbu_main("score", f"tree={tree}", "progress=false")
     assert out.returncode == 0 and "v2_daily: selected 3 of 50 declared" in out.stdout, out.stderr
+
+
+def test_the_judge_folder_is_found_as_the_run_is_and_a_window_just_past_t_is_clipped(v2_run, tmp_path):
+    """Issue 52's review: a judge window ending within 1 s past T is kept for the scripts and clipped to T for the
+    timing (counted); a lower-case split folder is found as asr_batch.py finds it; export.judge naming a split folder,
+    or a folder with no judge output, is one line with the folder that works."""
+    run = _copy_run(v2_run, tmp_path / "run")
+    judged = run / "eval_results" / "Daily" / "Daily.synthetic.001_processed.json"
+    T = json.loads((v2_run / "tree" / "v2_daily" / "Daily.synthetic.001" / "session.json").read_text())
+    T_s = T["source"]["A.wav"]["samples"] / T["source"]["A.wav"]["sample_rate"]
+    doc = json.loads(judged.read_text())
+    doc["Turn-taking event and score"][-1][0] = [round(T_s - 2.0, 2), round(T_s + 0.5, 2)]
+    judged.write_text(json.dumps(doc))
+    (run / "eval_results" / "Daily").rename(run / "eval_results" / "daily")
+    out = fdbu_main("export", f"dataset={run}", f"out={tmp_path / 'tree'}", f"export.judge={run / 'eval_results'}")
+    assert out.returncode == 0, out.stderr
+    session_json = json.loads((tmp_path / "tree" / "v2_daily" / "Daily.synthetic.001" / "session.json").read_text())
+    assert session_json["judge"]["clipped_at_T"] == 1 and session_json["judge"]["events"][-1][1] == pytest.approx(
+        T_s, abs=1e-6)
+    assert (tmp_path / "tree" / "v2_daily" / "Daily.synthetic.001" / "judge.json").read_bytes() == judged.parent.parent \
+        .joinpath("daily", judged.name).read_bytes()  # unchanged: the scripts read it as the judge wrote it
+    out = fdbu_main("export", f"dataset={run / 'Daily'}", f"out={tmp_path / 'one'}",
+                    f"export.judge={run / 'eval_results' / 'daily'}")
+    assert out.returncode == 2 and f"export.judge={run / 'eval_results'}" in out.stderr, out.stderr
+    (tmp_path / "empty").mkdir()
+    out = fdbu_main("export", f"dataset={run}", f"out={tmp_path / 'none'}", f"export.judge={tmp_path / 'empty'}")
+    assert out.returncode == 2 and "holds no judge output of these sessions" in out.stderr, out.stderr
