@@ -354,7 +354,15 @@ def export(root: Path, out: Path, *, judge: Path | None = None, transcripts: str
     got = sessions_in(root)
     if got is None:
         raise FdbuError("dataset", None, f"{root} is not a Full-Duplex-Bench v2 output root")
-    _, found = got
+    kind, found = got
+    # nothing of a split left out unsaid: a folder in it that is not a session (a session folder given alone is
+    # read alone)
+    for split, parent in {s: d.parent for s, d in found}.items() if kind != "session folder" else ():
+        for other in sorted(p for p in parent.iterdir() if p.is_dir() and not p.name.startswith(".")):
+            if not _is_session(other):
+                raise FdbuError(f"{split}/{other.name}", None, "holds no A.wav or B.wav directly in it (upstream's "
+                                "asr_batch.py also looks in its sub-folders; fdbu reads a session's two channels only "
+                                "directly in its folder): move them up, or move the folder out of the split")
     if only is not None:
         have = {f"{splits()[s]}/{d.name}": (s, d) for s, d in found}
         missing = [w for w in only if w not in have]

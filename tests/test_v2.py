@@ -233,6 +233,7 @@ def _copy_run(v2_run, dest):
     ("judge null", "Daily.synthetic.001_processed.json", "turn-taking score is null, not a number from 1 to 5"),
     ("judge elsewhere", "Daily.synthetic.001_processed.json", "not directly in"),
     ("judge nested", "Daily.synthetic.001_processed.json", "bin none of them"),
+    ("nest A.wav", "Daily/Daily.synthetic.001", "holds no A.wav or B.wav directly in it"),
 ])
 def test_bad_v2_input_is_one_line_naming_the_session_and_nothing_is_written(v2_run, tmp_path, damage, file, said):
     import soundfile as sf
@@ -249,6 +250,10 @@ def test_bad_v2_input_is_one_line_naming_the_session_and_nothing_is_written(v2_r
     elif what == "cut":
         audio, sr = sf.read(session / "B.wav", dtype="int16")
         sf.write(session / "B.wav", audio[:len(audio) - 2 * sr], sr, subtype="PCM_16")
+    elif what == "nest":  # both channels one folder down, as asr_batch.py would still find them
+        (session / "take1").mkdir()
+        for f in ("A.wav", "B.wav", "combined.wav"):
+            (session / f).rename(session / "take1" / f)
     elif what in ("swap", "zero"):
         audio, sr = sf.read(session / "combined.wav", dtype="int16")
         audio = audio[:, ::-1] if what == "swap" else np.stack([audio[:, 0], np.zeros_like(audio[:, 1])], axis=1)
