@@ -168,11 +168,15 @@ def read_event(data: bytes, where: str, T_us: int) -> dict:
     return {"event_us": (start, end)}
 
 
+JUDGE_PAST_T_MS = 1000  # a v2 judge window may end this far past T: the judge reads word times, and a last word can
+#                         end after the audio's cut (or B.wav's crop to A's length); the timing inside reads up to T
+
+
 def read_session(data: bytes, where: str, T_us: int) -> dict:
     """session.json (a Full-Duplex-Bench v2 session, written by export or synth) -> {"annotations": {"judge": the
     judged events [(start_us, end_us, TT, IF)] or None}}: it names the upstream task and split (`task_id`, `split`,
     strings), what export did, and the judge's events as export checked them (`judge.events`: [start, end, TT, IF],
-    0 <= start < end <= T, scores from 1 to 5)."""
+    0 <= start < end <= T + JUDGE_PAST_T_MS, scores from 1 to 5)."""
     file = "session.json"
     doc = parse_json(data, where, file)
     for key in ("task_id", "split"):
@@ -188,7 +192,8 @@ def read_session(data: bytes, where: str, T_us: int) -> dict:
     for i, ev in enumerate(events):
         if not (isinstance(ev, list) and len(ev) == 4):
             raise FdbuError(where, file, f"judge event {i} is not [start, end, turn-taking score, instruction score]")
-        s, e = _in_window(ev[:2], where, file, T_us, (f"judge event {i}'s start", f"judge event {i}'s end"), "events")
+        s, e = _in_window(ev[:2], where, file, T_us + JUDGE_PAST_T_MS * 1000,
+                          (f"judge event {i}'s start", f"judge event {i}'s end"), "events")
         if s >= e:
             raise FdbuError(where, file, f"judge event {i} ends at or before its start")
         for j in (2, 3):

@@ -47,8 +47,7 @@ MAX_TIME_S = 120.0           # eval/run_evaluation.sh passes --max_time $MAX_TIM
 TIME_THRESHOLD_S = 1.2       # asr_batch.py's --time_threshold default
 CHANNELS = ("A.wav", "B.wav")
 JUDGE_SUFFIX = "_processed.json"
-JUDGE_PAST_T_MS = 1000  # a judge window may end this far past T (the judge reads word times, and a last word's end
-#                         can pass the cut audio's end); its timing is read up to T; beyond: refused
+from .readers import JUDGE_PAST_T_MS  # noqa: E402  a judge window may end this far past T (readers.read_session)
 TURN_KEY, TASK_KEY = "Turn-taking event and score", "Task-specific score"
 
 
@@ -63,7 +62,10 @@ def _split_of(name: str) -> str | None:
 
 
 def _is_session(folder: Path) -> bool:
-    return folder.is_dir() and any((folder / c).exists() for c in CHANNELS)
+    try:
+        return folder.is_dir() and any((folder / c).exists() for c in CHANNELS)
+    except OSError as e:
+        raise FdbuError(str(folder), None, f"cannot be read: {e.strerror or e}") from None
 
 
 def sessions_in(folder: Path) -> tuple[str, list[tuple[str, Path]]] | None:
@@ -169,12 +171,13 @@ def read_judge(data: bytes, where: str, T_us: int, file: str = "judge.json") -> 
     "task_score": number or None}, refusing what score.py and score_time.py would read differently (fdbu.official.
     judge_scores) and what cannot be this session's: a score that is not a number from 1 to 5 (a bool, a string, the
     null parse.py writes for an answer it cannot read), a window that is not [start, end] with 0 <= start < end <=
-    T + JUDGE_PAST_T_MS. A window ending past T is kept as the scripts read it, and its end clipped to T for the
-    timing inside it (`clipped` counts them)."""
+    T + JUDGE_PAST_T_MS. A window ending past T (the judge reads word times: a last word can end after the cut, or
+    B.wav be cropped to A's length) is kept as it is, as the scripts read it; the timing inside it is read up to T
+    (`past_T` counts them)."""
     doc = parse_json(data, where, file)
     if not isinstance(doc, dict) or not isinstance(doc.get(TURN_KEY), list):
         raise FdbuError(where, file, f"is not a processed judge output: no '{TURN_KEY}' list")
-    events, clipped = [], 0
+    events, past = [], 0
     for i, item in enumerate(doc[TURN_KEY]):
         if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], list) and len(item[0]) == 2):
             raise FdbuError(where, file, f"event {i} is not [[start, end], turn-taking score, instruction score]")
@@ -189,17 +192,17 @@ def read_judge(data: bytes, where: str, T_us: int, file: str = "judge.json") -> 
         if not 0 <= s < e:
             raise FdbuError(where, file, f"event {i}'s window [{start}, {end}] ends before it starts (or at its start)"
                             if e <= s else f"event {i}'s window [{start}, {end}] starts before 0")
-        if e > T_us + JUDGE_PAST_T_MS * 1000 or s >= T_us:
+        if e > T_us + JUDGE_PAST_T_MS * 1000:
             raise FdbuError(where, file, f"event {i}'s window [{start}, {end}] ends past the session's audio "
                             f"(T = {seconds_text(T_us)} s, by more than {JUDGE_PAST_T_MS} ms): a judge output of "
                             "another session, or of untrimmed audio")
-        clipped += e > T_us
-        events.append((s, min(e, T_us), float(tt), float(if_)))
+        past += e > T_us
+        events.append((s, e, float(tt), float(if_)))
     score = doc.get(TASK_KEY)
     if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))
                               or not math.isfinite(score)):
         raise FdbuError(where, file, f"'{TASK_KEY}' is {json.dumps(score)}, not a number")
-    return {"events": events, "task_score": score, "clipped": clipped}
+    return {"events": events, "task_score": score, "past_T": past}
 
 
 def find_judge(judge: Path, split: str, task: str, where: str) -> Path | None:
@@ -208,10 +211,14 @@ def find_judge(judge: Path, split: str, task: str, where: str) -> Path | None:
     disagree), and one anywhere else under `judge` (a processed JSON kept under another split's folder)."""
     name = task + JUDGE_SUFFIX
     home = _split_folders(judge).get(split)
-    if home is not None and (home / name).is_file():
-        return home / name
     stray = sorted(judge.rglob(name))
-    if stray and home is None and _split_of(stray[0].parent.name) == split:  # export.judge named the split itself
+    if home is not None and (home / name).is_file():
+        again = [p for p in stray if p != home / name and p.is_relative_to(home)]
+        if again:
+            raise FdbuError(where, name, f"is in {home} and again in {again[0].parent}: score.py would count both "
+                            "copies' events under one task and score_time.py bin only the first")
+        return home / name
+    if stray and home is None and stray[0].parent == judge and _split_of(judge.name) == split:  # named the split
         raise FdbuError("export.judge", None, f"{judge} holds the judge outputs directly, as a split folder does; give "
                         f"the folder holding the split folders: export.judge={stray[0].parent.parent}")
     if stray:
@@ -308,7 +315,7 @@ def _session(tmp: Path, split: str, folder: Path, judge: Path | None, adopting: 
             files["judge.json"] = data
             session["judge"] = {"events": [[s / 1e6, e / 1e6, tt, if_] for s, e, tt, if_ in read["events"]],
                                 "task_score": read["task_score"], "file": str(found.relative_to(judge)),
-                                "clipped_at_T": read["clipped"]}
+                                "past_T": read["past_T"]}
     receipts: dict[str, Any] = {}
     if adopting:
         docs = {}
@@ -355,36 +362,39 @@ def export(root: Path, out: Path, *, judge: Path | None = None, transcripts: str
     if got is None:
         raise FdbuError("dataset", None, f"{root} is not a Full-Duplex-Bench v2 output root")
     kind, found = got
-    # nothing of a split left out unsaid: a folder in it that is not a session (a session folder given alone is
-    # read alone)
-    for split, parent in {s: d.parent for s, d in found}.items() if kind != "session folder" else ():
-        for other in sorted(p for p in parent.iterdir() if p.is_dir() and not p.name.startswith(".")):
-            if not _is_session(other):
-                raise FdbuError(f"{split}/{other.name}", None, "holds no A.wav or B.wav directly in it (upstream's "
-                                "asr_batch.py also looks in its sub-folders; fdbu reads a session's two channels only "
-                                "directly in its folder): move them up, or move the folder out of the split")
+    # nothing upstream would take left out unsaid: a folder of a split holding both channels only in sub-folders
+    # (asr_batch.py's find_audio_pairs finds them there); a session folder given alone is read alone
+    parents = {} if kind == "session folder" else _split_folders(Path(root)) if kind == "output root" else \
+        {found[0][0]: Path(root)}
+    for split, parent in parents.items():
+        for other in sorted(p for p in parent.iterdir() if p.is_dir()):
+            if not _is_session(other) and all(any(other.rglob(c)) for c in CHANNELS):
+                raise FdbuError(f"{split}/{other.name}", None, "holds A.wav and B.wav only in a sub-folder "
+                                "(upstream's asr_batch.py takes them from there; fdbu reads a session's two channels "
+                                "directly in its folder): move them up")
     if only is not None:
         have = {f"{splits()[s]}/{d.name}": (s, d) for s, d in found}
         missing = [w for w in only if w not in have]
         if missing:
             raise FdbuError("config", None, f"export.only names sessions the root does not have: {missing[:5]}")
         found = [have[w] for w in dict.fromkeys(only)]
+    if judge is not None and Path(judge).is_dir() and not any(
+            any(d.glob("*" + JUDGE_SUFFIX)) for d in _split_folders(Path(judge)).values()):
+        inside = _split_of(Path(judge).name) is not None and any(Path(judge).glob("*" + JUDGE_SUFFIX))
+        raise FdbuError("export.judge", None, f"{judge} holds no split folder of judge outputs (<split>/<task id>"
+                        f"{JUDGE_SUFFIX})" + (f"; it is one: give the folder holding it, export.judge="
+                                              f"{Path(judge).parent}" if inside else
+                                              "; give upstream's eval_results folder"))
     if judge is not None and not Path(judge).is_dir():
         raise FdbuError("export.judge", None, f"{judge} is not a folder (the judge's eval_results: "
                         "<split>/<task id>_processed.json)")
     with new_folder(out, "fdbu export") as tmp:
-        rows, receipts, judged_rows = [], {}, []
+        rows, receipts = [], {}
         for split, folder in tqdm(found, desc="export", unit="session", disable=not progress):
             row, got_receipts = _session(tmp, split, folder, Path(judge) if judge else None, transcripts == "adopt")
             rows.append(row)
-            judged_rows.append({"judged": "judge.json" in row["files"]})
             if got_receipts:
                 receipts[row["sample_id"]] = got_receipts
-        if judge is not None and rows and not any(r["judged"] for r in judged_rows):
-            example = Path(judge) / found[0][0] / (found[0][1].name + JUDGE_SUFFIX)
-            raise FdbuError("export.judge", None, f"{judge} holds no judge output of these sessions (looked for "
-                            f"<split>/<task id>{JUDGE_SUFFIX}, e.g. {example}); give the folder holding the split "
-                            "folders (upstream's eval_results)")
         manifest = {"schema_version": 1, "kind": MANIFEST_KIND, "declared": dict(sorted(
             tasks.release_sizes(FAMILY).items())), "samples": rows}
         (tmp / "manifest.json").write_text(dumps(manifest))
@@ -473,7 +483,8 @@ def judge_rule(tree, subset: str, ctx) -> dict:
             continue
         data = hashed(s.folder / "judge.json", s.sample_id, "judge.json", files["judge.json"], "manifest.json",
                       tree.root)
-        judged[(session["split"], session["task_id"])] = [json.loads(data)]
+        folder = Path(session["judge"]["file"]).parts[0] if "file" in session.get("judge", {}) else session["split"]
+        judged[(folder, session["task_id"])] = [json.loads(data)]  # keyed as score.py keys it: by the split folder
     out = judge_scores(judged)
     rows = out["score.py"]["judge_summary.csv"]["rows"]
     means = {}  # fdbu's plain mean of score.py's per-session rows (upstream prints no aggregate over tasks)

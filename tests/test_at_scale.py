@@ -132,6 +132,13 @@ def test_ctrl_c_while_torch_loads_is_delivered_after_it():
     # a suite started as a shell's background job inherits SIGINT ignored (Python then installs no handler): the
     # test is of interrupts_held, so it starts from the disposition a foreground process has
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _held_then_delivered(interrupts_held)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _held_then_delivered(interrupts_held) -> None:
     reached = []
     with pytest.raises(KeyboardInterrupt):
         with interrupts_held():
@@ -142,7 +149,6 @@ def test_ctrl_c_while_torch_loads_is_delivered_after_it():
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     with interrupts_held():  # nothing held: nothing delivered
         pass
-    signal.signal(signal.SIGINT, previous)
 
 
 def _peak_rss_mb(cmd: list[str]) -> float:

@@ -232,7 +232,8 @@ def _copy_run(v2_run, dest):
     ("judge null", "Daily.synthetic.001_processed.json", "turn-taking score is null, not a number from 1 to 5"),
     ("judge elsewhere", "Daily.synthetic.001_processed.json", "not directly in"),
     ("judge nested", "Daily.synthetic.001_processed.json", "bin none of them"),
-    ("nest A.wav", "Daily/Daily.synthetic.001", "holds no A.wav or B.wav directly in it"),
+    ("nest A.wav", "Daily/Daily.synthetic.001", "holds A.wav and B.wav only in a sub-folder"),
+    ("judge twice", "Daily.synthetic.001_processed.json", "score.py would count both copies"),
 ])
 def test_bad_v2_input_is_one_line_naming_the_session_and_nothing_is_written(v2_run, tmp_path, damage, file, said):
     import soundfile as sf
@@ -270,10 +271,13 @@ def test_bad_v2_input_is_one_line_naming_the_session_and_nothing_is_written(v2_r
         elif target == "elsewhere":  # the file under another split's folder
             (run / "eval_results" / "Safety").mkdir(exist_ok=True)
             judged.rename(run / "eval_results" / "Safety" / judged.name)
+        elif target == "twice":  # a second copy in a sub-folder (a rerun kept beside it)
+            (judged.parent / "rerun").mkdir()
+            (judged.parent / "rerun" / judged.name).write_text(json.dumps(doc))
         else:  # in a sub-folder of its split's
             (judged.parent / "sub").mkdir()
             judged.rename(judged.parent / "sub" / judged.name)
-        if target not in ("elsewhere", "nested"):
+        if target not in ("elsewhere", "nested", "twice"):
             judged.write_text(json.dumps(doc))
     out = fdbu_main("export", f"dataset={run}", f"out={tmp_path / 'tree'}",
                     f"export.judge={run / 'eval_results'}")
@@ -362,15 +366,17 @@ def test_the_timing_inside_a_judged_event_with_no_speech_and_at_the_edges():
     T = 20000 * ms
     s = session_events(ex, sy, T, np.zeros(0, np.int64))
     assert s.outcome == ["response", "no_response", "overlapped"]
-    silent = session.event_timing(ex, sy, s, 4500 * ms, 5500 * ms)
+    silent = session.event_timing(ex, sy, s, 4500 * ms, 5500 * ms, T)
     assert np.isnan(silent[0]) and silent[1:] == (0.0, 1.0)
-    answered = session.event_timing(ex, sy, s, 1000 * ms, 3000 * ms)
+    answered = session.event_timing(ex, sy, s, 1000 * ms, 3000 * ms, T)
     assert answered[0] == pytest.approx(0.5) and answered[1] == 0.0 and answered[2] == pytest.approx(0.25)
-    assert session.event_timing(ex, sy, s, 7000 * ms, 9000 * ms)[0] == float("inf")
-    overlapped = session.event_timing(ex, sy, s, 13000 * ms, 15000 * ms)
+    assert session.event_timing(ex, sy, s, 7000 * ms, 9000 * ms, T)[0] == float("inf")
+    overlapped = session.event_timing(ex, sy, s, 13000 * ms, 15000 * ms, T)
     assert np.isnan(overlapped[0]) and overlapped[1] == pytest.approx(0.25) and overlapped[2] == 0.0
-    assert session.event_timing(ex, sy, s, 0, 1000 * ms)[1:] == (0.0, 0.0)  # the examiner speaks from 0
-    assert session.event_timing(ex, sy, s, 19000 * ms, T)[1:] == (0.0, 0.0)  # the system speaks to T
+    assert session.event_timing(ex, sy, s, 0, 1000 * ms, T)[1:] == (0.0, 0.0)  # the examiner speaks from 0
+    assert session.event_timing(ex, sy, s, 19000 * ms, T, T)[1:] == (0.0, 0.0)  # the system speaks to T
+    assert session.event_timing(ex, sy, s, 19000 * ms, T + 500 * ms, T)[1:] == (0.0, 0.0)  # read up to T
+    assert all(np.isnan(v) for v in session.event_timing(ex, sy, s, T, T + 500 * ms, T))  # nothing of it heard
 
 
 def test_the_report_draws_a_session_on_one_timeline_in_a_real_browser(v2_run, tmp_path):
@@ -451,9 +457,9 @@ def test_without_adopt_fdbu_asr_transcribes_both_channels_and_score_reads_them(v
 
 
 def test_the_judge_folder_is_found_as_the_run_is_and_a_window_just_past_t_is_clipped(v2_run, tmp_path):
-    """Issue 52's review: a judge window ending within 1 s past T is kept for the scripts and clipped to T for the
-    timing (counted); a lower-case split folder is found as asr_batch.py finds it; export.judge naming a split folder,
-    or a folder with no judge output, is one line with the folder that works."""
+    """Issue 52's reviews: a judge window ending within 1 s past T is kept as the judge wrote it, its timing read up to
+    T (counted); a lower-case split folder is found as asr_batch.py finds it and keyed as score.py keys it;
+    export.judge naming a split folder, or a folder with no judge output, is one line with the folder that works."""
     run = _copy_run(v2_run, tmp_path / "run")
     judged = run / "eval_results" / "Daily" / "Daily.synthetic.001_processed.json"
     T = json.loads((v2_run / "tree" / "v2_daily" / "Daily.synthetic.001" / "session.json").read_text())
@@ -462,11 +468,17 @@ def test_the_judge_folder_is_found_as_the_run_is_and_a_window_just_past_t_is_cli
     doc["Turn-taking event and score"][-1][0] = [round(T_s - 2.0, 2), round(T_s + 0.5, 2)]
     judged.write_text(json.dumps(doc))
     (run / "eval_results" / "Daily").rename(run / "eval_results" / "daily")
-    out = fdbu_main("export", f"dataset={run}", f"out={tmp_path / 'tree'}", f"export.judge={run / 'eval_results'}")
+    out = fdbu_main("export", f"dataset={run}", f"out={tmp_path / 'tree'}", f"export.judge={run / 'eval_results'}",
+                    "export.transcripts=adopt")
     assert out.returncode == 0, out.stderr
     session_json = json.loads((tmp_path / "tree" / "v2_daily" / "Daily.synthetic.001" / "session.json").read_text())
-    assert session_json["judge"]["clipped_at_T"] == 1 and session_json["judge"]["events"][-1][1] == pytest.approx(
-        T_s, abs=1e-6)
+    assert session_json["judge"]["past_T"] == 1 and session_json["judge"]["events"][-1][1] == pytest.approx(
+        round(T_s + 0.5, 2), abs=1e-6)
+    assert fdbu_main("score", f"tree={tmp_path / 'tree'}", "progress=false").returncode == 0
+    assert fdbu_main("evaluate", f"tree={tmp_path / 'tree'}").returncode == 0
+    rows = json.loads((tmp_path / "tree" / "summary.json").read_text())["subsets"]["v2_daily"]["score.py"][
+        "judge_summary.csv"]["rows"]
+    assert {r[0] for r in rows} == {"daily"}  # score.py's setup: the folder's name
     assert (tmp_path / "tree" / "v2_daily" / "Daily.synthetic.001" / "judge.json").read_bytes() == judged.parent.parent \
         .joinpath("daily", judged.name).read_bytes()  # unchanged: the scripts read it as the judge wrote it
     out = fdbu_main("export", f"dataset={run / 'Daily'}", f"out={tmp_path / 'one'}",
@@ -474,4 +486,8 @@ def test_the_judge_folder_is_found_as_the_run_is_and_a_window_just_past_t_is_cli
     assert out.returncode == 2 and f"export.judge={run / 'eval_results'}" in out.stderr, out.stderr
     (tmp_path / "empty").mkdir()
     out = fdbu_main("export", f"dataset={run}", f"out={tmp_path / 'none'}", f"export.judge={tmp_path / 'empty'}")
-    assert out.returncode == 2 and "holds no judge output of these sessions" in out.stderr, out.stderr
+    assert out.returncode == 2 and "holds no split folder of judge outputs" in out.stderr, out.stderr
+    (run / "Daily" / "logs").mkdir()  # a folder of the split with no channel anywhere: not a session, as upstream
+    (run / "Daily" / "logs" / "run.txt").write_text("orchestrator log")
+    out = fdbu_main("export", f"dataset={run}", f"out={tmp_path / 'with-logs'}")
+    assert out.returncode == 0, out.stderr

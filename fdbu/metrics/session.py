@@ -227,10 +227,15 @@ def _clip(segs: np.ndarray, lo: int, hi: int) -> np.ndarray:
 JUDGED = ("latency_s", "overlap_share", "silence_share")  # the timing measured inside each judged event's window
 
 
-def event_timing(examiner: np.ndarray, system: np.ndarray, s: Session, w0: int, w1: int) -> tuple[float, ...]:
+def event_timing(examiner: np.ndarray, system: np.ndarray, s: Session, w0: int, w1: int,
+                 T_us: int) -> tuple[float, ...]:
     """Definition 82: inside a judged event's window [w0, w1], the latency at the first examiner turn end in it (a
     response's latency; no response: +inf; no end there, or another outcome: nan), and the shares of the window
-    where both channels speak (overlap) and where neither does (silence)."""
+    where both channels speak (overlap) and where neither does (silence), over the window up to T (none at all for a
+    window starting at or after T)."""
+    w1 = min(w1, T_us)  # a window may end up to 1 s past T (readers.JUDGE_PAST_T_MS): read up to T
+    if w1 <= w0:
+        return float("nan"), float("nan"), float("nan")
     k = np.flatnonzero((s.end_us >= w0) & (s.end_us <= w1))
     latency = float("nan")
     if k.size:
@@ -321,7 +326,8 @@ def components(samples, runs: Runs, settings: SessionSettings = DEFAULT) -> Comp
     for i, smp in enumerate(samples):
         events = smp.annotations.get("judge")
         judged.append(None if events is None else np.array(
-            [[w0 / 1e6, w1 / 1e6, tt, if_, *event_timing(ex[i], sy[i], ss[i], w0, w1)] for w0, w1, tt, if_ in events],
+            [[w0 / 1e6, w1 / 1e6, tt, if_, *event_timing(ex[i], sy[i], ss[i], w0, w1, int(T[i]))]
+             for w0, w1, tt, if_ in events],
             float).reshape(-1, 4 + len(JUDGED)))
     bins = np.array([session_bins(ex[i], sy[i], ss[i], int(T[i]), judged[i]) for i in range(len(samples))],
                     float).reshape(-1, N_BINS, len(BIN_FIELDS))
