@@ -28,8 +28,8 @@ from typing import List, NamedTuple
 import numpy as np
 
 from ..family import Entry, Group
-from ..kernels import INF
-from ..settings import NOT_REACHED, check, opt, within
+from ..kernels import INF, ranked
+from ..settings import MS_UP_TO_MINUTE, NOT_REACHED, check, opt, within
 from ..timebase import seconds, to_us
 from .base import Runs, Swept
 from .paired import MINUS_INF, PLUS_INF, UNDEFINED
@@ -85,8 +85,6 @@ CLOCK = ("A.wav and B.wav on one clock from their first samples: upstream's assu
          "combine_transcripts sorts both channels by start time; the judge's windows are in that clock); the "
          "'offset' entry gives each latency if B were shifted against A")
 DEFAULT = SessionSettings()
-SECONDS = (lambda v: 0.001 <= v <= 60 and abs(v * 1000 - round(v * 1000)) < 1e-9,
-           "a whole number of milliseconds from 0.001 to 60 s")
 
 
 @dataclass
@@ -107,8 +105,8 @@ class SessionConfig:
                                 "offset between the channels could move it; at most 8, from -2000 to 2000, not 0")
 
     def __post_init__(self):
-        within(self, "session.", merge_gap_s=SECONDS, window_s=SECONDS, stop_within_s=SECONDS,
-               backchannel_max_s=SECONDS)
+        within(self, "session.", merge_gap_s=MS_UP_TO_MINUTE, window_s=MS_UP_TO_MINUTE, stop_within_s=MS_UP_TO_MINUTE,
+               backchannel_max_s=MS_UP_TO_MINUTE)
         check(0 <= self.backchannel_max_words <= 100, "session.backchannel_max_words", self.backchannel_max_words,
               "a whole number from 0 to 100")
         ok = len(self.offsets_ms) <= 8 and len(set(self.offsets_ms)) == len(self.offsets_ms) and all(
@@ -277,7 +275,7 @@ def median_us(values: np.ndarray) -> int:
     """The spec's quantile rule at 1/2 (the ceil(N/2)-th smallest; INF sorts last); -1 for no value."""
     if not len(values):
         return -1
-    return int(np.sort(values)[rank(MEDIAN, len(values)) - 1])
+    return int(ranked(np.asarray(values, np.int64), rank(MEDIAN, len(values))))
 
 
 COUNTS = ("examiner_turns", *TURN_END_OUTCOMES, "interruptions", "stops", "resumed", "backchannels")
@@ -693,9 +691,16 @@ def check_offset(r, entry: dict, at: str, doc: dict) -> None:
             r.obj(line, "difference", f"{at}.{OFFSET_KEY}.lines.{key}.difference")
 
 
+def offset_label(name: str) -> str:
+    """response_latency_s_at_-100ms -> "response latency change (s), B shifted -100 ms": the line's value in a table
+    is the change from the value as recorded, not the latency."""
+    metric, ms = name.split("_s_at_")
+    return f"{metric.replace('_', ' ')} change (s), B shifted {ms[:-2]} ms"
+
+
 OFFSET_ENTRY = Entry(key=OFFSET_KEY, lines=lambda o: o["lines"], better=lambda subset, doc: {
     f"{n}_at_{ms:+d}ms": "context" for n in SHIFTED for ms in SessionSettings.of(doc).offsets_ms},
-    label=lambda name: name.replace("_s_at_", " at ").replace("_", " "), check=check_offset, console=offset_console,
+    label=lambda name: offset_label(name), check=check_offset, console=offset_console,
     count=lambda o: len(o["lines"]), columns={"value": "float"},
     row=lambda o, line: {"value": line["value"] if isinstance(line["value"], float) else None})
 
