@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from fdbu.kernels import INF
-from fdbu.metrics import session
+from fdbu.metrics import session, session_events
 from fdbu.metrics.paired import ALPHA, difference, holm
 from fdbu.metrics.stats import Bootstrap
 from fdbu.pairwise import decide
@@ -44,7 +44,7 @@ def _system(rng, k, p, m, j, q, t, delta: float = 0.0) -> session.Components:
     medians = np.empty(n, np.int64)
     for i in range(n):
         lat = np.round(np.exp(m[i] + 0.5 * rng.standard_normal(responses[i])) * US).astype(np.int64)
-        medians[i] = session.median_us(np.r_[lat, np.full(answerable[i] - responses[i], INF, np.int64)])
+        medians[i] = session_events.median_us(np.r_[lat, np.full(answerable[i] - responses[i], INF, np.int64)])
     stops = rng.binomial(j, q)
     examiner = np.round(rng.uniform(30, 80, n) * US).astype(np.int64)
     talk = np.round(examiner * rng.beta(12 * t, 12 * (1 - t))).astype(np.int64)

@@ -21,7 +21,7 @@ from typing import Any, Callable, cast
 
 from . import readers, registry
 from .family import Family, Figure, Layout
-from .metrics import control, interruption, overlap, pause, session, turn_taking
+from .metrics import control, interruption, overlap, pause, session, session_hooks, turn_taking
 from .metrics.base import MetricModule, Swept
 from .official import (BACKCHANNEL_SCRIPT, INTERRUPTION_SCRIPT, JUDGE_SCORE_SCRIPT, PAUSE_SCRIPT, TIMING_SCRIPT,
                        TURN_SCRIPT)
@@ -155,7 +155,7 @@ V2_RUNS = "fdbu.upstream_v2"  # v2's run layout: an output root of <split>/<task
 # input.wav) and the system (B.wav, here output.wav) on one clock; Silero segments both channels
 # (fdbu.metrics.session), and the reference column is the judge's scores as scoring/score.py averages them.
 SESSION = Task(
-    name=session.TASK, family="v2", annotation="session.json", read=readers.read_session, metrics=session,
+    name=session_hooks.TASK, family="v2", annotation="session.json", read=readers.read_session, metrics=session,
     reference=None, speech_detection=True, asr_task="default", asr_cut=None, label="session (v2)",
     official=Official(JUDGE_SCORE_SCRIPT, {}, "judge_scores", rule=Ref(V2_RUNS, "judge_rule"), via_evaluate=False),
     generator=Ref(SYNTH, "session_sample"), audio=("input.wav",), transcribed=("output.wav", "input.wav"),
@@ -170,7 +170,8 @@ V15 = Family(name="v1.5", systems=("yields", "yields_late", "talks_through", "sa
              definitions=V15_DEFINITIONS, settings=control.GROUP, entries=(control.ENTRY,),
              figures=(Figure("stop-curves", overlap.stop_curves),))
 V2 = Family(name="v2", systems=("attentive", "hesitant", "eager", "unyielding", "mute"),
-            definitions=V2_DEFINITIONS, settings=session.GROUP, entries=(session.JUDGE_ENTRY, session.OFFSET_ENTRY, session.BINS_ENTRY),
+            definitions=V2_DEFINITIONS, settings=session_hooks.GROUP,
+            entries=(session_hooks.JUDGE_ENTRY, session_hooks.OFFSET_ENTRY, session_hooks.BINS_ENTRY),
             layout=Layout(Ref(V2_RUNS, "what"), Ref(V2_RUNS, "export_hint"), Ref(V2_RUNS, "export"),
                           Ref(V2_RUNS, "write_synthetic")))
 FAMILIES: dict[str, Family] = {}

@@ -12,8 +12,9 @@ import twins
 from builders import fdbu_main
 from fdbu import tasks
 from fdbu.kernels import INF
-from fdbu.metrics import session
-from fdbu.metrics.session import DEFAULT, median_us, session_events
+from fdbu.metrics import session, session_hooks
+from fdbu.metrics.session_events import median_us, session_events
+from fdbu.metrics.session_hooks import DEFAULT
 from fdbu.timebase import to_us
 from fdbu.official.judge_scores import csv_cell
 from official_scripts import OFFICIAL_V2, needs_official_v2
@@ -101,7 +102,7 @@ def sessions(draw):
 
 
 def _check(T, ex, sy, words, knobs):
-    s = session.SessionSettings(*knobs)
+    s = session_hooks.SessionSettings(*knobs)
     arr = lambda x: np.array(x, np.int64).reshape(-1, 2)  # noqa: E731
     got = session_events(arr(ex), arr(sy), T, np.array(words, np.int64), s)
     want = twins.session(ex, sy, T, words, *knobs)
@@ -135,7 +136,8 @@ def test_no_general_module_names_v2():
 
     import fdbu
 
-    allowed = {"tasks.py", "metrics/session.py", "synth/samples.py", "version.py", "readers.py", "upstream_v2.py",
+    allowed = {"tasks.py", "metrics/session.py", "metrics/session_hooks.py", "metrics/session_events.py",
+               "synth/samples.py", "version.py", "readers.py", "upstream_v2.py",
                "official/judge_scores.py"}
     root = Path(fdbu.__file__).parent
     named = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
@@ -348,12 +350,12 @@ def test_each_sessions_judge_bins_are_score_time_pys_and_the_split_pools_them(v2
                 tt = round(b[4] / b[5], 3) if b[5] > 0 else None
                 assert tt == want[4 + 2 * k], (r["sample_id"], k)
         lines = unified["subsets"][subset]["bins"]["lines"]
-        for k in range(session.N_BINS):
+        for k in range(session_hooks.N_BINS):
             den = sum(r["bins"][k][5] for r in mine)
-            got = lines[f"judge_tt_{session.bin_label(k)}"]["difference"]["value"]
+            got = lines[f"judge_tt_{session_hooks.bin_label(k)}"]["difference"]["value"]
             assert got == (None if den == 0 else pytest.approx(sum(r["bins"][k][4] for r in mine) / den, abs=1e-12))
             answerable = sum(r["bins"][k][0] for r in mine)
-            assert lines[f"response_rate_{session.bin_label(k)}"]["difference"]["value"] == (
+            assert lines[f"response_rate_{session_hooks.bin_label(k)}"]["difference"]["value"] == (
                 None if answerable == 0 else pytest.approx(sum(r["bins"][k][1] for r in mine) / answerable))
 
 
