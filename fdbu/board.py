@@ -41,14 +41,30 @@ def decision(m: dict) -> dict:
             "reason": m.get("reason")}
 
 
-def _pair_metrics(result: dict | None, baseline: str, name: str, subset: str, view: str | None = None) -> dict:
+def _pair_metrics(result: dict | None, baseline: str, name: str, subset: str, view: str | None = None,
+                  key: str | None = None) -> dict:
+    """The compare result's lines of the pair (baseline, name) on a subset: its unified metrics, a view's numbers
+    (`view`), or a family entry's compared lines (`key`: v1.5's matched control)."""
     if result is None:
         return {}
     for p in result["pairs"]:
         if p["a"] == baseline and p["b"] == name:
-            entry = p["subsets"] if view is None else p.get("views", {}).get(view, {})
+            entry = p.get("entries", {}).get(key, {}) if key is not None else \
+                p["subsets"] if view is None else p.get("views", {}).get(view, {})
             return entry.get(subset, {}).get("metrics", {})
     return {}
+
+
+def _paired(cell: dict, pm: dict | None) -> None:
+    """A cell's decision against the baseline and its paired difference, from the compare result's line `pm`."""
+    if pm is None:
+        return
+    cell["decision"] = decision(pm)
+    d = pm["difference"]  # only the keys compared.read_result checks (a given compare.json)
+    difference = {k: d.get(k) for k in ("value", "value_flag", "interval", "interval_flags")}
+    cell["paired"] = {"n": pm.get("n"), "p": pm.get("p"), "difference": difference,
+                      # the texts every output prints (the site shows these, never rounds itself)
+                      "text": {"difference": difference_text(difference), "p": p_text(pm.get("p"))}}
 
 
 def _metric_rows(table, systems, records: list[dict], paired: list[dict]) -> list[dict]:
@@ -61,14 +77,7 @@ def _metric_rows(table, systems, records: list[dict], paired: list[dict]) -> lis
             rec = own.get(m.name)
             cell = _cell(rec["value"], rec["interval"]) if rec else _cell(None, None)
             cell["count"] = rec.get("count") if rec else None
-            pm = pair.get(m.name)
-            if pm is not None:
-                cell["decision"] = decision(pm)
-                d = pm["difference"]  # only the keys compared.read_result checks (a given compare.json)
-                difference = {k: d.get(k) for k in ("value", "value_flag", "interval", "interval_flags")}
-                cell["paired"] = {"n": pm.get("n"), "p": pm.get("p"), "difference": difference,
-                                  # the texts every output prints (the site shows these, never rounds itself)
-                                  "text": {"difference": difference_text(difference), "p": p_text(pm.get("p"))}}
+            _paired(cell, pair.get(m.name))
             cells.append(cell)
         rows.append({"metric": m.name, "label": m.label, "better": m.better, "kind": m.kind, "cells": cells,
                      "headline": m.headline})
@@ -112,7 +121,7 @@ def leaderboard(systems, result: dict | None = None) -> list[dict]:
                  "cells": [_cell(s.unified["subsets"].get(subset, {}).get("coverage"), None) for s in systems]}]
         rows += _metric_rows(table, systems, [s.unified["subsets"].get(subset, {}).get("metrics", {}) for s in systems],
                              [_pair_metrics(result, baseline, s.name, subset) for s in systems])
-        rows += _entry_rows(subset, systems)
+        rows += _entry_rows(subset, systems, result, baseline)
         _best(rows, systems)
         out.append({"subset": subset, "label": tasks.subset(subset).task.label, "rows": rows, "counts": counts,
                     "baseline": baseline, "reference": [_reference_cell(r, subset) for r in refs]})
@@ -191,26 +200,30 @@ def _view_sections(systems, result: dict | None, baseline: str) -> list[dict]:
     return out
 
 
-def _entry_rows(subset: str, systems) -> list[dict]:
+def _entry_rows(subset: str, systems, result: dict | None = None, baseline: str = "") -> list[dict]:
     """The lines of the subset's family's entries (v1.5's matched control, README: Definition 58), below its metrics:
     a row per line, each system's paired difference with its interval (+-inf where one side is not reached), from
-    its unified.json."""
+    its unified.json; and where compare compared the entries (Definitions 87-90), each system's decision against the
+    baseline."""
     out = []
     for extra in tasks.family(subset).entries:
         entries = [s.unified["subsets"].get(subset, {}).get(extra.key) for s in systems]
         if not any(entries):
             continue
+        paired = [_pair_metrics(result, baseline, s.name, subset, key=extra.key) for s in systems]
         for name, better in extra.better(subset, systems[0].unified).items():
             cells = []
-            for e in entries:
+            for e, pair in zip(entries, paired):
                 d = extra.lines(e)[name]["difference"] if e else None
                 count = extra.count(e) if e else None
                 if d is None or d["value_flag"] == UNDEFINED:
                     cells.append({**_cell(None, None), "count": count})
+                    _paired(cells[-1], pair.get(name))
                     continue
                 iv = None if d["interval"] is None else [signed(x, f) for x, f in zip(d["interval"],
                                                                                       d["interval_flags"])]
                 cells.append({**_cell(signed(d["value"], d["value_flag"]), iv), "count": count})
+                _paired(cells[-1], pair.get(name))
             out.append({"metric": name, "label": extra.label(name), "better": better, "kind": "paired_difference",
                         "cells": cells})
     return out

@@ -46,7 +46,7 @@ def csv_rows(result: dict) -> list[dict]:
     pops = _population_names()
     out = []
     for pair in result["pairs"]:
-        for view, subset, entry in _csv_sections(pair):
+        for view, key, subset, entry in _csv_sections(pair):
             for name, m in entry.get("metrics", {}).items():
                 row = {"a": pair["a"], "b": pair["b"], "subset": subset, "metric": name, "kind": m["kind"],
                        "better": m["better"], "headline": m["headline"], "over": m["over"], "n": m["n"]}
@@ -70,6 +70,8 @@ def csv_rows(result: dict) -> list[dict]:
                 row.update({"a_coverage": ctx["a"]["coverage"], "b_coverage": ctx["b"]["coverage"]})
                 if view is not None:
                     row["view"] = view
+                if key is not None:
+                    row["entry"] = key
                 for pop in pops:
                     row[f"a_{pop}_rate"] = ctx["a"].get(f"{pop}_rate")
                     row[f"b_{pop}_rate"] = ctx["b"].get(f"{pop}_rate")
@@ -85,17 +87,20 @@ def csv_rows(result: dict) -> list[dict]:
     return out
 
 
-def _csv_sections(pair: dict) -> list[tuple[str | None, str, dict]]:
-    """(view or None for the unified metrics, subset, entry): a view's lines carry its name in a `view` column,
-    which compare.csv has only when the trees were scored with views."""
-    return [*((None, s, e) for s, e in pair["subsets"].items()),
-            *((v, s, e) for v, by in pair.get("views", {}).items() for s, e in by.items())]
+def _csv_sections(pair: dict) -> list[tuple[str | None, str | None, str, dict]]:
+    """(view or None, family entry or None, subset, section): a view's lines carry its name in a `view` column, a
+    family entry's compared lines (v1.5's matched control) its key in an `entry` column; compare.csv has each
+    column only when some row needs it."""
+    return [*((None, None, s, e) for s, e in pair["subsets"].items()),
+            *((None, k, s, e) for k, by in pair.get("entries", {}).items() for s, e in by.items()),
+            *((v, None, s, e) for v, by in pair.get("views", {}).items() for s, e in by.items())]
 
 
 def to_csv(result: dict) -> str:
     rows = csv_rows(result)
     pops = _population_names()
-    head = (["view"] if any("view" in r for r in rows) else []) + CSV_HEAD + \
+    head = (["view"] if any("view" in r for r in rows) else []) + \
+        (["entry"] if any("entry" in r for r in rows) else []) + CSV_HEAD + \
         [f"{s}_{p}_rate" for p in pops for s in ("a", "b")] + \
         ["a_bound_lo", "a_bound_hi", "b_bound_lo", "b_bound_hi"] + \
         [f"{p}_{c}" for p in pops for c in ("both", "only_a", "only_b", "neither")]
@@ -187,6 +192,30 @@ def decision(m: dict) -> str:
 ARROWS = {"lower": "\u2193", "higher": "\u2191", "context": "\u00b7"}
 
 
+def console_name(name: str) -> str:
+    """A line's name as the console's 80 columns fit it: v1.5's event-attributable stop rates shortened (the
+    legend says so); compare.json and compare.csv keep the whole name."""
+    return name.replace("event_attributable_stop_rate", "attributable_stop")
+
+
+def _tables(a: str, b: str, metrics: dict) -> list[str]:
+    """A section's two tables of at most 80 columns: the values on the paired samples, then the difference and
+    decision."""
+    wa, wb = max(20, len(a)), max(20, len(b))
+    label = {name: f"{console_name(name)} {ARROWS[m['better']]}" for name, m in metrics.items()}
+    width = max(29, *(len(x) for x in label.values()))
+    lines = [f"  {'metric':<{width}} {'n':>4}  {a:<{wa}}  {b}"]
+    lines += [f"  {label[name]:<{width}} {m['n']:>4}  {_record(m['a']):<{wa}}  {_record(m['b']):<{wb}}".rstrip()
+              for name, m in metrics.items()]
+    lines.append(f"  {'metric':<{width}} {'difference':<24} {'p':>6} {'Holm':>6}  decision")
+    for name, m in metrics.items():
+        ph = "" if m["p_holm"] is None else p_text(m["p_holm"])
+        p = "" if m["p"] is None else p_text(m["p"])
+        lines.append(f"  {label[name]:<{width}} {difference_text(m['difference']):<24} {p:>6} {ph:>6}  "
+                     f"{decision(m)}".rstrip())
+    return lines
+
+
 def leaderboard(result: dict) -> str:
     """Per pair and subset: both systems' values on the paired samples, the difference, p, Holm's p and the
     decision (the marker, or why there is none), with the subset's warnings."""
@@ -202,7 +231,7 @@ def leaderboard(result: dict) -> str:
         a, b = pair["a"], pair["b"]
         for subset, entry in sections(pair):
             lines += ["", f"{subset}: {b} vs {a} (difference {b} - {a})"]
-            if subset not in pair["subsets"]:  # a view's section (fdbu score views=)
+            if subset not in pair["subsets"] and "note" not in entry:  # a view's section (fdbu score views=)
                 view = result.get("views", {}).get(subset.split(" on ")[0], {})
                 lines.append(f"  in {view.get('title')}'s terms, not the unified metrics; source: {view.get('source')}")
             dropped = entry.get("dropped", {})
@@ -210,6 +239,10 @@ def leaderboard(result: dict) -> str:
                 lines.append("  dropped: " + "; ".join(f"{len(ids)} {key.replace('_', ' ')} (e.g. {ids[0]})"
                                                        for key, ids in dropped.items() if ids))
             if "metrics" not in entry:
+                continue
+            if "note" in entry:  # a family entry compared (v1.5's matched control): its own line on what it is over
+                lines += [f"  {entry['note']}", *(f"  warning: {w}" for w in entry.get("warnings", []))]
+                lines += _tables(a, b, entry["metrics"])
                 continue
             s = entry["samples"]
             text = f"  paired: {s['eligible_in_both']} eligible in both of {s['in_both']}"
@@ -225,23 +258,18 @@ def leaderboard(result: dict) -> str:
             # a view's pooled share (compare_pooled) has no coverage of its own: the subsets it pools instead
             lines.append(f"  pooled over {', '.join(entry['over'])}" if "over" in entry else text)
             lines += [f"  warning: {w}" for w in entry.get("warnings", [])]
-            wa, wb = max(20, len(a)), max(20, len(b))
-            label = {name: f"{name} {ARROWS[m['better']]}" for name, m in entry["metrics"].items()}
-            # two tables of at most 80 columns: the values on the paired samples, then the difference and decision
-            lines.append(f"  {'metric':<29} {'n':>4}  {a:<{wa}}  {b}")
-            lines += [f"  {label[name]:<29} {m['n']:>4}  {_record(m['a']):<{wa}}  {_record(m['b']):<{wb}}".rstrip()
-                      for name, m in entry["metrics"].items()]
-            lines.append(f"  {'metric':<29} {'difference':<24} {'p':>6} {'Holm':>6}  decision")
-            for name, m in entry["metrics"].items():
-                ph = "" if m["p_holm"] is None else p_text(m["p_holm"])
-                p = "" if m["p"] is None else p_text(m["p"])
-                lines.append(f"  {label[name]:<29} {difference_text(m['difference']):<24} {p:>6} {ph:>6}  "
-                             f"{decision(m)}".rstrip())
+            lines += _tables(a, b, entry["metrics"])
     lines += ["", "\u2193 lower is better, \u2191 higher, \u00b7 context; values on the paired samples with their 95% "
               "intervals; difference b - a with its 95% interval (shares: exact conditional, agreeing with McNemar; "
               "ratios and medians: paired bootstrap); p: exact McNemar (shares) or paired bootstrap; Holm: over the "
               "headline metrics of a subset" + (", across all pairs" if result["comparison"]["pairs"] == "all" else "")
               + f"; decision: * Holm p < {alpha:g}, " + ", ".join(f"{k} {v}" for k, v in DECISIONS.items() if k != "*")
               + f"; n/r: not reached; {PLUS_INF}/-inf: only one median not reached; {UNDEFINED}: both (README: How "
-              "compare decides)"]
+              "compare decides)" + (CONTROL_LEGEND if any(p.get("entries") for p in result["pairs"]) else "")]
     return "\n".join(lines)
+
+
+CONTROL_LEGEND = ("; control on SUBSET: each system's matched control (event run - clean run, on the samples in both "
+                  "controls), then b - a, in the subset's Holm family; attributable_stop_k: the event-attributable "
+                  "stop rate within k, its p the exact sign-flip test of the per-sample differences; "
+                  "stop_latency_shift_s: paired bootstrap")

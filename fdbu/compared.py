@@ -130,6 +130,21 @@ def read_result(result, systems: list, where: str) -> dict:
                 for m in declared:
                     _at(lines, m.name, f"{here}.metrics", ("dict",), None, "an object")
                     _line(lines[m.name], f"{here}.metrics.{m.name}", m, alpha)
+            for key, by in _at(pair, "entries", path, ("dict",), None, "an object").items() if "entries" in pair else ():
+                for subset, entry in by.items() if isinstance(by, dict) else [("", None)]:
+                    here = f"{path}.entries.{key}.{subset}"
+                    compared = next((e.compared for e in tasks.family(subset).entries if e.key == key),
+                                    None) if "metrics" in subsets.get(subset, {}) else None
+                    if compared is None:
+                        raise _Bad(here, "is not a family entry fdbu compare compares, on a subset compared")
+                    lines = _at(entry, "metrics", here, ("dict",), None, "an object")
+                    declared = compared.lines(subset, systems[0].unified)
+                    if list(lines) != [m.name for m in declared]:
+                        raise _Bad(f"{here}.metrics", f"names {sorted(lines)}, not the compared lines of {key} "
+                                   f"({', '.join(m.name for m in declared)})")
+                    for m in declared:
+                        _at(lines, m.name, f"{here}.metrics", ("dict",), None, "an object")
+                        _line(lines[m.name], f"{here}.metrics.{m.name}", m, alpha)
             for view, by in _at(pair, "views", path, ("dict",), None, "an object").items() if "views" in pair else ():
                 for subset, entry in by.items() if isinstance(by, dict) else [("", None)]:
                     here = f"{path}.views.{view}.{subset}"

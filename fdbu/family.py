@@ -9,7 +9,8 @@ reader, the report, the API, the configs, synth) call its hooks and never name a
   recorded in unified.json's header under the group's key and passed to its tasks' `components`;
 - `entries`: what each of its subsets' entries in unified.json holds beyond `metrics` (`Entry`: v1.5's matched
   `control`), made by its metric module's `aggregate` (its `extra[key]`), read back and checked, printed by score,
-  shown as rows in the report's subset table, and a DataFrame of the API;
+  shown as rows in the report's subset table, and a DataFrame of the API; `compare` compares two systems' entries
+  where the entry says how (`Compared`: v1.5's controls, which system stops because of the overlap more often);
 - `figures`: one system's figures (`Figure`: F(t) panels with their bands, as the latency curves are drawn);
 - `definitions`: the name of its definitions, added to unified.json's `definitions` when a tree holds its subsets;
 - `systems`: the synthetic systems `fdbu synth` builds its samples for; `judges`: the LLM judges its official rules
@@ -50,6 +51,18 @@ class Group:
 
 
 @dataclass(frozen=True)
+class Compared:
+    """How `fdbu compare` compares two systems' entries (v1.5: their matched controls): the lines it adds to a subset
+    (in the subset's Holm family), declared for compare.json's reader, and the function that computes them."""
+
+    lines: Callable[[str, dict | None], tuple]  # (subset, unified.json) -> the lines' declarations, in order: each
+    #                                             with name, kind, better, headline
+    compare: Callable[..., dict]                # (rows of a, rows of b: eligible in both, in one order; subset,
+    #                                             unified.json, bootstrap, alpha) -> the section: samples, note,
+    #                                             warnings, metrics (lines as compare's: a, b, difference, p, ...)
+
+
+@dataclass(frozen=True)
 class Entry:
     """A key of each subset's entry in unified.json beyond `metrics`, holding named *lines*: paired differences in
     compare's form (`difference` {value, value_flag, interval, interval_flags}, `p`, `p_holm`, `marker`,
@@ -66,6 +79,7 @@ class Entry:
     columns: dict[str, str] = field(default_factory=dict)  # the API's columns beside each line's (name -> kind)
     row: Callable[[dict, dict], dict] = lambda entry, line: {}  # (entry, line) -> those columns' values
     sweep: dict[str, str] = field(default_factory=dict)  # the lines a sweep keeps at each point -> console labels
+    compared: Compared | None = None  # two systems' entries compared by `fdbu compare` (None: shown per system only)
 
 
 @dataclass(frozen=True)

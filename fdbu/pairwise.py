@@ -25,7 +25,7 @@ from .metrics.paired import ALPHA, MIN_BOOTSTRAP_PAIRS, min_discordant, differen
 from .metrics.stats import Bootstrap
 from .metrics.table import SHARE, aggregate
 from .scored import ROWS_SHA256, SAMPLES, UNIFIED
-from .systems import Scope, System, _bootstrap, _populations, pairs_of, pooled_over, sections, view_scopes
+from .systems import Scope, System, _bootstrap, _populations, family_sections, pairs_of, pooled_over, view_scopes
 
 # what may differ between the signatures of compared trees: the inputs, and fdbu's version (the
 # definitions version pins the metric math); everything else (definitions, settings, speech
@@ -196,6 +196,24 @@ def compare_pooled(a: System, b: System, view: str, subsets: list[str], order: d
             "warnings": warnings_small(len(rows_a), alpha), "metrics": {metric.name: entry}}
 
 
+def compare_entries(a: System, b: System, subsets: list[str], order: dict, boot: Bootstrap, allow: bool,
+                    alpha: float) -> dict[str, dict]:
+    """The family entries that say how two systems' entries compare (`Entry.compared`: v1.5's matched controls), on
+    each subset compared: {entry key: {subset: section}}, each section's lines in the subset's Holm family."""
+    out: dict[str, dict] = {}
+    for subset in subsets:
+        for extra in tasks.family(subset).entries:
+            if extra.compared is None:
+                continue
+            common, _, ra, rb = _pairing(a, b, subset, order.get(subset, {}), allow)
+            paired = [i for i in common if ra[i]["eligible"] and rb[i]["eligible"]]
+            section = extra.compared.compare([ra[i] for i in paired], [rb[i] for i in paired], subset, a.unified,
+                                             boot, alpha)
+            section["context"] = {"a": _context(a, subset), "b": _context(b, subset)}
+            out.setdefault(extra.key, {})[subset] = section
+    return out
+
+
 def warnings_small(n: int, alpha: float) -> list[str]:
     """The small-paired-set warning (`warnings`' first)."""
     if 0 < n < MIN_BOOTSTRAP_PAIRS:
@@ -226,7 +244,7 @@ def decide(pairs: list[dict], pairs_mode: str, alpha: float) -> None:
     marker = p_holm < alpha. Every other line keeps its p (if any), p_holm null, no marker, and says why."""
     families: dict[str, list[dict]] = {}
     for pair in pairs:
-        for subset, entry in sections(pair):
+        for family, (_, entry) in family_sections(pair):
             for line in entry.get("metrics", {}).values():
                 line["p_holm"], line["marker"], line["family"] = None, False, None
                 if line["p"] is None or line["reason"] is not None:
@@ -234,7 +252,7 @@ def decide(pairs: list[dict], pairs_mode: str, alpha: float) -> None:
                 if not line["headline"]:
                     line["reason"] = "not a headline metric: outside the Holm family, no marker"
                     continue
-                line["family"] = f"{subset}, " + ("all pairs" if pairs_mode == "all" else f"{pair['b']} vs {pair['a']}")
+                line["family"] = f"{family}, " + ("all pairs" if pairs_mode == "all" else f"{pair['b']} vs {pair['a']}")
                 families.setdefault(line["family"], []).append(line)
     for lines in families.values():
         for line, adjusted in zip(lines, holm([x["p"] for x in lines])):
@@ -275,6 +293,11 @@ def compare(systems: list[System], *, baseline: str | None = None, pairs: str = 
         "too_few_pairs": f"no marker where the test cannot reach alpha: a share with fewer than "
                          f"{min_discordant(alpha)} discordant pairs, a pooled ratio or median over fewer than "
                          f"{MIN_BOOTSTRAP_PAIRS} pairs",
+        "entries": "a family's entries compared where it says how (v1.5's matched controls, `entries.control`): over "
+                   "the samples in both systems' controls, each system's event run - clean run, then b - a; "
+                   "event_attributable_stop_rate_k: signflip_exact, the exact sign-flip test of the per-sample "
+                   "differences (the exact McNemar test where they are -1, 0, 1), with the paired bootstrap's "
+                   "interval; stop_latency_shift_s: paired_bootstrap; the headline lines in the subset's family",
         "family": "Holm over the headline metrics whose test can decide: per subset"
                   + (", across all pairs" if pairs == "all" else " and pair") + "; marker: p_holm < alpha",
     }
@@ -300,6 +323,10 @@ def compare(systems: list[System], *, baseline: str | None = None, pairs: str = 
             subsets[subset] = compare_pair(a, b, subset, order.get(subset, {}), boot, allow_different_samples,
                                            alpha)
         pair: dict[str, Any] = {"a": name_a, "b": name_b, "subsets": subsets}
+        entries = compare_entries(a, b, [s for s in subsets if "metrics" in subsets[s]], order, boot,
+                                  allow_different_samples, alpha)
+        if entries:
+            pair["entries"] = entries
         views: dict[str, dict] = {view: {} for view in a.unified.get("views", {})}  # each view's subsets, in order
         for subset in (s for s in subsets if "metrics" in subsets[s]):
             for view, scope in view_scopes(a.unified, subset).items():

@@ -26,8 +26,11 @@ Where = tuple  # (None, subset): the unified metrics of a subset; (view, subset)
 
 
 def _entries(pair: dict) -> dict:
-    """A pair's compared sections by where: each subset's unified metrics, then each view's subsets (and pooled)."""
+    """A pair's compared sections by where: each subset's unified metrics, each family entry compared on it (v1.5's
+    matched control), then each view's subsets (and pooled)."""
     out: dict = {(None, s): e for s, e in pair["subsets"].items()}
+    for key, subsets in pair.get("entries", {}).items():  # a family entry compared: "control on SUBSET"
+        out.update({(None, f"{key} on {s}"): e for s, e in subsets.items()})
     for view, subsets in pair.get("views", {}).items():
         out.update({(view, s): e for s, e in subsets.items()})
     return out
@@ -40,10 +43,10 @@ def forest_panels(result: dict) -> list[tuple[Where, str, list[str]]]:
     sections = dict.fromkeys(w for p in result["pairs"] for w, e in _entries(p).items() if "metrics" in e)
     for where in sections:
         first = next(_entries(p)[where] for p in result["pairs"] if "metrics" in _entries(p).get(where, {}))
-        parts: dict[str, list] = {"outcomes": [], "latency medians (s)": [], "context": []}
+        parts: dict[str, list] = {"outcomes": [], "latency medians (s)": [], "latency shifts (s)": [], "context": []}
         for name, m in first["metrics"].items():
-            part = "context" if m["better"] == "context" else \
-                "latency medians (s)" if m["kind"] == "latency_quantiles" else "outcomes"
+            part = "context" if m["better"] == "context" else "latency medians (s)" if m["kind"] == "latency_quantiles" \
+                else "latency shifts (s)" if m["kind"] == "latency_shift" else "outcomes"
             parts[part].append(name)
         panels += [(where, part, names) for part, names in parts.items() if names]
     return panels

@@ -179,10 +179,19 @@ def _bootstrap(sig: dict) -> Bootstrap:
 
 
 def sections(pair: dict) -> list[tuple[str, dict]]:
-    """A pair's compared sections: each subset's unified metrics, then each view's numbers on it (its own Holm
+    """A pair's compared sections: each subset's unified metrics, then each family entry compared on it (v1.5's
+    matched control, "control on SUBSET": in the subset's Holm family), then each view's numbers on it (its own Holm
     family, named "VIEW on SUBSET")."""
-    return [*pair["subsets"].items(), *((f"{view} on {subset}", entry) for view, by in pair.get("views", {}).items()
-                                        for subset, entry in by.items())]
+    return [name_entry for _, name_entry in family_sections(pair)]
+
+
+def family_sections(pair: dict) -> list[tuple[str, tuple[str, dict]]]:
+    """`sections` with the Holm family each belongs to: a subset's and its entries' lines one family, a view's
+    section its own."""
+    return [*((s, (s, e)) for s, e in pair["subsets"].items()),
+            *((s, (f"{key} on {s}", e)) for key, by in pair.get("entries", {}).items() for s, e in by.items()),
+            *((f"{view} on {s}", (f"{view} on {s}", e)) for view, by in pair.get("views", {}).items()
+              for s, e in by.items())]
 
 
 def pairs_of(names: list[str], baseline: str, pairs: str) -> list[tuple[str, str]]:

@@ -14,7 +14,7 @@ import twins
 from benchmarks.control_calibration import cell
 from builders import fdbu_main
 from test_figures import captured, check_layout  # noqa: F401  (captured: a fixture)
-from fdbu.cells import record_text
+from fdbu.cells import p_text, record_text
 from fdbu.kernels import INF, overlap_run
 from fdbu.metrics import control as v15_control, overlap
 from fdbu.metrics.base import Runs
@@ -209,6 +209,68 @@ def test_synthetic_systems_give_the_known_event_attributable_stop_rate(synthetic
     assert len(paired) >= 24 and sum(o == want[system] for o in outcomes) >= 0.9 * len(paired), outcomes
 
 
+def test_compare_finds_the_system_that_stops_because_of_the_overlap(synthetic, tmp_path):
+    """fdbu compare on v1.5 (README: Definitions 87-90): yields stops at the event and goes on in its clean run;
+    same_stop stops at the same moment in both runs (its answer ended there anyway); talks_through never stops. The
+    event runs of yields and same_stop are alike, so compare's per-run stop rate sees no difference; the compared
+    controls mark both others against yields in every subset (8 pairs, every one discordant: p = 2^-7), in the
+    subset's Holm family. compare.json, compare.csv (typed), the API and the report carry the lines; the report
+    reads the compare.json back."""
+    import pandas as pd
+
+    import fdbu
+
+    trees = synthetic["trees"]
+    out = tmp_path / "cmp"
+    paths = f"trees=[{trees['yields']},{trees['talks_through']},{trees['same_stop']}]"
+    names = "names=[yields,talks_through,same_stop]"
+    res = fdbu_main("compare", paths, names, f"out={out}", "plot=false", "progress=false")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads((out / "compare.json").read_text())
+    for pair in doc["pairs"]:
+        for subset in V15:
+            per_run = pair["subsets"][subset]["metrics"]["stop_rate_1s"]
+            section = pair["entries"]["control"][subset]
+            line = section["metrics"]["event_attributable_stop_rate_1s"]
+            assert section["samples"]["in_both_controls"] == 8 and line["n"] == 8
+            assert line["difference"]["value"] == -1.0 and line["p"] == 2 ** -7 and line["marker"], line
+            assert line["family"] == f"{subset}, {pair['b']} vs yields"
+            assert per_run["difference"]["value"] == (0.0 if pair["b"] == "same_stop" else -1.0)
+            assert per_run["marker"] == (pair["b"] != "same_stop")
+            assert section["metrics"]["stop_latency_shift_s"]["reason"].startswith("too few pairs: 8")
+    assert "control on user_interruption: same_stop vs yields" in res.stdout
+    assert "attributable_stop_1s" in res.stdout
+    assert all(len(line) <= 80 for line in res.stdout.splitlines() if line.startswith("  attributable_stop_1s")
+               and "*" in line)  # the decision table's line fits 80 columns
+    frame = pd.read_csv(out / "compare.csv")
+    control = frame[frame["entry"] == "control"]
+    assert len(control) == 2 * 4 * 4 and control["diff"].dtype == float and control["marker"].dtype == bool
+    api = fdbu.compare([trees["yields"], trees["talks_through"], trees["same_stop"]],
+                       names=["yields", "talks_through", "same_stop"]).to_pandas()
+    assert list(api.loc[api["entry"] == "control", "marker"]) == list(control["marker"])
+    report = tmp_path / "report"
+    res = fdbu_main("report", paths, names, f"out={report}", f"report.compare={out}", "report.format=[csv]",
+                    "plot=false", "progress=false")
+    assert res.returncode == 0, res.stderr
+    board = pd.read_csv(report / "leaderboard.csv")
+    marked = board[(board["metric"] == "event_attributable_stop_rate_1s") & (board["system"] != "yields")]
+    assert len(marked) == 8 and marked["significant"].all() and (marked["diff"] == -1.0).all()
+    # compare.json's compared controls read back as strictly as the rest: a line gone, an entry fdbu does not compare
+    section = doc["pairs"][0]["entries"]["control"]
+    del section["user_backchannel"]["metrics"]["stop_latency_shift_s"]
+    doc["pairs"][0]["entries"]["hold"] = doc["pairs"][0]["entries"].pop("control")
+    for broken, key in (({**doc, "pairs": [{**doc["pairs"][0], "entries": {"control": section}}, *doc["pairs"][1:]]},
+                         "pairs[0].entries.control.user_backchannel.metrics names"),
+                        (doc, "pairs[0].entries.hold.user_interruption is not a family entry fdbu compare compares")):
+        given = tmp_path / "given"
+        given.mkdir(exist_ok=True)
+        (given / "compare.json").write_text(json.dumps(broken))
+        res = fdbu_main("report", paths, names, f"out={tmp_path / 'refused'}", f"report.compare={given}",
+                        "report.format=[csv]", "plot=false", "progress=false")
+        assert res.returncode == 2 and f"{given}: compare.json: {key}" in res.stderr, res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1 and not (tmp_path / "refused").exists()
+
+
 def test_the_api_and_the_sweep_over_v15(synthetic, tmp_path):
     """fdbu.score's DataFrames (rows of both runs, metrics, the control with +-inf as inf), and fdbu sweep over a
     v1.5 subset: both runs segmented at every grid point, the spec's point equal to score's numbers and control."""
@@ -267,7 +329,7 @@ def test_a_sharded_vad_stage_covers_both_runs(synthetic, tmp_path):
 @pytest.mark.slow
 def test_the_v15_report_in_a_browser(synthetic, tmp_path):
     """The report of two v1.5 systems opened in headless Chromium: the leaderboard shows each system's control line
-    as its unified.json has it, and a drill-down draws both runs on one timeline (both runs' segments and words,
+    as its unified.json has it, with compare's decision on the compared controls, and a drill-down draws both runs on one timeline (both runs' segments and words,
     the event's window shaded, o_s and o_e marked) under the rule in words. FDBU_SCREENSHOTS=DIR copies the
     screenshot (the README's docs/report-drilldown-v15.png)."""
     import os
@@ -280,8 +342,11 @@ def test_the_v15_report_in_a_browser(synthetic, tmp_path):
         pytest.skip("Chromium is not installed (make system-tools installs Debian's chromium)")
     a, b = synthetic["trees"]["yields"], synthetic["trees"]["same_stop"]
     out = tmp_path / "site"
-    res = fdbu_main("report", f"trees=[{a},{b}]", "names=[yields,same_stop]", f"out={out}", "report.format=html",
+    res = fdbu_main("compare", f"trees=[{a},{b}]", "names=[yields,same_stop]", f"out={tmp_path / 'cmp'}",
                     "plot=false", "progress=false")
+    assert res.returncode == 0, res.stderr
+    res = fdbu_main("report", f"trees=[{a},{b}]", "names=[yields,same_stop]", f"out={out}", "report.format=html",
+                    "plot=false", "progress=false", f"report.compare={tmp_path / 'cmp'}")
     assert res.returncode == 0, res.stderr
     rows = synthetic["yields"][2]
     row = next(r for r in rows if r["subset"] == "user_interruption" and r["eligible"] and r["exercised"]
@@ -295,6 +360,13 @@ def test_the_v15_report_in_a_browser(synthetic, tmp_path):
         diffs = [synthetic[s][0]["subsets"]["user_interruption"]["control"]["stops"]
                  ["event_attributable_stop_rate_1s"]["difference"] for s in ("yields", "same_stop")]
         assert line == [record_text(d["value"], d["interval"]) for d in diffs]
+        # the compared controls' decision (Definition 90): same_stop's stops are not the event's, marked against yields
+        mark = chrome.eval("Array.from(document.querySelectorAll('table.board[data-subset=\"user_interruption\"] "
+                           "tr[data-metric=\"event_attributable_stop_rate_1s\"] td[data-system] button.pd'))"
+                           ".map(b => b.textContent)")
+        compared = json.loads((tmp_path / "cmp" / "compare.json").read_text())["pairs"][0]["entries"]["control"]
+        decided = compared["user_interruption"]["metrics"]["event_attributable_stop_rate_1s"]
+        assert decided["marker"] and mark == [f"* \u25bc worse \u00b7 Holm p {p_text(decided['p_holm'])}"], mark
         chrome.eval(f"location.hash = 'sample=0/{row['sample_id']}'")
         rule = chrome.wait("document.getElementById('rule') && document.getElementById('rule').textContent")
         assert rule == overlap.explain(row, [])[1]

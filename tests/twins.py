@@ -263,3 +263,65 @@ def session(examiner, system, T, word_starts, gap, window, stop_within, bc_max, 
     return {"outcomes": outcomes, "latencies": latencies, "stops": stops, "resumed": resumed,
             "stopped": sum(1 for x in stops if x <= stop_within), "backchannels": backchannels,
             "talk_over": talk_over, "examiner": sum(b - a for a, b in examiner), "turns": len(A)}
+
+
+def control_compare(rows_a, rows_b, ks_us, min_agreement, pad_us, idx):
+    """Two systems' matched controls compared (README: Definitions 87-90), from unified-samples.jsonl rows, one
+    sample at a time: a sample is in a system's control when both its runs are exercised, the inputs' lengths
+    differ by at most pad_us and the runs agree at least min_agreement; over the samples in both controls, per k
+    the mean of (B's event - clean stop within k) - (A's), its exact sign-flip p by counting every sign pattern's
+    sum, and the mean's resampled values; the stop latency shifts' difference (medians at rank ceil(n/2)) and its
+    resampled values (a resample with a median not reached left out); `idx` the resample rows."""
+    from fractions import Fraction
+    import math
+
+    def us(x):
+        return round(x * 1_000_000)
+
+    def in_control(r):
+        return (r["exercised"] and r["clean_exercised"] and abs(us(r["T_s"]) - us(r["clean_T_s"])) <= pad_us
+                and r["agreement"] >= min_agreement)
+
+    def stop(r, prefix):
+        return us(r[prefix + "stop_s"]) if r[prefix + "stop_observed"] else INF
+
+    joint = [i for i in range(len(rows_a)) if in_control(rows_a[i]) and in_control(rows_b[i])]
+    n = len(joint)
+    out = {"n": n, "lines": {}}
+    for k in ks_us:
+        def x(r, k=k):
+            return int(stop(r, "") <= k) - int(stop(r, "clean_") <= k)
+
+        d = [x(rows_b[i]) - x(rows_a[i]) for i in joint]
+        counts = {0: 1}
+        for v in d:
+            if v:
+                nxt = {}
+                for s, c in counts.items():
+                    for t in (s + abs(v), s - abs(v)):
+                        nxt[t] = nxt.get(t, 0) + c
+                counts = nxt
+        total = sum(d)
+        m = sum(1 for v in d if v)
+        p = 1.0 if total == 0 else float(min(Fraction(1), Fraction(sum(c for s, c in counts.items()
+                                                                        if abs(s) >= abs(total)), 2 ** m)))
+        means = sorted(sum(d[j] for j in row) / n for row in idx) if n else []
+        out["lines"][k] = {"value": sum(d) / n if n else None, "p": p, "informative": m, "resampled": means}
+    r = max(1, math.ceil(n / 2))
+
+    def median(values):
+        return sorted(values)[r - 1]
+
+    def shift(rows, pick):
+        ev = median([stop(rows[joint[j]], "") for j in pick])
+        cl = median([stop(rows[joint[j]], "clean_") for j in pick])
+        return None if INF in (ev, cl) else ev - cl
+
+    point = [shift(rows, range(n)) for rows in (rows_a, rows_b)] if n else [None, None]
+    kept = []
+    for row in idx if n else []:
+        sa, sb = shift(rows_a, row), shift(rows_b, row)
+        if sa is not None and sb is not None:
+            kept.append(sb - sa)
+    out["shift"] = {"value": None if None in point else point[1] - point[0], "resampled": sorted(kept)}
+    return out

@@ -1,6 +1,8 @@
 """Full-Duplex-Bench v1.5's matched control, as its family's hooks (fdbu.family): the settings group `overlap.*`,
 and the `control` entry of each v1.5 subset (README: Definitions 56-59) as score prints it, the reader checks it,
-the report shows it and the API frames it. The entry itself is computed by `fdbu.metrics.overlap.control`.
+the report shows it and the API frames it, and the lines `fdbu compare` adds when it compares two systems' controls
+(`lines`, Definitions 87-90). The entry itself is computed by `fdbu.metrics.overlap.control`, the compared lines by
+`fdbu.metrics.control_pairs`.
 """
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import List
 
 from ..cells import difference_text, fmt, p_text
 from ..errors import short
-from ..family import Entry, Group
+from ..family import Compared, Entry, Group
 from ..settings import MS_UP_TO_MINUTE, PAD_MAX_MS, UNIT, check, opt, within
 from ..timebase import US_PER_S, seconds, to_us
 from .table import readable
@@ -126,6 +128,38 @@ def console(c: dict) -> list[str]:
                   "median)"]
 
 
+ATTRIBUTABLE, SHIFT_KIND = "attributable_share", "latency_shift"  # the compared lines' kinds
+
+
+@dataclass(frozen=True)
+class Line:
+    """A compared line's declaration, as compare.json's reader checks it (a `Metric`'s name, kind, better and
+    headline)."""
+
+    name: str
+    kind: str
+    better: str
+    headline: bool
+
+
+def lines(subset: str, unified: dict | None) -> tuple[Line, ...]:
+    """The compared lines of a v1.5 subset: each k's event-attributable stop rate (1 s the headline), then the stop
+    latency shift (a headline line): the two headline lines of each system's own control."""
+    better = control_better(subset, unified)
+    ks = ControlSettings.of(unified).within_us
+    return (*(Line(f"event_attributable_stop_rate_{label(k)}", ATTRIBUTABLE,
+                   better[f"event_attributable_stop_rate_{label(k)}"], k == HEADLINE_US) for k in ks),
+            Line(SHIFT, SHIFT_KIND, better[SHIFT], True))
+
+
+def _compare(*args, **kwargs) -> dict:
+    """`fdbu.metrics.control_pairs.compare`, imported when first called: it computes with `fdbu.metrics.overlap`,
+    which imports this module."""
+    import importlib
+
+    return importlib.import_module("fdbu.metrics.control_pairs").compare(*args, **kwargs)
+
+
 CONTROL = {"pairs": "count", "exercised_both": "count", "unmatched": "count", "clean_exercised": "count",
            "min_agreement": "unit", "alpha": "unit"}
 LINE = {"p": "unit?", "p_holm": "unit?", "marker": "flag", "reason": "text?"}
@@ -174,4 +208,4 @@ ENTRY = Entry(
     console=console, count=lambda c: c["pairs"], columns={"pairs": "int", "min_agreement": "float", "event_rate": "float", "clean_rate": "float"},
     row=lambda c, line: {"pairs": c["pairs"], "min_agreement": c["min_agreement"], "event_rate": line.get("event_rate"),
                          "clean_rate": line.get("clean_rate")},
-    sweep={HEADLINE: "attrib_stop<=1s", SHIFT: "stop_shift_s"})
+    sweep={HEADLINE: "attrib_stop<=1s", SHIFT: "stop_shift_s"}, compared=Compared(lines, _compare))

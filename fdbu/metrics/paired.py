@@ -54,6 +54,40 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
     return float(min(Fraction(1), Fraction(2 * tail, 2 ** n)))
 
 
+def signflip_exact(d: np.ndarray) -> float:
+    """Two-sided exact sign-flip (permutation) test of paired differences d in {-2, -1, 0, 1, 2}: under the null each
+    nonzero d_i is as likely -d_i as d_i (the two systems exchangeable on that pair), so S = sum(d) is compared with
+    S* = sum(e_i |d_i|) over the 2^m equally likely signs e of the m nonzero pairs; p = P(|S*| >= |S|), summed in
+    exact integer arithmetic (the same bytes on every machine). With every |d_i| = 1 it is the exact McNemar test
+    (`mcnemar_exact`), whose smallest p, 2^(1-m), it shares: the same "too few" rule. No nonzero pair gives 1.
+
+    S* = (2 B1 - n1) + 2 (2 B2 - n2), B1 ~ Binomial(n1, 1/2), B2 ~ Binomial(n2, 1/2) independent (n1 ones, n2 twos);
+    for each B2 the B1 that reach |S*| >= |S| are two runs of a prefix sum, so the sum is O(n1 + n2)."""
+    mag = np.abs(np.asarray(d, np.int64))
+    if mag.size and int(mag.max()) > 2:
+        raise ValueError("signflip_exact takes differences in {-2, -1, 0, 1, 2}")
+    n1, n2 = int(np.count_nonzero(mag == 1)), int(np.count_nonzero(mag == 2))
+    t = abs(int(np.asarray(d, np.int64).sum()))
+    if t == 0:
+        return 1.0
+    ones = [math.comb(n1, j) for j in range(n1 + 1)]
+    prefix = [0]
+    for c in ones:
+        prefix.append(prefix[-1] + c)  # prefix[j] = sum of comb(n1, i) for i < j
+
+    def up_to(j: int) -> int:  # sum of comb(n1, i), i <= j
+        return prefix[min(max(j + 1, 0), n1 + 1)]
+
+    tail = 0
+    for j2 in range(n2 + 1):
+        s2 = 2 * (2 * j2 - n2)
+        # |2 j1 - n1 + s2| >= t: j1 >= ceil((n1 - s2 + t) / 2) or j1 <= floor((n1 - s2 - t) / 2)
+        high = -((s2 - n1 - t) // 2)
+        low = (n1 - s2 - t) // 2
+        tail += math.comb(n2, j2) * (prefix[n1 + 1] - up_to(high - 1) + up_to(low))
+    return float(min(Fraction(1), Fraction(tail, 2 ** (n1 + n2))))
+
+
 def mcnemar_reachable(discordant: int, alpha: float) -> bool:
     """Whether the exact McNemar test can give p < alpha at all: its smallest p, all pairs one way, is 2^(1-d)
     (at alpha 0.05 that needs d >= 6 discordant pairs)."""
