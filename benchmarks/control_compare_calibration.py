@@ -18,12 +18,15 @@ with chance r_S, stopping U(0, 0.5) s after o_s, and otherwise stops as the run'
   that makes the event-attributable rate within 1 s the same (r_S P(clean stop > 1 s) = 0.25), the event run
   otherwise the clean run's stop: each run's stop rate differs between the systems (a comparison of the event runs
   alone marks it: the column "event run alone"), the stops the event causes do not; the pairs are not exchangeable;
+- outcomes spread differently: A's outcome is +1 with chance 0.25, else 0; B's +1 with chance 0.35, -1 with 0.10,
+  else 0 (the same mean, 0.25; differences of -2 to 2; the pairs not exchangeable; a null of the attributable line);
 - shift, clean runs differ: the event run is its own draw of the clean run's law, stopped 0.5 s sooner
   (max(0, e - 0.5 s)), m_A = 1, m_B = 3: the same median shift (-0.5 s) over clean runs that differ (a null of the
   shift line only).
 
 Each cell reports each line's rejection rate where the line is null (raw p < alpha with a reason-free test: what
-compare would put in the Holm family) and the family-wise rate of a marker on the lines that are null; the bound is
+compare would put in the Holm family) and the family-wise rate of a marker on the lines that are null, and for the
+event-attributable line how often its 95% interval leaves out 0 and how often that disagrees with p < alpha; the bound is
 alpha + 3 sqrt(alpha (1 - alpha) / D), three Monte Carlo standard errors over D datasets. Power: A yields (r = 0.9)
 against B talking through (r = 0), and r = 0.5 against r = 0.2.
 
@@ -61,6 +64,13 @@ def system(rng, scale: np.ndarray, scenario: str, m: float, r: float) -> tuple[n
     """(event run's, clean run's) stop latencies of one system on the samples, as the docstring says."""
     n = len(scale)
     clean = _clean(rng, scale, m)
+    if scenario == "spread":  # m, r read as the chances of the outcomes +1 and -1
+        u = rng.random(n)
+        late = np.round(rng.uniform(1.5, 5.0, n) * US).astype(np.int64)
+        early = np.round(rng.uniform(0.1, 0.9, n) * US).astype(np.int64)
+        both = np.where(rng.random(n) < 0.5, early, late)  # outcome 0: the two runs on the same side of 1 s
+        event = np.where(u < m, early, np.where(u < m + r, late, both))
+        return event, np.where(u < m, late, np.where(u < m + r, early, both))
     if scenario == "shift":
         own = _clean(rng, scale, m)
         return np.where(own == INF, INF, np.maximum(0, own - US // 2)), clean
@@ -81,6 +91,7 @@ SCENARIOS = {  # name -> ((m_A, r_A), (m_B, r_B)), the lines it is a null of
     "same": (((1.0, 0.3), (1.0, 0.3)), (HEADLINE, SHIFT)),
     "clean runs differ": (((1.0, None), (3.0, None)), (HEADLINE,)),
     "shift, clean runs differ": (((1.0, 0.0), (3.0, 0.0)), (SHIFT,)),
+    "outcomes spread differently": (((0.25, 0.0), (0.35, 0.10)), (HEADLINE,)),
 }
 POWER = {"yields vs talks through": ((1.0, 0.9), (1.0, 0.0)), "r 0.5 vs 0.2": ((1.0, 0.5), (1.0, 0.2))}
 
@@ -89,15 +100,16 @@ def cell(n: int, scenario: str, datasets: int, seed: int, resamples: int = 2000,
          params=None) -> dict:
     """Each headline line's rejection rate, the family-wise marker rate on the null lines, and the event runs'
     own comparison (exact McNemar of "stopped within 1 s" in the event runs), over `datasets` datasets."""
-    kind = "shift" if scenario.startswith("shift") else "same" if scenario == "same" else "clean"
+    kind = "shift" if scenario.startswith("shift") else "same" if scenario == "same" else \
+        "spread" if scenario.startswith("outcomes") else "clean"
     if params is None:
         (a, b), null = SCENARIOS[scenario]
-        a, b = [(m, react_for(m) if r is None else r) for m, r in (a, b)]
+        a, b = [(m, react_for(m) if r is None else r) for m, r in (a, b)]  # (+1, -1 chances where "spread")
     else:
         (a, b), null = params, ()
     rng = np.random.default_rng([seed, n, sum(map(ord, scenario))])
     rejected = {HEADLINE: 0, SHIFT: 0}
-    family = naive = 0
+    family = naive = excludes = disagree = 0
     for k in range(datasets):
         scale = rng.uniform(0.2, 3.0, n)
         ca, cb = (components(*system(rng, scale, kind, m, r)) for m, r in (a, b))
@@ -106,13 +118,18 @@ def cell(n: int, scenario: str, datasets: int, seed: int, resamples: int = 2000,
         decidable = {name: line for name, line in lines.items() if line["p"] is not None and line["reason"] is None}
         for name, line in decidable.items():
             rejected[name] += line["p"] < alpha
+        head = lines[HEADLINE]  # its interval against its test, whether the test can decide or not
+        if head["p"] is not None:
+            excludes += bool(head["difference"]["excludes_zero"])
+            disagree += bool(head["difference"]["excludes_zero"]) != (head["p"] < alpha)
         adjusted = dict(zip(decidable, holm([line["p"] for line in decidable.values()])))
         family += any(adjusted[name] < alpha for name in adjusted if name in null or not null)
         ev_a, ev_b = (c.event.stop_us <= US for c in (ca, cb))
         naive += mcnemar_exact(int(np.count_nonzero(ev_a & ~ev_b)), int(np.count_nonzero(~ev_a & ev_b))) < alpha
     return {"n": n, "scenario": scenario, "datasets": datasets, "null": null,
             **{name: v / datasets for name, v in rejected.items()}, "family": family / datasets,
-            "naive": naive / datasets, "bound": bound(alpha, datasets)}
+            "naive": naive / datasets, "excludes": excludes / datasets, "disagree": disagree / datasets,
+            "bound": bound(alpha, datasets)}
 
 
 def synthetic(seeds: int, work) -> list[dict]:
@@ -163,8 +180,9 @@ def main() -> None:
     t0 = time.perf_counter()
     print(f"null: {args.datasets} datasets per cell, alpha {ALPHA}, bootstrap 2000 resamples; a line's rate: raw p < "
           "alpha where its test can decide; family: a Holm marker on a null line; bound: alpha + 3 MC s.e.")
-    print("| scenario | n | attributable stop 1 s | stop latency shift | family | event run alone | bound | ok |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| scenario | n | attributable stop 1 s | stop latency shift | family | event run alone | bound | ok | "
+          "interval excludes 0 | interval and p disagree |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     bad = []
     for scenario, (_, null) in SCENARIOS.items():
         for n in SIZES:
@@ -173,7 +191,8 @@ def main() -> None:
             ok = all(r[name] <= r["bound"] for name in null) and r["family"] <= r["bound"]
             bad += [] if ok else [(scenario, n)]
             print(f"| {scenario} | {n} | {shown[HEADLINE]} | {shown[SHIFT]} | {r['family']:.4f} | {r['naive']:.3f} "
-                  f"| {r['bound']:.4f} | {'yes' if ok else 'NO'} |", flush=True)
+                  f"| {r['bound']:.4f} | {'yes' if ok else 'NO'} | {r['excludes']:.4f} | {r['disagree']:.4f} |",
+                  flush=True)
     null_s = time.perf_counter() - t0
     t1 = time.perf_counter()
     print(f"\npower: {args.power_datasets} datasets per cell (same clean runs, m = 1; rates in parentheses: the line "

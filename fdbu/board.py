@@ -222,7 +222,10 @@ def _entry_rows(subset: str, systems, result: dict | None = None, baseline: str 
                     continue
                 iv = None if d["interval"] is None else [signed(x, f) for x, f in zip(d["interval"],
                                                                                       d["interval_flags"])]
-                cells.append({**_cell(signed(d["value"], d["value_flag"]), iv), "count": count})
+                value = signed(d["value"], d["value_flag"])
+                # +-inf (a median not reached on one side) is text in the cell, and no number in the page's JSON
+                cells.append({**_cell(_finite(value), None if iv is None else [_finite(x) for x in iv]),
+                              "text": record_text(value, iv), "value_text": num(value), "count": count})
                 _paired(cells[-1], pair.get(name))
             out.append({"metric": name, "label": extra.label(name), "better": better, "kind": "paired_difference",
                         "cells": cells})
@@ -256,6 +259,10 @@ def summary(board: list[dict], names: list[str]) -> dict:
     return {"columns": [{"subset": sub["subset"], "metric": row["metric"], "label": row["label"],
                          "better": row["better"], "kind": row["kind"]} for sub, row in columns],
             "rows": rows, "rule": RANK_RULE, "baseline": board[0]["baseline"] if board else ""}
+
+
+def _finite(x: float | None) -> float | None:
+    return None if x is None or math.isinf(x) else x
 
 
 def _cell(value, interval) -> dict:

@@ -5,6 +5,8 @@ escapes that make text inert where it leaves fdbu (Markdown, CSV).
 """
 from __future__ import annotations
 
+import math
+
 from .settings import NOT_REACHED
 
 
@@ -17,6 +19,8 @@ def fmt(x, digits: int = 3) -> str:
 
 def num(x, digits: int = 3) -> str:
     """A value in a table cell (compare's leaderboard, the report's): n/r for not reached, else as `fmt`."""
+    if isinstance(x, float) and math.isinf(x):  # a paired difference with one side not reached
+        return "+inf" if x > 0 else "-inf"
     return "n/r" if x == NOT_REACHED else fmt(x, digits)
 
 

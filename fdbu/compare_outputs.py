@@ -9,7 +9,7 @@ from pathlib import Path
 from . import tasks
 from .atomic import dumps
 from .cells import csv_text, difference_text, fmt, p_text, record_text, split_reached
-from .metrics.paired import MIN_BOOTSTRAP_PAIRS, PLUS_INF, UNDEFINED, too_few
+from .metrics.paired import MIN_BOOTSTRAP_PAIRS, PLUS_INF, UNDEFINED, signed, too_few
 from .outputs import Outputs
 from .settings import WIDTH
 from .systems import System, _bootstrap, _populations, components, sections
@@ -53,6 +53,9 @@ def csv_rows(result: dict) -> list[dict]:
                 flags = {}
                 for side in ("a", "b"):
                     rec = m[side]
+                    if "value_flag" in rec:  # a system's own control line (event - clean): +-inf as a float
+                        rec = {"value": signed(rec["value"], rec["value_flag"]), "interval": rec["interval"] and [
+                            signed(x, f) for x, f in zip(rec["interval"], rec["interval_flags"])]}
                     iv = rec["interval"] or [None, None]
                     for part, x in zip(("value", "lo", "hi"), (rec["value"], iv[0], iv[1])):
                         row[f"{side}_{part}"], flags[f"{side}_{part}_not_reached"] = split_reached(x)
@@ -164,6 +167,11 @@ def curves(systems: list[System], result: dict) -> list[dict]:
 
 
 def _record(rec: dict) -> str:
+    """A system's value on the paired samples with its interval; a family entry's record (a system's own matched
+    control, event - clean) is a paired difference, +-inf where one side's median is not reached."""
+    if "value_flag" in rec:
+        iv = rec["interval"] and [signed(x, f) for x, f in zip(rec["interval"], rec["interval_flags"])]
+        return record_text(signed(rec["value"], rec["value_flag"]), iv)
     return record_text(rec["value"], rec["interval"])
 
 

@@ -15,7 +15,7 @@ import twins
 from benchmarks.control_compare_calibration import cell
 from fdbu.metrics import control_pairs
 from fdbu.metrics.control import HEADLINE, SHIFT
-from fdbu.metrics.paired import mcnemar_exact, signflip_exact
+from fdbu.metrics.paired import expanded_ranks, mcnemar_exact, signed, signflip_exact
 from fdbu.metrics.stats import Bootstrap
 from fdbu.settings import PAD_MAX_MS
 
@@ -72,7 +72,6 @@ def test_the_compared_lines_equal_their_twin(samples, min_agreement, seed):
     want = twins.control_compare(rows_a, rows_b, (500_000, 1_000_000, 2_000_000), min_agreement, PAD_MAX_MS * 1000,
                                  idx)
     assert n == want["n"]
-    lo_rank = math.ceil(60 / 40)
     for k, name in zip((500_000, 1_000_000, 2_000_000), ("500ms", "1s", "2s")):
         line, twin = got["metrics"][f"event_attributable_stop_rate_{name}"], want["lines"][k]
         if n == 0:
@@ -81,21 +80,27 @@ def test_the_compared_lines_equal_their_twin(samples, min_agreement, seed):
         # k/n - j/n against (k - j)/n: two correctly rounded quotients of integers below 2^53, so within a few ulp
         assert line["difference"]["value"] == pytest.approx(twin["value"], abs=1e-12)
         assert line["p"] == twin["p"]
-        assert line["difference"]["interval"] == pytest.approx([twin["resampled"][lo_rank - 1],
-                                                                twin["resampled"][60 - lo_rank]], abs=1e-12)
+        lo, hi = expanded_ranks(60, n)  # the expanded percentile interval's mirror ranks
+        assert line["difference"]["interval"] == pytest.approx([twin["resampled"][lo - 1], twin["resampled"][hi - 1]],
+                                                               abs=1e-12)
         assert (line["reason"] is None) == (twin["informative"] >= 6)  # 2^(1-m) < 0.05 from 6 on
     shift = got["metrics"][SHIFT]
     if want["shift"]["value"] is None:
         assert shift["difference"]["value_flag"] == "undefined" and shift["p"] is None
     else:
-        assert shift["difference"]["value"] == want["shift"]["value"] / 1e6
+        assert signed(shift["difference"]["value"], shift["difference"]["value_flag"]) == _seconds(want["shift"]["value"])
         kept = want["shift"]["resampled"]
-        assert shift["difference"]["resamples_kept"] == len(kept)
-        if kept:
-            r = math.ceil(len(kept) / 40)
-            assert shift["difference"]["interval"] == [kept[r - 1] / 1e6, kept[len(kept) - r] / 1e6]
-            low, high = sum(x <= 0 for x in kept), sum(x >= 0 for x in kept)
-            assert shift["p"] == min(1.0, 2 * (min(low, high) + 1) / (len(kept) + 1))
+        assert shift["difference"]["resamples_kept"] == len(kept) == 60  # every resample kept, ties as 0
+        r = math.ceil(len(kept) / 40)
+        d = shift["difference"]
+        assert [signed(x, f) for x, f in zip(d["interval"], d["interval_flags"])] == \
+            [_seconds(kept[r - 1]), _seconds(kept[len(kept) - r])]
+        low, high = sum(x <= 0 for x in kept), sum(x >= 0 for x in kept)
+        assert shift["p"] == min(1.0, 2 * (min(low, high) + 1) / (len(kept) + 1))
+
+
+def _seconds(us: int) -> float:
+    return math.inf if us == twins.INF else -math.inf if us == -twins.INF else us / 1e6
 
 
 def test_samples_outside_either_control_are_left_out_and_said():
@@ -111,7 +116,15 @@ def test_samples_outside_either_control_are_left_out_and_said():
     got = control_pairs.compare(yields, silent, "user_interruption", {}, Bootstrap(200, 0), 0.05)
     assert got["samples"] == {"eligible_in_both": 30, "control_a": 30, "control_b": 0, "in_both_controls": 0}
     assert all(line["p"] is None and line["reason"] == "no paired samples" for line in got["metrics"].values())
-    assert "30 of the 30 samples eligible in both are outside one system's matched control" in got["warnings"][0]
+    assert ("30 of the 30 samples eligible in both are outside a system's matched control (30 not exercised in both "
+            "runs of a system)") in got["warnings"][0]
+    # runs that disagree before the event: out of the control they would be in, as the single-system control does
+    loose = [{**r, "agreement": 0.4} if k < 10 else r for k, r in enumerate(yields)]
+    settings = {"overlap": {"within_s": [0.5, 1.0, 2.0], "min_agreement": 0.5}}
+    got = control_pairs.compare(yields, loose, "user_interruption", settings, Bootstrap(200, 0), 0.05)
+    assert got["samples"] == {"eligible_in_both": 30, "control_a": 30, "control_b": 20, "in_both_controls": 20}
+    assert ("10 of the 30 samples eligible in both are outside a system's matched control (10 whose runs agree less "
+            "than overlap.min_agreement (0.5) before the event in a system)") in got["warnings"][0]
     same = control_pairs.compare(yields, yields, "user_interruption", {}, Bootstrap(200, 0), 0.05)
     assert same["samples"]["in_both_controls"] == 30 and same["metrics"][HEADLINE]["p"] == 1.0
 
@@ -126,4 +139,46 @@ def test_the_markers_hold_their_level_under_the_null_and_find_a_yielding_system(
     assert null[HEADLINE] <= null["bound"] and null["family"] <= null["bound"]
     assert null["naive"] > 0.2  # what the control is for: the event runs alone differ
     power = cell(30, "same", datasets=40, seed=11, resamples=500, params=((1.0, 0.9), (1.0, 0.0)))
-    assert power[HEADLINE] >= 0.6
+    assert power["family"] >= 0.6  # a Holm marker on either line
+
+
+def test_the_expanded_interval_widens_the_percentile_interval_over_few_pairs():
+    """Hesterberg's expanded percentile interval: a/2 = Phi(-sqrt(n/(n-1)) t(0.975, n-1)); at n = 8, t = 2.364624
+    (tables), a/2 = 0.00574, so the 12th and 1989th of 2000 resamples; at n = 1000 about the plain 50th/1951st."""
+    half = 0.5 * math.erfc(math.sqrt(8 / 7) * 2.364624 / math.sqrt(2))
+    assert expanded_ranks(2000, 8) == (math.ceil(half * 2000), 2001 - math.ceil(half * 2000)) == (12, 1989)
+    assert expanded_ranks(2000, 1000) == (50, 1951) and expanded_ranks(2000, 1) == (50, 1951)
+
+
+def test_a_median_not_reached_is_said_as_inf_in_every_output():
+    """A system that never stops in its event runs has a +inf shift of its own; against one that yields, the
+    compared shift is +inf (compare's rule for a median not reached). The console's record, compare.csv's value and
+    the report's cell say +inf, and the page's JSON holds no infinity (it would refuse it)."""
+    import json
+    from types import SimpleNamespace
+
+    from fdbu import board
+    from fdbu.compare_outputs import _record
+
+    base = {"T_s": 12.0, "clean_T_s": 12.0, "event_start_s": 4.0, "event_end_s": 5.0, "agreement": 1.0,
+            "exercised": True, "clean_exercised": True, "clean_stop_s": 6.0, "clean_stop_observed": True,
+            "speech_in_event_s": 0.2, "speaking_at_event_end": False, "resume_s": None, "response_s": None,
+            "segments": [], "clean_speech_in_event_s": 1.0, "clean_speaking_at_event_end": True,
+            "clean_resume_s": None, "clean_response_s": None, "clean_segments": []}
+    yields = [{**base, "stop_s": 0.1 * (k % 5 + 1), "stop_observed": True} for k in range(30)]
+    keeps = [{**base, "stop_s": None, "stop_observed": False} for _ in range(30)]
+    got = control_pairs.compare(yields, keeps, "user_interruption", {}, Bootstrap(200, 0), 0.05)
+    shift = got["metrics"][SHIFT]
+    assert shift["difference"]["value_flag"] == "+inf" and shift["difference"]["value"] is None
+    assert shift["b"]["value_flag"] == "+inf" and _record(shift["b"]) == "+inf [+inf, +inf]"
+    assert shift["p"] is not None and shift["p"] < 0.05 and shift["reason"] is None  # every resample +inf: decided
+    line = {"difference": {"value": None, "value_flag": "+inf", "interval": [-1.5, None],
+                           "interval_flags": [None, "+inf"]}}
+    none = {"difference": {"value": None, "value_flag": "undefined", "interval": None, "interval_flags": None}}
+    stops = {f"event_attributable_stop_rate_{k}": none for k in ("500ms", "1s", "2s")}
+    unified = {"subsets": {"user_interruption": {"control": {"pairs": 30, "stops": stops, SHIFT: line}}}}
+    system = SimpleNamespace(name="keeps", unified=unified)
+    rows = board._entry_rows("user_interruption", [system])
+    cell = next(r for r in rows if r["metric"] == SHIFT)["cells"][0]
+    assert cell["text"] == "+inf [-1.500, +inf]" and cell["value"] is None and cell["interval"] == [-1.5, None]
+    json.dumps(rows, allow_nan=False)

@@ -312,16 +312,25 @@ def control_compare(rows_a, rows_b, ks_us, min_agreement, pad_us, idx):
     def median(values):
         return sorted(values)[r - 1]
 
+    def minus(x, y):
+        """x - y with +-INF: the same infinity on both sides a tie (0), one infinity wins, else the difference."""
+        if x == y and abs(x) == INF:
+            return 0
+        if x == INF or y == -INF:
+            return INF
+        if x == -INF or y == INF:
+            return -INF
+        return x - y
+
     def shift(rows, pick):
         ev = median([stop(rows[joint[j]], "") for j in pick])
         cl = median([stop(rows[joint[j]], "clean_") for j in pick])
-        return None if INF in (ev, cl) else ev - cl
+        return minus(ev, cl), ev == cl == INF
 
-    point = [shift(rows, range(n)) for rows in (rows_a, rows_b)] if n else [None, None]
-    kept = []
-    for row in idx if n else []:
-        sa, sb = shift(rows_a, row), shift(rows_b, row)
-        if sa is not None and sb is not None:
-            kept.append(sb - sa)
-    out["shift"] = {"value": None if None in point else point[1] - point[0], "resampled": sorted(kept)}
+    if n and not any(shift(rows, range(n))[1] for rows in (rows_a, rows_b)):
+        value = minus(shift(rows_b, range(n))[0], shift(rows_a, range(n))[0])
+        kept = sorted(minus(shift(rows_b, row)[0], shift(rows_a, row)[0]) for row in idx)
+    else:
+        value, kept = None, []
+    out["shift"] = {"value": value, "resampled": kept}
     return out

@@ -11,7 +11,7 @@ compared as B's shift - A's, over the same resampled samples for both (paired bo
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -19,8 +19,8 @@ from ..kernels import INF
 from ..timebase import seconds
 from .control import ATTRIBUTABLE, label, lines
 from .overlap import Components, from_rows, stopped_within
-from .paired import (NO_PAIRS, TOO_FEW, MIN_BOOTSTRAP_PAIRS, bootstrap_p, interval_ranks, min_discordant,
-                     paired_line, resampled_differences, signflip_exact)
+from .paired import (MINUS_INF, NO_PAIRS, PLUS_INF, TOO_FEW, MIN_BOOTSTRAP_PAIRS, bootstrap_p, expanded_ranks,
+                     interval_ranks, min_discordant, paired_line, resampled_differences, signed, signflip_exact)
 from .stats import MEDIAN, Bootstrap, rank
 from .table import LATENCY, POOLED_RATIO, SHARE
 
@@ -29,8 +29,8 @@ OVER = "control pairs in both"  # what each line is over: the samples in both sy
 # the fewest samples in both controls with which the shift's paired bootstrap test marks
 # (benchmarks/control_compare_calibration.py: its null rejection rate at n = 30)
 MIN_SHIFT_PAIRS = MIN_BOOTSTRAP_PAIRS
-ANY_NOT_REACHED = ("a median stop latency is not reached (a run whose speech covering o_s mostly runs to the end): "
-                   "the shifts' difference is not a number")
+BOTH_NOT_REACHED = ("a system's median stop latencies are not reached in either run (its speech covering o_s mostly "
+                    "runs to the end in both): its shift, and so the difference, is not a number")
 
 
 def _record(line: dict) -> dict:
@@ -43,7 +43,9 @@ def _record(line: dict) -> dict:
 
 def attributable_line(xa: np.ndarray, xb: np.ndarray, boot: Bootstrap, alpha: float) -> dict:
     """B - A of the mean event-attributable outcome over the joint pairs (xa, xb in {-1, 0, 1}): the exact sign-flip
-    test of d = xb - xa, the paired bootstrap's interval of the mean difference."""
+    test of d = xb - xa, and the expanded percentile interval of the paired bootstrap's mean differences
+    (`expanded_ranks`: the plain percentile interval leaves 0 out of a true null's interval in 10% of datasets of
+    8 pairs)."""
     n = len(xa)
     d = xb - xa
     out: dict[str, Any] = {"value": None, "value_flag": None, "interval": None, "interval_flags": None,
@@ -55,11 +57,11 @@ def attributable_line(xa: np.ndarray, xb: np.ndarray, boot: Bootstrap, alpha: fl
         test["reason"] = NO_PAIRS
         return {"difference": out, **test}
     ones = np.ones(n, np.int64)
-    out["value"] = int(xb.sum()) / n - int(xa.sum()) / n  # the same floats as the two records' values
+    out["value"] = int(xb.sum()) / n - int(xa.sum()) / n
     kept = resampled_differences(POOLED_RATIO, (np.ascontiguousarray(xa, np.int64), ones),
                                  (np.ascontiguousarray(xb, np.int64), ones), n, boot)
     out["resamples_kept"] = len(kept)
-    lo, hi = interval_ranks(len(kept))
+    lo, hi = expanded_ranks(len(kept), n)
     out["interval"], out["interval_flags"] = [float(kept[lo - 1]), float(kept[hi - 1])], [None, None]
     out["excludes_zero"] = bool(out["interval"][0] > 0 or out["interval"][1] < 0)
     test["p"] = signflip_exact(d)
@@ -70,56 +72,63 @@ def attributable_line(xa: np.ndarray, xb: np.ndarray, boot: Bootstrap, alpha: fl
     return {"difference": out, **test}
 
 
-def _shifts(ev: np.ndarray, cl: np.ndarray, idx: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each resample's shift (the event run's median stop latency - the clean run's, the r-th smallest of each) and
-    whether both medians are reached."""
+def extended_difference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """x - y elementwise on int64 microseconds extended by +-INF (kernels.INF): compare's rule for latencies (README:
+    How compare decides) and for shifts of them: +INF where only x is +INF or only y is -INF, -INF where only x is
+    -INF or only y is +INF, a tie (0) where both are the same infinity, else the difference."""
+    x, y = np.asarray(x, np.int64), np.asarray(y, np.int64)
+    finite = (np.abs(x) != INF) & (np.abs(y) != INF)
+    same = (x == y) & ~finite
+    up = ((x == INF) | (y == -INF)) & ~same
+    return np.where(finite, np.where(finite, x, 0) - np.where(finite, y, 0), np.where(same, 0, np.where(up, INF, -INF)))
+
+
+def _shifts(ev: np.ndarray, cl: np.ndarray, idx: np.ndarray, r: int) -> np.ndarray:
+    """Each resample's shift: the event run's median stop latency - the clean run's (the r-th smallest of each), +INF
+    where only the event run's is not reached, -INF where only the clean run's is, a tie (0) where both are."""
     me = np.partition(ev[idx], r - 1, axis=1)[:, r - 1]
     mc = np.partition(cl[idx], r - 1, axis=1)[:, r - 1]
-    return me - mc, (me != INF) & (mc != INF)
+    return extended_difference(me, mc)
 
 
 def shift_line(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], boot: Bootstrap,
                alpha: float) -> dict:
     """B's stop latency shift - A's over the joint pairs (each (event, clean) int64 microseconds, INF for a stop not
-    observed): the paired bootstrap over resampled samples, the same rows for both systems; a resample where any of
-    the four medians is not reached is not kept; no difference where a point median is not reached."""
+    observed): the paired bootstrap over resampled samples, the same rows for both systems and both runs, with
+    compare's rule for medians not reached (`extended_difference`, every resample kept); no difference where one
+    system's two point medians are both not reached (its shift is not a number)."""
     n = len(a[0])
     out: dict[str, Any] = {"value": None, "value_flag": None, "interval": None, "interval_flags": None,
                            "excludes_zero": None, "resamples_kept": None}
     test: dict[str, Any] = {"test": "paired_bootstrap", "p": None, "reason": None}
-    if n == 0:
-        out["value_flag"] = "undefined"
-        test["reason"] = NO_PAIRS
-        return {"difference": out, **test}
-    r = rank(MEDIAN, n)
+    r = rank(MEDIAN, n) if n else 0
     everything = np.arange(n)[None, :]
-    (sa0, ok_a0), (sb0, ok_b0) = _shifts(*a, everything, r), _shifts(*b, everything, r)
-    if not (ok_a0[0] and ok_b0[0]):
+    both_never = n and any(np.partition(ev, r - 1)[r - 1] == INF and np.partition(cl, r - 1)[r - 1] == INF
+                           for ev, cl in (a, b))
+    if n == 0 or both_never:
         out["value_flag"] = "undefined"
-        test["reason"] = ANY_NOT_REACHED
+        test["reason"] = NO_PAIRS if n == 0 else BOTH_NOT_REACHED
         return {"difference": out, **test}
-    out["value"] = seconds(int(sb0[0]) - int(sa0[0]))
-
-    def kernel(idx: np.ndarray) -> np.ndarray:
-        (sa, ok_a), (sb, ok_b) = _shifts(*a, idx, r), _shifts(*b, idx, r)
-        return np.where(ok_a & ok_b, sb - sa, INF)
-
-    diffs = boot.over(n, kernel)
-    kept = np.sort(diffs[diffs != INF])
+    point = int(extended_difference(_shifts(*b, everything, r), _shifts(*a, everything, r))[0])
+    out["value"], out["value_flag"] = extended(point)
+    kept = np.sort(boot.over(n, lambda idx: extended_difference(_shifts(*b, idx, r), _shifts(*a, idx, r))))
     out["resamples_kept"] = len(kept)
-    if len(kept):
-        lo, hi = interval_ranks(len(kept))
-        out["interval"], out["interval_flags"] = [seconds(int(kept[lo - 1])), seconds(int(kept[hi - 1]))], [None, None]
-        out["excludes_zero"] = bool(out["interval"][0] > 0 or out["interval"][1] < 0)
+    lo, hi = interval_ranks(len(kept))
+    (x, fx), (y, fy) = extended(int(kept[lo - 1])), extended(int(kept[hi - 1]))
+    out["interval"], out["interval_flags"] = [x, y], [fx, fy]
+    out["excludes_zero"] = bool(cast(float, signed(x, fx)) > 0 or cast(float, signed(y, fy)) < 0)
     test["p"] = bootstrap_p(kept)
-    if test["p"] is None:
-        test["reason"] = "no resample with every median reached"
-    elif n < MIN_SHIFT_PAIRS:
+    if n < MIN_SHIFT_PAIRS:
         test["reason"] = (f"{TOO_FEW} pairs: {n}, and the paired bootstrap test needs at least {MIN_SHIFT_PAIRS} "
                           "to hold its level")
     elif 2 / (len(kept) + 1) >= alpha:
-        test["reason"] = f"{TOO_FEW} resamples: {len(kept)} kept cannot give p < {alpha:g}"
+        test["reason"] = f"{TOO_FEW} resamples: {len(kept)} cannot give p < {alpha:g}"
     return {"difference": out, **test}
+
+
+def extended(us: int) -> tuple[float | None, str | None]:
+    """Microseconds extended by +-INF as a line's number: seconds, or None beside its +inf or -inf flag."""
+    return (None, PLUS_INF) if us == INF else (None, MINUS_INF) if us == -INF else (seconds(us), None)
 
 
 def compare(rows_a: list[dict], rows_b: list[dict], subset: str, unified: dict, boot: Bootstrap,
@@ -161,9 +170,16 @@ def compare_components(ca: Components, cb: Components, subset: str, unified: dic
     warnings = []
     left = n_all - n
     if left:
-        warnings.append(f"{left} of the {n_all} samples eligible in both are outside one system's matched "
-                        "control (not exercised in both runs, inputs unmatched, or runs agreeing less than "
-                        "overlap.min_agreement before the event): left out, as each system's own control leaves them")
+        unmatched = ~(ca.matched & cb.matched)
+        unexercised = ~unmatched & ~(ca.both & cb.both)  # both: exercised in both runs and matched
+        disagreeing = ~joint & ~unmatched & ~unexercised
+        said = "; ".join(f"{count} {why}" for count, why in (
+            (int(np.count_nonzero(unexercised)), "not exercised in both runs of a system"),
+            (int(np.count_nonzero(disagreeing)), f"whose runs agree less than overlap.min_agreement "
+                                                 f"({ca.min_agreement:g}) before the event in a system"),
+            (int(np.count_nonzero(unmatched)), "with unmatched inputs")) if count)
+        warnings.append(f"{left} of the {n_all} samples eligible in both are outside a system's matched control "
+                        f"({said}): left out, as each system's own control leaves them")
     if 0 < n < MIN_SHIFT_PAIRS:
         warnings.append(f"small paired set: {n} samples in both controls; the shift is tested from {MIN_SHIFT_PAIRS} "
                         f"pairs, the event-attributable rates from {min_discordant(alpha)} samples whose outcomes "
