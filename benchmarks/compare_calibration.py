@@ -13,6 +13,10 @@ Every dataset is n paired samples of one metric kind, each line decided by the c
   log(0.8) + 0.5 N(0, 1) shared by the pair; a non-responder never responds (+infinity). At r = 0.2
   most datasets have both medians not reached (n/a, never marked).
 
+Then a pooled ratio of seconds as skewed as pause intrusion (`seconds_dataset`), exchangeable and spread
+differently around the same ratio, at n = 8, 30, 100: the printed p (the sign-flip permutation test, issue 54)
+against the paired bootstrap p it replaced.
+
 Null: both systems as above. Power: system B's chance is p_i + delta (shares, ratios; clipped to [0, 1]),
 or B's latencies are scaled by a factor. The bound in every null cell is alpha + 3 sqrt(alpha (1 - alpha) / D),
 three Monte Carlo standard errors over D datasets. `p < alpha` is the raw test before the too-few-pairs rule.
@@ -33,7 +37,7 @@ from fdbu.metrics.table import LATENCY, POOLED_RATIO, SHARE
 from .calibration import arguments, bound
 
 KINDS = (SHARE, POOLED_RATIO, LATENCY)
-SIZES = (8, 20, 30, 200)
+SIZES = (8, 20, 30, 100, 200)
 RATES = (0.2, 0.5, 0.9)
 # power: (response rate, effects): B's chance + delta, or B's latencies x factor (at rate 0.5 a median sits on the
 # edge of not reached, where faster answers barely move it, so latency is measured at 0.9)
@@ -86,6 +90,45 @@ def cell(kind: str, n: int, rate: float, datasets: int, seed: int, effect: float
             "raw": raw / datasets, "na": na / datasets, "bound": bound(alpha, datasets)}
 
 
+def seconds_dataset(n: int, rng, spread: bool = False):
+    """A pooled ratio of seconds, skewed as pause intrusion is (issue 54: intrusion_s_per_pause_s): sample i has
+    1 + Poisson(1) pauses of U(0.5, 3) s; each system intrudes on a sample with chance p_i ~ Beta(0.4, 1.6) for a
+    share of its pause time ~ Beta(0.5, 2). `spread`: B intrudes half as often, twice as deep (Beta(1, 1.5)), the
+    same pooled ratio in expectation, the pairs not exchangeable."""
+    pauses = 1 + rng.poisson(1.0, n)
+    den = np.array([round(rng.uniform(0.5, 3.0, k).sum() * US) for k in pauses], np.int64)
+    p = rng.beta(0.4, 1.6, n)
+
+    def system(chance, depth):
+        return np.where(rng.random(n) < chance, (depth * den).astype(np.int64), 0).astype(np.int64), den
+
+    a = system(p, rng.beta(0.5, 2.0, n))
+    b = system(p / 2, rng.beta(1.0, 1.5, n)) if spread else system(p, rng.beta(0.5, 2.0, n))
+    return a, b
+
+
+def seconds_cell(n: int, spread: bool, datasets: int, seed: int, alpha: float = ALPHA,
+                 resamples: int = 2000) -> dict:
+    """The pooled ratio of seconds under the null: the printed p (the sign-flip permutation test), the paired
+    bootstrap p it replaced, and how often the bootstrap interval leaves out 0 and disagrees with the printed p."""
+    from fdbu.metrics.paired import bootstrap_p, resampled_differences
+
+    rng = np.random.default_rng([seed, 99, n, int(spread)])
+    printed = boot_p = excludes = disagree = 0
+    for k in range(datasets):
+        a, b = seconds_dataset(n, rng, spread)
+        boot = Bootstrap(resamples, k)
+        line = paired_line(POOLED_RATIO, a, b, n, boot, alpha)
+        printed += line["p"] is not None and line["p"] < alpha
+        old = bootstrap_p(resampled_differences(POOLED_RATIO, a, b, n, boot))
+        boot_p += old is not None and old < alpha
+        out = bool(line["difference"]["excludes_zero"])
+        excludes += out
+        disagree += line["p"] is not None and out != (line["p"] < alpha)
+    return {"n": n, "spread": spread, "printed": printed / datasets, "bootstrap": boot_p / datasets,
+            "excludes": excludes / datasets, "disagree": disagree / datasets, "bound": bound(alpha, datasets)}
+
+
 def main() -> None:
     args = arguments(__doc__)
     from .common import load as machine_load
@@ -103,6 +146,18 @@ def main() -> None:
                 rows.append(r)
                 print(f"| {kind} | {n} | {rate} | {r['marker']:.4f} | {r['bound']:.4f} | {r['raw']:.4f} | "
                       f"{r['na']:.3f} | {'yes' if r['marker'] <= r['bound'] else 'NO'} |", flush=True)
+    print("\npooled ratio of seconds, skewed (seconds_dataset): the printed p (sign-flip permutation) against the "
+          "paired bootstrap p it replaced; the bootstrap interval's exclusion of 0 and its disagreement with p")
+    print("| pairs | n | printed p < alpha | bootstrap p < alpha (replaced) | interval excludes 0 | disagree | bound | "
+          "ok |")
+    print("|---|---|---|---|---|---|---|---|")
+    for spread in (False, True):
+        for n in (8, 30, 100):
+            r = cell_s = seconds_cell(n, spread, args.datasets, args.seed)
+            rows.append({"marker": cell_s["printed"], "bound": cell_s["bound"]})
+            print(f"| {'spread differently' if spread else 'exchangeable'} | {n} | {r['printed']:.4f} | "
+                  f"{r['bootstrap']:.4f} | {r['excludes']:.4f} | {r['disagree']:.4f} | {r['bound']:.4f} | "
+                  f"{'yes' if r['printed'] <= r['bound'] else 'NO'} |", flush=True)
     null_s = time.perf_counter() - t0
     t1 = time.perf_counter()
     print(f"\npower: {args.power_datasets} datasets per cell (share, ratio: B's chance + delta; latency: B's "

@@ -176,7 +176,8 @@ def _record(rec: dict) -> str:
 
 
 DECISIONS = {"*": "Holm p < alpha", "few": "no marker, whatever the p shown: too few pairs for the line's test (a "
-             "share: fewer discordant pairs than the exact test needs to reach alpha; a pooled ratio or median: fewer "
+             "share: fewer discordant pairs than the exact test needs to reach alpha; a pooled ratio: fewer pairs "
+             "whose values differ than the sign-flip test needs; a median: fewer "
              f"than {MIN_BOOTSTRAP_PAIRS} pairs, below which the bootstrap p is not calibrated)", "ctx": "a context metric: "
              "no test", "-": "not a headline metric: p unadjusted, no marker", "n/a": "no difference (both medians not "
              "reached, or no paired sample)"}
@@ -269,7 +270,8 @@ def leaderboard(result: dict) -> str:
             lines += _tables(a, b, entry["metrics"])
     lines += ["", "\u2193 lower is better, \u2191 higher, \u00b7 context; values on the paired samples with their 95% "
               "intervals; difference b - a with its 95% interval (shares: exact conditional, agreeing with McNemar; "
-              "ratios and medians: paired bootstrap); p: exact McNemar (shares) or paired bootstrap; Holm: over the "
+              "ratios and medians: paired bootstrap); p: exact McNemar (shares), sign-flip permutation (ratios) or "
+              "paired bootstrap (medians); Holm: over the "
               "headline metrics of a subset" + (", across all pairs" if result["comparison"]["pairs"] == "all" else "")
               + f"; decision: * Holm p < {alpha:g}, " + ", ".join(f"{k} {v}" for k, v in DECISIONS.items() if k != "*")
               + f"; n/r: not reached; {PLUS_INF}/-inf: only one median not reached; {UNDEFINED}: both (README: How "

@@ -217,8 +217,8 @@ def compare_entries(a: System, b: System, subsets: list[str], order: dict, boot:
 def warnings_small(n: int, alpha: float) -> list[str]:
     """The small-paired-set warning (`warnings`' first)."""
     if 0 < n < MIN_BOOTSTRAP_PAIRS:
-        return [f"small paired set: {n} samples eligible in both; pooled ratios and medians are tested from "
-                f"{MIN_BOOTSTRAP_PAIRS} pairs, shares from {min_discordant(alpha)} discordant pairs"]
+        return [f"small paired set: {n} samples eligible in both; medians are tested from {MIN_BOOTSTRAP_PAIRS} "
+                f"pairs, shares and pooled ratios from {min_discordant(alpha)} pairs that differ"]
     return []
 
 
@@ -288,16 +288,21 @@ def compare(systems: list[System], *, baseline: str | None = None, pairs: str = 
                        "difference, interval or p (n/a, outside the family)",
         "test": {"share": "mcnemar_exact: min(1, 2 P(X <= min(a_only, b_only))), X ~ Binomial(a_only + b_only, "
                           "1/2); 1 without discordant pairs",
-                 "pooled_ratio and latency_quantiles": "paired_bootstrap: min(1, 2 (min(k <= 0, k >= 0) + 1) / "
-                                                       "(K + 1)) over the K kept resampled differences"},
+                 "pooled_ratio": "signflip_permutation: (1 + #{|d*| >= |d|}) / (K' + 1) over K draws of "
+                                 "integers(0, 2, (K, n)) from default_rng(seed), each swapping the drawn pairs' "
+                                 "(numerator, denominator) between the systems, K' those with both denominators > 0",
+                 "latency_quantiles": "paired_bootstrap: min(1, 2 (min(k <= 0, k >= 0) + 1) / (K + 1)) over the K "
+                                      "kept resampled differences"},
         "too_few_pairs": f"no marker where the test cannot reach alpha: a share with fewer than "
-                         f"{min_discordant(alpha)} discordant pairs, a pooled ratio or median over fewer than "
+                         f"{min_discordant(alpha)} discordant pairs, a pooled ratio with fewer than "
+                         f"{min_discordant(alpha)} pairs whose values differ, a median over fewer than "
                          f"{MIN_BOOTSTRAP_PAIRS} pairs",
         "entries": "a family's entries compared where it says how (v1.5's matched controls, `entries.control`): over "
                    "the samples in both systems' controls, each system's event run - clean run, then b - a; "
                    "event_attributable_stop_rate_k: signflip_exact, the exact sign-flip test of the per-sample "
                    "differences (the exact McNemar test where they are -1, 0, 1), with the paired bootstrap's "
-                   "interval; stop_latency_shift_s: paired_bootstrap; the headline lines in the subset's family",
+                   "expanded percentile interval; stop_latency_shift_s: paired_bootstrap; the headline lines in the "
+                   "subset's family",
         "family": "Holm over the headline metrics whose test can decide: per subset"
                   + (", across all pairs" if pairs == "all" else " and pair") + "; marker: p_holm < alpha",
     }

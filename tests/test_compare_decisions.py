@@ -15,8 +15,8 @@ from fdbu.compare_outputs import decision, leaderboard
 from fdbu.systems import load
 from fdbu.cells import p_text
 from fdbu.metrics.paired import (MIN_BOOTSTRAP_PAIRS, holm, mcnemar_exact, mcnemar_interval, mcnemar_reachable,
-                                 min_discordant)
-from fdbu.metrics.stats import NOT_REACHED
+                                 min_discordant, paired_line)
+from fdbu.metrics.stats import NOT_REACHED, Bootstrap
 from fdbu.pipeline import score_path
 from fdbu.unified import write as write_unified
 from fdbu.synth import synthesize
@@ -74,8 +74,10 @@ def test_every_marker_is_its_holm_p_below_alpha_and_nothing_else(trees):
                 assert m["test"] is None and m["p"] is None and not m["marker"]
             if (m["reason"] or "").startswith("too few"):
                 assert not m["marker"]
-            if m["kind"] != "share" and m["n"] < MIN_BOOTSTRAP_PAIRS:
+            if m["kind"] == "latency_quantiles" and m["n"] < MIN_BOOTSTRAP_PAIRS:
                 assert m["reason"].startswith(("too few pairs", "both medians", "context"))
+            if m["kind"] == "pooled_ratio" and m["p"] is not None:  # the sign-flip test's few rule (issue 54)
+                assert (m["differing_pairs"] < min_discordant(alpha)) == (m["reason"] or "").startswith("too few")
             if m["kind"] == "share" and m["test"]:
                 d = m["discordant"]["a_only"] + m["discordant"]["b_only"]
                 assert (d < min_discordant(alpha)) == (m["reason"] or "").startswith("too few pairs")
@@ -237,3 +239,60 @@ def test_null_calibration_fixed_seed():
     assert cell("latency_quantiles", 200, 0.9, 60, seed=20, effect=0.6)["marker"] > 0.5
     assert math.isclose(cell("share", 8, 0.5, 10, seed=20)["bound"], 0.05 + 3 * math.sqrt(0.05 * 0.95 / 10))
     assert np.isfinite(cell("latency_quantiles", 8, 0.2, 10, seed=20)["na"])
+
+
+def _permutation_twin(a, b, K: int, seed: int) -> float | None:
+    """The sign-flip permutation p in plain Python, one draw at a time: the same draws (numpy's PCG64 from the
+    seed), Python integers for the sums, Python's correctly rounded int / int for the ratios (float64's too)."""
+    (an, ad), (bn, bd) = ([int(x) for x in v] for v in a), ([int(x) for x in v] for v in b)
+    if not (sum(ad) and sum(bd)):
+        return None
+    observed = abs(sum(bn) / sum(bd) - sum(an) / sum(ad))
+    flips = np.random.default_rng(seed).integers(0, 2, size=(K, len(an))).tolist()
+    hits = kept = 0
+    for row in flips:
+        nb = sum(x if f else y for f, x, y in zip(row, an, bn))
+        db = sum(x if f else y for f, x, y in zip(row, ad, bd))
+        na = sum(y if f else x for f, x, y in zip(row, an, bn))
+        da = sum(y if f else x for f, x, y in zip(row, ad, bd))
+        if da > 0 and db > 0:
+            kept += 1
+            hits += abs(nb / db - na / da) >= observed
+    return min(1.0, (1 + hits) / (kept + 1))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5_000_000), st.integers(0, 5_000_000), st.integers(0, 6_000_000),
+                          st.integers(0, 6_000_000)), min_size=1, max_size=25), st.integers(0, 2**32 - 1))
+def test_a_pooled_ratio_p_is_its_sign_flip_permutation_twin_and_symmetric(pairs, seed):
+    """Issue 54: a pooled ratio's p is the paired sign-flip permutation test, equal to a plain-Python twin over the
+    same draws (denominators of 0 included: a draw without one is not kept), unchanged when A and B swap; its few
+    rule counts the pairs a swap can change."""
+    from fdbu.metrics.paired import differing_pairs, permutation_p
+
+    a = tuple(np.array([p[k] for p in pairs], np.int64) for k in (0, 2))
+    b = tuple(np.array([p[k] for p in pairs], np.int64) for k in (1, 3))
+    boot = Bootstrap(200, seed)
+    p, _ = permutation_p(a, b, boot)
+    assert p == _permutation_twin(a, b, 200, seed)
+    assert permutation_p(b, a, boot)[0] == p
+    line = paired_line("pooled_ratio", a, b, len(pairs), boot)
+    assert line["test"] == "signflip_permutation" and line["p"] == p
+    differ = sum((x, z) != (y, w) for x, y, z, w in pairs)
+    assert differing_pairs(a, b) == differ
+    if p is not None:
+        assert (line["reason"] or "").startswith("too few pairs") == (differ < 6)
+    assert permutation_p(a, a, boot)[0] in (None, 1.0)  # a system against itself
+
+
+@pytest.mark.slow
+def test_a_skewed_pooled_ratio_s_printed_p_holds_its_level_where_the_bootstrap_did_not():
+    """Issue 54 item 3, a fixed-seed cell of benchmarks/compare_calibration (seconds_cell): a pooled ratio of seconds
+    as skewed as pause intrusion, both systems alike, 30 pairs: the printed p (the permutation test) rejects at most
+    alpha + 3 Monte Carlo s.e.; the paired bootstrap p it replaced rejected above that bound on the same datasets."""
+    from benchmarks.compare_calibration import seconds_cell
+
+    r = seconds_cell(30, False, datasets=400, seed=3, resamples=500)
+    assert r["printed"] <= r["bound"] < r["bootstrap"], r
+    spread = seconds_cell(30, True, datasets=400, seed=3, resamples=500)  # the same ratio, not exchangeable
+    assert spread["printed"] <= spread["bound"], spread
