@@ -153,8 +153,8 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|")
     for spread in (False, True):
         for n in (8, 30, 100):
-            r = cell_s = seconds_cell(n, spread, args.datasets, args.seed)
-            rows.append({"marker": cell_s["printed"], "bound": cell_s["bound"]})
+            r = seconds_cell(n, spread, args.datasets, args.seed)
+            rows.append({"marker": r["printed"], "bound": r["bound"]})
             print(f"| {'spread differently' if spread else 'exchangeable'} | {n} | {r['printed']:.4f} | "
                   f"{r['bootstrap']:.4f} | {r['excludes']:.4f} | {r['disagree']:.4f} | {r['bound']:.4f} | "
                   f"{'yes' if r['printed'] <= r['bound'] else 'NO'} |", flush=True)

@@ -75,6 +75,16 @@ def _line(line, path: str, metric, alpha: float) -> None:
         _at(dict(enumerate(interval)), k, f"{here}.interval", ("null", "number"), None, "null or a finite number")
 
 
+def _table(entry, here: str, declared, what: str, alpha: float) -> None:
+    """A section's `metrics`: exactly the declared lines, in order, each as fdbu compare writes it."""
+    lines = _at(entry, "metrics", here, ("dict",), None, "an object")
+    if list(lines) != [m.name for m in declared]:
+        raise _Bad(f"{here}.metrics", f"names {sorted(lines)}, not {what}")
+    for m in declared:
+        _at(lines, m.name, f"{here}.metrics", ("dict",), None, "an object")
+        _line(lines[m.name], f"{here}.metrics.{m.name}", m, alpha)
+
+
 def read_result(result, systems: list, where: str) -> dict:
     """A compare.json handed to `fdbu report` (report.compare), read as strictly as `fdbu compare` reads a
     scored tree: every key the report and its figures use, of the type and range fdbu compare writes (no
@@ -122,14 +132,9 @@ def read_result(result, systems: list, where: str) -> dict:
                     raise _Bad(here, "is not an object with 'metrics' (or 'dropped')")
                 if "metrics" not in entry:
                     continue
-                lines = _at(entry, "metrics", here, ("dict",), None, "an object")
                 declared = tasks.metric_table(subset, systems[0].unified if systems else None)
-                if list(lines) != [m.name for m in declared]:
-                    raise _Bad(f"{here}.metrics", f"names {sorted(lines)}, not the metrics of {subset} "
-                               f"({', '.join(m.name for m in declared)})")
-                for m in declared:
-                    _at(lines, m.name, f"{here}.metrics", ("dict",), None, "an object")
-                    _line(lines[m.name], f"{here}.metrics.{m.name}", m, alpha)
+                _table(entry, here, declared, f"the metrics of {subset} ({', '.join(m.name for m in declared)})",
+                       alpha)
             for key, by in _at(pair, "entries", path, ("dict",), None, "an object").items() if "entries" in pair else ():
                 for subset, entry in by.items() if isinstance(by, dict) else [("", None)]:
                     here = f"{path}.entries.{key}.{subset}"
@@ -137,14 +142,9 @@ def read_result(result, systems: list, where: str) -> dict:
                                     None) if "metrics" in subsets.get(subset, {}) else None
                     if compared is None:
                         raise _Bad(here, "is not a family entry fdbu compare compares, on a subset compared")
-                    lines = _at(entry, "metrics", here, ("dict",), None, "an object")
                     declared = compared.lines(subset, systems[0].unified)
-                    if list(lines) != [m.name for m in declared]:
-                        raise _Bad(f"{here}.metrics", f"names {sorted(lines)}, not the compared lines of {key} "
-                                   f"({', '.join(m.name for m in declared)})")
-                    for m in declared:
-                        _at(lines, m.name, f"{here}.metrics", ("dict",), None, "an object")
-                        _line(lines[m.name], f"{here}.metrics.{m.name}", m, alpha)
+                    _table(entry, here, declared, f"the compared lines of {key} "
+                           f"({', '.join(m.name for m in declared)})", alpha)
             for view, by in _at(pair, "views", path, ("dict",), None, "an object").items() if "views" in pair else ():
                 for subset, entry in by.items() if isinstance(by, dict) else [("", None)]:
                     here = f"{path}.views.{view}.{subset}"
@@ -158,12 +158,7 @@ def read_result(result, systems: list, where: str) -> dict:
                         _at(entry, "over", here, ("list",), lambda v, known=pooled_in: len(v) >= 2 and
                             len(set(map(str, v))) == len(v) and all(x in known for x in v),
                             f"two or more of {pooled_in}, each once")
-                    lines = _at(entry, "metrics", here, ("dict",), None, "an object")
-                    if list(lines) != [m.name for m in table]:
-                        raise _Bad(f"{here}.metrics", f"names {sorted(lines)}, not the {view} view's metrics")
-                    for m in table:
-                        _at(lines, m.name, f"{here}.metrics", ("dict",), None, "an object")
-                        _line(lines[m.name], f"{here}.metrics.{m.name}", m, alpha)
+                    _table(entry, here, table, f"the {view} view's metrics", alpha)
         if got != want:
             raise _Bad("pairs", f"are {got}, not the pairs of {names} with baseline {baseline} ({mode})")
     except _Bad as e:
