@@ -14,7 +14,8 @@ Every dataset is n paired samples of one metric kind, each line decided by the c
   most datasets have both medians not reached (n/a, never marked).
 
 Then a pooled ratio of seconds as skewed as pause intrusion (`seconds_dataset`), exchangeable and spread
-differently around the same ratio, at n = 8, 30, 100: the printed p (the sign-flip permutation test, issue 54)
+differently around the same ratio, and a pooled ratio whose denominators differ between the systems
+(`denominators_dataset`), at n = 8, 30, 100: the printed p (the studentized sign-flip permutation test, issue 54)
 against the paired bootstrap p it replaced.
 
 Null: both systems as above. Power: system B's chance is p_i + delta (shares, ratios; clipped to [0, 1]),
@@ -90,6 +91,14 @@ def cell(kind: str, n: int, rate: float, datasets: int, seed: int, effect: float
             "raw": raw / datasets, "na": na / datasets, "bound": bound(alpha, datasets)}
 
 
+def denominators_dataset(n: int, rng):
+    """A pooled ratio whose denominators differ between the systems (v2: the examiner reacts to the system, so one
+    system meets more interruptions): A meets 1 + Poisson(5) events per sample, B 1 + Poisson(1), each stopped with
+    chance 0.6: the same pooled ratio, the pairs not exchangeable."""
+    ad, bd = (1 + rng.poisson(lam, n).astype(np.int64) for lam in (5, 1))
+    return (rng.binomial(ad, 0.6).astype(np.int64), ad), (rng.binomial(bd, 0.6).astype(np.int64), bd)
+
+
 def seconds_dataset(n: int, rng, spread: bool = False):
     """A pooled ratio of seconds, skewed as pause intrusion is (issue 54: intrusion_s_per_pause_s): sample i has
     1 + Poisson(1) pauses of U(0.5, 3) s; each system intrudes on a sample with chance p_i ~ Beta(0.4, 1.6) for a
@@ -107,16 +116,20 @@ def seconds_dataset(n: int, rng, spread: bool = False):
     return a, b
 
 
-def seconds_cell(n: int, spread: bool, datasets: int, seed: int, alpha: float = ALPHA,
+SKEWED = ("exchangeable", "spread differently", "denominators differ")  # seconds_cell's nulls
+
+
+def seconds_cell(n: int, spread: bool | str, datasets: int, seed: int, alpha: float = ALPHA,
                  resamples: int = 2000) -> dict:
     """The pooled ratio of seconds under the null: the printed p (the sign-flip permutation test), the paired
     bootstrap p it replaced, and how often the bootstrap interval leaves out 0 and disagrees with the printed p."""
     from fdbu.metrics.paired import bootstrap_p, resampled_differences
 
-    rng = np.random.default_rng([seed, 99, n, int(spread)])
+    kind = spread if isinstance(spread, str) else SKEWED[int(spread)]
+    rng = np.random.default_rng([seed, 99, n, SKEWED.index(kind)])
     printed = boot_p = excludes = disagree = 0
     for k in range(datasets):
-        a, b = seconds_dataset(n, rng, spread)
+        a, b = denominators_dataset(n, rng) if kind == SKEWED[2] else seconds_dataset(n, rng, kind == SKEWED[1])
         boot = Bootstrap(resamples, k)
         line = paired_line(POOLED_RATIO, a, b, n, boot, alpha)
         printed += line["p"] is not None and line["p"] < alpha
@@ -151,11 +164,11 @@ def main() -> None:
     print("| pairs | n | printed p < alpha | bootstrap p < alpha (replaced) | interval excludes 0 | disagree | bound | "
           "ok |")
     print("|---|---|---|---|---|---|---|---|")
-    for spread in (False, True):
+    for kind in SKEWED:
         for n in (8, 30, 100):
-            r = seconds_cell(n, spread, args.datasets, args.seed)
+            r = seconds_cell(n, kind, args.datasets, args.seed)
             rows.append({"marker": r["printed"], "bound": r["bound"]})
-            print(f"| {'spread differently' if spread else 'exchangeable'} | {n} | {r['printed']:.4f} | "
+            print(f"| {kind} | {n} | {r['printed']:.4f} | "
                   f"{r['bootstrap']:.4f} | {r['excludes']:.4f} | {r['disagree']:.4f} | {r['bound']:.4f} | "
                   f"{'yes' if r['printed'] <= r['bound'] else 'NO'} |", flush=True)
     null_s = time.perf_counter() - t0

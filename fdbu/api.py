@@ -101,7 +101,7 @@ def compare_schema() -> dict[str, str]:
     kinds = {"n": "int", "headline": "bool", "excludes_zero": "bool", "marker": "bool", "diff": "inf",
              "diff_lo": "inf", "diff_hi": "inf", "p": "float", "p_holm": "float", "sign_p": "float",
              "a_coverage": "float", "b_coverage": "float", "resamples_kept": "Int64", "discordant_a_only": "Int64",
-             "discordant_b_only": "Int64", "sign_a_first": "Int64", "sign_b_first": "Int64"}
+             "discordant_b_only": "Int64", "differing_pairs": "Int64", "sign_a_first": "Int64", "sign_b_first": "Int64"}
     # null: the unified metrics; else the view, or the family entry compared (compare.csv has each only when used)
     out = {"view": "text", "entry": "text"}
     for col in CSV_HEAD:

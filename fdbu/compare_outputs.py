@@ -31,7 +31,7 @@ def outputs(out: Path, plot: bool = True) -> Outputs:
 CSV_HEAD = ["a", "b", "subset", "metric", "kind", "better", "headline", "over", "n",
             "a_value", "a_lo", "a_hi", "b_value", "b_lo", "b_hi", "diff", "diff_lo", "diff_hi", "excludes_zero",
             "resamples_kept", "test", "p", "p_holm", "marker", "family", "reason", "discordant_a_only",
-            "discordant_b_only", "sign_a_first", "sign_b_first", "sign_p",
+            "discordant_b_only", "differing_pairs", "sign_a_first", "sign_b_first", "sign_p",
             "a_value_not_reached", "a_lo_not_reached", "a_hi_not_reached",
             "b_value_not_reached", "b_lo_not_reached", "b_hi_not_reached",
             "diff_flag", "diff_lo_flag", "diff_hi_flag", "a_coverage", "b_coverage"]
@@ -66,6 +66,7 @@ def csv_rows(result: dict) -> list[dict]:
                             "p_holm": m["p_holm"], "marker": m["marker"], "family": m["family"], "reason": m["reason"],
                             "discordant_a_only": m.get("discordant", {}).get("a_only"),
                             "discordant_b_only": m.get("discordant", {}).get("b_only"),
+                            "differing_pairs": m.get("differing_pairs"),
                             **{f"sign_{k}": m.get("sign_test", {}).get(k) for k in ("a_first", "b_first", "p")}})
                 row.update(flags)
                 row.update({"diff_flag": d["value_flag"], "diff_lo_flag": ivf[0], "diff_hi_flag": ivf[1]})

@@ -288,9 +288,10 @@ def compare(systems: list[System], *, baseline: str | None = None, pairs: str = 
                        "difference, interval or p (n/a, outside the family)",
         "test": {"share": "mcnemar_exact: min(1, 2 P(X <= min(a_only, b_only))), X ~ Binomial(a_only + b_only, "
                           "1/2); 1 without discordant pairs",
-                 "pooled_ratio": "signflip_permutation: (1 + #{|d*| >= |d|}) / (K' + 1) over K draws of "
-                                 "integers(0, 2, (K, n)) from default_rng(seed), each swapping the drawn pairs' "
-                                 "(numerator, denominator) between the systems, K' those with both denominators > 0",
+                 "pooled_ratio": "signflip_permutation: (1 + #{|T*| >= |T| (1 - 1e-9)}) / (K' + 1), T the "
+                                 "difference over its delta-method standard error, over K draws of integers(0, 2, "
+                                 "(K, n)) from default_rng(seed), each swapping the drawn pairs' (numerator, "
+                                 "denominator) between the systems, K' (draws_kept) those with both denominators > 0",
                  "latency_quantiles": "paired_bootstrap: min(1, 2 (min(k <= 0, k >= 0) + 1) / (K + 1)) over the K "
                                       "kept resampled differences"},
         "too_few_pairs": f"no marker where the test cannot reach alpha: a share with fewer than "

@@ -38,8 +38,9 @@ class Metric:
     # a metric that is neither (a point on a curve a headline metric summarises, a diagnostic) gets an
     # unadjusted p and no marker
     headline: bool = False
-    # the fewest pairs with which `fdbu compare`'s paired bootstrap test marks this metric (None: MIN_BOOTSTRAP_PAIRS,
-    # fdbu.metrics.paired): more where simulation shows the test needs them (v2's session lines: 50)
+    # the fewest pairs with which `fdbu compare` marks this metric (None: its test's own rule, fdbu.metrics.paired):
+    # more where a simulation showed the test needed them (v2's session lines: 50, set when pooled ratios had the
+    # bootstrap test)
     min_pairs: int | None = None
 
     def __post_init__(self):
