@@ -61,12 +61,13 @@ def check(data: bytes, sid: str, T_us: int, annotation: bytes | None,
 
 
 def receipt(model: str, transcripts: dict[str, dict[str, str]], sources: dict[str, dict[str, dict]],
-            others: dict[str, dict[str, dict[str, str]]] | None = None) -> dict:
+            others: dict[str, dict[str, dict[str, str]]] | None = None, made_by: str = MADE_BY) -> dict:
     """asr.json of an adopted tree: transcripts by subset (their SHA-256, as fdbu asr records them), and
     the SHA-256 of the output.wav and output.json each was adopted from; v1.5's other transcripts (subset ->
-    X.json -> id -> SHA-256) as `other_transcripts`."""
+    X.json -> id -> SHA-256) as `other_transcripts`; `made_by`, the official script that wrote them (a family with a
+    layout of its own has its own: v2's eval/asr_batch.py)."""
     others = others or {}
-    return {"config": {"source": "adopted", "model_id": model, "made_by": MADE_BY, "checkpoint_sha256": None},
+    return {"config": {"source": "adopted", "model_id": model, "made_by": made_by, "checkpoint_sha256": None},
             "subsets": {s: {"task": tasks.subset(s).task.asr_task, "transcripts": t, "adopted_from": sources[s],
                             **({"other_transcripts": others[s]} if s in others else {})}
                         for s, t in transcripts.items()}}

@@ -75,8 +75,9 @@ def _export(cfg) -> None:
     tree = commands.export.run(cfg, _call()).value
     rows = json.loads((tree / "manifest.json").read_text())["samples"]
     bad = [r for r in rows if not r["eligible"]]
-    adopted = " (transcripts adopted from the official asr.py's output.json)" if cfg.export.transcripts == "adopt" \
-        else ""
+    made_by = json.loads((tree / "asr.json").read_text())["config"].get("made_by") \
+        if cfg.export.transcripts == "adopt" and (tree / "asr.json").is_file() else None
+    adopted = f" (transcripts adopted: written by {made_by})" if made_by else ""
     fitted = [r for r in rows if r.get("length_fit")]
     show(f"wrote {tree}: {len(rows)} samples, {len(rows) - len(bad)} eligible, {len(bad)} ineligible{adopted}")
     if fitted:

@@ -45,6 +45,7 @@ TRIM_S = 120                 # eval/trim_combined_wavs.py's --seconds default
 CHANNEL_TOLERANCE_MS = 1000  # A.wav and B.wav may differ in length by this much (after the trim); beyond: refused
 MAX_TIME_S = 120.0           # eval/run_evaluation.sh passes --max_time $MAX_TIME (120) to asr_batch.py
 TIME_THRESHOLD_S = 1.2       # asr_batch.py's --time_threshold default
+MADE_BY = "the official Full-Duplex-Bench v2 eval/asr_batch.py (A.json, B.json), not fdbu"  # asr.json's adopted
 CHANNELS = ("A.wav", "B.wav")
 JUDGE_SUFFIX = "_processed.json"
 from .readers import JUDGE_PAST_T_MS  # noqa: E402  a judge window may end this far past T (readers.read_session)
@@ -409,7 +410,7 @@ def export(root: Path, out: Path, *, judge: Path | None = None, transcripts: str
                 others.setdefault(subset, {}).setdefault("input.json", {})[name] = r["input.json"]["sha256"]
                 sources.setdefault(subset, {})[name] = {"B.json": r["output.json"]["adopted_from"],
                                                         "A.json": r["input.json"]["adopted_from"]}
-            (tmp / "asr.json").write_text(dumps(adopt.receipt(model, by_subset, sources, others)))
+            (tmp / "asr.json").write_text(dumps(adopt.receipt(model, by_subset, sources, others, MADE_BY)))
     return out
 
 

@@ -82,7 +82,7 @@ def test_synth_official_then_export_adopt_then_score_equals_the_native_tree(offi
     out = fdbu_main("export", roots(folders, V10), "export.transcripts=adopt", f"out={tmp_path / 'tree'}",
                     "progress=false")
     assert out.returncode == 0, out.stderr
-    assert "transcripts adopted from the official asr.py" in out.stdout
+    assert "transcripts adopted: written by the official Full-Duplex-Bench get_transcript/asr.py" in out.stdout
     scored = {}
     for name, tree in (("adopted", tmp_path / "tree"), ("native", native)):
         res = fdbu_main("score", f"tree={tree}", f"out={tmp_path / name}", "progress=false")

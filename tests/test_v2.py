@@ -158,6 +158,9 @@ def v2_run(tmp_path_factory):
     out = fdbu_main("export", f"dataset={base / 'run'}", f"out={base / 'tree'}", "export.transcripts=adopt",
                     f"export.judge={base / 'run' / 'eval_results'}")
     assert out.returncode == 0, out.stderr
+    # the transcripts' maker said as v2's (asr.json, the console): upstream's eval/asr_batch.py, not v1's asr.py
+    made_by = json.loads((base / "tree" / "asr.json").read_text())["config"]["made_by"]
+    assert made_by.startswith("the official Full-Duplex-Bench v2 eval/asr_batch.py") and made_by in out.stdout
     out = fdbu_main("score", f"tree={base / 'tree'}", "progress=false", "vad.threads=1")
     assert out.returncode == 0, out.stderr
     return base
