@@ -227,7 +227,7 @@ def _entry_rows(subset: str, systems, result: dict | None = None, baseline: str 
                 cells.append({**_cell(_finite(value), None if iv is None else [_finite(x) for x in iv]),
                               "text": record_text(value, iv), "value_text": num(value), "count": count})
                 _paired(cells[-1], pair.get(name))
-            out.append({"metric": name, "label": extra.label(name), "better": better, "kind": "paired_difference",
+            out.append({"metric": name, "label": extra.label(name), "better": better, "kind": extra.kind,
                         "cells": cells})
     return out
 

@@ -80,6 +80,7 @@ class Entry:
     row: Callable[[dict, dict], dict] = lambda entry, line: {}  # (entry, line) -> those columns' values
     sweep: dict[str, str] = field(default_factory=dict)  # the lines a sweep keeps at each point -> console labels
     compared: Compared | None = None  # two systems' entries compared by `fdbu compare` (None: shown per system only)
+    kind: str = "paired_difference"  # what its lines hold, as the report's leaderboard.csv names it (`kind`)
 
 
 @dataclass(frozen=True)

@@ -384,6 +384,21 @@ def test_the_timing_inside_a_judged_event_with_no_speech_and_at_the_edges():
     assert all(np.isnan(v) for v in session.event_timing(ex, sy, s, T, T + 500 * ms, T))  # nothing of it heard
 
 
+def test_the_leaderboard_csv_names_what_each_v2_entry_line_holds(v2_run, tmp_path):
+    """leaderboard.csv's `kind` of the judge, offset and bins rows says what they hold (a rank correlation, a latency's
+    change, a ratio per 15 s), not v1.5's paired difference (Entry.kind)."""
+    import pandas as pd
+
+    out = fdbu_main("report", f"trees=[{v2_run / 'tree'}]", f"out={tmp_path / 'r'}", "report.format=[csv]",
+                    "plot=false", "progress=false")
+    assert out.returncode == 0, out.stderr
+    board = pd.read_csv(tmp_path / "r" / "leaderboard.csv")
+    kinds = {prefix: set(board.loc[board["metric"].str.contains(prefix, regex=False), "kind"])
+             for prefix in ("kendall_tau_b", "_at_+50ms", "_0_15s")}
+    assert kinds == {"kendall_tau_b": {"rank_correlation"}, "_at_+50ms": {"latency_change"},
+                     "_0_15s": {"binned_ratio"}}, kinds
+
+
 def test_the_report_draws_a_session_on_one_timeline_in_a_real_browser(v2_run, tmp_path):
     """A v2 session's drill-down, opened in headless Chromium: the system's and the examiner's lanes (waveform,
     speech, words) on one clock, and every judged event shaded with its scores and the timing inside it."""

@@ -210,7 +210,7 @@ def offset_label(name: str) -> str:
     return f"{metric.replace('_', ' ')} change (s), B shifted {ms[:-2]} ms"
 
 
-OFFSET_ENTRY = Entry(key=OFFSET_KEY, lines=lambda o: o["lines"], better=lambda subset, doc: {
+OFFSET_ENTRY = Entry(key=OFFSET_KEY, kind="latency_change", lines=lambda o: o["lines"], better=lambda subset, doc: {
     f"{n}_at_{ms:+d}ms": "context" for n in SHIFTED for ms in SessionSettings.of(doc).offsets_ms},
     label=lambda name: offset_label(name), check=check_offset, console=offset_console,
     count=lambda o: len(o["lines"]), columns={"value": "float"},
@@ -251,14 +251,14 @@ def bins_label(name: str) -> str:
     return f"{metric.replace('_', ' ').replace('tt', 'TT')}, {lo}-{hi[:-1]} s"
 
 
-BINS_ENTRY = Entry(key=BINS_KEY, lines=lambda e: e["lines"], better=lambda subset, doc: {
+BINS_ENTRY = Entry(key=BINS_KEY, kind="binned_ratio", lines=lambda e: e["lines"], better=lambda subset, doc: {
     f"{n}_{bin_label(k)}": "context" for n in BINNED for k in range(N_BINS)},
     label=lambda name: bins_label(name), check=check_bins,
     console=bins_console, count=lambda e: e["bins"], columns={"sessions": "int"},
     row=lambda e, line: {"sessions": line["sessions"]})
 
 
-JUDGE_ENTRY = Entry(key=JUDGE_KEY, lines=judge_lines, better=lambda subset, doc: {
+JUDGE_ENTRY = Entry(key=JUDGE_KEY, kind="rank_correlation", lines=judge_lines, better=lambda subset, doc: {
     f"{m}_{s}": "context" for m in JUDGED for s in STATISTICS}, label=judge_label, check=check_judge,
     console=judge_console, count=lambda j: j["events"], columns={"n": "int"}, row=lambda j, line: {"n": line["n"]})
 
