@@ -202,17 +202,11 @@ def decision(m: dict) -> str:
 ARROWS = {"lower": "\u2193", "higher": "\u2191", "context": "\u00b7"}
 
 
-def console_name(name: str) -> str:
-    """A line's name as the console's 80 columns fit it: v1.5's event-attributable stop rates shortened (the
-    legend says so); compare.json and compare.csv keep the whole name."""
-    return name.replace("event_attributable_stop_rate", "attributable_stop")
-
-
-def _tables(a: str, b: str, metrics: dict) -> list[str]:
+def _tables(a: str, b: str, metrics: dict, console=lambda name: name) -> list[str]:
     """A section's two tables of at most 80 columns: the values on the paired samples, then the difference and
-    decision."""
+    decision; `console` shortens a line's name (a family entry's hook, `Compared.console`)."""
     wa, wb = max(20, len(a)), max(20, len(b))
-    label = {name: f"{console_name(name)} {ARROWS[m['better']]}" for name, m in metrics.items()}
+    label = {name: f"{console(name)} {ARROWS[m['better']]}" for name, m in metrics.items()}
     width = max(29, *(len(x) for x in label.values()))
     lines = [f"  {'metric':<{width}} {'n':>4}  {a:<{wa}}  {b}"]
     lines += [f"  {label[name]:<{width}} {m['n']:>4}  {_record(m['a']):<{wa}}  {_record(m['b']):<{wb}}".rstrip()
@@ -237,11 +231,13 @@ def leaderboard(result: dict) -> str:
     if result.get("mixed_transcripts"):
         lines.append("mixed transcripts: " + ", ".join(f"{s['name']} {(s.get('transcripts') or {}).get('source')}"
                                                        for s in result["systems"]))
+    legends: dict[str, None] = {}  # each family entry's legend once, in the order shown
     for pair in result["pairs"]:
         a, b = pair["a"], pair["b"]
+        hooks = _compared(pair)
         for subset, entry in sections(pair):
             lines += ["", f"{subset}: {b} vs {a} (difference {b} - {a})"]
-            if subset not in pair["subsets"] and "note" not in entry:  # a view's section (fdbu score views=)
+            if subset not in pair["subsets"] and id(entry) not in hooks:  # a view's section (fdbu score views=)
                 view = result.get("views", {}).get(subset.split(" on ")[0], {})
                 lines.append(f"  in {view.get('title')}'s terms, not the unified metrics; source: {view.get('source')}")
             dropped = entry.get("dropped", {})
@@ -250,9 +246,10 @@ def leaderboard(result: dict) -> str:
                                                        for key, ids in dropped.items() if ids))
             if "metrics" not in entry:
                 continue
-            if "note" in entry:  # a family entry compared (v1.5's matched control): its own line on what it is over
+            if id(entry) in hooks:  # a family entry compared (v1.5's matched control): its own line on what it is over
                 lines += [f"  {entry['note']}", *(f"  warning: {w}" for w in entry.get("warnings", []))]
-                lines += _tables(a, b, entry["metrics"])
+                lines += _tables(a, b, entry["metrics"], hooks[id(entry)].console)
+                legends[hooks[id(entry)].legend] = None
                 continue
             s = entry["samples"]
             text = f"  paired: {s['eligible_in_both']} eligible in both of {s['in_both']}"
@@ -276,11 +273,12 @@ def leaderboard(result: dict) -> str:
               "headline metrics of a subset" + (", across all pairs" if result["comparison"]["pairs"] == "all" else "")
               + f"; decision: * Holm p < {alpha:g}, " + ", ".join(f"{k} {v}" for k, v in DECISIONS.items() if k != "*")
               + f"; n/r: not reached; {PLUS_INF}/-inf: only one median not reached; {UNDEFINED}: both (README: How "
-              "compare decides)" + (CONTROL_LEGEND if any(p.get("entries") for p in result["pairs"]) else "")]
+              "compare decides)" + "".join(f"; {legend}" for legend in legends if legend)]
     return "\n".join(lines)
 
 
-CONTROL_LEGEND = ("; control on SUBSET: each system's matched control (event run - clean run, on the samples in both "
-                  "controls), then b - a, in the subset's Holm family; attributable_stop_k: the event-attributable "
-                  "stop rate within k, its p the exact sign-flip test of the per-sample differences; "
-                  "stop_latency_shift_s: paired bootstrap")
+def _compared(pair: dict) -> dict:
+    """A pair's family entry sections (by id) -> the entry's `Compared` hook: how the console names and explains
+    them."""
+    return {id(section): next(e.compared for e in tasks.family(subset).entries if e.key == key)
+            for key, by in pair.get("entries", {}).items() for subset, section in by.items()}

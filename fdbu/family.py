@@ -60,6 +60,8 @@ class Compared:
     compare: Callable[..., dict]                # (rows of a, rows of b: eligible in both, in one order; subset,
     #                                             unified.json, bootstrap, alpha) -> the section: samples, note,
     #                                             warnings, metrics (lines as compare's: a, b, difference, p, ...)
+    legend: str = ""                            # what compare's console legend adds where the section is shown
+    console: Callable[[str], str] = lambda name: name  # a line's name as the console's 80 columns fit it
 
 
 @dataclass(frozen=True)

@@ -239,7 +239,9 @@ def test_compare_finds_the_system_that_stops_because_of_the_overlap(synthetic, t
             assert per_run["marker"] == (pair["b"] != "same_stop")
             assert section["metrics"]["stop_latency_shift_s"]["reason"].startswith("too few pairs: 8")
     assert "control on user_interruption: same_stop vs yields" in res.stdout
-    assert "attributable_stop_1s" in res.stdout
+    assert "attributable_stop_1s" in res.stdout  # the hook's console name (Compared.console)
+    assert "compare decides); control on SUBSET: each system's matched control" in res.stdout  # and its legend, once
+    assert res.stdout.count("control on SUBSET:") == 1
     assert all(len(line) <= 80 for line in res.stdout.splitlines() if line.startswith("  attributable_stop_1s")
                and "*" in line)  # the decision table's line fits 80 columns
     frame = pd.read_csv(out / "compare.csv")

@@ -152,6 +152,18 @@ def lines(subset: str, unified: dict | None) -> tuple[Line, ...]:
             Line(SHIFT, SHIFT_KIND, better[SHIFT], True))
 
 
+COMPARED_LEGEND = ("control on SUBSET: each system's matched control (event run - clean run, on the samples in both "
+                   "controls), then b - a, in the subset's Holm family; attributable_stop_k: the event-attributable "
+                   "stop rate within k, its p the exact sign-flip test of the per-sample differences; "
+                   "stop_latency_shift_s: paired bootstrap")
+
+
+def console_name(name: str) -> str:
+    """A compared line's name as compare's console fits it: the event-attributable stop rates shortened (the legend
+    says so); compare.json and compare.csv keep the whole name."""
+    return name.replace("event_attributable_stop_rate", "attributable_stop")
+
+
 def _compare(*args, **kwargs) -> dict:
     """`fdbu.metrics.control_pairs.compare`, imported when first called: it computes with `fdbu.metrics.overlap`,
     which imports this module."""
@@ -208,4 +220,4 @@ ENTRY = Entry(
     console=console, count=lambda c: c["pairs"], columns={"pairs": "int", "min_agreement": "float", "event_rate": "float", "clean_rate": "float"},
     row=lambda c, line: {"pairs": c["pairs"], "min_agreement": c["min_agreement"], "event_rate": line.get("event_rate"),
                          "clean_rate": line.get("clean_rate")},
-    sweep={HEADLINE: "attrib_stop<=1s", SHIFT: "stop_shift_s"}, compared=Compared(lines, _compare))
+    sweep={HEADLINE: "attrib_stop<=1s", SHIFT: "stop_shift_s"}, compared=Compared(lines, _compare, COMPARED_LEGEND, console_name))
