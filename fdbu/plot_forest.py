@@ -52,6 +52,19 @@ def forest_panels(result: dict) -> list[tuple[Where, str, list[str]]]:
     return panels
 
 
+def _short(where: Where, name: str) -> str:
+    """A line's name as its family entry's hook shortens it (`Compared.console`: v1.5's "attributable_stop_1s"), so
+    the labels leave the panel its width; a subset's or a view's lines as they are."""
+    from . import tasks
+
+    view, section = where
+    key, _, subset = section.partition(" on ")
+    if view is not None or subset not in tasks.SUBSETS:
+        return name
+    hook = next((e.compared for e in tasks.family(subset).entries if e.key == key and e.compared), None)
+    return hook.console(name) if hook else name
+
+
 def _line(pair: dict, where: Where, name: str) -> dict | None:
     """A pair's compared line of a section's metric (None where the pair has none)."""
     return _entries(pair).get(where, {}).get("metrics", {}).get(name)
@@ -157,7 +170,7 @@ def _forest_note(result: dict, panel: tuple, width: str) -> str:
             mark = f" {_decision(m)}" if m and _decision(m) else ""
             ends = "" if iv is None else " [" + ", ".join(
                 _signed_text(x, f) for x, f in zip(iv, d.get("interval_flags") or [None, None])) + "]"
-            lines.append(f"{readable(n)} {_arrow(result, where, n)}: {p['b']} - {p['a']} "
+            lines.append(f"{readable(_short(where, n))} {_arrow(result, where, n)}: {p['b']} - {p['a']} "
                          f"{d.get('value_flag') or 'n/a'}{ends}{mark}")
     lines.append("+inf/-inf: one system's median not reached; undefined: neither's" if panel[1].startswith("latency")
                  else "n/a: no paired difference (no pair in the metric's population)")
@@ -220,7 +233,8 @@ def _forest_panel(ax, result: dict, panel: tuple, note: str | None, width: str, 
     ax.axvline(0, color="0.4", lw=0.8)
     ax.set_xlim(-edge, edge)
     ax.set_ylim(-0.6, len(names) - 0.4)
-    ax.set_yticks(range(len(names)), [f"{readable(n)} {_arrow(result, where, n)}" for n in reversed(names)])
+    ax.set_yticks(range(len(names)), [f"{readable(_short(where, n))} {_arrow(result, where, n)}"
+                                      for n in reversed(names)])
     ax.set_xlabel("difference b - a" + (" (s)" if part.startswith("latency") else ""), labelpad=1)
     ax.xaxis.set_major_locator(MaxNLocator(5, symmetric=True, prune="both"))  # no label at the edges
     ax.tick_params(axis="y", length=0)
