@@ -56,10 +56,8 @@ from .common import INTERRUPTION, captures, jobs, load as machine_load, machine,
 def flops_per_window(b) -> dict[str, float]:
     """Floating-point operations of one 512-sample window, by part, from the model's shapes."""
     frames = (FRAME + CONTEXT - N_FFT) // HOP + 1  # STFT frames of one window (4)
-    if isinstance(b, NumpyBatchedSilero):  # the model's own basis as a product: (4, 256) x (256, 258)
-        out = {"stft": frames * (2 * N_FFT * (N_FFT + 2) + 3 * (N_FFT // 2 + 1))}
-    else:  # an FFT
-        out = {"stft": frames * (5 * N_FFT * math.log2(N_FFT) / 2 + 3 * (N_FFT // 2 + 1))}
+    # both engines take the STFT as a real FFT of the windowed frames (numpy: scipy's pocketfft, issue 58)
+    out = {"stft": frames * (5 * N_FFT * math.log2(N_FFT) / 2 + 3 * (N_FFT // 2 + 1))}
     length = frames
     conv = 0.0
     for stride, w, _ in b.convs:
