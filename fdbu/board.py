@@ -14,6 +14,7 @@ import numpy as np
 
 from . import tasks
 from .cells import difference_text, num, p_text, record_text
+from .compared import holm_note
 from .errors import FdbuError
 from .metrics.paired import UNDEFINED, signed
 from .metrics.stats import NOT_REACHED
@@ -102,6 +103,7 @@ def leaderboard(systems, result: dict | None = None) -> list[dict]:
     (icc_backchannel) with its official numbers alone; then each view's section (another benchmark's terms, fdbu
     score views=), marked with its source."""
     baseline = result["comparison"]["baseline"] if result else systems[0].name
+    decided = {k: result["comparison"].get(k) for k in ("alpha", "pairs", "holm_family")} if result else None
     refs = [_reference(s) for s in systems]
     present = set().union(*(_subsets(s) for s in systems))
     out = []
@@ -125,7 +127,10 @@ def leaderboard(systems, result: dict | None = None) -> list[dict]:
         _best(rows, systems)
         out.append({"subset": subset, "label": tasks.subset(subset).task.label, "rows": rows, "counts": counts,
                     "baseline": baseline, "reference": [_reference_cell(r, subset) for r in refs]})
-    return out + _view_sections(systems, result, baseline)
+    out += _view_sections(systems, result, baseline)
+    for sub in out:  # what a table's marks hold together (compare.family), said under it
+        sub["decided"], sub["family"] = decided, holm_note(decided) if len(systems) > 1 else ""
+    return out
 
 
 UNSCORED = ("No unified metric (the spec: icc_backchannel's official frequency and JSD are the reference); "
@@ -258,7 +263,9 @@ def summary(board: list[dict], names: list[str]) -> dict:
             for i in order]
     return {"columns": [{"subset": sub["subset"], "metric": row["metric"], "label": row["label"],
                          "better": row["better"], "kind": row["kind"]} for sub, row in columns],
-            "rows": rows, "rule": RANK_RULE, "baseline": board[0]["baseline"] if board else ""}
+            "rows": rows, "rule": RANK_RULE, "baseline": board[0]["baseline"] if board else "",
+            "family": holm_note(board[0].get("decided"), len({sub["subset"] for sub, _ in columns})) if board and k > 1
+            else ""}
 
 
 def _finite(x: float | None) -> float | None:

@@ -9,10 +9,32 @@ import math
 from . import tasks
 from .errors import FdbuError
 from .metrics.paired import UNDEFINED
-from .settings import MAX_INT
+from .settings import HOLM_FAMILIES, HOLM_FAMILY, MAX_INT, PAIRS
 from .systems import pairs_of, pooled_over, pooled_table, view_scopes
 
 FLAGS = (None, "+inf", "-inf")
+# compare.family, by compare.pairs: which headline lines one Holm adjustment covers (compare.json's comparison.family)
+FAMILY_RULES = {"subset": {"baseline": "per subset and pair", "all": "per subset, across all pairs"},
+                "pair": dict.fromkeys(PAIRS, "per pair, over every subset"),
+                "leaderboard": dict.fromkeys(PAIRS, "over every pair and subset")}
+
+
+def holm_note(comparison: dict | None, subsets: int = 1) -> str:
+    """What the marks shown together (a subset's table, the summary row over `subsets` subsets) hold: the family
+    and its level, said where they are shown (the console legend, the report's captions and notes). Holm keeps the
+    chance of any mark under the null at most alpha within a family; marks from k families together, at most k
+    alpha (the union bound)."""
+    if not comparison:
+        return ""
+    family, alpha = comparison.get("holm_family", HOLM_FAMILY), comparison["alpha"]
+    text = f"Holm {FAMILY_RULES[family][comparison['pairs']]} (compare.family={family}): "
+    if family == "subset" and subsets > 1:
+        return text + (f"each subset's marks hold alpha {alpha:g} together; across these {subsets} subsets a "
+                       f"chance mark can appear in up to {min(1.0, subsets * alpha):.2g} of runs (compare.family=pair "
+                       f"holds {alpha:g} over a pair's row)")
+    held = {"subset": "a subset's marks hold", "pair": "a pair's marks hold", "leaderboard": "all the board's marks "
+            "hold"}[family]
+    return text + f"{held} alpha {alpha:g} together" + (", over its whole row" if family == "pair" else "")
 
 
 class _Bad(Exception):
@@ -113,6 +135,8 @@ def read_result(result, systems: list, where: str) -> dict:
         baseline = _at(c, "baseline", "comparison", ("str",), lambda v: v in names, f"one of {names}")
         alpha = _at(c, "alpha", "comparison", NUMBER, lambda v: 0 < v < 1, "a number in (0, 1)")
         mode = _at(c, "pairs", "comparison", ("str",), lambda v: v in ("baseline", "all"), "'baseline' or 'all'")
+        c.setdefault("holm_family", HOLM_FAMILY)  # before compare.family, every compare.json decided per subset
+        _at(c, "holm_family", "comparison", ("str",), lambda v: v in HOLM_FAMILIES, f"one of {list(HOLM_FAMILIES)}")
         b = _at(result, "bootstrap", "", ("dict",), None, "an object")
         own = systems[0].unified.get("bootstrap", {})
         for key in ("resamples", "seed"):

@@ -22,7 +22,7 @@ from .family import Group
 from .official.rules import shipped_pins
 from .config_base import (DAY, MAX_BATCH, SEED_RANGE, BootstrapConfig, Common, DeviceFree, GridConfig, PairingOptions,
                           SEGMENT_KEYS, Sharded, VadConfig, _names, _systems, _views, group, printable_names)
-from .settings import (ALPHA, ASR_BATCH_SIZE, ASR_MAX_BATCH_SECONDS, CROP_MAX_MS, FORMATS, LENGTH_POLICIES, PAD_MAX_MS, PAIRS,
+from .settings import (ALPHA, ASR_BATCH_SIZE, HOLM_FAMILY, ASR_MAX_BATCH_SECONDS, CROP_MAX_MS, FORMATS, LENGTH_POLICIES, PAD_MAX_MS, PAIRS,
                        PARAKEET, TRANSCRIPTS, WIDTH, check as _check, default_names, opt, within)
 from .views import VIEWS
 
@@ -190,6 +190,8 @@ class ReportOptions(PairingOptions):
     GROUP: ClassVar[str] = "report"
     alpha: Optional[float] = opt(None, "the marker's level (a line is marked when its Holm-adjusted p is below it); "
                                        "null: report.compare's, or 0.05 when compared here")  # type: ignore[assignment]
+    family: Optional[str] = opt(None, "which marks hold alpha together (compare.family): subset, pair or "
+                                      "leaderboard; null: report.compare's, or subset when compared here")  # type: ignore[assignment]
     format: Any = opt(["html", "md", "tex", "csv"], "what to write: html (index.html, samples-K-C.js, figures), md, "
                                                      "tex (booktabs), csv (the leaderboard); one or a list")
     compare: Optional[str] = opt(None, "a folder with compare.json of these trees (fdbu compare out=...); null: "
@@ -198,6 +200,8 @@ class ReportOptions(PairingOptions):
     def __post_init__(self):
         if self.alpha is not None:
             super().__post_init__()
+        else:
+            self.check_family()
         fmts = self.formats()
         _check(bool(fmts) and all(f in FORMATS for f in fmts) and len(set(fmts)) == len(fmts), "report.format",
                self.format, f"one or a list of {', '.join(FORMATS)}")
@@ -207,6 +211,13 @@ class ReportOptions(PairingOptions):
 
     def level(self) -> float:
         return ALPHA if self.alpha is None else self.alpha
+
+    def check_family(self) -> None:
+        if self.family is not None:
+            super().check_family()
+
+    def holm_family(self) -> str:
+        return HOLM_FAMILY if self.family is None else self.family
 
 
 @registry.config("report")

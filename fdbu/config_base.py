@@ -12,7 +12,7 @@ from typing import Any, ClassVar, List, Optional
 from . import tasks
 from .cachedir import cache_root
 from .errors import FdbuError
-from .settings import (ALPHA, DEVICES, MAX_INT, MAX_RESAMPLES, NEG_OFFSET, RESAMPLES, SEED, VAD_BACKEND,
+from .settings import (ALPHA, DEVICES, HOLM_FAMILIES, HOLM_FAMILY, MAX_INT, MAX_RESAMPLES, NEG_OFFSET, RESAMPLES, SEED, VAD_BACKEND,
                        VAD_BATCH_SECONDS, VAD_VERIFY, WIDTHS, SileroSettings, changed, check as _check, check_options,
                        grid, grid_size, opt, refuse, within)
 from .views import VIEWS
@@ -247,11 +247,22 @@ class PairingOptions:
     allow_different_samples: bool = opt(False, "compare trees whose subsets hold different samples, over the "
                                                "samples both hold (what is dropped is printed and recorded)")
     alpha: float = opt(ALPHA, "the marker's level: a line is marked when its Holm-adjusted p is below alpha")
+    family: str = opt(HOLM_FAMILY, "which marks hold alpha together (one Holm family): subset (each subset's, per "
+                                   "pair), pair (a pair's over every subset: the summary row), leaderboard (every "
+                                   "pair's and subset's)")
     allow_mixed_transcripts: bool = opt(False, "compare trees whose transcripts came from different sources "
                                                "(adopted from the official asr.py, fdbu asr, synth)")
 
     def __post_init__(self):
         _check(0 < self.alpha < 1, f"{self.GROUP}.alpha", self.alpha, "a level between 0 and 1")
+        self.check_family()
+
+    def check_family(self) -> None:
+        _check(self.family in HOLM_FAMILIES, f"{self.GROUP}.family", self.family, f"one of {', '.join(HOLM_FAMILIES)}")
+
+    def holm_family(self) -> str:
+        """The Holm family these options decide with."""
+        return self.family
 
     def level(self) -> float:
         """The marker's level these options decide at."""

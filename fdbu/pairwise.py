@@ -21,10 +21,12 @@ import numpy as np
 from . import tasks
 from .version import __version__
 from .errors import FdbuError
+from .compared import FAMILY_RULES
 from .metrics.paired import ALPHA, MIN_BOOTSTRAP_PAIRS, min_discordant, difference, holm
 from .metrics.stats import Bootstrap
 from .metrics.table import SHARE, aggregate
 from .scored import ROWS_SHA256, SAMPLES, UNIFIED
+from .settings import HOLM_FAMILY
 from .systems import Scope, System, _bootstrap, _populations, family_sections, pairs_of, pooled_over, view_scopes
 
 # what may differ between the signatures of compared trees: the inputs, and fdbu's version (the
@@ -238,13 +240,14 @@ def warnings(a: System, b: System, subset: str, samples: dict, populations: dict
     return out
 
 
-def decide(pairs: list[dict], pairs_mode: str, alpha: float) -> None:
-    """Holm's adjustment and the marker, in place: one family per subset and pair (each system against the
-    baseline), or per subset across every pair (compare.pairs=all), of the headline lines whose test can decide;
-    marker = p_holm < alpha. Every other line keeps its p (if any), p_holm null, no marker, and says why."""
+def decide(pairs: list[dict], pairs_mode: str, alpha: float, family: str = HOLM_FAMILY) -> None:
+    """Holm's adjustment and the marker, in place, over the headline lines whose test can decide; marker = p_holm <
+    alpha. One family (compare.family) per subset and pair (across every pair with compare.pairs=all), per pair
+    over every subset, or over the whole board; a view's lines (another benchmark's terms) are a family apart in
+    each. Every other line keeps its p (if any), p_holm null, no marker, and says why."""
     families: dict[str, list[dict]] = {}
     for pair in pairs:
-        for family, (_, entry) in family_sections(pair):
+        for section_family, view, (_, entry) in family_sections(pair):
             for line in entry.get("metrics", {}).values():
                 line["p_holm"], line["marker"], line["family"] = None, False, None
                 if line["p"] is None or line["reason"] is not None:
@@ -252,7 +255,7 @@ def decide(pairs: list[dict], pairs_mode: str, alpha: float) -> None:
                 if not line["headline"]:
                     line["reason"] = "not a headline metric: outside the Holm family, no marker"
                     continue
-                line["family"] = f"{family}, " + ("all pairs" if pairs_mode == "all" else f"{pair['b']} vs {pair['a']}")
+                line["family"] = family_name(family, pairs_mode, pair, section_family, view)
                 families.setdefault(line["family"], []).append(line)
     for lines in families.values():
         for line, adjusted in zip(lines, holm([x["p"] for x in lines])):
@@ -260,9 +263,18 @@ def decide(pairs: list[dict], pairs_mode: str, alpha: float) -> None:
             line["marker"] = cast(float, adjusted) < alpha  # every line in a family has a p
 
 
+def family_name(family: str, pairs_mode: str, pair: dict, section_family: str, view: str | None) -> str:
+    """The Holm family a line of `pair` belongs to, by name (compare.json's `family`)."""
+    versus = f"{pair['b']} vs {pair['a']}"
+    if family == "subset":
+        return f"{section_family}, " + ("all pairs" if pairs_mode == "all" else versus)
+    over = f"{view} on every subset" if view else "every subset"
+    return f"{over}, " + ("all pairs" if family == "leaderboard" else versus)
+
+
 def compare(systems: list[System], *, baseline: str | None = None, pairs: str = "baseline",
             allow_different_samples: bool = False, allow_mixed_transcripts: bool = False,
-            alpha: float = ALPHA, progress: bool = False) -> dict:
+            alpha: float = ALPHA, family: str = HOLM_FAMILY, progress: bool = False) -> dict:
     """compare.json as a dict; `progress`, a bar over the pairs' subsets on stderr (their paired bootstraps)."""
     from tqdm import tqdm
 
@@ -304,8 +316,9 @@ def compare(systems: list[System], *, baseline: str | None = None, pairs: str = 
                    "differences (the exact McNemar test where they are -1, 0, 1), with the paired bootstrap's "
                    "expanded percentile interval; stop_latency_shift_s: paired_bootstrap; the headline lines in the "
                    "subset's family",
-        "family": "Holm over the headline metrics whose test can decide: per subset"
-                  + (", across all pairs" if pairs == "all" else " and pair") + "; marker: p_holm < alpha",
+        "holm_family": family,
+        "family": "Holm over the headline metrics whose test can decide: " + FAMILY_RULES[family][pairs]
+                  + "; marker: p_holm < alpha",
     }
     order = {subset: {r["sample_id"]: k for k, r in enumerate(rows)} for subset, rows in systems[0].rows.items()}
     head["pairs"] = []
@@ -352,5 +365,5 @@ def compare(systems: list[System], *, baseline: str | None = None, pairs: str = 
             pair["views"] = views
         head["pairs"].append(pair)
     bar.close()
-    decide(head["pairs"], pairs, alpha)
+    decide(head["pairs"], pairs, alpha, family)
     return head

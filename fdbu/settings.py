@@ -20,6 +20,11 @@ BACKENDS = ("reference", "batched")
 VAD_BACKEND, VAD_VERIFY = "batched", "auto"  # vad.backend and vad.verify by default (SpeechDetector's too)
 DEVICES = ("auto", "cpu", "cuda")      # device=: auto is the GPU when torch sees one (the default)
 PAIRS = ("baseline", "all")            # fdbu compare: each system against the baseline, or every pair
+# compare.family: which headline lines one Holm adjustment covers, so which marks hold alpha together (README: How
+# compare decides): a subset's (of one pair, or of every pair with compare.pairs=all), a pair's over every subset,
+# or the whole board's (every pair and subset); another benchmark's view is its own family in each
+HOLM_FAMILIES = ("subset", "pair", "leaderboard")
+HOLM_FAMILY = "subset"
 LENGTH_POLICIES = ("tolerant", "strict", "fit")  # fdbu export: an output whose length differs from T (Definition 44)
 # export.length=tolerant: an output up to PAD_MAX_MS short is padded with silence, up to CROP_MAX_MS long is cropped
 # at T. 80 ms is one frame of the coarsest common speech codec (Mimi, 12.5 Hz; EnCodec/Opus frames are 20 ms) and

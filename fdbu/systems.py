@@ -182,15 +182,15 @@ def sections(pair: dict) -> list[tuple[str, dict]]:
     """A pair's compared sections: each subset's unified metrics, then each family entry compared on it (v1.5's
     matched control, "control on SUBSET": in the subset's Holm family), then each view's numbers on it (its own Holm
     family, named "VIEW on SUBSET")."""
-    return [name_entry for _, name_entry in family_sections(pair)]
+    return [name_entry for _, _, name_entry in family_sections(pair)]
 
 
-def family_sections(pair: dict) -> list[tuple[str, tuple[str, dict]]]:
-    """`sections` with the Holm family each belongs to: a subset's and its entries' lines one family, a view's
-    section its own."""
-    return [*((s, (s, e)) for s, e in pair["subsets"].items()),
-            *((s, (f"{key} on {s}", e)) for key, by in pair.get("entries", {}).items() for s, e in by.items()),
-            *((f"{view} on {s}", (f"{view} on {s}", e)) for view, by in pair.get("views", {}).items()
+def family_sections(pair: dict) -> list[tuple[str, str | None, tuple[str, dict]]]:
+    """`sections` with the subset's Holm family each belongs to (compare.family=subset: a subset's and its entries'
+    lines one family, a view's section its own) and the view it is in terms of (None: the unified metrics)."""
+    return [*((s, None, (s, e)) for s, e in pair["subsets"].items()),
+            *((s, None, (f"{key} on {s}", e)) for key, by in pair.get("entries", {}).items() for s, e in by.items()),
+            *((f"{view} on {s}", view, (f"{view} on {s}", e)) for view, by in pair.get("views", {}).items()
               for s, e in by.items())]
 
 

@@ -33,7 +33,8 @@ def to_markdown(board: list[dict], names: list[str]) -> str:
         for r in top["rows"]:
             lines.append(f"| {r['place']} | {md_text(r['system'])} | {r['mean_rank_text']} | " + " | ".join(
                 cell(c, b, num(c["value"])) for c, b in zip(r["cells"], r["best"])) + " |")
-        lines += ["", md_text(f"Systems {top['rule']}."), ""]
+        lines += ["", md_text(f"Systems {top['rule']}." + (f" Marks: {top['family']}." if top["family"] else "")),
+                  ""]
     for sub in board:
         lines += [f"### {md_text(sub['subset'])} ({md_text(sub['label'])})", "",
                   *([f"Source: {md_text(sub['source'])}.", ""] if "source" in sub else []),
@@ -53,9 +54,10 @@ def to_markdown(board: list[dict], names: list[str]) -> str:
 
 def _legend(board: list[dict]) -> str:
     base = board[0]["baseline"] if board else ""
+    family = f"; {board[0]['family']}" if board and board[0]["family"] else ""
     return (f"Values with 95% intervals from each system's unified.json; bold: best of the row by the metric's "
             f"direction; * fdbu compare marks the paired difference against {base} (its Holm-adjusted p is below "
-            "alpha), + better, - worse; the mark is on the paired samples (those both systems have in the "
+            f"alpha{family}), + better, - worse; the mark is on the paired samples (those both systems have in the "
             "metric's population), the values on each system's own; n/r: not reached; official rules: the Full-Duplex-Bench scripts' numbers "
             "from each tree's summary.json (fdbu evaluate), for reference.")
 
@@ -179,8 +181,9 @@ def _tex_summary(top: dict, names: list[str], env: str) -> list[str]:
     out = [rf"\begin{{{env}}}[t]", r"\centering", r"\small" if env == "table" else r"\footnotesize",
            r"\setlength{\tabcolsep}{3pt}",
            rf"\caption{{Summary: headline metrics ($\downarrow$ lower, $\uparrow$ higher is better). Systems "
-           rf"{tex(top['rule'])}; under each system its mean rank. Bold: best; $^*$: paired difference against {tex(top['baseline'])} with "
-           r"Holm-adjusted $p$ below $\alpha$ (+ better, - worse); n/r: not reached.}", r"\label{tab:fdbu-summary}"]
+           rf"{tex(top['rule'])}; under each system its mean rank. Bold: best; $^*$: paired difference against "
+           rf"{tex(top['baseline'])} with Holm-adjusted $p$ below $\alpha$ (+ better, - worse)"
+           + (f"; {tex(top['family'])}" if top["family"] else "") + r"; n/r: not reached.}", r"\label{tab:fdbu-summary}"]
     for b, block in enumerate(blocks):
         width = _width(METRICS_SHARE / len(block))  # the r columns' headers this wide
         groups: list[tuple[str, int]] = []
@@ -230,7 +233,8 @@ def to_latex(board: list[dict], names: list[str]) -> str:
                 r"\setlength{\tabcolsep}{3pt}",
                 rf"\caption{{{tex(sub['subset'])} ({tex(sub['label'])}): each value over its 95\% interval; bold: "
                 rf"best; $^*$: paired difference against {tex(sub['baseline'])} with Holm-adjusted $p$ below $\alpha$ "
-                r"(+ better, - worse); n/r: not reached." + source + note + official + "}", rf"\label{{{label}}}",
+                r"(+ better, - worse)" + (f"; {tex(sub['family'])}" if sub["family"] else "") + "; n/r: not reached."
+                + source + note + official + "}", rf"\label{{{label}}}",
                 r"\begin{tabular}{@{}p{" + LABEL_WIDTH.get(len(names), "0.2") + r"\linewidth}" + "r" * len(names)
                 + "@{}}", r"\toprule",
                 "metric & " + " & ".join(  # a name as wide as its column at most, broken where it must

@@ -126,6 +126,44 @@ def test_holm_runs_over_the_headline_lines_of_a_subset_across_all_pairs(trees):
     assert f"{TT}, slow vs mixed" in families and f"{TT}, prompt vs mixed" in families
 
 
+def test_compare_family_pair_and_leaderboard_widen_holm_s_family(trees):
+    """Issue 54, item 2: compare.family=pair adjusts over every headline line of a pair (all its subsets),
+    leaderboard over every pair's; each line's p_holm is Holm's over exactly its named family, and a larger family
+    never marks what a smaller one does not (Holm's adjusted p only grows with the family)."""
+    s5 = [load(t, n) for t, n in zip(trees["s5"], S5)]
+    results = {f: run_compare(s5, family=f) for f in ("subset", "pair", "leaderboard")}
+    want = {"subset": lambda p, s: f"{s}, {p['b']} vs {p['a']}", "pair": lambda p, s: f"every subset, {p['b']} vs "
+            f"{p['a']}", "leaderboard": lambda p, s: "every subset, all pairs"}
+    marked = {}
+    for family, result in results.items():
+        assert result["comparison"]["holm_family"] == family and "Holm" in result["comparison"]["family"]
+        lines = [(p, s, n, m) for p, s, n, m in _lines(result) if m["family"] is not None]
+        assert lines and all(m["family"] == want[family](p, s) for p, s, _, m in lines)
+        for name in {m["family"] for *_, m in lines}:
+            members = [m for *_, m in lines if m["family"] == name]
+            assert [m["p_holm"] for m in members] == holm([m["p"] for m in members])
+        marked[family] = {(p["b"], s, n) for p, s, n, m in _lines(result) if m["marker"]}
+        assert f"compare.family={family}" in leaderboard(result)
+    counts = {f: len({m["family"] for *_, m in _lines(r) if m["family"]}) for f, r in results.items()}
+    assert counts["subset"] > counts["pair"] == len(S5) - 1 > counts["leaderboard"] == 1
+    assert marked["leaderboard"] <= marked["pair"] <= marked["subset"] and marked["leaderboard"]
+    holm_p = {f: {(p["b"], s, n): m["p_holm"] for p, s, n, m in _lines(r) if m["family"]} for f, r in results.items()}
+    assert holm_p["subset"].keys() == holm_p["leaderboard"].keys()
+    assert all(holm_p["subset"][k] <= holm_p["pair"][k] <= holm_p["leaderboard"][k] for k in holm_p["subset"])
+
+
+@pytest.mark.slow
+def test_holm_families_hold_their_level_fixed_seed():
+    """The null benchmark of the options, reduced (fixed seed): pair holds alpha over a pair's summary row and
+    leaderboard over the board, within 3 Monte Carlo standard errors; every dataset's marks nested."""
+    from benchmarks.family_calibration import cell as family_cell
+
+    r = family_cell(30, 80, seed=3, boot=Bootstrap(400))
+    assert r["nested"]
+    assert r["rates"]["pair"]["row"] <= r["bound"] and r["rates"]["leaderboard"]["board"] <= r["bound"]
+    assert r["rates"]["subset"]["board"] >= r["rates"]["pair"]["board"] >= r["rates"]["leaderboard"]["board"]
+
+
 @pytest.mark.slow
 def test_the_console_and_the_forest_plot_show_compare_json_s_markers(trees, monkeypatch):
     import matplotlib.axes

@@ -103,6 +103,7 @@ def test_the_compare_json_fdbu_wrote_is_read_and_the_report_equals_its_own(case,
 @pytest.mark.parametrize("setting,fragment,honour", [
     ("report.alpha=0.01", "decided at alpha 0.05", "compare.alpha=0.01"),
     ("baseline=prompt", "compares against mixed", "baseline=prompt"),
+    ("report.family=pair", "decided with Holm per subset", "compare.family=pair"),
     ("report.allow_different_samples=true", None, "leave report.allow_different_samples out"),
     ("report.allow_mixed_transcripts=true", None, "leave report.allow_mixed_transcripts out")])
 def test_a_report_setting_compare_json_decided_otherwise_is_refused_with_the_command_that_honours_it(
@@ -127,7 +128,8 @@ def test_a_report_setting_compare_json_decided_otherwise_is_refused_with_the_com
         assert lines[0].startswith(f"fdbu: error: config: {setting}: {given}/compare.json {fragment}"), lines[0]
         assert f'run fdbu compare "trees=[{a},{b}]" "names=[mixed,prompt]" {honour} out=DIR' in lines[0]
     assert not (tmp_path / "site").exists()
-    same = {"report.alpha=0.01": "report.alpha=0.05", "baseline=prompt": "baseline=mixed"}.get(setting)
+    same = {"report.alpha=0.01": "report.alpha=0.05", "baseline=prompt": "baseline=mixed",
+            "report.family=pair": "report.family=subset"}.get(setting)
     if same:
         out = fdbu_main("report", f"trees=[{a},{b}]", "names=[mixed,prompt]", f"out={tmp_path / 'site'}",
                         f"report.compare={given}", same, "report.format=md")

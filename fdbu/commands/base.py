@@ -61,4 +61,4 @@ def compare_systems(cfg, systems: list, options, pairs: str = "baseline") -> dic
     from ..pairwise import compare as run
 
     return run(systems, baseline=cfg.baseline, pairs=pairs, allow_different_samples=options.allow_different_samples,
-               allow_mixed_transcripts=options.allow_mixed_transcripts, alpha=options.level(), progress=cfg.progress)
+               allow_mixed_transcripts=options.allow_mixed_transcripts, alpha=options.level(), family=options.holm_family(), progress=cfg.progress)

@@ -43,14 +43,21 @@ def run(cfg, call: Call = CALL) -> Ran:
 
 def decided(cfg, result: dict) -> None:
     """With report.compare, compare.json's decisions are shown as they are: a setting that would decide otherwise
-    (another alpha changes which lines can decide and so Holm's family, not only the threshold; another baseline
-    other pairs; the permissions another comparison) is refused with the compare command that honours it."""
+    (another alpha changes which lines can decide and so Holm's family, not only the threshold; another family
+    other adjusted p; another baseline other pairs; the permissions another comparison) is refused with the compare
+    command that honours it."""
     from ..errors import FdbuError
 
+    from ..settings import ALPHA, HOLM_FAMILY
+
+    defaults = {"compare.pairs": "baseline", "compare.alpha": ALPHA, "compare.family": HOLM_FAMILY}
     r, c = cfg.report, result["comparison"]
     asked = []
     if r.alpha is not None and r.alpha != c["alpha"]:
         asked.append((f"report.alpha={r.alpha}", f"compare.alpha={r.alpha}", f"decided at alpha {c['alpha']}"))
+    if r.family is not None and r.family != c["holm_family"]:
+        asked.append((f"report.family={r.family}", f"compare.family={r.family}",
+                      f"decided with Holm per {c['holm_family']}"))
     if cfg.baseline is not None and cfg.baseline != c["baseline"]:
         asked.append((f"baseline={cfg.baseline}", f"baseline={cfg.baseline}", f"compares against {c['baseline']}"))
     for key in ("allow_different_samples", "allow_mixed_transcripts"):
@@ -59,8 +66,13 @@ def decided(cfg, result: dict) -> None:
                             f"{r.compare}/compare.json's, made by fdbu compare (which takes compare.{key}=true); "
                             f"leave report.{key} out")
     if asked:
-        given, honour, why = asked[0]
         names = f" \"names=[{','.join(cfg.names)}]\"" if cfg.names is not None else ""
-        raise FdbuError("config", None, f"{given}: {r.compare}/compare.json {why}, and the report shows its decisions "
-                        f"as they are; run fdbu compare \"trees=[{','.join(cfg.trees)}]\"{names} {honour} out=DIR "
-                        "and give report.compare=DIR, or leave it out to compare here")
+        # the compare command that decides as asked, keeping what compare.json decided with and was not asked
+        keep = {"compare.pairs": c["pairs"], "compare.alpha": c["alpha"], "compare.family": c["holm_family"]}
+        keep.update((h.split("=", 1)[0], h.split("=", 1)[1]) for _, h, _ in asked if h.startswith("compare."))
+        honour = [f"{k}={v}" for k, v in keep.items() if str(v) != str(defaults[k])]
+        honour += [h for _, h, _ in asked if not h.startswith("compare.")]
+        raise FdbuError("config", None, f"{' '.join(g for g, _, _ in asked)}: {r.compare}/compare.json "
+                        f"{'; '.join(w for _, _, w in asked)}, and the report shows its decisions as they are; run "
+                        f"fdbu compare \"trees=[{','.join(cfg.trees)}]\"{names} {' '.join(honour)} out=DIR and give "
+                        "report.compare=DIR, or leave it out to compare here")

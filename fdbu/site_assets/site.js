@@ -92,6 +92,7 @@
     if (!S || !S.columns.length) return;
     $("boards").appendChild(el("h3", {id: "summary-head"}, "Summary: headline metrics"));
     $("boards").appendChild(el("p", {"class": "hint"}, "Systems " + S.rule + "."));
+    if (S.family) $("boards").appendChild(el("p", {"class": "hint family"}, "Marks: " + S.family + "."));
     var table = el("table", {"class": "board summary", "data-subset": "summary", "aria-labelledby": "summary-head"});
     var thead = table.createTHead();
     var groups = thead.insertRow(), head = thead.insertRow();
@@ -125,7 +126,9 @@
     $("legend").textContent = "Values with their 95% intervals from each system's unified.json, each on that " +
       "system's own samples. Bold and (best): the best of the row by the metric's direction. Beside a system: " +
       "\u201c* \u25b2 better\u201d or \u201c* \u25bc worse\u201d when fdbu compare marks its paired difference " +
-      "against the baseline " + base + " (Holm-adjusted p below alpha), with the Holm p; the mark is decided on " +
+      "against the baseline " + base + " (Holm-adjusted p below alpha" +
+      (D.board.length && D.board[0].family ? "; " + D.board[0].family : "") +
+      "), with the Holm p; the mark is decided on " +
       "the paired samples, those both systems have in the metric's population. Press a mark (or \u201cpaired\u201d) " +
       "for the paired n, the difference with its interval and the raw and Holm p. n/r: not reached. " +
       "Official rules: the Full-Duplex-Bench scripts' numbers from each tree's summary.json (fdbu evaluate), for " +

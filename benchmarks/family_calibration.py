@@ -1,0 +1,148 @@
+"""Which marks hold alpha together: `fdbu compare`'s Holm family options (compare.family=subset|pair|leaderboard)
+under the null, read as a reader reads the report's summary (issue 54, item 2).
+
+    python -m benchmarks.family_calibration [--datasets 1000] [--power-datasets 300] [--seed 0]
+
+Every dataset is three systems (A the baseline, B, C) on the four scored v1.0 subsets, n samples each, every
+system drawn from one per-sample distribution (the null), through the code score and compare run: the task
+kernels and rows (`fdbu.metrics`), the paired lines (`fdbu.pairwise.compare_pair`) and Holm's marker
+(`fdbu.pairwise.decide`) under each option. Turn-taking and interruption samples are `benchmarks.view_calibration`'s;
+a pause sample (T = 10 s, pauses [3, 4) and [6, 7) s) has, with chance p_i ~ Beta(2r, 2(1 - r)) shared by the
+systems, one word 0.2 to 1 s long starting uniformly in [0.5, 9.5] s.
+
+Per option, the share of datasets with any mark in B's summary row (its headline lines on the four subsets,
+against A) and with any mark on the whole board (B's and C's rows); the bound is alpha + 3 Monte Carlo standard
+errors. Holm holds alpha within a family, so `pair` must hold it over a row and `leaderboard` over the board;
+`subset` holds it per subset only, and a row of four subsets may show a chance mark more often (the union bound
+allows 4 alpha). Power: B's speaking chance + 0.1 and its stops and onsets 0.8 s sooner (C as A).
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+from fdbu import tasks
+from fdbu.metrics import interruption, pause, turn_taking
+from fdbu.metrics.paired import ALPHA
+from fdbu.metrics.stats import Bootstrap
+from fdbu.pairwise import compare_pair, decide
+from fdbu.settings import HOLM_FAMILIES
+from fdbu.systems import System
+
+from .calibration import arguments, bound
+from .view_calibration import INT, TURN, US, draw, system as turn_and_interruption
+
+PAUSES = ("synthetic_pause_handling", "candor_pause_handling")
+SUBSETS = (*PAUSES, TURN, INT)
+MODULES = {PAUSES[0]: pause, PAUSES[1]: pause, TURN: turn_taking, INT: interruption}
+SIZES = (30, 100)
+RATE = 0.5
+
+
+def pauses(rng, p: np.ndarray, effect: bool) -> list:
+    """One system's pause samples: a word starting anywhere in the window with chance p_i (+ 0.1 with `effect`)."""
+    chance = np.clip(p + (0.1 if effect else 0.0), 0, 1)
+    out = []
+    for i in range(len(p)):
+        start = [int(rng.uniform(0.5, 9.5) * US)] if rng.random() < chance[i] else []
+        out.append(SimpleNamespace(word_start=np.array(start, np.int64),
+                                   word_end=np.array([s + int(rng.uniform(0.2, 1.0) * US) for s in start], np.int64),
+                                   pauses=np.array([[3 * US, 4 * US], [6 * US, 7 * US]], np.int64), T_us=10 * US))
+    return out
+
+
+def scored(name: str, samples: dict) -> System:
+    """The system as `fdbu compare` reads it back: its rows and unified.json's subset entries."""
+    rows, unified = {}, {"subsets": {}}
+    for subset, module in MODULES.items():
+        comps = (interruption.components(samples[subset], [s.segments for s in samples[subset]])
+                 if module is interruption else module.components(samples[subset]))
+        rows[subset] = [{"sample_id": f"{subset}/{i}", "subset": subset, "eligible": True, **r}
+                        for i, r in enumerate(module.rows(samples[subset], comps))]
+        unified["subsets"][subset] = {"coverage": 1.0, "metrics": {m.name: {} for m in tasks.metric_table(subset)}}
+    return System(name, Path(name), unified, rows, {})
+
+
+def systems(rng, n: int, effect: bool = False) -> list[System]:
+    """A, B and C on one dataset's samples (B with the effect, if any)."""
+    latent = {"pauses": [draw(rng, n, RATE)["p"] for _ in PAUSES], "turns": draw(rng, n, RATE)}
+    out = []
+    for name in ("A", "B", "C"):
+        more = effect and name == "B"
+        samples = {subset: pauses(rng, p, more) for subset, p in zip(PAUSES, latent["pauses"])}
+        samples.update(turn_and_interruption(rng, latent["turns"], more))
+        out.append(scored(name, samples))
+    return out
+
+
+def marks(n: int, rng, boot: Bootstrap, alpha: float, effect: bool = False) -> dict[str, dict[str, set]]:
+    """One dataset: per family option, the marked lines of B's row and of the board, as (pair, subset, metric)."""
+    a, b, c = systems(rng, n, effect)
+    pairs = [{"a": a.name, "b": x.name, "subsets": {s: compare_pair(a, x, s, {}, boot, False, alpha) for s in SUBSETS}}
+             for x in (b, c)]
+    out = {}
+    for family in HOLM_FAMILIES:
+        decide(pairs, "baseline", alpha, family)
+        board = {(p["b"], s, name) for p in pairs for s, e in p["subsets"].items()
+                 for name, line in e["metrics"].items() if line["marker"]}
+        out[family] = {"row": {m for m in board if m[0] == "B"}, "board": board}
+    return out
+
+
+def cell(n: int, datasets: int, seed: int, effect: bool = False, alpha: float = ALPHA,
+         boot: Bootstrap = Bootstrap()) -> dict:
+    """Per option, the rate of datasets with any mark in B's row and on the board (fixed seed); `nested`: whether
+    every dataset's leaderboard marks were among its pair marks and those among its subset marks (Holm over a
+    larger family never marks more)."""
+    rng = np.random.default_rng([seed, n, int(effect)])
+    counts = {f: {"row": 0, "board": 0} for f in HOLM_FAMILIES}
+    nested = True
+    for _ in range(datasets):
+        got = marks(n, rng, boot, alpha, effect)
+        for family, where in got.items():
+            for key, marked in where.items():
+                counts[family][key] += bool(marked)
+        nested &= got["leaderboard"]["board"] <= got["pair"]["board"] <= got["subset"]["board"]
+    return {"n": n, "datasets": datasets, "bound": bound(alpha, datasets), "nested": nested,
+            "rates": {f: {k: v / datasets for k, v in c.items()} for f, c in counts.items()}}
+
+
+def main() -> None:
+    args = arguments(__doc__)
+    from .common import load as machine_load
+
+    t0 = time.perf_counter()
+    print(f"null: {args.datasets} datasets per cell, three systems (A the baseline, B, C) on the four scored v1.0 "
+          f"subsets, speaking chance {RATE}, alpha {ALPHA}, bootstrap 2000 resamples; bound = alpha + 3 MC standard "
+          "errors")
+    print("| n | compare.family | any mark in B's summary row | any mark on the board (B, C) | bound | holds |")
+    print("|---|---|---|---|---|---|")
+    bad = []
+    for n in SIZES:
+        r = cell(n, args.datasets, args.seed)
+        for family, rate in r["rates"].items():
+            # what each option promises: subset per subset only (no row claim), pair a row, leaderboard the board
+            held = {"subset": None, "pair": rate["row"], "leaderboard": rate["board"]}[family]
+            ok = "per subset only" if held is None else ("yes" if held <= r["bound"] else "NO")
+            bad += [f"{family} at n = {n}"] if ok == "NO" else []
+            print(f"| {n} | {family} | {rate['row']:.4f} | {rate['board']:.4f} | {r['bound']:.4f} | {ok} |", flush=True)
+        if not r["nested"]:
+            bad.append(f"nesting at n = {n}")
+    null_s = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    print(f"\npower: {args.power_datasets} datasets per cell (B speaks 0.1 more often, 0.8 s sooner)")
+    print("| n | compare.family | any mark in B's summary row |\n|---|---|---|")
+    for n in SIZES:
+        r = cell(n, args.power_datasets, args.seed, effect=True)
+        for family, rate in r["rates"].items():
+            print(f"| {n} | {family} | {rate['row']:.3f} |", flush=True)
+    print(f"\nnull table {null_s:.0f} s, power {time.perf_counter() - t1:.0f} s; {machine_load()}")
+    if bad:
+        raise SystemExit("above the bound, or not nested: " + ", ".join(bad))
+
+
+if __name__ == "__main__":
+    main()
