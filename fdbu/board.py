@@ -14,7 +14,7 @@ import numpy as np
 
 from . import tasks
 from .cells import difference_text, num, p_text, record_text
-from .compared import holm_note
+from .marks import holm_note
 from .errors import FdbuError
 from .metrics.paired import UNDEFINED, signed
 from .metrics.stats import NOT_REACHED
@@ -129,7 +129,8 @@ def leaderboard(systems, result: dict | None = None) -> list[dict]:
                     "baseline": baseline, "reference": [_reference_cell(r, subset) for r in refs]})
     out += _view_sections(systems, result, baseline)
     for sub in out:  # what a table's marks hold together (compare.family), said under it
-        sub["decided"], sub["family"] = decided, holm_note(decided) if len(systems) > 1 else ""
+        sub["decided"] = decided
+        sub["family"] = holm_note(decided, views=any("view" in x for x in out)) if len(systems) > 1 else ""
     return out
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from . import tasks
 from .atomic import dumps
-from .compared import holm_note
+from .marks import holm_note
 from .cells import csv_text, difference_text, fmt, p_text, record_text, split_reached
 from .metrics.paired import MIN_BOOTSTRAP_PAIRS, PLUS_INF, UNDEFINED, signed, too_few
 from .outputs import Outputs
@@ -270,7 +270,8 @@ def leaderboard(result: dict) -> str:
     lines += ["", "\u2193 lower is better, \u2191 higher, \u00b7 context; values on the paired samples with their 95% "
               "intervals; difference b - a with its 95% interval (shares: exact conditional, agreeing with McNemar; "
               "ratios and medians: paired bootstrap); p: exact McNemar (shares), sign-flip permutation (ratios) or "
-              "paired bootstrap (medians); " + holm_note(result["comparison"], _subsets_shown(result))
+              "paired bootstrap (medians); " + holm_note(result["comparison"], _subsets_shown(result),
+                                                             any("views" in p for p in result["pairs"]))
               + f"; decision: * Holm p < {alpha:g}, " + ", ".join(f"{k} {v}" for k, v in DECISIONS.items() if k != "*")
               + f"; n/r: not reached; {PLUS_INF}/-inf: only one median not reached; {UNDEFINED}: both (README: How "
               "compare decides)" + "".join(f"; {legend}" for legend in legends if legend)]

@@ -9,34 +9,11 @@ import math
 from . import tasks
 from .errors import FdbuError
 from .metrics.paired import UNDEFINED
-from .settings import HOLM_FAMILIES, HOLM_FAMILY, MAX_INT, PAIRS
-from .systems import pairs_of, pooled_over, pooled_table, view_scopes
+from .marks import family_name
+from .settings import HOLM_FAMILIES, HOLM_FAMILY, MAX_INT
+from .systems import family_sections, pairs_of, pooled_over, pooled_table, view_scopes
 
 FLAGS = (None, "+inf", "-inf")
-# compare.family, by compare.pairs: which headline lines one Holm adjustment covers (compare.json's comparison.family)
-FAMILY_RULES = {"subset": {"baseline": "per subset and pair", "all": "per subset, across all pairs"},
-                "pair": dict.fromkeys(PAIRS, "per pair, over every subset"),
-                "leaderboard": dict.fromkeys(PAIRS, "over every pair and subset")}
-
-
-def holm_note(comparison: dict | None, subsets: int = 1) -> str:
-    """What the marks shown together (a subset's table, the summary row over `subsets` subsets) hold: the family
-    and its level, said where they are shown (the console legend, the report's captions and notes). Holm keeps the
-    chance of any mark under the null at most alpha within a family; marks from k families together, at most k
-    alpha (the union bound)."""
-    if not comparison:
-        return ""
-    family, alpha = comparison.get("holm_family", HOLM_FAMILY), comparison["alpha"]
-    text = f"Holm {FAMILY_RULES[family][comparison['pairs']]} (compare.family={family}): "
-    if family == "subset" and subsets > 1:
-        return text + (f"each subset's marks hold alpha {alpha:g} together; across these {subsets} subsets a "
-                       f"chance mark can appear in up to {min(1.0, subsets * alpha):.2g} of runs (compare.family=pair "
-                       f"holds {alpha:g} over a pair's row)")
-    held = {"subset": "a subset's marks hold", "pair": "a pair's marks hold", "leaderboard": "all the board's marks "
-            "hold"}[family]
-    return text + f"{held} alpha {alpha:g} together" + (", over its whole row" if family == "pair" else "")
-
-
 class _Bad(Exception):
     """A key of compare.json that is not what fdbu compare writes: (path, problem)."""
 
@@ -185,6 +162,13 @@ def read_result(result, systems: list, where: str) -> dict:
                     _table(entry, here, table, f"the {view} view's metrics", alpha)
         if got != want:
             raise _Bad("pairs", f"are {got}, not the pairs of {names} with baseline {baseline} ({mode})")
+        for k, pair in enumerate(pairs):  # each decided line in the family comparison.holm_family names
+            for section_family, view, (name, entry) in family_sections(pair):
+                for metric, line in entry.get("metrics", {}).items():
+                    want_family = family_name(c["holm_family"], mode, pair, section_family, view)
+                    if line["family"] is not None and line["family"] != want_family:
+                        raise _Bad(f"pairs[{k}] {name}: {metric}.family", f"is {line['family']!r}, not "
+                                   f"{want_family!r} (comparison.holm_family {c['holm_family']})")
     except _Bad as e:
         path, problem = e.args
         raise FdbuError(where, "compare.json", f"{path} {problem}; it is not what fdbu compare wrote (run fdbu "

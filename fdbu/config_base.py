@@ -247,9 +247,9 @@ class PairingOptions:
     allow_different_samples: bool = opt(False, "compare trees whose subsets hold different samples, over the "
                                                "samples both hold (what is dropped is printed and recorded)")
     alpha: float = opt(ALPHA, "the marker's level: a line is marked when its Holm-adjusted p is below alpha")
-    family: str = opt(HOLM_FAMILY, "which marks hold alpha together (one Holm family): subset (each subset's, per "
-                                   "pair), pair (a pair's over every subset: the summary row), leaderboard (every "
-                                   "pair's and subset's)")
+    family: str = opt(HOLM_FAMILY, "which marks hold alpha together (one Holm family): subset (a subset's, per pair; "
+                                   "across all pairs with compare.pairs=all), pair (a pair's over every subset: a "
+                                   "system's summary row), leaderboard (every pair's and subset's)")
     allow_mixed_transcripts: bool = opt(False, "compare trees whose transcripts came from different sources "
                                                "(adopted from the official asr.py, fdbu asr, synth)")
 

@@ -21,7 +21,7 @@ import numpy as np
 from . import tasks
 from .version import __version__
 from .errors import FdbuError
-from .compared import FAMILY_RULES
+from .marks import FAMILY_RULES, family_name
 from .metrics.paired import ALPHA, MIN_BOOTSTRAP_PAIRS, min_discordant, difference, holm
 from .metrics.stats import Bootstrap
 from .metrics.table import SHARE, aggregate
@@ -261,15 +261,6 @@ def decide(pairs: list[dict], pairs_mode: str, alpha: float, family: str = HOLM_
         for line, adjusted in zip(lines, holm([x["p"] for x in lines])):
             line["p_holm"] = adjusted
             line["marker"] = cast(float, adjusted) < alpha  # every line in a family has a p
-
-
-def family_name(family: str, pairs_mode: str, pair: dict, section_family: str, view: str | None) -> str:
-    """The Holm family a line of `pair` belongs to, by name (compare.json's `family`)."""
-    versus = f"{pair['b']} vs {pair['a']}"
-    if family == "subset":
-        return f"{section_family}, " + ("all pairs" if pairs_mode == "all" else versus)
-    over = f"{view} on every subset" if view else "every subset"
-    return f"{over}, " + ("all pairs" if family == "leaderboard" else versus)
 
 
 def compare(systems: list[System], *, baseline: str | None = None, pairs: str = "baseline",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 
+from .marks import holm_rule
 from .plot import FONT_PT, PAGE_IN, _paginate, _pyplot, _save, _style, _wrap
 from .settings import ALPHA, WIDTH, WIDTHS
 
@@ -118,8 +119,9 @@ def compare_forest(result: dict, width: str = WIDTH) -> dict[str, bytes]:
         line_in = 1.4 * pt / 72
         # the pairs' lines spread over 0.8 of a row, 1.6 text heights apart: their stars never stack
         row_in = max(0.2, 1.6 * pt / 72 * len(pairs) / 0.8)
-        key = (f"\u2193/\u2191 lower/higher is better; {MARKED}\u00a0Holm-adjusted p < {alpha:g}; {FEW}\u00a0too few "
-               "pairs; arrow: +-inf")
+        family = f" ({holm_rule(result['comparison'])})" if "comparison" in result else ""
+        key = (f"\u2193/\u2191 lower/higher is better; {MARKED}\u00a0Holm-adjusted p < {alpha:g}{family}; "
+               f"{FEW}\u00a0too few pairs; arrow: +-inf")
         ncol = 1 if width == "column" else min(3, len(pairs))
         # the title's, the key's and the legend's lines on top of the panels, so the panels keep their rows' height
         above = (2 + _wrap(key, width).count("\n") + math.ceil(len(pairs) / ncol)) * 1.35 * pt / 72 + 0.3

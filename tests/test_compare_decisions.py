@@ -162,6 +162,46 @@ def test_holm_families_hold_their_level_fixed_seed():
     assert r["nested"]
     assert r["rates"]["pair"]["row"] <= r["bound"] and r["rates"]["leaderboard"]["board"] <= r["bound"]
     assert r["rates"]["subset"]["board"] >= r["rates"]["pair"]["board"] >= r["rates"]["leaderboard"]["board"]
+    assert r["rates"]["pair"]["row"] < r["rates"]["subset"]["row"]  # the options do not decide alike
+
+
+@pytest.mark.parametrize("mode", ["baseline", "all"])
+def test_each_option_s_families_by_name_with_entries_views_and_pairs_all(mode):
+    """decide's grouping on two pairs, each with two subsets, a family entry (v1.5's control) and a view: a subset's
+    entry joins the subset's family, a view is a family apart in every option, and each family is Holm over exactly
+    its members."""
+    from fdbu.pairwise import decide
+
+    def line(p):
+        return {"p": p, "reason": None, "headline": True}
+
+    def pair(b, ps):
+        it = iter(ps)
+        return {"a": "A", "b": b, "subsets": {s: {"metrics": {"m1": line(next(it)), "m2": line(next(it))}}
+                                              for s in ("s1", "s2")},
+                "entries": {"control": {"s1": {"metrics": {"c": line(next(it))}}}},
+                "views": {"fdbench": {s: {"metrics": {"v": line(next(it))}} for s in ("s1", "s2")}}}
+    want = {("subset", "baseline"): {"s1, B vs A": 3, "s2, B vs A": 2, "fdbench on s1, B vs A": 1,
+                                     "fdbench on s2, B vs A": 1},
+            ("subset", "all"): {"s1, all pairs": 6, "s2, all pairs": 4, "fdbench on s1, all pairs": 2,
+                                "fdbench on s2, all pairs": 2},
+            ("pair", "baseline"): {"every subset, B vs A": 5, "fdbench on every subset, B vs A": 2},
+            ("pair", "all"): {"every subset, B vs A": 5, "fdbench on every subset, B vs A": 2},
+            ("leaderboard", "baseline"): {"every subset, all pairs": 10, "fdbench on every subset, all pairs": 4},
+            ("leaderboard", "all"): {"every subset, all pairs": 10, "fdbench on every subset, all pairs": 4}}
+    rng = np.random.default_rng(1)
+    for family in ("subset", "pair", "leaderboard"):
+        pairs = [pair("B", rng.uniform(0.001, 0.03, 7)), pair("C", rng.uniform(0.001, 0.03, 7))]
+        decide(pairs, mode, 0.05, family)
+        lines = [m for p in pairs for sec in ([*p["subsets"].values(), *p["entries"]["control"].values(),
+                                               *p["views"]["fdbench"].values()]) for m in sec["metrics"].values()]
+        got: dict = {}
+        for m in lines:
+            got.setdefault(m["family"], []).append(m)
+        named = {k.replace(", C vs A", ", B vs A"): len(v) for k, v in got.items()}
+        assert named == want[family, mode], (family, mode)
+        for members in got.values():
+            assert [m["p_holm"] for m in members] == holm([m["p"] for m in members])
 
 
 @pytest.mark.slow

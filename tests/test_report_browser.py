@@ -153,7 +153,7 @@ def test_the_summary_the_official_numbers_and_the_paired_details(report, browser
     assert lb.RANK_RULE in browser.eval("document.querySelector('#summary-head + p').textContent")
     # the family the summary's marks belong to, and its level, said under it (issue 54, item 2)
     assert browser.eval("document.querySelector('p.hint.family').textContent") == f"Marks: {top['family']}."
-    assert "(compare.family=subset)" in top["family"] and "across these 4 subsets" in top["family"]
+    assert "(compare.family=subset)" in top["family"] and "over a system's 4 subsets" in top["family"]
     # its column heads rank the systems: by a metric's value, ascending on the first press (not reached: +inf)
     j = next(j for j, c in enumerate(top["columns"]) if len({num(r["cells"][j]["value"]) for r in top["rows"]}) > 1)
     browser.eval(f"document.querySelectorAll('table.summary thead tr:last-child th')[{3 + j}].querySelector('button')"
@@ -172,7 +172,7 @@ def test_the_summary_the_official_numbers_and_the_paired_details(report, browser
     # each mark: a symbol and a word besides the colour, the Holm p on the button; pressed, the paired details
     legend = browser.eval("document.getElementById('legend').textContent")
     assert "paired samples" in legend and "each on that system's own samples" in legend
-    assert board[0]["family"] in legend and "a subset's marks hold alpha 0.05 together" in board[0]["family"]
+    assert board[0]["family"] in legend and "a system's marks on one subset hold alpha 0.05 together" in board[0]["family"]
     pair = result["pairs"][0]
     buttons = browser.eval("Array.from(document.querySelectorAll('#boards table.board:not(.summary) button.pd.mark')).map(b => "
                            "[b.closest('table').dataset.subset, b.closest('tr').dataset.metric, b.textContent])")

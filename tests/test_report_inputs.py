@@ -4,6 +4,7 @@ or a correct report."""
 import copy
 import json
 import math
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -71,6 +72,21 @@ def test_an_undefined_difference_as_compare_writes_it_is_read(case):
     assert read_result(doc, systems, "given") is not None
 
 
+def test_a_compare_json_whose_lines_are_not_in_the_family_it_names_is_refused(case):
+    """Issue 54, item 2: the report says what the marks hold from comparison.holm_family, so the lines' own families
+    must be the ones it names; an older compare.json without the key was decided per subset and is read so."""
+    _, _, systems, result = case
+    for family, words in (("leaderboard", "not 'every subset, all pairs' (comparison.holm_family leaderboard)"),
+                          ("family", "comparison.holm_family is \"family\", not one of")):
+        doc = copy.deepcopy(result)
+        doc["comparison"]["holm_family"] = family
+        with pytest.raises(FdbuError, match=re.escape(words)):
+            read_result(doc, systems, "given")
+    doc = copy.deepcopy(result)
+    del doc["comparison"]["holm_family"]
+    assert read_result(doc, systems, "given")["comparison"]["holm_family"] == "subset"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", list(ISSUE))
 def test_a_broken_compare_json_is_one_line_naming_the_key(case, kind, tmp_path):
@@ -103,7 +119,8 @@ def test_the_compare_json_fdbu_wrote_is_read_and_the_report_equals_its_own(case,
 @pytest.mark.parametrize("setting,fragment,honour", [
     ("report.alpha=0.01", "decided at alpha 0.05", "compare.alpha=0.01"),
     ("baseline=prompt", "compares against mixed", "baseline=prompt"),
-    ("report.family=pair", "decided with Holm per subset", "compare.family=pair"),
+    ("report.family=pair", "decided with Holm per subset and pair (compare.family=subset)",
+     "compare.family=pair"),
     ("report.allow_different_samples=true", None, "leave report.allow_different_samples out"),
     ("report.allow_mixed_transcripts=true", None, "leave report.allow_mixed_transcripts out")])
 def test_a_report_setting_compare_json_decided_otherwise_is_refused_with_the_command_that_honours_it(

@@ -48,6 +48,7 @@ def decided(cfg, result: dict) -> None:
     command that honours it."""
     from ..errors import FdbuError
 
+    from ..marks import holm_rule
     from ..settings import ALPHA, HOLM_FAMILY
 
     defaults = {"compare.pairs": "baseline", "compare.alpha": ALPHA, "compare.family": HOLM_FAMILY}
@@ -56,8 +57,7 @@ def decided(cfg, result: dict) -> None:
     if r.alpha is not None and r.alpha != c["alpha"]:
         asked.append((f"report.alpha={r.alpha}", f"compare.alpha={r.alpha}", f"decided at alpha {c['alpha']}"))
     if r.family is not None and r.family != c["holm_family"]:
-        asked.append((f"report.family={r.family}", f"compare.family={r.family}",
-                      f"decided with Holm per {c['holm_family']}"))
+        asked.append((f"report.family={r.family}", f"compare.family={r.family}", f"decided with {holm_rule(c)}"))
     if cfg.baseline is not None and cfg.baseline != c["baseline"]:
         asked.append((f"baseline={cfg.baseline}", f"baseline={cfg.baseline}", f"compares against {c['baseline']}"))
     for key in ("allow_different_samples", "allow_mixed_transcripts"):
