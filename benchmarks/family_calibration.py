@@ -14,7 +14,9 @@ Per option, the share of datasets with any mark in B's summary row (its headline
 against A) and with any mark on the whole board (B's and C's rows); the bound is alpha + 3 Monte Carlo standard
 errors. Holm holds alpha within a family, so `pair` must hold it over a row and `leaderboard` over the board;
 `subset` holds it per subset only, and a row of four subsets may show a chance mark more often (the union bound
-allows 4 alpha). Power: B's speaking chance + 0.1 and its stops and onsets 0.8 s sooner (C as A).
+allows 4 alpha). Then every printed p of B's row (every metric with a test, headline or not, issue 54's "every
+printed p"): the share of the datasets that printed it with p < alpha. Power: B's speaking chance + 0.1 and its
+stops and onsets 0.8 s sooner (C as A).
 """
 from __future__ import annotations
 
@@ -83,7 +85,8 @@ def marks(n: int, rng, boot: Bootstrap, alpha: float, effect: bool = False) -> d
     a, b, c = systems(rng, n, effect)
     pairs = [{"a": a.name, "b": x.name, "subsets": {s: compare_pair(a, x, s, {}, boot, False, alpha) for s in SUBSETS}}
              for x in (b, c)]
-    out = {}
+    out: dict = {"p": {(s, name): line["p"] for s, e in pairs[0]["subsets"].items()
+                       for name, line in e["metrics"].items() if line["p"] is not None}}  # B's printed p-values
     for family in HOLM_FAMILIES:
         decide(pairs, "baseline", alpha, family)
         board = {(p["b"], s, name) for p in pairs for s, e in p["subsets"].items()
@@ -99,15 +102,21 @@ def cell(n: int, datasets: int, seed: int, effect: bool = False, alpha: float = 
     larger family never marks more)."""
     rng = np.random.default_rng([seed, n, int(effect)])
     counts = {f: {"row": 0, "board": 0} for f in HOLM_FAMILIES}
+    printed: dict = {}  # (subset, metric) -> [datasets whose p was printed, of them p < alpha]
     nested = True
     for _ in range(datasets):
         got = marks(n, rng, boot, alpha, effect)
+        for line, p in got.pop("p").items():
+            seen = printed.setdefault(line, [0, 0])
+            seen[0] += 1
+            seen[1] += p < alpha
         for family, where in got.items():
             for key, marked in where.items():
                 counts[family][key] += bool(marked)
         nested &= got["leaderboard"]["board"] <= got["pair"]["board"] <= got["subset"]["board"]
     return {"n": n, "datasets": datasets, "bound": bound(alpha, datasets), "nested": nested,
-            "rates": {f: {k: v / datasets for k, v in c.items()} for f, c in counts.items()}}
+            "rates": {f: {k: v / datasets for k, v in c.items()} for f, c in counts.items()},
+            "printed_p": {line: (k, r / k, bound(alpha, k)) for line, (k, r) in printed.items()}}
 
 
 def main() -> None:
@@ -120,7 +129,7 @@ def main() -> None:
           "errors")
     print("| n | compare.family | any mark in B's summary row | any mark on the board (B, C) | bound | holds |")
     print("|---|---|---|---|---|---|")
-    bad = []
+    bad, cells = [], []
     for n in SIZES:
         r = cell(n, args.datasets, args.seed)
         for family, rate in r["rates"].items():
@@ -131,6 +140,17 @@ def main() -> None:
             print(f"| {n} | {family} | {rate['row']:.4f} | {rate['board']:.4f} | {r['bound']:.4f} | {ok} |", flush=True)
         if not r["nested"]:
             bad.append(f"nesting at n = {n}")
+        cells.append(r)
+    print("\nevery printed p (B against A, every metric with a test, headline or not): the share of the datasets "
+          "where it was printed with p < alpha; bound alpha + 3 MC standard errors over those datasets")
+    print("| subset | metric | " + " | ".join(f"n = {r['n']}: p < alpha (printed in) | bound" for r in cells)
+          + " | ok |\n|---|---|" + "---|---|" * len(cells) + "---|")
+    for line in cells[0]["printed_p"]:
+        got = [r["printed_p"].get(line) for r in cells]
+        ok = all(g is None or g[1] <= g[2] for g in got)
+        bad += [f"{line} printed p"] if not ok else []
+        print(f"| {line[0]} | {line[1]} | " + " | ".join("- | -" if g is None else f"{g[1]:.4f} ({g[0]}) | {g[2]:.4f}"
+                                                         for g in got) + f" | {'yes' if ok else 'NO'} |", flush=True)
     null_s = time.perf_counter() - t0
     t1 = time.perf_counter()
     print(f"\npower: {args.power_datasets} datasets per cell (B speaks 0.1 more often, 0.8 s sooner)")
