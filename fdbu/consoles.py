@@ -150,6 +150,34 @@ def _calibrate(cfg) -> None:
     show("\n".join(ran.lines))
 
 
+def _trees(cfg) -> str:
+    trees = cfg.trees() if callable(getattr(cfg, "trees", None)) else getattr(cfg, "trees", None) or [cfg.tree]
+    return ", ".join(map(str, trees))
+
+
+# what a command says first on a terminal, before the imports and reading that precede its first bar (issue 56: never
+# a silent screen); score says its own after checking its tree; compare and report start with their bar
+ANNOUNCE = {
+    "sweep": lambda cfg: f"loading the VAD and the kernels; then {_trees(cfg)} over {len(cfg.sweep.points())} "
+                         "settings" + (", then the heatmaps" if cfg.plot else ""),
+    "evaluate": lambda cfg: f"reading {cfg.tree}; then the reference column (the official rules)"
+                            + ("; then the official scripts, each named as it runs"
+                               if cfg.evaluate.run_official else ""),
+    "export": lambda cfg: f"reading the release layout at {cfg.dataset}; then writing {cfg.out}",
+    "asr": lambda cfg: f"loading NeMo and the model (seconds on a CPU); then transcribing {_trees(cfg)}",
+    "vad": lambda cfg: f"loading the VAD and the kernels; then speech detection on {_trees(cfg)}",
+    "synth": lambda cfg: f"writing {cfg.out}",
+    "calibrate": lambda cfg: "loading silero-vad and the batched backend; then both paths over the calibration corpus",
+}
+
+
+def announce(command: str | None, cfg) -> None:
+    """On a terminal (with progress on), what `command` is doing, before the imports that precede its first bar
+    (`ANNOUNCE`): called by the CLI before torch loads."""
+    if command in ANNOUNCE and getattr(cfg, "progress", True) and sys.stderr.isatty():
+        print(f"fdbu {command}: {ANNOUNCE[command](cfg)}", file=sys.stderr, flush=True)
+
+
 def console_of(command: str):
     """What runs `command` and prints: its registered console, or (a command that registers none, as asr and vad)
     its lines."""

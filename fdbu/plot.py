@@ -39,12 +39,12 @@ def _pyplot():
 METADATA = {"png": {"Software": None}, "pdf": {"Creator": None, "Producer": None, "CreationDate": None}}
 
 
-def _save(fig, formats=("png", "pdf"), tight: bool = True) -> dict[str, bytes]:
+def _save(fig, formats=("png", "pdf"), tight: bool = True, tick=None) -> dict[str, bytes]:
     """The figure as PNG and PDF bytes, without dates or version stamps (the same figure gives the same bytes). A list
     of figures (pages, each no taller than PAGE_IN, all of one width) gives a PDF of one page each and a PNG of the
     pages one under the other (a screen scrolls; a paper includes a page: \\includegraphics[page=2]{...})."""
-    if isinstance(fig, list):
-        return _save_pages(fig) if len(fig) > 1 else _save(fig[0], formats, tight)
+    if isinstance(fig, list):  # `tick`: called as each page is rendered (a progress bar's update)
+        return _save_pages(fig, tick) if len(fig) > 1 else _save(fig[0], formats, tight, tick)
     if tight:
         fig.tight_layout()
     out = {}
@@ -53,10 +53,12 @@ def _save(fig, formats=("png", "pdf"), tight: bool = True) -> dict[str, bytes]:
         fig.savefig(buf, format=ext, metadata=METADATA[ext])
         out[ext] = buf.getvalue()
     _pyplot().close(fig)
+    if tick is not None:
+        tick()
     return out
 
 
-def _save_pages(figs: list) -> dict[str, bytes]:
+def _save_pages(figs: list, tick=None) -> dict[str, bytes]:
     """The pages as one PDF and one PNG: each page rendered once for the PNG, its pixels taken from the canvas (not
     encoded as a PNG and decoded again), the pages' pixels stacked and encoded once."""
     from matplotlib.backends.backend_pdf import PdfPages
@@ -76,6 +78,8 @@ def _save_pages(figs: list) -> dict[str, bytes]:
             width = round(fig.get_figwidth() * dpi)
             images.append(np.frombuffer(raw.getvalue(), np.uint8).reshape(-1, width, 4))
             _pyplot().close(fig)
+            if tick is not None:
+                tick()
     png = io.BytesIO()
     imsave(png, np.concatenate(images, axis=0), format="png", metadata=METADATA["png"],  # type: ignore[arg-type]
            dpi=dpi)  # None drops the version stamp, as savefig does

@@ -64,7 +64,7 @@ def _text_in(text: str, pt: float) -> float:
                default=0.0) / 72
 
 
-def sweep_heatmaps(result: dict, spec: dict, width: str = WIDTH) -> dict[str, bytes]:
+def sweep_heatmaps(result: dict, spec: dict, width: str = WIDTH, progress: bool = False) -> dict[str, bytes]:
     """Every metric of the swept subset over threshold x minimum silence, a panel per system (and per padding when
     the padding is swept). Colour: the difference from the system's value at the spec's settings, blue where better
     and red where worse by the metric's direction (purple/orange for context metrics), on one diverging scale per
@@ -72,7 +72,10 @@ def sweep_heatmaps(result: dict, spec: dict, width: str = WIDTH) -> dict[str, by
     are the values, one format per metric; the spec's cell outlined; not reached cells and panels grey. Exactly the
     printed width: as many panels a row as fit their cells' numbers (a metric's panels wrap to the next row; where
     not even one panel fits them, the numbers are left out and the title says so); rows beyond PAGE_IN go on further
-    pages (PNG and PDF)."""
+    pages (PNG and PDF). `progress`: a bar over the pages, drawn then rendered, on a terminal (the figures take
+    longer than a cached sweep's arithmetic: never a silent screen)."""
+    from tqdm import tqdm
+
     plt = _pyplot()
     trees = result["trees"]
     table = metric_table(trees[0]["subset"], result)
@@ -113,7 +116,8 @@ def sweep_heatmaps(result: dict, spec: dict, width: str = WIDTH) -> dict[str, by
     pages = _paginate([PANEL_H] * len(rows), top_in + 0.35 - (PANEL_H - 1.1))
     panel_w = (fig_w - left - bar_in - (cols - 1) * AXIS_IN) / cols
     figs = []
-    with _style(width):
+    bar = tqdm(total=2 * len(pages), desc="heatmaps", unit="step", disable=None if progress else True)
+    with _style(width), bar:
         for n, page in enumerate(pages):
             fig_h = PANEL_H * len(page) - (PANEL_H - 1.1) + top_in + 0.35
             fig, axes = plt.subplots(len(page), cols, figsize=(fig_w, fig_h), dpi=200, squeeze=False)
@@ -127,7 +131,8 @@ def sweep_heatmaps(result: dict, spec: dict, width: str = WIDTH) -> dict[str, by
             more = f" ({n + 1}/{len(pages)})" if len(pages) > 1 else ""
             fig.suptitle(heading(more), y=1 - 0.08 / fig_h)
             figs.append(fig)
-        return _save(figs, tight=False)
+            bar.update()
+        return _save(figs, tight=False, tick=bar.update)
 
 
 def _heat_title(metric, tree: dict, pad, pads: list) -> str:

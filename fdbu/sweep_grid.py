@@ -346,12 +346,12 @@ def outputs(out: Path, plot: bool = True) -> Outputs:
     return Outputs(out, "sweep", names(plot), head="sweep.json")
 
 
-def files(result: dict, plot: bool = True, width: str = WIDTH) -> dict[str, bytes]:
+def files(result: dict, plot: bool = True, width: str = WIDTH, progress: bool = False) -> dict[str, bytes]:
     out = {"sweep.json": dumps(result).encode(), "sweep.csv": to_csv(result).encode()}
     if plot:
         from .plot_sweep import sweep_heatmaps
 
-        figure = sweep_heatmaps(result, spec=SPEC, width=width)
+        figure = sweep_heatmaps(result, spec=SPEC, width=width, progress=progress)
         for name in HEATMAPS:
             out[name] = figure[name.rsplit(".", 1)[1]]
     return out

@@ -28,5 +28,5 @@ def run(cfg, call: Call = CALL) -> Ran:
     detector = make_detector(cfg, cores=call.cores)
     result = run(trees, detector, bootstrap(cfg), points, names=cfg.system_names(), subset=cfg.sweep.subset,
                  groups=cfg.group_settings())
-    written, lines = commit(outputs, files(result, cfg.plot, cfg.width) if call.write else {})
+    written, lines = commit(outputs, files(result, cfg.plot, cfg.width, cfg.progress) if call.write else {})
     return Ran(result, written, [detector.stats.line(), *lines])

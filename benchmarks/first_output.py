@@ -1,0 +1,127 @@
+"""How long each command leaves a terminal silent: the time from its start to its first output on a pseudo-terminal
+(issue 56, item 1: never more than 2 s).
+
+    python -m benchmarks.first_output [--runs 3] [--workdir DIR]
+
+On the demo's sizes (synth n=8 seed=0, mixed and prompt, each scored; the same samples as official per-task
+folders; a copy of mixed without transcripts), every command runs as a user types it, in a fresh process on a
+pseudo-terminal of 100 x 24 (a terminal's size: tqdm draws no bar on one of 0 columns), `--runs` times; recorded:
+the first output's time (best and median), the whole command's, and what the first output was. Where a first
+output came later than 2 s in the best run, the benchmark exits non-zero.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import select
+import shutil
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+LIMIT_S = 2.0
+
+
+def first_output(argv: list[str], cwd: Path, env: dict | None = None, limit_s: float = 300.0,
+                 stop_at_first: bool = False) -> dict:
+    """Run `argv` on a pseudo-terminal: seconds to its first visible output, seconds to its end, everything it
+    printed (bytes) and its exit status; `stop_at_first`: killed (its whole session) once it has said something."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env, close_fds=True,
+                            start_new_session=True)
+    os.close(slave)
+    first, out = None, b""
+    try:
+        while time.perf_counter() - t0 < limit_s:
+            ready, _, _ = select.select([master], [], [], 0.02)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # the child closed its end: everything is read
+                    break
+                if not chunk:
+                    break
+                if first is None and chunk.strip():
+                    first = time.perf_counter() - t0
+                out += chunk
+                if stop_at_first and first is not None:
+                    break
+            elif proc.poll() is not None:
+                break
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        os.close(master)
+    code = proc.wait()
+    return {"first_s": first, "total_s": time.perf_counter() - t0, "output": out, "returncode": code}
+
+
+def first_line(output: bytes) -> str:
+    """The first thing a person saw: the first non-blank line or bar frame (carriage returns split bar frames)."""
+    for part in output.decode(errors="replace").replace("\r", "\n").split("\n"):
+        if part.strip():
+            return part.strip()
+    return ""
+
+
+def demo(work: Path, n: int = 8) -> dict[str, list[str]]:
+    """The demo's trees in `work` (`n` samples per subset), and each command's arguments on them (run from
+    `work`)."""
+    from fdbu.metrics.stats import Bootstrap
+    from fdbu.pipeline import score_path
+    from fdbu.synth import synthesize
+    from fdbu.unified import write
+    from fdbu.vad import SpeechDetector
+
+    from .common import untranscribed
+
+    if not (work / "prompt" / "unified.json").is_file():
+        shutil.rmtree(work, ignore_errors=True)
+        for system in ("mixed", "prompt"):
+            tree = synthesize(work / system, n=n, seed=0, system=system, progress=False)
+            write(score_path(tree, SpeechDetector(backend="batched", device="cpu"), Bootstrap()), tree)
+        synthesize(work / "official", n=n, seed=0, layout="official", progress=False)
+        untranscribed(work / "mixed", work / "untranscribed")
+    return {"score": ["tree=mixed"], "sweep": ["tree=mixed", "out=out/sweep"],
+            "compare": ["trees=[mixed,prompt]", "out=out/compare"],
+            "report": ["trees=[mixed,prompt]", "out=out/report"], "evaluate": ["tree=mixed"],
+            "export": ["dataset=official", "out=out/export"], "asr": ["tree=untranscribed"],
+            "vad": ["tree=mixed"], "synth": ["out=out/synth", "n=8"], "calibrate": []}
+
+
+def main() -> None:
+    from .common import load as machine_load, machine, parse
+
+    args, work = parse(__doc__, files=0, runs=(int, 3))
+    fdbu = str(Path(sys.executable).parent / "fdbu")
+    commands = demo(work / "demo")
+    print(f"{machine()}; {machine_load()}; {args.runs} runs per command, each a fresh process on a 100 x 24 pty")
+    print("| command | first output, best (s) | median (s) | whole command, median (s) | first output |")
+    print("|---|---:|---:|---:|---|")
+    late = []
+    for command, argv in commands.items():
+        runs = []
+        for _ in range(args.runs):
+            shutil.rmtree(work / "demo" / "out", ignore_errors=True)
+            runs.append(first_output([fdbu, command, *argv], work / "demo"))
+        firsts = [r["first_s"] if r["first_s"] is not None else float("inf") for r in runs]
+        said = first_line(runs[0]["output"])
+        print(f"| fdbu {command} {' '.join(argv)} | {min(firsts):.2f} | {statistics.median(firsts):.2f} | "
+              f"{statistics.median(r['total_s'] for r in runs):.2f} | {said[:70]} |", flush=True)
+        if min(firsts) > LIMIT_S:
+            late.append(command)
+    print(f"\n{machine_load()}")
+    if late:
+        raise SystemExit(f"silent for more than {LIMIT_S:g} s: {', '.join(late)}")
+
+
+if __name__ == "__main__":
+    main()
