@@ -47,6 +47,7 @@ def _save(fig, formats=("png", "pdf"), tight: bool = True, tick=None) -> dict[st
         return _save_pages(fig, tick) if len(fig) > 1 else _save(fig[0], formats, tight, tick)
     if tight:
         fig.tight_layout()
+    _freeze(fig)
     out = {}
     for ext in formats:
         buf = io.BytesIO()
@@ -56,6 +57,16 @@ def _save(fig, formats=("png", "pdf"), tight: bool = True, tick=None) -> dict[st
     if tick is not None:
         tick()
     return out
+
+
+def _freeze(fig) -> None:
+    """Lay the figure out once by its layout engine (constrained), then keep those positions for every format and
+    page: each savefig would lay it out again, measuring every text (0.15 s a page, a third of a figure's time)."""
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    if isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
+        fig.get_layout_engine().execute(fig)
+        fig.set_layout_engine("none")
 
 
 def _save_pages(figs: list, tick=None) -> dict[str, bytes]:
@@ -69,6 +80,7 @@ def _save_pages(figs: list, tick=None) -> dict[str, bytes]:
     dpi = figs[0].dpi if rc["savefig.dpi"] == "figure" else float(rc["savefig.dpi"])
     with PdfPages(pdf, metadata=METADATA["pdf"]) as pages:
         for fig in figs:
+            _freeze(fig)
             pages.savefig(fig)
             raw = io.BytesIO()  # as savefig(format="png") renders it (the savefig rc: dpi, face colour), unencoded
             fig.savefig(raw, format="rgba", dpi=dpi, bbox_inches=None)
