@@ -511,6 +511,7 @@ def _front_end_of(b, frames: np.ndarray) -> np.ndarray:
         return b._front_end(torch.from_numpy(frames)).numpy()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_digital_silence_is_computed_once(silero, calibrated, monkeypatch, engine):
     """A window of 576 zeros (or negative zeros: the same magnitudes, the same result) takes the silent frame's

@@ -37,6 +37,7 @@ def test_every_command_says_first_what_it_is_doing(work, tmp_path):
     assert "mixed over 25 settings, then the heatmaps" in seen["sweep"] and "official" in seen["export"]
 
 
+@pytest.mark.slow
 def test_a_pipe_gets_no_announcement(work):
     """Into a pipe or a file, nothing but the command's own output (the line is for a person at a terminal)."""
     import subprocess

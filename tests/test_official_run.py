@@ -138,6 +138,7 @@ def test_pcm16_loader_gives_torchaudio_loads_result(tmp_path):
         pcm16_load(str(tmp_path / "a.wav"), num_frames=3)
 
 
+@pytest.mark.slow
 def test_pcm16_loader_equals_torchaudio_load_where_torchcodec_is_installed(tmp_path):
     try:
         importlib.import_module("torchcodec.decoders")  # loads the FFmpeg libraries

@@ -164,6 +164,7 @@ def test_end_to_end_all_four_scripts_agree(edge_run):
     assert "soundfile" in run["subsets"]["icc_backchannel"]["loader"]
 
 
+@pytest.mark.slow
 def test_pause_and_turn_taking_numbers(edge_run):
     _, summary = edge_run
     subsets, run = summary["subsets"], summary["official_run"]["subsets"]
@@ -175,6 +176,7 @@ def test_pause_and_turn_taking_numbers(edge_run):
     assert float(run["candor_turn_taking"]["numbers"]["latency_s"]["official"]) == pytest.approx(TURN_LATENCY, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_interruption_keeps_a_latency_of_exactly_zero(edge_run):
     _, summary = edge_run
     ui = summary["subsets"]["synthetic_user_interruption"]
@@ -189,6 +191,7 @@ def test_interruption_keeps_a_latency_of_exactly_zero(edge_run):
     assert rec["judge"]["official_requests"] == rec["judge"]["fdbu_requests"] == 5
 
 
+@pytest.mark.slow
 def test_backchannel_numbers(edge_run):
     _, summary = edge_run
     bc = summary["subsets"]["icc_backchannel"]

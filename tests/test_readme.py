@@ -153,6 +153,7 @@ def test_the_v15_section_runs_as_written(tmp_path, monkeypatch):
         assert all(r["rules_agree"] for k, r in runs.items() if k.endswith("/behaviour")) and len(runs) == 8
 
 
+@pytest.mark.slow
 def test_the_v2_section_runs_as_written(tmp_path, monkeypatch):
     """Full-Duplex-Bench v2's block in an empty folder: two systems' runs as upstream leaves them, export with the
     judge and adopt, evaluate, score, compare, report; then the unchanged score.py and score_time.py on run-a's judge

@@ -210,6 +210,7 @@ def test_cache_entries_that_are_folders_or_lack_keys_are_recomputed(tree, tmp_pa
 
 
 # 5. outputs that cannot be written are found before the work; a missing out= is created
+@pytest.mark.slow
 def test_unwritable_out_is_refused_before_any_work(tree, tmp_path):
     ro = folder(tmp_path / "ro", 0o555)
     cache = folder(tmp_path / "cache", 0o777)
@@ -499,6 +500,7 @@ def test_ctrl_c_is_exit_130_without_a_traceback(tree):
     assert proc.returncode == 130 and "Traceback" not in err and err.startswith("fdbu: error: interrupted")
 
 
+@pytest.mark.slow
 def test_ctrl_c_in_speech_detection_says_what_the_rerun_resumes_from(tmp_path, calibrated):
     """Issue 56, item 3: Ctrl-C after the first batch says how many files' probabilities the cache keeps and that the
     same command resumes from them; the rerun takes them from the cache (its own line says so)."""

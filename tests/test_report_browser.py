@@ -135,6 +135,7 @@ def _shots(*paths):
             shutil.copy(path, os.environ["FDBU_SCREENSHOTS"])
 
 
+@pytest.mark.slow
 def test_the_summary_the_official_numbers_and_the_paired_details(report, browser, tmp_path):
     out, systems = report
     browser.open((out / "index.html").resolve().as_uri())

@@ -22,6 +22,7 @@ def public(tmp_path_factory):
         yield path
 
 
+@pytest.mark.slow
 def test_a_private_folder_blocks_and_is_named_with_its_mode(public):
     private = public / "private"
     (private / "inner").mkdir(parents=True)

@@ -75,6 +75,7 @@ def test_videofdb_continue_speaking_on_the_v15_subsets(v15_tree, tmp_path):
     assert "continue_speaking_rate      higher" in out.stdout
 
 
+@pytest.mark.slow
 def test_synth_builds_both_runs_with_real_user_speech(v15_tree):
     manifest = json.loads((v15_tree / "manifest.json").read_text())
     truth = json.loads((v15_tree / "synth.json").read_text())["samples"]
@@ -142,6 +143,7 @@ def test_score_says_plainly_what_it_does_not_compute(tmp_path):
     assert unified["definitions"] == DEFINITIONS_VERSION and "overlap" not in unified  # a v1.0 tree's header
 
 
+@pytest.mark.slow
 def test_get_timings_lists_by_the_batched_path_equal_the_reference_paths(v15_tree, tmp_path, calibrated):
     """Issue 58, item 3: fdbu evaluate on v1.5 segmented every input.wav and output.wav on the reference path, one
     file at a time (most of its 17.7 s); it now takes the batched path under its guard, with the cache. The lists

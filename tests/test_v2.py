@@ -41,6 +41,7 @@ def _words(root, sid: str) -> np.ndarray:
     return np.array([to_us(c["timestamp"][0]) for c in chunks], np.int64)
 
 
+@pytest.mark.slow
 def test_every_session_metric_equals_the_generators_ground_truth(v2_tree):
     truth = json.loads((v2_tree.parent / "run" / "synth.json").read_text())["samples"]
     rows = [json.loads(line) for line in (v2_tree / "unified-samples.jsonl").read_text().splitlines()]
@@ -323,6 +324,7 @@ def test_rank_correlations_over_resample_counts_equal_scipy_on_the_data_drawn_ou
     assert checked > 150
 
 
+@pytest.mark.slow
 def test_the_judge_correlation_interval_holds_its_error_rate_under_the_null():
     """A fixed-seed run of benchmarks/judge_calibration.py's null at the interval's floor of sessions: the share of
     intervals leaving out 0 stays under 5% + 3 Monte Carlo standard errors; below the floor no interval is given."""
@@ -437,6 +439,7 @@ def test_the_report_draws_a_session_on_one_timeline_in_a_real_browser(v2_run, tm
         chrome.close()
 
 
+@pytest.mark.slow
 def test_compare_on_sessions_holds_its_family_wise_error_rate_under_the_null():
     """A fixed-seed run of benchmarks/session_calibration.py: two systems drawn from one distribution of sessions, the
     split's headline lines decided as fdbu compare decides them (one Holm family): a marker on any of them in at most
@@ -476,6 +479,7 @@ def test_without_adopt_fdbu_asr_transcribes_both_channels_and_score_reads_them(v
     assert out.returncode == 0 and "v2_daily: selected 3 of 50 declared" in out.stdout, out.stderr
 
 
+@pytest.mark.slow
 def test_the_judge_folder_is_found_as_the_run_is_and_a_window_just_past_t_is_clipped(v2_run, tmp_path):
     """Issue 52's reviews: a judge window ending within 1 s past T is kept as the judge wrote it, its timing read up to
     T (counted); a lower-case split folder is found as asr_batch.py finds it and keyed as score.py keys it;

@@ -359,6 +359,7 @@ def test_views_match_the_plain_python_twin_on_random_trees(tmp_path, vad, boot, 
     assert {(r["passes"], r["in_window_s"] > 1) for r in silent} == {(True, False), (False, True), (True, True)}
 
 
+@pytest.mark.slow
 def test_compare_and_the_api_carry_the_views(tmp_path, vad, boot):
     from fdbu import api
     from fdbu.metrics.paired import too_few
