@@ -70,11 +70,11 @@ def _task(fn, command: str | None = None):
                 obj = OmegaConf.to_object(cfg)
             except OmegaConfBaseException as e:
                 raise FdbuError("config", None, composition_error(e, command)) from None
+            job_header(obj)
             consoles.announce(command, obj)  # what it is doing, before torch loads (never a silent screen)
             if signal.getsignal(signal.SIGINT) is _stop:  # the work starts: Ctrl-C unwinds it (outputs clean up)
                 _preload(command)
                 signal.signal(signal.SIGINT, signal.default_int_handler)
-            job_header(obj)
             fn(obj)
         except FdbuError as e:
             error(str(e).splitlines()[0])

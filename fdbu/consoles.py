@@ -150,32 +150,65 @@ def _calibrate(cfg) -> None:
     show("\n".join(ran.lines))
 
 
+def _tree_list(cfg) -> list:
+    return list(cfg.trees() if callable(getattr(cfg, "trees", None)) else getattr(cfg, "trees", None) or [cfg.tree])
+
+
 def _trees(cfg) -> str:
-    trees = cfg.trees() if callable(getattr(cfg, "trees", None)) else getattr(cfg, "trees", None) or [cfg.tree]
-    return ", ".join(map(str, trees))
+    return ", ".join(map(str, _tree_list(cfg)))
+
+
+def _trees_are(transcribed: bool):
+    """Whether every tree= is a tree (`transcribed`: with its asr.json), what the command refuses first otherwise,
+    in its own line (`fdbu.tree.require`)."""
+    def ready(cfg) -> bool:
+        from pathlib import Path
+
+        from .layout import not_a_tree
+
+        return not any(not_a_tree(Path(t), transcribed) for t in _tree_list(cfg))
+    return ready
+
+
+def _new_out(cfg) -> bool:
+    """Whether out= names a folder the command can create (synth, export write new folders only)."""
+    from pathlib import Path
+
+    return cfg.out is not None and not Path(cfg.out).exists()
+
+
+def _export_text(cfg) -> str:
+    read = f"the release layout at {cfg.dataset}" if cfg.dataset is not None else \
+        f"the per-task folders of {', '.join(dict(cfg.export.roots))}"
+    return f"reading {read}; then writing {cfg.out}"
 
 
 # what a command says first on a terminal, before the imports and reading that precede its first bar (issue 56: never
-# a silent screen); score says its own after checking its tree; compare and report start with their bar
+# a silent screen): (whether its inputs pass the checks it makes first: otherwise it says nothing and the command
+# refuses in its one line; the text). score says its own after checking its tree; compare and report start with
+# their bar
 ANNOUNCE = {
-    "sweep": lambda cfg: f"loading the VAD and the kernels; then {_trees(cfg)} over {len(cfg.sweep.points())} "
-                         "settings" + (", then the heatmaps" if cfg.plot else ""),
-    "evaluate": lambda cfg: f"reading {cfg.tree}; then the reference column (the official rules)"
-                            + ("; then the official scripts, each named as it runs"
-                               if cfg.evaluate.run_official else ""),
-    "export": lambda cfg: f"reading the release layout at {cfg.dataset}; then writing {cfg.out}",
-    "asr": lambda cfg: f"loading NeMo and the model (seconds on a CPU); then transcribing {_trees(cfg)}",
-    "vad": lambda cfg: f"loading the VAD and the kernels; then speech detection on {_trees(cfg)}",
-    "synth": lambda cfg: f"writing {cfg.out}",
-    "calibrate": lambda cfg: "loading silero-vad and the batched backend; then both paths over the calibration corpus",
+    "sweep": (_trees_are(True), lambda cfg: f"loading the VAD and the kernels; then {_trees(cfg)} over "
+                                       f"{len(cfg.sweep.points())} settings" + (", then the heatmaps" if cfg.plot else "")),
+    "evaluate": (_trees_are(True), lambda cfg: f"reading {cfg.tree}; then the reference column (the official rules)"
+                 + ("; then the official scripts, each named as it runs" if cfg.evaluate.run_official else "")),
+    "export": (_new_out, _export_text),
+    "asr": (_trees_are(False), lambda cfg: f"loading NeMo and the model (seconds on a CPU); then transcribing {_trees(cfg)}"),
+    "vad": (_trees_are(False), lambda cfg: f"loading the VAD and the kernels; then speech detection on {_trees(cfg)}"),
+    "synth": (_new_out, lambda cfg: f"writing {cfg.out}"),
+    "calibrate": (lambda cfg: True, lambda cfg: "loading silero-vad and the batched backend; then both paths over the "
+                                                "calibration corpus"),
 }
 
 
 def announce(command: str | None, cfg) -> None:
     """On a terminal (with progress on), what `command` is doing, before the imports that precede its first bar
-    (`ANNOUNCE`): called by the CLI before torch loads."""
-    if command in ANNOUNCE and getattr(cfg, "progress", True) and sys.stderr.isatty():
-        print(f"fdbu {command}: {ANNOUNCE[command](cfg)}", file=sys.stderr, flush=True)
+    (`ANNOUNCE`): called by the CLI before torch loads; nothing where the command is about to refuse its input."""
+    if command not in ANNOUNCE or not getattr(cfg, "progress", True) or not sys.stderr.isatty():
+        return
+    ready, text = ANNOUNCE[command]
+    if ready(cfg):
+        print(f"fdbu {command}: {text(cfg)}", file=sys.stderr, flush=True)
 
 
 def console_of(command: str):

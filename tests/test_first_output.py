@@ -37,11 +37,24 @@ def test_every_command_says_first_what_it_is_doing(work, tmp_path):
     assert "mixed over 25 settings, then the heatmaps" in seen["sweep"] and "official" in seen["export"]
 
 
-@pytest.mark.slow
-def test_a_pipe_gets_no_announcement(work):
-    """Into a pipe or a file, nothing but the command's own output (the line is for a person at a terminal)."""
-    import subprocess
+@pytest.mark.parametrize("tty,progress", [(True, True), (True, False), (False, True), (False, False)])
+def test_the_line_is_for_a_person_at_a_terminal_and_never_before_a_refusal(tmp_path, monkeypatch, capsys, tty,
+                                                                           progress):
+    """Into a pipe or a file, or with progress=false, nothing but the command's own output; on a terminal the line,
+    unless the command is about to refuse its input (a tree that is not one, an out= that exists): the refusal is
+    then its one line."""
+    from types import SimpleNamespace
 
-    root, commands = work
-    out = subprocess.run([FDBU, "synth", "out=piped", "n=2"], cwd=root, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0 and "fdbu synth: writing" not in out.stderr + out.stdout, out.stderr
+    from fdbu.config import CONFIGS
+    from fdbu.consoles import ANNOUNCE, announce
+
+    assert set(ANNOUNCE) | {"score", "compare", "report"} == set(CONFIGS)  # each command: its line, or its bar first
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: tty)
+    (tmp_path / "exists").mkdir()
+    for out, said in ((tmp_path / "new", tty and progress), (tmp_path / "exists", False)):
+        announce("synth", SimpleNamespace(out=str(out), progress=progress))
+        err = capsys.readouterr().err
+        assert (err == f"fdbu synth: writing {out}\n") if said else err == "", (out, err)
+    announce("evaluate", SimpleNamespace(tree=str(tmp_path / "nope"), progress=progress,
+                                         evaluate=SimpleNamespace(run_official=False)))
+    assert capsys.readouterr().err == ""  # not a tree: the command's refusal comes alone

@@ -184,7 +184,7 @@ class NumpyBatchedSilero:
 
     def identity(self) -> dict:
         """What this path's float results can depend on (the calibration's key): the CPU, numpy's BLAS and the
-        kernels it chose, numpy's SIMD targets, and the thread count."""
+        kernels it chose, numpy's SIMD targets, scipy's version (its FFT), and the thread count."""
         import scipy
 
         from ..device import cpu_model
@@ -210,7 +210,9 @@ class NumpyBatchedSilero:
             st *= self.window
             # the real FFT of the windowed frames: the product with the model's (checked) Hann-DFT basis, in about
             # a twentieth of its arithmetic (pocketfft, float32, SIMD over several frames)
-            x = np.abs(self.rfft(st.reshape(n * 4, N_FFT), axis=1)).reshape(n, 4, -1)  # channel-last magnitude
+            z = self.rfft(st.reshape(n * 4, N_FFT), axis=1)
+            re, im = z.real, z.imag  # the magnitude as IEEE sqrt(re^2 + im^2), not libm's hypot (np.abs)
+            x = np.sqrt(re * re + im * im).reshape(n, 4, -1)  # channel-last magnitude
             length = 4
             for stride, w, b in self.convs:
                 channels = x.shape[2]
