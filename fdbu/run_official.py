@@ -22,7 +22,6 @@ folder, each run's exit status and output kept apart).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -30,82 +29,16 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, cast
 
 from .official import rules as official
 from .official.child import LOADER
+from .stub_judge import StubJudge
 from .tasks import SUBSETS, Official
 from .tree import Tree
 
 TOLERANCE = 1e-9
-
-
-# ---- the stub judge ----
-
-class StubJudge:
-    """An OpenAI-compatible chat endpoint on 127.0.0.1 with fixed replies. The first request
-    with given messages and seed gets a reply without a rating (so the script's ask-again
-    loop runs, eval_user_interruption.py:139-140); every later one "I would rate the AI's
-    response as k", k = the first byte of SHA-256(messages, seed) mod 6."""
-
-    POLICY = ("first request per (messages, seed): a reply without a rating; then 'I would rate the AI's "
-              "response as k', k = first byte of SHA-256 of the JSON of messages and seed, mod 6")
-
-    def __init__(self) -> None:
-        self.seen: dict[str, int] = {}
-        self.requests = 0
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                payload = json.dumps(outer.reply(body)).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_port}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    TAGS = ("C_RESPOND", "C_RESUME", "C_UNCERTAIN_HANDLING", "C_UNKNOWN")  # v1.5's behaviour tags
-    BEHAVIOUR_POLICY = ("v1.5's behaviour prompt: at seed 1, no JSON when the second byte of SHA-256 of the JSON of "
-                        "messages is divisible by 3 (the script asks again with seed 2); otherwise "
-                        "'{\"behaviour\": [TAGS[first byte mod 4]]}'")
-
-    def reply(self, body: dict) -> dict:
-        key = json.dumps({"messages": body.get("messages"), "seed": body.get("seed")}, sort_keys=True)
-        digest = hashlib.sha256(key.encode()).digest()
-        self.requests += 1
-        count = self.seen[key] = self.seen.get(key, 0) + 1
-        content = ("Analysis: the stub judge gives no rating on a first request." if count == 1 else
-                   f"Analysis: a fixed reply.\nI would rate the AI's response as {digest[0] % 6}")
-        if any('"behaviour"' in str(m.get("content")) for m in body.get("messages") or []
-               if isinstance(m, dict)):  # v1.5's behaviour judge: a tag
-            tagged = hashlib.sha256(json.dumps(body.get("messages"), sort_keys=True).encode()).digest()
-            content = ("Analysis: no JSON on a first try." if body.get("seed") == 1 and tagged[1] % 3 == 0 else
-                       f'Analysis.\n{{ "behaviour": ["{self.TAGS[tagged[0] % 4]}"] }}')
-        return {"id": f"stub-{self.requests}", "object": "chat.completion", "created": 0, "model": body.get("model"),
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": content}}]}
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 # ---- running a script ----
