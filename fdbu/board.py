@@ -128,9 +128,10 @@ def leaderboard(systems, result: dict | None = None) -> list[dict]:
         out.append({"subset": subset, "label": tasks.subset(subset).task.label, "rows": rows, "counts": counts,
                     "baseline": baseline, "reference": [_reference_cell(r, subset) for r in refs]})
     out += _view_sections(systems, result, baseline)
-    for sub in out:  # what a table's marks hold together (compare.family), said under it
-        sub["decided"] = decided
-        sub["family"] = holm_note(decided, views=any("view" in x for x in out)) if len(systems) > 1 else ""
+    # what a table's marks hold together (compare.family), said under it
+    note = holm_note(decided, views=any("view" in sub for sub in out)) if len(systems) > 1 else ""
+    for sub in out:
+        sub["decided"], sub["family"] = decided, note
     return out
 
 

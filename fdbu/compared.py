@@ -14,6 +14,8 @@ from .settings import HOLM_FAMILIES, HOLM_FAMILY, MAX_INT
 from .systems import family_sections, pairs_of, pooled_over, pooled_table, view_scopes
 
 FLAGS = (None, "+inf", "-inf")
+
+
 class _Bad(Exception):
     """A key of compare.json that is not what fdbu compare writes: (path, problem)."""
 

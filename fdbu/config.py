@@ -150,7 +150,7 @@ def __getattr__(name: str) -> type:
 
 @dataclass
 class CompareOptions(PairingOptions):
-    pairs: str = opt("baseline", "baseline: each system against the baseline; all: every pair of systems")
+    pairs: str = opt(PAIRS[0], "baseline: each system against the baseline; all: every pair of systems")
 
     def __post_init__(self):
         super().__post_init__()

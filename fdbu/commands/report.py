@@ -49,9 +49,10 @@ def decided(cfg, result: dict) -> None:
     from ..errors import FdbuError
 
     from ..marks import holm_rule
-    from ..settings import ALPHA, HOLM_FAMILY
+    from ..settings import ALPHA, HOLM_FAMILY, PAIRS
 
-    defaults = {"compare.pairs": "baseline", "compare.alpha": ALPHA, "compare.family": HOLM_FAMILY}
+    # compare's defaults, as its config declares them (fdbu.settings): one equal to it is left off the suggestion
+    defaults = {"compare.pairs": PAIRS[0], "compare.alpha": ALPHA, "compare.family": HOLM_FAMILY}
     r, c = cfg.report, result["comparison"]
     asked = []
     if r.alpha is not None and r.alpha != c["alpha"]:
