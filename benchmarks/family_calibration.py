@@ -68,9 +68,9 @@ def scored(name: str, samples: dict) -> System:
     return System(name, Path(name), unified, rows, {})
 
 
-def systems(rng, n: int, effect: bool = False) -> list[System]:
+def systems(rng, n: int, effect: bool = False, rate: float = RATE) -> list[System]:
     """A, B and C on one dataset's samples (B with the effect, if any)."""
-    latent = {"pauses": [draw(rng, n, RATE)["p"] for _ in PAUSES], "turns": draw(rng, n, RATE)}
+    latent = {"pauses": [draw(rng, n, rate)["p"] for _ in PAUSES], "turns": draw(rng, n, rate)}
     out = []
     for name in ("A", "B", "C"):
         more = effect and name == "B"
@@ -80,9 +80,10 @@ def systems(rng, n: int, effect: bool = False) -> list[System]:
     return out
 
 
-def marks(n: int, rng, boot: Bootstrap, alpha: float, effect: bool = False) -> dict[str, dict[str, set]]:
+def marks(n: int, rng, boot: Bootstrap, alpha: float, effect: bool = False, rate: float = RATE
+          ) -> dict[str, dict[str, set]]:
     """One dataset: per family option, the marked lines of B's row and of the board, as (pair, subset, metric)."""
-    a, b, c = systems(rng, n, effect)
+    a, b, c = systems(rng, n, effect, rate)
     pairs = [{"a": a.name, "b": x.name, "subsets": {s: compare_pair(a, x, s, {}, boot, False, alpha) for s in SUBSETS}}
              for x in (b, c)]
     out: dict = {"p": {(s, name): line["p"] for s, e in pairs[0]["subsets"].items()
@@ -95,17 +96,17 @@ def marks(n: int, rng, boot: Bootstrap, alpha: float, effect: bool = False) -> d
     return out
 
 
-def cell(n: int, datasets: int, seed: int, effect: bool = False, alpha: float = ALPHA,
+def cell(n: int, datasets: int, seed: int, effect: bool = False, alpha: float = ALPHA, rate: float = RATE,
          boot: Bootstrap = Bootstrap()) -> dict:
     """Per option, the rate of datasets with any mark in B's row and on the board (fixed seed); `nested`: whether
     every dataset's leaderboard marks were among its pair marks and those among its subset marks (Holm over a
     larger family never marks more)."""
-    rng = np.random.default_rng([seed, n, int(effect)])
+    rng = np.random.default_rng([seed, n, int(effect)] + ([] if rate == RATE else [round(rate * 100)]))
     counts = {f: {"row": 0, "board": 0} for f in HOLM_FAMILIES}
     printed: dict = {}  # (subset, metric) -> [datasets whose p was printed, of them p < alpha]
     nested = True
     for _ in range(datasets):
-        got = marks(n, rng, boot, alpha, effect)
+        got = marks(n, rng, boot, alpha, effect, rate)
         for line, p in got.pop("p").items():
             seen = printed.setdefault(line, [0, 0])
             seen[0] += 1
@@ -117,6 +118,25 @@ def cell(n: int, datasets: int, seed: int, effect: bool = False, alpha: float = 
     return {"n": n, "datasets": datasets, "bound": bound(alpha, datasets), "nested": nested,
             "rates": {f: {k: v / datasets for k, v in c.items()} for f, c in counts.items()},
             "printed_p": {line: (k, r / k, bound(alpha, k)) for line, (k, r) in printed.items()}}
+
+
+DEGENERATE = ((8, 0.5), (30, 0.2))
+
+
+def degenerate(r: dict, rate: float) -> list[str]:
+    """A degenerate cell's rows (each option's row and board rates, the largest printed-p rate over lines printed in
+    at least 20 datasets); what exceeds its bound."""
+    shown = {line: g for line, g in r["printed_p"].items() if g[0] >= 20}
+    worst = max(shown.items(), key=lambda x: x[1][1] - x[1][2], default=None)
+    bad = [f"{line} printed p at n = {r['n']}, chance {rate}" for line, g in shown.items() if g[1] > g[2]]
+    for family, got in r["rates"].items():
+        held = {"subset": None, "pair": got["row"], "leaderboard": got["board"]}[family]
+        ok = "per subset only" if held is None else ("yes" if held <= r["bound"] else "NO")
+        bad += [f"{family} at n = {r['n']}, chance {rate}"] if ok == "NO" else []
+        most = "-" if worst is None else f"{worst[1][1]:.4f} ({worst[0][1]}, {worst[1][0]}), bound {worst[1][2]:.4f}"
+        print(f"| {r['n']}, {rate} | {family} | {got['row']:.4f} | {got['board']:.4f} | {r['bound']:.4f} | {ok} | "
+              f"{most} |", flush=True)
+    return bad + ([] if r["nested"] else [f"nesting at n = {r['n']}, chance {rate}"])
 
 
 def main() -> None:
@@ -151,6 +171,12 @@ def main() -> None:
         bad += [f"{line} printed p"] if not ok else []
         print(f"| {line[0]} | {line[1]} | " + " | ".join("- | -" if g is None else f"{g[1]:.4f} ({g[0]}) | {g[2]:.4f}"
                                                          for g in got) + f" | {'yes' if ok else 'NO'} |", flush=True)
+    print("\ndegenerate cells: few pairs (n = 8: most lines cannot decide) and a speaking chance of 0.2 (most latency "
+          "medians not reached)")
+    print("| n, chance | compare.family | row | board | bound | holds | largest printed-p rate (line, printed in) |")
+    print("|---|---|---|---|---|---|---|")
+    for n, rate in DEGENERATE:
+        bad += degenerate(cell(n, args.datasets, args.seed, rate=rate), rate)
     null_s = time.perf_counter() - t0
     t1 = time.perf_counter()
     print(f"\npower: {args.power_datasets} datasets per cell (B speaks 0.1 more often, 0.8 s sooner)")
