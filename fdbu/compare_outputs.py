@@ -177,10 +177,10 @@ def _record(rec: dict) -> str:
     return record_text(rec["value"], rec["interval"])
 
 
-DECISIONS = {"*": "Holm p < alpha", "few": "no marker, whatever the p shown: too few pairs for the line's test (a "
-             "share: fewer discordant pairs than the exact test needs to reach alpha; a pooled ratio: fewer pairs "
-             "whose values differ than the sign-flip test needs; a median: fewer "
-             f"than {MIN_BOOTSTRAP_PAIRS} pairs, below which the bootstrap p is not calibrated)", "ctx": "a context metric: "
+DECISIONS = {"*": "Holm p < alpha", "few": "no marker: too few pairs for the line's test (a share: fewer discordant "
+             "pairs than the exact test needs to reach alpha, or a pooled ratio: fewer pairs whose values differ than "
+             "the sign-flip test needs, its p shown and valid at any n; a median: fewer "
+             f"than {MIN_BOOTSTRAP_PAIRS} pairs, below which the bootstrap p is not calibrated and not shown)", "ctx": "a context metric: "
              "no test", "-": "not a headline metric: p unadjusted, no marker", "n/a": "no difference (both medians not "
              "reached, or no paired sample)"}
 

@@ -165,6 +165,19 @@ def test_holm_families_hold_their_level_fixed_seed():
     assert r["rates"]["pair"]["row"] < r["rates"]["subset"]["row"]  # the options do not decide alike
 
 
+def test_no_median_p_is_printed_below_30_pairs_and_every_printed_p_holds_fixed_seed():
+    """The degenerate cell of the null benchmark, reduced (8 pairs, fixed seed): a latency median's bootstrap p over
+    so few pairs rejected a true null in 28-31% of datasets, so none is printed; every p that is printed in 20
+    datasets or more rejects within its bound."""
+    from benchmarks.family_calibration import cell as family_cell
+
+    r = family_cell(8, 60, seed=5, rate=0.5, boot=Bootstrap(400))
+    printed = r["printed_p"]
+    assert not any(metric.endswith("latency_s") for _, metric in printed)
+    assert any(k >= 20 for k, _, _ in printed.values())
+    assert all(rate <= bound for k, rate, bound in printed.values() if k >= 20)
+
+
 @pytest.mark.parametrize("mode", ["baseline", "all"])
 def test_each_option_s_families_by_name_with_entries_views_and_pairs_all(mode):
     """decide's grouping on two pairs, each with two subsets, a family entry (v1.5's control) and a view: a subset's

@@ -20,7 +20,8 @@ from ..timebase import seconds
 from .control import ATTRIBUTABLE, label, lines
 from .overlap import Components, from_rows, stopped_within
 from .paired import (MINUS_INF, NO_PAIRS, PLUS_INF, TOO_FEW, MIN_BOOTSTRAP_PAIRS, bootstrap_p, expanded_ranks,
-                     interval_ranks, min_discordant, paired_line, resampled_differences, signed, signflip_exact)
+                     interval_ranks, min_discordant, paired_line, resampled_differences, signed, signflip_exact,
+                     too_few_pairs)
 from .stats import MEDIAN, Bootstrap, rank
 from .table import LATENCY, POOLED_RATIO, SHARE
 
@@ -118,9 +119,8 @@ def shift_line(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray
     out["interval"], out["interval_flags"] = [x, y], [fx, fy]
     out["excludes_zero"] = bool(cast(float, signed(x, fx)) > 0 or cast(float, signed(y, fy)) < 0)
     test["p"] = bootstrap_p(kept)
-    if n < MIN_SHIFT_PAIRS:
-        test["reason"] = (f"{TOO_FEW} pairs: {n}, and the paired bootstrap test needs at least {MIN_SHIFT_PAIRS} "
-                          "to hold its level")
+    if n < MIN_SHIFT_PAIRS:  # no p below it: not calibrated there (issue 54, item 3)
+        test["p"], test["reason"] = None, too_few_pairs(n)
     elif 2 / (len(kept) + 1) >= alpha:
         test["reason"] = f"{TOO_FEW} resamples: {len(kept)} cannot give p < {alpha:g}"
     return {"difference": out, **test}
