@@ -111,6 +111,39 @@ def test_peaks_are_the_largest_amplitude_per_bin(tmp_path):
     assert drilldown.peaks(tmp_path / "a.wav", bins=4) == [59, 59, 30, 30]
 
 
+def _decoded_peaks(data: bytes, bins: int) -> list[int]:
+    """The waveform peaks as fdbu first computed them (every file decoded to floats by soundfile): the reference the
+    integer path of 16-bit PCM must equal."""
+    import soundfile as sf
+
+    x, _ = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
+    x = np.abs(x).max(axis=1)
+    if len(x) == 0:
+        return []
+    top = np.maximum.reduceat(x, np.minimum(np.linspace(0, len(x), bins + 1).astype(np.int64)[:-1], len(x) - 1))
+    return [int(v) for v in np.minimum(99, np.round(top * 99))]
+
+
+@pytest.mark.parametrize("subtype", ["PCM_16", "FLOAT", "PCM_24"])
+def test_peaks_equal_the_decoded_floats_for_every_length_channel_count_and_format(subtype):
+    """16-bit PCM is binned as integers (issue 58, item 3), other formats decoded by soundfile; both give what
+    decoding every file to floats gave, on random audio with full-scale negatives, mono and stereo, files shorter
+    than the bins, one frame and none."""
+    import soundfile as sf
+
+    rng = np.random.default_rng(58)
+    for n in (0, 1, 3, 399, 400, 401, 1000, 16001):
+        for channels in (1, 2):
+            x = rng.integers(-32768, 32768, (n, channels)).astype(np.int16)
+            if n:
+                x[rng.integers(0, n), 0] = -32768  # |x| = 32768: 99 of 99, and no int16 overflow
+            b = io.BytesIO()
+            sf.write(b, x if subtype == "PCM_16" else x / 32768, 16000, subtype=subtype, format="WAV")
+            assert (drilldown._pcm16(b.getvalue()) is not None) == (subtype == "PCM_16")  # which path it took
+            for bins in (4, 400):
+                assert drilldown.peaks(b.getvalue(), bins=bins) == _decoded_peaks(b.getvalue(), bins), (n, channels)
+
+
 def test_exports_hold_the_leaderboard(systems, result):
     board = lb.leaderboard(systems, result)
     names = ["mixed", "prompt"]
