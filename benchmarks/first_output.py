@@ -14,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import os
 import pty
+import re
 import select
 import shutil
 import signal
@@ -29,19 +30,28 @@ LIMIT_S = 2.0
 
 
 def first_output(argv: list[str], cwd: Path, env: dict | None = None, limit_s: float = 300.0,
-                 stop_at_first: bool = False) -> dict:
+                 stop_at_first: bool = False, key_after: "re.Pattern | None" = None, key_delay_s: float = 0.0) -> dict:
     """Run `argv` on a pseudo-terminal: seconds to its first visible output, seconds to its end, everything it
-    printed (bytes) and its exit status; `stop_at_first`: killed (its whole session) once it has said something."""
+    printed (bytes) and its exit status; `stop_at_first`: killed (its whole session) once it has said something.
+    `key_after`: Ctrl-C (SIGINT to its session, as a terminal sends it) `key_delay_s` after its output first matches
+    the pattern; then also `key_s` (when) and `message_s` (seconds from the key to its "interrupted" line)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
     t0 = time.perf_counter()
+    # a background job inherits SIGINT ignored; Ctrl-C at a terminal reaches a foreground one
     proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env, close_fds=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     os.close(slave)
-    first, out = None, b""
+    first, out, matched, key, message = None, b"", None, None, None
     try:
         while time.perf_counter() - t0 < limit_s:
-            ready, _, _ = select.select([master], [], [], 0.02)
+            ready, _, _ = select.select([master], [], [], 0.01)
+            now = time.perf_counter() - t0
+            if key_after is not None and matched is None and key_after.search(out.decode(errors="replace")):
+                matched = now
+            if matched is not None and key is None and now >= matched + key_delay_s:
+                os.killpg(proc.pid, signal.SIGINT)
+                key, mark = now, len(out)
             if ready:
                 try:
                     chunk = os.read(master, 65536)
@@ -52,6 +62,8 @@ def first_output(argv: list[str], cwd: Path, env: dict | None = None, limit_s: f
                 if first is None and chunk.strip():
                     first = time.perf_counter() - t0
                 out += chunk
+                if key is not None and message is None and b"interrupted" in out[mark:]:
+                    message = time.perf_counter() - t0 - key
                 if stop_at_first and first is not None:
                     break
             elif proc.poll() is not None:
@@ -61,7 +73,8 @@ def first_output(argv: list[str], cwd: Path, env: dict | None = None, limit_s: f
             os.killpg(proc.pid, signal.SIGKILL)
         os.close(master)
     code = proc.wait()
-    return {"first_s": first, "total_s": time.perf_counter() - t0, "output": out, "returncode": code}
+    return {"first_s": first, "total_s": time.perf_counter() - t0, "output": out, "returncode": code, "key_s": key,
+            "message_s": message}
 
 
 def first_line(output: bytes) -> str:

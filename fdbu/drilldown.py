@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import tasks
+from . import faults, tasks
 from .errors import FdbuError
 from .readers import parse_json
 
@@ -193,13 +193,15 @@ TIMES = ("latency_s", "stop_s", "response_s")  # a row's times the samples acros
 def _index(system, out: Path, bar=None) -> tuple[list, list]:
     """(the inlined index: [sample_id, subset, outcome, {time: seconds}] per sample (TIMES the row has), the
     drill-downs)."""
-    index, details = [], []
+    index: list = []
+    details: list[dict] = []
     files, base = TreeFiles(system), Path(out).resolve()
     for subset, rows in system.rows.items():
         for row in rows:
             d = drilldown(system, row, out, files, base)
             if bar is not None:
                 bar.update()
+            faults.point(f"report:sample:{len(details) + 1}")
             index.append([row["sample_id"], subset, d["outcome"],
                           {k: row[k] for k in TIMES if isinstance(row.get(k), (int, float))}])
             details.append(d)

@@ -213,27 +213,30 @@ def export(dataset: Path | None, outputs: Path | None, out: Path, *, roots: dict
         receipts: dict[str, dict[str, str]] = {}
         adopted_from: dict[str, dict[str, dict]] = {}
         others: dict[str, dict[str, dict[str, str]]] = {}  # v1.5: subset -> X.json -> id -> SHA-256
-        with ThreadPoolExecutor(max_workers=workers) as pool:
+        pool = ThreadPoolExecutor(max_workers=workers)
+        try:
             loaded = pool.map(lambda job: _load(sources[job[0]], outs[job[0]], job[0], job[1], transcripts == "adopt"),
                               found)
-            for sid, inp, in_sr, ann, audio, out_sr, reason, adopted, more in tqdm(
-                    loaded, total=len(found), desc="export", unit="sample", disable=not progress):
-                row = _sample(tmp, sid, inp, in_sr, ann, audio, out_sr, reason, length, adopted, more)
-                rows.append(row)
-                if adopted is not None and row["eligible"]:
-                    subset, name = sid.split("/")
-                    receipts.setdefault(subset, {})[name] = row["files"].pop("output.json")
-                    for json_name in more["json"]:  # v1.5's other transcripts, adopted beside output.json
-                        if json_name in row["files"]:
-                            others.setdefault(subset, {}).setdefault(json_name, {})[name] = row["files"].pop(json_name)
-                    source = {"output.wav": sha256_bytes(adopted[0]), "output.json": sha256_bytes(adopted[1])}
-                    if row.get("dropped_words"):  # the tree's output.json is the adopted one less its words after T
-                        source["dropped_after_T"] = row["dropped_words"]
-                    source.update(more.get("source", {}))  # v1.5: the other runs' and the inputs' files
-                    if row.get("other_dropped_words"):
-                        source["other_dropped_after_T"] = row["other_dropped_words"]
-                    adopted_from.setdefault(subset, {})[name] = source
-                faults.point(f"export:sample:{len(rows)}")
+            with tqdm(loaded, total=len(found), desc="export", unit="sample", disable=not progress) as bar:
+                for sid, inp, in_sr, ann, audio, out_sr, reason, adopted, more in bar:
+                    row = _sample(tmp, sid, inp, in_sr, ann, audio, out_sr, reason, length, adopted, more)
+                    rows.append(row)
+                    if adopted is not None and row["eligible"]:
+                        subset, name = sid.split("/")
+                        receipts.setdefault(subset, {})[name] = row["files"].pop("output.json")
+                        for json_name in more["json"]:  # v1.5's other transcripts, adopted beside output.json
+                            if json_name in row["files"]:
+                                others.setdefault(subset, {}).setdefault(json_name, {})[name] = row["files"].pop(json_name)
+                        source = {"output.wav": sha256_bytes(adopted[0]), "output.json": sha256_bytes(adopted[1])}
+                        if row.get("dropped_words"):  # the tree's output.json is the adopted one less its words after T
+                            source["dropped_after_T"] = row["dropped_words"]
+                        source.update(more.get("source", {}))  # v1.5: the other runs' and the inputs' files
+                        if row.get("other_dropped_words"):
+                            source["other_dropped_after_T"] = row["other_dropped_words"]
+                        adopted_from.setdefault(subset, {})[name] = source
+                    faults.point(f"export:sample:{len(rows)}")
+        finally:  # after a Ctrl-C or an error the files not yet read are not read (pool.map queued every one)
+            pool.shutdown(cancel_futures=True)
         declared = {k: v for f in tasks.family_of(sources) for k, v in tasks.release_sizes(f).items()}
         manifest = {"schema_version": 1, "kind": MANIFEST_KIND, "declared": dict(sorted(declared.items())),
                     "samples": rows}

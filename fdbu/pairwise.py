@@ -18,7 +18,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from . import tasks
+from . import faults, tasks
 from .version import __version__
 from .errors import FdbuError
 from .marks import FAMILY_RULES, family_name
@@ -316,45 +316,46 @@ def compare(systems: list[System], *, baseline: str | None = None, pairs: str = 
     pairs_list = pairs_of([s.name for s in systems], baseline, pairs)
     bar = tqdm(total=len(pairs_list) * len(tasks.scored()), desc="compare", unit="subset",
                disable=None if progress else True)  # None: on a terminal only, never into a log
-    for name_a, name_b in pairs_list:
-        a, b = by_name[name_a], by_name[name_b]
-        subsets = {}
-        for subset in tasks.scored():
-            bar.update()
-            if subset not in a.rows and subset not in b.rows:
-                continue
-            if subset not in a.rows or subset not in b.rows:
-                has, lacks = (a, b) if subset in a.rows else (b, a)
-                if not allow_different_samples:
-                    raise FdbuError(lacks.where, UNIFIED, f"has no {subset}, which {has.name} has; pass "
-                                    "compare.allow_different_samples=true to compare the subsets both hold")
-                subsets[subset] = {"dropped": {f"only_in_{has.name}": [r["sample_id"] for r in has.rows[subset]]}}
-                continue
-            subsets[subset] = compare_pair(a, b, subset, order.get(subset, {}), boot, allow_different_samples,
-                                           alpha)
-        pair: dict[str, Any] = {"a": name_a, "b": name_b, "subsets": subsets}
-        entries = compare_entries(a, b, [s for s in subsets if "metrics" in subsets[s]], order, boot,
-                                  allow_different_samples, alpha)
-        if entries:
-            pair["entries"] = entries
-        views: dict[str, dict] = {view: {} for view in a.unified.get("views", {})}  # each view's subsets, in order
-        for subset in (s for s in subsets if "metrics" in subsets[s]):
-            for view, scope in view_scopes(a.unified, subset).items():
-                views[view][subset] = compare_pair(a, b, subset, order.get(subset, {}), boot,
-                                                   allow_different_samples, alpha, scope)
-        for view, by in views.items():  # a pooled share (VideoFDB's TOR-Alignment) over the subsets compared
-            over = [pooled_over(s.unified, view) for s in (a, b)]
-            both = [s for s in over[0] if s in over[1] and s in by]
-            if len(both) >= 2:  # over one subset it is that class's own line, already decided in its section
-                by["pooled"] = compare_pooled(a, b, view, both, order, boot, allow_different_samples, alpha)
-                left = sorted(set(over[0] + over[1]) - set(both))
-                if left:
-                    by["pooled"]["warnings"].append(f"pooled over the subsets both trees hold ({', '.join(both)}); "
-                                                    f"left out: {', '.join(left)}")
-        views = {view: by for view, by in views.items() if by}
-        if views:
-            pair["views"] = views
-        head["pairs"].append(pair)
-    bar.close()
+    with bar:  # closed before an error or a Ctrl-C's message: no bar is drawn again under it
+        for name_a, name_b in pairs_list:
+            a, b = by_name[name_a], by_name[name_b]
+            subsets = {}
+            for subset in tasks.scored():
+                bar.update()
+                if subset not in a.rows and subset not in b.rows:
+                    continue
+                if subset not in a.rows or subset not in b.rows:
+                    has, lacks = (a, b) if subset in a.rows else (b, a)
+                    if not allow_different_samples:
+                        raise FdbuError(lacks.where, UNIFIED, f"has no {subset}, which {has.name} has; pass "
+                                        "compare.allow_different_samples=true to compare the subsets both hold")
+                    subsets[subset] = {"dropped": {f"only_in_{has.name}": [r["sample_id"] for r in has.rows[subset]]}}
+                    continue
+                subsets[subset] = compare_pair(a, b, subset, order.get(subset, {}), boot, allow_different_samples,
+                                               alpha)
+                faults.point(f"compare:subset:{len(subsets)}")
+            pair: dict[str, Any] = {"a": name_a, "b": name_b, "subsets": subsets}
+            entries = compare_entries(a, b, [s for s in subsets if "metrics" in subsets[s]], order, boot,
+                                      allow_different_samples, alpha)
+            if entries:
+                pair["entries"] = entries
+            views: dict[str, dict] = {view: {} for view in a.unified.get("views", {})}  # each view's subsets, in order
+            for subset in (s for s in subsets if "metrics" in subsets[s]):
+                for view, scope in view_scopes(a.unified, subset).items():
+                    views[view][subset] = compare_pair(a, b, subset, order.get(subset, {}), boot,
+                                                       allow_different_samples, alpha, scope)
+            for view, by in views.items():  # a pooled share (VideoFDB's TOR-Alignment) over the subsets compared
+                over = [pooled_over(s.unified, view) for s in (a, b)]
+                both = [s for s in over[0] if s in over[1] and s in by]
+                if len(both) >= 2:  # over one subset it is that class's own line, already decided in its section
+                    by["pooled"] = compare_pooled(a, b, view, both, order, boot, allow_different_samples, alpha)
+                    left = sorted(set(over[0] + over[1]) - set(both))
+                    if left:
+                        by["pooled"]["warnings"].append(f"pooled over the subsets both trees hold ({', '.join(both)}); "
+                                                        f"left out: {', '.join(left)}")
+            views = {view: by for view, by in views.items() if by}
+            if views:
+                pair["views"] = views
+            head["pairs"].append(pair)
     decide(head["pairs"], pairs, alpha, family)
     return head

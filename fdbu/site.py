@@ -91,14 +91,14 @@ def files(systems, result: dict | None, out: Path, formats=FORMATS, figures: dic
 
         bar = tqdm(total=sum(len(r) for s in systems for r in s.rows.values()), desc="drill-downs", unit="sample",
                    disable=None if progress else True)  # on a terminal only
-        for k, s in enumerate(systems):
-            idx, details = _index(s, out, bar)
-            index.append(idx)
-            for c in range(parts(len(details))):
-                files[f"samples-{k}-{c}.js"] = (f'window.FDBU_SAMPLES = window.FDBU_SAMPLES || {{}}; '
-                                                f'window.FDBU_SAMPLES["{k}-{c}"] = '
-                                                f'{_script_json(details[c * CHUNK:(c + 1) * CHUNK])};\n').encode()
-        bar.close()
+        with bar:  # closed before a Ctrl-C's message: no bar is drawn again under it
+            for k, s in enumerate(systems):
+                idx, details = _index(s, out, bar)
+                index.append(idx)
+                for c in range(parts(len(details))):
+                    files[f"samples-{k}-{c}.js"] = (f'window.FDBU_SAMPLES = window.FDBU_SAMPLES || {{}}; '
+                                                    f'window.FDBU_SAMPLES["{k}-{c}"] = '
+                                                    f'{_script_json(details[c * CHUNK:(c + 1) * CHUNK])};\n').encode()
         figures = figures or {}
         files.update(figures)
         links = {k: _relative(v, out) for k, v in (links or {}).items()}

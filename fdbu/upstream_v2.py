@@ -392,11 +392,12 @@ def export(root: Path, out: Path, *, judge: Path | None = None, transcripts: str
                         "<split>/<task id>_processed.json)")
     with new_folder(out, "fdbu export") as tmp:
         rows, receipts = [], {}
-        for split, folder in tqdm(found, desc="export", unit="session", disable=not progress):
-            row, got_receipts = _session(tmp, split, folder, Path(judge) if judge else None, transcripts == "adopt")
-            rows.append(row)
-            if got_receipts:
-                receipts[row["sample_id"]] = got_receipts
+        with tqdm(found, desc="export", unit="session", disable=not progress) as bar:  # closed before a Ctrl-C's message
+            for split, folder in bar:
+                row, got_receipts = _session(tmp, split, folder, Path(judge) if judge else None, transcripts == "adopt")
+                rows.append(row)
+                if got_receipts:
+                    receipts[row["sample_id"]] = got_receipts
         manifest = {"schema_version": 1, "kind": MANIFEST_KIND, "declared": dict(sorted(
             tasks.release_sizes(FAMILY).items())), "samples": rows}
         (tmp / "manifest.json").write_text(dumps(manifest))

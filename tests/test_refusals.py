@@ -520,8 +520,8 @@ def test_ctrl_c_in_speech_detection_says_what_the_rerun_resumes_from(tmp_path, c
                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert proc.returncode == 130 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stderr.strip().splitlines()[-1] == (
-        "fdbu: error: interrupted (Ctrl-C); nothing half-written was left behind; the speech probabilities of 1 of "
-        "2 files are in the cache (1 computed in this run): the same command resumes from them")
+        "fdbu: error: interrupted (Ctrl-C); nothing half-written was left behind; the speech probabilities of 1 "
+        "file are in the cache (1 computed in this run): the same command resumes from them")
     again = subprocess.run(args, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and "1 computed, 1 from cache" in again.stdout, again.stdout + again.stderr
 

@@ -199,11 +199,11 @@ def run_shard(roots: list[Path], model_factory, cache_dir: Path, shard: int, sha
     todo = [j for j in mine if cache.get(j.key) is None]
     bar = tqdm(total=len(todo), unit="file", desc=f"asr shard {shard}/{shards}", disable=not progress or not todo)
     how = (model.decoding, model.files_per_call(batch_size)) if todo else None
-    for batch, decoded in _decoded(todo, model, batch_size, max_batch_seconds, verify):
-        for j, words in zip(batch, decoded):
-            cache.put(j.key, transcript_bytes(words, j.offset), how)
-        bar.update(len(batch))
-    bar.close()
+    with bar:  # closed before a Ctrl-C's message: no bar is drawn again under it
+        for batch, decoded in _decoded(todo, model, batch_size, max_batch_seconds, verify):
+            for j, words in zip(batch, decoded):
+                cache.put(j.key, transcript_bytes(words, j.offset), how)
+            bar.update(len(batch))
     return (f"shard {shard}/{shards}: {len(mine)} files, {seconds_of(sum(j.samples for j in mine)):.0f} s of audio: "
             f"{len(todo)} transcribed, {len(mine) - len(todo)} already cached")
 
@@ -437,20 +437,31 @@ def _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_bat
             todo.append(j)
     bar = tqdm(total=len(todo), unit="file", desc="asr", disable=not progress or not todo)
     seconds = 0.0
-    if todo:  # how NeMo was called (None when this run decoded nothing)
-        counts["nemo_batch_size"] = model.files_per_call(batch_size)
-        counts["decoding"] = model.decoding
-    decoded = _decoded(todo, model, batch_size, max_batch_seconds, verify, counts)
-    for k, (batch, words_of_batch) in enumerate(decoded):  # decoded one batch at a time
-        for j, words in zip(batch, words_of_batch):
-            data = transcript_bytes(words, j.offset)
-            journal.record(j, data)
-            _write(j, data)
-            cache.put(j.key, data, (counts["decoding"], counts["nemo_batch_size"]))
-            seconds += seconds_of(j.samples)
-        counts["transcribed"] += len(batch)
-        bar.update(len(batch))
-        bar.set_postfix(audio_s=round(seconds))
-        faults.point(f"asr:batch:{k}")
+    try:
+        if todo:  # how NeMo was called (None when this run decoded nothing)
+            counts["nemo_batch_size"] = model.files_per_call(batch_size)
+            counts["decoding"] = model.decoding
+        decoded = _decoded(todo, model, batch_size, max_batch_seconds, verify, counts)
+        for k, (batch, words_of_batch) in enumerate(decoded):  # decoded one batch at a time
+            for j, words in zip(batch, words_of_batch):
+                data = transcript_bytes(words, j.offset)
+                journal.record(j, data)
+                _write(j, data)
+                cache.put(j.key, data, (counts["decoding"], counts["nemo_batch_size"]))
+                seconds += seconds_of(j.samples)
+            counts["transcribed"] += len(batch)
+            bar.update(len(batch))
+            bar.set_postfix(audio_s=round(seconds))
+            faults.point(f"asr:batch:{k}")
+    except KeyboardInterrupt as e:
+        bar.close()  # before the message: no bar is drawn again under it
+        if e.args:
+            raise
+        done = counts["kept"] + counts["from_cache"] + counts["transcribed"]
+        if not done:
+            raise KeyboardInterrupt("nothing half-written was left behind; no transcript was written yet") from None
+        raise KeyboardInterrupt(f"nothing half-written was left behind; the transcripts of {done} of {len(jobs)} "
+                                f"files are written ({counts['transcribed']} transcribed in this run) and journalled: "
+                                "the same command resumes from them") from None
     bar.close()
     return counts

@@ -9,7 +9,7 @@ from typing import cast
 import numpy as np
 from tqdm import tqdm
 
-from .. import tasks
+from .. import faults, tasks
 from ..atomic import dumps, sha256_bytes
 from ..audio import wav_bytes
 from ..errors import FdbuError
@@ -125,58 +125,60 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
         samples, truth, transcripts = [], {}, {s: {} for s in SUBSETS}
         others: dict[str, dict[str, dict[str, str]]] = {}  # subset -> X.json -> id -> SHA-256 (v1.5's other files)
         jobs = [(subset, i) for subset in SUBSETS for i in range(sizes.get(subset, 0))]
-        for subset, i in tqdm(jobs, desc="synth", unit="sample", disable=not progress):
-            rng = np.random.default_rng([seed, list(SUBSETS).index(subset), i])
-            drawn = int(rng.integers(DRAW))  # drawn for every system: the dataset part
-            own = tasks.FAMILIES[SUBSETS[subset].family].systems  # (T, annotation, eligibility) stays the same
-            behaviour = own[drawn % len(own)] if system == "mixed" else system
-            name = str(i)
-            kind = SUBSETS[subset].task
-            generate = cast(tasks.Ref, kind.generator)  # every registered task has one
-            row = {"sample_id": f"{subset}/{name}", "subset": subset, "task": kind.name}
-            runs = tasks.FAMILIES[SUBSETS[subset].family].layout  # a family with a run layout of its own (v2)
-            options = dict(tail=(lo, hi), index=i, turns=session_turns, **SUBSETS[subset].synth)
-            if rng.random() < ineligible:
-                if official and runs is not None:  # a session never run: no folder at all
-                    truth[row["sample_id"]] = {"system": behaviour, "eligible": False, "reason": "not run"}
+        with tqdm(jobs, desc="synth", unit="sample", disable=not progress) as bar:  # closed before a Ctrl-C's message
+            for k, (subset, i) in enumerate(bar):
+                faults.point(f"synth:sample:{k}")
+                rng = np.random.default_rng([seed, list(SUBSETS).index(subset), i])
+                drawn = int(rng.integers(DRAW))  # drawn for every system: the dataset part
+                own = tasks.FAMILIES[SUBSETS[subset].family].systems  # (T, annotation, eligibility) stays the same
+                behaviour = own[drawn % len(own)] if system == "mixed" else system
+                name = str(i)
+                kind = SUBSETS[subset].task
+                generate = cast(tasks.Ref, kind.generator)  # every registered task has one
+                row = {"sample_id": f"{subset}/{name}", "subset": subset, "task": kind.name}
+                runs = tasks.FAMILIES[SUBSETS[subset].family].layout  # a family with a run layout of its own (v2)
+                options = dict(tail=(lo, hi), index=i, turns=session_turns, **SUBSETS[subset].synth)
+                if rng.random() < ineligible:
+                    if official and runs is not None:  # a session never run: no folder at all
+                        truth[row["sample_id"]] = {"system": behaviour, "eligible": False, "reason": "not run"}
+                        continue
+                    row.update({"eligible": False, "reasons": [REASONS[int(rng.integers(len(REASONS)))]]})
+                    samples.append(row)
+                    truth[row["sample_id"]] = {"system": behaviour, "eligible": False}
+                    if official:  # its dataset part still exists; the capture is cut short (OFFICIAL_REASON)
+                        _, cap, annotation, transcript, _, *rest = generate(rng, behaviour, **options)
+                        _official_sample(tmp / subset / name, cap, kind.annotation, annotation, transcript, OFFICIAL_REASON,
+                                         rest[0] if rest else None)
+                        truth[row["sample_id"]]["reason"] = OFFICIAL_REASON
                     continue
-                row.update({"eligible": False, "reasons": [REASONS[int(rng.integers(len(REASONS)))]]})
+                T, cap, annotation, transcript, intended, *extra = generate(rng, behaviour, **options)
+                more: dict[str, Capture] = extra[0] if extra else {}  # the task's other audio files (Task.audio)
+                truth[row["sample_id"]] = {"system": behaviour, "eligible": True, "intended": intended}
+                if official and runs is not None and runs.synth is not None:  # as that family's runs leave it
+                    sid = runs.synth(tmp, subset, i, cap, annotation, transcript, intended, more)
+                    truth[sid] = truth.pop(row["sample_id"])  # the sample id its export gives
+                    continue
+                if official:
+                    _official_sample(tmp / subset / name, cap, kind.annotation, annotation, transcript, None, more)
+                    continue
+                folder = tmp / subset / name
+                folder.mkdir(parents=True)
+                files = {"output.wav": _write(folder / "output.wav", cap.wav())}
+                for audio_name, other in more.items():
+                    files[audio_name] = _write(folder / audio_name, other.wav())
+                    if audio_name in kind.transcribed:
+                        json_name = audio_name.replace(".wav", ".json")
+                        others.setdefault(subset, {}).setdefault(json_name, {})[name] = _write(
+                            folder / json_name, (json.dumps(other.transcript()) + "\n").encode())
+                if annotation is not None:
+                    ann = cast(str, kind.annotation)  # a task with an annotation names its file
+                    files[ann] = _write(folder / ann, (json.dumps(annotation) + "\n").encode())
+                transcripts[subset][name] = _write(folder / "output.json", (json.dumps(transcript) + "\n").encode())
+                row.update({"sample_rate": SR, "input_samples": cap.n, "input_s": cap.n / SR, "eligible": True,
+                            "reasons": [], "files": files})
+                if "clean_input.wav" in more:  # v1.5: the clean run's window
+                    row["clean_input_samples"] = more["clean_input.wav"].n
                 samples.append(row)
-                truth[row["sample_id"]] = {"system": behaviour, "eligible": False}
-                if official:  # its dataset part still exists; the capture is cut short (OFFICIAL_REASON)
-                    _, cap, annotation, transcript, _, *rest = generate(rng, behaviour, **options)
-                    _official_sample(tmp / subset / name, cap, kind.annotation, annotation, transcript, OFFICIAL_REASON,
-                                     rest[0] if rest else None)
-                    truth[row["sample_id"]]["reason"] = OFFICIAL_REASON
-                continue
-            T, cap, annotation, transcript, intended, *extra = generate(rng, behaviour, **options)
-            more: dict[str, Capture] = extra[0] if extra else {}  # the task's other audio files (Task.audio)
-            truth[row["sample_id"]] = {"system": behaviour, "eligible": True, "intended": intended}
-            if official and runs is not None and runs.synth is not None:  # as that family's runs leave it
-                sid = runs.synth(tmp, subset, i, cap, annotation, transcript, intended, more)
-                truth[sid] = truth.pop(row["sample_id"])  # the sample id its export gives
-                continue
-            if official:
-                _official_sample(tmp / subset / name, cap, kind.annotation, annotation, transcript, None, more)
-                continue
-            folder = tmp / subset / name
-            folder.mkdir(parents=True)
-            files = {"output.wav": _write(folder / "output.wav", cap.wav())}
-            for audio_name, other in more.items():
-                files[audio_name] = _write(folder / audio_name, other.wav())
-                if audio_name in kind.transcribed:
-                    json_name = audio_name.replace(".wav", ".json")
-                    others.setdefault(subset, {}).setdefault(json_name, {})[name] = _write(
-                        folder / json_name, (json.dumps(other.transcript()) + "\n").encode())
-            if annotation is not None:
-                ann = cast(str, kind.annotation)  # a task with an annotation names its file
-                files[ann] = _write(folder / ann, (json.dumps(annotation) + "\n").encode())
-            transcripts[subset][name] = _write(folder / "output.json", (json.dumps(transcript) + "\n").encode())
-            row.update({"sample_rate": SR, "input_samples": cap.n, "input_s": cap.n / SR, "eligible": True,
-                        "reasons": [], "files": files})
-            if "clean_input.wav" in more:  # v1.5: the clean run's window
-                row["clean_input_samples"] = more["clean_input.wav"].n
-            samples.append(row)
         truth_file = {"generator": "fdbu synth", "seed": seed, "n": sizes, "system": system, "ineligible": ineligible,
                       "samples": truth}
         if official:

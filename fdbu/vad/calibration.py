@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import device as devices
+from .. import device as devices, faults
 from ..atomic import dumps, open_own, write_bytes, write_text
 from ..cachedir import CALIBRATION, VAD_PROBS, cache_root
 from ..errors import FdbuError
@@ -180,6 +180,7 @@ def measure(silero, batched, ident: dict, folder: Path | None = None, progress: 
               bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} audio s [{elapsed}<{remaining}]") as bar:
         batched_probs = batched.probabilities(audios)
         bar.update(audio_s)
+        faults.point("calibrate:batched")  # the reference pass next
         refs = reference(folder, silero, audios, bar,
                          batched.threads if ident["device"]["type"] == "cpu" else devices.free_cores())
         bar.update(max(0.0, total - bar.n))  # a stored reference pass costs nothing

@@ -273,11 +273,14 @@ class SpeechDetector:
                 bar.update(round(sum(len(a) for _, a in batch) / 16000))
         except KeyboardInterrupt as e:
             bar.close()  # before the message: no bar is drawn again under it
-            if e.args or not self.cache or self.backend != "batched":  # (the reference path caches nothing here)
-                raise
-            raise KeyboardInterrupt(f"nothing half-written was left behind; the speech probabilities of "
-                                    f"{len(jobs) - len(todo) + kept} of {len(jobs)} files are in the cache ({kept} "
-                                    "computed in this run): the same command resumes from them") from None
+            # this call's cached files and those of the run's earlier calls (a command detects speech subset by
+            # subset; every file of a finished call is in the cache, found there or put there)
+            cached = self.stats.files + len(jobs) - len(todo) + kept
+            if e.args or not self.cache or self.backend != "batched" or not cached:
+                raise  # (the reference path caches nothing here)
+            raise KeyboardInterrupt(f"nothing half-written was left behind; the speech probabilities of {cached} "
+                                    f"file{'s' * (cached != 1)} are in the cache ({self.stats.computed} computed in this run): the same "
+                                    "command resumes from them") from None
         bar.close()
         self.stats.files += len(jobs)
         self.stats.audio_s += sum(j.samples for j in jobs) / 16000

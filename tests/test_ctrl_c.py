@@ -1,0 +1,83 @@
+"""Ctrl-C in the middle of every command's work, on a pseudo-terminal as a person meets it (issue 56, item 3): one
+line, exit 130, no bar drawn again after it, and where the command keeps what it did (speech probabilities in the
+cache, transcripts in the tree) the line says how many and that the same command resumes from them, which the
+rerun then does. The Ctrl-C is delivered at a named step inside the command's loop (`FDBU_INTERRUPT_AT`,
+fdbu.faults), not timed; how soon the line follows a real key is measured in `benchmarks/ctrl_c.py` (RESULTS.md)."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.first_output import demo, first_output
+from builders import needs_nemo
+
+FDBU = str(Path(sys.executable).parent / "fdbu")
+RESUMES = re.compile(r"the (speech probabilities|transcripts) of (\d+) (of \d+ )?files? .*: the same command "
+                     r"resumes from them$")
+# each command, its arguments on the demo trees, the step inside its work where Ctrl-C comes, and whether what it
+# did is kept for the next run
+CASES = {
+    "score": (["tree=mixed", "vad.batch_seconds=10"], "vad:batch:1", True),
+    "sweep": (["tree=mixed", "out=o/sweep", "vad.batch_seconds=10"], "vad:batch:1", True),
+    "vad": (["tree=mixed", "vad.batch_seconds=10"], "vad:batch:1", True),
+    "asr": (["tree=untranscribed", "asr.batch_size=1", "asr.max_batch_seconds=10", "device=cpu"], "asr:batch:0",
+            True),
+    "compare": (["trees=[mixed,prompt]", "out=o/compare"], "compare:subset:1", False),
+    "report": (["trees=[mixed,prompt]", "out=o/report"], "report:sample:1", False),
+    "export": (["dataset=official", "out=o/export"], "export:sample:1", False),
+    "synth": (["out=o/synth", "n=2"], "synth:sample:1", False),
+    "evaluate": (["tree=mixed"], "evaluate:staged:summary.json", False),
+    "calibrate": ([], "calibrate:batched", False),
+}
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ctrl-c")
+    demo(root, n=2)
+    return root
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", sorted(CASES))
+def test_ctrl_c_is_one_line_with_no_bar_after_it_and_says_what_the_rerun_resumes_from(work, tmp_path, command,
+                                                                                       calibrated):
+    from fdbu.cachedir import cache_root
+    from fdbu.registry import COMMANDS
+
+    assert set(CASES) == set(COMMANDS)  # a new command gets its case
+    argv, step, keeps = CASES[command]
+    cache = tmp_path / "cache"  # empty but for this machine's calibration (calibrate computes its own)
+    if command != "calibrate":
+        shutil.copytree(cache_root() / "vad-probs" / "calibration", cache / "vad-probs" / "calibration")
+    cwd = tmp_path / "work"
+    shutil.copytree(work, cwd, symlinks=True)
+    extra = [] if command in ("compare", "report", "synth", "export") else [f"cache_dir={cache}"]  # no cache there
+    if command == "asr":
+        needs_nemo()
+        import tiny_asr
+
+        extra.append(f"asr.checkpoint={tiny_asr.build(tmp_path / 'tiny', kind='rnnt')}")
+    ran = first_output([FDBU, command, *argv, *extra], cwd, {**os.environ, "FDBU_INTERRUPT_AT": step})
+    code, printed = ran["returncode"], ran["output"].decode(errors="replace")
+    assert code == 130 and "Traceback" not in printed, printed
+    frames = [f.strip() for f in re.split(r"[\r\n]+", printed)]
+    said = [k for k, f in enumerate(frames) if f.startswith("fdbu: error: interrupted (Ctrl-C)")]
+    assert len(said) == 1, printed
+    assert not any(frames[said[0] + 1:]), printed  # nothing drawn after the line: no bar redrawn under it
+    # stopped inside its bar's loop (evaluate on v1.0 has none: it is done in about a second)
+    assert any(re.search(r"\d+%\|", f) for f in frames[:said[0]]) == (command != "evaluate"), printed
+    kept = RESUMES.search(frames[said[0]])
+    assert bool(kept) == keeps, frames[said[0]]
+    if keeps:
+        done = int(kept[2])
+        assert done > 0, frames[said[0]]
+        again = subprocess.run([FDBU, command, *argv, *extra, "progress=false"], cwd=cwd, capture_output=True,
+                               text=True, timeout=300)
+        assert again.returncode == 0, again.stderr
+        resumed = f"{done} kept" if command == "asr" else f" {done} from cache"
+        assert resumed in again.stdout + again.stderr, again.stdout + again.stderr
