@@ -78,6 +78,7 @@ class Context:
     judge: object = None
     pins: dict[str, str] | None = None
     probs_cache: Path | None = None  # get_timing.py's Silero by the batched path and its cache (None: the reference)
+    progress: bool = False  # a bar on a terminal over the rules that read audio (the backchannel's Silero per file)
 
 
 def pause_rule(tree: Tree, subset: str, ctx: Context) -> dict:
@@ -105,7 +106,12 @@ def backchannel_rule(tree: Tree, subset: str, ctx: Context) -> dict:
         gt = json.loads(Path(ctx.gt_distribution).read_bytes())
     except (OSError, ValueError) as e:
         raise FdbuError("config", GT_DISTRIBUTION, f"cannot be read ({e})") from None
-    out = official.backchannel(speakers, gt)
+    from tqdm import tqdm
+
+    # the script's Silero runs file by file on the reference path (seconds per ten files): a bar, on a terminal only
+    with tqdm(speakers, desc=f"{subset} (official rule)", unit="sample",
+              disable=None if ctx.progress else True) as bar:
+        out = official.backchannel(bar, gt)
     lacking = [sp.name for sp in speakers if sp.name not in gt] if isinstance(gt, dict) else []
     failed = {id(v): v for v in out.values() if isinstance(v, dict)}  # one record may stand for several numbers
     for value in failed.values():  # the script's own failure kept (its exception first: run_official compares it),
@@ -119,7 +125,8 @@ def backchannel_rule(tree: Tree, subset: str, ctx: Context) -> dict:
 
 
 def evaluate(root: Path | Tree, *, gt_distribution: Path | None = None, silero: SileroVAD | None = None,
-             judge=None, pins: dict[str, str] | None = None, probs_cache: Path | None = None) -> dict:
+             judge=None, pins: dict[str, str] | None = None, probs_cache: Path | None = None,
+             progress: bool = False) -> dict:
     """The official rules on a tree (a path, or a tree already loaded and checked). Each rule
     runs over the subset's eligible samples (Definition 26); `pins` (file name -> SHA-256, default
     the shipped ones) only label the ground-truth distribution's hash as pinned or not."""
@@ -132,7 +139,7 @@ def evaluate(root: Path | Tree, *, gt_distribution: Path | None = None, silero: 
               "inputs": {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
               "rules": rules,
               "judge": judge.identity() if judge is not None else None, "subsets": {}}
-    ctx = Context(gt_distribution, silero, judge, pins, probs_cache)
+    ctx = Context(gt_distribution, silero, judge, pins, probs_cache, progress)
     for name, subset in tasks.SUBSETS.items():
         if tree.subset(name) and subset.task.official is not None and subset.task.official.rule is not None:
             result["subsets"][name] = subset.task.official.rule(tree, name, ctx)

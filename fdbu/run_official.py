@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any, cast
 
 from .official import rules as official
@@ -106,20 +107,34 @@ def run_script(mode: str | None, script: Path | str, root: Path, cwd: Path, url:
     return proc.returncode, proc.stdout, proc.stderr
 
 
-def run_each_timing(script: Path, hub: Path, roots: list[Path], cwd: Path) -> list[tuple[int, str, str]]:
+def run_each_timing(script: Path, hub: Path, roots: list[Path], cwd: Path,
+                    step=None) -> list[tuple[int, str, str]]:
     """get_timing.py on each root, unchanged, each run as `python get_timing.py --root_dir ROOT` is (fresh as
     __main__) but all in one process through fdbu.official.child (torch loaded once): (exit status, stdout,
-    stderr) per root, from the line the child prints after each run. A root the child ended before reporting (it
-    died in a run) is run again alone, in a process of its own, as before."""
+    stderr) per root, from the line the child prints after each run, read as it comes (`step`, a `_stepper`: each
+    root's run said as it starts and ends). A root the child ended before reporting (it died in a run) is run again
+    alone, in a process of its own, as before."""
+    import contextlib
+
     from .official.child import RUN
 
-    proc = subprocess.run([sys.executable, "-m", "fdbu.official.child", "timing_each", str(script), str(hub),
-                           *map(str, roots)], capture_output=True, text=True, cwd=cwd, env=dict(os.environ))
+    step = step or _stepper(None)
     runs = {}
-    for line in proc.stdout.splitlines():
-        if line.startswith(RUN):
-            r = json.loads(line.removeprefix(RUN))
-            runs[r["root"]] = (r["rc"], r["stdout"], r["stderr"])
+    with tempfile.TemporaryFile("w+") as err, subprocess.Popen(
+            [sys.executable, "-m", "fdbu.official.child", "timing_each", str(script), str(hub), *map(str, roots)],
+            stdout=subprocess.PIPE, stderr=err, text=True, cwd=cwd, env=dict(os.environ)) as proc:
+        with contextlib.ExitStack() as running:
+            pending = iter(roots)
+            running.enter_context(step(f"{script.name}: torch and its offline hub loading"))
+            for line in cast(Any, proc.stdout):
+                if line.startswith(RUN):
+                    r = json.loads(line.removeprefix(RUN))
+                    if "root" in r:
+                        runs[r["root"]] = (r["rc"], r["stdout"], r["stderr"])
+                    running.close()  # the set-up's or that root's seconds said; the next root's start
+                    following = next(pending, None)
+                    if following is not None:
+                        running.enter_context(step(f"{script.name} on {following.name}"))
     return [runs[str(root)] if str(root) in runs else run_script("timing", script, root, cwd, str(hub))
             for root in roots]
 
@@ -391,10 +406,48 @@ def check_files(tree: Tree, checkout: Path, gt_path: Path | None, pins: dict[str
     return paths, files
 
 
+def _stepper(say: Callable[[str], None] | None):
+    """A context manager per official script: "official NAME on SUBSET ..." as it starts, its seconds as it ends."""
+    import contextlib
+    import time
+
+    @contextlib.contextmanager
+    def step(what: str):
+        if say is None:
+            yield
+            return
+        import threading
+
+        from tqdm import tqdm
+
+        say(f"official {what} ...")
+        t0 = time.perf_counter()
+        # the script prints nothing until it ends (its output is read then): its elapsed time ticks meanwhile
+        clock = tqdm(desc="  running", bar_format="{desc} {elapsed}", leave=False)
+        done = threading.Event()
+
+        def tick() -> None:
+            while not done.wait(0.5):
+                clock.refresh()
+        ticker = threading.Thread(target=tick, daemon=True)
+        ticker.start()
+        try:
+            yield
+        finally:
+            done.set()
+            ticker.join()
+            clock.close()
+        say(f"official {what}: {time.perf_counter() - t0:.1f} s")
+    return step
+
+
 def run_official(tree: Tree, checkout: Path, result: dict, *, gt_path: Path | None = None,
-                 pins: dict[str, str] | None = None, allow_unpinned: bool = False) -> tuple[dict, list[str], list[str]]:
+                 pins: dict[str, str] | None = None, allow_unpinned: bool = False,
+                 say: Callable[[str], None] | None = None) -> tuple[dict, list[str], list[str]]:
     """Run every script whose subset the tree has (`pins` default: the shipped ones). Returns
-    (summary.json's `official_run`, console lines, disagreement lines)."""
+    (summary.json's `official_run`, console lines, disagreement lines). `say`: told each script as it starts and
+    its seconds when it ends (a terminal is never silent through them: issue 56)."""
+    step = _stepper(say)
     from .evaluate import interruption
     from .judge import Judge, load_official
 
@@ -413,17 +466,18 @@ def run_official(tree: Tree, checkout: Path, result: dict, *, gt_path: Path | No
             hub = offline_hub(Path(tmp) / "hub")  # one for every v1.5 subset of the run
             timing_script = paths[cast(Official, SUBSETS[timed[0]].task.official).script]
             timings = dict(zip(timed, run_each_timing(timing_script, hub, [Path(tmp) / s for s in timed],
-                                                      Path(tmp))))
+                                                      Path(tmp), step)))
         for subset in ran:
             spec = cast(Official, SUBSETS[subset].task.official)
             script, mode = spec.script, spec.runner
             path, root, ours = paths[script], Path(tmp) / subset, result["subsets"][subset]
             extra: dict[str, Any] = {}
             if mode is None:
-                rc, out, err = run_script(mode, path, root, Path(tmp))
+                with step(f"{script} on {subset}"):
+                    rc, out, err = run_script(mode, path, root, Path(tmp))
             elif mode == "interruption":
                 prompt = load_official(checkout, pins, allow_unpinned)
-                with StubJudge() as stub:
+                with StubJudge() as stub, step(f"{script} on {subset} (the stub judge)"):
                     rc, out, err = run_script(mode, path, root, Path(tmp), stub.url)
                     extra["judge"] = {"stub": StubJudge.POLICY, "official_requests": stub.requests}
                 with StubJudge() as stub:
@@ -436,15 +490,17 @@ def run_official(tree: Tree, checkout: Path, result: dict, *, gt_path: Path | No
                 record = {**compare_files(subset, rc, err, root, ours), "hub": HUB, "loader": LOADER,
                           "population": population(tree, subset)}
                 report["subsets"][subset] = record
-                report["subsets"][f"{subset}/behaviour"] = behaviour_run(tree, subset, checkout, paths, Path(tmp),
-                                                                       ours["behaviour"], pins, allow_unpinned)
+                with step(f"{official.BEHAVIOR_SCRIPT} on {subset} (the stub judge)"):
+                    report["subsets"][f"{subset}/behaviour"] = behaviour_run(tree, subset, checkout, paths, Path(tmp),
+                                                                           ours["behaviour"], pins, allow_unpinned)
                 continue
             else:
                 if gt_path is None or "pending" in ours:
                     report["subsets"][subset] = {"script": script, "status": "could not run",
                                                  "why": "needs icc_gt_distribution.json: evaluate.gt_distribution=PATH"}
                     continue
-                rc, out, err = run_script(mode, path, root, gt_folder(Path(tmp) / f"{subset}-cwd", gt_path))
+                with step(f"{script} on {subset}"):
+                    rc, out, err = run_script(mode, path, root, gt_folder(Path(tmp) / f"{subset}-cwd", gt_path))
                 extra["loader"] = LOADER
             record = {**compare(subset, rc, out, err, ours), **extra, "population": population(tree, subset)}
             if mode == "interruption":

@@ -36,6 +36,14 @@ def _fold_rows(rows: list[str], width: int) -> list[list[str]]:
     return out
 
 
+def teller(command: str, progress: bool):
+    """`say(text)` printing "fdbu COMMAND: text" on a terminal with progress on, for the steps that draw no bar (an
+    official script running); None into a pipe, a file or with progress=false."""
+    if not progress or not sys.stderr.isatty():
+        return None
+    return lambda text: print(f"fdbu {command}: {text}", file=sys.stderr, flush=True)
+
+
 def fit(text: str) -> str:
     """On a terminal, lines wider than it are fitted to it: prose wraps at spaces (indented under its start); a
     table's rows are cut at a column boundary they share, the rest of each row on the line below it, so no

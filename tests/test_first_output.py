@@ -58,3 +58,17 @@ def test_the_line_is_for_a_person_at_a_terminal_and_never_before_a_refusal(tmp_p
     announce("evaluate", SimpleNamespace(tree=str(tmp_path / "nope"), progress=progress,
                                          evaluate=SimpleNamespace(run_official=False)))
     assert capsys.readouterr().err == ""  # not a tree: the command's refusal comes alone
+
+
+@pytest.mark.parametrize("tty,progress", [(True, True), (True, False), (False, True)])
+def test_an_official_script_is_said_on_a_terminal_only(monkeypatch, capsys, tty, progress):
+    """The steps that draw no bar (an official script running) are told on a terminal with progress on; into a pipe,
+    a file or with progress=false nothing is added to the command's output."""
+    from fdbu.terminal import teller
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: tty)
+    say = teller("evaluate", progress)
+    assert (say is None) == (not (tty and progress))
+    if say is not None:
+        say("official get_timing.py on user_interruption ...")
+        assert capsys.readouterr().err == "fdbu evaluate: official get_timing.py on user_interruption ...\n"

@@ -160,10 +160,24 @@ def test_get_timings_lists_by_the_batched_path_equal_the_reference_paths(v15_tre
 
 @pytest.mark.slow
 @needs_official_v15
-def test_evaluate_runs_get_timing_unchanged_and_offline_and_every_file_is_fdbus(v15_tree, tmp_path):
+def test_evaluate_runs_get_timing_unchanged_and_offline_and_every_file_is_fdbus(v15_tree, tmp_path, monkeypatch):
+    import re
+    import sys
+
+    from fdbu import terminal
+
+    # as on a terminal: each official script said as it starts and with its seconds as it ends (issue 56)
+    monkeypatch.setattr(terminal, "teller", lambda command, progress: lambda text: print(f"fdbu {command}: {text}",
+                                                                                          file=sys.stderr))
     out = fdbu_main("evaluate", f"tree={v15_tree}", f"evaluate.official_checkout={OFFICIAL_V15}",
                     "evaluate.run_official=true")
     assert out.returncode == 0, out.stderr
+    steps = ["get_timing.py: torch and its offline hub loading"] + [f"get_timing.py on {s}" for s in V15] + \
+        [f"eval_behavior.py on {s} (the stub judge)" for s in V15]
+    said = [line.removeprefix("fdbu evaluate: official ") for line in out.stderr.splitlines()
+            if line.startswith("fdbu evaluate: ")]
+    assert len(said) == 2 * len(steps) and said[0::2] == [f"{step} ..." for step in steps], out.stderr
+    assert all(re.fullmatch(rf"{re.escape(step)}: \d+\.\d s", end) for step, end in zip(steps, said[1::2])), said
     summary = json.loads((v15_tree / "summary.json").read_text())
     manifest = json.loads((v15_tree / "manifest.json").read_text())
     eligible = {s: [r["sample_id"].split("/")[1] for r in manifest["samples"] if r["subset"] == s and r["eligible"]]

@@ -52,11 +52,14 @@ def run(cfg, call: Call = CALL) -> Ran:
         from ..run_official import check_files
 
         check_files(tree, cast(Path, checkout), gt, pins, e.allow_unpinned)  # the config asks for one
-    result = ev.evaluate(tree, gt_distribution=gt, judge=judge, pins=pins, probs_cache=cfg.cache_root() / VAD_PROBS)
+    result = ev.evaluate(tree, gt_distribution=gt, judge=judge, pins=pins, probs_cache=cfg.cache_root() / VAD_PROBS,
+                         progress=cfg.progress)
     if e.run_official:
         from ..run_official import run_official
+        from ..terminal import teller
 
         result["official_run"], lines, disagreements = run_official(tree, cast(Path, checkout), result, gt_path=gt, pins=pins,
+                                                                    say=teller("evaluate", cfg.progress),
                                                                     allow_unpinned=e.allow_unpinned)
     written, report = commit(outputs, ev.files(result, judge.ledger if judge else None))
     return Ran(result, written, [*lines, *report], disagreements=disagreements)

@@ -25,7 +25,8 @@ installed, pinned silero-vad package's model), torch.hub's `urlopen` raises URLE
 back to that directory, as torch.hub does offline, and nothing is fetched), `torchaudio.load` is `pcm16_load`,
 and torch computes on one thread, as fdbu's reference path does (`fdbu.vad.silero`). The script then runs as
 `python get_timing.py --root_dir ROOT_DIR`. timing_each does the same set-up once, then runs the script on each
-ROOT_DIR in turn, printing a line `[fdbu-run] ` + JSON (the root, the exit status, stdout, stderr) after each.
+ROOT_DIR in turn, printing a line `[fdbu-run] ` + JSON (the root, the exit status, stdout, stderr) after each
+(and `{"ready": true}` once the set-up is done).
 
 behavior: v1.5's eval_behavior.py is imported and `eval_behavior_all(root_dir, client, task="behavior")` called,
 as its evaluate.py does, with an `openai.OpenAI` client on JUDGE_URL (fdbu's stub judge on loopback), in the
@@ -161,6 +162,7 @@ def timing_each(script: str, hub_dir: str, *root_dirs: str) -> None:
     import traceback
 
     _offline_timing(hub_dir)
+    print(RUN + json.dumps({"ready": True}), flush=True)  # torch and the hub set up: the runs start
     for root in root_dirs:
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

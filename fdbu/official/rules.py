@@ -21,7 +21,7 @@ import math
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -360,7 +360,7 @@ def _mean_std(values: list) -> dict:
     return {"mean": "nan" if math.isnan(mean) else mean, "std": "nan" if math.isnan(std) else std}
 
 
-def backchannel(speakers: list[Speaker], gt_distribution: dict) -> dict:
+def backchannel(speakers: Iterable[Speaker], gt_distribution: dict) -> dict:
     """eval_backchannel.py:17-170 over the speaker folders in the order given (the script's
     `os.listdir`, 27). A name that is not `str.isdigit()` is skipped before anything is read
     (28-29). Per speaker: TOR and predictions (43-109); TOR appended (113); frequency =
