@@ -97,3 +97,35 @@ def test_the_examples_folder_is_named_where_a_checkout_has_none(tmp_path, monkey
     shipped = out.stderr.strip().rsplit("--config-dir ", 1)[1]
     again = fdbu_main("score", "--config-dir", shipped, "--config-name", "score-modelA")
     assert "tree: runs/modelA does not exist" in again.stderr, again.stderr  # the file read: its tree is the example's
+
+
+def test_no_command_s_config_sets_hydra_mode_so_the_cli_need_not_compose_it_twice():
+    """fdbu.cli answers Hydra's `get_mode` without composing (it composed the whole config once only to read
+    `hydra.mode`): true only while no command's config sets hydra.mode, which this composes and checks."""
+    from hydra import initialize_config_module
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.types import RunMode
+
+    from fdbu.config import register
+    from fdbu.registry import COMMANDS
+
+    register()
+    for command in COMMANDS:
+        with initialize_config_module("fdbu.conf", version_base="1.3"):
+            hydra = GlobalHydra.instance().hydra
+            assert hydra is not None
+            cfg = hydra.compose_config(config_name=command, overrides=[], run_mode=RunMode.MULTIRUN,
+                                       with_log_configuration=False, validate_sweep_overrides=False)
+            assert cfg.hydra.mode is None, command
+
+
+def test_hydra_mode_on_the_command_line_is_still_hydra_s(synth_tree, tmp_path, monkeypatch):
+    """With hydra.mode named, Hydra reads it as before: MULTIRUN sweeps a comma list as -m does (two jobs)."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(synth_tree, a)
+    shutil.copytree(synth_tree, b)
+    monkeypatch.chdir(tmp_path)
+    out = fdbu_main("score", f"tree={a},{b}", "hydra.mode=MULTIRUN", "progress=false")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("synthetic_user_interruption:") == 2, out.stdout
+    assert all((tree / "unified.json").is_file() for tree in (a, b))
