@@ -35,6 +35,14 @@ def load() -> str:
     return f"load average {one:.2f} / {five:.2f} / {fifteen:.2f} (1 / 5 / 15 min)"
 
 
+def verdict(late: list[str], why: str) -> None:
+    """A table's last line, the machine's load now; then, where some row missed its bound, a non-zero exit naming
+    those rows."""
+    print(f"\n{load()}")
+    if late:
+        raise SystemExit(f"{why}: {', '.join(late)}")
+
+
 def captures(root: Path, n: int, seed: int = 0, tail=(14.0, 22.0)) -> Path:
     """A tree of n interruption captures, T - R drawn from `tail` (20-30 s captures by default)."""
     tree = root / f"captures-{n}-{seed}"

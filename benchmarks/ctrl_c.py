@@ -45,7 +45,7 @@ def main() -> None:
     from fdbu.cachedir import cache_root
 
     from .asr_throughput import checkpoint_for
-    from .common import load as machine_load, machine, parse
+    from .common import load as machine_load, machine, parse, verdict
 
     args, work = parse(__doc__, files=0, runs=(int, 3), checkpoint=(str, None), model=(str, "tiny"))
     fdbu = str(Path(sys.executable).parent / "fdbu")
@@ -85,9 +85,7 @@ def main() -> None:
               f"{line[:140]} |", flush=True)
         if not waits or max(waits) > LIMIT_S or bar_after:
             late.append(command)
-    print(f"\n{machine_load()}")
-    if late:
-        raise SystemExit(f"later than {LIMIT_S:g} s, or a bar after the line: {', '.join(late)}")
+    verdict(late, f"later than {LIMIT_S:g} s, or a bar after the line")
 
 
 if __name__ == "__main__":

@@ -115,7 +115,7 @@ def demo(work: Path, n: int = 8) -> dict[str, list[str]]:
 
 
 def main() -> None:
-    from .common import load as machine_load, machine, parse
+    from .common import load as machine_load, machine, parse, verdict
 
     args, work = parse(__doc__, files=0, runs=(int, 3))
     fdbu = str(Path(sys.executable).parent / "fdbu")
@@ -143,9 +143,7 @@ def main() -> None:
               f"{said[:70]} |", flush=True)
         if min(firsts) > LIMIT_S or min(r["gap_s"] for r in runs) > LIMIT_S:
             late.append(name)
-    print(f"\n{machine_load()}")
-    if late:
-        raise SystemExit(f"silent for more than {LIMIT_S:g} s: {', '.join(late)}")
+    verdict(late, f"silent for more than {LIMIT_S:g} s")
 
 
 if __name__ == "__main__":
