@@ -77,6 +77,9 @@ class Task:
     #                                       answers (whose length it must have); v1.5 adds the clean run
     unscored: str | None = None           # a task without unified metrics: why, as fdbu score says it
     detected: tuple[str, ...] = ("output.wav",)  # the runs Silero segments (speech_detection): v1.5 adds the clean run
+    # a file the ASR stage writes from a sample's transcripts once all are written: (its name, {X.json: bytes} ->
+    # bytes); v2: transcripts.json, as upstream's eval/asr_batch.py combines A.json and B.json
+    combined: tuple[str, Ref] | None = None
 
     @property
     def scored(self) -> bool:
@@ -159,7 +162,7 @@ SESSION = Task(
     reference=None, speech_detection=True, asr_task="default", asr_cut=None, label="session (v2)",
     official=Official(JUDGE_SCORE_SCRIPT, {}, "judge_scores", rule=Ref(V2_RUNS, "judge_rule"), via_evaluate=False),
     generator=Ref(SYNTH, "session_sample"), audio=("input.wav",), transcribed=("output.wav", "input.wav"),
-    detected=("output.wav", "input.wav"))
+    detected=("output.wav", "input.wav"), combined=("transcripts.json", Ref(V2_RUNS, "transcripts_of")))
 TASKS = {t.name: t for t in (PAUSE_HANDLING, TURN_TAKING, USER_INTERRUPTION, BACKCHANNEL, OVERLAP, SESSION)}
 
 # the releases, in order (a tree's families are listed in it); v1.5's subsets carry the matched control (its

@@ -261,6 +261,12 @@ def transcripts_bytes(a_doc: dict, b_doc: dict) -> bytes:
     return json.dumps(combine_transcripts(a_doc, b_doc), indent=2).encode()
 
 
+def transcripts_of(transcripts: dict[str, bytes]) -> bytes:
+    """transcripts.json of a tree's session from its two transcripts (fdbu asr's, in the tree's names): input.json is
+    the examiner's A.json, output.json the system's B.json."""
+    return transcripts_bytes(json.loads(transcripts["input.json"]), json.loads(transcripts["output.json"]))
+
+
 # ---- export
 
 def _fit(mono: np.ndarray, T: int, where: str) -> tuple[np.ndarray, dict | None]:

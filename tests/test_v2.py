@@ -469,10 +469,22 @@ def test_without_adopt_fdbu_asr_transcribes_both_channels_and_score_reads_them(v
     assert out.returncode == 0, out.stderr
     assert "24 transcribed" in out.stdout, out.stdout  # 12 sessions x 2 channels
     asr = json.loads((tree / "asr.json").read_text())
+    from fdbu.atomic import sha256_bytes
+    from fdbu.upstream_v2 import transcripts_bytes
+
     for subset in V2:
         entry = asr["subsets"][subset]
         assert len(entry["transcripts"]) == 3 and set(entry["other_transcripts"]) == {"input.json"}
         assert len(entry["other_transcripts"]["input.json"]) == 3
+        # transcripts.json as asr_batch.py's combine_transcripts writes it from A.json (input.json) and B.json
+        # (output.json; tests/test_v2_official.py: fdbu's combine_transcripts against the unchanged script's)
+        assert set(entry["combined"]["transcripts.json"]) == set(entry["transcripts"])
+        for name, sha in entry["combined"]["transcripts.json"].items():
+            folder = tree / subset / name
+            data = (folder / "transcripts.json").read_bytes()
+            assert data == transcripts_bytes(*(json.loads((folder / f).read_bytes()) for f in ("input.json",
+                                                                                                "output.json")))
+            assert sha256_bytes(data) == sha and json.loads(data), name
     again = fdbu_main("asr", f"tree={tree}", *args, "asr.resume=true")
     assert again.returncode == 0 and "24 kept" in again.stdout, again.stdout + again.stderr
     out = fdbu_main("score", f"tree={tree}", "progress=false")

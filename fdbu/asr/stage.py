@@ -22,6 +22,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any, cast
 
 import numpy as np
@@ -361,6 +362,8 @@ def run(root: Path, model_factory, *, batch_size: int = ASR_BATCH_SIZE,
                     by_file.setdefault(j.transcript, {})[j.name] = journal.written[j.id]
                 receipt["subsets"][subset]["other_transcripts"] = by_file
                 receipt["subsets"][subset]["cut"] = "none: v1.5 has no cut point; every file is transcribed whole"
+            if entry.task.combined is not None:  # v2: transcripts.json, from each session's two transcripts
+                receipt["subsets"][subset]["combined"] = _combined(entry.task.combined, mine)
     write_json(root / ASR_JSON, receipt)
     faults.point("asr:written")  # asr.json in place, the journal not yet removed
     journal.remove()
@@ -413,6 +416,24 @@ def _write(job: "AsrInput", data: bytes) -> None:
         write_bytes(job.folder / job.transcript, data)
     except OSError as e:
         raise FdbuError(job.sample_id, job.transcript, f"cannot write it ({e.strerror})") from None
+
+
+def _combined(combined: tuple[str, Callable], jobs: list[AsrInput]) -> dict[str, dict[str, str]]:
+    """The task's combined file (`Task.combined`) written into each sample's folder from the transcripts just
+    written there; {its name: {sample name: SHA-256}} for asr.json."""
+    name, make = combined
+    by_sample: dict[str, list[AsrInput]] = {}
+    for j in jobs:
+        by_sample.setdefault(j.name, []).append(j)
+    written = {}
+    for sample, mine in by_sample.items():
+        data = make({j.transcript: (j.folder / j.transcript).read_bytes() for j in mine})
+        try:
+            write_bytes(mine[0].folder / name, data)
+        except OSError as e:
+            raise FdbuError(mine[0].sample_id, name, f"cannot write it ({e.strerror})") from None
+        written[sample] = sha256_bytes(data)
+    return {name: written}
 
 
 def _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_batch_seconds, verify,
