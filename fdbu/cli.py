@@ -180,7 +180,7 @@ def _mode_read_from_the_command_line():
     names it or brings a config of its own, get_mode's answer is None (a run; -m, a multirun) without composing."""
     from hydra._internal.hydra import Hydra
 
-    if any("hydra.mode" in a or a.startswith(("--config", "-cd", "-cn", "-cp")) for a in sys.argv[1:]):
+    if any(_may_set_the_mode(a) for a in sys.argv[1:]):
         yield
         return
     composed = Hydra.get_mode
@@ -189,6 +189,14 @@ def _mode_read_from_the_command_line():
         yield
     finally:
         Hydra.get_mode = composed
+
+
+def _may_set_the_mode(arg: str) -> bool:
+    """An argument through which hydra.mode could be set: one naming it (hydra.mode=, hydra={mode:...}), the whole
+    hydra node, a search path (a config group of the user's), or a config of the user's."""
+    key = arg.split("=", 1)[0].lstrip("+~")
+    return arg.startswith(("--config", "-cd", "-cn", "-cp")) or key in ("hydra", "hydra.searchpath") or \
+        (key.startswith("hydra") and "mode" in arg)
 
 
 def _run(command: str, app) -> int:

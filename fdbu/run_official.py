@@ -22,6 +22,7 @@ folder, each run's exit status and output kept apart).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -107,6 +108,17 @@ def run_script(mode: str | None, script: Path | str, root: Path, cwd: Path, url:
     return proc.returncode, proc.stdout, proc.stderr
 
 
+@contextlib.contextmanager
+def _killed_on_error(proc: subprocess.Popen):
+    """The child killed when the parent stops reading it (an error, a Ctrl-C that reached this process alone: an
+    API caller's interrupt); Popen's own exit would wait for it instead, as subprocess.run did not."""
+    try:
+        yield
+    except BaseException:
+        proc.kill()
+        raise
+
+
 def run_each_timing(script: Path, hub: Path, roots: list[Path], cwd: Path,
                     step=None) -> list[tuple[int, str, str]]:
     """get_timing.py on each root, unchanged, each run as `python get_timing.py --root_dir ROOT` is (fresh as
@@ -114,27 +126,25 @@ def run_each_timing(script: Path, hub: Path, roots: list[Path], cwd: Path,
     stderr) per root, from the line the child prints after each run, read as it comes (`step`, a `_stepper`: each
     root's run said as it starts and ends). A root the child ended before reporting (it died in a run) is run again
     alone, in a process of its own, as before."""
-    import contextlib
-
     from .official.child import RUN
 
     step = step or _stepper(None)
     runs = {}
     with tempfile.TemporaryFile("w+") as err, subprocess.Popen(
             [sys.executable, "-m", "fdbu.official.child", "timing_each", str(script), str(hub), *map(str, roots)],
-            stdout=subprocess.PIPE, stderr=err, text=True, cwd=cwd, env=dict(os.environ)) as proc:
-        with contextlib.ExitStack() as running:
-            pending = iter(roots)
-            running.enter_context(step(f"{script.name}: torch and its offline hub loading"))
-            for line in cast(Any, proc.stdout):
-                if line.startswith(RUN):
-                    r = json.loads(line.removeprefix(RUN))
-                    if "root" in r:
-                        runs[r["root"]] = (r["rc"], r["stdout"], r["stderr"])
-                    running.close()  # the set-up's or that root's seconds said; the next root's start
-                    following = next(pending, None)
-                    if following is not None:
-                        running.enter_context(step(f"{script.name} on {following.name}"))
+            stdout=subprocess.PIPE, stderr=err, text=True, cwd=cwd, env=dict(os.environ)) as proc, \
+            _killed_on_error(proc), contextlib.ExitStack() as running:
+        pending = iter(roots)
+        running.enter_context(step(f"{script.name}: torch and its offline hub loading"))
+        for line in cast(Any, proc.stdout):
+            if line.startswith(RUN):
+                r = json.loads(line.removeprefix(RUN))
+                if "root" in r:
+                    runs[r["root"]] = (r["rc"], r["stdout"], r["stderr"])
+                running.close()  # the set-up's or that root's seconds said; the next root's start
+                following = next(pending, None)
+                if following is not None:
+                    running.enter_context(step(f"{script.name} on {following.name}"))
     return [runs[str(root)] if str(root) in runs else run_script("timing", script, root, cwd, str(hub))
             for root in roots]
 

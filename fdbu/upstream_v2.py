@@ -263,8 +263,16 @@ def transcripts_bytes(a_doc: dict, b_doc: dict) -> bytes:
 
 def transcripts_of(transcripts: dict[str, bytes]) -> bytes:
     """transcripts.json of a tree's session from its two transcripts (fdbu asr's, in the tree's names): input.json is
-    the examiner's A.json, output.json the system's B.json."""
-    return transcripts_bytes(json.loads(transcripts["input.json"]), json.loads(transcripts["output.json"]))
+    the examiner's A.json, output.json the system's B.json. A word fdbu's ASR gave no end time (zero-length, null;
+    Parakeet's never are, and combine_transcripts cannot read one) ends where it starts."""
+    docs = []
+    for name in ("input.json", "output.json"):
+        doc = json.loads(transcripts[name])
+        for c in doc["chunks"]:
+            start, end = c["timestamp"]
+            c["timestamp"] = [start, start if end is None else end]
+        docs.append(doc)
+    return transcripts_bytes(*docs)
 
 
 # ---- export

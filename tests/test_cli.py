@@ -119,13 +119,15 @@ def test_no_command_s_config_sets_hydra_mode_so_the_cli_need_not_compose_it_twic
             assert cfg.hydra.mode is None, command
 
 
-def test_hydra_mode_on_the_command_line_is_still_hydra_s(synth_tree, tmp_path, monkeypatch):
-    """With hydra.mode named, Hydra reads it as before: MULTIRUN sweeps a comma list as -m does (two jobs)."""
+@pytest.mark.parametrize("mode", ["hydra.mode=MULTIRUN", "hydra={mode:MULTIRUN}"])
+def test_hydra_mode_on_the_command_line_is_still_hydra_s(synth_tree, tmp_path, monkeypatch, mode):
+    """With hydra.mode set on the command line, in either spelling, Hydra reads it as before: MULTIRUN sweeps a comma
+    list as -m does (two jobs)."""
     a, b = tmp_path / "a", tmp_path / "b"
     shutil.copytree(synth_tree, a)
     shutil.copytree(synth_tree, b)
     monkeypatch.chdir(tmp_path)
-    out = fdbu_main("score", f"tree={a},{b}", "hydra.mode=MULTIRUN", "progress=false")
+    out = fdbu_main("score", f"tree={a},{b}", mode, "progress=false")
     assert out.returncode == 0, out.stderr
     assert out.stdout.count("synthetic_user_interruption:") == 2, out.stdout
     assert all((tree / "unified.json").is_file() for tree in (a, b))

@@ -527,3 +527,16 @@ def test_the_judge_folder_is_found_as_the_run_is_and_a_window_just_past_t_is_cli
     (run / "Daily" / "logs" / "run.txt").write_text("orchestrator log")
     out = fdbu_main("export", f"dataset={run}", f"out={tmp_path / 'with-logs'}")
     assert out.returncode == 0, out.stderr
+
+
+def test_a_word_without_an_end_time_ends_where_it_starts_in_transcripts_json():
+    """fdbu's ASR may give a zero-length word a null end (Parakeet's never do), which upstream's combine_transcripts
+    cannot read: fdbu asr's transcripts.json reads it as ending where it starts."""
+    from fdbu.upstream_v2 import transcripts_bytes, transcripts_of
+
+    def doc(end):
+        return {"text": "hi there", "chunks": [{"text": "hi", "timestamp": [1.0, end]},
+                                               {"text": "there", "timestamp": [1.5, 1.9]}]}
+    got = transcripts_of({"input.json": json.dumps(doc(None)).encode(), "output.json": json.dumps(doc(1.2)).encode()})
+    assert got == transcripts_bytes(doc(1.0), doc(1.2))
+

@@ -470,7 +470,7 @@ def _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_bat
                 _write(j, data)
                 cache.put(j.key, data, (counts["decoding"], counts["nemo_batch_size"]))
                 seconds += seconds_of(j.samples)
-            counts["transcribed"] += len(batch)
+                counts["transcribed"] += 1  # per file: a Ctrl-C's count is of the files written
             bar.update(len(batch))
             bar.set_postfix(audio_s=round(seconds))
             faults.point(f"asr:batch:{k}")
