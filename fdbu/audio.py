@@ -49,6 +49,21 @@ def pcm16(audio: np.ndarray) -> np.ndarray:
     return np.clip(np.round(np.asarray(audio, np.float64) * 32768.0), -32768, 32767).astype("<i2")
 
 
+def pcm16_frames(data: bytes) -> np.ndarray | None:
+    """(frames, channels) int16 of a 16-bit PCM WAV's bytes (what `wav_bytes` writes, and every tree holds), read with
+    the standard library's `wave` without decoding to floats; None for anything else."""
+    try:
+        with wave.open(io.BytesIO(data)) as w:
+            if w.getsampwidth() != 2:
+                return None
+            channels, raw = w.getnchannels(), w.readframes(w.getnframes())
+    except (wave.Error, EOFError):
+        return None
+    if channels < 1 or len(raw) % (2 * channels):
+        return None
+    return np.frombuffer(raw, "<i2").reshape(-1, channels)
+
+
 def wav_bytes(samples: np.ndarray, sample_rate: int = SAMPLE_RATE) -> bytes:
     """A mono PCM16 WAV file of int16 samples (or floats, converted by `pcm16`)."""
     samples = np.asarray(samples)

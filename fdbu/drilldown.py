@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from . import faults, tasks
+from .audio import pcm16_frames
 from .errors import FdbuError
 from .readers import parse_json
 
@@ -89,7 +90,7 @@ def peaks(data: bytes | Path | None, bins: int = PEAKS, where: str = "", file: s
         return None
     if isinstance(data, Path):
         where, file, data = str(data.parent), data.name, data.read_bytes()
-    x = _pcm16(data)
+    x = pcm16_frames(data)
     if x is None:
         x = _decoded(data, where, file)
     if len(x) == 0:
@@ -101,22 +102,6 @@ def peaks(data: bytes | Path | None, bins: int = PEAKS, where: str = "", file: s
     if x.dtype == np.int16:
         top /= np.float32(32768)
     return [int(v) for v in np.minimum(99, np.round(top * 99))]
-
-
-def _pcm16(data: bytes) -> np.ndarray | None:
-    """(frames, channels) int16 of a 16-bit PCM WAV; None for anything else (soundfile then decodes it)."""
-    import wave
-
-    try:
-        with wave.open(io.BytesIO(data)) as w:
-            if w.getsampwidth() != 2:
-                return None
-            channels, raw = w.getnchannels(), w.readframes(w.getnframes())
-    except (wave.Error, EOFError):
-        return None
-    if channels < 1 or len(raw) % (2 * channels):
-        return None
-    return np.frombuffer(raw, "<i2").reshape(-1, channels)
 
 
 def _decoded(data: bytes, where: str, file: str) -> np.ndarray:

@@ -11,6 +11,7 @@ import pytest
 
 from builders import fdbu_main, wav_bytes
 from fdbu import board as lb, drilldown, site, tables, tasks
+from fdbu.audio import pcm16_frames
 from fdbu.cells import md_text
 from fdbu.pairwise import compare
 from fdbu.systems import load
@@ -139,7 +140,7 @@ def test_peaks_equal_the_decoded_floats_for_every_length_channel_count_and_forma
                 x[rng.integers(0, n), 0] = -32768  # |x| = 32768: 99 of 99, and no int16 overflow
             b = io.BytesIO()
             sf.write(b, x if subtype == "PCM_16" else x / 32768, 16000, subtype=subtype, format="WAV")
-            assert (drilldown._pcm16(b.getvalue()) is not None) == (subtype == "PCM_16")  # which path it took
+            assert (pcm16_frames(b.getvalue()) is not None) == (subtype == "PCM_16")  # which path it took
             for bins in (4, 400):
                 assert drilldown.peaks(b.getvalue(), bins=bins) == _decoded_peaks(b.getvalue(), bins), (n, channels)
 
