@@ -441,24 +441,25 @@ def _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_bat
     """Keep, copy from the cache or transcribe every job's output.json, each journalled before it is written."""
     counts: dict[str, Any] = {"kept": 0, "from_cache": 0, "transcribed": 0, "verified": 0, "nemo_batch_size": None,
                               "decoding": None}
-    todo = []
-    for j in jobs:
-        cached = cache.get(j.key)
-        existing = j.folder / j.transcript
-        current = existing.read_bytes() if existing.is_file() else None
-        if current is not None and ((resume and current == cached) or
-                                    killed.get(j.id) == (j.key, sha256_bytes(current))):
-            journal.record(j, current)
-            counts["kept"] += 1
-        elif cached is not None:
-            journal.record(j, cached)
-            _write(j, cached)
-            counts["from_cache"] += 1
-        else:
-            todo.append(j)
-    bar = tqdm(total=len(todo), unit="file", desc="asr", disable=not progress or not todo)
-    seconds = 0.0
-    try:
+    bar = None
+    try:  # a Ctrl-C anywhere here says what is kept (kept, copied from the cache, transcribed)
+        todo = []
+        for j in jobs:
+            cached = cache.get(j.key)
+            existing = j.folder / j.transcript
+            current = existing.read_bytes() if existing.is_file() else None
+            if current is not None and ((resume and current == cached) or
+                                        killed.get(j.id) == (j.key, sha256_bytes(current))):
+                journal.record(j, current)
+                counts["kept"] += 1
+            elif cached is not None:
+                journal.record(j, cached)
+                _write(j, cached)
+                counts["from_cache"] += 1
+            else:
+                todo.append(j)
+        bar = tqdm(total=len(todo), unit="file", desc="asr", disable=not progress or not todo)
+        seconds = 0.0
         if todo:  # how NeMo was called (None when this run decoded nothing)
             counts["nemo_batch_size"] = model.files_per_call(batch_size)
             counts["decoding"] = model.decoding
@@ -475,7 +476,8 @@ def _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_bat
             bar.set_postfix(audio_s=round(seconds))
             faults.point(f"asr:batch:{k}")
     except KeyboardInterrupt as e:
-        bar.close()  # before the message: no bar is drawn again under it
+        if bar is not None:
+            bar.close()  # before the message: no bar is drawn again under it
         if e.args:
             raise
         done = counts["kept"] + counts["from_cache"] + counts["transcribed"]
