@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import io
 import math
+import os
+import signal
 from typing import Any
 
 import numpy as np
@@ -39,6 +41,52 @@ def _pyplot():
 METADATA = {"png": {"Software": None}, "pdf": {"Creator": None, "Producer": None, "CreationDate": None}}
 
 
+def _fork_ok() -> bool:
+    """A second core to draw on, and fork to reach it with the figure as it is in memory (Linux, macOS)."""
+    from .device import allowed_cores
+
+    return hasattr(os, "fork") and allowed_cores() >= 2
+
+
+def _beside(pdf, png) -> tuple[bytes, bytes]:
+    """`pdf()` and `png()`, the PDF drawn in a forked child while this process draws the PNG: the two drawings of one
+    laid-out figure are independent, and a figure step takes the longer of the two rather than their sum. On one core
+    (or without fork) one after the other, the PDF first, as the child draws it: the same bytes either way (a test
+    checks). The child only draws and writes its bytes to a pipe; its failure is raised here with its message."""
+    if not _fork_ok():
+        first = pdf()
+        return first, png()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: draw, hand the bytes over, leave without running the parent's exit handlers
+        code = 1
+        try:
+            os.close(read)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            try:
+                data = b"0" + pdf()
+            except BaseException as e:  # noqa: B036 (everything goes to the parent, which raises it)
+                data = b"1" + f"{type(e).__name__}: {e}".encode()
+            with os.fdopen(write, "wb") as out:
+                out.write(data)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    try:
+        mine = png()
+    except BaseException:
+        os.kill(pid, signal.SIGKILL)
+        raise
+    finally:
+        with os.fdopen(read, "rb") as got:
+            data = got.read()
+        os.waitpid(pid, 0)
+    if data[:1] != b"0":
+        raise RuntimeError(f"drawing the PDF in a child process failed: {data[1:].decode() or 'no output'}")
+    return data[1:], mine
+
+
 def _save(fig, formats=("png", "pdf"), tight: bool = True, tick=None) -> dict[str, bytes]:
     """The figure as PNG and PDF bytes, without dates or version stamps (the same figure gives the same bytes). A list
     of figures (pages, each no taller than PAGE_IN, all of one width) gives a PDF of one page each and a PNG of the
@@ -48,11 +96,19 @@ def _save(fig, formats=("png", "pdf"), tight: bool = True, tick=None) -> dict[st
     if tight:
         fig.tight_layout()
     _freeze(fig)
-    out = {}
-    for ext in formats:
-        buf = io.BytesIO()
-        fig.savefig(buf, format=ext, metadata=METADATA[ext])
-        out[ext] = buf.getvalue()
+
+    def drawn(ext: str):
+        def draw() -> bytes:
+            buf = io.BytesIO()
+            fig.savefig(buf, format=ext, metadata=METADATA[ext])
+            return buf.getvalue()
+        return draw
+
+    if set(formats) == {"png", "pdf"}:
+        pdf, png = _beside(drawn("pdf"), drawn("png"))
+        out = {"png": png, "pdf": pdf}
+    else:
+        out = {ext: drawn(ext)() for ext in formats}
     _pyplot().close(fig)
     if tick is not None:
         tick()
@@ -70,18 +126,27 @@ def _freeze(fig) -> None:
 
 
 def _save_pages(figs: list, tick=None) -> dict[str, bytes]:
-    """The pages as one PDF and one PNG: each page rendered once for the PNG, its pixels taken from the canvas (not
-    encoded as a PNG and decoded again), the pages' pixels stacked and encoded once."""
+    """The pages as one PDF and one PNG (drawn side by side, `_beside`): each page rendered once for the PNG, its
+    pixels taken from the canvas (not encoded as a PNG and decoded again), the pages' pixels stacked and encoded
+    once."""
     from matplotlib.backends.backend_pdf import PdfPages
     from matplotlib.image import imsave
 
-    pdf, images = io.BytesIO(), []
     rc = _pyplot().rcParams
     dpi = figs[0].dpi if rc["savefig.dpi"] == "figure" else float(rc["savefig.dpi"])
-    with PdfPages(pdf, metadata=METADATA["pdf"]) as pages:
+    for fig in figs:
+        _freeze(fig)
+
+    def pdf() -> bytes:
+        buf = io.BytesIO()
+        with PdfPages(buf, metadata=METADATA["pdf"]) as pages:
+            for fig in figs:
+                pages.savefig(fig)
+        return buf.getvalue()
+
+    def png() -> bytes:
+        images = []
         for fig in figs:
-            _freeze(fig)
-            pages.savefig(fig)
             raw = io.BytesIO()  # as savefig(format="png") renders it (the savefig rc: dpi, face colour), unencoded
             fig.savefig(raw, format="rgba", dpi=dpi, bbox_inches=None)
             # the canvas's columns: the preset widths at the figures' dpi are whole pixels (3.3 in and 7 in at 200);
@@ -89,13 +154,19 @@ def _save_pages(figs: list, tick=None) -> dict[str, bytes]:
             # while the canvas's bbox does not: reshaping by a computed height was off by one row)
             width = round(fig.get_figwidth() * dpi)
             images.append(np.frombuffer(raw.getvalue(), np.uint8).reshape(-1, width, 4))
-            _pyplot().close(fig)
             if tick is not None:
                 tick()
-    png = io.BytesIO()
-    imsave(png, np.concatenate(images, axis=0), format="png", metadata=METADATA["png"],  # type: ignore[arg-type]
-           dpi=dpi)  # None drops the version stamp, as savefig does
-    return {"png": png.getvalue(), "pdf": pdf.getvalue()}
+        out = io.BytesIO()
+        imsave(out, np.concatenate(images, axis=0), format="png", metadata=METADATA["png"],  # type: ignore[arg-type]
+               dpi=dpi)  # None drops the version stamp, as savefig does
+        return out.getvalue()
+
+    try:
+        made_pdf, made_png = _beside(pdf, png)
+    finally:
+        for fig in figs:
+            _pyplot().close(fig)
+    return {"png": made_png, "pdf": made_pdf}
 
 
 PAGE_IN = 9.0  # the tallest figure: a US-letter page's text height with 1 in margins (A4's is 9.7 in)

@@ -55,13 +55,14 @@ AXIS_IN = 0.62  # a heatmap panel's y label, tick labels and gap to the next pan
 
 @functools.lru_cache(maxsize=4096)
 def _text_in(text: str, pt: float) -> float:
-    """The width (inches) of the widest line of `text` at `pt` in the figures' font (its glyphs' outlines)."""
+    """The width (inches) of the widest line of `text` at `pt` in the figures' font, as matplotlib lays it out (the
+    box a drawn text's extent is: advances, not ink; measured without building the glyphs' outlines)."""
     from matplotlib.font_manager import FontProperties
-    from matplotlib.textpath import TextPath
+    from matplotlib.textpath import text_to_path
 
     font = FontProperties(size=pt)
-    return max((TextPath((0, 0), line, prop=font).get_extents().width for line in text.split("\n") if line),
-               default=0.0) / 72
+    return max((text_to_path.get_text_width_height_descent(line, font, ismath=False)[0]
+                for line in text.split("\n") if line), default=0.0) / 72
 
 
 def sweep_heatmaps(result: dict, spec: dict, width: str = WIDTH, progress: bool = False) -> dict[str, bytes]:

@@ -374,3 +374,36 @@ def test_pages_of_a_height_a_hair_below_whole_pixels_are_stacked():
     out = plot._save_pages(figs)
     png = plt.imread(__import__("io").BytesIO(out["png"]))
     assert png.shape[:2] == (1690 + 400, 1400) and out["pdf"].startswith(b"%PDF")
+
+
+@pytest.mark.parametrize("make", ["forest", "curves", "heatmaps"])
+def test_the_pdf_drawn_beside_the_png_gives_the_bytes_of_one_drawn_after_the_other(monkeypatch, make):
+    """The PDF drawn in a forked child while this process draws the PNG (two cores) and both drawn here (one core):
+    the same bytes, for a one-page figure and for pages."""
+    if not hasattr(__import__("os"), "fork"):
+        pytest.skip("no fork here: every figure is drawn in one process")
+
+    def draw():
+        if make == "forest":  # pages: drawn panels and notes
+            return plot_forest.compare_forest(_result(3), width="page")
+        if make == "curves":
+            return plot.compare_latency_curves(_curves(2), width="column")
+        return plot_sweep.sweep_heatmaps(*_sweep(pads=(0, 30)))
+
+    out = {}
+    for fork in (True, False):
+        monkeypatch.setattr(plot, "_fork_ok", lambda fork=fork: fork)
+        out[fork] = draw()
+    assert out[True] == out[False] and out[True]["pdf"].startswith(b"%PDF")
+
+
+def test_a_failure_in_the_child_that_draws_the_pdf_is_raised_here_with_its_message(monkeypatch):
+    if not hasattr(__import__("os"), "fork"):
+        pytest.skip("no fork here")
+    monkeypatch.setattr(plot, "_fork_ok", lambda: True)
+
+    def pdf():
+        raise ValueError("no room left on the page")
+
+    with pytest.raises(RuntimeError, match="drawing the PDF in a child process failed: ValueError: no room left"):
+        plot._beside(pdf, lambda: b"png")
