@@ -48,6 +48,8 @@ TIME_THRESHOLD_S = 1.2       # asr_batch.py's --time_threshold default
 MADE_BY = "the official Full-Duplex-Bench v2 eval/asr_batch.py (A.json, B.json), not fdbu"  # asr.json's adopted
 CHANNELS = ("A.wav", "B.wav")
 JUDGE_SUFFIX = "_processed.json"
+COMBINED = "transcripts.json"  # asr_batch.py's combine_transcripts output, beside A.json and B.json
+OWNED_BY_ASR = ("input.json", "output.json", COMBINED)  # a tree's files asr.json lists, not the manifest
 from .readers import JUDGE_PAST_T_MS  # noqa: E402  a judge window may end this far past T (readers.read_session)
 TURN_KEY, TASK_KEY = "Turn-taking event and score", "Task-specific score"
 
@@ -354,7 +356,8 @@ def _session(tmp: Path, split: str, folder: Path, judge: Path | None, adopting: 
                 raise FdbuError(where, channel, "has a word without an end time: asr_batch.py's combine_transcripts "
                                 "cannot read it (Parakeet's word times always have one)")
             receipts[name] = {"sha256": sha256_bytes(kept), "adopted_from": sha256_bytes(raw), "dropped": dropped}
-        files["transcripts.json"] = transcripts_bytes(docs["A.json"], docs["B.json"])
+        files[COMBINED] = transcripts_bytes(docs["A.json"], docs["B.json"])
+        receipts[COMBINED] = {"sha256": sha256_bytes(files[COMBINED])}
     ann = (json.dumps(session, indent=1) + "\n").encode()
     read_session(ann, sid, T_us)  # read as score reads it: refused here, not by score later
     files["session.json"] = ann
@@ -365,7 +368,9 @@ def _session(tmp: Path, split: str, folder: Path, judge: Path | None, adopting: 
     row = {"sample_id": sid, "subset": subset, "task": tasks.subset(subset).task.name, "sample_rate": SR,
            "input_samples": T, "input_s": T / SR, "eligible": True, "reasons": [],
            "source_sample_rate": {"input": a_sr, "output": b_sr},
-           "files": {n: sha256_bytes(d) for n, d in files.items() if n not in ("input.json", "output.json")}}
+           # the transcripts and the file made from them are asr.json's (as fdbu asr records them): a later
+           # `fdbu asr asr.resume=true` rewrites all three and its asr.json says so; the manifest keeps what it owns
+           "files": {n: sha256_bytes(d) for n, d in files.items() if n not in OWNED_BY_ASR}}
     return row, receipts
 
 
@@ -425,7 +430,12 @@ def export(root: Path, out: Path, *, judge: Path | None = None, transcripts: str
                 others.setdefault(subset, {}).setdefault("input.json", {})[name] = r["input.json"]["sha256"]
                 sources.setdefault(subset, {})[name] = {"B.json": r["output.json"]["adopted_from"],
                                                         "A.json": r["input.json"]["adopted_from"]}
-            (tmp / "asr.json").write_text(dumps(adopt.receipt(model, by_subset, sources, others, MADE_BY)))
+            receipt = adopt.receipt(model, by_subset, sources, others, MADE_BY)
+            for sid, r in receipts.items():  # transcripts.json, listed where fdbu asr lists it (Task.combined)
+                subset, name = sid.split("/")
+                receipt["subsets"][subset].setdefault("combined", {}).setdefault(COMBINED, {})[name] = \
+                    r[COMBINED]["sha256"]
+            (tmp / "asr.json").write_text(dumps(receipt))
     return out
 
 

@@ -2,6 +2,7 @@
 plain-Python twin, through the family contract (no general module names v2)."""
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
@@ -169,6 +170,7 @@ def v2_run(tmp_path_factory):
 
 def test_export_reads_a_v2_root_as_upstream_leaves_it(v2_run):
     manifest = json.loads((v2_run / "tree" / "manifest.json").read_text())
+    receipt = json.loads((v2_run / "tree" / "asr.json").read_text())
     rows = manifest["samples"]
     assert manifest["declared"] == {s: 50 for s in V2} and len(rows) == 12
     for row in rows:
@@ -177,10 +179,14 @@ def test_export_reads_a_v2_root_as_upstream_leaves_it(v2_run):
         assert session["task_id"] == task and task.startswith(session["split"]) and split == V2[
             ["Daily", "Correction", "EntityTracking", "Safety"].index(session["split"])]
         assert session["source"]["combined.wav"]["checked_samples"] > 0 and session["judged"]
-        assert set(row["files"]) == {"input.wav", "output.wav", "session.json", "judge.json", "transcripts.json"}
+        # the transcripts and transcripts.json are asr.json's, as fdbu asr lists them (a later asr.resume=true
+        # rewrites them and its asr.json): the manifest hashes only what nothing else rewrites
+        assert set(row["files"]) == {"input.wav", "output.wav", "session.json", "judge.json"}
         # transcripts.json is upstream's own, byte for byte (the synth wrote it as asr_batch.py does)
         upstream = v2_run / "run" / session["split"] / task / "transcripts.json"
-        assert (v2_run / "tree" / row["sample_id"] / "transcripts.json").read_bytes() == upstream.read_bytes()
+        data = (v2_run / "tree" / row["sample_id"] / "transcripts.json").read_bytes()
+        assert data == upstream.read_bytes()
+        assert receipt["subsets"][split]["combined"]["transcripts.json"][task] == hashlib.sha256(data).hexdigest()
         short = int(task.rsplit(".", 1)[1]) - 1  # every third B.wav is 0.1 or 0.2 s short: padded, recorded
         if short % 3:
             assert session["length_fit"] == {"action": "padded", "samples": (short % 3) * 1600}
@@ -489,6 +495,23 @@ def test_without_adopt_fdbu_asr_transcribes_both_channels_and_score_reads_them(v
     assert again.returncode == 0 and "24 kept" in again.stdout, again.stdout + again.stderr
     out = fdbu_main("score", f"tree={tree}", "progress=false")
     assert out.returncode == 0 and "v2_daily: selected 3 of 50 declared" in out.stdout, out.stderr
+    # an adopted tree transcribed again (asr.resume=true; the words from the cache above): the transcripts and
+    # transcripts.json rewritten, asr.json saying so, the manifest (which never listed them) still true
+    import shutil
+
+    adopted = shutil.copytree(v2_run / "tree", tmp_path / "adopted")
+    manifest = (adopted / "manifest.json").read_bytes()
+    out = fdbu_main("asr", f"tree={adopted}", *args, "asr.resume=true")
+    assert out.returncode == 0 and "24 from the cache" in out.stdout, out.stdout + out.stderr
+    asr = json.loads((adopted / "asr.json").read_text())
+    assert asr["config"]["source"] == "fdbu asr" and (adopted / "manifest.json").read_bytes() == manifest
+    for subset in V2:
+        for name, sha in asr["subsets"][subset]["combined"]["transcripts.json"].items():
+            data = (adopted / subset / name / "transcripts.json").read_bytes()
+            assert sha256_bytes(data) == sha and data == (tree / subset / name / "transcripts.json").read_bytes()
+    for row in json.loads(manifest)["samples"]:
+        for file, sha in row["files"].items():
+            assert sha256_bytes((adopted / row["sample_id"] / file).read_bytes()) == sha, (row["sample_id"], file)
 
 
 @pytest.mark.slow
