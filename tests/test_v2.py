@@ -458,9 +458,12 @@ def test_compare_on_sessions_holds_its_family_wise_error_rate_under_the_null():
 
 
 @pytest.mark.slow
-def test_without_adopt_fdbu_asr_transcribes_both_channels_and_score_reads_them(v2_run, tmp_path, built):
+def test_without_adopt_fdbu_asr_transcribes_both_channels_and_score_reads_them(v2_run, tmp_path, built, monkeypatch):
     """Export without the transcripts, then fdbu asr (a tiny NeMo model): output.json (the system) and input.json (the
-    examiner) for every session, recorded in asr.json, resumable; score reads them."""
+    examiner) for every session, recorded in asr.json, resumable (a Ctrl-C while transcripts.json is written says so);
+    score reads them."""
+    import shutil
+
     from builders import needs_nemo
 
     needs_nemo()
@@ -469,6 +472,7 @@ def test_without_adopt_fdbu_asr_transcribes_both_channels_and_score_reads_them(v
                     "progress=false")
     assert out.returncode == 0, out.stderr
     assert not list(tree.glob("*/*/transcripts.json"))  # written only from adopted A.json and B.json
+    stopped = shutil.copytree(tree, tmp_path / "stopped")
     args = [f"asr.checkpoint={built('rnnt')[0]}", f"cache_dir={tmp_path / 'cache'}", "asr.batch_size=4",
             "progress=false", "device=cpu"]
     out = fdbu_main("asr", f"tree={tree}", *args)
@@ -493,12 +497,22 @@ def test_without_adopt_fdbu_asr_transcribes_both_channels_and_score_reads_them(v
             assert sha256_bytes(data) == sha and json.loads(data), name
     again = fdbu_main("asr", f"tree={tree}", *args, "asr.resume=true")
     assert again.returncode == 0 and "24 kept" in again.stdout, again.stdout + again.stderr
+    # Ctrl-C while the second transcripts.json is written (the words from the cache): one line that says what the
+    # rerun resumes from; the rerun ends with the bytes of the run never stopped
+    with monkeypatch.context() as m:
+        m.setenv("FDBU_INTERRUPT_AT", "asr:combined:1")
+        out = fdbu_main("asr", f"tree={stopped}", *args)
+    assert out.returncode == 130 and not (stopped / "asr.json").exists(), out.stderr
+    assert "the transcripts of 24 of 24 files are written and journalled: the same command resumes" in out.stderr, \
+        out.stderr
+    out = fdbu_main("asr", f"tree={stopped}", *args)
+    assert out.returncode == 0 and "24 kept" in out.stdout, out.stdout + out.stderr
+    assert {p.relative_to(stopped): p.read_bytes() for p in stopped.rglob("*") if p.is_file()} == \
+        {p.relative_to(tree): p.read_bytes() for p in tree.rglob("*") if p.is_file()}
     out = fdbu_main("score", f"tree={tree}", "progress=false")
     assert out.returncode == 0 and "v2_daily: selected 3 of 50 declared" in out.stdout, out.stderr
     # an adopted tree transcribed again (asr.resume=true; the words from the cache above): the transcripts and
     # transcripts.json rewritten, asr.json saying so, the manifest (which never listed them) still true
-    import shutil
-
     adopted = shutil.copytree(v2_run / "tree", tmp_path / "adopted")
     manifest = (adopted / "manifest.json").read_bytes()
     out = fdbu_main("asr", f"tree={adopted}", *args, "asr.resume=true")

@@ -350,6 +350,23 @@ def run(root: Path, model_factory, *, batch_size: int = ASR_BATCH_SIZE,
                           "max_batch_seconds": max_batch_seconds, "nemo_version": model.nemo_version,
                           "torch_version": model.torch_version},
                "subsets": {}}
+    try:  # a Ctrl-C while the combined files are written: every transcript is written and journalled
+        _receipt_subsets(receipt, jobs, journal)
+    except KeyboardInterrupt as e:
+        if e.args:
+            raise
+        raise KeyboardInterrupt(f"nothing half-written was left behind; the transcripts of {len(jobs)} of {len(jobs)} "
+                                "files are written and journalled: the same command resumes from them (and writes "
+                                "what is made from them, and asr.json)") from None
+    write_json(root / ASR_JSON, receipt)
+    faults.point("asr:written")  # asr.json in place, the journal not yet removed
+    journal.remove()
+    return root / ASR_JSON, counts
+
+
+def _receipt_subsets(receipt: dict, jobs: list["AsrInput"], journal) -> None:
+    """asr.json's subsets: each file's transcript hash by subset (and file), and the task's combined files written
+    (`_combined`)."""
     for subset, entry in tasks.SUBSETS.items():
         mine = [j for j in jobs if j.subset == subset]
         if mine:
@@ -364,10 +381,6 @@ def run(root: Path, model_factory, *, batch_size: int = ASR_BATCH_SIZE,
                 receipt["subsets"][subset]["cut"] = "none: v1.5 has no cut point; every file is transcribed whole"
             if entry.task.combined is not None:  # v2: transcripts.json, from each session's two transcripts
                 receipt["subsets"][subset]["combined"] = _combined(entry.task.combined, mine)
-    write_json(root / ASR_JSON, receipt)
-    faults.point("asr:written")  # asr.json in place, the journal not yet removed
-    journal.remove()
-    return root / ASR_JSON, counts
 
 
 def _decoded(todo: list[AsrInput], model, batch_size: int, max_batch_seconds: float, verify, counts=None):
@@ -433,6 +446,7 @@ def _combined(combined: tuple[str, Callable], jobs: list[AsrInput]) -> dict[str,
         except OSError as e:
             raise FdbuError(mine[0].sample_id, name, f"cannot write it ({e.strerror})") from None
         written[sample] = sha256_bytes(data)
+        faults.point(f"asr:combined:{len(written) - 1}")
     return {name: written}
 
 
