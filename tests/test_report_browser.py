@@ -151,6 +151,20 @@ def test_the_summary_the_official_numbers_and_the_paired_details(report, browser
                          "r.querySelectorAll('td')[1].textContent)")
     assert ranks == [f"{r['mean_rank']:.2f}" for r in top["rows"]]  # as leaderboard.md and .tex print it
     assert len(got[0][1]) == 10  # v1.0's headline metrics
+    # a subset's name above its columns wraps after an underscore, never inside a word (it broke "synthetic_p" /
+    # "ause_handli" / "ng" in a one-column group): each part between two breaks stands on one line, and a name
+    # wider than its columns does wrap
+    # the names at 40 px: wider than their columns, as a small screen's font settings can make them
+    browser.eval("document.querySelectorAll('table.summary th.group').forEach(th => th.style.fontSize = '40px')")
+    heads = browser.eval("Array.from(document.querySelectorAll('table.summary th.group')).map(th => { const rects = "
+                         "Array.from(th.childNodes).filter(n => n.nodeType === 3).map(n => { const r = "
+                         "document.createRange(); r.selectNodeContents(n); return Array.from(r.getClientRects()); }); "
+                         "return [th.textContent, rects.map(x => x.length), new Set(rects.flat().map(x => "
+                         "Math.round(x.top))).size]; })")
+    assert [h[0] for h in heads] == list(dict.fromkeys(c["subset"] for c in top["columns"]))
+    assert all(lines == [1] * len(name.split("_")) for name, lines, _ in heads), heads
+    assert max(rows for *_, rows in heads) > 1, heads  # a one-column group's name does wrap, after its underscores
+    browser.eval("document.querySelectorAll('table.summary th.group').forEach(th => th.style.fontSize = '')")
     assert lb.RANK_RULE in browser.eval("document.querySelector('#summary-head + p').textContent")
     # the family the summary's marks belong to, and its level, said under it (issue 54, item 2)
     assert browser.eval("document.querySelector('p.hint.family').textContent") == f"Marks: {top['family']}."

@@ -10,6 +10,15 @@
     if (text !== undefined) e.textContent = text;
     return e;
   }
+  // a name that may wrap in a narrow column after its underscores (a <wbr> after each), not inside a word: the
+  // column's overflow-wrap only breaks a part that is wider than the column by itself
+  function breakable(e, text) {
+    text.split("_").forEach(function (part, i, parts) {
+      e.appendChild(document.createTextNode(part + (i < parts.length - 1 ? "_" : "")));
+      if (i < parts.length - 1) e.appendChild(document.createElement("wbr"));
+    });
+    return e;
+  }
   function sv(tag, attrs, text) {
     var e = document.createElementNS(NS, tag);
     for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
@@ -99,7 +108,7 @@
     groups.appendChild(el("th", {colspan: "3"}, ""));
     S.columns.forEach(function (c, j) {
       if (j && S.columns[j - 1].subset === c.subset) { groups.lastChild.colSpan += 1; return; }
-      groups.appendChild(el("th", {"class": "group"}, c.subset));
+      groups.appendChild(breakable(el("th", {"class": "group"}), c.subset));
     });
     ["place", "system", "mean rank"].forEach(function (t) { head.appendChild(el("th", {scope: "col"}, t)); });
     S.columns.forEach(function (c) {
