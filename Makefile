@@ -77,10 +77,9 @@ browser-tools:
 
 # lint and types first (ruff: pyflakes and bugbear; mypy), then the suite on three workers (two cores: a third
 # fills the time the tests wait on processes, a cluster, a browser; measured 350 s against two's 366 s), each taking
-# whole test files (the SLURM tests share one cluster, so one file, one worker), the longest files first
-# (tests/durations.json; xdist's own order puts the files of many tests first and left the long ones of few tests
-# to run alone at the end; four workers measured 413 s against three's 395 s), the 15 slowest tests listed
-XDIST := -n 3 --dist loadfile --no-loadscope-reorder
+# whole test files (the SLURM tests share one cluster, so one file, one worker), the 15 slowest tests listed
+# (four workers measured 413 s against three's 399 s; the longest files first, 395 s: not kept)
+XDIST := -n 3 --dist loadfile
 test: $(STAMP) $(AOT) system-tools lint
 	$(BIN)/python -m pytest -q $(XDIST) --durations=15
 

@@ -28,19 +28,6 @@ def pytest_configure(config):
     os.environ["XDG_CACHE_HOME"] = os.environ[SHARED] = _CACHE
 
 
-def pytest_collection_modifyitems(session, config, items):
-    """Test files longest first (tests/durations.json, tests/durations.py), each file's tests in their order: `make
-    test`'s workers take whole files in this order (--no-loadscope-reorder), so no long file is left to run alone at
-    the end while the other cores idle."""
-    import json
-    import statistics
-    from pathlib import Path
-
-    seconds = json.loads((Path(__file__).with_name("durations.json")).read_text())
-    usual = statistics.median(seconds.values())
-    items.sort(key=lambda item: -seconds.get(Path(str(item.path)).relative_to(config.rootpath).as_posix(), usual))
-
-
 def pytest_unconfigure(config):
     if _CACHE:
         shutil.rmtree(_CACHE, ignore_errors=True)
