@@ -29,20 +29,43 @@ def contents(folder: Path) -> dict:
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.fixture(scope="module")
+def clean(synth_tree, tmp_path_factory, built):
+    """command -> the contents a run never stopped leaves (each computed once for the module, when first asked for:
+    the stopped runs of every kill point end with the same bytes)."""
+    made: dict = {}
+
+    def get(command: str) -> dict:
+        if command not in made:
+            folder = tmp_path_factory.mktemp(f"clean-{command}") / "tree"
+            if command == "score":
+                shutil.copytree(synth_tree, folder)
+                assert run("score", f"tree={folder}", "progress=false").returncode == 0
+            else:  # asr
+                untranscribed(synth_tree, folder)
+                assert run("asr", f"tree={folder}", *_asr_args(built)).returncode == 0
+            made[command] = contents(folder)
+        return made[command]
+    return get
+
+
+def _asr_args(built) -> list[str]:
+    return [f"asr.checkpoint={built('rnnt')[0]}", "asr.cache=false", "asr.batch_size=4", "progress=false",
+            "device=cpu"]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("point", ["score:staged:unified.json", "score:moved:0"])
-def test_score(synth_tree, tmp_path, point):
-    clean, tree = tmp_path / "clean", tmp_path / "tree"
-    shutil.copytree(synth_tree, clean)
+def test_score(synth_tree, tmp_path, point, clean):
+    tree = tmp_path / "tree"
     shutil.copytree(synth_tree, tree)
-    assert run("score", f"tree={clean}", "progress=false").returncode == 0
     assert run("score", f"tree={tree}", "progress=false", kill_at=point).returncode == -9
     if point == "score:moved:0":  # half moved in: a reader refuses the tree until a score finishes the move
         read = run("compare", f"trees=[{tree},{tree}]", f"out={tmp_path / 'compared'}")
         assert read.returncode == 2 and "stopped while moving its outputs in" in read.stderr, read.stderr
     again = run("score", f"tree={tree}", "progress=false")
     assert again.returncode == 0, again.stderr
-    assert contents(tree) == contents(clean)  # no staging folder left either
+    assert contents(tree) == clean("score")  # no staging folder left either
 
 
 @pytest.mark.slow
@@ -74,24 +97,22 @@ def test_export(synth_tree, tmp_path, point):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("point", ["asr:batch:1", "asr:written"])
-def test_asr(synth_tree, tmp_path, built, point):
+def test_asr(synth_tree, tmp_path, built, point, clean):
     """Stopped in the middle (some transcripts written) or once complete (asr.json written, its journal not yet
     removed): the next run keeps what was written (or, complete, only removes the journal) and ends with a clean
     run's bytes, the journal gone."""
     needs_nemo()
-    checkpoint = built("rnnt")[0]
-    trees = {name: untranscribed(synth_tree, tmp_path / name) for name in ("clean", "tree")}
-    args = [f"asr.checkpoint={checkpoint}", "asr.cache=false", "asr.batch_size=4", "progress=false", "device=cpu"]
-    assert run("asr", f"tree={trees['clean']}", *args).returncode == 0
-    assert run("asr", f"tree={trees['tree']}", *args, kill_at=point).returncode == -9
-    assert (trees["tree"] / "asr.json").exists() == (point == "asr:written")
-    again = run("asr", f"tree={trees['tree']}", *args)
+    tree = untranscribed(synth_tree, tmp_path / "tree")
+    args = _asr_args(built)
+    assert run("asr", f"tree={tree}", *args, kill_at=point).returncode == -9
+    assert (tree / "asr.json").exists() == (point == "asr:written")
+    again = run("asr", f"tree={tree}", *args)
     assert again.returncode == 0, again.stderr
     if point == "asr:written":  # finished: nothing transcribed, the journal removed
         assert "a stopped run had left all" in again.stdout, again.stdout
     else:
         assert "kept" in again.stdout and " 0 kept" not in again.stdout
-    assert contents(trees["tree"]) == contents(trees["clean"])
+    assert contents(tree) == clean("asr")
 
 
 def _scored(synth_tree: Path, folder: Path) -> tuple[Path, Path]:
