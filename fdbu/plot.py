@@ -51,18 +51,31 @@ def _fork_ok() -> bool:
 def _beside(pdf, png) -> tuple[bytes, bytes]:
     """`pdf()` and `png()`, the PDF drawn in a forked child while this process draws the PNG: the two drawings of one
     laid-out figure are independent, and a figure step takes the longer of the two rather than their sum. On one core
-    (or without fork) one after the other, the PDF first, as the child draws it: the same bytes either way (a test
-    checks). The child only draws and writes its bytes to a pipe; its failure is raised here with its message."""
+    (or without fork, or when fork fails) one after the other, the PDF first, as the child draws it: the same bytes
+    either way (a test checks). The child only draws and writes its bytes to a pipe, then leaves without the parent's
+    exit handlers; its failure, or its death, is raised here with its message."""
+    import matplotlib.backends.backend_pdf  # noqa: F401 (imported once here, not again by every child)
+
     if not _fork_ok():
-        first = pdf()
-        return first, png()
+        return _one_after_the_other(pdf, png)
     read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: draw, hand the bytes over, leave without running the parent's exit handlers
+    # Ctrl-C held across the fork: the child must not take one while it still runs the caller's Python handler
+    # (it would unwind the caller's stack in a second process); each process lets it through once it is set up
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        pid = os.fork()
+    except OSError:  # no memory or no process left for a child: both drawn here
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        os.close(read)
+        os.close(write)
+        return _one_after_the_other(pdf, png)
+    if pid == 0:  # the child
         code = 1
         try:
             os.close(read)
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # a background job ignores Ctrl-C: so does this
+                signal.signal(signal.SIGINT, signal.SIG_DFL)  # a Ctrl-C ends the child, never runs the caller's code
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
             try:
                 data = b"0" + pdf()
             except BaseException as e:  # noqa: B036 (everything goes to the parent, which raises it)
@@ -73,18 +86,31 @@ def _beside(pdf, png) -> tuple[bytes, bytes]:
         finally:
             os._exit(code)
     os.close(write)
+    reaped = False
     try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         mine = png()
-    except BaseException:
-        os.kill(pid, signal.SIGKILL)
-        raise
-    finally:
         with os.fdopen(read, "rb") as got:
+            read = -1
             data = got.read()
-        os.waitpid(pid, 0)
-    if data[:1] != b"0":
-        raise RuntimeError(f"drawing the PDF in a child process failed: {data[1:].decode() or 'no output'}")
+        status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        reaped = True
+    finally:
+        if not reaped:  # interrupted or failed here: the child goes too, and is reaped
+            if read != -1:
+                os.close(read)
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+    if status != 0 or data[:1] not in (b"0", b"1"):  # killed or crashed: what it wrote may be cut short
+        raise RuntimeError(f"drawing the PDF in a child process failed: it ended with status {status}")
+    if data[:1] == b"1":
+        raise RuntimeError(f"drawing the PDF in a child process failed: {data[1:].decode()}")
     return data[1:], mine
+
+
+def _one_after_the_other(pdf, png) -> tuple[bytes, bytes]:
+    first = pdf()  # the PDF first, as the child draws it: from the figure as laid out, before any other drawing
+    return first, png()
 
 
 def _save(fig, formats=("png", "pdf"), tight: bool = True, tick=None) -> dict[str, bytes]:

@@ -57,11 +57,12 @@ AXIS_IN = 0.62  # a heatmap panel's y label, tick labels and gap to the next pan
 def _text_in(text: str, pt: float) -> float:
     """The width (inches) of the widest line of `text` at `pt` in the figures' font, as matplotlib lays it out (the
     box a drawn text's extent is: advances, not ink; measured without building the glyphs' outlines)."""
+    from matplotlib.cbook import is_math_text
     from matplotlib.font_manager import FontProperties
     from matplotlib.textpath import text_to_path
 
-    font = FontProperties(size=pt)
-    return max((text_to_path.get_text_width_height_descent(line, font, ismath=False)[0]
+    font = FontProperties(size=pt)  # a line with $...$ (a system named so) is drawn as mathematics: measured so
+    return max((text_to_path.get_text_width_height_descent(line, font, ismath=is_math_text(line))[0]
                 for line in text.split("\n") if line), default=0.0) / 72
 
 

@@ -115,8 +115,11 @@ def fdbu_main(*args: str):
 
     from fdbu.cli import main
 
+    import signal
+
     out, err = io.StringIO(), io.StringIO()
     saved = sys.argv[:]
+    handler = signal.getsignal(signal.SIGINT)  # a Ctrl-C's line ignores a second one: the process ends there, not here
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             code = main(list(args))
@@ -124,6 +127,7 @@ def fdbu_main(*args: str):
             code = e.code if isinstance(e.code, int) else 1
         finally:
             sys.argv = saved
+            signal.signal(signal.SIGINT, handler)
     return subprocess.CompletedProcess(["fdbu", *args], code, out.getvalue(), err.getvalue())
 
 

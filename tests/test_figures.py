@@ -390,11 +390,21 @@ def test_the_pdf_drawn_beside_the_png_gives_the_bytes_of_one_drawn_after_the_oth
             return plot.compare_latency_curves(_curves(2), width="column")
         return plot_sweep.sweep_heatmaps(*_sweep(pads=(0, 30)))
 
+    import os
+
+    forks = []
+    fork = os.fork
+
+    def counted():
+        forks.append(1)
+        return fork()
+
+    monkeypatch.setattr(os, "fork", counted)
     out = {}
-    for fork in (True, False):
-        monkeypatch.setattr(plot, "_fork_ok", lambda fork=fork: fork)
-        out[fork] = draw()
-    assert out[True] == out[False] and out[True]["pdf"].startswith(b"%PDF")
+    for forked in (True, False):
+        monkeypatch.setattr(plot, "_fork_ok", lambda forked=forked: forked)
+        out[forked] = draw()
+    assert forks == [1] and out[True] == out[False] and out[True]["pdf"].startswith(b"%PDF")
 
 
 def test_a_failure_in_the_child_that_draws_the_pdf_is_raised_here_with_its_message(monkeypatch):
@@ -407,3 +417,67 @@ def test_a_failure_in_the_child_that_draws_the_pdf_is_raised_here_with_its_messa
 
     with pytest.raises(RuntimeError, match="drawing the PDF in a child process failed: ValueError: no room left"):
         plot._beside(pdf, lambda: b"png")
+
+
+def test_a_child_that_dies_or_a_png_that_fails_leaves_no_child_and_no_cut_short_pdf(monkeypatch):
+    """The child killed while it holds the PDF: an error naming its status, not the bytes it had written; the PNG's
+    drawing failing here: the child killed and reaped (no zombie), the error raised as it was."""
+    import os
+    import signal
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork here")
+    monkeypatch.setattr(plot, "_fork_ok", lambda: True)
+
+    def dies():
+        os.kill(os.getpid(), signal.SIGKILL)
+        return b"%PDF"
+
+    with pytest.raises(RuntimeError, match="ended with status -9"):
+        plot._beside(dies, lambda: b"png")
+    pids = []
+    fork = os.fork
+    monkeypatch.setattr(os, "fork", lambda: pids.append(fork()) or pids[-1])
+
+    def fails():
+        raise ValueError("the PNG could not be drawn")
+
+    with pytest.raises(ValueError, match="the PNG could not be drawn"):
+        plot._beside(lambda: __import__("time").sleep(30) or b"%PDF", fails)
+    assert pids and pids[0] > 0
+    with pytest.raises(ChildProcessError):  # already reaped
+        os.waitpid(pids[0], os.WNOHANG)
+
+
+def test_a_figure_drawn_in_a_background_job_keeps_ignoring_ctrl_c(monkeypatch):
+    """A shell's background job (`fdbu sweep ... &`) ignores Ctrl-C: so does the child drawing its PDF, which must not
+    die of a Ctrl-C meant for the foreground."""
+    import os
+    import signal
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork here")
+    monkeypatch.setattr(plot, "_fork_ok", lambda: True)
+
+    def pressed():
+        os.kill(os.getpid(), signal.SIGINT)
+        return b"%PDF"
+
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        assert plot._beside(pressed, lambda: b"png") == (b"%PDF", b"png")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.parametrize("text", ["0.0897", "stop latency (s) (median)", "$\\alpha$-sys, pad 30 ms"])
+def test_the_heatmaps_measure_a_text_as_matplotlib_lays_it_out(text):
+    """A cell's or title's width (plot_sweep._text_in) is the box the drawn text takes, mathematics included (a
+    system named with $...$ is drawn as mathematics, and was measured as its raw characters)."""
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(dpi=200)
+    drawn = fig.text(0, 0, text, fontsize=8.0)
+    width = drawn.get_window_extent(fig.canvas.get_renderer()).width / fig.dpi
+    plt.close(fig)
+    assert plot_sweep._text_in(text, 8.0) == pytest.approx(width, rel=0.02)

@@ -509,6 +509,15 @@ def test_without_adopt_fdbu_asr_transcribes_both_channels_and_score_reads_them(v
     assert out.returncode == 0 and "24 kept" in out.stdout, out.stdout + out.stderr
     assert {p.relative_to(stopped): p.read_bytes() for p in stopped.rglob("*") if p.is_file()} == \
         {p.relative_to(tree): p.read_bytes() for p in tree.rglob("*") if p.is_file()}
+    # asr.json there already, a transcripts.json missing, and a resumed run stopped before it: the next run writes
+    # it (the stopped run's journal and the old asr.json do not make the tree complete)
+    gone = sorted(stopped.glob("v2_daily/*/transcripts.json"))[-1]
+    gone.unlink()
+    with monkeypatch.context() as m:
+        m.setenv("FDBU_INTERRUPT_AT", "asr:combined:0")
+        assert fdbu_main("asr", f"tree={stopped}", *args, "asr.resume=true").returncode == 130
+    out = fdbu_main("asr", f"tree={stopped}", *args, "asr.resume=true")
+    assert out.returncode == 0 and gone.read_bytes() == (tree / gone.relative_to(stopped)).read_bytes(), out.stderr
     out = fdbu_main("score", f"tree={tree}", "progress=false")
     assert out.returncode == 0 and "v2_daily: selected 3 of 50 declared" in out.stdout, out.stderr
     # an adopted tree transcribed again (asr.resume=true; the words from the cache above): the transcripts and

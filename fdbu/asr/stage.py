@@ -267,7 +267,8 @@ class Journal:
 def _completed(root: Path, jobs: list[AsrInput], killed: dict[str, tuple[str, str]], model) -> bool:
     """Whether the stopped run whose journal is `killed` left the tree complete for what this run asks: the journal
     holds every job under this run's key (the same audio, checkpoint, cut and kind of device), asr.json lists every
-    transcript with the SHA-256 the journal recorded, and each output.json holds those bytes."""
+    transcript with the SHA-256 the journal recorded, each output.json holds those bytes, and each combined file
+    (v2's transcripts.json) is there as asr.json lists it."""
     try:
         receipt = json.loads((root / ASR_JSON).read_bytes())
         listed_ = {(subset, name, "output.json"): sha for subset, e in receipt["subsets"].items()
@@ -286,7 +287,30 @@ def _completed(root: Path, jobs: list[AsrInput], killed: dict[str, tuple[str, st
                 return False
         except OSError:
             return False
-    return len(listed_) == len(jobs)
+    return len(listed_) == len(jobs) and _combined_listed(receipt, jobs)
+
+
+def _combined_listed(receipt: dict, jobs: list[AsrInput]) -> bool:
+    """Whether asr.json lists each sample's combined file (`Task.combined`: v2's transcripts.json) with the bytes
+    in its folder: a run stopped while writing them left asr.json without them, or an older asr.json."""
+    for subset, entry in tasks.SUBSETS.items():
+        mine = {j.name: j.folder for j in jobs if j.subset == subset}
+        if not mine or entry.task.combined is None:
+            continue
+        name = entry.task.combined[0]
+        try:
+            listed = receipt["subsets"][subset]["combined"][name]
+        except (KeyError, TypeError):
+            return False
+        if not isinstance(listed, dict) or set(listed) != set(mine):
+            return False
+        for sample, folder in mine.items():
+            try:
+                if sha256_bytes((folder / name).read_bytes()) != listed[sample]:
+                    return False
+            except OSError:
+                return False
+    return True
 
 
 def run(root: Path, model_factory, *, batch_size: int = ASR_BATCH_SIZE,
