@@ -42,11 +42,36 @@ def _words(root, sid: str) -> np.ndarray:
     return np.array([to_us(c["timestamp"][0]) for c in chunks], np.int64)
 
 
+def _spans(root, sid: str, name: str, gap_us: int | None = None) -> np.ndarray:
+    """A channel's spoken words (the generator's own times, as A.json / B.json carry them), each word alone, or
+    merged where fewer than `gap_us` apart (the channel's turns)."""
+    chunks = json.loads((root / sid / name).read_text())["chunks"]
+    out: list[list[int]] = []
+    for c in chunks:
+        a, b = to_us(c["timestamp"][0]), to_us(c["timestamp"][1])
+        if out and gap_us is not None and a - out[-1][1] < gap_us:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return np.array(out, np.int64).reshape(-1, 2)
+
+
+def _both(a: np.ndarray, b: np.ndarray) -> list[tuple[int, int]]:
+    """Where two sorted lists of disjoint spans both cover."""
+    out, i, j = [], 0, 0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i, 0], b[j, 0]), min(a[i, 1], b[j, 1])
+        if lo < hi:
+            out.append((int(lo), int(hi)))
+        i, j = (i + 1, j) if a[i, 1] < b[j, 1] else (i, j + 1)
+    return out
+
+
 @pytest.mark.slow
 def test_every_session_metric_equals_the_generators_ground_truth(v2_tree):
     truth = json.loads((v2_tree.parent / "run" / "synth.json").read_text())["samples"]
     rows = [json.loads(line) for line in (v2_tree / "unified-samples.jsonl").read_text().splitlines()]
-    behaviours, checked = set(), 0
+    behaviours, checked, talked_over = set(), 0, 0
     for row in rows:
         want = truth[row["sample_id"]]["intended"]
         s = session_events(_segments(row, "input_segments"), _segments(row, "segments"),
@@ -64,12 +89,24 @@ def test_every_session_metric_equals_the_generators_ground_truth(v2_tree):
             assert (stop <= DEFAULT.stop_within_us) == (want["behaviour"] != "unyielding"), where
         assert s.resumed.tolist() == [e["resumed"] for e in want["interruptions"]], where
         assert s.backchannels == want["backchannels"], where
+        # talk-over: between the words both channels speak at once (each word alone) and the stretches where both
+        # channels' turns run (their words merged over the short gaps inside a turn, which detection may bridge), each
+        # stretch's two edges within a boundary's error
+        turns_a, turns_b = (_spans(v2_tree, row["sample_id"], f, DEFAULT.merge_gap_us) for f in ("input.json",
+                                                                                                  "output.json"))
+        stretches = _both(turns_a, turns_b)
+        words = sum(b - a for a, b in _both(*(_spans(v2_tree, row["sample_id"], f) for f in ("input.json",
+                                                                                              "output.json"))))
+        slack = 2 * to_us(BOUNDARY_S) * len(stretches)
+        assert words - slack <= s.talk_over_us <= sum(b - a for a, b in stretches) + slack, (where, s.talk_over_us)
+        assert (s.talk_over_us > 0) == bool(stretches), where
+        talked_over += bool(stretches)
         # the row is what the events give
         assert row["stops"] == int(np.count_nonzero(s.stop_us <= DEFAULT.stop_within_us))
         assert row["response"] == s.outcome.count("response") and row["backchannels"] == s.backchannels
         behaviours.add(want["behaviour"])
         checked += 1
-    assert checked == 12 and behaviours == set(tasks.FAMILIES["v2"].systems)
+    assert checked == 12 and behaviours == set(tasks.FAMILIES["v2"].systems) and talked_over >= 3
 
 
 def test_the_split_metrics_pool_the_sessions(v2_tree):
