@@ -407,10 +407,15 @@ def test_the_pdf_drawn_beside_the_png_gives_the_bytes_of_one_drawn_after_the_oth
     assert forks == [1] and out[True] == out[False] and out[True]["pdf"].startswith(b"%PDF")
 
 
-def test_a_failure_in_the_child_that_draws_the_pdf_is_raised_here_with_its_message(monkeypatch):
+@pytest.fixture
+def forked(monkeypatch):
+    """Every PDF drawn in a forked child (as on two cores or more)."""
     if not hasattr(__import__("os"), "fork"):
-        pytest.skip("no fork here")
+        pytest.skip("no fork here: every figure is drawn in one process")
     monkeypatch.setattr(plot, "_fork_ok", lambda: True)
+
+
+def test_a_failure_in_the_child_that_draws_the_pdf_is_raised_here_with_its_message(forked):
 
     def pdf():
         raise ValueError("no room left on the page")
@@ -419,15 +424,11 @@ def test_a_failure_in_the_child_that_draws_the_pdf_is_raised_here_with_its_messa
         plot._beside(pdf, lambda: b"png")
 
 
-def test_a_child_that_dies_or_a_png_that_fails_leaves_no_child_and_no_cut_short_pdf(monkeypatch):
+def test_a_child_that_dies_or_a_png_that_fails_leaves_no_child_and_no_cut_short_pdf(forked, monkeypatch):
     """The child killed while it holds the PDF: an error naming its status, not the bytes it had written; the PNG's
     drawing failing here: the child killed and reaped (no zombie), the error raised as it was."""
     import os
     import signal
-
-    if not hasattr(os, "fork"):
-        pytest.skip("no fork here")
-    monkeypatch.setattr(plot, "_fork_ok", lambda: True)
 
     def dies():
         os.kill(os.getpid(), signal.SIGKILL)
@@ -449,15 +450,11 @@ def test_a_child_that_dies_or_a_png_that_fails_leaves_no_child_and_no_cut_short_
         os.waitpid(pids[0], os.WNOHANG)
 
 
-def test_a_figure_drawn_in_a_background_job_keeps_ignoring_ctrl_c(monkeypatch):
+def test_a_figure_drawn_in_a_background_job_keeps_ignoring_ctrl_c(forked):
     """A shell's background job (`fdbu sweep ... &`) ignores Ctrl-C: so does the child drawing its PDF, which must not
     die of a Ctrl-C meant for the foreground."""
     import os
     import signal
-
-    if not hasattr(os, "fork"):
-        pytest.skip("no fork here")
-    monkeypatch.setattr(plot, "_fork_ok", lambda: True)
 
     def pressed():
         os.kill(os.getpid(), signal.SIGINT)
