@@ -130,12 +130,14 @@ def _save(fig, formats=("png", "pdf"), tight: bool = True, tick=None) -> dict[st
             return buf.getvalue()
         return draw
 
-    if set(formats) == {"png", "pdf"}:
-        pdf, png = _beside(drawn("pdf"), drawn("png"))
-        out = {"png": png, "pdf": pdf}
-    else:
-        out = {ext: drawn(ext)() for ext in formats}
-    _pyplot().close(fig)
+    try:
+        if set(formats) == {"png", "pdf"}:
+            pdf, png = _beside(drawn("pdf"), drawn("png"))
+            out = {"png": png, "pdf": pdf}
+        else:
+            out = {ext: drawn(ext)() for ext in formats}
+    finally:  # closed also when a drawing fails: pyplot keeps every figure it has not been told to close
+        _pyplot().close(fig)
     if tick is not None:
         tick()
     return out
