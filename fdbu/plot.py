@@ -102,7 +102,11 @@ def _beside(pdf, png) -> tuple[bytes, bytes]:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
     if status != 0 or data[:1] not in (b"0", b"1"):  # killed or crashed: what it wrote may be cut short
-        raise RuntimeError(f"drawing the PDF in a child process failed: it ended with status {status}")
+        from .errors import FdbuError
+
+        why = f"was killed by signal {-status}" if status < 0 else f"ended with status {status}"
+        raise FdbuError("figures", None, f"the process drawing the PDF beside this one {why} (out of memory, or "
+                        "stopped from outside); nothing was written: run the command again")
     if data[:1] == b"1":
         raise RuntimeError(f"drawing the PDF in a child process failed: {data[1:].decode()}")
     return data[1:], mine

@@ -425,8 +425,9 @@ def test_a_failure_in_the_child_that_draws_the_pdf_is_raised_here_with_its_messa
 
 
 def test_a_child_that_dies_or_a_png_that_fails_leaves_no_child_and_no_cut_short_pdf(forked, monkeypatch):
-    """The child killed while it holds the PDF: an error naming its status, not the bytes it had written; the PNG's
-    drawing failing here: the child killed and reaped (no zombie), the error raised as it was."""
+    """The child killed while it holds the PDF (the OOM killer, a kill from outside): one line naming the signal, not
+    the bytes it had written; the PNG's drawing failing here: the child killed and reaped (no zombie), the error
+    raised as it was."""
     import os
     import signal
 
@@ -434,7 +435,9 @@ def test_a_child_that_dies_or_a_png_that_fails_leaves_no_child_and_no_cut_short_
         os.kill(os.getpid(), signal.SIGKILL)
         return b"%PDF"
 
-    with pytest.raises(RuntimeError, match="ended with status -9"):
+    from fdbu.errors import FdbuError
+
+    with pytest.raises(FdbuError, match="^figures: the process drawing the PDF beside this one was killed by signal 9 "):
         plot._beside(dies, lambda: b"png")
     pids = []
     fork = os.fork
