@@ -77,9 +77,10 @@ def sessions_in(folder: Path) -> tuple[str, list[tuple[str, Path]]] | None:
     folder = Path(folder)
     if not folder.is_dir():
         return None
-    if _is_session(folder) and _split_of(folder.parent.name):
-        return "session folder", [(_split_of(folder.parent.name) or "", folder)]
-    split = _split_of(folder.name)
+    named = folder.resolve()  # its own and its parent's names as on disk: `dataset=.` or `..` names a split too
+    if _is_session(folder) and _split_of(named.parent.name):
+        return "session folder", [(_split_of(named.parent.name) or "", named)]
+    split = _split_of(named.name)
     if split is not None:
         found = [(split, d) for d in sorted(folder.iterdir()) if _is_session(d)]
         if found:

@@ -205,7 +205,7 @@ def v2_run(tmp_path_factory):
     return base
 
 
-def test_export_reads_a_v2_root_as_upstream_leaves_it(v2_run):
+def test_export_reads_a_v2_root_as_upstream_leaves_it(v2_run, monkeypatch):
     manifest = json.loads((v2_run / "tree" / "manifest.json").read_text())
     receipt = json.loads((v2_run / "tree" / "asr.json").read_text())
     rows = manifest["samples"]
@@ -231,6 +231,14 @@ def test_export_reads_a_v2_root_as_upstream_leaves_it(v2_run):
     one = v2_run / "run" / "Daily"
     out = fdbu_main("export", f"dataset={one}", f"out={v2_run / 'daily'}")
     assert out.returncode == 0 and len(json.loads((v2_run / "daily" / "manifest.json").read_text())["samples"]) == 3
+    # named from inside (`dataset=.` in a split's or a session's folder, `..` from a session's): the folders' names
+    # on disk say which split, not the path as typed
+    session = sorted(p for p in one.iterdir() if p.is_dir())[0]
+    for cwd, typed, n in ((one, ".", 3), (session, ".", 1), (session, "..", 3)):
+        monkeypatch.chdir(cwd)
+        out = fdbu_main("export", f"dataset={typed}", f"out={v2_run / f'inside-{cwd.name}-{n}'}", "progress=false")
+        assert out.returncode == 0, (cwd, given, out.stderr)
+        assert len(json.loads((v2_run / f"inside-{cwd.name}-{n}" / "manifest.json").read_text())["samples"]) == n
     out = fdbu_main("score", f"tree={v2_run / 'run'}")
     assert out.returncode == 2 and "Full-Duplex-Bench v2 output root" in out.stderr and \
         f"fdbu export dataset={v2_run / 'run'}" in out.stderr, out.stderr
