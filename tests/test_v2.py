@@ -237,7 +237,7 @@ def test_export_reads_a_v2_root_as_upstream_leaves_it(v2_run, monkeypatch):
     for cwd, typed, n in ((one, ".", 3), (session, ".", 1), (session, "..", 3)):
         monkeypatch.chdir(cwd)
         out = fdbu_main("export", f"dataset={typed}", f"out={v2_run / f'inside-{cwd.name}-{n}'}", "progress=false")
-        assert out.returncode == 0, (cwd, given, out.stderr)
+        assert out.returncode == 0, (cwd, typed, out.stderr)
         assert len(json.loads((v2_run / f"inside-{cwd.name}-{n}" / "manifest.json").read_text())["samples"]) == n
     out = fdbu_main("score", f"tree={v2_run / 'run'}")
     assert out.returncode == 2 and "Full-Duplex-Bench v2 output root" in out.stderr and \
