@@ -282,12 +282,17 @@ def _completed(root: Path, jobs: list[AsrInput], killed: dict[str, tuple[str, st
         if sha is None or key != cache_key(j, model.checkpoint_sha256, model.device) or \
                 listed_.get((j.subset, j.name, j.transcript)) != sha:
             return False
-        try:
-            if sha256_bytes((j.folder / j.transcript).read_bytes()) != sha:
-                return False
-        except OSError:
+        if not _holds(j.folder / j.transcript, sha):
             return False
     return len(listed_) == len(jobs) and _combined_listed(receipt, jobs)
+
+
+def _holds(path: Path, sha: str) -> bool:
+    """Whether the file at `path` is there, readable, with the SHA-256 `sha`."""
+    try:
+        return sha256_bytes(path.read_bytes()) == sha
+    except OSError:
+        return False
 
 
 def _combined_listed(receipt: dict, jobs: list[AsrInput]) -> bool:
@@ -304,12 +309,8 @@ def _combined_listed(receipt: dict, jobs: list[AsrInput]) -> bool:
             return False
         if not isinstance(listed, dict) or set(listed) != set(mine):
             return False
-        for sample, folder in mine.items():
-            try:
-                if sha256_bytes((folder / name).read_bytes()) != listed[sample]:
-                    return False
-            except OSError:
-                return False
+        if not all(_holds(folder / name, listed[sample]) for sample, folder in mine.items()):
+            return False
     return True
 
 
