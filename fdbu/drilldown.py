@@ -121,11 +121,10 @@ def _annotations(row: dict, files: TreeFiles) -> dict:
     return tasks.task(row["task"]).metric_module.marks(row, lambda name: files.read(row["sample_id"], name))
 
 
-def drilldown(system, row: dict, out: Path, files: TreeFiles | None = None, base: Path | None = None) -> dict:
-    """One sample of one system: everything its drill-down draws, from the tree's checked files (`base`: `out`
-    resolved, once for all the samples of a report)."""
+def drilldown(system, row: dict, base: Path, files: TreeFiles | None = None) -> dict:
+    """One sample of one system: everything its drill-down draws, from the tree's checked files (`base`: the report's
+    folder resolved, once for all the samples of a report)."""
     files = files if files is not None else TreeFiles(system)
-    base = base if base is not None else Path(out).resolve()
     sid = row["sample_id"]
     folder = system.root / sid
     where = f"{system.name}: {sid}"
@@ -183,7 +182,7 @@ def _index(system, out: Path, bar=None) -> tuple[list, list]:
     files, base = TreeFiles(system), Path(out).resolve()
     for subset, rows in system.rows.items():
         for row in rows:
-            d = drilldown(system, row, out, files, base)
+            d = drilldown(system, row, base, files)
             if bar is not None:
                 bar.update()
             faults.point(f"report:sample:{len(details) + 1}")
