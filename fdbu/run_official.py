@@ -130,9 +130,9 @@ def run_each_timing(script: Path, hub: Path, roots: list[Path], cwd: Path,
 
     step = step or _stepper(None)
     runs = {}
-    with tempfile.TemporaryFile("w+") as err, subprocess.Popen(
+    with subprocess.Popen(  # its stderr is never read (each run's own is in its line): not kept
             [sys.executable, "-m", "fdbu.official.child", "timing_each", str(script), str(hub), *map(str, roots)],
-            stdout=subprocess.PIPE, stderr=err, text=True, cwd=cwd, env=dict(os.environ)) as proc, \
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=cwd, env=dict(os.environ)) as proc, \
             _killed_on_error(proc), contextlib.ExitStack() as running:
         pending = iter(roots)
         running.enter_context(step(f"{script.name}: torch and its offline hub loading"))
