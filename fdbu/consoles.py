@@ -7,7 +7,7 @@ import sys
 
 from . import commands, registry
 from .registry import Call
-from .terminal import show
+from .terminal import show, teller
 
 
 @registry.console("score")
@@ -18,9 +18,9 @@ def _score(cfg) -> None:
     from .tree import require
 
     require(Path(cfg.tree))  # a wrong tree= is its one line, before anything else is said
-    if cfg.progress and sys.stderr.isatty():  # the seconds before the first bar: torch, Silero, the kernels load
-        print(f"fdbu score: loading the VAD and the kernels; then reading {cfg.tree}", file=sys.stderr,
-              flush=True)
+    say = teller("score", cfg.progress)
+    if say:  # the seconds before the first bar: torch, Silero, the kernels load
+        say(f"loading the VAD and the kernels; then reading {cfg.tree}")
     ran = commands.score.run(cfg, _call())
     show(unified.summary(ran.value.unified))
     if ran.column:
@@ -204,11 +204,14 @@ ANNOUNCE = {
 def announce(command: str | None, cfg) -> None:
     """On a terminal (with progress on), what `command` is doing, before the imports that precede its first bar
     (`ANNOUNCE`): called by the CLI before torch loads; nothing where the command is about to refuse its input."""
-    if command not in ANNOUNCE or not getattr(cfg, "progress", True) or not sys.stderr.isatty():
+    if command not in ANNOUNCE:
+        return
+    say = teller(command, getattr(cfg, "progress", True))
+    if say is None:
         return
     ready, text = ANNOUNCE[command]
     if ready(cfg):
-        print(f"fdbu {command}: {text(cfg)}", file=sys.stderr, flush=True)
+        say(text(cfg))
 
 
 def console_of(command: str):
