@@ -188,31 +188,54 @@ def _type_name(t) -> str:
     return "any" if t is Any else getattr(t, "__name__", str(t))
 
 
-def help_text(command: str) -> str:
-    """Every key of a command with its type, default and meaning (from the field's `help`)."""
-    lines = []
+@dataclasses.dataclass(frozen=True)
+class Setting:
+    """One line of a command's settings: a key with its type, default and meaning, or a group's heading (kind None).
+    --help prints them (`help_text`) and the docs' settings reference lists them (`fdbu.reference`)."""
+
+    key: str
+    kind: str | None
+    default: str
+    help: str
+
+
+def settings_of(command: str) -> List[Setting]:
+    """Every setting of `command` in --help's order (a group's heading, then its keys), the refused ones left out."""
+    import typing
+
+    out: List[Setting] = []
+    refused = getattr(CONFIGS[command], "REFUSED", ())
 
     def walk(cls, prefix):
-        import typing
-
         hints = typing.get_type_hints(cls)  # a group declared beside its settings may annotate in strings
         for f in dataclasses.fields(cls):
             if prefix + f.name in refused:
                 continue
             if isinstance(f.default_factory, type) and dataclasses.is_dataclass(f.default_factory):
-                lines.append(f"  {prefix}{f.name}.*: {f.metadata.get('help', '')}")
+                out.append(Setting(prefix + f.name, None, "", f.metadata.get("help", "")))
                 walk(f.default_factory, f"{prefix}{f.name}.")
                 continue
             default = f.default if f.default is not dataclasses.MISSING else (
                 f.default_factory() if f.default_factory is not dataclasses.MISSING else "???")
             default = "(required)" if default == MISSING else repr(default)
-            kind = _type_name(hints.get(f.name, f.type))
-            lines.append(f"  {prefix + f.name:<34} {kind:<16} default {default}")
-            if f.metadata.get("help"):
-                lines.append(f"  {'':<34} {f.metadata['help']}")
+            out.append(Setting(prefix + f.name, _type_name(hints.get(f.name, f.type)), default,
+                               f.metadata.get("help", "")))
 
-    refused = getattr(CONFIGS[command], "REFUSED", ())
     walk(CONFIGS[command], "")
+    return out
+
+
+def help_text(command: str) -> str:
+    """Every key of a command with its type, default and meaning (from the field's `help`)."""
+    lines = []
+    for s in settings_of(command):
+        if s.kind is None:
+            lines.append(f"  {s.key}.*: {s.help}")
+            continue
+        lines.append(f"  {s.key:<34} {s.kind:<16} default {s.default}")
+        if s.help:
+            lines.append(f"  {'':<34} {s.help}")
+    refused = getattr(CONFIGS[command], "REFUSED", ())
     if refused:
         lines.append(f"  (every run of fdbu {command} refuses {', '.join(refused)}: not listed)")
     return "\n".join(lines)
