@@ -75,6 +75,11 @@ RECORDS = {"share": {"interval": "unit pair?"}, "pooled_ratio": {"interval": "ra
 VIEW_RECORDS = {**RECORDS, "latency_quantiles": {"interval": "signed quantile pair?"}}
 ENTRY = {"coverage": "unit", "min_observable_s": "seconds?"}
 COUNTS = ("declared", "selected", "eligible", "ineligible")
+# unified.json's header, each object's fields (the reader checks them; the docs' schema page lists them)
+HEADER = {"fdbu_version": "text", "definitions": "text", ROWS_SHA256: "sha256"}
+INPUTS = {"manifest.json": "sha256", "asr.json": "sha256"}
+TRANSCRIPTS = {"source": "text", "model": "text?"}  # optional: where the words came from (compare, the report)
+BOOTSTRAP = {"resamples": "count", "seed": "count"}
 
 
 class _Reader:
@@ -154,16 +159,16 @@ def _unified(root: Path, raw: bytes) -> dict:
         r.refuse("", "is nested too deeply to be a file fdbu writes")
     if odd:
         r.refuse(f"{odd};", "fdbu writes only finite numbers and integers of 64 bits")
-    r.fields(doc, {"fdbu_version": "text", "definitions": "text", ROWS_SHA256: "sha256"}, "")
-    r.fields(r.obj(doc, "inputs", "inputs"), {"manifest.json": "sha256", "asr.json": "sha256"}, "inputs.")
+    r.fields(doc, HEADER, "")
+    r.fields(r.obj(doc, "inputs", "inputs"), INPUTS, "inputs.")
     if "transcripts" in doc:  # where the words came from: compare and the report read it
         from .settings import SOURCES
 
-        r.fields(r.obj(doc, "transcripts", "transcripts"), {"source": "text", "model": "text?"}, "transcripts.")
+        r.fields(r.obj(doc, "transcripts", "transcripts"), TRANSCRIPTS, "transcripts.")
         if doc["transcripts"]["source"] not in SOURCES:
             r.refuse("transcripts.source", f"is {short(doc['transcripts']['source'])}, not one of {', '.join(SOURCES)}")
     boot = r.obj(doc, "bootstrap", "bootstrap")
-    r.fields(boot, {"resamples": "count", "seed": "count"}, "bootstrap.")
+    r.fields(boot, BOOTSTRAP, "bootstrap.")
     if not 1 <= boot["resamples"] <= MAX_RESAMPLES:
         r.refuse("bootstrap.resamples", f"is {boot['resamples']}, not from 1 to {MAX_RESAMPLES}")
     for subset, entry in r.obj(doc, "subsets", "subsets").items():
