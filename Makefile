@@ -7,14 +7,14 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO := build/demo
 
-.PHONY: install demo test quick lint clean cluster-tools system-tools browser-tools latex-tools
+.PHONY: install demo docs test quick lint clean cluster-tools system-tools browser-tools latex-tools
 
 $(STAMP): pyproject.toml
 	@echo "fdbu: installing into $(VENV): torch 2.9.1 (CUDA build), NeMo 3.0.0 and the test and cluster extras," \
 	  "about 7 GB: about 7 minutes on a fresh machine, 2-3 minutes from pip's cache"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --disable-pip-version-check -q --upgrade "pip>=24"
-	$(BIN)/python -m pip install --disable-pip-version-check -q -e ".[test,asr,cluster]"
+	$(BIN)/python -m pip install --disable-pip-version-check -q -e ".[test,asr,cluster,docs]"
 	touch $(STAMP)
 	@echo "fdbu: installed"
 
@@ -86,6 +86,13 @@ test: $(STAMP) $(AOT) system-tools lint
 # the inner loop: every test not marked slow (a second or more: a process, a model, a full flow), under 90 s on 2 cores
 quick: $(STAMP) $(AOT)
 	$(BIN)/python -m pytest -q $(XDIST) -m "not slow"
+
+# the documentation site (docs/: Sphinx with MyST Markdown), offline and strict: a broken link, a missing reference or
+# a page outside the navigation fails it; open build/docs/html/index.html from disk (the suite builds it too, and
+# checks it in headless Chromium: tests/test_docs.py)
+docs: $(STAMP)
+	$(BIN)/python -m sphinx -b html -W --keep-going -n -q docs build/docs/html
+	@echo "fdbu: the docs are in build/docs/html/index.html"
 
 lint: $(STAMP)
 	$(BIN)/ruff check fdbu kernels hydra_plugins tests benchmarks

@@ -52,7 +52,7 @@ def test_no_module_below_config_imports_it():
     work: a module below receives checked values and never imports them."""
     configs = {"fdbu.config", "fdbu.config_base", "fdbu.config_keys"}
     above = {ROOT / "cli.py", ROOT / "consoles.py", ROOT / "overrides.py", ROOT / "api.py", ROOT / "config.py",
-             ROOT / "config_keys.py"}
+             ROOT / "config_keys.py", ROOT / "reference.py"}  # reference.py: the docs' settings pages, from the configs
     files = [p for p in ROOT.rglob("*.py") if p not in above]
     assert len(files) > 40  # the whole package was found
     offenders = [str(p.relative_to(ROOT)) for p in files if configs & imported(p) and p.name != "config_base.py"]

@@ -1,0 +1,109 @@
+"""The docs' Reference pages, made from the registries so they cannot drift from the code: every command with its
+settings (`fdbu.config_keys.settings_of`, what --help prints), each subset's metrics (its metric table), the
+fields of each task's per-sample rows (its module's ROW, what the reader checks) and the kinds of value the readers
+accept (`fdbu.scored.KINDS`). `docs/_ext/fdbu_docs.py` renders them while Sphinx builds the site (`make docs`)."""
+from __future__ import annotations
+
+from . import registry, tasks
+from .settings import AXES
+
+
+def _cell(text: str) -> str:
+    """`text` as one cell of a Markdown table (a pipe would end the cell; a newline the row)."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(head: tuple[str, ...], rows: list[tuple]) -> list[str]:
+    return [f"| {' | '.join(head)} |", f"|{'---|' * len(head)}",
+            *(f"| {' | '.join(_cell(c) for c in r)} |" for r in rows), ""]
+
+
+def sweep_axis(key: str) -> str:
+    """The sweep's axis that varies `key` (`vad.threshold` -> `sweep.threshold`), or '' when no sweep varies it."""
+    group, _, name = key.partition(".")
+    return f"`sweep.{name}`" if group == "vad" and name in AXES else ""
+
+
+def settings(command: str) -> list[str]:
+    """`command`'s settings as tables: its own keys, then one table per group (vad.*, bootstrap.*, ...)."""
+    from .config import CONFIGS
+    from .config_keys import settings_of
+
+    head = ("key", "type", "default", "meaning", "a sweep varies it")
+    groups = {s.key: s.help for s in settings_of(command) if s.kind is None}
+    tables: dict[str, list[tuple]] = {"": []}  # a group's keys under its key ("": the command's own), in order
+    for s in settings_of(command):
+        if s.kind is None:
+            tables.setdefault(s.key, [])
+            continue
+        group = max((g for g in groups if s.key.startswith(g + ".")), key=len, default="")
+        tables[group].append((f"`{s.key}`", s.kind, f"`{s.default}`", s.help, sweep_axis(s.key)))
+    out: list[str] = []
+    for group, rows in tables.items():
+        out += [f"`{group}.*`: {groups[group]}", ""] if group else []
+        out += _table(head, rows) if rows else []
+    refused = getattr(CONFIGS[command], "REFUSED", ())
+    if refused:
+        out += [f"Every run of `fdbu {command}` refuses {', '.join(f'`{k}`' for k in refused)}.", ""]
+    return out
+
+
+def commands() -> str:
+    """A section per registered command: what it does, its shortest command line, the files it writes and every
+    setting it takes."""
+    out = []
+    for c in registry.COMMANDS.values():
+        out += [f"## fdbu {c.name}", "", f"{c.summary[:1].upper()}{c.summary[1:]}.", "", "```text", c.usage, "```", ""]
+        if c.writes:
+            out += [f"Writes: {', '.join(f'`{w}`' for w in c.writes)}.", ""]
+        out += settings(c.name)
+    return "\n".join(out)
+
+
+def metrics() -> str:
+    """A section per scored subset: each metric of its table (unified.json's records, compare's lines)."""
+    out = []
+    for name in tasks.scored():
+        s = tasks.subset(name)
+        out += [f"## {name}", "", f"Task `{s.task.name}` ({s.task.family}); {s.release_size} samples in its release.", ""]
+        out += _table(("metric", "kind", "better", "over", "meaning"),
+                      [(f"`{m.name}`", m.kind, m.better, m.over, m.description) for m in tasks.metric_table(name)])
+    return "\n".join(out)
+
+
+def _kind(kind: str) -> str:
+    return kind.rstrip("?") + (" or null" if kind.endswith("?") else "")
+
+
+def schemas() -> str:
+    """unified.json's keys and unified-samples.jsonl's fields, each with the kind its reader (`fdbu.scored`) checks
+    it against, from the declarations it checks; then what each kind must be."""
+    from .scored import BOOTSTRAP, COUNTS, ENTRY, HEADER, INPUTS, KINDS, RECORDS, TRANSCRIPTS
+
+    head = [(f"`{k}`", _kind(v)) for k, v in HEADER.items()]
+    head += [(f"`inputs.{k}`", _kind(v)) for k, v in INPUTS.items()]
+    head += [(f"`transcripts.{k}`", _kind(v) + " (when `transcripts` is there)") for k, v in TRANSCRIPTS.items()]
+    head += [(f"`bootstrap.{k}`", _kind(v)) for k, v in BOOTSTRAP.items()]
+    entry = [("`task`", "text: the subset's task"), *((f"`{k}`", _kind(v)) for k, v in ENTRY.items()),
+             *((f"`counts.{k}`", "count") for k in COUNTS),
+             ("`metrics.<name>`", "a record per metric of the subset's table ([Metrics](metrics.md)): `kind`, `better` "
+                                  "(the table's), `value`, `count`, `n` (what the rows give back, checked equal)")]
+    entry += [(f"`metrics.<{kind} metric>.{k}`", _kind(v)) for kind, fields in RECORDS.items() for k, v in fields.items()]
+    out = ["## unified.json", "", "What `fdbu score` writes, as every reader of a scored tree checks it (`fdbu.scored`; "
+           "`generator` is `\"fdbu\"`):", "", *_table(("key", "kind"), head),
+           "Under `subsets.<subset>`, for each scored subset:", "", *_table(("key", "kind"), entry)]
+    common = [("`sample_id`", "text"), ("`subset`", "text"), ("`task`", "text"), ("`eligible`", "flag"),
+              ("`reasons`", "a list of the sample's ineligible reasons")]
+    out += ["## unified-samples.jsonl", "", "One row per sample; every row has:", "", *_table(("field", "kind"), common)]
+    for t in tasks.TASKS.values():
+        if t.metric_module is None:
+            continue
+        fields = [(f"`{k}`", _kind(v)) for k, v in t.metric_module.ROW.items()]
+        out += [f"### {t.name}", "", f"An eligible row of {t.label} ({t.family}) also has:", "",
+                *_table(("field", "kind"), fields)]
+    out += ["## Kinds", "", "What a value of each kind must be (the readers refuse anything else, naming the file "
+            "and the key):", "", *_table(("kind", "a value is"), [(k, what) for k, (_, what) in KINDS.items()])]
+    return "\n".join(out)
+
+
+PAGES = {"commands": commands, "metrics": metrics, "schemas": schemas}
