@@ -2,28 +2,15 @@
 (with the release layout and an official checkout beside it), and so does its Python example.
 Only the lines the README marks as needing a GPU, a checkpoint or the network judge are skipped."""
 import pytest
-import re
 import shlex
 import shutil
-from pathlib import Path
-
 
 from builders import fdbu_main
 from fdbu.synth import synthesize
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+from docs_pages import README, blocks, section
+
 NEEDS = ("needs a GPU", "needs a checkpoint", "needs the network judge", "needs an official checkout")
-
-
-def section(name: str) -> str:
-    text = README.read_text()
-    start = text.index(f"## {name}\n")
-    end = text.find("\n## ", start + 1)
-    return text[start:end if end > 0 else None]
-
-
-def blocks(text: str, lang: str) -> list[str]:
-    return re.findall(rf"```{lang}\n(.*?)```", text, flags=re.S)
 
 
 def commands(block: str | None = None) -> list[tuple[str, list[str]]]:
@@ -66,15 +53,17 @@ def test_every_command_runs_as_written(tmp_path, calibrated, monkeypatch):
 
 
 @pytest.mark.slow
-def test_scoring_your_systems_outputs_runs_as_written(tmp_path, calibrated, monkeypatch):
-    """The section's two blocks in an empty folder: synth's official folders, then the four commands from
-    them to unified.json and a comparison with the baseline."""
+def test_the_readmes_flow_runs_as_written(tmp_path, calibrated, monkeypatch):
+    """The README's flow in an empty folder: synth's official folders, the four commands from them to unified.json
+    and a comparison with the baseline, then the site and the reference column. The guide "Scoring your system's
+    outputs" shows the same first two blocks, so this runs its commands too."""
     import json
 
     monkeypatch.chdir(tmp_path)
-    trial, steps = blocks(section("Scoring your system's outputs"), "sh")
+    trial, steps, after = blocks(section("From the official folders to the leaderboard"), "sh")
+    assert blocks(section("Scoring your system's outputs"), "sh") == [trial, steps]
     assert len(commands(steps)) == 4
-    for line, argv in commands(trial) + commands(steps):
+    for line, argv in commands(trial) + commands(steps) + commands(after):
         assert argv[0] == "fdbu", line
         out = fdbu_main(*argv[1:])
         assert out.returncode == 0, f"{line}\n{out.stderr}"
@@ -82,6 +71,7 @@ def test_scoring_your_systems_outputs_runs_as_written(tmp_path, calibrated, monk
         assert json.loads((tmp_path / tree / "unified.json").read_text())["transcripts"]["source"] == "adopted"
     result = json.loads((tmp_path / "reports/mine-vs-baseline/compare.json").read_text())
     assert [s["name"] for s in result["systems"]] == ["baseline", "mine"] and not result["mixed_transcripts"]
+    assert (tmp_path / "reports/site/index.html").is_file() and (tmp_path / "runs/mine/summary.json").is_file()
 
 
 @pytest.mark.slow

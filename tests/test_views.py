@@ -1,4 +1,4 @@
-"""Other benchmarks' timing numbers (fdbu.views, README: Numbers in other benchmarks' terms): FD-Bench's and
+"""Other benchmarks' timing numbers (fdbu.views, docs: Numbers in other benchmarks' terms): FD-Bench's and
 VideoFDB's columns on hand-built samples whose values are worked out here, a plain-Python twin on random trees,
 the settings, and every surface that carries them (unified.json, the rows, compare, the API, the scored reader)."""
 import json
@@ -19,7 +19,7 @@ from fdbu.views.base import Part
 from fdbu.tree import load_tree
 from fdbu.unified import write
 from fdbu.version import DEFINITIONS_VERSION, VIEWS_DEFINITIONS
-from test_readme import README
+from docs_pages import all_text
 
 TURN, INT = "candor_turn_taking", "synthetic_user_interruption"
 US = 1_000_000
@@ -493,7 +493,8 @@ def test_the_readme_section_runs_and_its_report_shows_the_views(tmp_path, calibr
     from browser import Chromium, executable
     from fdbu.cells import record_text
     from test_paper_tables import _Cells, _compile
-    from test_readme import blocks, commands, section
+    from docs_pages import blocks, section
+    from test_readme import commands
 
     monkeypatch.chdir(tmp_path)
     block = blocks(section("Numbers in other benchmarks' terms"), "sh")[0]
@@ -560,7 +561,7 @@ def test_the_readme_worked_example_is_sample_r(scored):
     assert (row["E_s"], row["first_word_s"], row["outcome"]) == (5.0, 4.5, "early_start")
     assert row["views"]["fdbench"] == {"onset_s": -0.5, "outcome": "early_reply"}
     assert row["views"]["videofdb"] == {"speaking_at_cue": True, "latency_s": 0.0, "passes": True}
-    text = README.read_text()
+    text = all_text()
     assert "E = 5.0 s and the model's only word\nspans 4.5–5.5 s" in text and "d = −0.5 s" in text
 
 
@@ -727,17 +728,17 @@ def test_a_backchannels_words_are_those_overlapping_it_by_default(tmp_path, vad,
 
 def test_every_view_column_has_a_numbered_definition():
     """Issue 53: each column a view declares (every part's table at its default settings, and the pooled share) is
-    named in a numbered Definition of the README, and each view setting in the settings paragraph with its default."""
+    named in a numbered Definition of the docs, and each view setting in the settings paragraph with its default."""
     import re
 
     from fdbu.views import VIEWS
 
-    numbered = {name for item in re.findall(r"^\d+\. \*\*(.*?)\*\*", README.read_text(), re.M | re.S)
+    numbered = {name for item in re.findall(r"^\d+\. \*\*(.*?)\*\*", all_text(), re.M | re.S)
                 for name in re.findall(r"`([A-Za-z_]+)`", item)}
     declared = {m.name for v in VIEWS.values() for part in v.parts.values() for m in part.table(v.settings)}
     declared |= {v.pooled for v in VIEWS.values() if v.pooled}
     assert declared and declared <= numbered, sorted(declared - numbered)
-    text = README.read_text()
+    text = all_text()
     for view in VIEWS.values():
         for key in view.settings.header():
             assert f"`{view.name}.{key}`" in text, (view.name, key)
