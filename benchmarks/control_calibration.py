@@ -5,7 +5,7 @@ how often it fires when the system yields to the event (power).
 
 Every dataset is n samples exercised in both runs, decided by the code `fdbu score` runs
 (`fdbu.metrics.overlap.control`: the exact McNemar test of "stopped within 1 s" and the paired bootstrap of the stop
-latency's median, Holm over the two, README: Definition 58):
+latency's median, Holm over the two, docs: Definition 58):
 
 - null: sample i has its own stop-time scale s_i ~ U(0.2, 3) s; each run stops after s_i x Exp(1), drawn
   independently for the two runs (exchangeable: the event changes nothing, and the runs of one sample are

@@ -1,4 +1,4 @@
-"""Two systems' matched controls compared (`fdbu compare` on v1.5, README: Definitions 87-90) under the null, and
+"""Two systems' matched controls compared (`fdbu compare` on v1.5, docs: Definitions 87-90) under the null, and
 its power: how often a line is marked when the two systems' reactions to the event do not differ.
 
     python -m benchmarks.control_compare_calibration [--datasets 2000] [--power-datasets 500] [--seed 0]

@@ -1,5 +1,5 @@
 """v2's correlation with the judge under the null: how often its 95% interval leaves out 0 when the judge's score has
-nothing to do with the timing (README: Definition 68).
+nothing to do with the timing (docs: Definition 68).
 
     python -m benchmarks.judge_calibration [--datasets 1000] [--seed 0]
 

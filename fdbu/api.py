@@ -20,7 +20,7 @@ from .registry import Call
 from .settings import NOT_REACHED
 
 
-# A DataFrame's columns and dtypes are declared, never read from the data (README: DataFrames), so code written
+# A DataFrame's columns and dtypes are declared, never read from the data (docs: DataFrames), so code written
 # against one system's frame runs on another's. Kinds: text (pandas "string"), bool ("boolean"), int ("int64",
 # never missing), Int64 (nullable whole numbers), float ("float64", NaN where missing), reach (float64 with NaN
 # where "not reached", and a boolean `<column>_not_reached` beside it), inf (float64, +-inf where the row's
@@ -154,7 +154,7 @@ class Result:
         return _typed(rows, METRICS_SCHEMA)
 
     def entries(self, key: str):
-        """A family's entry of each subset (fdbu.family.Entry; v1.5's matched control, README: Definition 58) as one
+        """A family's entry of each subset (fdbu.family.Entry; v1.5's matched control, docs: Definition 58) as one
         row per subset and line: the system, the entry's own columns (v1.5: the pairs, each run's rate), the
         difference with its interval (+-inf kept as inf), p, Holm p and the marker. Empty for a tree without it."""
         from .tasks import FAMILIES

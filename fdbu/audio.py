@@ -1,7 +1,7 @@
 """Audio in and out, one way for every stage: 16 kHz mono, decoded as torchaudio.load scales it.
 
 Silero VAD and Parakeet both take 16 kHz mono; `fdbu export` normalises every output to it
-and writes PCM16, so a tree holds 16 kHz PCM16 WAV files only (README: Definitions 19, 25).
+and writes PCM16, so a tree holds 16 kHz PCM16 WAV files only (docs: Definitions 19, 25).
 """
 from __future__ import annotations
 

@@ -208,7 +208,7 @@ def _view_sections(systems, result: dict | None, baseline: str) -> list[dict]:
 
 
 def _entry_rows(subset: str, systems, result: dict | None = None, baseline: str = "") -> list[dict]:
-    """The lines of the subset's family's entries (v1.5's matched control, README: Definition 58), below its metrics:
+    """The lines of the subset's family's entries (v1.5's matched control, docs: Definition 58), below its metrics:
     a row per line, each system's paired difference with its interval (+-inf where one side is not reached), from
     its unified.json; and where compare compared the entries (Definitions 87-90), each system's decision against the
     baseline."""

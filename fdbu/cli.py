@@ -54,7 +54,7 @@ commands:
 
 Hydra: --cfg job shows the composed config;
        -m runs several jobs (fdbu score -m tree=A,B).
-Python: import fdbu; fdbu.score("runs/modelA").to_pandas()  (see the README)."""
+Python: import fdbu; fdbu.score("runs/modelA").to_pandas()  (docs: Python API)."""
 
 
 def _task(fn, command: str | None = None):

@@ -273,7 +273,7 @@ def leaderboard(result: dict) -> str:
               "paired bootstrap (medians); " + holm_note(result["comparison"], _subsets_shown(result),
                                                              any("views" in p for p in result["pairs"]))
               + f"; decision: * Holm p < {alpha:g}, " + ", ".join(f"{k} {v}" for k, v in DECISIONS.items() if k != "*")
-              + f"; n/r: not reached; {PLUS_INF}/-inf: only one median not reached; {UNDEFINED}: both (README: How "
+              + f"; n/r: not reached; {PLUS_INF}/-inf: only one median not reached; {UNDEFINED}: both (docs: How "
               "compare decides)" + "".join(f"; {legend}" for legend in legends if legend)]
     return "\n".join(lines)
 

@@ -80,7 +80,7 @@ class _ScoreConfig(Common, Grouped):
     vad: VadConfig = group(VadConfig, "speech detection (Silero VAD)")
     bootstrap: BootstrapConfig = group(BootstrapConfig, "percentile bootstrap of pooled ratios and medians")
     views: List[str] = opt([], f"other benchmarks' timing numbers, in their own section of unified.json: "
-                               f"{', '.join(VIEWS)} (README: Numbers in other benchmarks' terms)")
+                               f"{', '.join(VIEWS)} (docs: Numbers in other benchmarks' terms)")
     # then a group per family's settings (overlap.*) and per view (fdbench.*, ...): `grouped`
 
     def __post_init__(self):

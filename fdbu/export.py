@@ -171,7 +171,7 @@ def export(dataset: Path | None, outputs: Path | None, out: Path, *, roots: dict
                             "drop outputs=")
         if length != "tolerant":
             raise FdbuError("config", None, f"export.length={length}: a Full-Duplex-Bench {family.name} run's two "
-                            "channels are fitted by their own rule (README: Full-Duplex-Bench v2)")
+                            "channels are fitted by their own rule (docs: Full-Duplex-Bench v2)")
         return family.layout.export(Path(cast(Path, dataset)), out, judge=judge, transcripts=transcripts, model=model,
                                     only=only, progress=progress)
     if judge is not None:

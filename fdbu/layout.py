@@ -1,7 +1,7 @@
 """What a folder a user points fdbu at is: a reference tree, a release, an official per-task folder, ...
 
 A wrong `tree=` or `export.roots=` is named for what it is, with the command that turns it into
-what the command needs (README: Scoring your system's outputs). Only names and file types are
+what the command needs (docs: Scoring your system's outputs). Only names and file types are
 looked at (no file is read), so a diagnosis costs a few directory listings.
 """
 from __future__ import annotations

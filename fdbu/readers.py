@@ -1,6 +1,6 @@
 """Readers of a sample's JSON files: the transcript (output.json) and the dataset annotations.
 
-Every time becomes integer microseconds here, once (README: Definition 1), and every check of
+Every time becomes integer microseconds here, once (docs: Definition 1), and every check of
 the spec's "Inputs and checks" on these files happens here. A failure names the sample, the
 file and the problem in one line (`FdbuError`). The task registry (`fdbu.tasks`) says which
 annotation reader each task uses.

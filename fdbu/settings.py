@@ -20,7 +20,7 @@ BACKENDS = ("reference", "batched")
 VAD_BACKEND, VAD_VERIFY = "batched", "auto"  # vad.backend and vad.verify by default (SpeechDetector's too)
 DEVICES = ("auto", "cpu", "cuda")      # device=: auto is the GPU when torch sees one (the default)
 PAIRS = ("baseline", "all")            # fdbu compare: each system against the baseline (the default), or every pair
-# compare.family: which headline lines one Holm adjustment covers, so which marks hold alpha together (README: How
+# compare.family: which headline lines one Holm adjustment covers, so which marks hold alpha together (docs: How
 # compare decides): a subset's (of one pair, or of every pair with compare.pairs=all), a pair's over every subset,
 # or the whole board's (every pair and subset); another benchmark's view is its own family in each
 HOLM_FAMILIES = ("subset", "pair", "leaderboard")

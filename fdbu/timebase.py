@@ -1,4 +1,4 @@
-"""Integer microseconds: every time is converted once, on loading (README: Definition 1).
+"""Integer microseconds: every time is converted once, on loading (docs: Definition 1).
 
 Later comparisons and subtractions are exact integer arithmetic, so an annotation
 at 6.32000000000005 and a word at 6.32 compare equal.

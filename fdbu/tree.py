@@ -1,6 +1,6 @@
 """Stage 1: read a reference tree into checked samples.
 
-The tree (README: The reference tree) is manifest.json, asr.json and one folder per sample.
+The tree (docs: The reference tree) is manifest.json, asr.json and one folder per sample.
 Every check of the spec's "Inputs and checks" section happens here and in `readers.py`, on
 integer microseconds, before any metric runs; which files a sample has and how they are read
 comes from the task registry (`fdbu.tasks`). A failure stops the run with the sample id, the

@@ -175,4 +175,4 @@ LEGEND = ("better: lower or higher is better; context: describes the samples, ne
           "Wilson for shares, percentile bootstrap for pooled ratios and latency medians. n: k/n for a share, the "
           "samples for the others; bounds: a share over all selected samples, every unknown outcome (ineligible, "
           "and not exercised where a metric is over the exercised samples) counted no, then yes. not reached (n/r in an interval): a latency "
-          "median beyond what the captures show (README: Definitions).")
+          "median beyond what the captures show (docs: Definitions).")

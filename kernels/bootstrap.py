@@ -1,9 +1,9 @@
 """Percentile bootstrap over whole samples, re-aggregating per-sample components.
 
 The caller draws `idx = numpy.random.default_rng(0).integers(0, n, size=(2000, n))`
-(README: Definition 10); row r of idx is resample r. The paired kernels resample pairs:
+(docs: Definition 10); row r of idx is resample r. The paired kernels resample pairs:
 row r picks the same samples from system A and system B, and each resample gives B's
-statistic minus A's (README: Comparing systems).
+statistic minus A's (docs: Comparing systems).
 """
 import numpy as np
 from numba import njit
@@ -85,7 +85,7 @@ def ranked_difference(a, b):
 @njit(cache=True)
 def paired_ranked_differences(a, b, idx, rank):
     """B's rank-th smallest minus A's over each resample of pairs (int64, +-INF as in `ranked_difference`);
-    a resample where both are INF is a tie, difference 0: every resample is kept (README: How compare decides)."""
+    a resample where both are INF is a tie, difference 0: every resample is kept (docs: How compare decides)."""
     ra = resample_ranked(a, idx, rank)
     rb = resample_ranked(b, idx, rank)
     out = np.zeros(len(ra), np.int64)

@@ -1,4 +1,4 @@
-"""Per-sample outcome classification (README: Metrics), one kernel per task.
+"""Per-sample outcome classification (docs: Metrics), one kernel per task.
 
 Each outcome kernel returns a named tuple of per-sample arrays, so a column is read by its name
 (`run_overlap_us`, three measures for one agreement, a plain tuple).
@@ -44,7 +44,7 @@ def _union_measure(lo, hi, clip_lo, clip_hi):
 
 @njit(cache=True)
 def pause_components(word_start, word_end, word_off, pause_a, pause_b, pause_off, T):
-    """Pause-handling components per sample (README: Metrics, Definitions 3, 4 and 6)."""
+    """Pause-handling components per sample (docs: Metrics, Definitions 3, 4 and 6)."""
     n = T.shape[0]
     intrusion = np.zeros(n, np.bool_)
     inside = np.zeros(n, np.bool_)
@@ -127,7 +127,7 @@ def turn_taking_outcomes(word_start, word_off, E):
 
 @njit(cache=True)
 def interruption_outcomes(seg_start, seg_end, seg_off, word_start, word_off, S, R, T):
-    """Interruption outcomes per sample, decided in the spec's order (README: Metrics)."""
+    """Interruption outcomes per sample, decided in the spec's order (docs: Metrics)."""
     n = S.shape[0]
     outcome = np.empty(n, np.int64)
     onset = np.zeros(n, np.bool_)
@@ -196,7 +196,7 @@ def overlap_run(seg_start, seg_end, seg_off, word_start, word_off, o_s, o_e, T):
 @njit(cache=True)
 def run_overlap_us(a_start, a_end, a_off, b_start, b_end, b_off, o_s):
     """Per sample, the speech of two runs on [0, o_s]: each run's measure and the measure of their union (the
-    intersection is a + b - union), for the runs' agreement before the event (README: Definition 57)."""
+    intersection is a + b - union), for the runs' agreement before the event (docs: Definition 57)."""
     n = o_s.shape[0]
     a_us = np.zeros(n, np.int64)
     b_us = np.zeros(n, np.int64)
@@ -238,7 +238,7 @@ def cue_timing(span_start, span_end, span_off, cue):
 def window_speech(seg_start, seg_end, seg_off, win_start, win_end, win_off, word_start, word_end, word_off, bc_max_us,
                   bc_words, by_overlap):
     """Per sample: how much speech lies in its windows, how many segments overlap them, and how many of those are
-    backchannels (README: Numbers in other benchmarks' terms, stay-silent). A segment's words are those overlapping
+    backchannels (docs: Numbers in other benchmarks' terms, stay-silent). A segment's words are those overlapping
     it (`by_overlap`; a word of no duration: the one starting in it) or those starting in it."""
     n = seg_off.shape[0] - 1
     inside = np.zeros(n, np.int64)

@@ -51,7 +51,7 @@ class InterruptionOutcomes(NamedTuple):
 
 
 class OverlapRun(NamedTuple):
-    """One run of a v1.5 sample (README: Definitions 52-53), per sample."""
+    """One run of a v1.5 sample (docs: Definitions 52-53), per sample."""
 
     exercised: np.ndarray        # a segment covers o_s (start <= o_s < end)
     stop_us: np.ndarray          # o_s to the end of the segment covering o_s; INF when it runs to T; -1 if none
@@ -62,7 +62,7 @@ class OverlapRun(NamedTuple):
 
 
 class CueTiming(NamedTuple):
-    """What another benchmark's timing rule reads around a cue time (README: Numbers in other benchmarks' terms)."""
+    """What another benchmark's timing rule reads around a cue time (docs: Numbers in other benchmarks' terms)."""
 
     speaking_at_cue: np.ndarray  # a span has start < cue < end (words: smooth-handoff's "already speaking")
     onset_after: np.ndarray      # the first span start at or after the cue, minus the cue; INF when none

@@ -1,4 +1,4 @@
-"""Two systems' matched controls compared (v1.5, README: Definitions 87-90): the exact sign-flip test against
+"""Two systems' matched controls compared (v1.5, docs: Definitions 87-90): the exact sign-flip test against
 enumeration, the compared lines against their plain-Python twin on random rows, the samples outside either control
 left out and said, and the markers' error rate under the null (a fixed-seed cell of
 benchmarks/control_compare_calibration.py) and power. The command-line path (compare.json, compare.csv, the API,

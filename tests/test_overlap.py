@@ -1,4 +1,4 @@
-"""Full-Duplex-Bench v1.5's unified metrics (README: Definitions 52-60): the kernels against their plain-Python
+"""Full-Duplex-Bench v1.5's unified metrics (docs: Definitions 52-60): the kernels against their plain-Python
 twins, the matched control on hand-built and synthetic samples with known answers, and its marker's error rate
 under the null."""
 import json
@@ -210,7 +210,7 @@ def test_synthetic_systems_give_the_known_event_attributable_stop_rate(synthetic
 
 
 def test_compare_finds_the_system_that_stops_because_of_the_overlap(synthetic, tmp_path):
-    """fdbu compare on v1.5 (README: Definitions 87-90): yields stops at the event and goes on in its clean run;
+    """fdbu compare on v1.5 (docs: Definitions 87-90): yields stops at the event and goes on in its clean run;
     same_stop stops at the same moment in both runs (its answer ended there anyway); talks_through never stops. The
     event runs of yields and same_stop are alike, so compare's per-run stop rate sees no difference; the compared
     controls mark both others against yields in every subset (8 pairs, every one discordant: p = 2^-7), in the

@@ -1,4 +1,4 @@
-"""Real captures as they come (issue 30), through README "Scoring your system's outputs" as a user walks it.
+"""Real captures as they come (issue 30), through the docs guide "Scoring your system's outputs" as a user walks it.
 
 An upstream-shaped `example_data` folder (per-task folders named as upstream's are, inputs at 48 kHz, one
 output 20 ms short, one 200 ms long with a word past T), a v1.5-shaped folder, a backchannel-only tree, and

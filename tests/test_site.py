@@ -251,7 +251,7 @@ def test_a_transcript_changed_after_scoring_is_refused_in_one_line(trees, tmp_pa
 
 
 def test_the_latex_compiles_in_a_bare_article_and_prints_its_relations(systems, result, tmp_path):
-    """leaderboard.tex in a document with only booktabs, as the README says: it compiles, and `<=` is the relation
+    """leaderboard.tex in a document with only booktabs, as the docs say: it compiles, and `<=` is the relation
     (a bare `<` prints as an inverted exclamation mark in LaTeX's default font encoding); a name with LaTeX's
     specials and angle brackets stays text. (Widths and captions: issue 35.)"""
     import shutil

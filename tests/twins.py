@@ -113,7 +113,7 @@ def ranked_differences(a, b, idx, rank):
 
 
 def overlap_run(segments, starts, o_s, o_e, T):
-    """One v1.5 run (README: Definitions 52-53), from the definitions' words."""
+    """One v1.5 run (docs: Definitions 52-53), from the definitions' words."""
     covering = [(a, b) for a, b in segments if a <= o_s < b]
     stop = -1 if not covering else (INF if covering[0][1] >= T else covering[0][1] - o_s)
     later = [a for a, b in segments if a >= o_e]
@@ -132,7 +132,7 @@ def agreement(a, b, o_s):
 
 
 def cue_timing(spans, cue):
-    """Around a cue (README: Numbers in other benchmarks' terms), from the definitions' words: speaking across it,
+    """Around a cue (docs: Numbers in other benchmarks' terms), from the definitions' words: speaking across it,
     the first onset at or after it, the end of the span overlapping or immediately preceding it (the latest start
     at or before it)."""
     started = [(a, b) for a, b in spans if a <= cue]
@@ -142,7 +142,7 @@ def cue_timing(spans, cue):
 
 
 def fdbench_turn(starts, E, reply_within=None, early_reply=1_000_000):
-    """FD-Bench's class of a turn-taking sample (README: Numbers in other benchmarks' terms), by the words' starts."""
+    """FD-Bench's class of a turn-taking sample (docs: Numbers in other benchmarks' terms), by the words' starts."""
     if not starts:
         return "no_reply"
     d = min(starts) - E
@@ -266,7 +266,7 @@ def session(examiner, system, T, word_starts, gap, window, stop_within, bc_max, 
 
 
 def control_compare(rows_a, rows_b, ks_us, min_agreement, pad_us, idx):
-    """Two systems' matched controls compared (README: Definitions 87-90), from unified-samples.jsonl rows, one
+    """Two systems' matched controls compared (docs: Definitions 87-90), from unified-samples.jsonl rows, one
     sample at a time: a sample is in a system's control when both its runs are exercised, the inputs' lengths
     differ by at most pad_us and the runs agree at least min_agreement; over the samples in both controls, per k
     the mean of (B's event - clean stop within k) - (A's), its exact sign-flip p by counting every sign pattern's

@@ -1,5 +1,5 @@
 """Full-Duplex-Bench v1.5's matched control, as its family's hooks (fdbu.family): the settings group `overlap.*`,
-and the `control` entry of each v1.5 subset (README: Definitions 56-59) as score prints it, the reader checks it,
+and the `control` entry of each v1.5 subset (docs: Definitions 56-59) as score prints it, the reader checks it,
 the report shows it and the API frames it, and the lines `fdbu compare` adds when it compares two systems' controls
 (`lines`, Definitions 87-90). The entry itself is computed by `fdbu.metrics.overlap.control`, the compared lines by
 `fdbu.metrics.control_pairs`.
@@ -107,7 +107,7 @@ def control_better(subset: str, settings: "ControlSettings | dict | None" = None
 
 
 def console(c: dict) -> list[str]:
-    """v1.5's matched control (README: Definitions 56-58) as score prints it: event run - clean run over the pairs."""
+    """v1.5's matched control (docs: Definitions 56-58) as score prints it: event run - clean run over the pairs."""
     a = c["agreement"]
     agree = "no pair" if a["median"] is None else \
         f"median IoU {fmt(a['median'])}, {a['count_at_least']}/{a['n']} at least {fmt(a['at_least'])}"
@@ -179,7 +179,7 @@ DIFFERENCE = {"value": "number?", "value_flag": "text?"}
 
 
 def check_entry(r, entry: dict, at: str, doc: dict) -> None:
-    """A v1.5 subset's `control` (README: Definitions 58-59), as the scored reader `r` checks it: its counts, the
+    """A v1.5 subset's `control` (docs: Definitions 58-59), as the scored reader `r` checks it: its counts, the
     agreement, and every line the report, the API and the console read, each with its paired difference; and the
     `overlap` header they were computed with."""
     head = r.obj(doc, GROUP_KEY, GROUP_KEY)

@@ -1,4 +1,4 @@
-"""Two systems' matched controls compared (v1.5, README: Definitions 87-90): which system stops *because of* the
+"""Two systems' matched controls compared (v1.5, docs: Definitions 87-90): which system stops *because of* the
 overlap more often, and whose stop the event brings forward more. The lines `fdbu compare` adds to each v1.5
 subset (the `control` entry's `compare` hook, fdbu.family.Compared), in the subset's Holm family.
 
@@ -74,7 +74,7 @@ def attributable_line(xa: np.ndarray, xb: np.ndarray, boot: Bootstrap, alpha: fl
 
 
 def extended_difference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """x - y elementwise on int64 microseconds extended by +-INF (kernels.INF): compare's rule for latencies (README:
+    """x - y elementwise on int64 microseconds extended by +-INF (kernels.INF): compare's rule for latencies (docs:
     How compare decides) and for shifts of them: +INF where only x is +INF or only y is -INF, -INF where only x is
     -INF or only y is +INF, a tie (0) where both are the same infinity, else the difference."""
     x, y = np.asarray(x, np.int64), np.asarray(y, np.int64)

@@ -3,7 +3,7 @@
 Each sample has two runs of the same system: the event run (output.wav, answering input.wav, which holds an
 overlap event at [o_s, o_e] from metadata.json) and the clean run (clean_output.wav, answering clean_input.wav,
 the same dialogue without the event). Silero segments of both runs give, per run, whether the speech covering o_s
-ends within k s (a stop), when, how much speech falls inside the event, and what follows it (README: Definitions
+ends within k s (a stop), when, how much speech falls inside the event, and what follows it (docs: Definitions
 52-60). The matched control pairs the two runs of each sample exercised in both: the event-attributable stop rate
 is the paired difference event - clean, with `fdbu compare`'s exact McNemar test and interval (one code path,
 `paired.paired_line`), so an answer that ended on its own is not counted as a reactive stop.
@@ -330,7 +330,7 @@ STOP_WORDS = {"title": "Stop curves F(t), event run vs clean run over the matche
 
 
 def stop_curves(rows: list[dict], unified: dict) -> tuple[list[dict], dict]:
-    """v1.5's stop curves (README: Definition 58), the family's figure: per subset, F(t), the share of the control's
+    """v1.5's stop curves (docs: Definition 58), the family's figure: per subset, F(t), the share of the control's
     pairs whose speech covering o_s has ended t seconds after o_s, in the event run and in the clean run, each with
     its pointwise bootstrap band (unified.json's draw). The gap between the curves is what the event caused."""
     from .paired import cdf_band

@@ -1,5 +1,5 @@
 """Paired differences between two systems on the same samples, and the test that decides each: the math of
-`fdbu compare`, as pure functions (README: How compare decides).
+`fdbu compare`, as pure functions (docs: How compare decides).
 
 Each metric's difference is B's value minus A's on the paired samples. A share's test is the exact
 McNemar test and its interval the exact conditional interval that inverts it, so the two always agree.
@@ -27,7 +27,7 @@ from .table import LATENCY, POOLED_RATIO, SHARE, Metric
 
 PLUS_INF, MINUS_INF, UNDEFINED = "+inf", "-inf", "undefined"
 from ..settings import ALPHA  # noqa: E402  compare.alpha's default
-LEVEL = 0.95  # every difference interval's level (README: How compare decides)
+LEVEL = 0.95  # every difference interval's level (docs: How compare decides)
 # a paired bootstrap test over fewer pairs does not hold its level (benchmarks/compare_calibration: a pooled ratio's
 # bootstrap p rejected a true null about 10% of the time at n = 8 and 6.5% at n = 20, which is why pooled ratios
 # are now tested by permutation); below it a latency median's line says "too few pairs"
@@ -370,7 +370,7 @@ def difference(m: Metric, ca, cb, mask: np.ndarray, boot: Bootstrap, alpha: floa
     if m.min_pairs is not None and m.kind != SHARE and line["p"] is not None and line["reason"] is None \
             and n < m.min_pairs:
         line["reason"] = (f"{TOO_FEW} pairs: {n}, and this metric is marked from {m.min_pairs} pairs (its "
-                          "calibration, README)")
+                          "calibration, docs)")
     if m.better == "context":
         line.update({"test": None, "p": None, "reason": "context metric: no test"})
         line.pop("discordant", None)

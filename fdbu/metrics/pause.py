@@ -2,7 +2,7 @@
 
 The window is a non-yielding user turn: from the first annotated pause start to T a
 model word onset takes the floor too early. Pause i owns [a_i, a_{i+1}); the last
-pause owns [a_n, T] (README: Definition 3).
+pause owns [a_n, T] (docs: Definition 3).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Full-Duplex-Bench v2 sessions: objective turn-taking timing of a whole multi-turn session (README: Definitions
+"""Full-Duplex-Bench v2 sessions: objective turn-taking timing of a whole multi-turn session (docs: Definitions
 75-86).
 
 A v2 session has two channels on one clock (upstream's assumption: `combine_transcripts` sorts both channels by
@@ -244,7 +244,7 @@ def judge_entry(c: Components, boot: Bootstrap) -> dict:
     inside the event's window (JUDGED) with the judge's turn-taking score, Kendall's tau-b and Spearman's rho, each
     with a 95% percentile bootstrap interval resampling whole sessions (an event is never apart from its session's
     others; the expanded percentile interval, `expanded_interval`, from MIN_SESSIONS sessions on). Descriptive: no
-    test, no marker (README: Full-Duplex-Bench v2)."""
+    test, no marker (docs: Full-Duplex-Bench v2)."""
     judged = [j for j in (c.judged or []) if j is not None]
     events = np.concatenate(judged) if judged else np.zeros((0, 4 + len(JUDGED)))
     out: dict = {"sessions": len(judged), "events": int(len(events)), "not_judged": len(c.T_us) - len(judged),

@@ -1,4 +1,4 @@
-"""Full-Duplex-Bench v2 sessions, one session at a time (README: Definitions 77-82, 86): turns from speech segments,
+"""Full-Duplex-Bench v2 sessions, one session at a time (docs: Definitions 77-82, 86): turns from speech segments,
 the turn ends, examiner interruptions, talk-over and backchannels (`session_events`), the timing inside a judged
 event's window (`event_timing`) and the 15 s bins (`session_bins`), on integer microseconds. `tests/twins.py`
 restates `session_events` in plain Python; `fdbu.metrics.session` pools them over a split's sessions.

@@ -1,5 +1,5 @@
 """Full-Duplex-Bench v2's family hooks (fdbu.family), beside its metric module `fdbu.metrics.session`: the settings
-group `session.*` (README: Definitions 77-81), and the `judge`, `offset` and `bins` entries of each v2 subset as score
+group `session.*` (docs: Definitions 77-81), and the `judge`, `offset` and `bins` entries of each v2 subset as score
 prints them, the scored reader checks them, the report labels them and the API frames them (Definitions 82-86). The
 entries themselves are computed by `fdbu.metrics.session`; the events' arithmetic is `fdbu.metrics.session_events`.
 """

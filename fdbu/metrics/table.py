@@ -5,7 +5,7 @@ direction is better, the samples it is computed and resampled over (`over`: the 
 samples, or for interruption the exercised ones), what its denominator counts, and how to
 read its per-sample values from the task's components. Everything else follows from that:
 `aggregate` computes every record, unknown outcomes in the selected bounds are the
-ineligible samples plus the eligible ones outside `over` (README: Denominators), and the
+ineligible samples plus the eligible ones outside `over` (docs: Denominators), and the
 console report, unified.json, the sweep and comparisons read the same table.
 """
 from __future__ import annotations
@@ -34,7 +34,7 @@ class Metric:
     values: Callable
     denominator: str = "samples"  # what a pooled ratio's denominator counts
     seconds: bool = False         # a pooled ratio of microseconds, its totals reported in seconds
-    # in the Holm family of `fdbu compare` (README: How compare decides); a context metric gets no test at all,
+    # in the Holm family of `fdbu compare` (docs: How compare decides); a context metric gets no test at all,
     # a metric that is neither (a point on a curve a headline metric summarises, a diagnostic) gets an
     # unadjusted p and no marker
     headline: bool = False

@@ -1,7 +1,7 @@
 """Smooth turn-taking (candor_turn_taking).
 
 E = turn_taking.json[0].timestamp[0]. Any onset before E is an early start, so talking
-through the end of the user's turn never buys a short latency (README: Definition 7).
+through the end of the user's turn never buys a short latency (docs: Definition 7).
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ INPUTS = ("T_s", "E_s")  # the row fields that come from the dataset, not the sy
 
 
 def responded_within(k: int):
-    """A response with a latency of at most k seconds (README: Definition 8)."""
+    """A response with a latency of at most k seconds (docs: Definition 8)."""
     return lambda c: (c.outcome == RESPONSE) & (c.latency_us <= k * US_PER_S)
 
 

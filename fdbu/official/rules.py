@@ -13,7 +13,7 @@ input the same Python exception is raised here; it is recorded as
 `{"unavailable": "<ExceptionName>: <message>"}`, never replaced by an invented number.
 Samples come in manifest order, interruption samples sorted as that script sorts them; the
 other scripts' `os.listdir` order is the file system's and changes only the float
-summation order (README, "The reference column").
+summation order (docs, "The reference column").
 """
 from __future__ import annotations
 

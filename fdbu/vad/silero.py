@@ -210,7 +210,7 @@ class SileroVAD:
 
 
 def samples_to_us(stamps: list[tuple[int, int]], sampling_rate: int) -> np.ndarray:
-    """Sample indices / rate, rounded to the microsecond (README: Definition 1)."""
+    """Sample indices / rate, rounded to the microsecond (docs: Definition 1)."""
     out = np.array([(to_us(a / sampling_rate), to_us(b / sampling_rate)) for a, b in stamps], np.int64).reshape(-1, 2)
     if out.size and (np.any(out[:, 0] >= out[:, 1]) or np.any(out[1:, 0] < out[:-1, 1])):
         raise FdbuError("vad", None, f"Silero returned segments that are not sorted and disjoint: {stamps}")

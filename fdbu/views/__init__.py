@@ -1,4 +1,4 @@
-"""Other benchmarks' timing numbers on the same tree: one registry of views (README: Numbers in other benchmarks'
+"""Other benchmarks' timing numbers on the same tree: one registry of views (docs: Numbers in other benchmarks'
 terms).
 
 A `View` is another paper's vocabulary (FD-Bench's SRR ... EIT, VideoFDB's timing classes and TOR-Alignment) as

@@ -2,7 +2,7 @@
 v1.0 tree.
 
 FD-Bench released no code; every rule below is its definition read onto Full-Duplex-Bench's annotations, and
-each choice the paper leaves open is a setting (README: Numbers in other benchmarks' terms). Onsets are the
+each choice the paper leaves open is a setting (docs: Numbers in other benchmarks' terms). Onsets are the
 unified rules' own: word onsets on turn-taking (FD-Bench reads Silero's), Silero segments on interruption.
 
 - candor_turn_taking, the paper's "user-non-interrupt inquiries": the first word's onset d = start - E decides

@@ -1,7 +1,7 @@
 """VideoFDB's timing classes and TOR-Alignment (its Sec. 4.2 and App. C.2; ../shared/spec/related-videofdb.md) on a
 v1.0 tree and on v1.5's overlap subsets.
 
-VideoFDB released no code; each class is its App. C.2 rule read onto Full-Duplex-Bench's annotations (README:
+VideoFDB released no code; each class is its App. C.2 rule read onto Full-Duplex-Bench's annotations (docs:
 Numbers in other benchmarks' terms). The cue is the annotated time the class is about: E on turn-taking, S on
 interruption.
 
