@@ -43,6 +43,22 @@ def _at(doc, key, path: str, kinds: tuple, check=None, what: str = ""):
 
 
 NUMBER = ("number",)
+_UNIT = lambda v: v is None or 0.0 <= v <= 1.0  # noqa: E731
+# a compared line's keys beyond the metric's declared kind, better and headline, and its difference's: (key, the
+# JSON types it may be, the check, what it must be), as read_result checks them and the docs' schema page lists them
+LINE = (("n", ("int",), lambda v: 0 <= v <= MAX_INT, "a count of samples"),
+        ("p", ("null", "number"), _UNIT, "null or a p-value in [0, 1]"),
+        ("p_holm", ("null", "number"), _UNIT, "null or a p-value in [0, 1]"),
+        ("reason", ("null", "str"), None, "null or a text"),
+        ("family", ("null", "str"), None, "null or a text"),
+        ("marker", ("bool",), None, "true or false"),
+        ("difference", ("dict",), None, "an object"))
+DIFFERENCE = (("value", ("null", "number"), None, "null or a finite number"),
+              # undefined: no pairs, or both medians not reached (fdbu.metrics.paired.paired_line); then no interval
+              ("value_flag", ("null", "str"), lambda v: v in (*FLAGS, UNDEFINED), f"null, '+inf', '-inf' or '{UNDEFINED}'"),
+              ("interval", ("null", "list"), lambda v: v is None or len(v) == 2, "null or [lo, hi]"),
+              ("interval_flags", ("null", "list"), lambda v: v is None or (len(v) == 2 and all(f in FLAGS for f in v)),
+               "two of null, '+inf', '-inf' (null: no interval)"))
 
 
 def _line(line, path: str, metric, alpha: float) -> None:
@@ -51,24 +67,15 @@ def _line(line, path: str, metric, alpha: float) -> None:
     for key, want in (("kind", metric.kind), ("better", metric.better), ("headline", metric.headline)):
         _at(line, key, path, ("bool" if isinstance(want, bool) else "str",), lambda v, w=want: v == w,
             f"{want!r} (the metric's declared {key})")
-    _at(line, "n", path, ("int",), lambda v: 0 <= v <= MAX_INT, "a count of samples")
-    unit = lambda v: 0.0 <= v <= 1.0  # noqa: E731
-    p = _at(line, "p", path, ("null", "number"), lambda v: v is None or unit(v), "null or a p-value in [0, 1]")
-    holm = _at(line, "p_holm", path, ("null", "number"), lambda v: v is None or unit(v), "null or a p-value in [0, 1]")
-    _at(line, "reason", path, ("null", "str"), None, "null or a text")
-    _at(line, "family", path, ("null", "str"), None, "null or a text")
-    marker = _at(line, "marker", path, ("bool",), None, "true or false")
+    got = {key: _at(line, key, path, kinds, check, what) for key, kinds, check, what in LINE}
+    p, holm, marker, d = got["p"], got["p_holm"], got["marker"], got["difference"]
     if marker and (holm is None or p is None or not holm < alpha):
         raise _Bad(f"{path}.marker", f"is true, but p_holm {holm} is not below alpha {alpha}")
-    d = _at(line, "difference", path, ("dict",), None, "an object")
     here = f"{path}.difference"
-    _at(d, "value", here, ("null", "number"), None, "null or a finite number")
-    # undefined: no pairs, or both medians not reached (fdbu.metrics.paired.paired_line); then no interval either
-    flag = _at(d, "value_flag", here, ("null", "str"), lambda v: v in (*FLAGS, UNDEFINED),
-               f"null, '+inf', '-inf' or '{UNDEFINED}'")
-    interval = _at(d, "interval", here, ("null", "list"), lambda v: v is None or len(v) == 2, "null or [lo, hi]")
-    _at(d, "interval_flags", here, ("null", "list"), lambda v: (v is None and interval is None) or
-        (v is not None and len(v) == 2 and all(f in FLAGS for f in v)), "two of null, '+inf', '-inf' (null: no interval)")
+    diff = {key: _at(d, key, here, kinds, check, what) for key, kinds, check, what in DIFFERENCE}
+    flag, interval = diff["value_flag"], diff["interval"]
+    if diff["interval_flags"] is None and interval is not None:
+        raise _Bad(f"{here}.interval_flags", f"is null, not {DIFFERENCE[3][3]}")
     if flag == UNDEFINED and (d.get("value") is not None or interval is not None or p is not None or holm is not None
                               or marker):
         raise _Bad(f"{here}.value_flag", f"is '{UNDEFINED}', but a value, an interval, a p or a marker is given")
