@@ -9,6 +9,9 @@ from pathlib import Path
 from typing import Any
 
 SUMMARY = "summary.json"
+# what a reader of summary.json checks (all it needs): the inputs it was computed from, which must be the tree's as
+# it is now, and an object of official numbers per subset; the docs' schema page lists them
+INPUTS = ("manifest.json", "asr.json")
 
 
 def read_summary(root: Path, manifest_sha256: str, asr_sha256: str) -> tuple[dict | None, str]:
@@ -20,8 +23,7 @@ def read_summary(root: Path, manifest_sha256: str, asr_sha256: str) -> tuple[dic
     try:
         summary = json.loads(path.read_bytes())
         inputs = summary["inputs"]
-        changed = [name for name, sha in (("manifest.json", manifest_sha256), ("asr.json", asr_sha256))
-                   if inputs.get(name) != sha]
+        changed = [name for name, sha in zip(INPUTS, (manifest_sha256, asr_sha256)) if inputs.get(name) != sha]
         if changed:
             return None, (f"summary.json was computed from a different {' and '.join(changed)} (run fdbu evaluate "
                           "again)")
