@@ -101,9 +101,34 @@ def schemas() -> str:
         fields = [(f"`{k}`", _kind(v)) for k, v in t.metric_module.ROW.items()]
         out += [f"### {t.name}", "", f"An eligible row of {t.label} ({t.family}) also has:", "",
                 *_table(("field", "kind"), fields)]
+    out += _compare_json() + _summary_json()
     out += ["## Kinds", "", "What a value of each kind must be (the readers refuse anything else, naming the file "
             "and the key):", "", *_table(("kind", "a value is"), [(k, what) for k, (_, what) in KINDS.items()])]
     return "\n".join(out)
+
+
+def _compare_json() -> list[str]:
+    """compare.json's compared lines as `fdbu report` reads them back (fdbu.compared.LINE, DIFFERENCE)."""
+    from .compared import DIFFERENCE, LINE
+
+    rows = [("`kind`, `better`, `headline`", "the metric's declared ones ([Metrics](metrics.md))")]
+    rows += [(f"`{key}`", what) for key, _, _, what in LINE]
+    rows += [(f"`difference.{key}`", what) for key, _, _, what in DIFFERENCE]
+    return ["## compare.json", "", "Each compared line (`pairs[k].subsets.<subset>.metrics.<metric>`, and the same under "
+            "a pair's `entries` and `views`), as `fdbu report` reads a compare.json back (`fdbu.compared`); the rest "
+            "of the file: [Outputs](outputs.md).", "", *_table(("key", "a value is"), rows)]
+
+
+def _summary_json() -> list[str]:
+    """What a reader of summary.json checks (fdbu.summary.INPUTS): it is read leniently, never an error."""
+    from .summary import INPUTS
+
+    rows = [(f"`inputs.{name}`", f"the SHA-256 of the tree's {name} as it is now") for name in INPUTS]
+    rows += [("`subsets.<subset>`", "an object: the official numbers of the subset")]
+    return ["## summary.json", "", "What `fdbu evaluate` writes is read back leniently: a summary.json that fails these "
+            "is left out with the reason (score and report go on without the reference column), never an error. Its "
+            "numbers per task family: [The reference column](../guides/reference-column.md).", "",
+            *_table(("key", "a value is"), rows)]
 
 
 PAGES = {"commands": commands, "metrics": metrics, "schemas": schemas}

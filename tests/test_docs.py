@@ -250,3 +250,19 @@ def test_the_notebook_guide_runs_as_written(tmp_path, calibrated, monkeypatch, c
     assert "fdb-v1.0-unified-4" in printed and "response_latency_s" in printed
     assert "vad.threshhold is not a setting; did you mean vad.threshold?" in printed
     assert (tmp_path / "nb/site/index.html").is_file() and (tmp_path / "nb/modelA/unified.json").is_file()
+
+
+def test_the_compare_json_schema_is_what_the_report_checks(monkeypatch):
+    """A key added to compare.json's declared line appears on the schema page and the report's reader asks for it."""
+    from fdbu import compared, reference, tasks
+
+    metric = tasks.metric_table("candor_turn_taking")[0]
+    line = {"kind": metric.kind, "better": metric.better, "headline": metric.headline, "n": 4, "p": 0.5,
+            "p_holm": 0.5, "reason": None, "family": None, "marker": False,
+            "difference": {"value": 0.1, "value_flag": None, "interval": [0.0, 0.2], "interval_flags": [None, None]}}
+    compared._line(line, "x", metric, 0.05)  # as fdbu compare writes it: read
+    monkeypatch.setattr(compared, "LINE", (*compared.LINE, ("made_up", ("int",), None, "a made-up count")))
+    with pytest.raises(compared._Bad) as e:
+        compared._line(line, "x", metric, 0.05)
+    assert e.value.args == ("x.made_up", "is missing")
+    assert "| `made_up` | a made-up count |" in reference.schemas()
