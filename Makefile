@@ -1,5 +1,5 @@
 # The README's two commands: `make demo` and `make test`. Both create .venv when missing and
-# install fdbu with its test, asr and cluster extras (the tests run the real NeMo transcription
+# install fdbu with its test, asr, cluster and docs extras (the tests run the real NeMo transcription
 # path and a real one-node SLURM cluster).
 PYTHON ?= python3.11
 VENV := .venv
@@ -10,7 +10,7 @@ DEMO := build/demo
 .PHONY: install demo docs test quick lint clean cluster-tools system-tools browser-tools latex-tools
 
 $(STAMP): pyproject.toml
-	@echo "fdbu: installing into $(VENV): torch 2.9.1 (CUDA build), NeMo 3.0.0 and the test and cluster extras," \
+	@echo "fdbu: installing into $(VENV): torch 2.9.1 (CUDA build), NeMo 3.0.0 and the test, cluster and docs extras," \
 	  "about 7 GB: about 7 minutes on a fresh machine, 2-3 minutes from pip's cache"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --disable-pip-version-check -q --upgrade "pip>=24"

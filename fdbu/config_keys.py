@@ -195,8 +195,9 @@ class Setting:
 
     key: str
     kind: str | None
-    default: str
+    default: str   # as --help prints it (repr; "(required)")
     help: str
+    value: Any = None  # the default itself (None for a required key)
 
 
 def settings_of(command: str) -> List[Setting]:
@@ -217,9 +218,9 @@ def settings_of(command: str) -> List[Setting]:
                 continue
             default = f.default if f.default is not dataclasses.MISSING else (
                 f.default_factory() if f.default_factory is not dataclasses.MISSING else "???")
-            default = "(required)" if default == MISSING else repr(default)
-            out.append(Setting(prefix + f.name, _type_name(hints.get(f.name, f.type)), default,
-                               f.metadata.get("help", "")))
+            shown = "(required)" if default == MISSING else repr(default)
+            out.append(Setting(prefix + f.name, _type_name(hints.get(f.name, f.type)), shown,
+                               f.metadata.get("help", ""), None if default == MISSING else default))
 
     walk(CONFIGS[command], "")
     return out

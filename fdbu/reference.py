@@ -4,23 +4,54 @@ fields of each task's per-sample rows (its module's ROW, what the reader checks)
 accept (`fdbu.scored.KINDS`). `docs/_ext/fdbu_docs.py` renders them while Sphinx builds the site (`make docs`)."""
 from __future__ import annotations
 
+import re
+
 from . import registry, tasks
 from .settings import AXES
 
 
+_MARKDOWN = re.compile(r"([\\`*\[\]<>|$])")  # what Markdown (and MyST's $math$) would read as markup
+
+
 def _cell(text: str) -> str:
-    """`text` as one cell of a Markdown table (a pipe would end the cell; a newline the row)."""
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """`text` as one cell of a Markdown table, shown as written: Markdown's and HTML's characters escaped (a help's
+    `<subset>` would be an HTML tag, a pipe would end the cell), a newline a space."""
+    return _MARKDOWN.sub(r"\\\1", str(text)).replace("\n", " ")
+
+
+def _code(text: str) -> str:
+    """`text` as inline code in a table cell (a pipe inside still ends the cell unless escaped)."""
+    return f"`{text}`".replace("|", "\\|")
+
+
+def command_line(value) -> str:
+    """A default as it is written on the command line (Hydra's grammar): null, true, a list in brackets."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(command_line(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {command_line(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+class Md(str):
+    """A cell already in Markdown (a code span, a link): not escaped again."""
 
 
 def _table(head: tuple[str, ...], rows: list[tuple]) -> list[str]:
     return [f"| {' | '.join(head)} |", f"|{'---|' * len(head)}",
-            *(f"| {' | '.join(_cell(c) for c in r)} |" for r in rows), ""]
+            *(f"| {' | '.join(c if isinstance(c, Md) else _cell(c) for c in r)} |" for r in rows), ""]
 
 
 def sweep_axis(key: str) -> str:
-    """The sweep's axis that varies `key` (`vad.threshold` -> `sweep.threshold`), or '' when no sweep varies it."""
+    """The sweep's axis that varies `key` (`vad.threshold` -> `sweep.threshold`; a `sweep.*` axis is its own), or ''
+    when no sweep varies it."""
     group, _, name = key.partition(".")
+    if group == "sweep" and name in AXES:
+        return "an axis: its values are swept"
     return f"`sweep.{name}`" if group == "vad" and name in AXES else ""
 
 
@@ -37,7 +68,8 @@ def settings(command: str) -> list[str]:
             tables.setdefault(s.key, [])
             continue
         group = max((g for g in groups if s.key.startswith(g + ".")), key=len, default="")
-        tables[group].append((f"`{s.key}`", s.kind, f"`{s.default}`", s.help, sweep_axis(s.key)))
+        tables[group].append((Md(_code(s.key)), s.kind, Md("(required)" if s.default == "(required)" else
+                              _code(command_line(s.value))), s.help, Md(sweep_axis(s.key))))
     out: list[str] = []
     for group, rows in tables.items():
         out += [f"`{group}.*`: {groups[group]}", ""] if group else []
@@ -67,7 +99,7 @@ def metrics() -> str:
         s = tasks.subset(name)
         out += [f"## {name}", "", f"Task `{s.task.name}` ({s.task.family}); {s.release_size} samples in its release.", ""]
         out += _table(("metric", "kind", "better", "over", "meaning"),
-                      [(f"`{m.name}`", m.kind, m.better, m.over, m.description) for m in tasks.metric_table(name)])
+                      [(Md(_code(f"{m.name}")), m.kind, m.better, m.over, m.description) for m in tasks.metric_table(name)])
     return "\n".join(out)
 
 
@@ -80,25 +112,31 @@ def schemas() -> str:
     it against, from the declarations it checks; then what each kind must be."""
     from .scored import BOOTSTRAP, COUNTS, ENTRY, HEADER, INPUTS, KINDS, RECORDS, TRANSCRIPTS
 
-    head = [(f"`{k}`", _kind(v)) for k, v in HEADER.items()]
-    head += [(f"`inputs.{k}`", _kind(v)) for k, v in INPUTS.items()]
-    head += [(f"`transcripts.{k}`", _kind(v) + " (when `transcripts` is there)") for k, v in TRANSCRIPTS.items()]
-    head += [(f"`bootstrap.{k}`", _kind(v)) for k, v in BOOTSTRAP.items()]
-    entry = [("`task`", "text: the subset's task"), *((f"`{k}`", _kind(v)) for k, v in ENTRY.items()),
-             *((f"`counts.{k}`", "count") for k in COUNTS),
-             ("`metrics.<name>`", "a record per metric of the subset's table ([Metrics](metrics.md)): `kind`, `better` "
-                                  "(the table's), `value`, `count`, `n` (what the rows give back, checked equal)")]
-    entry += [(f"`metrics.<{kind} metric>.{k}`", _kind(v)) for kind, fields in RECORDS.items() for k, v in fields.items()]
-    out = ["## unified.json", "", "What `fdbu score` writes, as every reader of a scored tree checks it (`fdbu.scored`; "
-           "`generator` is `\"fdbu\"`):", "", *_table(("key", "kind"), head),
+    head = [(Md(_code(k)), _kind(v)) for k, v in HEADER.items()]
+    head += [(Md(_code(f"inputs.{k}")), _kind(v)) for k, v in INPUTS.items()]
+    head += [(Md(_code(f"transcripts.{k}")), Md(f"{_kind(v)} (when `transcripts` is there)"))
+             for k, v in TRANSCRIPTS.items()]
+    head += [(Md(_code(f"bootstrap.{k}")), _kind(v)) for k, v in BOOTSTRAP.items()]
+    entry = [(Md(_code("task")), "text: the subset's task"),
+             *((Md(_code(k)), _kind(v) + (", or absent" if v.endswith("?") else "")) for k, v in ENTRY.items()),
+             *((Md(_code(f"counts.{k}")), "count") for k in COUNTS),
+             (Md(_code("metrics.<name>")), Md("a record per metric of the subset's table ([Metrics](metrics.md)): "
+                                              "`kind`, `better` (the table's), `value`, `count`, `n` (what the rows "
+                                              "give back, checked equal)"))]
+    entry += [(Md(_code(f"metrics.<{kind} metric>.{k}")), _kind(v))
+              for kind, fields in RECORDS.items() for k, v in fields.items()]
+    out = ["## unified.json", "", "The keys every reader of a scored tree checks (`fdbu.scored`; `generator` is "
+           "`\"fdbu\"`). unified.json holds more, which no reader needs (the settings, speech detection, the interval "
+           "rules, the outcome counts, the views): [Outputs](outputs.md).", "", *_table(("key", "kind"), head),
            "Under `subsets.<subset>`, for each scored subset:", "", *_table(("key", "kind"), entry)]
-    common = [("`sample_id`", "text"), ("`subset`", "text"), ("`task`", "text"), ("`eligible`", "flag"),
-              ("`reasons`", "a list of the sample's ineligible reasons")]
+    common = [(Md(_code(k)), what) for k, what in (("sample_id", "text"), ("subset", "text"), ("task", "text"),
+                                                     ("eligible", "flag"),
+                                                     ("reasons", "a list of the sample's ineligible reasons"))]
     out += ["## unified-samples.jsonl", "", "One row per sample; every row has:", "", *_table(("field", "kind"), common)]
     for t in tasks.TASKS.values():
         if t.metric_module is None:
             continue
-        fields = [(f"`{k}`", _kind(v)) for k, v in t.metric_module.ROW.items()]
+        fields = [(Md(_code(f"{k}")), _kind(v)) for k, v in t.metric_module.ROW.items()]
         out += [f"### {t.name}", "", f"An eligible row of {t.label} ({t.family}) also has:", "",
                 *_table(("field", "kind"), fields)]
     out += _compare_json() + _summary_json()
@@ -111,9 +149,9 @@ def _compare_json() -> list[str]:
     """compare.json's compared lines as `fdbu report` reads them back (fdbu.compared.LINE, DIFFERENCE)."""
     from .compared import DIFFERENCE, LINE
 
-    rows = [("`kind`, `better`, `headline`", "the metric's declared ones ([Metrics](metrics.md))")]
-    rows += [(f"`{key}`", what) for key, _, _, what in LINE]
-    rows += [(f"`difference.{key}`", what) for key, _, _, what in DIFFERENCE]
+    rows: list[tuple] = [(Md("`kind`, `better`, `headline`"), Md("the metric's declared ones ([Metrics](metrics.md))"))]
+    rows += [(Md(_code(key)), what) for key, _, _, what in LINE]
+    rows += [(Md(_code(f"difference.{key}")), what) for key, _, _, what in DIFFERENCE]
     return ["## compare.json", "", "Each compared line (`pairs[k].subsets.<subset>.metrics.<metric>`, and the same under "
             "a pair's `entries` and `views`), as `fdbu report` reads a compare.json back (`fdbu.compared`); the rest "
             "of the file: [Outputs](outputs.md).", "", *_table(("key", "a value is"), rows)]
@@ -123,8 +161,8 @@ def _summary_json() -> list[str]:
     """What a reader of summary.json checks (fdbu.summary.INPUTS): it is read leniently, never an error."""
     from .summary import INPUTS
 
-    rows = [(f"`inputs.{name}`", f"the SHA-256 of the tree's {name} as it is now") for name in INPUTS]
-    rows += [("`subsets.<subset>`", "an object: the official numbers of the subset")]
+    rows = [(Md(_code(f"inputs.{name}")), f"the SHA-256 of the tree's {name} as it is now") for name in INPUTS]
+    rows += [(Md(_code("subsets.<subset>")), "an object: the official numbers of the subset")]
     return ["## summary.json", "", "What `fdbu evaluate` writes is read back leniently: a summary.json that fails these "
             "is left out with the reason (score and report go on without the reference column), never an error. Its "
             "numbers per task family: [The reference column](../guides/reference-column.md).", "",

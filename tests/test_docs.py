@@ -61,6 +61,7 @@ BLOCKS = {
                               ("json", "test_readme.py::test_the_v15_section_runs_as_written (the row it wrote)")],
     "docs/families/v2.md": [("sh", "test_readme.py::test_the_v2_section_runs_as_written")],
     "docs/families/views.md": [("sh", "test_views.py::test_the_readme_section_runs_and_its_report_shows_the_views")],
+    "ARCHITECTURE.md": [("", "not run: the stages drawn as text (the site includes the page)")],
     "docs/guides/cluster.md": [("sh", "not run as written: it needs a SLURM cluster and /shared; test_cluster.py runs "
                                       "the same commands on a one-node cluster"),
                                ("text", "not run: a transcript of a real run (test_cluster.py)")],
@@ -93,7 +94,7 @@ def test_every_section_of_the_old_readme_is_on_its_page():
 
 def test_every_block_of_every_page_is_run_or_says_why():
     found = {}
-    for page in pages():
+    for page in [*pages(), ROOT / "ARCHITECTURE.md", ROOT / "benchmarks" / "RESULTS.md"]:  # and the pages included
         fences = re.findall(r"^```(.*)$", page.read_text(), flags=re.M)
         langs = [f for f in fences[::2] if not f.startswith("{")]  # opening fences, not MyST's directives
         if langs:
@@ -136,9 +137,19 @@ def test_the_settings_reference_lists_every_registered_setting_and_a_new_one(mon
         page = reference.commands()
         assert "hold.window_s" in listed("score")
         assert "| `hold.window_s` | float | `1.0` | how long the system should stay silent" in page
-        assert "`sweep.threshold`" in page and "| `vad.backend` |" in page
     finally:
         made_up_family.unregister()
+    assert "hold.window_s" not in listed("score")
+    score = "\n".join(reference.settings("score"))
+    assert "| `vad.threshold` | float | `0.5` | Silero speech threshold, in (0, 1) | `sweep.threshold` |" in score
+    assert "| `vad.min_silence_duration_ms` | int | `100` | silence that ends a segment, ms | " \
+           "`sweep.min_silence_duration_ms` |" in score
+    assert re.search(r"^\| `vad.backend` \| str \| `batched` \| .* \|  \|$", score, re.M)  # no sweep varies it
+    assert "| `out` | str\\|null | `null` |" in score  # the command line's null, not Python's None
+    sweep = "\n".join(reference.settings("sweep"))
+    assert "| `sweep.threshold` | list\\[float\\] | `[0.3,0.4,0.5,0.6,0.7]` |" in sweep
+    export = "\n".join(reference.settings("export"))
+    assert "\\<subset\\>/\\<id\\>/input.wav" in export  # a placeholder is text, not an HTML tag
 
 
 def test_the_rows_and_metrics_reference_follow_the_declarations():
@@ -177,9 +188,14 @@ def test_the_site_builds_strictly_offline_and_reads_in_a_browser(tmp_path):
         seen: list[str] = []
 
         def visit(page: str, ready: str = "true") -> None:
+            """Open `page` from disk, wait for `ready` and for its fonts (MathJax's load late), then take every
+            resource it loaded (the Performance API) and every request the browser sent for it (the Network
+            domain), and its console errors."""
             path, _, query = page.partition("?")
             browser.open((out / path).as_uri() + (f"?{query}" if query else ""))
             browser.wait(ready, 30)
+            seen.extend(browser.eval("document.fonts.ready.then(() => new Promise(r => setTimeout(r, 300)))"
+                                     ".then(() => performance.getEntriesByType('resource').map(e => e.name))"))
             seen.extend(e["params"]["request"]["url"] for e in browser.events
                         if e.get("method") == "Network.requestWillBeSent")
             assert browser.errors() == [], (page, browser.errors())
@@ -189,6 +205,7 @@ def test_the_site_builds_strictly_offline_and_reads_in_a_browser(tmp_path):
         visit("definitions.html", "document.querySelectorAll('mjx-container').length >= 8")
         assert browser.eval("document.querySelectorAll('mjx-container[display=\"true\"]').length") >= 3
         assert browser.eval("document.querySelectorAll('.MathJax merror, mjx-merror').length") == 0
+        assert any(u.endswith(".woff") and "/_static/mathjax/" in u for u in seen)  # its fonts, from disk
         browser.screenshot(tmp_path / "definitions.png")
         visit("search.html?q=wilson", "(document.querySelector('.search-summary') || {}).textContent"
               " && document.querySelector('.search-summary').textContent.includes('found')")
@@ -197,6 +214,9 @@ def test_the_site_builds_strictly_offline_and_reads_in_a_browser(tmp_path):
         visit("reference/commands.html")
         keys = set(browser.eval("[...document.querySelectorAll('table td:first-child code')].map(c => c.textContent)"))
         assert {s.key for s in settings_of("score") if s.kind is not None} <= keys
+        dataset = browser.eval("[...document.querySelectorAll('#fdbu-export tr')].find(r => r.querySelector('td code')"
+                               " && r.querySelector('td code').textContent === 'dataset').textContent")
+        assert "<subset>/<id>/input.wav" in dataset, dataset
         browser.viewport(390, 844)
         visit("guides/compare.html")
         wide = browser.eval("document.documentElement.scrollWidth")

@@ -333,7 +333,7 @@ def test_the_v15_report_in_a_browser(synthetic, tmp_path):
     """The report of two v1.5 systems opened in headless Chromium: the leaderboard shows each system's control line
     as its unified.json has it, with compare's decision on the compared controls, and a drill-down draws both runs on one timeline (both runs' segments and words,
     the event's window shaded, o_s and o_e marked) under the rule in words. FDBU_SCREENSHOTS=DIR copies the
-    screenshot (the README's docs/report-drilldown-v15.png)."""
+    screenshot (docs/report-drilldown-v15.png, on the v1.5 page)."""
     import os
     import shutil
 

@@ -1,6 +1,6 @@
-"""Every command in the README's Commands section runs as written, in order, in an empty folder
-(with the release layout and an official checkout beside it), and so does its Python example.
-Only the lines the README marks as needing a GPU, a checkpoint or the network judge are skipped."""
+"""The README's flow and the docs' command blocks (guides/commands.md, the v1.5 and v2 family pages) run as written,
+in order, in an empty folder (with the release layout and an official checkout beside it), and so does the Commands
+guide's Python example. Only the lines a page marks as needing a GPU, a checkpoint or the network judge are skipped."""
 import pytest
 import shlex
 import shutil
@@ -49,7 +49,7 @@ def test_every_command_runs_as_written(tmp_path, calibrated, monkeypatch):
         assert (tmp_path / path).is_file(), path
     # and the Python example, in the same folder
     for code in blocks(section("Commands"), "python"):
-        exec(compile(code, "README.md", "exec"), {})
+        exec(compile(code, "docs/guides/commands.md", "exec"), {})
 
 
 @pytest.mark.slow

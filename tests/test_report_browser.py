@@ -1,7 +1,7 @@
 """The report opened from disk in a real browser (headless Chromium over the DevTools Protocol): the leaderboard
 shows unified.json's values, clicking a sample opens its drill-down, a not_exercised interruption sample's
 drill-down states its rule, and nothing is logged as an error. Screenshots are written (FDBU_SCREENSHOTS=DIR
-also copies them there: the README's docs/report-*.png come from this test)."""
+also copies them there: the docs' report-*.png come from this test)."""
 import json
 import math
 import os

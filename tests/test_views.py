@@ -481,7 +481,7 @@ def test_the_cli_scores_views_and_refuses_an_unknown_one(tmp_path):
 
 @pytest.mark.slow
 def test_the_readme_section_runs_and_its_report_shows_the_views(tmp_path, calibrated, monkeypatch):
-    """The README's block as written in an empty folder (synth, score with both views, compare, report), then what
+    """The docs' block (families/views.md) as written in an empty folder (synth, score with both views, compare, report), then what
     leaves the report: every view section in the site (headless Chromium: each table after the unified ones,
     its source above it, every cell unified.json's), in leaderboard.md rendered by CommonMark, in leaderboard.tex
     compiled with no overfull box, in leaderboard.csv with a `view` column; and the worked example's sample."""
@@ -556,7 +556,7 @@ def test_the_readme_section_runs_and_its_report_shows_the_views(tmp_path, calibr
 
 
 def test_the_readme_worked_example_is_sample_r(scored):
-    """README "A worked example": the early word across E is an early start, an early reply and a hand-off."""
+    """The views page's "A worked example": the early word across E is an early start, an early reply and a hand-off."""
     row = next(r for r in scored.rows if r["sample_id"] == f"{TURN}/r")
     assert (row["E_s"], row["first_word_s"], row["outcome"]) == (5.0, 4.5, "early_start")
     assert row["views"]["fdbench"] == {"onset_s": -0.5, "outcome": "early_reply"}
