@@ -405,7 +405,7 @@ def check_files(tree: Tree, checkout: Path, gt_path: Path | None, pins: dict[str
     that is not the pinned one is refused unless allowed. (No paths go into summary.json.)"""
     present = [cast(Official, s.task.official) for s in SUBSETS.values()  # those evaluate has a rule for
                if tree.subset(s.name) and s.task.official is not None and s.task.official.rule is not None]
-    names = dict.fromkeys(o.script for o in present)
+    names = dict.fromkeys(name for o in present for name in (o.script, *o.also))
     if any(o.runner == "timing" for o in present):  # v1.5: the behaviour judge's script and prompt run too
         names.update(dict.fromkeys((official.BEHAVIOR_SCRIPT, official.BEHAVIOR_PROMPT)))
     paths = {name: official.script_path(checkout, name) for name in names}
@@ -482,6 +482,11 @@ def run_official(tree: Tree, checkout: Path, result: dict, *, gt_path: Path | No
             script, mode = spec.script, spec.runner
             path, root, ours = paths[script], Path(tmp) / subset, result["subsets"][subset]
             extra: dict[str, Any] = {}
+            if spec.run is not None:  # a family's own run of its scripts (v2: score.py and score_time.py)
+                with step(f"{' and '.join((script, *spec.also))} on {subset}"):
+                    record = spec.run(tree, subset, {n: paths[n] for n in (script, *spec.also)}, Path(tmp), ours)
+                report["subsets"][subset] = {**record, "population": population(tree, subset)}
+                continue
             if mode is None:
                 with step(f"{script} on {subset}"):
                     rc, out, err = run_script(mode, path, root, Path(tmp))

@@ -23,7 +23,7 @@ from . import readers, registry
 from .family import Family, Figure, Layout
 from .metrics import control, interruption, overlap, pause, session, session_hooks, turn_taking
 from .metrics.base import MetricModule, Swept
-from .official import (BACKCHANNEL_SCRIPT, INTERRUPTION_SCRIPT, JUDGE_SCORE_SCRIPT, PAUSE_SCRIPT, TIMING_SCRIPT,
+from .official import (BACKCHANNEL_SCRIPT, INTERRUPTION_SCRIPT, JUDGE_SCORE_SCRIPT, JUDGE_TIME_SCRIPT, PAUSE_SCRIPT, TIMING_SCRIPT,
                        TURN_SCRIPT)
 from .version import V15_DEFINITIONS, V2_DEFINITIONS
 
@@ -50,6 +50,9 @@ class Official:
     rule: Ref | None = None  # (tree, subset, fdbu.evaluate.Context) -> the reference column (fdbu.evaluate)
     printed_digits: int | None = None  # the script prints rounded numbers (f"{x:.4f}"), else repr floats
     via_evaluate: bool = True  # upstream's evaluate.py runs it (`--task` named by the script: eval_<task>.py)
+    also: tuple[str, ...] = ()  # the other official files its run uses (v2: score_time.py beside score.py)
+    run: Ref | None = None  # evaluate.run_official's own run of the scripts: (tree, subset, {file: path}, a temporary
+    #                         folder, fdbu's reference column of the subset) -> the run's record (fdbu.run_official)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -160,7 +163,8 @@ V2_RUNS = "fdbu.upstream_v2"  # v2's run layout: an output root of <split>/<task
 SESSION = Task(
     name=session_hooks.TASK, family="v2", annotation="session.json", read=readers.read_session, metrics=session,
     reference=None, speech_detection=True, asr_task="default", asr_cut=None, label="session (v2)",
-    official=Official(JUDGE_SCORE_SCRIPT, {}, "judge_scores", rule=Ref(V2_RUNS, "judge_rule"), via_evaluate=False),
+    official=Official(JUDGE_SCORE_SCRIPT, {}, "judge_scores", rule=Ref(V2_RUNS, "judge_rule"), via_evaluate=False,
+                      also=(JUDGE_TIME_SCRIPT,), run=Ref(V2_RUNS, "official_run")),
     generator=Ref(SYNTH, "session_sample"), audio=("input.wav",), transcribed=("output.wav", "input.wav"),
     detected=("output.wav", "input.wav"), combined=("transcripts.json", Ref(V2_RUNS, "transcripts_of")))
 TASKS = {t.name: t for t in (PAUSE_HANDLING, TURN_TAKING, USER_INTERRUPTION, BACKCHANNEL, OVERLAP, SESSION)}

@@ -492,14 +492,12 @@ def write_synthetic(root: Path, subset: str, index: int, cap, annotation: dict, 
 
 # ---- the reference column (fdbu evaluate)
 
-def judge_rule(tree, subset: str, ctx) -> dict:
-    """score.py's and score_time.py's rows (fdbu.official.judge_scores) over the subset's judged sessions, each
-    judge.json (hash-checked) keyed as the scripts key it: (its split, its task id); the sessions the judge did not
-    reach are listed, not scored."""
-    from .official.judge_scores import judge_scores
+def judged_sessions(tree, subset: str) -> tuple[list[tuple[str, str, bytes]], list[str]]:
+    """The subset's eligible sessions the judge reached, as (split folder, task id, judge.json's bytes, hash-checked),
+    keyed as score.py keys them: by the split folder of the judge's file; and the names of those it did not reach."""
     from .tree import hashed
 
-    judged, missing = {}, []
+    judged, missing = [], []
     for s in tree.subset(subset):
         if not s.eligible:
             continue
@@ -512,7 +510,18 @@ def judge_rule(tree, subset: str, ctx) -> dict:
         data = hashed(s.folder / "judge.json", s.sample_id, "judge.json", files["judge.json"], "manifest.json",
                       tree.root)
         folder = Path(session["judge"]["file"]).parts[0] if "file" in session.get("judge", {}) else session["split"]
-        judged[(folder, session["task_id"])] = [json.loads(data)]  # keyed as score.py keys it: by the split folder
+        judged.append((folder, session["task_id"], data))
+    return judged, missing
+
+
+def judge_rule(tree, subset: str, ctx) -> dict:
+    """score.py's and score_time.py's rows (fdbu.official.judge_scores) over the subset's judged sessions, each
+    judge.json (hash-checked) keyed as the scripts key it: (its split, its task id); the sessions the judge did not
+    reach are listed, not scored."""
+    from .official.judge_scores import judge_scores
+
+    found, missing = judged_sessions(tree, subset)
+    judged = {(folder, task): [json.loads(data)] for folder, task, data in found}
     out = judge_scores(judged)
     rows = out["score.py"]["judge_summary.csv"]["rows"]
     means = {}  # fdbu's plain mean of score.py's per-session rows (upstream prints no aggregate over tasks)
@@ -520,3 +529,50 @@ def judge_rule(tree, subset: str, ctx) -> dict:
         values = [r[j] for r in rows if r[j] is not None]
         means[column] = sum(values) / len(values) if values else None
     return {**out, "judged": len(judged), "not_judged": missing, "mean_of_sessions": means}
+
+
+def official_run(tree, subset: str, paths: dict, tmp: Path, ours: dict) -> dict:
+    """`evaluate.run_official`: score.py and score_time.py themselves, unchanged and offline, on the subset's judged
+    sessions laid out as upstream's eval_results (`<split>/<task id>_processed.json`, each judge.json's bytes), each
+    in its own working folder (both write judge_summary.csv there); every CSV they write compared row by row with
+    the reference column (fdbu.official.judge_scores), as csv.writer writes fdbu's rows. Agreed only when every file
+    is equal."""
+    import csv
+    import subprocess
+    import sys
+
+    from .official import JUDGE_SCORE_SCRIPT, JUDGE_TIME_SCRIPT
+    from .official.judge_scores import csv_cell
+    from .run_official import why_not
+
+    root = tmp / f"{subset}-eval_results"
+    for folder, task, data in judged_sessions(tree, subset)[0]:
+        (root / folder).mkdir(parents=True, exist_ok=True)
+        (root / folder / f"{task}{JUDGE_SUFFIX}").write_bytes(data)
+    root.mkdir(exist_ok=True)
+    script = f"{JUDGE_SCORE_SCRIPT} and {JUDGE_TIME_SCRIPT}"
+    numbers = {}
+    for name, written in ((JUDGE_SCORE_SCRIPT, ("judge_summary.csv",)),
+                          (JUDGE_TIME_SCRIPT, ("judge_summary.csv", "judge_summary_binned.csv"))):
+        cwd = tmp / f"{subset}-{Path(name).stem}"
+        cwd.mkdir()
+        run = subprocess.run([sys.executable, str(paths[name]), "--root_dir", str(root)], cwd=cwd, capture_output=True,
+                             text=True, stdin=subprocess.DEVNULL, timeout=600)
+        if run.returncode != 0:
+            return {"script": script, "status": "could not run", "why": f"{name}: {why_not(run.returncode, run.stderr)}"}
+        for csv_name in written:
+            table = ours[Path(name).name][csv_name]
+            if not (cwd / csv_name).is_file():
+                return {"script": script, "status": "could not run", "why": f"{name} wrote no {csv_name}"}
+            with open(cwd / csv_name, newline="") as f:
+                theirs = list(csv.reader(f))
+            mine = [[csv_cell(x) for x in row] for row in table["rows"]]
+            pairs = [(theirs[0] if theirs else [], table["header"]), *zip(sorted(theirs[1:]), sorted(mine))]
+            if len(theirs) - 1 != len(mine):
+                pairs.append(([f"{len(theirs) - 1} rows"], [f"{len(mine)} rows"]))
+            first = next(((a, b) for a, b in pairs if a != b), None)  # the first row (or the header) that differs
+            numbers[f"{Path(name).name}'s {csv_name}"] = {
+                "official": f"{len(theirs) - 1} rows" if first is None else ",".join(first[0]),
+                "fdbu": f"{len(mine)} rows" if first is None else ",".join(first[1]), "agree": first is None}
+    return {"script": script, "status": "agreed" if all(n["agree"] for n in numbers.values()) else "differs",
+            "numbers": numbers}

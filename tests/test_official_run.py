@@ -164,19 +164,25 @@ def test_the_shipped_pins_are_the_official_files():
     shared/official-v1.5's does (both folders are the same upstream evaluation folder at one commit)."""
     from official_scripts import OFFICIAL_V15
 
+    from official_scripts import OFFICIAL_V2
+
     pins = official.shipped_pins()
     v15 = {official.TIMING_SCRIPT, official.BEHAVIOR_SCRIPT, official.BEHAVIOR_PROMPT}
-    assert set(pins) == set(official.OFFICIAL_FILES) | v15
+    v2 = {official.JUDGE_SCORE_SCRIPT, official.JUDGE_TIME_SCRIPT}
+    assert set(pins) == set(official.OFFICIAL_FILES) | v15 | v2
     for name, _digest in pins.items():
-        folder = OFFICIAL if name not in v15 else OFFICIAL_V15
+        folder = OFFICIAL_V15 if name in v15 else OFFICIAL_V2 if name in v2 else OFFICIAL
         if folder is None:
             continue
         assert official.file_report(official.script_path(folder, name), name, pins)["pinned"], name
     if (OFFICIAL / "README.md").is_file():  # shared/official's README lists them
-        assert shipped_readme_pins(OFFICIAL) == {k: v for k, v in pins.items() if k not in v15}
+        assert shipped_readme_pins(OFFICIAL) == {k: v for k, v in pins.items() if k not in v15 | v2}
     if OFFICIAL_V15 is not None and (OFFICIAL_V15 / "README.md").is_file():
         listed = shipped_readme_pins(OFFICIAL_V15)
         assert {k: listed[k] for k in v15} == {k: pins[k] for k in v15}
+    if OFFICIAL_V2 is not None and (OFFICIAL_V2 / "README.md").is_file():  # v2's own folder, its own README
+        listed = shipped_readme_pins(OFFICIAL_V2)
+        assert {k: listed[k] for k in v2} == {k: pins[k] for k in v2}
 
 
 EACH = '''

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import subprocess
 import sys
 
@@ -141,3 +142,38 @@ def test_combine_transcripts_byte_for_byte(tmp_path, max_time):
         ours = combine_transcripts(a, b, max_time=max_time)
         assert json.dumps(ours, indent=2) == json.dumps(theirs, indent=2), k
         assert ours  # something was combined
+
+
+@needs_official_v2
+@pytest.mark.slow
+def test_run_official_runs_score_py_and_score_time_py_unchanged_and_compares_every_row(tmp_path, monkeypatch):
+    """`fdbu evaluate evaluate.run_official=true` on a v2 tree: the pinned scripts themselves (no allow_unpinned),
+    offline, on the tree's judge files laid out as upstream's eval_results; every CSV they write equals fdbu's
+    rows: agreed, exit 0. A reference column off by 0.001 in one row: differs, exit 3, naming the file."""
+    from builders import fdbu_main
+    from fdbu.official import judge_scores as js
+
+    monkeypatch.chdir(tmp_path)
+    for line in ("synth out=run family=v2 layout=official n=2 system=attentive",
+                 "export dataset=run export.transcripts=adopt export.judge=run/eval_results out=tree"):
+        out = fdbu_main(*line.split())
+        assert out.returncode == 0, out.stderr
+    run = ("evaluate", "tree=tree", f"evaluate.official_checkout={OFFICIAL_V2}", "evaluate.run_official=true")
+    out = fdbu_main(*run)
+    assert out.returncode == 0, out.stderr
+    runs = json.loads((tmp_path / "tree/summary.json").read_text())["official_run"]
+    assert set(runs["subsets"]) == {"v2_daily", "v2_correction", "v2_entity_tracking", "v2_safety"}
+    for record in runs["subsets"].values():
+        assert record["status"] == "agreed" and len(record["numbers"]) == 3, record
+        assert all(n["official"] == "2 rows" for n in record["numbers"].values())
+    assert all(f["pinned"] for f in runs["files"].values()) and set(runs["files"]) == {"scoring/score.py",
+                                                                                       "scoring/score_time.py"}
+    real = js.summary_row
+    monkeypatch.setattr(js, "summary_row", lambda *a: [*real(*a)[:4], real(*a)[4] + 0.001, *real(*a)[5:]])
+    out = fdbu_main(*run)
+    assert out.returncode == 3
+    assert "official scoring/score.py and scoring/score_time.py on v2_daily: differs" in out.stdout + out.stderr
+    printed = out.stdout + out.stderr
+    theirs, ours = re.search(r"score.py's judge_summary.csv official (\S+), fdbu \"(\S+)\"", printed).groups()
+    assert theirs.split(",")[:4] == ours.split(",")[:4] and float(ours.split(",")[4]) == pytest.approx(
+        float(theirs.split(",")[4]) + 0.001)  # the row that differs, both sides

@@ -29,7 +29,8 @@ from ..atomic import sha256_bytes
 from ..errors import FdbuError
 
 from . import (BACKCHANNEL_SCRIPT, BEHAVIOR_PROMPT, BEHAVIOR_SCRIPT, GT_DISTRIBUTION,  # noqa: F401  (re-exported)
-               INTERRUPTION_SCRIPT, OFFICIAL_FILES, PAUSE_SCRIPT, TIMING_SCRIPT, TURN_SCRIPT)
+               INTERRUPTION_SCRIPT, JUDGE_SCORE_SCRIPT, JUDGE_TIME_SCRIPT, OFFICIAL_FILES, PAUSE_SCRIPT,
+               TIMING_SCRIPT, TURN_SCRIPT)
 
 # eval_pause_handling.py:7-8, eval_smooth_turn_taking.py:7-8, eval_user_interruption.py:7-8
 TURN_DURATION_THRESHOLD = 1
@@ -45,7 +46,7 @@ SCRIPT_ERRORS = (ArithmeticError, LookupError, TypeError, ValueError, NameError)
 
 # where a checkout keeps the scripts: a Full-Duplex-Bench clone (newer layout first), or a
 # folder holding them directly (like shared/official)
-SCRIPT_DIRS = ("v1_v1.5/evaluation", "evaluation", ".")
+SCRIPT_DIRS = ("v1_v1.5/evaluation", "evaluation", "v2", ".")  # v2: its scripts under v2/ (scoring/, eval/)
 
 
 def script_path(checkout: Path, name: str) -> Path:
@@ -71,6 +72,9 @@ PINS = {
     TIMING_SCRIPT: "4f551da4194ab4d9584db964f4b27223914eecf98cbc312388ecf45eaf6f8a17",
     BEHAVIOR_SCRIPT: "0ff8179a437503581d65787da3a43924b45310c31a98d1bcbadce5c8605ca6f2",
     BEHAVIOR_PROMPT: "19e5477dac9a9a1e11de126783a0b820b3ecb70db5e91181824fa944e1947977",
+    # Full-Duplex-Bench v2, its own folder (shared/official-v2/README.md): the judge's scoring scripts
+    JUDGE_SCORE_SCRIPT: "c9d77cb1a3c94387de8e2477618e682b4efdce417e9b4bc7b26af10d255e14e6",
+    JUDGE_TIME_SCRIPT: "370f08b085b7d8cb365183f57d385625b1859af0a231f50dfd520fdb9ab86a4a",
 }
 
 
