@@ -237,6 +237,8 @@ class JudgeConfig:
     api_key_env: str = opt("OPENAI_API_KEY", "the environment variable holding the API key")
     max_attempts: int = opt(3, "requests per takeover before the rating is recorded as failed, >= 1")
     timeout_s: float = opt(60.0, "seconds per request, > 0")
+    staged_files: Optional[List[str]] = opt(None, "v2's judge: the tasks' staged goals (eval_single_item.py "
+                                                  "--staged-files); null: the checkout's prompts_staged_200.json")
 
     def __post_init__(self):
         within(self, "evaluate.judge.", max_attempts=(lambda v: 1 <= v <= 100, "a number from 1 to 100"),
@@ -253,7 +255,8 @@ class EvaluateOptions:
                                                     "(default: the pinned upstream ones)"})
     allow_unpinned: bool = opt(False, "compare against official files that differ from their pins")
     run_official: bool = opt(False, "also run the official scripts unchanged and compare (exit 3 on a difference)")
-    judge: JudgeConfig = group(JudgeConfig, "the LLM judge: v1.0's interruption rating, v1.5's behaviour tags")
+    judge: JudgeConfig = group(JudgeConfig, "the LLM judge: v1.0's interruption rating, v1.5's behaviour tags, "
+                                            "v2's Gemini judge (eval_single_item.py)")
 
     def __post_init__(self):
         _check(not self.run_official or self.official_checkout is not None, "evaluate.run_official",

@@ -118,7 +118,7 @@ class Family:
     name: str                                  # "v1.0": synth's family=, Task.family
     systems: tuple[str, ...]                   # the synthetic systems (fdbu synth system=), system=mixed's draw
     judges: tuple[str, ...] = ()               # the judges its official rules ask (fdbu.judge: "interruption",
-    #                                            "behaviour"), whose prompts fdbu evaluate loads with a judge
+    #                                            "behaviour", "session"), whose prompts fdbu evaluate loads with a judge
     files: tuple[str, ...] = ()                # the files beside input.wav that mark one of its sample folders
     #                                            (v1.5: clean_input.wav, metadata.json), for export and the layout
     definitions: str | None = None             # added to unified.json's definitions ("+<name>") with its subsets

@@ -1,10 +1,12 @@
 """The stub judge `evaluate.run_official=true` runs the official scripts against offline: an OpenAI-compatible chat
 endpoint on 127.0.0.1 with fixed, documented replies (`StubJudge.POLICY`), the same for the scripts and for fdbu's
-rules, so the ratings are compared too. A real HTTP server on a real socket: the scripts' own client talks to it."""
+rules, so the ratings are compared too; and Gemini's generateContent for v2's judge (`GEMINI_POLICY`), which the
+tests run eval_single_item.py against. A real HTTP server on a real socket: the scripts' own client talks to it."""
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -21,12 +23,17 @@ class StubJudge:
     def __init__(self) -> None:
         self.seen: dict[str, int] = {}
         self.requests = 0
+        self.keys: set = set()  # the API keys v2's judge sent
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                payload = json.dumps(outer.reply(body)).encode()
+                if self.path.endswith(":generateContent"):  # v2's judge: Gemini's API, the key in a header
+                    outer.keys.add(self.headers.get("x-goog-api-key"))
+                    payload = json.dumps(outer.gemini(body)).encode()
+                else:
+                    payload = json.dumps(outer.reply(body)).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
@@ -38,6 +45,7 @@ class StubJudge:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_port}/v1"
+        self.root = f"http://127.0.0.1:{self.httpd.server_port}"  # v2's judge: the API root its requests go under
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
     TAGS = ("C_RESPOND", "C_RESUME", "C_UNCERTAIN_HANDLING", "C_UNKNOWN")  # v1.5's behaviour tags
@@ -60,6 +68,31 @@ class StubJudge:
         return {"id": f"stub-{self.requests}", "object": "chat.completion", "created": 0, "model": body.get("model"),
                 "choices": [{"index": 0, "finish_reason": "stop",
                              "message": {"role": "assistant", "content": content}}]}
+
+    GEMINI_POLICY = ("v2's judge (Gemini generateContent): one event per run of Channel B's timestamped segments in "
+                     "the prompt (a gap over 1.5 s starts another), TT, IF and the task-specific score 1 + a byte of "
+                     "SHA-256 of the prompt mod 5; the first answer to each prompt inside a ```json fence, as models "
+                     "often answer")
+    SEGMENT = re.compile(r"^\[(\d+(?:\.\d+)?), (\d+(?:\.\d+)?)\]: ", re.M)
+
+    def gemini(self, body: dict) -> dict:
+        prompt = body["contents"][0]["parts"][0]["text"]
+        digest = hashlib.sha256(prompt.encode()).digest()
+        self.requests += 1
+        count = self.seen[prompt] = self.seen.get(prompt, 0) + 1
+        b_part = prompt.split("Channel B (Examinee) segments with timestamps:", 1)[-1]
+        runs: list[list[float]] = []
+        for m in self.SEGMENT.finditer(b_part):
+            start, end = float(m.group(1)), float(m.group(2))
+            if runs and start - runs[-1][1] <= 1.5:
+                runs[-1][1] = end
+            else:
+                runs.append([start, end])
+        events = [[run, 1 + digest[2 * k % 32] % 5, 1 + digest[(2 * k + 1) % 32] % 5] for k, run in enumerate(runs)]
+        text = json.dumps({"Turn-taking event and score": events, "Task-specific score": 1 + digest[31] % 5})
+        if count == 1:
+            text = f"```json\n{text}\n```"
+        return {"candidates": [{"content": {"parts": [{"text": text}], "role": "model"}, "finishReason": "STOP"}]}
 
     def close(self) -> None:
         self.httpd.shutdown()

@@ -126,8 +126,12 @@ def _lines(summary: dict) -> list[str]:
         if "mean_of_sessions" in numbers:  # v2: score.py's rows per session (and score_time.py's by 15 s)
             shown = ", ".join(f"{k} {number_text(v)}" for k, v in numbers["mean_of_sessions"].items() if v is not None)
             unjudged = f", {len(numbers['not_judged'])} not judged" if numbers["not_judged"] else ""
-            lines.append(f"  {subset}: the judge over {numbers['judged']} sessions{unjudged} (score.py's row per "
+            run = numbers.get("judge_run")  # the judge ran in this evaluate: which one, and the sessions it failed
+            now = f" ({run['model']}, run now)" if run else ""
+            lines.append(f"  {subset}: the judge{now} over {numbers['judged']} sessions{unjudged} (score.py's row per "
                          f"session, score_time.py's per 15 s: summary.json); mean of the sessions: {shown or 'none'}")
+            for name, why in (run or {}).get("failed", {}).items():
+                lines.append(f"    {name}: not judged: {why}")
             continue
         lines.append(f"  {subset}: " + ", ".join(f"{label} {number_text(v)}" for label, v in _numbers(numbers, judge)))
     return lines

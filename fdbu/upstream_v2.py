@@ -514,13 +514,95 @@ def judged_sessions(tree, subset: str) -> tuple[list[tuple[str, str, bytes]], li
     return judged, missing
 
 
+def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], dict[str, str]]:
+    """v2's judge run now, as upstream runs it (eval/run_evaluation.sh's second step), on the subset's eligible
+    sessions: eval_single_item.py unchanged on each session's transcripts (input.json as A.json, output.json as
+    B.json, hash-checked), one process per session, in manifest order (`fdbu.official.child gemini`: the key in
+    GEMINI_API_KEY, the requests to `evaluate.judge.base_url`), then parse.py unchanged over all the answers. Returns
+    the sessions judged as `judged_sessions` does (split, task id, the processed JSON's bytes, checked by
+    `read_judge`), and why each other session was not (the script failed, or its answer is not a judge output of
+    the session). Every request and reply (never the key) goes into the judge's ledger."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    from .run_official import why_not
+    from .tree import hashed
+
+    session_judge = judge.session
+    found: list[tuple[str, str, bytes]] = []
+    failed: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="fdbu-v2-judge-") as tmp_name:
+        tmp = Path(tmp_name)
+        answers, asked = tmp / "eval_results", []
+        env = {**os.environ, "GEMINI_API_KEY": judge.api_key or ""}
+        env.pop("GEMINI_MODEL", None)  # the model is evaluate.judge.model, passed as --model
+        for s in tree.subset(subset):
+            if not s.eligible:
+                continue
+            files = tree.files[s.sample_id]
+            session = json.loads(hashed(s.folder / "session.json", s.sample_id, "session.json", files["session.json"],
+                                        "manifest.json", tree.root))
+            split, task = session["split"], session["task_id"]
+            folder = tmp / "transcripts" / split / task
+            folder.mkdir(parents=True)
+            listed = {"output.json": tree.receipts.get(subset, {}).get(s.name),  # as asr.json lists them
+                      "input.json": tree.other_receipts.get(subset, {}).get("input.json", {}).get(s.name)}
+            for name, as_name in (("input.json", "A.json"), ("output.json", "B.json")):  # A: the examiner
+                (folder / as_name).write_bytes(hashed(s.folder / name, s.sample_id, name, listed[name], "asr.json",
+                                                      tree.root))
+            ledger = tmp / f"{split}.{task}.ledger.jsonl"
+            argv = [sys.executable, "-m", "fdbu.official.child", "gemini", str(session_judge.script), judge.base_url,
+                    str(ledger), "--subset", split, "--task-id", task, "--transcript-a", str(folder / "A.json"),
+                    "--transcript-b", str(folder / "B.json"), "--eval-prompts", str(session_judge.prompts),
+                    "--staged-files", *map(str, session_judge.staged), "--model", judge.model,
+                    "--out", str(answers / split / f"{task}.json")]
+            run = subprocess.run(argv, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                                 timeout=max(900.0, 6 * judge.timeout_s))
+            for line in ledger.read_text(encoding="utf-8").splitlines() if ledger.is_file() else []:
+                judge.ledger.append({"session": f"{split}/{task}", **json.loads(line)})
+            if run.returncode != 0:
+                failed[s.name] = f"{JUDGE_SCRIPT_NAME} failed: {why_not(run.returncode, run.stderr)}"
+                continue
+            asked.append((s, split, task))
+        if asked:
+            run = subprocess.run([sys.executable, str(session_judge.parse), "--root_dir", str(answers)], cwd=tmp,
+                                 capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600)
+            if run.returncode != 0:
+                raise FdbuError("official checkout", "scoring/parse.py", f"failed on the judge's answers "
+                                f"({why_not(run.returncode, run.stderr)})")
+        for s, split, task in asked:
+            processed = answers / split / f"{task}{JUDGE_SUFFIX}"
+            if not processed.is_file():
+                failed[s.name] = "the judge's answer is not JSON parse.py reads (see the ledger)"
+                continue
+            data = processed.read_bytes()
+            try:
+                read_judge(data, s.sample_id, s.T_us, processed.name)
+            except FdbuError as e:
+                failed[s.name] = f"the judge's answer is not a judge output of this session: {e.problem}"
+                continue
+            found.append((split, task, data))
+    return found, failed
+
+
+JUDGE_SCRIPT_NAME = "eval_single_item.py"
+
+
 def judge_rule(tree, subset: str, ctx) -> dict:
     """score.py's and score_time.py's rows (fdbu.official.judge_scores) over the subset's judged sessions, each
     judge.json (hash-checked) keyed as the scripts key it: (its split, its task id); the sessions the judge did not
-    reach are listed, not scored."""
+    reach are listed, not scored. With a judge given (evaluate.judge.base_url), the judge runs now (`run_judge`)
+    and its answers, not the exported ones, make the rows."""
     from .official.judge_scores import judge_scores
 
-    found, missing = judged_sessions(tree, subset)
+    ran = ctx.judge is not None and getattr(ctx.judge, "session", None) is not None
+    if ran:
+        found, failed = run_judge(tree, subset, ctx.judge)
+        missing = list(failed)
+    else:
+        found, missing = judged_sessions(tree, subset)
     judged = {(folder, task): [json.loads(data)] for folder, task, data in found}
     out = judge_scores(judged)
     rows = out["score.py"]["judge_summary.csv"]["rows"]
@@ -528,12 +610,17 @@ def judge_rule(tree, subset: str, ctx) -> dict:
     for j, column in enumerate(out["score.py"]["judge_summary.csv"]["header"][4:], start=4):
         values = [r[j] for r in rows if r[j] is not None]
         means[column] = sum(values) / len(values) if values else None
-    return {**out, "judged": len(judged), "not_judged": missing, "mean_of_sessions": means}
+    result = {**out, "judged": len(judged), "not_judged": missing, "mean_of_sessions": means}
+    if ran:  # the judge ran now: which one, and why each session it did not judge was not
+        result["judge_run"] = {"model": ctx.judge.model, "base_url": ctx.judge.base_url, "failed": failed,
+                               "processed": {f"{folder}/{task}": json.loads(data) for folder, task, data in found}}
+    return result
 
 
 def official_run(tree, subset: str, paths: dict, tmp: Path, ours: dict) -> dict:
     """`evaluate.run_official`: score.py and score_time.py themselves, unchanged and offline, on the subset's judged
-    sessions laid out as upstream's eval_results (`<split>/<task id>_processed.json`, each judge.json's bytes), each
+    sessions laid out as upstream's eval_results (`<split>/<task id>_processed.json`: each judge.json's bytes, or the
+    answers of the judge run in this evaluate), each
     in its own working folder (both write judge_summary.csv there); every CSV they write compared row by row with
     the reference column (fdbu.official.judge_scores), as csv.writer writes fdbu's rows. Agreed only when every file
     is equal."""
@@ -546,7 +633,10 @@ def official_run(tree, subset: str, paths: dict, tmp: Path, ours: dict) -> dict:
     from .run_official import why_not
 
     root = tmp / f"{subset}-eval_results"
-    for folder, task, data in judged_sessions(tree, subset)[0]:
+    ran = ours.get("judge_run")  # the judge ran in this evaluate: its answers, not the exported ones
+    found = [(*key.split("/", 1), json.dumps(doc).encode()) for key, doc in ran["processed"].items()] if ran else \
+        judged_sessions(tree, subset)[0]
+    for folder, task, data in found:
         (root / folder).mkdir(parents=True, exist_ok=True)
         (root / folder / f"{task}{JUDGE_SUFFIX}").write_bytes(data)
     root.mkdir(exist_ok=True)

@@ -177,3 +177,58 @@ def test_run_official_runs_score_py_and_score_time_py_unchanged_and_compares_eve
     theirs, ours = re.search(r"score.py's judge_summary.csv official (\S+), fdbu \"(\S+)\"", printed).groups()
     assert theirs.split(",")[:4] == ours.split(",")[:4] and float(ours.split(",")[4]) == pytest.approx(
         float(theirs.split(",")[4]) + 0.001)  # the row that differs, both sides
+
+
+@needs_official_v2
+@pytest.mark.slow
+def test_the_judge_runs_eval_single_item_unchanged_when_given_a_key(tmp_path, monkeypatch):
+    """v2's judge (eval/eval_single_item.py, Gemini) runs only with a key: without one, one line naming the variable
+    and nothing written; with one, the pinned script itself per session against the stub's generateContent on
+    loopback (its requests sent to evaluate.judge.base_url), parse.py over its answers (the first fenced in ```json),
+    and the reference column made from them, which score.py and score_time.py themselves agree with. The key reaches
+    the endpoint and no file; a session whose task has no staged goals is named, not judged."""
+    from builders import fdbu_main
+    from fdbu.stub_judge import StubJudge
+
+    monkeypatch.chdir(tmp_path)
+    for line in ("synth out=run family=v2 layout=official n=2 system=attentive",
+                 "export dataset=run export.transcripts=adopt out=tree"):
+        out = fdbu_main(*line.split())
+        assert out.returncode == 0, out.stderr
+    tasks = [f"{split}.synthetic.{i:03d}" for split in ("Daily", "Correction", "EntityTracking", "Safety")
+             for i in (1, 2)]
+    goals = {f"T{k}": f"goal {k}" for k in range(1, 5)}
+    (tmp_path / "staged.json").write_text(json.dumps({"tasks": [{"id": t, "staged_reveal": goals}
+                                                                for t in tasks if t != "Safety.synthetic.002"]}))
+    monkeypatch.delenv("FDBU_TEST_GEMINI_KEY", raising=False)
+    with StubJudge() as stub:
+        run = ("evaluate", "tree=tree", f"evaluate.official_checkout={OFFICIAL_V2}", f"evaluate.judge.base_url={stub.root}",
+               "evaluate.judge.model=gemini-2.5-pro", "evaluate.judge.api_key_env=FDBU_TEST_GEMINI_KEY",
+               f"evaluate.judge.staged_files=[{tmp_path / 'staged.json'}]", "evaluate.run_official=true")
+        out = fdbu_main(*run)
+        assert out.returncode == 2 and "$FDBU_TEST_GEMINI_KEY is not set" in out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1 and not (tmp_path / "tree/summary.json").exists()
+        assert stub.requests == 0
+        monkeypatch.setenv("FDBU_TEST_GEMINI_KEY", "fdbu-test-key-7f3a")
+        out = fdbu_main(*run)
+        assert out.returncode == 0, out.stderr
+        assert stub.keys == {"fdbu-test-key-7f3a"} and stub.requests == 7  # one request per session with goals
+    for name in ("summary.json", "judge-ledger.jsonl"):
+        assert "fdbu-test-key-7f3a" not in (tmp_path / "tree" / name).read_text()
+    summary = json.loads((tmp_path / "tree/summary.json").read_text())
+    assert summary["judge"]["official_file"]["eval/eval_single_item.py"] == "90fc9a97c75ba0e71d04a5fd19099d02fb01ceb3" \
+                                                                           "e601472e4f94539aaa6f662c"
+    for subset, entry in summary["subsets"].items():
+        run_ = entry["judge_run"]
+        assert entry["judged"] == len(run_["processed"]) == (1 if subset == "v2_safety" else 2)
+        for doc in run_["processed"].values():  # the stub's events, on the system's segments, through parse.py
+            events = doc["Turn-taking event and score"]
+            assert events and all(1 <= tt <= 5 and 1 <= if_ <= 5 and s < e for (s, e), tt, if_ in events)
+    failed = summary["subsets"]["v2_safety"]["judge_run"]["failed"]
+    assert list(failed) == ["Safety.synthetic.002"] and "not found in staged files" in failed["Safety.synthetic.002"]
+    assert "Safety.synthetic.002: not judged: eval_single_item.py failed: FileNotFoundError" in out.stdout + out.stderr
+    # score.py and score_time.py themselves, on the judge's answers: every row fdbu's
+    assert {r["status"] for r in summary["official_run"]["subsets"].values()} == {"agreed"}
+    ledger = [json.loads(line) for line in (tmp_path / "tree/judge-ledger.jsonl").read_text().splitlines()]
+    assert len(ledger) == 7 and all(e["status"] == 200 and e["url"].startswith(stub.root) for e in ledger)
+    assert sum(e["reply"].count("```json") for e in ledger) == 7  # each first answer fenced; the script strips it

@@ -20,3 +20,9 @@ BEHAVIOR_PROMPT = "instruction/behavior.txt"
 # Full-Duplex-Bench v2 (its own folder, v2/): the judge's scores per session, and binned by 15 s
 JUDGE_SCORE_SCRIPT = "scoring/score.py"
 JUDGE_TIME_SCRIPT = "scoring/score_time.py"
+# and its judge (Gemini), run when the user gives a key: the script, its rubrics, the tasks' staged goals, and the
+# parser of its raw answers into *_processed.json
+JUDGE_V2_SCRIPT = "eval/eval_single_item.py"
+JUDGE_V2_PROMPTS = "eval/eval_prompts.json"
+JUDGE_V2_TASKS = "prompts_staged_200.json"
+JUDGE_V2_PARSE = "scoring/parse.py"

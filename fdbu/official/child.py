@@ -28,6 +28,15 @@ and torch computes on one thread, as fdbu's reference path does (`fdbu.vad.siler
 ROOT_DIR in turn, printing a line `[fdbu-run] ` + JSON (the root, the exit status, stdout, stderr) after each
 (and `{"ready": true}` once the set-up is done).
 
+gemini: v2's eval_single_item.py, run as `python eval_single_item.py ARGS...` (runpy, `__main__`), the key in
+GEMINI_API_KEY as the script reads it. Its requests go where the script sends them
+(https://generativelanguage.googleapis.com) unless BASE_URL is another root (a gateway, or fdbu's stub judge on
+loopback): then `requests.post` sends the same request to BASE_URL + the same path. Every response is appended to
+LEDGER as a JSON line (the URL without the key, the request's JSON body, the status and the reply's text; headers,
+which hold the key, are not written).
+
+    python -m fdbu.official.child gemini SCRIPT BASE_URL LEDGER ARGS...
+
 behavior: v1.5's eval_behavior.py is imported and `eval_behavior_all(root_dir, client, task="behavior")` called,
 as its evaluate.py does, with an `openai.OpenAI` client on JUDGE_URL (fdbu's stub judge on loopback), in the
 working directory the caller chose (it opens ./instruction/behavior.txt); `time.sleep` is a no-op (the script
@@ -112,6 +121,31 @@ def behavior(script: str, root_dir: str, url: str) -> None:
     cast("Loader", spec.loader).exec_module(module)
     out = module.eval_behavior_all(root_dir, openai.OpenAI(base_url=url, api_key="fdbu-stub-judge"), task="behavior")
     print("[fdbu] " + json.dumps(out))
+
+
+GEMINI = "https://generativelanguage.googleapis.com"  # eval_single_item.py's `base`
+
+
+def gemini(script: str, base_url: str, ledger: str, *args: str) -> None:
+    import json
+
+    import requests
+
+    real = requests.post
+
+    def post(url, *a, **kw):
+        if base_url.rstrip("/") != GEMINI and url.startswith(GEMINI + "/"):
+            url = base_url.rstrip("/") + url[len(GEMINI):]
+        resp = real(url, *a, **kw)
+        with open(ledger, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"url": url, "request": kw.get("json"), "status": resp.status_code,
+                                "reply": resp.text}, ensure_ascii=False) + "\n")
+        return resp
+
+    requests.post = post
+    sys.argv = [script, *args]
+    sys.path.insert(0, str(Path(script).resolve().parent))
+    runpy.run_path(script, run_name="__main__")
 
 
 def _offline_timing(hub_dir: str) -> None:
