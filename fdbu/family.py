@@ -118,7 +118,7 @@ class Family:
     name: str                                  # "v1.0": synth's family=, Task.family
     systems: tuple[str, ...]                   # the synthetic systems (fdbu synth system=), system=mixed's draw
     judges: tuple[str, ...] = ()               # the judges its official rules ask (fdbu.judge: "interruption",
-    #                                            "behaviour", "session"), whose prompts fdbu evaluate loads with a judge
+    #                                            "behaviour"), whose prompts fdbu evaluate loads with a judge
     files: tuple[str, ...] = ()                # the files beside input.wav that mark one of its sample folders
     #                                            (v1.5: clean_input.wav, metadata.json), for export and the layout
     definitions: str | None = None             # added to unified.json's definitions ("+<name>") with its subsets
@@ -126,3 +126,6 @@ class Family:
     entries: tuple[Entry, ...] = ()
     figures: tuple[Figure, ...] = ()
     layout: Layout | None = None               # its own run layout, exported by its own reader
+    judge_scripts: Any = None                  # a judge run as upstream runs it, by its own scripts (v2: Gemini):
+    #                                            (checkout, pins, allow_unpinned, evaluate.judge) -> the loaded files,
+    #                                            which its official rule runs (fdbu evaluate, with a judge given)

@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from .errors import FdbuError
-from .official import (BEHAVIOR_PROMPT, BEHAVIOR_SCRIPT, JUDGE_V2_PARSE, JUDGE_V2_PROMPTS, JUDGE_V2_SCRIPT,
-                       JUDGE_V2_TASKS)
+from .official import BEHAVIOR_PROMPT, BEHAVIOR_SCRIPT
 from .official.rules import INTERRUPTION_SCRIPT, Verdict, file_report, refuse_unpinned, script_path
 
 USER_FIELDS = {"in_before_interrupt_text": "context", "in_interrupt_text": "interrupt",
@@ -129,42 +128,6 @@ def load_behaviour(checkout: Path, pins: dict[str, str] | None = None, allow_unp
 
 
 @dataclass
-class SessionJudge:
-    """v2's judge as the checkout has it, run unchanged (fdbu.upstream_v2.run_judge): eval_single_item.py per
-    session (Gemini), its rubrics, the tasks' staged goals and parse.py, which turns its answers into the
-    `*_processed.json` score.py reads."""
-
-    script: Path
-    prompts: Path
-    staged: list[Path]
-    parse: Path
-    sha256: dict  # file -> SHA-256
-
-
-def load_session_judge(checkout: Path, pins: dict[str, str] | None = None, allow_unpinned: bool = False,
-                       staged_files: list[str] | None = None) -> SessionJudge:
-    """v2's judge files of the checkout (with `pins`, a file that is not the pinned one is refused unless
-    `allow_unpinned`); `staged_files` in place of the checkout's prompts_staged_200.json (tasks of your own)."""
-    from .atomic import regular, sha256_bytes
-
-    names = [JUDGE_V2_SCRIPT, JUDGE_V2_PROMPTS, JUDGE_V2_PARSE] + ([] if staged_files else [JUDGE_V2_TASKS])
-    paths = {name: script_path(Path(checkout), name) for name in names}
-    reports = {name: file_report(path, name, pins or {}) for name, path in paths.items()}
-    if pins is not None:
-        refuse_unpinned(reports, allow_unpinned)
-    sha = {name: r["sha256"] for name, r in reports.items()}
-    staged = [Path(f) for f in staged_files] if staged_files else [paths[JUDGE_V2_TASKS]]
-    for f in staged if staged_files else []:
-        try:
-            regular(f, "evaluate.judge.staged_files", f.name)
-            sha[f"staged_files/{f.name}"] = sha256_bytes(f.read_bytes())
-        except OSError as e:
-            raise FdbuError("evaluate.judge.staged_files", str(f), f"cannot be read ({e.strerror or e})") from None
-    return SessionJudge(paths[JUDGE_V2_SCRIPT], paths[JUDGE_V2_PROMPTS], [f.resolve() for f in staged],
-                        paths[JUDGE_V2_PARSE], sha)
-
-
-@dataclass
 class Judge:
     base_url: str
     model: str
@@ -175,15 +138,16 @@ class Judge:
     backoff_s: float = 1.0
     ledger: list[dict] = field(default_factory=list)
     behaviour: BehaviourPrompt | None = None  # v1.5's behaviour judge, where the tree has v1.5 subsets
-    session: SessionJudge | None = None  # v2's judge (Gemini, eval_single_item.py), where the tree has v2 subsets
+    scripts: dict[str, Any] = field(default_factory=dict)  # a family's judge run by its own scripts, by family
+    #                                                        (Family.judge_scripts: v2's eval_single_item.py)
 
     def identity(self) -> dict:
         first = self.prompt or self.behaviour
         files: dict[str, str] = {self.prompt.path: self.prompt.sha256} if self.prompt else {}
         if self.behaviour is not None:  # (a v1.0 tree's summary.json stays as it was)
             files.update(self.behaviour.sha256)
-        if self.session is not None:
-            files.update(self.session.sha256)
+        for loaded in self.scripts.values():
+            files.update(loaded.sha256)
         return {"model": self.model, "official_model": first.model if first else None, "base_url": self.base_url,
                 "seed": first.seed if first else None, "official_file": files, "max_attempts": self.max_attempts}
 

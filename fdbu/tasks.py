@@ -176,7 +176,8 @@ V15 = Family(name="v1.5", systems=("yields", "yields_late", "talks_through", "sa
              judges=("behaviour",), files=("clean_input.wav", "metadata.json"),
              definitions=V15_DEFINITIONS, settings=control.GROUP, entries=(control.ENTRY,),
              figures=(Figure("stop-curves", overlap.stop_curves),))
-V2 = Family(name="v2", systems=("attentive", "hesitant", "eager", "unyielding", "mute"), judges=("session",),
+V2 = Family(name="v2", systems=("attentive", "hesitant", "eager", "unyielding", "mute"),
+            judge_scripts=Ref(V2_RUNS, "load_session_judge"),
             definitions=V2_DEFINITIONS, settings=session_hooks.GROUP,
             entries=(session_hooks.JUDGE_ENTRY, session_hooks.OFFSET_ENTRY, session_hooks.BINS_ENTRY),
             layout=Layout(Ref(V2_RUNS, "what"), Ref(V2_RUNS, "export_hint"), Ref(V2_RUNS, "export"),

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -514,6 +515,44 @@ def judged_sessions(tree, subset: str) -> tuple[list[tuple[str, str, bytes]], li
     return judged, missing
 
 
+@dataclass
+class SessionJudge:
+    """v2's judge as the checkout has it, run unchanged (fdbu.upstream_v2.run_judge): eval_single_item.py per
+    session (Gemini), its rubrics, the tasks' staged goals and parse.py, which turns its answers into the
+    `*_processed.json` score.py reads."""
+
+    script: Path
+    prompts: Path
+    staged: list[Path]
+    parse: Path
+    sha256: dict  # file -> SHA-256
+
+
+def load_session_judge(checkout: Path, pins: dict[str, str] | None, allow_unpinned: bool, options) -> SessionJudge:
+    """v2's judge files of the checkout (Family.judge_scripts; with `pins`, a file that is not the pinned one is
+    refused unless `allow_unpinned`); `options.staged_files` (evaluate.judge) in place of the checkout's
+    prompts_staged_200.json (tasks of your own)."""
+    staged_files = options.staged_files
+    from .official import JUDGE_V2_PARSE, JUDGE_V2_PROMPTS, JUDGE_V2_SCRIPT, JUDGE_V2_TASKS
+    from .official.rules import file_report, refuse_unpinned, script_path
+
+    names = [JUDGE_V2_SCRIPT, JUDGE_V2_PROMPTS, JUDGE_V2_PARSE] + ([] if staged_files else [JUDGE_V2_TASKS])
+    paths = {name: script_path(Path(checkout), name) for name in names}
+    reports = {name: file_report(path, name, pins or {}) for name, path in paths.items()}
+    if pins is not None:
+        refuse_unpinned(reports, allow_unpinned)
+    sha = {name: r["sha256"] for name, r in reports.items()}
+    staged = [Path(f) for f in staged_files] if staged_files else [paths[JUDGE_V2_TASKS]]
+    for f in staged if staged_files else []:
+        try:
+            regular(f, "evaluate.judge.staged_files", f.name)
+            sha[f"staged_files/{f.name}"] = sha256_bytes(f.read_bytes())
+        except OSError as e:
+            raise FdbuError("evaluate.judge.staged_files", str(f), f"cannot be read ({e.strerror or e})") from None
+    return SessionJudge(paths[JUDGE_V2_SCRIPT], paths[JUDGE_V2_PROMPTS], [f.resolve() for f in staged],
+                        paths[JUDGE_V2_PARSE], sha)
+
+
 def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], dict[str, str]]:
     """v2's judge run now, as upstream runs it (eval/run_evaluation.sh's second step), on the subset's eligible
     sessions: eval_single_item.py unchanged on each session's transcripts (input.json as A.json, output.json as
@@ -530,7 +569,7 @@ def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], d
     from .run_official import why_not
     from .tree import hashed
 
-    session_judge = judge.session
+    session_judge = judge.scripts["v2"]
     found: list[tuple[str, str, bytes]] = []
     failed: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="fdbu-v2-judge-") as tmp_name:
@@ -597,7 +636,7 @@ def judge_rule(tree, subset: str, ctx) -> dict:
     and its answers, not the exported ones, make the rows."""
     from .official.judge_scores import judge_scores
 
-    ran = ctx.judge is not None and getattr(ctx.judge, "session", None) is not None
+    ran = ctx.judge is not None and "v2" in ctx.judge.scripts
     if ran:
         found, failed = run_judge(tree, subset, ctx.judge)
         missing = list(failed)

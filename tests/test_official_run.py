@@ -168,7 +168,8 @@ def test_the_shipped_pins_are_the_official_files():
 
     pins = official.shipped_pins()
     v15 = {official.TIMING_SCRIPT, official.BEHAVIOR_SCRIPT, official.BEHAVIOR_PROMPT}
-    v2 = {official.JUDGE_SCORE_SCRIPT, official.JUDGE_TIME_SCRIPT}
+    v2 = {official.JUDGE_SCORE_SCRIPT, official.JUDGE_TIME_SCRIPT, official.JUDGE_V2_SCRIPT, official.JUDGE_V2_PROMPTS,
+          official.JUDGE_V2_TASKS, official.JUDGE_V2_PARSE}
     assert set(pins) == set(official.OFFICIAL_FILES) | v15 | v2
     for name, _digest in pins.items():
         folder = OFFICIAL_V15 if name in v15 else OFFICIAL_V2 if name in v2 else OFFICIAL

@@ -33,7 +33,7 @@ def run(cfg, call: Call = CALL) -> Ran:
     require(Path(cfg.tree))
     if e.judge.base_url:
         from .. import tasks
-        from ..judge import Judge, load_behaviour, load_official, load_session_judge
+        from ..judge import Judge, load_behaviour, load_official
         from ..tree import read_manifest
 
         families = tasks.families_of({x.subset for x in read_manifest(Path(cfg.tree)).samples})
@@ -41,18 +41,20 @@ def run(cfg, call: Call = CALL) -> Ran:
         # the config asks for a checkout with a judge: the prompts the tree's families' official rules send
         prompt = load_official(cast(Path, checkout), pins, e.allow_unpinned) if "interruption" in judged else None
         behaviour = load_behaviour(cast(Path, checkout), pins, e.allow_unpinned) if "behaviour" in judged else None
-        session = load_session_judge(cast(Path, checkout), pins, e.allow_unpinned, e.judge.staged_files) \
-            if "session" in judged else None
+        # a family whose judge runs by its own scripts (v2's eval_single_item.py): its files, pinned
+        scripts = {f.name: f.judge_scripts(cast(Path, checkout), pins, e.allow_unpinned, e.judge) for f in families
+                   if f.judge_scripts is not None}
         key = os.environ.get(e.judge.api_key_env)
-        if session is not None and not key:  # the script refuses to run without one
-            raise FdbuError("config", None, f"evaluate.judge: v2's judge (Gemini) needs an API key, and "
+        if scripts and not key:  # the scripts refuse to run without one
+            raise FdbuError("config", None, f"evaluate.judge: the {', '.join(scripts)} judge needs an API key, and "
                             f"${e.judge.api_key_env} is not set: export it, or name the variable holding it with "
-                            "evaluate.judge.api_key_env=GEMINI_API_KEY")
+                            "evaluate.judge.api_key_env=NAME")
         judge = Judge(e.judge.base_url, e.judge.model, key, prompt, max_attempts=e.judge.max_attempts,
-                      timeout_s=e.judge.timeout_s, behaviour=behaviour, session=session)
-    if e.judge.staged_files and (judge is None or judge.session is None):
-        raise FdbuError("config", None, "evaluate.judge.staged_files is read only by v2's judge: this tree has no v2 "
-                        "session, or no judge runs (evaluate.judge.base_url); leave it out")
+                      timeout_s=e.judge.timeout_s, behaviour=behaviour, scripts=scripts)
+    if e.judge.staged_files and (judge is None or not judge.scripts):
+        raise FdbuError("config", None, "evaluate.judge.staged_files is read only by a judge run by its own scripts "
+                        "(v2's): this tree has none of its subsets, or no judge runs (evaluate.judge.base_url); leave "
+                        "it out")
     outputs = ev.outputs(Path(cfg.tree), judge is not None)
     tree = load_tree(Path(cfg.tree))
     if checkout is not None:
