@@ -201,6 +201,8 @@ def test_the_judge_runs_eval_single_item_unchanged_when_given_a_key(tmp_path, mo
     (tmp_path / "staged.json").write_text(json.dumps({"tasks": [{"id": t, "staged_reveal": goals}
                                                                 for t in tasks if t != "Safety.synthetic.002"]}))
     monkeypatch.delenv("FDBU_TEST_GEMINI_KEY", raising=False)
+    out = fdbu_main("evaluate", "tree=tree", f"evaluate.judge.staged_files=[{tmp_path / 'staged.json'}]")
+    assert out.returncode == 2 and "evaluate.judge.staged_files is read only by a judge" in out.stderr  # not ignored
     with StubJudge() as stub:
         run = ("evaluate", "tree=tree", f"evaluate.official_checkout={OFFICIAL_V2}", f"evaluate.judge.base_url={stub.root}",
                "evaluate.judge.model=gemini-2.5-pro", "evaluate.judge.api_key_env=FDBU_TEST_GEMINI_KEY",
