@@ -232,7 +232,9 @@ class ReportConfig(Systems):
 
 @dataclass
 class JudgeConfig:
-    base_url: Optional[str] = opt(None, "an OpenAI-compatible endpoint; null: the rating stays pending")
+    base_url: Optional[str] = opt(None, "the judge's endpoint: OpenAI-compatible (v1.0, v1.5), or Gemini's API root "
+                                        "(v2: https://generativelanguage.googleapis.com); null: no judge runs (v1.0's "
+                                        "rating stays pending)")
     model: Optional[str] = opt(None, "the judge model")
     api_key_env: str = opt("OPENAI_API_KEY", "the environment variable holding the API key")
     max_attempts: int = opt(3, "requests per takeover before the rating is recorded as failed, >= 1")

@@ -31,6 +31,15 @@ class StubJudge:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 if self.path.endswith(":generateContent"):  # v2's judge: Gemini's API, the key in a header
                     outer.keys.add(self.headers.get("x-goog-api-key"))
+                    if f"/models/{outer.UNKNOWN_MODEL}:" in self.path:  # as Gemini answers a model it lacks
+                        error = json.dumps({"error": {"code": 404, "message": f"models/{outer.UNKNOWN_MODEL} is not "
+                                                      "found", "status": "NOT_FOUND"}}, indent=2).encode()
+                        self.send_response(404)
+                        self.send_header("Content-Type", "application/json")
+                        self.send_header("Content-Length", str(len(error)))
+                        self.end_headers()
+                        self.wfile.write(error)
+                        return
                     payload = json.dumps(outer.gemini(body)).encode()
                 else:
                     payload = json.dumps(outer.reply(body)).encode()
@@ -72,13 +81,18 @@ class StubJudge:
     GEMINI_POLICY = ("v2's judge (Gemini generateContent): one event per run of Channel B's timestamped segments in "
                      "the prompt (a gap over 1.5 s starts another), TT, IF and the task-specific score 1 + a byte of "
                      "SHA-256 of the prompt mod 5; the first answer to each prompt inside a ```json fence, as models "
-                     "often answer")
+                     "often answer; no candidate at all (as a safety block answers) for a prompt holding NO_ANSWER; "
+                     "404 for the model UNKNOWN_MODEL")
+    NO_ANSWER = "fdbu-stub: no answer"
+    UNKNOWN_MODEL = "fdbu-stub-unknown-model"
     SEGMENT = re.compile(r"^\[(\d+(?:\.\d+)?), (\d+(?:\.\d+)?)\]: ", re.M)
 
     def gemini(self, body: dict) -> dict:
         prompt = body["contents"][0]["parts"][0]["text"]
         digest = hashlib.sha256(prompt.encode()).digest()
         self.requests += 1
+        if self.NO_ANSWER in prompt:
+            return {"candidates": [], "promptFeedback": {"blockReason": "SAFETY"}}
         count = self.seen[prompt] = self.seen.get(prompt, 0) + 1
         b_part = prompt.split("Channel B (Examinee) segments with timestamps:", 1)[-1]
         runs: list[list[float]] = []

@@ -543,10 +543,10 @@ def load_session_judge(checkout: Path, pins: dict[str, str] | None, allow_unpinn
         refuse_unpinned(reports, allow_unpinned)
     sha = {name: r["sha256"] for name, r in reports.items()}
     staged = [Path(f) for f in staged_files] if staged_files else [paths[JUDGE_V2_TASKS]]
-    for f in staged if staged_files else []:
+    for k, f in enumerate(staged if staged_files else []):
         try:
             regular(f, "evaluate.judge.staged_files", f.name)
-            sha[f"staged_files/{f.name}"] = sha256_bytes(f.read_bytes())
+            sha[f"staged_files[{k}]: {f.name}"] = sha256_bytes(f.read_bytes())  # (no paths in summary.json)
         except OSError as e:
             raise FdbuError("evaluate.judge.staged_files", str(f), f"cannot be read ({e.strerror or e})") from None
     return SessionJudge(paths[JUDGE_V2_SCRIPT], paths[JUDGE_V2_PROMPTS], [f.resolve() for f in staged],
@@ -556,33 +556,37 @@ def load_session_judge(checkout: Path, pins: dict[str, str] | None, allow_unpinn
 def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], dict[str, str]]:
     """v2's judge run now, as upstream runs it (eval/run_evaluation.sh's second step), on the subset's eligible
     sessions: eval_single_item.py unchanged on each session's transcripts (input.json as A.json, output.json as
-    B.json, hash-checked), one process per session, in manifest order (`fdbu.official.child gemini`: the key in
-    GEMINI_API_KEY, the requests to `evaluate.judge.base_url`), then parse.py unchanged over all the answers. Returns
-    the sessions judged as `judged_sessions` does (split, task id, the processed JSON's bytes, checked by
-    `read_judge`), and why each other session was not (the script failed, or its answer is not a judge output of
-    the session). Every request and reply (never the key) goes into the judge's ledger."""
+    B.json, every one hash-checked before the first request), one process per session, in manifest order
+    (`fdbu.official.child gemini`: the key in GEMINI_API_KEY, the requests to `evaluate.judge.base_url`), then
+    parse.py unchanged over all the answers. Returns the sessions judged as `judged_sessions` does (split, task id,
+    the processed JSON's bytes, checked by `read_judge`), and why each other session was not: the script failed or
+    ran too long, its answer is empty (a refusal), or is not a judge output of the session. When the judge answered
+    no session at all, one line says why (a wrong key or model). Every request that got a reply goes into the
+    judge's ledger with it; the key is in no file and no message."""
     import os
     import subprocess
     import sys
     import tempfile
 
-    from .run_official import why_not
     from .tree import hashed
 
     session_judge = judge.scripts["v2"]
+    limit = max(900.0, 6 * judge.timeout_s)  # the script retries 5 times, waiting up to 60 s (or Retry-After)
     found: list[tuple[str, str, bytes]] = []
     failed: dict[str, str] = {}
+
+    def secret(text: str) -> str:
+        return text.replace(judge.api_key, "***") if judge.api_key else text
+
     with tempfile.TemporaryDirectory(prefix="fdbu-v2-judge-") as tmp_name:
         tmp = Path(tmp_name)
-        answers, asked = tmp / "eval_results", []
-        env = {**os.environ, "GEMINI_API_KEY": judge.api_key or ""}
-        env.pop("GEMINI_MODEL", None)  # the model is evaluate.judge.model, passed as --model
-        for s in tree.subset(subset):
+        answers, sessions, asked = tmp / "eval_results", [], []
+        for s in tree.subset(subset):  # every session's files checked before anything is asked (and paid for)
             if not s.eligible:
                 continue
             files = tree.files[s.sample_id]
-            session = json.loads(hashed(s.folder / "session.json", s.sample_id, "session.json", files["session.json"],
-                                        "manifest.json", tree.root))
+            session = json.loads(hashed(s.folder / "session.json", s.sample_id, "session.json",
+                                        files.get("session.json"), "manifest.json", tree.root))
             split, task = session["split"], session["task_id"]
             folder = tmp / "transcripts" / split / task
             folder.mkdir(parents=True)
@@ -591,32 +595,53 @@ def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], d
             for name, as_name in (("input.json", "A.json"), ("output.json", "B.json")):  # A: the examiner
                 (folder / as_name).write_bytes(hashed(s.folder / name, s.sample_id, name, listed[name], "asr.json",
                                                       tree.root))
+            sessions.append((s, split, task, folder))
+        env = {**os.environ, "GEMINI_API_KEY": judge.api_key or ""}
+        env.pop("GEMINI_MODEL", None)  # the model is evaluate.judge.model, passed as --model
+        for s, split, task, folder in sessions:
             ledger = tmp / f"{split}.{task}.ledger.jsonl"
             argv = [sys.executable, "-m", "fdbu.official.child", "gemini", str(session_judge.script), judge.base_url,
                     str(ledger), "--subset", split, "--task-id", task, "--transcript-a", str(folder / "A.json"),
                     "--transcript-b", str(folder / "B.json"), "--eval-prompts", str(session_judge.prompts),
                     "--staged-files", *map(str, session_judge.staged), "--model", judge.model,
                     "--out", str(answers / split / f"{task}.json")]
-            run = subprocess.run(argv, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                                 timeout=max(900.0, 6 * judge.timeout_s))
+            try:
+                run = subprocess.run(argv, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                                     timeout=limit)
+                why = None if run.returncode == 0 else _script_error(run.returncode, run.stderr)
+            except subprocess.TimeoutExpired:
+                why = f"ran past {limit:.0f} s (its retries, or a long Retry-After)"
             for line in ledger.read_text(encoding="utf-8").splitlines() if ledger.is_file() else []:
-                judge.ledger.append({"session": f"{split}/{task}", **json.loads(line)})
-            if run.returncode != 0:
-                failed[s.name] = f"{JUDGE_SCRIPT_NAME} failed: {why_not(run.returncode, run.stderr)}"
+                judge.ledger.append({"session": f"{split}/{task}", **json.loads(secret(line))})
+            if why is not None:
+                failed[s.name] = secret(f"{JUDGE_SCRIPT_NAME} failed: {why}")
                 continue
             asked.append((s, split, task))
+        if not asked and failed:  # not one answer: the key, the model or the endpoint, not the sessions
+            first = next(iter(failed.items()))
+            raise FdbuError("evaluate.judge", None, f"the judge answered none of {subset}'s {len(failed)} sessions "
+                            f"(a wrong key, model or base_url?); {first[0]}: {first[1]}")
         if asked:
-            run = subprocess.run([sys.executable, str(session_judge.parse), "--root_dir", str(answers)], cwd=tmp,
-                                 capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600)
-            if run.returncode != 0:
-                raise FdbuError("official checkout", "scoring/parse.py", f"failed on the judge's answers "
-                                f"({why_not(run.returncode, run.stderr)})")
+            try:
+                run = subprocess.run([sys.executable, str(session_judge.parse), "--root_dir", str(answers)], cwd=tmp,
+                                     capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600)
+                why = None if run.returncode == 0 else _script_error(run.returncode, run.stderr)
+            except subprocess.TimeoutExpired:
+                why = "ran past 600 s"
+            if why is not None:
+                raise FdbuError("official checkout", "scoring/parse.py", secret(f"failed on the judge's answers "
+                                                                               f"({why})"))
         for s, split, task in asked:
             processed = answers / split / f"{task}{JUDGE_SUFFIX}"
             if not processed.is_file():
                 failed[s.name] = "the judge's answer is not JSON parse.py reads (see the ledger)"
                 continue
             data = processed.read_bytes()
+            doc = json.loads(data)
+            if not doc.get("Turn-taking event and score") and doc.get("Task-specific score") is None:
+                failed[s.name] = "the judge's answer is empty: no event and no task score (a refusal or a cut-off " \
+                                 "reply; see the ledger)"
+                continue
             try:
                 read_judge(data, s.sample_id, s.T_us, processed.name)
             except FdbuError as e:
@@ -624,6 +649,18 @@ def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], d
                 continue
             found.append((split, task, data))
     return found, failed
+
+
+def _script_error(rc: int, stderr: str) -> str:
+    """Why the script failed: the exception its traceback names, with the whole message (the API's error is a JSON
+    body over several lines), on one line, at most 300 characters."""
+    from .run_official import why_not
+
+    lines = stderr.strip().splitlines()
+    head = why_not(rc, stderr)
+    at = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].startswith(head.split(":")[0] + ":")), None)
+    text = " ".join(" ".join(lines[at:]).split()) if at is not None else head
+    return text if len(text) <= 300 else text[:297] + "..."
 
 
 JUDGE_SCRIPT_NAME = "eval_single_item.py"
@@ -685,16 +722,22 @@ def official_run(tree, subset: str, paths: dict, tmp: Path, ours: dict) -> dict:
                           (JUDGE_TIME_SCRIPT, ("judge_summary.csv", "judge_summary_binned.csv"))):
         cwd = tmp / f"{subset}-{Path(name).stem}"
         cwd.mkdir()
-        run = subprocess.run([sys.executable, str(paths[name]), "--root_dir", str(root)], cwd=cwd, capture_output=True,
-                             text=True, stdin=subprocess.DEVNULL, timeout=600)
+        try:
+            run = subprocess.run([sys.executable, str(paths[name]), "--root_dir", str(root)], cwd=cwd,
+                                 capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600)
+        except subprocess.TimeoutExpired:
+            return {"script": script, "status": "could not run", "why": f"{name} ran past 600 s"}
         if run.returncode != 0:
             return {"script": script, "status": "could not run", "why": f"{name}: {why_not(run.returncode, run.stderr)}"}
         for csv_name in written:
             table = ours[Path(name).name][csv_name]
-            if not (cwd / csv_name).is_file():
+            if not (cwd / csv_name).is_file() and table["rows"]:
                 return {"script": script, "status": "could not run", "why": f"{name} wrote no {csv_name}"}
-            with open(cwd / csv_name, newline="") as f:
-                theirs = list(csv.reader(f))
+            if not (cwd / csv_name).is_file():  # score_time.py writes no file without a row: nor has fdbu a row
+                theirs = [table["header"]]
+            else:
+                with open(cwd / csv_name, newline="") as f:
+                    theirs = list(csv.reader(f))
             mine = [[csv_cell(x) for x in row] for row in table["rows"]]
             pairs = [(theirs[0] if theirs else [], table["header"]), *zip(sorted(theirs[1:]), sorted(mine))]
             if len(theirs) - 1 != len(mine):

@@ -198,8 +198,10 @@ def test_the_judge_runs_eval_single_item_unchanged_when_given_a_key(tmp_path, mo
     tasks = [f"{split}.synthetic.{i:03d}" for split in ("Daily", "Correction", "EntityTracking", "Safety")
              for i in (1, 2)]
     goals = {f"T{k}": f"goal {k}" for k in range(1, 5)}
-    (tmp_path / "staged.json").write_text(json.dumps({"tasks": [{"id": t, "staged_reveal": goals}
-                                                                for t in tasks if t != "Safety.synthetic.002"]}))
+    blocked = {**goals, "T1": StubJudge.NO_ANSWER}  # the stub answers this task's prompt as a safety block does
+    (tmp_path / "staged.json").write_text(json.dumps({"tasks": [
+        {"id": t, "staged_reveal": blocked if t == "Correction.synthetic.002" else goals}
+        for t in tasks if t != "Safety.synthetic.002"]}))
     monkeypatch.delenv("FDBU_TEST_GEMINI_KEY", raising=False)
     out = fdbu_main("evaluate", "tree=tree", f"evaluate.judge.staged_files=[{tmp_path / 'staged.json'}]")
     assert out.returncode == 2 and "evaluate.judge.staged_files is read only by a judge" in out.stderr  # not ignored
@@ -211,10 +213,20 @@ def test_the_judge_runs_eval_single_item_unchanged_when_given_a_key(tmp_path, mo
         assert out.returncode == 2 and "$FDBU_TEST_GEMINI_KEY is not set" in out.stderr
         assert len(out.stderr.strip().splitlines()) == 1 and not (tmp_path / "tree/summary.json").exists()
         assert stub.requests == 0
+        monkeypatch.setenv("FDBU_TEST_GEMINI_KEY", "fdbu-test-key-7f3a\r")  # a .env file with CRLF line ends
+        out = fdbu_main(*run)
+        assert out.returncode == 2 and "holds whitespace or a control character" in out.stderr
+        assert "fdbu-test-key-7f3a" not in out.stderr and stub.requests == 0
         monkeypatch.setenv("FDBU_TEST_GEMINI_KEY", "fdbu-test-key-7f3a")
+        out = fdbu_main(*[a if not a.startswith("evaluate.judge.model=") else
+                          f"evaluate.judge.model={StubJudge.UNKNOWN_MODEL}" for a in run])
+        assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+        assert "the judge answered none of v2_daily's 2 sessions" in out.stderr and "Gemini API returned 404" in \
+            out.stderr and "is not found" in out.stderr and not (tmp_path / "tree/summary.json").exists()
+        requests_before = stub.requests
         out = fdbu_main(*run)
         assert out.returncode == 0, out.stderr
-        assert stub.keys == {"fdbu-test-key-7f3a"} and stub.requests == 7  # one request per session with goals
+        assert stub.keys == {"fdbu-test-key-7f3a"} and stub.requests - requests_before == 7  # a session with goals
     for name in ("summary.json", "judge-ledger.jsonl"):
         assert "fdbu-test-key-7f3a" not in (tmp_path / "tree" / name).read_text()
     summary = json.loads((tmp_path / "tree/summary.json").read_text())
@@ -222,15 +234,17 @@ def test_the_judge_runs_eval_single_item_unchanged_when_given_a_key(tmp_path, mo
                                                                            "e601472e4f94539aaa6f662c"
     for subset, entry in summary["subsets"].items():
         run_ = entry["judge_run"]
-        assert entry["judged"] == len(run_["processed"]) == (1 if subset == "v2_safety" else 2)
+        assert entry["judged"] == len(run_["processed"]) == (1 if subset in ("v2_safety", "v2_correction") else 2)
         for doc in run_["processed"].values():  # the stub's events, on the system's segments, through parse.py
             events = doc["Turn-taking event and score"]
             assert events and all(1 <= tt <= 5 and 1 <= if_ <= 5 and s < e for (s, e), tt, if_ in events)
     failed = summary["subsets"]["v2_safety"]["judge_run"]["failed"]
     assert list(failed) == ["Safety.synthetic.002"] and "not found in staged files" in failed["Safety.synthetic.002"]
     assert "Safety.synthetic.002: not judged: eval_single_item.py failed: FileNotFoundError" in out.stdout + out.stderr
+    assert "the judge's answer is empty" in summary["subsets"]["v2_correction"]["judge_run"]["failed"][
+        "Correction.synthetic.002"]  # a safety block is not a judged session with no events
     # score.py and score_time.py themselves, on the judge's answers: every row fdbu's
     assert {r["status"] for r in summary["official_run"]["subsets"].values()} == {"agreed"}
     ledger = [json.loads(line) for line in (tmp_path / "tree/judge-ledger.jsonl").read_text().splitlines()]
     assert len(ledger) == 7 and all(e["status"] == 200 and e["url"].startswith(stub.root) for e in ledger)
-    assert sum(e["reply"].count("```json") for e in ledger) == 7  # each first answer fenced; the script strips it
+    assert sum(e["reply"].count("```json") for e in ledger) == 6  # each first answer fenced; the script strips it

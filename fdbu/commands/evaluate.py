@@ -49,6 +49,10 @@ def run(cfg, call: Call = CALL) -> Ran:
             raise FdbuError("config", None, f"evaluate.judge: the {', '.join(scripts)} judge needs an API key, and "
                             f"${e.judge.api_key_env} is not set: export it, or name the variable holding it with "
                             "evaluate.judge.api_key_env=NAME")
+        if scripts and key and (key != key.strip() or not key.isprintable()):  # the HTTP client would refuse the
+            # header after five tries, echoing the key in its message
+            raise FdbuError("config", None, f"evaluate.judge: ${e.judge.api_key_env} holds whitespace or a control "
+                            "character around or inside the key (a .env file with CRLF line ends?): strip it")
         judge = Judge(e.judge.base_url, e.judge.model, key, prompt, max_attempts=e.judge.max_attempts,
                       timeout_s=e.judge.timeout_s, behaviour=behaviour, scripts=scripts)
     if e.judge.staged_files and (judge is None or not judge.scripts):
