@@ -568,8 +568,6 @@ def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], d
     import sys
     import tempfile
 
-    from .tree import hashed
-
     session_judge = judge.scripts["v2"]
     limit = max(900.0, 6 * judge.timeout_s)  # the script retries 5 times, waiting up to 60 s (or Retry-After)
     found: list[tuple[str, str, bytes]] = []
@@ -580,22 +578,8 @@ def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], d
 
     with tempfile.TemporaryDirectory(prefix="fdbu-v2-judge-") as tmp_name:
         tmp = Path(tmp_name)
-        answers, sessions, asked = tmp / "eval_results", [], []
-        for s in tree.subset(subset):  # every session's files checked before anything is asked (and paid for)
-            if not s.eligible:
-                continue
-            files = tree.files[s.sample_id]
-            session = json.loads(hashed(s.folder / "session.json", s.sample_id, "session.json",
-                                        files.get("session.json"), "manifest.json", tree.root))
-            split, task = session["split"], session["task_id"]
-            folder = tmp / "transcripts" / split / task
-            folder.mkdir(parents=True)
-            listed = {"output.json": tree.receipts.get(subset, {}).get(s.name),  # as asr.json lists them
-                      "input.json": tree.other_receipts.get(subset, {}).get("input.json", {}).get(s.name)}
-            for name, as_name in (("input.json", "A.json"), ("output.json", "B.json")):  # A: the examiner
-                (folder / as_name).write_bytes(hashed(s.folder / name, s.sample_id, name, listed[name], "asr.json",
-                                                      tree.root))
-            sessions.append((s, split, task, folder))
+        answers, asked = tmp / "eval_results", []
+        sessions = _transcripts_as_upstream(tree, subset, tmp / "transcripts")  # all checked before a request
         env = {**os.environ, "GEMINI_API_KEY": judge.api_key or ""}
         env.pop("GEMINI_MODEL", None)  # the model is evaluate.judge.model, passed as --model
         for s, split, task, folder in sessions:
@@ -637,18 +621,42 @@ def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], d
                 failed[s.name] = "the judge's answer is not JSON parse.py reads (see the ledger)"
                 continue
             data = processed.read_bytes()
-            doc = json.loads(data)
-            if not doc.get("Turn-taking event and score") and doc.get("Task-specific score") is None:
-                failed[s.name] = "the judge's answer is empty: no event and no task score (a refusal or a cut-off " \
-                                 "reply; see the ledger)"
-                continue
             try:
                 read_judge(data, s.sample_id, s.T_us, processed.name)
             except FdbuError as e:
                 failed[s.name] = f"the judge's answer is not a judge output of this session: {e.problem}"
                 continue
+            doc = json.loads(data)  # read_judge read it: an object with its events' list
+            if not doc.get(TURN_KEY) and doc.get(TASK_KEY) is None:
+                failed[s.name] = "the judge's answer is empty: no event and no task score (a refusal or a cut-off " \
+                                 "reply; see the ledger)"
+                continue
             found.append((split, task, data))
     return found, failed
+
+
+def _transcripts_as_upstream(tree, subset: str, dest: Path) -> list[tuple[Any, str, str, Path]]:
+    """Each eligible session's transcripts as upstream's ASR step leaves them for the judge, `dest/<split>/<task
+    id>/A.json` (the examiner: the tree's input.json) and `B.json` (output.json), each hash-checked against asr.json:
+    (sample, split, task id, its folder), in manifest order."""
+    from .tree import hashed
+
+    out = []
+    for s in tree.subset(subset):
+        if not s.eligible:
+            continue
+        session = json.loads(hashed(s.folder / "session.json", s.sample_id, "session.json",
+                                    tree.files[s.sample_id].get("session.json"), "manifest.json", tree.root))
+        split, task = session["split"], session["task_id"]
+        folder = dest / split / task
+        folder.mkdir(parents=True)
+        listed = {"output.json": tree.receipts.get(subset, {}).get(s.name),  # as asr.json lists them
+                  "input.json": tree.other_receipts.get(subset, {}).get("input.json", {}).get(s.name)}
+        for name, as_name in (("input.json", "A.json"), ("output.json", "B.json")):
+            (folder / as_name).write_bytes(hashed(s.folder / name, s.sample_id, name, listed[name], "asr.json",
+                                                  tree.root))
+        out.append((s, split, task, folder))
+    return out
 
 
 def _script_error(rc: int, stderr: str) -> str:
