@@ -110,24 +110,29 @@ def _kind(kind: str) -> str:
 def schemas() -> str:
     """unified.json's keys and unified-samples.jsonl's fields, each with the kind its reader (`fdbu.scored`) checks
     it against, from the declarations it checks; then what each kind must be."""
-    from .scored import BOOTSTRAP, COUNTS, ENTRY, HEADER, INPUTS, KINDS, RECORDS, TRANSCRIPTS
+    from .scored import (BOOTSTRAP, COUNTED, COUNTS, ENTRY, HEADER, INPUTS, KINDS, RECORDS, SHARE_INTERVAL,
+                         SPEECH_DETECTION, SPEECH_SETTINGS, TRANSCRIPTS)
 
-    head = [(Md(_code(k)), _kind(v)) for k, v in HEADER.items()]
-    head += [(Md(_code(f"inputs.{k}")), _kind(v)) for k, v in INPUTS.items()]
+    def keys(prefix: str, schema: dict) -> list[tuple]:
+        return [(Md(_code(prefix + k)), _kind(v) + (", or absent" if v.endswith("?") else "")) for k, v in schema.items()]
+
+    head = [*keys("", HEADER), *keys("inputs.", INPUTS)]
     head += [(Md(_code(f"transcripts.{k}")), Md(f"{_kind(v)} (when `transcripts` is there)"))
              for k, v in TRANSCRIPTS.items()]
-    head += [(Md(_code(f"bootstrap.{k}")), _kind(v)) for k, v in BOOTSTRAP.items()]
-    entry = [(Md(_code("task")), "text: the subset's task"),
-             *((Md(_code(k)), _kind(v) + (", or absent" if v.endswith("?") else "")) for k, v in ENTRY.items()),
-             *((Md(_code(f"counts.{k}")), "count") for k in COUNTS),
+    head += [*keys("bootstrap.", BOOTSTRAP), *keys("speech_detection.", SPEECH_DETECTION),
+             *keys("speech_detection.settings.", SPEECH_SETTINGS), *keys("share_interval.", SHARE_INTERVAL)]
+    entry = [(Md(_code("task")), "text: the subset's task"), *keys("", ENTRY),
+             *((Md(_code(f"counts.{k}")), "count") for k in COUNTS), *keys("counts.", COUNTED),
              (Md(_code("metrics.<name>")), Md("a record per metric of the subset's table ([Metrics](metrics.md)): "
                                               "`kind`, `better` (the table's), `value`, `count`, `n` (what the rows "
                                               "give back, checked equal)"))]
     entry += [(Md(_code(f"metrics.<{kind} metric>.{k}")), _kind(v))
               for kind, fields in RECORDS.items() for k, v in fields.items()]
-    out = ["## unified.json", "", "The keys every reader of a scored tree checks (`fdbu.scored`; `generator` is "
-           "`\"fdbu\"`). unified.json holds more, which no reader needs (the settings, speech detection, the interval "
-           "rules, the outcome counts, the views): [Outputs](outputs.md).", "", *_table(("key", "kind"), head),
+    out = ["## unified.json", "", "Every key of the signature and of each subset's counts and metrics, as every reader "
+           "of a scored tree checks it (`fdbu.scored`; `generator` is `\"fdbu\"`). A family's entries beside a "
+           "subset's metrics (v1.5's `control`; v2's `judge`, `offset`, `bins`) and the other benchmarks' `views` are "
+           "checked by their own declarations: [Outputs](outputs.md), and each family's page.", "",
+           *_table(("key", "kind"), head),
            "Under `subsets.<subset>`, for each scored subset:", "", *_table(("key", "kind"), entry)]
     common = [(Md(_code(k)), what) for k, what in (("sample_id", "text"), ("subset", "text"), ("task", "text"),
                                                      ("eligible", "flag"),

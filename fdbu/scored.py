@@ -60,6 +60,9 @@ KINDS = {
 KINDS["number rows"] = (lambda v: isinstance(v, list) and all(isinstance(r, list) and all(
     x is None or x == NOT_REACHED or _number(x) for x in r) for r in v), f"a list of rows of numbers, nulls or "
     f"{NOT_REACHED!r}")
+KINDS["texts"] = (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings")
+KINDS["counts"] = (lambda v: isinstance(v, dict) and all(KINDS["count"][0](x) for x in v.values()),
+                   "an object of whole numbers from 0 to 2^63 - 1")
 # another benchmark's times can be negative (FD-Bench's onset before E, VideoFDB's yield latency; fdbu.views)
 KINDS["signed seconds"] = (lambda v: _number(v) and abs(v) <= MAX_SECONDS,
                            f"a number of seconds from -{MAX_SECONDS:.0e} to {MAX_SECONDS:.0e}")
@@ -75,11 +78,18 @@ RECORDS = {"share": {"interval": "unit pair?"}, "pooled_ratio": {"interval": "ra
 VIEW_RECORDS = {**RECORDS, "latency_quantiles": {"interval": "signed quantile pair?"}}
 ENTRY = {"coverage": "unit", "min_observable_s": "seconds?"}
 COUNTS = ("declared", "selected", "eligible", "ineligible")
-# unified.json's header, each object's fields (the reader checks them; the docs' schema page lists them)
-HEADER = {"fdbu_version": "text", "definitions": "text", ROWS_SHA256: "sha256"}
+# unified.json's header, each object's fields (the reader checks them; the docs' schema page lists them); a kind
+# ending in "?" may also be null or absent
+HEADER = {"fdbu_version": "text", "definitions": "text", ROWS_SHA256: "sha256", "settings": "text",
+          "non_default": "texts?", "quantile_rule": "text"}
 INPUTS = {"manifest.json": "sha256", "asr.json": "sha256"}
 TRANSCRIPTS = {"source": "text", "model": "text?"}  # optional: where the words came from (compare, the report)
-BOOTSTRAP = {"resamples": "count", "seed": "count"}
+BOOTSTRAP = {"resamples": "count", "seed": "count", "method": "text", "confidence": "unit", "draw": "text"}
+SHARE_INTERVAL = {"method": "text", "z": "number"}
+SPEECH_DETECTION = {"silero_vad_version": "text", "model_file": "text", "model_sha256": "sha256", "torch_version": "text?"}
+SPEECH_SETTINGS = {"threshold": "unit", "min_speech_duration_ms": "number", "min_silence_duration_ms": "number",
+                   "speech_pad_ms": "number", "sampling_rate": "count"}  # speech_detection.settings: score prints them
+COUNTED = {"ineligible_reasons": "counts", "outcomes": "counts?", "exercised": "count?"}  # a subset's counts, more
 
 
 class _Reader:
@@ -148,6 +158,11 @@ def _odd_number(doc, at: str = "") -> str | None:
     return next((f for f in found if f), None)
 
 
+def _present(schema: dict, doc: dict) -> dict:
+    """`schema` less its optional keys (a kind ending in "?") that `doc` leaves out."""
+    return {k: v for k, v in schema.items() if k in doc or not v.endswith("?")}
+
+
 def _unified(root: Path, raw: bytes) -> dict:
     r = _Reader(root, UNIFIED)
     doc = parse_json(raw, r.where, UNIFIED)
@@ -159,8 +174,12 @@ def _unified(root: Path, raw: bytes) -> dict:
         r.refuse("", "is nested too deeply to be a file fdbu writes")
     if odd:
         r.refuse(f"{odd};", "fdbu writes only finite numbers and integers of 64 bits")
-    r.fields(doc, HEADER, "")
+    r.fields(doc, _present(HEADER, doc), "")
     r.fields(r.obj(doc, "inputs", "inputs"), INPUTS, "inputs.")
+    vad = r.obj(doc, "speech_detection", "speech_detection")
+    r.fields(vad, _present(SPEECH_DETECTION, vad), "speech_detection.")
+    r.fields(r.obj(vad, "settings", "speech_detection.settings"), SPEECH_SETTINGS, "speech_detection.settings.")
+    r.fields(r.obj(doc, "share_interval", "share_interval"), SHARE_INTERVAL, "share_interval.")
     if "transcripts" in doc:  # where the words came from: compare and the report read it
         from .settings import SOURCES
 
@@ -180,8 +199,9 @@ def _unified(root: Path, raw: bytes) -> dict:
         task = tasks.subset(subset).task
         if entry.get("task") != task.name:
             r.refuse(f"{at}.task", f"is {short(entry.get('task'))}, not {task.name!r}")
-        r.fields(entry, {k: v for k, v in ENTRY.items() if k in entry or v[-1] != "?"}, f"{at}.")
-        r.fields(r.obj(entry, "counts", f"{at}.counts"), dict.fromkeys(COUNTS, "count"), f"{at}.counts.")
+        r.fields(entry, _present(ENTRY, entry), f"{at}.")
+        counts = r.obj(entry, "counts", f"{at}.counts")
+        r.fields(counts, {**dict.fromkeys(COUNTS, "count"), **_present(COUNTED, counts)}, f"{at}.counts.")
         metrics = r.obj(entry, "metrics", f"{at}.metrics")
         _records(r, metrics, tasks.metric_table(subset, doc), f"{at}.metrics", RECORDS)
         for extra in tasks.family(subset).entries:  # a family's entries (v1.5's matched control), its own check

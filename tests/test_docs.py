@@ -239,7 +239,7 @@ def test_the_schema_page_lists_what_the_reader_checks(monkeypatch):
     from fdbu.errors import FdbuError
 
     doc = {"generator": "fdbu", "fdbu_version": "0.1.0", "definitions": "fdb-v1.0-unified-4",
-           "samples_sha256": "0" * 64}
+           "samples_sha256": "0" * 64, "settings": "spec", "quantile_rule": "ceil(qN)-th smallest"}
 
     def refusal() -> str:
         with pytest.raises(FdbuError) as e:
