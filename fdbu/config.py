@@ -295,7 +295,8 @@ class ExportOptions:
     model: str = opt(PARAKEET, "with transcripts=adopt: the model that made them, as asr.json "
                                                     "records it (declared; fdbu does not run it)")
     judge: Optional[str] = opt(None, "a run layout's judge outputs, one file per session (Full-Duplex-Bench v2's "
-                                     "eval_results: <split>/<task id>_processed.json), checked and copied beside it")
+                                     "eval_results: <split>/<task id>_processed.json), checked and copied beside it; "
+                                     "or the summary.json of a judge fdbu evaluate ran, holding its answers")
 
     def __post_init__(self):
         _check(self.length in LENGTH_POLICIES, "export.length", self.length, f"choose {', '.join(LENGTH_POLICIES)}")

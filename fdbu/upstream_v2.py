@@ -376,6 +376,33 @@ def _session(tmp: Path, split: str, folder: Path, judge: Path | None, adopting: 
     return row, receipts
 
 
+def _answers_of(summary: Path, dest: Path) -> Path:
+    """The judge's answers that `fdbu evaluate` ran and kept in summary.json (each subset's `judge_run.processed`,
+    keyed `<split folder>/<task id>`), written to `dest` as upstream's eval_results holds them
+    (`<split>/<task id>_processed.json`), so export reads them as it reads upstream's; anything else is refused."""
+    from .atomic import regular
+
+    try:
+        regular(summary, "export.judge", summary.name)
+        doc = json.loads(summary.read_bytes())
+    except (OSError, ValueError) as e:
+        raise FdbuError("export.judge", str(summary), f"cannot be read as a summary.json ({e})") from None
+    runs = [e.get("judge_run") for e in doc.get("subsets", {}).values() if isinstance(e, dict)] \
+        if isinstance(doc, dict) and doc.get("kind") == "reference-evaluation" else []
+    answers = {k: v for r in runs if isinstance(r, dict) and isinstance(r.get("processed"), dict)
+               for k, v in r["processed"].items()}
+    if not answers:
+        raise FdbuError("export.judge", str(summary), "is neither a folder of judge outputs nor a summary.json holding "
+                        "the answers of a judge fdbu evaluate ran (evaluate.judge.base_url=...)")
+    for key, answer in answers.items():
+        split, _, task = key.partition("/")
+        if not SAFE_NAME.fullmatch(split) or not SAFE_NAME.fullmatch(task):
+            raise FdbuError("export.judge", str(summary), f"names a session {key!r} that is not <split>/<task id>")
+        (dest / split).mkdir(exist_ok=True)
+        (dest / split / f"{task}{JUDGE_SUFFIX}").write_text(json.dumps(answer, ensure_ascii=False, indent=2))
+    return dest
+
+
 def export(root: Path, out: Path, *, judge: Path | None = None, transcripts: str = "none",
            model: str = adopt.OFFICIAL_MODEL, only: list[str] | None = None, progress: bool = False) -> Path:
     """A reference tree at `out` from a v2 output root (or one split, or one session), all at once or not at all."""
@@ -401,6 +428,12 @@ def export(root: Path, out: Path, *, judge: Path | None = None, transcripts: str
         if missing:
             raise FdbuError("config", None, f"export.only names sessions the root does not have: {missing[:5]}")
         found = [have[w] for w in dict.fromkeys(only)]
+    if judge is not None and Path(judge).is_file():  # a judge run by fdbu evaluate: its answers, laid out as upstream's
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="fdbu-v2-answers-") as answers:
+            return export(root, out, judge=_answers_of(Path(judge), Path(answers)), transcripts=transcripts,
+                          model=model, only=only, progress=progress)
     if judge is not None and Path(judge).is_dir() and not any(
             any(d.glob("*" + JUDGE_SUFFIX)) for d in _split_folders(Path(judge)).values()):
         inside = _split_of(Path(judge).name) is not None and any(Path(judge).glob("*" + JUDGE_SUFFIX))

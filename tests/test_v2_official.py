@@ -245,6 +245,21 @@ def test_the_judge_runs_eval_single_item_unchanged_when_given_a_key(tmp_path, mo
         "Correction.synthetic.002"]  # a safety block is not a judged session with no events
     # score.py and score_time.py themselves, on the judge's answers: every row fdbu's
     assert {r["status"] for r in summary["official_run"]["subsets"].values()} == {"agreed"}
+    # the answers beside the timing: export again with the summary.json as the judge's outputs, then score
+    for line in ("export dataset=run export.transcripts=adopt export.judge=tree/summary.json out=judged",
+                 "score tree=judged"):
+        done = fdbu_main(*line.split())
+        assert done.returncode == 0, done.stderr
+    judged = json.loads((tmp_path / "judged/unified.json").read_text())
+    answers = {k: v for e in summary["subsets"].values() for k, v in e["judge_run"]["processed"].items()}
+    for key, answer in answers.items():
+        split, task = key.split("/")
+        session = json.loads(next((tmp_path / "judged").glob(f"*/{task}/session.json")).read_text())
+        assert session["judged"] and [[s, e, tt, if_] for (s, e), tt, if_ in answer[
+            "Turn-taking event and score"]] == session["judge"]["events"], key
+    assert all("judge" in e for e in judged["subsets"].values())
+    out = fdbu_main("export", "dataset=run", "export.judge=staged.json", "out=nope")
+    assert out.returncode == 2 and "is neither a folder of judge outputs nor a summary.json" in out.stderr
     ledger = [json.loads(line) for line in (tmp_path / "tree/judge-ledger.jsonl").read_text().splitlines()]
     assert len(ledger) == 7 and all(e["status"] == 200 and e["url"].startswith(stub.root) for e in ledger)
     assert sum(e["reply"].count("```json") for e in ledger) == 6  # each first answer fenced; the script strips it
