@@ -61,6 +61,28 @@ DIFFERENCE = (("value", ("null", "number"), None, "null or a finite number"),
                "two of null, '+inf', '-inf' (null: no interval)"))
 
 
+# compare.json's keys above its lines: path -> (the JSON types it may be, what it must be), as read_result checks them
+# and the docs' schema page lists them (where a check depends on the trees, the reader's message names them)
+SHAPE = {"generator": (("str",), "'fdbu'"), "kind": (("str",), "'compare'"),
+         "systems": (("list",), "a list of the compared systems"), "systems[k].name": (("str",), "a name"),
+         "systems[k].sha256": (("str", "dict"), "the trees' SHA-256"),
+         "comparison": (("dict",), "an object"), "comparison.baseline": (("str",), "one of the systems' names"),
+         "comparison.alpha": (NUMBER, "a number in (0, 1)"), "comparison.pairs": (("str",), "'baseline' or 'all'"),
+         "comparison.holm_family": (("str",), f"one of {list(HOLM_FAMILIES)}"),
+         "bootstrap": (("dict",), "an object"), "bootstrap.resamples": (("int",), "the trees' resamples"),
+         "bootstrap.seed": (("int",), "the trees' seed"), "pairs": (("list",), "a list"),
+         "pairs[k].a": (("str",), "a system"), "pairs[k].b": (("str",), "a system"),
+         "pairs[k].subsets": (("dict",), "an object"), "pairs[k].entries": (("dict",), "an object"),
+         "pairs[k].views": (("dict",), "an object")}
+
+
+def _of(doc, name: str, at: str, check=None, what: str | None = None):
+    """doc's key `name` (a SHAPE path) read at `at`: of SHAPE's types, passing `check`; `what` in place of SHAPE's
+    words where the check depends on the trees."""
+    kinds, said = SHAPE[name]
+    return _at(doc, name.rsplit(".", 1)[-1], at, kinds, check, said if what is None else what)
+
+
 def _line(line, path: str, metric, alpha: float) -> None:
     """One compared metric as the report reads it: the decision (marker, p, p_holm, reason) and the difference the
     forest draws, each of the type and range fdbu compare writes, and the metric what the registry declares."""
@@ -102,38 +124,38 @@ def read_result(result, systems: list, where: str) -> dict:
     try:
         if not isinstance(result, dict):
             raise _Bad("(top level)", "is not an object")
-        _at(result, "generator", "", ("str",), lambda v: v == "fdbu", "'fdbu'")
-        _at(result, "kind", "", ("str",), lambda v: v == "compare", "'compare'")
-        listed = _at(result, "systems", "", ("list",), lambda v: len(v) > 0, "a list of the compared systems")
+        _of(result, "generator", "", lambda v: v == "fdbu")
+        _of(result, "kind", "", lambda v: v == "compare")
+        listed = _of(result, "systems", "", lambda v: len(v) > 0)
         theirs = {}
         for k, entry in enumerate(listed):
-            name = _at(entry, "name", f"systems[{k}]", ("str",), None, "a name") if isinstance(entry, dict) else None
+            name = _of(entry, "systems[k].name", f"systems[{k}]") if isinstance(entry, dict) else None
             if name is None:
                 raise _Bad(f"systems[{k}]", "is not an object with a name and a sha256")
-            theirs[name] = _at(entry, "sha256", f"systems[{k}]", ("str", "dict"), None, "the trees' SHA-256")
+            theirs[name] = _of(entry, "systems[k].sha256", f"systems[{k}]")
         mine = {s.name: s.sha256 for s in systems}
         if theirs != mine or len(listed) != len(theirs):
             raise FdbuError(where, "compare.json", f"compares {sorted(theirs)}, not these trees {sorted(mine)} as "
                             "they are now (names and the sha256 of unified.json and unified-samples.jsonl must "
                             "match); run fdbu compare again or leave report.compare out")
         names = [s.name for s in systems]
-        c = _at(result, "comparison", "", ("dict",), None, "an object")
-        baseline = _at(c, "baseline", "comparison", ("str",), lambda v: v in names, f"one of {names}")
-        alpha = _at(c, "alpha", "comparison", NUMBER, lambda v: 0 < v < 1, "a number in (0, 1)")
-        mode = _at(c, "pairs", "comparison", ("str",), lambda v: v in ("baseline", "all"), "'baseline' or 'all'")
+        c = _of(result, "comparison", "")
+        baseline = _of(c, "comparison.baseline", "comparison", lambda v: v in names, f"one of {names}")
+        alpha = _of(c, "comparison.alpha", "comparison", lambda v: 0 < v < 1)
+        mode = _of(c, "comparison.pairs", "comparison", lambda v: v in ("baseline", "all"))
         c.setdefault("holm_family", HOLM_FAMILY)  # before compare.family, every compare.json decided per subset
-        _at(c, "holm_family", "comparison", ("str",), lambda v: v in HOLM_FAMILIES, f"one of {list(HOLM_FAMILIES)}")
-        b = _at(result, "bootstrap", "", ("dict",), None, "an object")
+        _of(c, "comparison.holm_family", "comparison", lambda v: v in HOLM_FAMILIES)
+        b = _of(result, "bootstrap", "")
         own = systems[0].unified.get("bootstrap", {})
         for key in ("resamples", "seed"):
-            _at(b, key, "bootstrap", ("int",), lambda v, k=key: v == own.get(k), f"the trees' {key}, {own.get(key)}")
-        pairs = _at(result, "pairs", "", ("list",), None, "a list")
+            _of(b, f"bootstrap.{key}", "bootstrap", lambda v, k=key: v == own.get(k), f"the trees' {key}, {own.get(key)}")
+        pairs = _of(result, "pairs", "")
         want = pairs_of(names, baseline, mode)
         got = []
         for k, pair in enumerate(pairs):
             path = f"pairs[{k}]"
-            got.append((_at(pair, "a", path, ("str",), None, "a system"), _at(pair, "b", path, ("str",), None, "a system")))
-            subsets = _at(pair, "subsets", path, ("dict",), None, "an object")
+            got.append((_of(pair, "pairs[k].a", path), _of(pair, "pairs[k].b", path)))
+            subsets = _of(pair, "pairs[k].subsets", path)
             for subset, entry in subsets.items():
                 here = f"{path}.subsets.{subset}"
                 if subset not in tasks.SUBSETS or not tasks.subset(subset).task.scored:
@@ -145,7 +167,7 @@ def read_result(result, systems: list, where: str) -> dict:
                 declared = tasks.metric_table(subset, systems[0].unified if systems else None)
                 _table(entry, here, declared, f"the metrics of {subset} ({', '.join(m.name for m in declared)})",
                        alpha)
-            for key, by in _at(pair, "entries", path, ("dict",), None, "an object").items() if "entries" in pair else ():
+            for key, by in _of(pair, "pairs[k].entries", path).items() if "entries" in pair else ():
                 for subset, entry in by.items() if isinstance(by, dict) else [("", None)]:
                     here = f"{path}.entries.{key}.{subset}"
                     compared = next((e.compared for e in tasks.family(subset).entries if e.key == key),
@@ -155,7 +177,7 @@ def read_result(result, systems: list, where: str) -> dict:
                     declared = compared.lines(subset, systems[0].unified)
                     _table(entry, here, declared, f"the compared lines of {key} "
                            f"({', '.join(m.name for m in declared)})", alpha)
-            for view, by in _at(pair, "views", path, ("dict",), None, "an object").items() if "views" in pair else ():
+            for view, by in _of(pair, "pairs[k].views", path).items() if "views" in pair else ():
                 for subset, entry in by.items() if isinstance(by, dict) else [("", None)]:
                     here = f"{path}.views.{view}.{subset}"
                     table = pooled_table(systems[0].unified, view) if subset == "pooled" else None

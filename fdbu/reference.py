@@ -152,14 +152,17 @@ def schemas() -> str:
 
 def _compare_json() -> list[str]:
     """compare.json's compared lines as `fdbu report` reads them back (fdbu.compared.LINE, DIFFERENCE)."""
-    from .compared import DIFFERENCE, LINE
+    from .compared import DIFFERENCE, LINE, SHAPE
 
+    head = [(Md(_code(path)), what + (" (when compared)" if path.endswith(("entries", "views")) else ""))
+            for path, (_, what) in SHAPE.items()]
     rows: list[tuple] = [(Md("`kind`, `better`, `headline`"), Md("the metric's declared ones ([Metrics](metrics.md))"))]
     rows += [(Md(_code(key)), what) for key, _, _, what in LINE]
     rows += [(Md(_code(f"difference.{key}")), what) for key, _, _, what in DIFFERENCE]
-    return ["## compare.json", "", "Each compared line (`pairs[k].subsets.<subset>.metrics.<metric>`, and the same under "
-            "a pair's `entries` and `views`), as `fdbu report` reads a compare.json back (`fdbu.compared`); the rest "
-            "of the file: [Outputs](outputs.md).", "", *_table(("key", "a value is"), rows)]
+    return ["## compare.json", "", "As `fdbu report` reads a compare.json back (`fdbu.compared`): the keys above the "
+            "lines, then each compared line (`pairs[k].subsets.<subset>.metrics.<metric>`, and the same under a pair's "
+            "`entries` and `views`). What each holds: [Outputs](outputs.md).", "", *_table(("key", "a value is"), head),
+            *_table(("key of a line", "a value is"), rows)]
 
 
 def _summary_json() -> list[str]:

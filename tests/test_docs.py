@@ -286,3 +286,17 @@ def test_the_compare_json_schema_is_what_the_report_checks(monkeypatch):
         compared._line(line, "x", metric, 0.05)
     assert e.value.args == ("x.made_up", "is missing")
     assert "| `made_up` | a made-up count |" in reference.schemas()
+
+
+def test_compare_json_s_keys_above_the_lines_are_what_the_report_checks(monkeypatch):
+    """A type changed in compare.json's declared shape changes what the report's reader accepts, and the page says
+    what each key must be."""
+    from fdbu import compared, reference
+
+    page = reference.schemas()
+    assert "| `comparison.alpha` | a number in (0, 1) |" in page and "| `pairs[k].subsets` | an object |" in page
+    monkeypatch.setitem(compared.SHAPE, "generator", (("int",), "a made-up whole number"))
+    with pytest.raises(compared.FdbuError) as e:
+        compared.read_result({"generator": "fdbu"}, [], "report.compare")
+    assert "generator is \"fdbu\", not a made-up whole number" in str(e.value)
+    assert "| `generator` | a made-up whole number |" in reference.schemas()
