@@ -241,10 +241,12 @@ class JudgeConfig:
     timeout_s: float = opt(60.0, "seconds per request, > 0")
     staged_files: Optional[List[str]] = opt(None, "v2's judge: the tasks' staged goals (eval_single_item.py "
                                                   "--staged-files); null: the checkout's prompts_staged_200.json")
+    workers: int = opt(1, "v2's judge: sessions judged at once, 1 to 64 (each its own eval_single_item.py "
+                          "process); 1: one after another, as upstream's run_evaluation.sh")
 
     def __post_init__(self):
         within(self, "evaluate.judge.", max_attempts=(lambda v: 1 <= v <= 100, "a number from 1 to 100"),
-               timeout_s=DAY)
+               timeout_s=DAY, workers=(lambda v: 1 <= v <= 64, "a number from 1 to 64"))
 
 
 @dataclass

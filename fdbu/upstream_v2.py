@@ -600,6 +600,7 @@ def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], d
     import subprocess
     import sys
     import tempfile
+    from concurrent.futures import ThreadPoolExecutor
 
     session_judge = judge.scripts["v2"]
     limit = max(900.0, 6 * judge.timeout_s)  # the script retries 5 times, waiting up to 60 s (or Retry-After)
@@ -615,19 +616,26 @@ def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], d
         sessions = _transcripts_as_upstream(tree, subset, tmp / "transcripts")  # all checked before a request
         env = {**os.environ, "GEMINI_API_KEY": judge.api_key or ""}
         env.pop("GEMINI_MODEL", None)  # the model is evaluate.judge.model, passed as --model
-        for s, split, task, folder in sessions:
-            ledger = tmp / f"{split}.{task}.ledger.jsonl"
+        def ask(session) -> str | None:
+            """One session's script run: None, or why it failed."""
+            s, split, task, folder = session
             argv = [sys.executable, "-m", "fdbu.official.child", "gemini", str(session_judge.script), judge.base_url,
-                    str(ledger), "--subset", split, "--task-id", task, "--transcript-a", str(folder / "A.json"),
-                    "--transcript-b", str(folder / "B.json"), "--eval-prompts", str(session_judge.prompts),
-                    "--staged-files", *map(str, session_judge.staged), "--model", judge.model,
-                    "--out", str(answers / split / f"{task}.json")]
+                    str(tmp / f"{split}.{task}.ledger.jsonl"), "--subset", split, "--task-id", task, "--transcript-a",
+                    str(folder / "A.json"), "--transcript-b", str(folder / "B.json"), "--eval-prompts",
+                    str(session_judge.prompts), "--staged-files", *map(str, session_judge.staged), "--model",
+                    judge.model, "--out", str(answers / split / f"{task}.json")]
             try:
                 run = subprocess.run(argv, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
                                      timeout=limit)
-                why = None if run.returncode == 0 else _script_error(run.returncode, run.stderr)
+                return None if run.returncode == 0 else _script_error(run.returncode, run.stderr)
             except subprocess.TimeoutExpired:
-                why = f"ran past {limit:.0f} s (its retries, or a long Retry-After)"
+                return f"ran past {limit:.0f} s (its retries, or a long Retry-After)"
+
+        # evaluate.judge.workers sessions at once (1: one after another, as upstream); the results in manifest order
+        with ThreadPoolExecutor(max_workers=judge.workers) as pool:
+            whys = list(pool.map(ask, sessions))
+        for (s, split, task, _), why in zip(sessions, whys):
+            ledger = tmp / f"{split}.{task}.ledger.jsonl"
             for line in ledger.read_text(encoding="utf-8").splitlines() if ledger.is_file() else []:
                 judge.ledger.append({"session": f"{split}/{task}", **json.loads(secret(line))})
             if why is not None:

@@ -154,7 +154,7 @@ OTHER = {  # a value other than the default that the key takes (with what it nee
     "evaluate.gt_distribution": "g", "evaluate.official_checkout": "k", "evaluate.allow_unpinned": True,
     "evaluate.run_official": True, "evaluate.judge.base_url": "http://127.0.0.1:9/v1", "evaluate.judge.model": "m",
     "evaluate.judge.api_key_env": "KEY", "evaluate.judge.max_attempts": 2, "evaluate.judge.timeout_s": 5.0,
-    "evaluate.judge.staged_files": ["goals.json"],
+    "evaluate.judge.staged_files": ["goals.json"], "evaluate.judge.workers": 2,
     "export.length": "strict", "export.only": ["s/1"], "export.roots": {"candor_turn_taking": "r"},
     "export.transcripts": "adopt", "export.model": "m/n", "asr.model": "m/n", "asr.checkpoint": "x.nemo",
     "asr.sha256": "0" * 64, "asr.batch_size": 2, "asr.max_batch_seconds": 60.0, "asr.verify": 0, "asr.resume": True,

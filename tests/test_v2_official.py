@@ -227,6 +227,13 @@ def test_the_judge_runs_eval_single_item_unchanged_when_given_a_key(tmp_path, mo
         out = fdbu_main(*run)
         assert out.returncode == 0, out.stderr
         assert stub.keys == {"fdbu-test-key-7f3a"} and stub.requests - requests_before == 7  # a session with goals
+        one_by_one, ledger_one = ((tmp_path / "tree" / n).read_bytes() for n in ("summary.json", "judge-ledger.jsonl"))
+        again = fdbu_main(*run, "evaluate.judge.workers=4")  # four sessions at once: the same file, in the same order
+        assert again.returncode == 0, again.stderr
+        assert (tmp_path / "tree/summary.json").read_bytes() == one_by_one
+        assert [json.loads(x)["session"] for x in (tmp_path / "tree/judge-ledger.jsonl").read_text().splitlines()] == \
+            [json.loads(x)["session"] for x in ledger_one.decode().splitlines()]
+        (tmp_path / "tree/judge-ledger.jsonl").write_bytes(ledger_one)
     for name in ("summary.json", "judge-ledger.jsonl"):
         assert "fdbu-test-key-7f3a" not in (tmp_path / "tree" / name).read_text()
     summary = json.loads((tmp_path / "tree/summary.json").read_text())

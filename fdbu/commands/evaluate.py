@@ -54,11 +54,12 @@ def run(cfg, call: Call = CALL) -> Ran:
             raise FdbuError("config", None, f"evaluate.judge: ${e.judge.api_key_env} holds whitespace or a control "
                             "character around or inside the key (a .env file with CRLF line ends?): strip it")
         judge = Judge(e.judge.base_url, e.judge.model, key, prompt, max_attempts=e.judge.max_attempts,
-                      timeout_s=e.judge.timeout_s, behaviour=behaviour, scripts=scripts)
-    if e.judge.staged_files and (judge is None or not judge.scripts):
-        raise FdbuError("config", None, "evaluate.judge.staged_files is read only by a judge run by its own scripts "
-                        "(v2's): this tree has none of its subsets, or no judge runs (evaluate.judge.base_url); leave "
-                        "it out")
+                      timeout_s=e.judge.timeout_s, behaviour=behaviour, scripts=scripts, workers=e.judge.workers)
+    for name, given in (("staged_files", bool(e.judge.staged_files)), ("workers", e.judge.workers != 1)):
+        if given and (judge is None or not judge.scripts):
+            raise FdbuError("config", None, f"evaluate.judge.{name} is read only by a judge run by its own scripts "
+                            "(v2's): this tree has none of its subsets, or no judge runs (evaluate.judge.base_url); "
+                            "leave it out")
     outputs = ev.outputs(Path(cfg.tree), judge is not None)
     tree = load_tree(Path(cfg.tree))
     if checkout is not None:
