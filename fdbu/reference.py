@@ -1,7 +1,7 @@
 """The docs' Reference pages, made from the registries so they cannot drift from the code: every command with its
-settings (`fdbu.config_keys.settings_of`, what --help prints), each subset's metrics (its metric table), the
-fields of each task's per-sample rows (its module's ROW, what the reader checks) and the kinds of value the readers
-accept (`fdbu.scored.KINDS`). `docs/_ext/fdbu_docs.py` renders them while Sphinx builds the site (`make docs`)."""
+settings (`fdbu.config_keys.settings_of`, what --help prints), each subset's metrics (its metric table), and the
+output files' schemas from the declarations their readers check (unified.json and each task's per-sample rows:
+`fdbu.scored`; compare.json: `fdbu.compared`; summary.json: `fdbu.summary`) with the kinds of value they accept. `docs/_ext/fdbu_docs.py` renders them while Sphinx builds the site (`make docs`)."""
 from __future__ import annotations
 
 import re
@@ -61,9 +61,10 @@ def settings(command: str) -> list[str]:
     from .config_keys import settings_of
 
     head = ("key", "type", "default", "meaning", "a sweep varies it")
-    groups = {s.key: s.help for s in settings_of(command) if s.kind is None}
+    every = settings_of(command)
+    groups = {s.key: s.help for s in every if s.kind is None}
     tables: dict[str, list[tuple]] = {"": []}  # a group's keys under its key ("": the command's own), in order
-    for s in settings_of(command):
+    for s in every:
         if s.kind is None:
             tables.setdefault(s.key, [])
             continue
@@ -72,7 +73,7 @@ def settings(command: str) -> list[str]:
                               _code(command_line(s.value))), s.help, Md(sweep_axis(s.key))))
     out: list[str] = []
     for group, rows in tables.items():
-        out += [f"`{group}.*`: {groups[group]}", ""] if group else []
+        out += [f"`{group}.*`: {_cell(groups[group])}", ""] if group else []
         out += _table(head, rows) if rows else []
     refused = getattr(CONFIGS[command], "REFUSED", ())
     if refused:
