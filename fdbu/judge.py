@@ -139,8 +139,8 @@ class Judge:
     ledger: list[dict] = field(default_factory=list)
     behaviour: BehaviourPrompt | None = None  # v1.5's behaviour judge, where the tree has v1.5 subsets
     scripts: dict[str, Any] = field(default_factory=dict)  # a family's judge run by its own scripts, by family
-    workers: int = 1  # sessions judged at once by a family's own scripts (evaluate.judge.workers)
     #                                                        (Family.judge_scripts: v2's eval_single_item.py)
+    workers: int = 1  # sessions judged at once by a family's own scripts (evaluate.judge.workers)
 
     def identity(self) -> dict:
         first = self.prompt or self.behaviour

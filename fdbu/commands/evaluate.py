@@ -86,8 +86,6 @@ def run(cfg, call: Call = CALL) -> Ran:
 def _checkout_used(checkout: Path, e, tree, gives_gt: bool) -> None:
     """evaluate.official_checkout is honoured or refused, never ignored: it must be a folder, and something must
     read it (the official scripts run, the judge's prompt, or icc_backchannel's ground truth beside the scripts)."""
-    from ..errors import FdbuError
-
     if not checkout.is_dir():
         raise FdbuError("config", None, f"evaluate.official_checkout={checkout}: "
                         f"{'is not a folder' if checkout.exists() else 'does not exist'}")
