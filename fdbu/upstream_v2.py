@@ -602,7 +602,7 @@ def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], d
     import tempfile
     from concurrent.futures import ThreadPoolExecutor
 
-    session_judge = judge.scripts["v2"]
+    session_judge = judge.scripts[FAMILY]
     limit = max(900.0, 6 * judge.timeout_s)  # the script retries 5 times, waiting up to 60 s (or Retry-After)
     found: list[tuple[str, str, bytes]] = []
     failed: dict[str, str] = {}
@@ -722,7 +722,7 @@ def judge_rule(tree, subset: str, ctx) -> dict:
     and its answers, not the exported ones, make the rows."""
     from .official.judge_scores import judge_scores
 
-    ran = ctx.judge is not None and "v2" in ctx.judge.scripts
+    ran = ctx.judge is not None and FAMILY in ctx.judge.scripts
     if ran:
         found, failed = run_judge(tree, subset, ctx.judge)
         missing = list(failed)

@@ -57,8 +57,11 @@ def run(cfg, call: Call = CALL) -> Ran:
                       timeout_s=e.judge.timeout_s, behaviour=behaviour, scripts=scripts, workers=e.judge.workers)
     for name, given in (("staged_files", bool(e.judge.staged_files)), ("workers", e.judge.workers != 1)):
         if given and (judge is None or not judge.scripts):
+            from .. import tasks
+
+            whose = ", ".join(f.name for f in tasks.FAMILIES.values() if f.judge_scripts is not None)
             raise FdbuError("config", None, f"evaluate.judge.{name} is read only by a judge run by its own scripts "
-                            "(v2's): this tree has none of its subsets, or no judge runs (evaluate.judge.base_url); "
+                            f"({whose}): this tree has none of its subsets, or no judge runs (evaluate.judge.base_url); "
                             "leave it out")
     outputs = ev.outputs(Path(cfg.tree), judge is not None)
     tree = load_tree(Path(cfg.tree))
