@@ -526,6 +526,14 @@ def write_synthetic(root: Path, subset: str, index: int, cap, annotation: dict, 
 
 # ---- the reference column (fdbu evaluate)
 
+def session_of(tree, sample) -> dict:
+    """A tree sample's session.json, hash-checked against manifest.json (its split, task id and judge)."""
+    from .tree import hashed
+
+    return json.loads(hashed(sample.folder / "session.json", sample.sample_id, "session.json",
+                             tree.files[sample.sample_id].get("session.json"), "manifest.json", tree.root))
+
+
 def judged_sessions(tree, subset: str) -> tuple[list[tuple[str, str, bytes]], list[str]]:
     """The subset's eligible sessions the judge reached, as (split folder, task id, judge.json's bytes, hash-checked),
     keyed as score.py keys them: by the split folder of the judge's file; and the names of those it did not reach."""
@@ -536,8 +544,7 @@ def judged_sessions(tree, subset: str) -> tuple[list[tuple[str, str, bytes]], li
         if not s.eligible:
             continue
         files = tree.files[s.sample_id]
-        session = json.loads(hashed(s.folder / "session.json", s.sample_id, "session.json", files.get("session.json"),
-                                    "manifest.json", tree.root))
+        session = session_of(tree, s)
         if "judge.json" not in files:
             missing.append(s.name)
             continue
@@ -686,8 +693,7 @@ def _transcripts_as_upstream(tree, subset: str, dest: Path) -> list[tuple[Any, s
     for s in tree.subset(subset):
         if not s.eligible:
             continue
-        session = json.loads(hashed(s.folder / "session.json", s.sample_id, "session.json",
-                                    tree.files[s.sample_id].get("session.json"), "manifest.json", tree.root))
+        session = session_of(tree, s)
         split, task = session["split"], session["task_id"]
         folder = dest / split / task
         folder.mkdir(parents=True)
