@@ -23,7 +23,7 @@ from typing import Any, cast
 
 from .errors import FdbuError
 from .official import BEHAVIOR_PROMPT, BEHAVIOR_SCRIPT
-from .official.rules import INTERRUPTION_SCRIPT, Verdict, file_report, refuse_unpinned, script_path
+from .official.rules import INTERRUPTION_SCRIPT, Verdict, checkout_files
 
 USER_FIELDS = {"in_before_interrupt_text": "context", "in_interrupt_text": "interrupt",
                "out_after_interrupt_text": "response"}
@@ -62,11 +62,8 @@ def load_official(checkout: Path, pins: dict[str, str] | None = None, allow_unpi
     """The prompt of the checkout's eval_user_interruption.py; with `pins` (file name -> SHA-256)
     a file that is not the pinned one is refused unless `allow_unpinned`."""
     rel = INTERRUPTION_SCRIPT
-    path = script_path(Path(checkout), rel)
-    report = file_report(path, rel, pins or {})
-    if pins is not None:
-        refuse_unpinned({rel: report}, allow_unpinned)
-    data, digest = path.read_bytes(), report["sha256"]
+    paths, reports = checkout_files(checkout, [rel], pins, allow_unpinned)
+    data, digest = paths[rel].read_bytes(), reports[rel]["sha256"]
     try:
         tree = ast.parse(data)
         system = _constant(tree, "system_msg").value
@@ -109,10 +106,7 @@ def load_behaviour(checkout: Path, pins: dict[str, str] | None = None, allow_unp
     script reads them); with `pins` a file that is not the pinned one is refused unless `allow_unpinned`."""
     from .official.behavior import FIELDS
 
-    paths = {name: script_path(Path(checkout), name) for name in (BEHAVIOR_SCRIPT, BEHAVIOR_PROMPT)}
-    reports = {name: file_report(path, name, pins or {}) for name, path in paths.items()}
-    if pins is not None:
-        refuse_unpinned(reports, allow_unpinned)
+    paths, reports = checkout_files(checkout, (BEHAVIOR_SCRIPT, BEHAVIOR_PROMPT), pins, allow_unpinned)
     try:
         tree = ast.parse(paths[BEHAVIOR_SCRIPT].read_bytes())
         template = _constant(tree, "final_input")

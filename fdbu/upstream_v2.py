@@ -574,13 +574,10 @@ def load_session_judge(checkout: Path, pins: dict[str, str] | None, allow_unpinn
     prompts_staged_200.json (tasks of your own)."""
     staged_files = options.staged_files
     from .official import JUDGE_V2_PARSE, JUDGE_V2_PROMPTS, JUDGE_V2_SCRIPT, JUDGE_V2_TASKS
-    from .official.rules import file_report, refuse_unpinned, script_path
+    from .official.rules import checkout_files
 
     names = [JUDGE_V2_SCRIPT, JUDGE_V2_PROMPTS, JUDGE_V2_PARSE] + ([] if staged_files else [JUDGE_V2_TASKS])
-    paths = {name: script_path(Path(checkout), name) for name in names}
-    reports = {name: file_report(path, name, pins or {}) for name, path in paths.items()}
-    if pins is not None:
-        refuse_unpinned(reports, allow_unpinned)
+    paths, reports = checkout_files(checkout, names, pins, allow_unpinned)
     sha = {name: r["sha256"] for name, r in reports.items()}
     staged = [Path(f) for f in staged_files] if staged_files else [paths[JUDGE_V2_TASKS]]
     for k, f in enumerate(staged if staged_files else []):
