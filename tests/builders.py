@@ -131,6 +131,59 @@ def fdbu_main(*args: str):
     return subprocess.CompletedProcess(["fdbu", *args], code, out.getvalue(), err.getvalue())
 
 
+def fdbu_forked(*args: str, env: dict[str, str] | None = None, timeout: float = 600):
+    """`fdbu ARGS` in a forked copy of this process, with `env` added: a run meant to be stopped (FDBU_KILL_AT
+    SIGKILLs its own process) that costs no fresh interpreter's imports (NeMo's alone are about 10 s of CPU). What
+    it prints goes to files, so a killed run's output up to the kill is kept. torch computes on one thread in the
+    child: GNU OpenMP's thread pool does not survive fork(), and a child that asks it for more threads hangs.
+    Returns a CompletedProcess whose returncode is -N for a run ended by signal N."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    import time
+
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into pytest
+            code = 1
+            try:
+                os.dup2(out.fileno(), 1)
+                os.dup2(err.fileno(), 2)
+                sys.stdout = open(1, "w", buffering=1, closefd=False)
+                sys.stderr = open(2, "w", buffering=1, closefd=False)
+                os.environ.update(env or {})
+                if "torch" in sys.modules:
+                    sys.modules["torch"].set_num_threads(1)
+                from fdbu.cli import main
+
+                code = main(list(args))
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else 1
+            except BaseException:
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code or 0)
+        deadline = time.monotonic() + timeout
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                raise subprocess.TimeoutExpired(["fdbu", *args], timeout)
+            time.sleep(0.02)
+        code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(["fdbu", *args], code, out.read(), err.read())
+
+
 def release_dataset(tree: Path, dest: Path) -> Path:
     """A folder in the Full-Duplex-Bench v1.0 release layout from a (synthetic) tree: each eligible
     sample's input.wav (its output reversed: the same length T) and annotation, with the system's

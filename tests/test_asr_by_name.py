@@ -4,10 +4,7 @@ The cache holds the tiny TDT model under the name nvidia/parakeet-tdt-0.6b-v2, i
 huggingface_hub writes (`models--org--name/snapshots/<rev>/<name>.nemo`, `refs/main`)."""
 import hashlib
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -52,17 +49,19 @@ def offline_hub(hub, monkeypatch):
     return hub
 
 
-def test_the_default_model_loads_by_name_from_the_cache_offline(synth_tree, tmp_path, hub, built):
-    """`fdbu asr` with no model setting, as a fresh process with HF_HUB_OFFLINE=1 and the cache above: asr.json
-    names the model, records the cached file's SHA-256 and the batch size used, and the words are the ones the
-    same file gives as a local checkpoint."""
+def test_the_default_model_loads_by_name_from_the_cache_offline(synth_tree, tmp_path, offline_hub, built, monkeypatch):
+    """`fdbu asr` with no model setting, offline with the cache above (huggingface_hub reads HF_HUB_CACHE and
+    HF_HUB_OFFLINE once, at import: `offline_hub` sets what they would have set), and a proxy that refuses every
+    connection, so any network use would fail: asr.json names the model, records the cached file's SHA-256 and the
+    batch size used, and the words are the ones the same file gives as a local checkpoint. In this process: a fresh
+    one would pay NeMo's imports (about 10 s of CPU) for nothing this test reads."""
     checkpoint, local = built("tdt")
     by_name = untranscribed(synth_tree, tmp_path / "by-name")
-    env = {**os.environ, "HF_HUB_CACHE": str(hub), "HF_HUB_OFFLINE": "1", "NO_PROXY": "*",
-           "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9"}  # any network use would fail
-    out = subprocess.run([sys.executable, "-m", "fdbu", "asr", f"tree={by_name}", "device=cpu", "progress=false",
-                          "asr.cache=false", "asr.batch_size=8", "asr.sha256=" + local.checkpoint_sha256],
-                         env=env, capture_output=True, text=True, timeout=600)
+    for key, value in {"NO_PROXY": "", "no_proxy": "", "HTTPS_PROXY": "http://127.0.0.1:9",
+                       "HTTP_PROXY": "http://127.0.0.1:9"}.items():
+        monkeypatch.setenv(key, value)
+    out = fdbu_main("asr", f"tree={by_name}", "device=cpu", "progress=false", "asr.cache=false", "asr.batch_size=8",
+                    "asr.sha256=" + local.checkpoint_sha256)
     assert out.returncode == 0, out.stderr
     config = json.loads((by_name / "asr.json").read_text())["config"]
     assert config["model_id"] == DEFAULT_MODEL and config["source"] == "fdbu asr"

@@ -3,25 +3,20 @@ gives the bytes of a run that was never killed. The kill is injected at a named 
 (`FDBU_KILL_AT`, fdbu.faults), not timed."""
 import hashlib
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from builders import fdbu_main, untranscribed, needs_nemo
-
-FDBU = str(Path(sys.executable).parent / "fdbu")
+from builders import fdbu_forked, fdbu_main, untranscribed, needs_nemo
 
 
 def run(*args, kill_at=None):
-    """The killed run in a process of its own; the others in this one (fast: nothing to load again)."""
+    """The killed run in a forked copy of this process (SIGKILL ends that copy: nothing of it runs after, as in a
+    process of its own, and nothing is imported again); the others in this one."""
     if kill_at is None:
         return fdbu_main(*args)
-    env = {**os.environ, "FDBU_KILL_AT": kill_at}
-    return subprocess.run([FDBU, *args], capture_output=True, text=True, env=env, timeout=600)
+    return fdbu_forked(*args, env={"FDBU_KILL_AT": kill_at})
 
 
 def contents(folder: Path) -> dict:
