@@ -80,6 +80,10 @@ def _export(cfg) -> None:
     adopted = f" (transcripts adopted: written by {made_by})" if made_by else ""
     fitted = [r for r in rows if r.get("length_fit")]
     show(f"wrote {tree}: {len(rows)} samples, {len(rows) - len(bad)} eligible, {len(bad)} ineligible{adopted}")
+    from .export import said
+
+    for line in said(cfg.dataset, tree):
+        show(f"  {line}")
     if fitted:
         shown = ", ".join(f"{r['sample_id']} {r['length_fit']['action']} {r['length_fit']['samples'] / 16:.1f} ms"
                           for r in fitted[:5])

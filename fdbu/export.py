@@ -156,6 +156,12 @@ def _load_more(src: Path, outs: Path, subset: str, sid: str, adopting: bool) -> 
     return more
 
 
+def said(dataset: Path | None, tree: Path) -> list[str]:
+    """What the console adds about a tree exported from a family's own run layout (`Layout.said`), else nothing."""
+    run = layout.family_run(Path(dataset)) if dataset is not None else None
+    return run[0].layout.said(tree) if run is not None and run[0].layout.said is not None else []
+
+
 def export(dataset: Path | None, outputs: Path | None, out: Path, *, roots: dict | None = None,
            transcripts: str = "none", model: str = adopt.OFFICIAL_MODEL, length: str = "tolerant",
            only: list[str] | None = None, progress: bool = False, workers: int = 4, judge: Path | None = None) -> Path:

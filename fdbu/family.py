@@ -111,6 +111,8 @@ class Layout:
     synth: Callable[..., str] | None = None  # fdbu synth layout=official: (root, subset, i, capture, annotation,
     #                                          transcript, intended, other captures) writes one run as upstream
     #                                          leaves it; -> the sample id its export gives
+    said: Callable[[Any], list[str]] | None = None  # (the tree its export wrote) -> lines fdbu export's console
+    #                                                 adds (v2: the sessions export.judge has no answer for)
 
 
 @dataclass(frozen=True, kw_only=True)

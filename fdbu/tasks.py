@@ -181,7 +181,7 @@ V2 = Family(name="v2", systems=("attentive", "hesitant", "eager", "unyielding", 
             definitions=V2_DEFINITIONS, settings=session_hooks.GROUP,
             entries=(session_hooks.JUDGE_ENTRY, session_hooks.OFFSET_ENTRY, session_hooks.BINS_ENTRY),
             layout=Layout(Ref(V2_RUNS, "what"), Ref(V2_RUNS, "export_hint"), Ref(V2_RUNS, "export"),
-                          Ref(V2_RUNS, "write_synthetic")))
+                          Ref(V2_RUNS, "write_synthetic"), Ref(V2_RUNS, "export_said")))
 FAMILIES: dict[str, Family] = {}
 BUILT_IN = frozenset(TASKS)
 

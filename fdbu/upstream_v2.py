@@ -294,8 +294,11 @@ def _fit(mono: np.ndarray, T: int, where: str) -> tuple[np.ndarray, dict | None]
     return mono[:T], {"action": "cropped", "samples": n - T}
 
 
-def _session(tmp: Path, split: str, folder: Path, judge: Path | None, adopting: bool) -> tuple[dict, dict]:
-    """One session into the tree: its manifest row, and its adopted transcripts' receipts."""
+def _session(tmp: Path, split: str, folder: Path, judge: Path | None, adopting: bool,
+             made_on: tuple[Path, dict[str, dict[str, str]]] | None = None) -> tuple[dict, dict]:
+    """One session into the tree: its manifest row, and its adopted transcripts' receipts. A judge's answer from a
+    summary.json (`made_on`) is this session's only if it was made on the same two tracks and, adopting, the same
+    transcripts: another run's answers under the same task ids are refused, not put beside these."""
     from .export import to_16k_mono  # torch's resampler, loaded only by an export
 
     subset, task = splits()[split], folder.name
@@ -360,6 +363,13 @@ def _session(tmp: Path, split: str, folder: Path, judge: Path | None, adopting: 
             receipts[name] = {"sha256": sha256_bytes(kept), "adopted_from": sha256_bytes(raw), "dropped": dropped}
         files[COMBINED] = transcripts_bytes(docs["A.json"], docs["B.json"])
         receipts[COMBINED] = {"sha256": sha256_bytes(files[COMBINED])}
+    if made_on is not None and session.get("judged"):
+        summary, made = made_on
+        for name, digest in made[where].items():
+            if name in files and sha256_bytes(files[name]) != digest:
+                raise FdbuError(where, name, f"is not the {name} the judge's answer in {summary} was made on (its "
+                                "judge_run.made_on): that evaluate ran on another run's sessions under the same task "
+                                "ids; give the summary.json of an evaluate of this run")
     ann = (json.dumps(session, indent=1) + "\n").encode()
     read_session(ann, sid, T_us)  # read as score reads it: refused here, not by score later
     files["session.json"] = ann
@@ -376,10 +386,25 @@ def _session(tmp: Path, split: str, folder: Path, judge: Path | None, adopting: 
     return row, receipts
 
 
-def _answers_of(summary: Path, dest: Path) -> Path:
+def export_said(tree: Path) -> list[str]:
+    """The sessions of a tree exported with export.judge that have no answer from the judge (session.json's judged:
+    false): not in the judge's columns, said rather than left to be found."""
+    rows = json.loads((Path(tree) / "manifest.json").read_text())["samples"]
+    sessions = {r["sample_id"]: json.loads((Path(tree) / r["sample_id"] / "session.json").read_text()) for r in rows}
+    missing = [sid for sid, s in sessions.items() if s.get("judged") is False]
+    if not any("judged" in s for s in sessions.values()) or not missing:
+        return []
+    shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
+    return [f"{len(missing)} of {len(sessions)} sessions have no judge answer in export.judge (not in the judge's "
+            f"columns; session.json judged=false): {shown}"]
+
+
+def _answers_of(summary: Path, dest: Path) -> tuple[Path, dict[str, dict[str, str]]]:
     """The judge's answers that `fdbu evaluate` ran and kept in summary.json (each subset's `judge_run.processed`,
     keyed `<split folder>/<task id>`), written to `dest` as upstream's eval_results holds them
-    (`<split>/<task id>_processed.json`), so export reads them as it reads upstream's; anything else is refused."""
+    (`<split>/<task id>_processed.json`), so export reads them as it reads upstream's, with what each was made on
+    (`judge_run.made_on`), which export checks against the session it puts the answer beside; anything else is
+    refused."""
     from .atomic import regular
 
     try:
@@ -391,6 +416,8 @@ def _answers_of(summary: Path, dest: Path) -> Path:
         if isinstance(doc, dict) and doc.get("kind") == "reference-evaluation" else []
     answers = {k: v for r in runs if isinstance(r, dict) and isinstance(r.get("processed"), dict)
                for k, v in r["processed"].items()}
+    made_on = {k: v for r in runs if isinstance(r, dict) and isinstance(r.get("made_on"), dict)
+               for k, v in r["made_on"].items()}
     if not answers:
         raise FdbuError("export.judge", str(summary), "is neither a folder of judge outputs nor a summary.json holding "
                         "the answers of a judge fdbu evaluate ran (evaluate.judge.base_url=...)")
@@ -398,14 +425,20 @@ def _answers_of(summary: Path, dest: Path) -> Path:
         split, _, task = key.partition("/")
         if not SAFE_NAME.fullmatch(split) or not SAFE_NAME.fullmatch(task):
             raise FdbuError("export.judge", str(summary), f"names a session {key!r} that is not <split>/<task id>")
+        shown = made_on.get(key)
+        if not (isinstance(shown, dict) and all(isinstance(shown.get(n), str) for n in MADE_ON)):
+            raise FdbuError("export.judge", str(summary), f"does not say what the judge's answer for {key} was made on "
+                            "(judge_run.made_on: written by an earlier fdbu); run fdbu evaluate with the judge again")
         (dest / split).mkdir(exist_ok=True)
         (dest / split / f"{task}{JUDGE_SUFFIX}").write_text(json.dumps(answer, ensure_ascii=False, indent=2))
-    return dest
+    return dest, {k: {n: made_on[k][n] for n in MADE_ON} for k in answers}
 
 
 def export(root: Path, out: Path, *, judge: Path | None = None, transcripts: str = "none",
-           model: str = adopt.OFFICIAL_MODEL, only: list[str] | None = None, progress: bool = False) -> Path:
-    """A reference tree at `out` from a v2 output root (or one split, or one session), all at once or not at all."""
+           model: str = adopt.OFFICIAL_MODEL, only: list[str] | None = None, progress: bool = False,
+           made_on: tuple[Path, dict[str, dict[str, str]]] | None = None) -> Path:
+    """A reference tree at `out` from a v2 output root (or one split, or one session), all at once or not at all.
+    `made_on`: the summary.json `judge` came from, and what each of its answers was made on."""
     from tqdm import tqdm
 
     got = sessions_in(root)
@@ -432,8 +465,9 @@ def export(root: Path, out: Path, *, judge: Path | None = None, transcripts: str
         import tempfile
 
         with tempfile.TemporaryDirectory(prefix="fdbu-v2-answers-") as answers:
-            return export(root, out, judge=_answers_of(Path(judge), Path(answers)), transcripts=transcripts,
-                          model=model, only=only, progress=progress)
+            folder, made = _answers_of(Path(judge), Path(answers))
+            return export(root, out, judge=folder, transcripts=transcripts, model=model, only=only,
+                          progress=progress, made_on=(Path(judge), made))
     if judge is not None and Path(judge).is_dir() and not any(
             any(d.glob("*" + JUDGE_SUFFIX)) for d in _split_folders(Path(judge)).values()):
         inside = _split_of(Path(judge).name) is not None and any(Path(judge).glob("*" + JUDGE_SUFFIX))
@@ -448,7 +482,8 @@ def export(root: Path, out: Path, *, judge: Path | None = None, transcripts: str
         rows, receipts = [], {}
         with tqdm(found, desc="export", unit="session", disable=not progress) as bar:  # closed before a Ctrl-C's message
             for split, folder in bar:
-                row, got_receipts = _session(tmp, split, folder, Path(judge) if judge else None, transcripts == "adopt")
+                row, got_receipts = _session(tmp, split, folder, Path(judge) if judge else None, transcripts == "adopt",
+                                             made_on)
                 rows.append(row)
                 if got_receipts:
                     receipts[row["sample_id"]] = got_receipts
@@ -590,13 +625,14 @@ def load_session_judge(checkout: Path, pins: dict[str, str] | None, allow_unpinn
                         paths[JUDGE_V2_PARSE], sha)
 
 
-def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], dict[str, str]]:
+def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], dict[str, str], dict[str, dict]]:
     """v2's judge run now, as upstream runs it (eval/run_evaluation.sh's second step), on the subset's eligible
     sessions: eval_single_item.py unchanged on each session's transcripts (input.json as A.json, output.json as
     B.json, every one hash-checked before the first request), one process per session, in manifest order
     (`fdbu.official.child gemini`: the key in GEMINI_API_KEY, the requests to `evaluate.judge.base_url`), then
     parse.py unchanged over all the answers. Returns the sessions judged as `judged_sessions` does (split, task id,
-    the processed JSON's bytes, checked by `read_judge`), and why each other session was not: the script failed or
+    the processed JSON's bytes, checked by `read_judge`), what each answer was made on (`MADE_ON`: the SHA-256 of the
+    session's two tracks and of the transcripts sent), and why each other session was not: the script failed or
     ran too long, its answer is empty (a refusal), or is not a judge output of the session. When the judge answered
     no session at all, one line says why (a wrong key or model). Every request that got a reply goes into the
     judge's ledger with it; the key is in no file and no message."""
@@ -610,6 +646,7 @@ def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], d
     limit = max(900.0, 6 * judge.timeout_s)  # the script retries 5 times, waiting up to 60 s (or Retry-After)
     found: list[tuple[str, str, bytes]] = []
     failed: dict[str, str] = {}
+    made_on: dict[str, dict[str, str]] = {}
 
     def secret(text: str) -> str:
         return text.replace(judge.api_key, "***") if judge.api_key else text
@@ -617,7 +654,8 @@ def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], d
     with tempfile.TemporaryDirectory(prefix="fdbu-v2-judge-") as tmp_name:
         tmp = Path(tmp_name)
         answers, asked = tmp / "eval_results", []
-        sessions = _transcripts_as_upstream(tree, subset, tmp / "transcripts")  # all checked before a request
+        transcripts = tmp / "transcripts"
+        sessions = _transcripts_as_upstream(tree, subset, transcripts)  # all checked before a request
         env = {**os.environ, "GEMINI_API_KEY": judge.api_key or ""}
         env.pop("GEMINI_MODEL", None)  # the model is evaluate.judge.model, passed as --model
         def ask(session) -> str | None:
@@ -677,7 +715,10 @@ def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], d
                                  "reply; see the ledger)"
                 continue
             found.append((split, task, data))
-    return found, failed
+            made_on[f"{split}/{task}"] = {name: tree.files[s.sample_id][name] for name in MADE_ON[:2]} | {
+                name: sha256_bytes((transcripts / split / task / as_name).read_bytes())
+                for name, as_name in zip(MADE_ON[2:], ("A.json", "B.json"))}
+    return found, failed, made_on
 
 
 def _transcripts_as_upstream(tree, subset: str, dest: Path) -> list[tuple[Any, str, str, Path]]:
@@ -716,6 +757,9 @@ def _script_error(rc: int, stderr: str) -> str:
 
 
 JUDGE_SCRIPT_NAME = "eval_single_item.py"
+# what a judge's answer was made on, recorded by `fdbu evaluate` (judge_run.made_on) and checked when `fdbu export`
+# puts the answer beside a session: the tree's two tracks and the transcripts sent (A.json, B.json)
+MADE_ON = ("input.wav", "output.wav", "input.json", "output.json")
 
 
 def judge_rule(tree, subset: str, ctx) -> dict:
@@ -727,7 +771,7 @@ def judge_rule(tree, subset: str, ctx) -> dict:
 
     ran = ctx.judge is not None and FAMILY in ctx.judge.scripts
     if ran:
-        found, failed = run_judge(tree, subset, ctx.judge)
+        found, failed, made_on = run_judge(tree, subset, ctx.judge)
         missing = list(failed)
     else:
         found, missing = judged_sessions(tree, subset)
@@ -741,7 +785,8 @@ def judge_rule(tree, subset: str, ctx) -> dict:
     result = {**out, "judged": len(judged), "not_judged": missing, "mean_of_sessions": means}
     if ran:  # the judge ran now: which one, and why each session it did not judge was not
         result["judge_run"] = {"model": ctx.judge.model, "base_url": ctx.judge.base_url, "failed": failed,
-                               "processed": {f"{folder}/{task}": json.loads(data) for folder, task, data in found}}
+                               "processed": {f"{folder}/{task}": json.loads(data) for folder, task, data in found},
+                               "made_on": made_on}
     return result
 
 

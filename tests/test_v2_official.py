@@ -257,6 +257,33 @@ def test_the_judge_runs_eval_single_item_unchanged_when_given_a_key(tmp_path, mo
                  "score tree=judged"):
         done = fdbu_main(*line.split())
         assert done.returncode == 0, done.stderr
+        if line.startswith("export"):  # the two sessions the judge did not answer, said
+            assert "2 of 8 sessions have no judge answer in export.judge" in done.stdout and \
+                "v2_correction/Correction.synthetic.002" in done.stdout, done.stdout
+    # the answers are checked against what they were made on: another run's sessions under the same task ids (here
+    # one sample of one system track changed: the same length, so every answer still fits its session) are refused,
+    # naming the session and the file, and nothing is written
+    import shutil
+
+    shutil.copytree(tmp_path / "run", tmp_path / "other")
+    track = next((tmp_path / "other").glob("*/Daily.synthetic.001/B.wav"))
+    data = bytearray(track.read_bytes())
+    data[-2:] = bytes([data[-2] ^ 1, data[-1]])
+    track.write_bytes(bytes(data))
+    (track.parent / "combined.wav").unlink(missing_ok=True)  # optional; would be refused as not A.wav and B.wav
+    out = fdbu_main(*"export dataset=other export.transcripts=adopt export.judge=tree/summary.json out=mixed "
+                     "progress=false".split())
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert out.stderr.startswith("fdbu: error: Daily/Daily.synthetic.001: output.wav: is not the output.wav the judge's "
+                                 "answer in tree/summary.json was made on"), out.stderr
+    assert not (tmp_path / "mixed").exists() and not list(tmp_path.glob(".mixed*"))
+    older = json.loads((tmp_path / "tree/summary.json").read_text())  # as an fdbu that did not record it wrote it
+    for entry in older["subsets"].values():
+        del entry["judge_run"]["made_on"]
+    (tmp_path / "older.json").write_text(json.dumps(older))
+    out = fdbu_main(*"export dataset=run export.judge=older.json out=nope".split())
+    assert out.returncode == 2 and "does not say what the judge's answer for" in out.stderr and \
+        "run fdbu evaluate with the judge again" in out.stderr, out.stderr
     judged = json.loads((tmp_path / "judged/unified.json").read_text())
     answers = {k: v for e in summary["subsets"].values() for k, v in e["judge_run"]["processed"].items()}
     for key, answer in answers.items():
