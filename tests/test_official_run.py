@@ -221,3 +221,22 @@ def test_each_timing_run_keeps_its_own_status_and_output(tmp_path):
     assert runs["exits"] == (2, "on exits\n", "err exits\n")
     assert runs["says"] == (1, "on says\n", "err says\na message\n")
     assert runs["dies"][:2] == (3, "on dies\n") and runs["after"] == (0, "on after\n", "err after\n")
+
+
+@pytest.mark.parametrize("mode,name,call", [
+    ("interruption", "eval_user_interruption.py", "def eval_user_interruption(root_dir, client):\n    print('ran')\n"),
+    ("behavior", "eval_behavior.py", "def eval_behavior_all(root_dir, client, task):\n    return {'ran': task}\n")])
+def test_a_script_imported_from_the_official_checkout_leaves_no_bytecode_there(tmp_path, mode, name, call):
+    """The child imports these two scripts as modules (the others run as __main__, which Python never caches): where
+    Python writes bytecode (PYTHONDONTWRITEBYTECODE unset, as on most machines), it would write __pycache__ into the
+    user's official checkout, a folder fdbu only reads."""
+    import os
+
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / name).write_text(call)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    out = subprocess.run([sys.executable, "-m", "fdbu.official.child", mode, str(checkout / name), str(tmp_path),
+                          "http://127.0.0.1:9"], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0 and "ran" in out.stdout, out.stderr
+    assert sorted(p.name for p in checkout.iterdir()) == [name]

@@ -213,5 +213,8 @@ def timing_each(script: str, hub_dir: str, *root_dirs: str) -> None:
 
 
 if __name__ == "__main__":
+    # the official checkout is the user's: importing a script from it (interruption, behavior) would write its
+    # __pycache__ there, wherever Python writes bytecode (PYTHONDONTWRITEBYTECODE unset, as on most machines)
+    sys.dont_write_bytecode = True
     mode, *args = sys.argv[1:]
     globals()[mode](*args)  # the function a task's `Official.runner` names (fdbu.tasks)
