@@ -97,8 +97,10 @@ def test_the_config_file_example_runs_as_written(tmp_path, calibrated, monkeypat
 
 @pytest.mark.slow
 def test_the_v15_section_runs_as_written(tmp_path, monkeypatch):
-    """Full-Duplex-Bench v1.5's block in an empty folder: synth's official v1.5 folders, export with adopt,
-    evaluate; the line with the official checkout runs with shared/official-v1.5 in its place where CI has it."""
+    """Full-Duplex-Bench v1.5's block in an empty folder: synth's official v1.5 folders, export with adopt (the
+    four transcripts taken unchanged), evaluate; the line with the official checkout runs with shared/official-v1.5
+    in its place where CI has it, and get_timing.py agrees with fdbu on every exported sample byte for byte."""
+    import hashlib
     import json
 
     from official_scripts import OFFICIAL_V15
@@ -137,9 +139,21 @@ def test_the_v15_section_runs_as_written(tmp_path, monkeypatch):
     assert f"the same answer went on {row['clean_stop_s'] - row['stop_s']:.3f} s longer" in text
     assert set(summary["subsets"]) == {"user_interruption", "user_backchannel", "talking_to_other",
                                        "background_speech"}
-    if OFFICIAL_V15 is not None:
+    # export with adopt took both runs' four transcripts unchanged (asr.json's receipts)
+    asr = json.loads((tmp_path / "runs/v15/asr.json").read_text())
+    for subset in summary["subsets"]:
+        entry = asr["subsets"][subset]
+        assert set(entry["other_transcripts"]) == {"clean_output.json", "input.json", "clean_input.json"}
+        for name, digest in entry["other_transcripts"]["clean_output.json"].items():
+            data = (tmp_path / "runs/v15" / subset / name / "clean_output.json").read_bytes()
+            assert data == (tmp_path / "v15/folders" / subset / name / "clean_output.json").read_bytes()
+            assert hashlib.sha256(data).hexdigest() == digest
+    if OFFICIAL_V15 is not None:  # get_timing.py itself on the exported tree: every sample's file byte for byte
         runs = summary["official_run"]["subsets"]
-        assert all(r["status"] == "agreed" for k, r in runs.items() if not k.endswith("/behaviour"))
+        eligible = {s: sum(r["eligible"] for r in json.loads((tmp_path / "runs/v15/manifest.json").read_text())[
+            "samples"] if r["subset"] == s) for s in summary["subsets"]}
+        assert all(runs[s]["status"] == "agreed" and runs[s]["equal"] == runs[s]["files"] == eligible[s] > 0
+                   for s in summary["subsets"]), runs
         assert all(r["rules_agree"] for k, r in runs.items() if k.endswith("/behaviour")) and len(runs) == 8
 
 
