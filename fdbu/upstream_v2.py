@@ -33,7 +33,7 @@ import numpy as np
 import soundfile as sf
 
 from . import adopt, tasks
-from .atomic import dumps, regular, sha256_bytes
+from .atomic import dumps, regular, sha256_bytes, sha256_file
 from .audio import SAMPLE_RATE as SR, non_finite, wav_bytes
 from .errors import FdbuError
 from .outputs import new_folder
@@ -314,7 +314,8 @@ def _session(tmp: Path, split: str, folder: Path, judge: Path | None, adopting: 
     if a_sr != b_sr:
         raise FdbuError(where, "B.wav", f"is at {b_sr} Hz and A.wav at {a_sr} Hz: one session's two tracks are "
                         "recorded at one rate")
-    source: dict[str, Any] = {c: {"sample_rate": sr, "channels": int(x.shape[1]), "samples": len(x)}
+    source: dict[str, Any] = {c: {"sample_rate": sr, "channels": int(x.shape[1]), "samples": len(x),
+                                  "sha256": sha256_file(folder / c)}  # the user's file, as a judge's answer names it
                               for c, x, sr in (("A.wav", a, a_sr), ("B.wav", b, b_sr))}
     (a, a_cut), (b, b_cut) = trimmed(a, a_sr), trimmed(b, b_sr)
     source["A.wav"]["trimmed"], source["B.wav"]["trimmed"] = a_cut, b_cut
@@ -331,6 +332,8 @@ def _session(tmp: Path, split: str, folder: Path, judge: Path | None, adopting: 
     if judge is not None:
         found = find_judge(judge, split, task, where)
         session["judged"] = found is not None
+        if found is not None and made_on is not None:
+            _made_on_here(made_on, where, {c: source[c]["sha256"] for c in CHANNELS})
         if found is not None:
             regular(found, where, found.name)
             data = found.read_bytes()
@@ -363,13 +366,9 @@ def _session(tmp: Path, split: str, folder: Path, judge: Path | None, adopting: 
             receipts[name] = {"sha256": sha256_bytes(kept), "adopted_from": sha256_bytes(raw), "dropped": dropped}
         files[COMBINED] = transcripts_bytes(docs["A.json"], docs["B.json"])
         receipts[COMBINED] = {"sha256": sha256_bytes(files[COMBINED])}
-    if made_on is not None and session.get("judged"):
-        summary, made = made_on
-        for name, digest in made[where].items():
-            if name in files and sha256_bytes(files[name]) != digest:
-                raise FdbuError(where, name, f"is not the {name} the judge's answer in {summary} was made on (its "
-                                "judge_run.made_on): that evaluate ran on another run's sessions under the same task "
-                                "ids; give the summary.json of an evaluate of this run")
+    if made_on is not None and session.get("judged") and adopting:
+        _made_on_here(made_on, where, {c: sha256_bytes(files[name]) for c, name in (("A.json", "input.json"),
+                                                                                     ("B.json", "output.json"))})
     ann = (json.dumps(session, indent=1) + "\n").encode()
     read_session(ann, sid, T_us)  # read as score reads it: refused here, not by score later
     files["session.json"] = ann
@@ -399,6 +398,22 @@ def export_said(tree: Path) -> list[str]:
             f"columns; session.json judged=false): {shown}"]
 
 
+def _made_on_here(made_on: tuple[Path, dict[str, dict[str, str]]], where: str, here: dict[str, str]) -> None:
+    """A summary.json's answer for `where` goes beside this session only if it was made on these files (`here`: the
+    user's two tracks, or the transcripts adopted from A.json and B.json, by SHA-256); else one line naming the file."""
+    summary, made = made_on
+    for name, digest in here.items():
+        if digest == made[where][name]:
+            continue
+        if name.endswith(".wav"):
+            raise FdbuError(where, name, f"is not the {name} the judge's answer in {summary} was made on (its "
+                            "judge_run.made_on): that evaluate ran on another run's sessions under the same task ids; "
+                            "give the summary.json of an evaluate of this run")
+        raise FdbuError(where, name, f"as adopted is not the transcript the judge read for its answer in {summary} "
+                        "(the evaluated tree's were not adopted from it: fdbu asr's?); export without "
+                        "export.transcripts=adopt and give the tree the transcripts the judge read")
+
+
 def _answers_of(summary: Path, dest: Path) -> tuple[Path, dict[str, dict[str, str]]]:
     """The judge's answers that `fdbu evaluate` ran and kept in summary.json (each subset's `judge_run.processed`,
     keyed `<split folder>/<task id>`), written to `dest` as upstream's eval_results holds them
@@ -423,12 +438,14 @@ def _answers_of(summary: Path, dest: Path) -> tuple[Path, dict[str, dict[str, st
                         "the answers of a judge fdbu evaluate ran (evaluate.judge.base_url=...)")
     for key, answer in answers.items():
         split, _, task = key.partition("/")
-        if not SAFE_NAME.fullmatch(split) or not SAFE_NAME.fullmatch(task):
-            raise FdbuError("export.judge", str(summary), f"names a session {key!r} that is not <split>/<task id>")
+        if split not in splits() or not SAFE_NAME.fullmatch(task):
+            raise FdbuError("export.judge", str(summary), f"names a session {key!r} that is not <split>/<task id> "
+                            f"(splits: {', '.join(splits())})")
         shown = made_on.get(key)
         if not (isinstance(shown, dict) and all(isinstance(shown.get(n), str) for n in MADE_ON)):
             raise FdbuError("export.judge", str(summary), f"does not say what the judge's answer for {key} was made on "
-                            "(judge_run.made_on: written by an earlier fdbu); run fdbu evaluate with the judge again")
+                            "(judge_run.made_on: written by an earlier fdbu, or on a tree an earlier fdbu exported); "
+                            "export the run again, then run fdbu evaluate with the judge")
         (dest / split).mkdir(exist_ok=True)
         (dest / split / f"{task}{JUDGE_SUFFIX}").write_text(json.dumps(answer, ensure_ascii=False, indent=2))
     return dest, {k: {n: made_on[k][n] for n in MADE_ON} for k in answers}
@@ -660,7 +677,7 @@ def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], d
         env.pop("GEMINI_MODEL", None)  # the model is evaluate.judge.model, passed as --model
         def ask(session) -> str | None:
             """One session's script run: None, or why it failed."""
-            s, split, task, folder = session
+            s, split, task, folder, _ = session
             argv = [sys.executable, "-m", "fdbu.official.child", "gemini", str(session_judge.script), judge.base_url,
                     str(tmp / f"{split}.{task}.ledger.jsonl"), "--subset", split, "--task-id", task, "--transcript-a",
                     str(folder / "A.json"), "--transcript-b", str(folder / "B.json"), "--eval-prompts",
@@ -676,7 +693,7 @@ def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], d
         # evaluate.judge.workers sessions at once (1: one after another, as upstream); the results in manifest order
         with ThreadPoolExecutor(max_workers=judge.workers) as pool:
             whys = list(pool.map(ask, sessions))
-        for (s, split, task, _), why in zip(sessions, whys):
+        for (s, split, task, _, _), why in zip(sessions, whys):
             ledger = tmp / f"{split}.{task}.ledger.jsonl"
             for line in ledger.read_text(encoding="utf-8").splitlines() if ledger.is_file() else []:
                 judge.ledger.append({"session": f"{split}/{task}", **json.loads(secret(line))})
@@ -698,6 +715,7 @@ def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], d
             if why is not None:
                 raise FdbuError("official checkout", "scoring/parse.py", secret(f"failed on the judge's answers "
                                                                                f"({why})"))
+        tracks = {s.sample_id: hashes for s, _, _, _, hashes in sessions}
         for s, split, task in asked:
             processed = answers / split / f"{task}{JUDGE_SUFFIX}"
             if not processed.is_file():
@@ -715,16 +733,16 @@ def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], d
                                  "reply; see the ledger)"
                 continue
             found.append((split, task, data))
-            made_on[f"{split}/{task}"] = {name: tree.files[s.sample_id][name] for name in MADE_ON[:2]} | {
-                name: sha256_bytes((transcripts / split / task / as_name).read_bytes())
-                for name, as_name in zip(MADE_ON[2:], ("A.json", "B.json"))}
+            made_on[f"{split}/{task}"] = {**tracks[s.sample_id], **{
+                name: sha256_bytes((transcripts / split / task / name).read_bytes()) for name in ("A.json", "B.json")}}
     return found, failed, made_on
 
 
-def _transcripts_as_upstream(tree, subset: str, dest: Path) -> list[tuple[Any, str, str, Path]]:
+def _transcripts_as_upstream(tree, subset: str, dest: Path) -> list[tuple[Any, str, str, Path, dict]]:
     """Each eligible session's transcripts as upstream's ASR step leaves them for the judge, `dest/<split>/<task
     id>/A.json` (the examiner: the tree's input.json) and `B.json` (output.json), each hash-checked against asr.json:
-    (sample, split, task id, its folder), in manifest order."""
+    (sample, split, task id, its folder, the SHA-256 of the user's two tracks its session.json records), in manifest
+    order."""
     from .tree import hashed
 
     out = []
@@ -740,7 +758,7 @@ def _transcripts_as_upstream(tree, subset: str, dest: Path) -> list[tuple[Any, s
         for name, as_name in (("input.json", "A.json"), ("output.json", "B.json")):
             (folder / as_name).write_bytes(hashed(s.folder / name, s.sample_id, name, listed[name], "asr.json",
                                                   tree.root))
-        out.append((s, split, task, folder))
+        out.append((s, split, task, folder, {c: session["source"][c].get("sha256") for c in CHANNELS}))
     return out
 
 
@@ -758,8 +776,8 @@ def _script_error(rc: int, stderr: str) -> str:
 
 JUDGE_SCRIPT_NAME = "eval_single_item.py"
 # what a judge's answer was made on, recorded by `fdbu evaluate` (judge_run.made_on) and checked when `fdbu export`
-# puts the answer beside a session: the tree's two tracks and the transcripts sent (A.json, B.json)
-MADE_ON = ("input.wav", "output.wav", "input.json", "output.json")
+# puts the answer beside a session: the user's two tracks (session.json's source) and the transcripts sent
+MADE_ON = ("A.wav", "B.wav", "A.json", "B.json")
 
 
 def judge_rule(tree, subset: str, ctx) -> dict:

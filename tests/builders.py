@@ -169,15 +169,18 @@ def fdbu_forked(*args: str, env: dict[str, str] | None = None, timeout: float = 
                 sys.stderr.flush()
                 os._exit(code or 0)
         deadline = time.monotonic() + timeout
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                break
-            if time.monotonic() > deadline:
-                os.kill(pid, 9)
-                os.waitpid(pid, 0)
-                raise subprocess.TimeoutExpired(["fdbu", *args], timeout)
-            time.sleep(0.02)
+        try:
+            while True:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    break
+                if time.monotonic() > deadline:
+                    raise subprocess.TimeoutExpired(["fdbu", *args], timeout)
+                time.sleep(0.02)
+        except BaseException:  # run past the time, or the test interrupted: the child does not go on in its folders
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            raise
         code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
         out.seek(0)
         err.seek(0)

@@ -274,16 +274,36 @@ def test_the_judge_runs_eval_single_item_unchanged_when_given_a_key(tmp_path, mo
     out = fdbu_main(*"export dataset=other export.transcripts=adopt export.judge=tree/summary.json out=mixed "
                      "progress=false".split())
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
-    assert out.stderr.startswith("fdbu: error: Daily/Daily.synthetic.001: output.wav: is not the output.wav the judge's "
+    assert out.stderr.startswith("fdbu: error: Daily/Daily.synthetic.001: B.wav: is not the B.wav the judge's "
                                  "answer in tree/summary.json was made on"), out.stderr
     assert not (tmp_path / "mixed").exists() and not list(tmp_path.glob(".mixed*"))
+    # the same tracks with another examiner transcript (one word changed): adopted, it is not what the judge read
+    shutil.copytree(tmp_path / "run", tmp_path / "retold")
+    transcript = next((tmp_path / "retold").glob("*/Daily.synthetic.001/A.json"))
+    doc = json.loads(transcript.read_text())
+    doc["chunks"][0]["text"] += "s"
+    transcript.write_text(json.dumps(doc))
+    out = fdbu_main(*"export dataset=retold export.transcripts=adopt export.judge=tree/summary.json out=mixed "
+                     "progress=false".split())
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert out.stderr.startswith("fdbu: error: Daily/Daily.synthetic.001: A.json: as adopted is not the transcript the "
+                                 "judge read"), out.stderr
+    assert fdbu_main(*"export dataset=retold export.judge=tree/summary.json out=tracks-only "
+                     "progress=false".split()).returncode == 0  # without adopt: the tracks are checked, and agree
     older = json.loads((tmp_path / "tree/summary.json").read_text())  # as an fdbu that did not record it wrote it
     for entry in older["subsets"].values():
         del entry["judge_run"]["made_on"]
     (tmp_path / "older.json").write_text(json.dumps(older))
     out = fdbu_main(*"export dataset=run export.judge=older.json out=nope".split())
     assert out.returncode == 2 and "does not say what the judge's answer for" in out.stderr and \
-        "run fdbu evaluate with the judge again" in out.stderr, out.stderr
+        "run fdbu evaluate with the judge" in out.stderr, out.stderr
+    renamed = json.loads((tmp_path / "tree/summary.json").read_text())  # a split named as upstream's folder is not
+    entry = renamed["subsets"]["v2_daily"]["judge_run"]
+    entry["processed"] = {k.replace("Daily/", "daily/"): v for k, v in entry["processed"].items()}
+    (tmp_path / "renamed.json").write_text(json.dumps(renamed))
+    out = fdbu_main(*"export dataset=run export.judge=renamed.json out=nope".split())
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1 and \
+        "names a session 'daily/Daily.synthetic.001' that is not <split>/<task id>" in out.stderr, out.stderr
     judged = json.loads((tmp_path / "judged/unified.json").read_text())
     answers = {k: v for e in summary["subsets"].values() for k, v in e["judge_run"]["processed"].items()}
     for key, answer in answers.items():
