@@ -364,6 +364,8 @@ def _session(tmp: Path, split: str, folder: Path, judge: Path | None, adopting: 
                 raise FdbuError(where, channel, "has a word without an end time: asr_batch.py's combine_transcripts "
                                 "cannot read it (Parakeet's word times always have one)")
             receipts[name] = {"sha256": sha256_bytes(kept), "adopted_from": sha256_bytes(raw), "dropped": dropped}
+            if dropped:  # said by export's console (export_said), kept in the session's record
+                session.setdefault("dropped_words", {})[channel] = dropped
         files[COMBINED] = transcripts_bytes(docs["A.json"], docs["B.json"])
         receipts[COMBINED] = {"sha256": sha256_bytes(files[COMBINED])}
     if made_on is not None and session.get("judged") and adopting:
@@ -386,16 +388,30 @@ def _session(tmp: Path, split: str, folder: Path, judge: Path | None, adopting: 
 
 
 def export_said(tree: Path) -> list[str]:
-    """The sessions of a tree exported with export.judge that have no answer from the judge (session.json's judged:
-    false): not in the judge's columns, said rather than left to be found."""
+    """What export changed or left out, from each session.json, said rather than left to be found: the system tracks
+    fitted to the examiner's length (`length_fit`), the adopted transcripts' words dropped after T (`dropped_words`),
+    and, with export.judge, the sessions the judge has no answer for (judged: false: not in the judge's columns)."""
     rows = json.loads((Path(tree) / "manifest.json").read_text())["samples"]
     sessions = {r["sample_id"]: json.loads((Path(tree) / r["sample_id"] / "session.json").read_text()) for r in rows}
+
+    def listed(items: list[str]) -> str:
+        return ", ".join(items[:5]) + (", ..." if len(items) > 5 else "")
+
+    lines = []
+    fitted = [f"{sid} {s['length_fit']['action']} {s['length_fit']['samples'] / (SR / 1000):.1f} ms"
+              for sid, s in sessions.items() if s.get("length_fit")]
+    if fitted:
+        lines.append(f"{len(fitted)} B.wav fitted to A.wav's length (at most {CHANNEL_TOLERANCE_MS} ms; session.json "
+                     f"length_fit): {listed(fitted)}")
+    dropped = [(sid, c, n) for sid, s in sessions.items() for c, n in s.get("dropped_words", {}).items()]
+    if dropped:
+        lines.append(f"{sum(n for _, _, n in dropped)} adopted transcript word(s) starting after T dropped (audio after "
+                     f"T is not scored; session.json dropped_words): {listed([f'{sid} {c} {n}' for sid, c, n in dropped])}")
     missing = [sid for sid, s in sessions.items() if s.get("judged") is False]
-    if not any("judged" in s for s in sessions.values()) or not missing:
-        return []
-    shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
-    return [f"{len(missing)} of {len(sessions)} sessions have no judge answer in export.judge (not in the judge's "
-            f"columns; session.json judged=false): {shown}"]
+    if missing:
+        lines.append(f"{len(missing)} of {len(sessions)} sessions have no judge answer in export.judge (not in the "
+                     f"judge's columns; session.json judged=false): {listed(missing)}")
+    return lines
 
 
 def _made_on_here(made_on: tuple[Path, dict[str, dict[str, str]]], where: str, here: dict[str, str]) -> None:

@@ -231,6 +231,9 @@ def test_export_reads_a_v2_root_as_upstream_leaves_it(v2_run, monkeypatch):
     one = v2_run / "run" / "Daily"
     out = fdbu_main("export", f"dataset={one}", f"out={v2_run / 'daily'}")
     assert out.returncode == 0 and len(json.loads((v2_run / "daily" / "manifest.json").read_text())["samples"]) == 3
+    # what export changed is said, not only recorded: the padded system tracks (session.json length_fit) ...
+    assert "2 B.wav fitted to A.wav's length (at most 1000 ms; session.json length_fit): " \
+           "v2_daily/Daily.synthetic.002 padded 100.0 ms, v2_daily/Daily.synthetic.003 padded 200.0 ms" in out.stdout
     # named from inside (`dataset=.` in a split's or a session's folder, `..` from a session's): the folders' names
     # on disk say which split, not the path as typed
     session = sorted(p for p in one.iterdir() if p.is_dir())[0]
@@ -242,6 +245,36 @@ def test_export_reads_a_v2_root_as_upstream_leaves_it(v2_run, monkeypatch):
     out = fdbu_main("score", f"tree={v2_run / 'run'}")
     assert out.returncode == 2 and "Full-Duplex-Bench v2 output root" in out.stderr and \
         f"fdbu export dataset={v2_run / 'run'}" in out.stderr, out.stderr
+
+
+def test_a_system_track_a_little_long_is_cropped_and_the_words_after_t_dropped_and_said(v2_run, tmp_path):
+    """A B.wav 0.1 s longer than A.wav (a recorder's last buffer) is cropped at T, and the adopted B.json's word
+    starting in that tail is dropped: counted in session.json (dropped_words) and said on the console, not lost
+    silently."""
+    import shutil
+
+    import soundfile as sf
+
+    session = tmp_path / "run" / "Daily" / "Daily.synthetic.001"
+    shutil.copytree(v2_run / "run" / "Daily" / session.name, session)
+    (session / "combined.wav").unlink()
+    audio, sr = sf.read(session / "B.wav", dtype="int16")
+    T = sf.info(session / "A.wav").frames / sr
+    sf.write(session / "B.wav", np.concatenate([audio, np.zeros(sr // 10, np.int16)]), sr, subtype="PCM_16")
+    doc = json.loads((session / "B.json").read_text())
+    doc["chunks"].append({"text": "tail", "timestamp": [T + 0.05, T + 0.08]})
+    doc["text"] += " tail"
+    (session / "B.json").write_text(json.dumps(doc))
+    out = fdbu_main("export", f"dataset={tmp_path / 'run'}", f"out={tmp_path / 'tree'}", "export.transcripts=adopt",
+                    "progress=false")
+    assert out.returncode == 0, out.stderr
+    assert "v2_daily/Daily.synthetic.001 cropped 100.0 ms" in out.stdout and "1 adopted transcript word(s) starting " \
+        "after T dropped (audio after T is not scored; session.json dropped_words): v2_daily/Daily.synthetic.001 " \
+        "B.json 1" in out.stdout, out.stdout
+    written = tmp_path / "tree" / "v2_daily" / session.name
+    assert json.loads((written / "session.json").read_text())["dropped_words"] == {"B.json": 1}
+    kept = json.loads((written / "output.json").read_text())["chunks"]
+    assert kept == doc["chunks"][:-1]
 
 
 @needs_official_v2
