@@ -408,12 +408,9 @@ def check_files(tree: Tree, checkout: Path, gt_path: Path | None, pins: dict[str
     names = dict.fromkeys(name for o in present for name in (o.script, *o.also))
     if any(o.runner == "timing" for o in present):  # v1.5: the behaviour judge's script and prompt run too
         names.update(dict.fromkeys((official.BEHAVIOR_SCRIPT, official.BEHAVIOR_PROMPT)))
-    paths = {name: official.script_path(checkout, name) for name in names}
-    if any(o.runner == "backchannel" for o in present) and gt_path is not None:
-        paths[official.GT_DISTRIBUTION] = Path(gt_path)
-    files = {name: official.file_report(path, name, pins) for name, path in paths.items()}
-    official.refuse_unpinned(files, allow_unpinned)
-    return paths, files
+    gt = {official.GT_DISTRIBUTION: Path(gt_path)} \
+        if any(o.runner == "backchannel" for o in present) and gt_path is not None else {}
+    return official.checkout_files(checkout, names, pins, allow_unpinned, extra=gt)
 
 
 def _stepper(say: Callable[[str], None] | None):

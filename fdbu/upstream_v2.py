@@ -369,8 +369,8 @@ def _session(tmp: Path, split: str, folder: Path, judge: Path | None, adopting: 
         files[COMBINED] = transcripts_bytes(docs["A.json"], docs["B.json"])
         receipts[COMBINED] = {"sha256": sha256_bytes(files[COMBINED])}
     if made_on is not None and session.get("judged") and adopting:
-        _made_on_here(made_on, where, {c: sha256_bytes(files[name]) for c, name in (("A.json", "input.json"),
-                                                                                     ("B.json", "output.json"))})
+        _made_on_here(made_on, where, {c: receipts[name]["sha256"] for c, name in (("A.json", "input.json"),
+                                                                                    ("B.json", "output.json"))})
     ann = (json.dumps(session, indent=1) + "\n").encode()
     read_session(ann, sid, T_us)  # read as score reads it: refused here, not by score later
     files["session.json"] = ann
@@ -436,8 +436,6 @@ def _answers_of(summary: Path, dest: Path) -> tuple[Path, dict[str, dict[str, st
     (`<split>/<task id>_processed.json`), so export reads them as it reads upstream's, with what each was made on
     (`judge_run.made_on`), which export checks against the session it puts the answer beside; anything else is
     refused."""
-    from .atomic import regular
-
     try:
         regular(summary, "export.judge", summary.name)
         doc = json.loads(summary.read_bytes())
@@ -687,8 +685,7 @@ def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], d
     with tempfile.TemporaryDirectory(prefix="fdbu-v2-judge-") as tmp_name:
         tmp = Path(tmp_name)
         answers, asked = tmp / "eval_results", []
-        transcripts = tmp / "transcripts"
-        sessions = _transcripts_as_upstream(tree, subset, transcripts)  # all checked before a request
+        sessions = _transcripts_as_upstream(tree, subset, tmp / "transcripts")  # all checked before a request
         env = {**os.environ, "GEMINI_API_KEY": judge.api_key or ""}
         env.pop("GEMINI_MODEL", None)  # the model is evaluate.judge.model, passed as --model
         def ask(session) -> str | None:
@@ -731,7 +728,7 @@ def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], d
             if why is not None:
                 raise FdbuError("official checkout", "scoring/parse.py", secret(f"failed on the judge's answers "
                                                                                f"({why})"))
-        tracks = {s.sample_id: hashes for s, _, _, _, hashes in sessions}
+        made = {s.sample_id: hashes for s, _, _, _, hashes in sessions}
         for s, split, task in asked:
             processed = answers / split / f"{task}{JUDGE_SUFFIX}"
             if not processed.is_file():
@@ -749,16 +746,15 @@ def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], d
                                  "reply; see the ledger)"
                 continue
             found.append((split, task, data))
-            made_on[f"{split}/{task}"] = {**tracks[s.sample_id], **{
-                name: sha256_bytes((transcripts / split / task / name).read_bytes()) for name in ("A.json", "B.json")}}
+            made_on[f"{split}/{task}"] = made[s.sample_id]
     return found, failed, made_on
 
 
 def _transcripts_as_upstream(tree, subset: str, dest: Path) -> list[tuple[Any, str, str, Path, dict]]:
     """Each eligible session's transcripts as upstream's ASR step leaves them for the judge, `dest/<split>/<task
     id>/A.json` (the examiner: the tree's input.json) and `B.json` (output.json), each hash-checked against asr.json:
-    (sample, split, task id, its folder, the SHA-256 of the user's two tracks its session.json records), in manifest
-    order."""
+    (sample, split, task id, its folder, what a judge's answer on them is made on: `MADE_ON`'s SHA-256, the user's
+    two tracks as its session.json records them and the transcripts as asr.json does), in manifest order."""
     from .tree import hashed
 
     out = []
@@ -774,7 +770,8 @@ def _transcripts_as_upstream(tree, subset: str, dest: Path) -> list[tuple[Any, s
         for name, as_name in (("input.json", "A.json"), ("output.json", "B.json")):
             (folder / as_name).write_bytes(hashed(s.folder / name, s.sample_id, name, listed[name], "asr.json",
                                                   tree.root))
-        out.append((s, split, task, folder, {c: session["source"][c].get("sha256") for c in CHANNELS}))
+        out.append((s, split, task, folder, {**{c: session["source"][c].get("sha256") for c in CHANNELS},
+                                             "A.json": listed["input.json"], "B.json": listed["output.json"]}))
     return out
 
 

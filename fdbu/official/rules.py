@@ -99,11 +99,12 @@ def file_report(path: Path, name: str, pins: dict[str, str]) -> dict:
     return {"sha256": digest, "pinned_sha256": pins.get(name), "pinned": pins.get(name) == digest}
 
 
-def checkout_files(checkout: Path, names, pins: dict[str, str] | None = None,
-                   allow_unpinned: bool = False) -> tuple[dict[str, Path], dict[str, dict]]:
-    """The official files `names` of a checkout and each one's report (`file_report`); with `pins`, a file that is
-    not the pinned one is refused unless `allow_unpinned` (what a judge's loader checks before reading its prompt)."""
-    paths = {name: script_path(Path(checkout), name) for name in names}
+def checkout_files(checkout: Path, names, pins: dict[str, str] | None = None, allow_unpinned: bool = False,
+                   extra: dict[str, Path] | None = None) -> tuple[dict[str, Path], dict[str, dict]]:
+    """The official files `names` of a checkout (and `extra` files found elsewhere: name -> path) and each one's
+    report (`file_report`); with `pins`, a file that is not the pinned one is refused unless `allow_unpinned` (what
+    `fdbu evaluate` and a judge's loader check before running or reading anything)."""
+    paths = {name: script_path(Path(checkout), name) for name in names} | (extra or {})
     reports = {name: file_report(path, name, pins or {}) for name, path in paths.items()}
     if pins is not None:
         refuse_unpinned(reports, allow_unpinned)
