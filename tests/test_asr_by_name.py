@@ -49,7 +49,8 @@ def offline_hub(hub, monkeypatch):
     return hub
 
 
-def test_the_default_model_loads_by_name_from_the_cache_offline(synth_tree, tmp_path, offline_hub, built, monkeypatch):
+def test_the_default_model_loads_by_name_from_the_cache_offline(synth_tree, tmp_path, offline_hub, built, monkeypatch,
+                                                               request):
     """`fdbu asr` with no model setting, offline with the cache above (huggingface_hub reads HF_HUB_CACHE and
     HF_HUB_OFFLINE once, at import: `offline_hub` sets what they would have set), and a proxy that refuses every
     connection, so any network use would fail: asr.json names the model, records the cached file's SHA-256 and the
@@ -60,6 +61,11 @@ def test_the_default_model_loads_by_name_from_the_cache_offline(synth_tree, tmp_
     for key, value in {"NO_PROXY": "", "no_proxy": "", "HTTPS_PROXY": "http://127.0.0.1:9",
                        "HTTP_PROXY": "http://127.0.0.1:9"}.items():
         monkeypatch.setenv(key, value)
+    # huggingface_hub reads the proxy when it makes its shared HTTP client: made again now, and after the test
+    from huggingface_hub import close_session
+
+    close_session()
+    request.addfinalizer(close_session)
     out = fdbu_main("asr", f"tree={by_name}", "device=cpu", "progress=false", "asr.cache=false", "asr.batch_size=8",
                     "asr.sha256=" + local.checkpoint_sha256)
     assert out.returncode == 0, out.stderr

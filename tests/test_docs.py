@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -205,7 +206,15 @@ def test_the_site_builds_strictly_offline_and_reads_in_a_browser(tmp_path):
         visit("definitions.html", "document.querySelectorAll('mjx-container').length >= 8")
         assert browser.eval("document.querySelectorAll('mjx-container[display=\"true\"]').length") >= 3
         assert browser.eval("document.querySelectorAll('.MathJax merror, mjx-merror').length") == 0
-        assert any(u.endswith(".woff") and "/_static/mathjax/" in u for u in seen)  # its fonts, from disk
+        def woff() -> bool:  # MathJax's fonts, from disk: what the page has loaded so far (each call reads events)
+            seen.extend(browser.eval("performance.getEntriesByType('resource').map(e => e.name)"))
+            seen.extend(e["params"]["request"]["url"] for e in browser.events
+                        if e.get("method") == "Network.requestWillBeSent")
+            return any(u.endswith(".woff") and "/_static/mathjax/" in u for u in seen)
+        deadline = time.monotonic() + 30  # waited for, however slow the machine, not a grace measured here
+        while not woff() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert woff()
         browser.screenshot(tmp_path / "definitions.png")
         visit("search.html?q=wilson", "(document.querySelector('.search-summary') || {}).textContent"
               " && document.querySelector('.search-summary').textContent.includes('found')")

@@ -3,9 +3,7 @@ bytes equal a one-process run's; a killed shard is finished by its rerun; concur
 leave the cache valid."""
 import hashlib
 import json
-import os
 import shutil
-import subprocess
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -13,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from builders import fdbu_main, untranscribed, needs_nemo
+from builders import fdbu_forked, fdbu_main, untranscribed, needs_nemo
 from fdbu.cachedir import cache_root
 from fdbu.shard import select, split
 from fdbu.synth import synthesize
@@ -125,12 +123,11 @@ def test_a_sweep_assembles_from_shards_too(pool, tmp_path, shards):
 def test_a_killed_shard_is_finished_by_its_rerun(pool, tmp_path):
     a, _ = pool
     cache = fresh_cache(tmp_path / "cache")
-    args = [FDBU, "vad", f"tree={a}", "shard=0", "shards=2", f"cache_dir={cache}", "vad.batch_seconds=30",
-            "progress=false"]
-    killed = subprocess.run(args, capture_output=True, text=True, env={**os.environ, "FDBU_KILL_AT": "vad:batch:1"})
+    args = ["vad", f"tree={a}", "shard=0", "shards=2", f"cache_dir={cache}", "vad.batch_seconds=30", "progress=false"]
+    killed = fdbu_forked(*args, env={"FDBU_KILL_AT": "vad:batch:1"})  # killed: a forked copy of this process
     assert killed.returncode == -9
     done_before = len(list((cache / "vad-probs").glob("*/*.probs")))
-    rerun = ok(fdbu_main(*args[1:]))
+    rerun = ok(fdbu_main(*args))
     assert f"{done_before} already cached" in rerun.stdout and done_before > 0
     ok(fdbu_main("vad", f"tree={a}", "shard=1", "shards=2", f"cache_dir={cache}", "progress=false"))
     printed = ok(fdbu_main("score", f"tree={a}", f"out={tmp_path / 'out'}", f"cache_dir={cache}")).stdout
