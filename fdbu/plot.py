@@ -9,6 +9,7 @@ compare's forest in `plot_forest`.
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import math
 import os
@@ -46,6 +47,27 @@ def _fork_ok() -> bool:
     from .device import allowed_cores
 
     return hasattr(os, "fork") and allowed_cores() >= 2
+
+
+# the tables of a font that its subset embedded in a PDF never uses: a PDF places every glyph itself, so glyph
+# substitution and positioning (GSUB, GPOS, GDEF) and math layout (MATH) are read by matplotlib from the installed
+# font as it lays the text out, never by a viewer from the embedded copy; fontTools decompiles them to subset them,
+# 0.06 s of the 0.08 s that each font of each PDF costs (the glyphs' outlines and metrics are embedded as before)
+NOT_READ_FROM_A_PDF = ("GSUB", "GPOS", "GDEF", "MATH")
+
+
+@contextlib.contextmanager
+def _subsets_without_layout_tables():
+    """matplotlib's PDF backend subsets each font with fontTools' default options plus a list of its own, and has no
+    setting for more: the tables above are added to fontTools' default list while a PDF is drawn."""
+    from fontTools import subset
+
+    default = subset.Options._drop_tables_default
+    subset.Options._drop_tables_default = [*default, *NOT_READ_FROM_A_PDF]
+    try:
+        yield
+    finally:
+        subset.Options._drop_tables_default = default
 
 
 def _beside(pdf, png) -> tuple[bytes, bytes]:
@@ -130,7 +152,8 @@ def _save(fig, formats=("png", "pdf"), tight: bool = True, tick=None) -> dict[st
     def drawn(ext: str):
         def draw() -> bytes:
             buf = io.BytesIO()
-            fig.savefig(buf, format=ext, metadata=METADATA[ext])
+            with _subsets_without_layout_tables() if ext == "pdf" else contextlib.nullcontext():
+                fig.savefig(buf, format=ext, metadata=METADATA[ext])
             return buf.getvalue()
         return draw
 
@@ -171,7 +194,7 @@ def _save_pages(figs: list, tick=None) -> dict[str, bytes]:
 
     def pdf() -> bytes:
         buf = io.BytesIO()
-        with PdfPages(buf, metadata=METADATA["pdf"]) as pages:
+        with _subsets_without_layout_tables(), PdfPages(buf, metadata=METADATA["pdf"]) as pages:  # fonts at close
             for fig in figs:
                 pages.savefig(fig)
         return buf.getvalue()

@@ -407,6 +407,51 @@ def test_the_pdf_drawn_beside_the_png_gives_the_bytes_of_one_drawn_after_the_oth
     assert forks == [1] and out[True] == out[False] and out[True]["pdf"].startswith(b"%PDF")
 
 
+def _pdf_streams(pdf: bytes) -> list[tuple[bytes, bytes]]:
+    """(dictionary, data inflated) of each stream of a PDF as matplotlib writes it (each Flate-compressed)."""
+    import zlib
+
+    return [(m[1], zlib.decompressobj().decompress(pdf[m.end():pdf.index(b"endstream", m.end())]))
+            for m in re.finditer(rb"\d+ 0 obj\s*<<((?:(?!endobj).)*?)>>\s*stream\r?\n", pdf, re.S)]
+
+
+@pytest.mark.parametrize("make", ["curves", "heatmaps"])
+def test_a_pdf_s_fonts_are_embedded_without_the_layout_tables_and_draw_the_same(monkeypatch, make):
+    """Each font of a PDF (a one-page figure, and pages) is embedded as a TrueType subset without the tables only a
+    text layout reads (plot.NOT_READ_FROM_A_PDF; fontTools decompiles them to subset them): every other stream
+    (the pages' drawing, the character maps, the images) is the one drawn with the tables kept, and every glyph
+    the pages can name has the same number, outline, advance and character."""
+    import contextlib
+    import io
+
+    from fontTools.ttLib import TTFont
+
+    def draw() -> bytes:
+        made = plot.compare_latency_curves(_curves(2), width="column") if make == "curves" else \
+            plot_sweep.sweep_heatmaps(*_sweep())
+        return made["pdf"]
+
+    lean = _pdf_streams(draw())
+    monkeypatch.setattr(plot, "_subsets_without_layout_tables", contextlib.nullcontext)
+    kept = _pdf_streams(draw())
+    assert len(lean) == len(kept)
+    fonts = 0
+    for (head, data), (_, other) in zip(lean, kept):
+        if b"/Length1" not in head:  # not a font program
+            assert data == other
+            continue
+        fonts += 1
+        mine, theirs = TTFont(io.BytesIO(data)), TTFont(io.BytesIO(other))
+        assert "glyf" in mine and set(plot.NOT_READ_FROM_A_PDF) & set(mine.keys()) == set()
+        assert {"GSUB", "GPOS", "GDEF"} <= set(theirs.keys())  # what is left out was there to leave out
+        names = mine.getGlyphOrder()
+        assert theirs.getGlyphOrder()[:len(names)] == names  # the same number for every glyph the pages use
+        assert all(mine["glyf"][g].compile(mine["glyf"]) == theirs["glyf"][g].compile(theirs["glyf"]) and
+                   mine["hmtx"][g] == theirs["hmtx"][g] for g in names)
+        assert mine["cmap"].getBestCmap() == theirs["cmap"].getBestCmap()
+    assert fonts >= 1
+
+
 @pytest.fixture
 def forked(monkeypatch):
     """Every PDF drawn in a forked child (as on two cores or more)."""
