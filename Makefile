@@ -79,7 +79,7 @@ browser-tools:
 # fills the time the tests wait on processes, a cluster, a browser; measured 350 s against two's 366 s), each taking
 # whole test files (the SLURM tests share one cluster, so one file, one worker), the 15 slowest tests listed
 # (four workers measured 413 s against three's 399 s; the longest files first, 395 s: not kept)
-XDIST := -n 3 --dist loadfile
+XDIST := -n 3 --dist loadfile --no-loadscope-reorder
 test: $(STAMP) $(AOT) system-tools lint
 	$(BIN)/python -m pytest -q $(XDIST) --durations=15
 

@@ -74,3 +74,13 @@ def test_the_families_and_commands_it_names_are_the_registries():
     page = text()
     assert "v1.0, v1.5 and v2 are registered this way" in page and list(tasks.FAMILIES) == ["v1.0", "v1.5", "v2"]
     assert "three parts" in page and {"config", "run", "show"} <= set(vars(registry.Command("x", "", "")))
+
+
+def test_the_suite_s_longest_first_order_names_test_files_that_exist():
+    """conftest.LONGEST_FIRST (the order `make test` hands files to its workers) names files of tests/, each once: a
+    renamed file would silently fall back to the end."""
+    from conftest import LONGEST_FIRST
+
+    here = {p.name for p in (REPO / "tests").glob("test_*.py")}
+    assert len(set(LONGEST_FIRST)) == len(LONGEST_FIRST)
+    assert set(LONGEST_FIRST) - here == set()
