@@ -138,6 +138,27 @@ def test_pcm16_loader_gives_torchaudio_loads_result(tmp_path):
         pcm16_load(str(tmp_path / "a.wav"), num_frames=3)
 
 
+@pytest.mark.parametrize("subtype", ["PCM_16", "PCM_24", "FLOAT"])
+def test_read_wav_gives_libsndfile_s_floats_for_every_value(tmp_path, subtype):
+    """fdbu.audio.read_wav scales a PCM16 file's integers itself: every one of the 65,536 values comes out as
+    libsndfile's float32 conversion (soundfile.read) gives it, bit for bit, and as the official loader's samples /
+    32768; another encoding is libsndfile's own floats."""
+    from fdbu.audio import read_wav
+
+    values = np.arange(-32768, 32768, dtype=np.int64)
+    if subtype == "PCM_16":
+        data = values.astype(np.int16)
+    else:
+        data = np.random.default_rng(0).uniform(-1, 1, 70000).astype(np.float32)
+    sf.write(tmp_path / "a.wav", data, 16000, subtype=subtype)
+    got = read_wav(tmp_path / "a.wav", "x/1")
+    want = sf.read(str(tmp_path / "a.wav"), dtype="float32")[0]
+    assert got.dtype == np.float32 and got.shape == want.shape
+    assert got.view(np.int32).tolist() == want.view(np.int32).tolist()  # the bits, -0.0 and all
+    if subtype == "PCM_16":
+        assert got.tolist() == (values / 32768).tolist()
+
+
 @pytest.mark.slow
 def test_pcm16_loader_equals_torchaudio_load_where_torchcodec_is_installed(tmp_path):
     try:
