@@ -33,19 +33,24 @@ def pytest_unconfigure(config):
         shutil.rmtree(_CACHE, ignore_errors=True)
 
 
-# The test files that take longest on one worker, longest first: their wall seconds in one `make test` (2 cores,
-# 3 workers) were 84 to 10. `make test` hands workers whole files in collection order (--dist loadfile
-# --no-loadscope-reorder), so these start first and the short files fill in after them: no worker is left alone
-# with a minute-long file at the end (measured before: test_readme.py, 6 tests and so last in xdist's order by
-# number of tests, started 347 s in and ended 46 s after the other two workers). Only the time depends on it.
+# The test files that load NeMo into the worker that runs them (its imports alone are about 8 s of CPU): `make test`
+# hands them to one worker together, as one unit (pytest_xdist_make_scheduler), so one worker pays for them, not
+# each of the three. A file not listed that loads NeMo costs that worker its imports, nothing else.
+NEMO_FILES = ("test_asr.py", "test_v2.py", "test_shards.py", "test_kill.py", "test_asr_by_name.py")
+
+# The units of work (a file, or NeMo's files together: about 200 s) that take longest on one worker, longest first:
+# their wall seconds in one `make test` (2 cores, 3 workers) were 200 to 10. `make test` hands workers whole units
+# in collection order (--dist loadfile --no-loadscope-reorder), so these start first and the short files fill in
+# after them: no worker is left alone with a minute-long file at the end (measured before: test_readme.py, 6 tests
+# and so last in xdist's order by number of tests, started 347 s in and ended 46 s after the other two workers).
+# Only the time depends on it.
 LONGEST_FIRST = (
-    "test_cluster.py", "test_batched_vad.py", "test_asr.py", "test_readme.py", "test_v15.py", "test_figures.py",
-    "test_v2.py", "test_refusals_surfaces.py", "test_views.py", "test_official_scripts.py", "test_shards.py",
-    "test_ctrl_c.py", "test_kill.py", "test_compare_decisions.py", "test_refusals.py", "test_at_scale.py",
-    "test_sweep.py", "test_registry.py", "test_overlap.py", "test_site.py", "test_segment_kernel.py",
-    "test_report_browser.py", "test_docs.py", "test_real_captures.py", "test_report_inputs.py",
-    "test_v2_official.py", "test_official_run.py", "test_official_v15.py", "test_compare.py", "test_layers.py",
-    "test_official_layout.py",
+    *NEMO_FILES, "test_cluster.py", "test_batched_vad.py", "test_readme.py", "test_v15.py", "test_figures.py",
+    "test_refusals_surfaces.py", "test_views.py", "test_official_scripts.py", "test_ctrl_c.py",
+    "test_compare_decisions.py", "test_refusals.py", "test_at_scale.py", "test_sweep.py", "test_registry.py",
+    "test_overlap.py", "test_site.py", "test_segment_kernel.py", "test_report_browser.py", "test_docs.py",
+    "test_real_captures.py", "test_report_inputs.py", "test_v2_official.py", "test_official_run.py",
+    "test_official_v15.py", "test_compare.py", "test_layers.py", "test_official_layout.py",
 )
 
 
@@ -54,6 +59,21 @@ def pytest_collection_modifyitems(config, items):
     each file's own tests keep theirs)."""
     rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: without xdist, no workers to schedule
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadfile with NEMO_FILES as one unit: every other file is a unit of its own, as loadfile makes it."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class NemoTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            file = nodeid.split("::", 1)[0]
+            return "NeMo's test files" if file.rsplit("/", 1)[-1] in NEMO_FILES else file
+
+    return NemoTogether(config, log)
 
 
 @pytest.fixture(scope="session")

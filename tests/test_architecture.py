@@ -76,11 +76,12 @@ def test_the_families_and_commands_it_names_are_the_registries():
     assert "three parts" in page and {"config", "run", "show"} <= set(vars(registry.Command("x", "", "")))
 
 
-def test_the_suite_s_longest_first_order_names_test_files_that_exist():
-    """conftest.LONGEST_FIRST (the order `make test` hands files to its workers) names files of tests/, each once: a
-    renamed file would silently fall back to the end."""
-    from conftest import LONGEST_FIRST
+def test_the_suite_s_schedule_names_test_files_that_exist():
+    """conftest.LONGEST_FIRST (the order `make test` hands files to its workers) and NEMO_FILES (the files one worker
+    takes together) name files of tests/, each once: a renamed file would silently fall back to the end, or to a
+    worker of its own."""
+    from conftest import LONGEST_FIRST, NEMO_FILES
 
     here = {p.name for p in (REPO / "tests").glob("test_*.py")}
     assert len(set(LONGEST_FIRST)) == len(LONGEST_FIRST)
-    assert set(LONGEST_FIRST) - here == set()
+    assert set(LONGEST_FIRST) - here == set() and set(NEMO_FILES) - here == set()
