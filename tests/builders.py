@@ -187,6 +187,79 @@ def fdbu_forked(*args: str, env: dict[str, str] | None = None, timeout: float = 
         return subprocess.CompletedProcess(["fdbu", *args], code, out.read(), err.read())
 
 
+class ForkedOnATerminal:
+    """`fdbu ARGS` in a forked copy of this process on the terminal end `tty` (its stdin, stdout and stderr, and its
+    controlling terminal, in a session of its own), in `cwd`, with `env` as its environment: a process as
+    `benchmarks.first_output` starts one (pid, poll, wait; `spawn=ForkedOnATerminal`), without a fresh interpreter's
+    imports (about 2.5 s of CPU each). Ctrl-C raises KeyboardInterrupt, as in a fresh interpreter; torch computes on
+    one thread (GNU OpenMP's thread pool does not survive fork)."""
+
+    def __init__(self, argv: list[str], tty: int, cwd, env: dict | None):
+        import os
+
+        self.returncode: int | None = None
+        self.pid = os.fork()
+        if self.pid == 0:  # the child: never returns into pytest
+            code = 1
+            try:
+                code = self._run(argv[1:], tty, cwd, env)
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else 1
+            except BaseException:
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                import sys
+
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code or 0)
+
+    @staticmethod
+    def _run(args: list[str], tty: int, cwd, env: dict | None) -> int:
+        import fcntl
+        import os
+        import signal
+        import sys
+        import termios
+
+        os.setsid()
+        fcntl.ioctl(tty, termios.TIOCSCTTY, 0)
+        for fd in (0, 1, 2):
+            os.dup2(tty, fd)
+        os.close(tty)
+        os.chdir(cwd)
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        sys.stdin = open(0, closefd=False)
+        sys.stdout = open(1, "w", buffering=1, closefd=False)
+        sys.stderr = open(2, "w", buffering=1, closefd=False)
+        if "torch" in sys.modules:
+            sys.modules["torch"].set_num_threads(1)
+        from fdbu.cli import main
+
+        return main(args)
+
+    def poll(self) -> int | None:
+        import os
+
+        if self.returncode is None:
+            done, status = os.waitpid(self.pid, os.WNOHANG)
+            if done:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self) -> int:
+        import os
+
+        if self.returncode is None:
+            self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        return self.returncode
+
+
 def release_dataset(tree: Path, dest: Path) -> Path:
     """A folder in the Full-Duplex-Bench v1.0 release layout from a (synthetic) tree: each eligible
     sample's input.wav (its output reversed: the same length T) and annotation, with the system's
