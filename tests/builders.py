@@ -7,7 +7,6 @@ import json
 import shutil
 import wave
 from pathlib import Path
-from typing import NoReturn
 
 import numpy as np
 
@@ -132,35 +131,6 @@ def fdbu_main(*args: str):
     return subprocess.CompletedProcess(["fdbu", *args], code, out.getvalue(), err.getvalue())
 
 
-def _main_in_the_child(setup, args) -> NoReturn:
-    """A forked child's whole life: `setup()` (its file descriptors, environment), then `fdbu ARGS` with stdout and
-    stderr on descriptors 1 and 2, torch on one thread (GNU OpenMP's thread pool does not survive fork), and its
-    exit status; it never returns into pytest."""
-    import os
-    import sys
-
-    code = 1
-    try:
-        setup()
-        sys.stdout = open(1, "w", buffering=1, closefd=False)
-        sys.stderr = open(2, "w", buffering=1, closefd=False)
-        if "torch" in sys.modules:
-            sys.modules["torch"].set_num_threads(1)
-        from fdbu.cli import main
-
-        code = main(list(args))
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    except BaseException:
-        import traceback
-
-        traceback.print_exc()
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code or 0)
-
-
 def fdbu_forked(*args: str, env: dict[str, str] | None = None, timeout: float = 600):
     """`fdbu ARGS` in a forked copy of this process, with `env` added: a run meant to be stopped (FDBU_KILL_AT
     SIGKILLs its own process) that costs no fresh interpreter's imports (NeMo's alone are about 10 s of CPU). What
@@ -169,18 +139,35 @@ def fdbu_forked(*args: str, env: dict[str, str] | None = None, timeout: float = 
     Returns a CompletedProcess whose returncode is -N for a run ended by signal N."""
     import os
     import subprocess
+    import sys
     import tempfile
     import time
 
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         pid = os.fork()
-        if pid == 0:
-            def into_files():
+        if pid == 0:  # the child: never returns into pytest
+            code = 1
+            try:
                 os.dup2(out.fileno(), 1)
                 os.dup2(err.fileno(), 2)
+                sys.stdout = open(1, "w", buffering=1, closefd=False)
+                sys.stderr = open(2, "w", buffering=1, closefd=False)
                 os.environ.update(env or {})
+                if "torch" in sys.modules:
+                    sys.modules["torch"].set_num_threads(1)
+                from fdbu.cli import main
 
-            _main_in_the_child(into_files, args)
+                code = main(list(args))
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else 1
+            except BaseException:
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code or 0)
         deadline = time.monotonic() + timeout
         try:
             while True:
@@ -212,26 +199,49 @@ class ForkedOnATerminal:
 
         self.returncode: int | None = None
         self.pid = os.fork()
-        if self.pid == 0:
-            def onto_the_terminal():
-                import fcntl
-                import signal
+        if self.pid == 0:  # the child: never returns into pytest
+            code = 1
+            try:
+                code = self._run(argv[1:], tty, cwd, env)
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else 1
+            except BaseException:
+                import traceback
+
+                traceback.print_exc()
+            finally:
                 import sys
-                import termios
 
-                os.setsid()
-                fcntl.ioctl(tty, termios.TIOCSCTTY, 0)
-                for fd in (0, 1, 2):
-                    os.dup2(tty, fd)
-                os.close(tty)
-                os.chdir(cwd)
-                if env is not None:
-                    os.environ.clear()
-                    os.environ.update(env)
-                signal.signal(signal.SIGINT, signal.default_int_handler)
-                sys.stdin = open(0, closefd=False)
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code or 0)
 
-            _main_in_the_child(onto_the_terminal, argv[1:])
+    @staticmethod
+    def _run(args: list[str], tty: int, cwd, env: dict | None) -> int:
+        import fcntl
+        import os
+        import signal
+        import sys
+        import termios
+
+        os.setsid()
+        fcntl.ioctl(tty, termios.TIOCSCTTY, 0)
+        for fd in (0, 1, 2):
+            os.dup2(tty, fd)
+        os.close(tty)
+        os.chdir(cwd)
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        sys.stdin = open(0, closefd=False)
+        sys.stdout = open(1, "w", buffering=1, closefd=False)
+        sys.stderr = open(2, "w", buffering=1, closefd=False)
+        if "torch" in sys.modules:
+            sys.modules["torch"].set_num_threads(1)
+        from fdbu.cli import main
+
+        return main(args)
 
     def poll(self) -> int | None:
         import os
