@@ -31,19 +31,17 @@ LIMIT_S = 2.0
 
 
 def first_output(argv: list[str], cwd: Path, env: dict | None = None, limit_s: float = 300.0,
-                 stop_at_first: bool = False, key_after: "re.Pattern | None" = None, key_delay_s: float = 0.0,
-                 spawn=None) -> dict:
+                 stop_at_first: bool = False, key_after: "re.Pattern | None" = None, key_delay_s: float = 0.0) -> dict:
     """Run `argv` on a pseudo-terminal: seconds to its first visible output, the longest silence after it (`gap_s`),
     seconds to its end, everything it printed (bytes) and its exit status; `stop_at_first`: killed (its whole session) once it has said something.
     `key_after`: Ctrl-C (SIGINT to its session, as a terminal sends it) `key_delay_s` after its output first matches
-    the pattern; then also `key_s` (when) and `message_s` (seconds from the key to its "interrupted" line).
-    `spawn(argv, tty, cwd, env)`: how the process is started on the terminal's end `tty`, in a session of its own
-    (something with Popen's pid, poll and wait); by default a fresh process."""
+    the pattern; then also `key_s` (when) and `message_s` (seconds from the key to its "interrupted" line)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
     t0 = time.perf_counter()
     # a background job inherits SIGINT ignored; Ctrl-C at a terminal reaches a foreground one
-    proc = (spawn or _fresh)(argv, slave, cwd, env)
+    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env, close_fds=True,
+                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     os.close(slave)
     first, out, matched, key, message, last, gap = None, b"", None, None, None, None, 0.0
     try:
@@ -81,11 +79,6 @@ def first_output(argv: list[str], cwd: Path, env: dict | None = None, limit_s: f
     code = proc.wait()
     return {"first_s": first, "total_s": time.perf_counter() - t0, "output": out, "returncode": code, "key_s": key,
             "message_s": message, "gap_s": gap}
-
-
-def _fresh(argv: list[str], tty: int, cwd: Path, env: dict | None) -> subprocess.Popen:
-    return subprocess.Popen(argv, stdin=tty, stdout=tty, stderr=tty, cwd=cwd, env=env, close_fds=True,
-                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def first_line(output: bytes) -> str:

@@ -12,10 +12,9 @@ from pathlib import Path
 import pytest
 
 from benchmarks.first_output import demo, first_output
-from builders import ForkedOnATerminal, fdbu_main, needs_nemo
+from builders import fdbu_main, needs_nemo
 
 FDBU = str(Path(sys.executable).parent / "fdbu")
-FRESH = "score"
 RESUMES = re.compile(r"the (speech probabilities|transcripts) of (\d+) (of \d+ )?files? .*: the same command "
                      r"resumes from them$")
 # each command, its arguments on the demo trees, the step inside its work where Ctrl-C comes, and whether what it
@@ -62,10 +61,7 @@ def test_ctrl_c_is_one_line_with_no_bar_after_it_and_says_what_the_rerun_resumes
         import tiny_asr
 
         extra.append(f"asr.checkpoint={tiny_asr.build(tmp_path / 'tiny', kind='rnnt')}")
-    # a forked copy of this worker on the terminal (no fresh interpreter's imports), but for one command that stays
-    # the console script in a fresh process, as a person starts it
-    spawn = None if command == FRESH else ForkedOnATerminal
-    ran = first_output([FDBU, command, *argv, *extra], cwd, {**os.environ, "FDBU_INTERRUPT_AT": step}, spawn=spawn)
+    ran = first_output([FDBU, command, *argv, *extra], cwd, {**os.environ, "FDBU_INTERRUPT_AT": step})
     code, printed = ran["returncode"], ran["output"].decode(errors="replace")
     assert code == 130 and "Traceback" not in printed, printed
     frames = [f.strip() for f in re.split(r"[\r\n]+", printed)]
