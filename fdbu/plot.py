@@ -59,12 +59,16 @@ NOT_READ_FROM_A_PDF = ("GSUB", "GPOS", "GDEF", "MATH")
 @contextlib.contextmanager
 def _subsets_without_layout_tables():
     """matplotlib's PDF backend subsets each font with fontTools' default options plus a list of its own, and has no
-    setting for more: the tables above are added to fontTools' default list while a PDF is drawn."""
+    setting for more: the tables above are added to fontTools' default list while a PDF is drawn (figures are drawn
+    by one thread, as pyplot requires). A fontTools without that list draws the PDF with the tables, as before."""
     from fontTools import subset
 
-    default = subset.Options._drop_tables_default
-    subset.Options._drop_tables_default = [*default, *NOT_READ_FROM_A_PDF]
+    default = getattr(subset.Options, "_drop_tables_default", None)
+    if default is None:
+        yield
+        return
     try:
+        subset.Options._drop_tables_default = [*default, *NOT_READ_FROM_A_PDF]
         yield
     finally:
         subset.Options._drop_tables_default = default
