@@ -28,11 +28,13 @@ def read_wav(path: Path, where: str, sample_rate: int = SAMPLE_RATE) -> np.ndarr
     try:
         with sf.SoundFile(str(path)) as f:
             sr, integers = f.samplerate, f.subtype == "PCM_16"
+            if sr != sample_rate or f.channels != 1:  # refused before its samples are decoded
+                raise FdbuError(where, Path(path).name, f"is not mono {sample_rate} Hz")
             audio = f.read(dtype="int16" if integers else "float32", always_2d=False)
+    except FdbuError:
+        raise
     except Exception as e:  # soundfile raises its own error types for unreadable files
         raise FdbuError(where, Path(path).name, f"cannot be decoded ({e})") from None
-    if sr != sample_rate or audio.ndim != 1:
-        raise FdbuError(where, Path(path).name, f"is not mono {sample_rate} Hz")
     if integers:
         scaled = audio.astype(np.float32)
         scaled *= np.float32(1 / 32768)

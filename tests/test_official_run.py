@@ -141,8 +141,8 @@ def test_pcm16_loader_gives_torchaudio_loads_result(tmp_path):
 @pytest.mark.parametrize("subtype", ["PCM_16", "PCM_24", "FLOAT"])
 def test_read_wav_gives_libsndfile_s_floats_for_every_value(tmp_path, subtype):
     """fdbu.audio.read_wav scales a PCM16 file's integers itself: every one of the 65,536 values comes out as
-    libsndfile's float32 conversion (soundfile.read) gives it, bit for bit, and as the official loader's samples /
-    32768; another encoding is libsndfile's own floats."""
+    libsndfile's float32 conversion (soundfile.read) gives it, bit for bit, and as value / 32768; the other
+    encodings (24-bit, float) still go through libsndfile's conversion."""
     from fdbu.audio import read_wav
 
     values = np.arange(-32768, 32768, dtype=np.int64)
@@ -154,7 +154,7 @@ def test_read_wav_gives_libsndfile_s_floats_for_every_value(tmp_path, subtype):
     got = read_wav(tmp_path / "a.wav", "x/1")
     want = sf.read(str(tmp_path / "a.wav"), dtype="float32")[0]
     assert got.dtype == np.float32 and got.shape == want.shape
-    assert got.view(np.int32).tolist() == want.view(np.int32).tolist()  # the bits, -0.0 and all
+    assert got.view(np.int32).tolist() == want.view(np.int32).tolist()  # the bits
     if subtype == "PCM_16":
         assert got.tolist() == (values / 32768).tolist()
 
