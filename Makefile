@@ -80,7 +80,7 @@ browser-tools:
 # whole test files (the SLURM tests share one cluster, so one file, one worker), the longest first and NeMo's files
 # on one worker (tests/conftest.py: LONGEST_FIRST, NEMO_FILES), the 15 slowest tests listed (four workers measured
 # 413 s against three's 399 s)
-XDIST := -n 3 --dist loadfile --no-loadscope-reorder
+XDIST := -n 3 --dist loadfile
 test: $(STAMP) $(AOT) system-tools lint bytecode
 	$(BIN)/python -m pytest -q $(XDIST) --durations=15
 

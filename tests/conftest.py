@@ -40,7 +40,7 @@ NEMO_FILES = ("test_asr.py", "test_v2.py", "test_shards.py", "test_kill.py", "te
 
 # The units of work (a file, or NeMo's files together: about 200 s) that take longest on one worker, longest first:
 # their wall seconds in one `make test` (2 cores, 3 workers) were 200 to 10. `make test` hands workers whole units
-# in collection order (--dist loadfile --no-loadscope-reorder), so these start first and the short files fill in
+# in collection order (--dist loadfile, xdist's reorder turned off), so these start first and the short files fill in
 # after them: no worker is left alone with a minute-long file at the end (measured before: test_readme.py, 6 tests
 # and so last in xdist's order by number of tests, started 347 s in and ended 46 s after the other two workers).
 # Only the time depends on it.
@@ -61,18 +61,25 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
 
 
+def unit_of(nodeid: str) -> str:
+    """The unit of work a test belongs to under --dist loadfile: its file, or all of NEMO_FILES as one."""
+    file = nodeid.split("::", 1)[0]
+    return "NeMo's test files" if file.rsplit("/", 1)[-1] in NEMO_FILES else file
+
+
 @pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: without xdist, no workers to schedule
 def pytest_xdist_make_scheduler(config, log):
-    """--dist loadfile with NEMO_FILES as one unit: every other file is a unit of its own, as loadfile makes it."""
+    """--dist loadfile with units of `unit_of`, handed out in collection order (LONGEST_FIRST), not xdist's order by
+    number of tests (--loadscope-reorder, on by default, is turned off here)."""
     if config.getoption("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
 
     class NemoTogether(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            file = nodeid.split("::", 1)[0]
-            return "NeMo's test files" if file.rsplit("/", 1)[-1] in NEMO_FILES else file
+            return unit_of(nodeid)
 
+    config.option.loadscopereorder = False
     return NemoTogether(config, log)
 
 

@@ -76,12 +76,15 @@ def test_the_families_and_commands_it_names_are_the_registries():
     assert "three parts" in page and {"config", "run", "show"} <= set(vars(registry.Command("x", "", "")))
 
 
-def test_the_suite_s_schedule_names_test_files_that_exist():
+def test_the_suite_s_schedule_names_test_files_that_exist_and_puts_nemo_s_on_one_worker():
     """conftest.LONGEST_FIRST (the order `make test` hands files to its workers) and NEMO_FILES (the files one worker
     takes together) name files of tests/, each once: a renamed file would silently fall back to the end, or to a
-    worker of its own."""
-    from conftest import LONGEST_FIRST, NEMO_FILES
+    worker of its own; NeMo's files are one unit of work, every other file one of its own."""
+    from conftest import LONGEST_FIRST, NEMO_FILES, unit_of
 
     here = {p.name for p in (REPO / "tests").glob("test_*.py")}
     assert len(set(LONGEST_FIRST)) == len(LONGEST_FIRST)
     assert set(LONGEST_FIRST) - here == set() and set(NEMO_FILES) - here == set()
+    units = {unit_of(f"tests/{name}::test_x") for name in here}
+    assert len(units) == len(here) - len(NEMO_FILES) + 1
+    assert len({unit_of(f"tests/{name}::test_x[a]") for name in NEMO_FILES}) == 1
