@@ -119,6 +119,29 @@ def test_no_command_s_config_sets_hydra_mode_so_the_cli_need_not_compose_it_twic
             assert cfg.hydra.mode is None, command
 
 
+def test_a_command_composes_without_deep_copying_hydra_s_config_store(monkeypatch, tmp_path):
+    """fdbu.cli lets Hydra's copy of its config repository share the ConfigStore (only read while composing; each
+    node loaded from it is a copy): a command composes and runs without a deep copy of the store, leaves the store
+    as it was, and leaves Hydra's class as it was."""
+    import copy
+
+    from hydra._internal.core_plugins.structured_config_source import StructuredConfigSource
+    from hydra.core.config_store import ConfigStore
+
+    from fdbu.config import register
+
+    register()
+    store = ConfigStore.instance()
+    before = copy.deepcopy(store.repo)
+    copies: list = []
+    monkeypatch.setattr(ConfigStore, "__deepcopy__", lambda self, memo: copies.append(1) or self, raising=False)
+    out = fdbu_main("score", f"tree={tmp_path / 'missing'}")
+    assert out.returncode == 2 and "does not exist" in out.stderr, out.stderr  # composed, validated, run
+    assert copies == []
+    assert store.repo == before
+    assert "__deepcopy__" not in vars(StructuredConfigSource)
+
+
 @pytest.mark.parametrize("mode", ["hydra.mode=MULTIRUN", "hydra={mode:MULTIRUN}"])
 def test_hydra_mode_on_the_command_line_is_still_hydra_s(synth_tree, tmp_path, monkeypatch, mode):
     """With hydra.mode set on the command line, in either spelling, Hydra reads it as before: MULTIRUN sweeps a comma
