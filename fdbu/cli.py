@@ -197,16 +197,30 @@ def _the_store_shared_not_copied():
     """Each composition deep-copies Hydra's config repository (`CachingConfigRepository`, so that setting up its
     sources cannot change the original's list), and with it the whole ConfigStore its structured source points at:
     every command's schema and Hydra's own, 10 ms a command, a sixth of composing one. The store is only read while
-    composing, and `ConfigStore.load` hands out a deep copy of each node it loads, so the source's copy shares it."""
-    from hydra._internal.core_plugins.structured_config_source import StructuredConfigSource
+    composing, and `ConfigStore.load` hands out a deep copy of each node it loads, so the source's copy shares it.
+    The class patched is the one Hydra's registry of sources resolves now (a rescan of Hydra's plugins, as joblib's
+    in-process jobs do, defines the module's class anew); what it had before is put back."""
+    from hydra._internal.sources_registry import SourcesRegistry
+    from hydra.core.plugins import Plugins
 
-    had = "__deepcopy__" in vars(StructuredConfigSource)
-    StructuredConfigSource.__deepcopy__ = lambda self, memo: copy.copy(self)
+    Plugins.instance()  # Hydra's sources registered (a scan once per process)
     try:
+        source = SourcesRegistry.instance().resolve("structured")
+    except ValueError:  # no structured source: nothing to share
+        yield
+        return
+    had = vars(source).get("__deepcopy__", _NOTHING)
+    try:
+        source.__deepcopy__ = lambda self, memo: copy.copy(self)
         yield
     finally:
-        if not had:
-            del StructuredConfigSource.__deepcopy__
+        if had is _NOTHING:
+            delattr(source, "__deepcopy__")
+        else:
+            source.__deepcopy__ = had
+
+
+_NOTHING = object()
 
 
 def _may_set_the_mode(arg: str) -> bool:

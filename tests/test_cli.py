@@ -125,7 +125,7 @@ def test_a_command_composes_without_deep_copying_hydra_s_config_store(monkeypatc
     as it was, and leaves Hydra's class as it was."""
     import copy
 
-    from hydra._internal.core_plugins.structured_config_source import StructuredConfigSource
+    from hydra._internal.sources_registry import SourcesRegistry
     from hydra.core.config_store import ConfigStore
 
     from fdbu.config import register
@@ -139,7 +139,7 @@ def test_a_command_composes_without_deep_copying_hydra_s_config_store(monkeypatc
     assert out.returncode == 2 and "does not exist" in out.stderr, out.stderr  # composed, validated, run
     assert copies == []
     assert store.repo == before
-    assert "__deepcopy__" not in vars(StructuredConfigSource)
+    assert "__deepcopy__" not in vars(SourcesRegistry.instance().resolve("structured"))  # the class Hydra uses
 
 
 @pytest.mark.parametrize("mode", ["hydra.mode=MULTIRUN", "hydra={mode:MULTIRUN}"])
