@@ -3,10 +3,17 @@ import os
 import shutil
 import tempfile
 
-import pytest
+# Before numpy loads OpenBLAS (read once, at load), here and in every worker and process the suite starts (they
+# inherit it): after each call on two threads, OpenBLAS's second thread spins for about 0.1 s waiting for more work
+# (2^28 cycles) before it sleeps. With three workers on two cores that spin takes a core from another worker: about
+# 20 s of the suite's CPU. 4 (its least) lets it sleep at once. Only how its idle thread waits changes: no thread
+# count, no result (benchmarks/RESULTS.md, "The test suite on 2 cores").
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
-from fdbu.metrics.stats import Bootstrap
-from fdbu.vad import SileroVAD, SpeechDetector
+import pytest  # noqa: E402
+
+from fdbu.metrics.stats import Bootstrap  # noqa: E402
+from fdbu.vad import SileroVAD, SpeechDetector  # noqa: E402
 
 Z = 1.959963984540054
 _CACHE = None
