@@ -105,9 +105,13 @@ def test_the_v15_section_runs_as_written(tmp_path, monkeypatch):
 
     from official_scripts import OFFICIAL_V15
 
+    import sys
+
+    from fdbu import terminal
+
     monkeypatch.chdir(tmp_path)
     (block,) = blocks(section("Full-Duplex-Bench v1.5"), "sh")
-    ran = []
+    ran, official = [], None
     for line, argv in commands(block):
         assert argv[0] == "fdbu", line
         if any(n in line for n in NEEDS):
@@ -116,9 +120,14 @@ def test_the_v15_section_runs_as_written(tmp_path, monkeypatch):
             if OFFICIAL_V15 is None:
                 continue
             argv = [a.replace("PATH/TO/Full-Duplex-Bench", str(OFFICIAL_V15)) for a in argv]
+            # as on a terminal: each official script said as it starts and with its seconds as it ends (issue 56)
+            monkeypatch.setattr(terminal, "teller", lambda command, progress: lambda text: print(
+                f"fdbu {command}: {text}", file=sys.stderr))
         out = fdbu_main(*argv[1:])
         assert out.returncode == 0, f"{line}\n{out.stderr}"
         ran.append(argv[1])
+        if "evaluate.run_official=true" in argv:
+            official = out
     assert ran[:6] == ["synth", "export", "evaluate", "score", "score", "report"] and len(commands(block)) == 8
     summary = json.loads((tmp_path / "runs/v15/summary.json").read_text())
     # the unified metrics: every subset with its control, the restricted run recorded as such, the stop curves
@@ -155,6 +164,45 @@ def test_the_v15_section_runs_as_written(tmp_path, monkeypatch):
         assert all(runs[s]["status"] == "agreed" and runs[s]["equal"] == runs[s]["files"] == eligible[s] > 0
                    for s in summary["subsets"]), runs
         assert all(r["rules_agree"] for k, r in runs.items() if k.endswith("/behaviour")) and len(runs) == 8
+        official_run_said_and_recorded(official, tmp_path / "runs/v15")
+
+
+V15 = ("user_interruption", "user_backchannel", "talking_to_other", "background_speech")
+
+
+def official_run_said_and_recorded(out, tree):
+    """`fdbu evaluate ... evaluate.run_official=true` on a v1.5 tree (get_timing.py unchanged and offline, every file
+    fdbu's; eval_behavior.py with fdbu's stub judge): each script said as it starts and ends, every eligible sample
+    in summary.json, each subset agreed, the behaviour script's requests and reading the same as fdbu's."""
+    import json
+    import re
+
+    steps = ["get_timing.py: torch and its offline hub loading"] + [f"get_timing.py on {s}" for s in V15] + \
+        [f"eval_behavior.py on {s} (the stub judge)" for s in V15]
+    said = [line.removeprefix("fdbu evaluate: official ") for line in out.stderr.splitlines()
+            if line.startswith("fdbu evaluate: ")]
+    assert len(said) == 2 * len(steps) and said[0::2] == [f"{step} ..." for step in steps], out.stderr
+    assert all(re.fullmatch(rf"{re.escape(step)}: \d+\.\d s", end) for step, end in zip(steps, said[1::2])), said
+    summary = json.loads((tree / "summary.json").read_text())
+    manifest = json.loads((tree / "manifest.json").read_text())
+    eligible = {s: [r["sample_id"].split("/")[1] for r in manifest["samples"] if r["subset"] == s and r["eligible"]]
+                for s in V15}
+    for subset in V15:
+        numbers, run = summary["subsets"][subset], summary["official_run"]["subsets"][subset]
+        assert sorted(numbers["latency_intervals"]) == sorted(eligible[subset])
+        assert run["status"] == "agreed" and run["equal"] == run["files"] == len(eligible[subset]) and not run["differ"]
+        assert f"official get_timing.py on {subset}: agreed ({run['files']} of {run['files']} " in out.stdout
+    assert summary["official_run"]["files"]["get_timing.py"]["pinned"] is True
+    for subset in V15:  # the behaviour script with fdbu's stub judge: fdbu's requests and reading are the script's
+        record = summary["official_run"]["subsets"][f"{subset}/behaviour"]
+        assert record["rules_agree"] is True and record["status"] == "not comparable", record
+        assert record["reference_column"] == {"pending": summary["subsets"][subset]["behaviour"]["pending"]}
+        assert record["judge"]["official_requests"] >= len(eligible[subset])
+    assert sum(summary["official_run"]["subsets"][f"{s}/behaviour"]["judge"]["official_requests"] for s in V15) > \
+        sum(map(len, eligible.values()))  # some asked again with seed 2, by the script and by fdbu alike
+    assert summary["rules"].startswith("Full-Duplex-Bench v1.5 official evaluation scripts")
+    lists = [v for s in V15 for v in summary["subsets"][s]["latency_intervals"].values()]
+    assert sum(bool(v["latency_stop_list"]) for v in lists) >= 6 and sum(bool(v["latency_resp_list"]) for v in lists) >= 6
 
 
 @pytest.mark.slow

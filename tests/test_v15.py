@@ -158,48 +158,6 @@ def test_get_timings_lists_by_the_batched_path_equal_the_reference_paths(v15_tre
     assert any((tmp_path / "cache").rglob("*"))  # computed once, kept: the next evaluate reads them
 
 
-@pytest.mark.slow
-@needs_official_v15
-def test_evaluate_runs_get_timing_unchanged_and_offline_and_every_file_is_fdbus(v15_tree, tmp_path, monkeypatch):
-    import re
-    import sys
-
-    from fdbu import terminal
-
-    # as on a terminal: each official script said as it starts and with its seconds as it ends (issue 56)
-    monkeypatch.setattr(terminal, "teller", lambda command, progress: lambda text: print(f"fdbu {command}: {text}",
-                                                                                          file=sys.stderr))
-    out = fdbu_main("evaluate", f"tree={v15_tree}", f"evaluate.official_checkout={OFFICIAL_V15}",
-                    "evaluate.run_official=true")
-    assert out.returncode == 0, out.stderr
-    steps = ["get_timing.py: torch and its offline hub loading"] + [f"get_timing.py on {s}" for s in V15] + \
-        [f"eval_behavior.py on {s} (the stub judge)" for s in V15]
-    said = [line.removeprefix("fdbu evaluate: official ") for line in out.stderr.splitlines()
-            if line.startswith("fdbu evaluate: ")]
-    assert len(said) == 2 * len(steps) and said[0::2] == [f"{step} ..." for step in steps], out.stderr
-    assert all(re.fullmatch(rf"{re.escape(step)}: \d+\.\d s", end) for step, end in zip(steps, said[1::2])), said
-    summary = json.loads((v15_tree / "summary.json").read_text())
-    manifest = json.loads((v15_tree / "manifest.json").read_text())
-    eligible = {s: [r["sample_id"].split("/")[1] for r in manifest["samples"] if r["subset"] == s and r["eligible"]]
-                for s in V15}
-    for subset in V15:
-        numbers, run = summary["subsets"][subset], summary["official_run"]["subsets"][subset]
-        assert sorted(numbers["latency_intervals"]) == sorted(eligible[subset])
-        assert run["status"] == "agreed" and run["equal"] == run["files"] == len(eligible[subset]) and not run["differ"]
-        assert f"official get_timing.py on {subset}: agreed ({run['files']} of {run['files']} " in out.stdout
-    assert summary["official_run"]["files"]["get_timing.py"]["pinned"] is True
-    for subset in V15:  # the behaviour script with fdbu's stub judge: fdbu's requests and reading are the script's
-        record = summary["official_run"]["subsets"][f"{subset}/behaviour"]
-        assert record["rules_agree"] is True and record["status"] == "not comparable", record
-        assert record["reference_column"] == {"pending": summary["subsets"][subset]["behaviour"]["pending"]}
-        assert record["judge"]["official_requests"] >= len(eligible[subset])
-    assert sum(summary["official_run"]["subsets"][f"{s}/behaviour"]["judge"]["official_requests"] for s in V15) > \
-        sum(map(len, eligible.values()))  # some asked again with seed 2, by the script and by fdbu alike
-    assert summary["rules"].startswith("Full-Duplex-Bench v1.5 official evaluation scripts")
-    lists = [v for s in V15 for v in summary["subsets"][s]["latency_intervals"].values()]
-    assert sum(bool(v["latency_stop_list"]) for v in lists) >= 6 and sum(bool(v["latency_resp_list"]) for v in lists) >= 6
-
-
 def test_a_changed_v15_file_is_refused_naming_it(v15_tree, tmp_path):
     import shutil
 
