@@ -157,16 +157,18 @@ OVERLAP = Task(
     transcribed=("output.wav", "clean_output.wav", "input.wav", "clean_input.wav"),
     detected=("output.wav", "clean_output.wav"))
 V2_RUNS = "fdbu.upstream_v2"  # v2's run layout: an output root of <split>/<task id>/A.wav, B.wav (and the judge's)
+V2_EVALUATE = "fdbu.upstream_v2_evaluate"  # its reference column: the judge's answers, run and rule, the official run
+V2_FILES = "fdbu.upstream_v2_files"  # the files upstream's eval scripts write: the judge's answers, transcripts.json
 # Full-Duplex-Bench v2 (upstream v2/README.md): a multi-turn session between an automated examiner (A.wav, here
 # input.wav) and the system (B.wav, here output.wav) on one clock; Silero segments both channels
 # (fdbu.metrics.session), and the reference column is the judge's scores as scoring/score.py averages them.
 SESSION = Task(
     name=session_hooks.TASK, family="v2", annotation="session.json", read=readers.read_session, metrics=session,
     reference=None, speech_detection=True, asr_task="default", asr_cut=None, label="session (v2)",
-    official=Official(JUDGE_SCORE_SCRIPT, {}, "judge_scores", rule=Ref(V2_RUNS, "judge_rule"), via_evaluate=False,
-                      also=(JUDGE_TIME_SCRIPT,), run=Ref(V2_RUNS, "official_run")),
+    official=Official(JUDGE_SCORE_SCRIPT, {}, "judge_scores", rule=Ref(V2_EVALUATE, "judge_rule"), via_evaluate=False,
+                      also=(JUDGE_TIME_SCRIPT,), run=Ref(V2_EVALUATE, "official_run")),
     generator=Ref(SYNTH, "session_sample"), audio=("input.wav",), transcribed=("output.wav", "input.wav"),
-    detected=("output.wav", "input.wav"), combined=("transcripts.json", Ref(V2_RUNS, "transcripts_of")))
+    detected=("output.wav", "input.wav"), combined=("transcripts.json", Ref(V2_FILES, "transcripts_of")))
 TASKS = {t.name: t for t in (PAUSE_HANDLING, TURN_TAKING, USER_INTERRUPTION, BACKCHANNEL, OVERLAP, SESSION)}
 
 # the releases, in order (a tree's families are listed in it); v1.5's subsets carry the matched control (its
@@ -177,7 +179,7 @@ V15 = Family(name="v1.5", systems=("yields", "yields_late", "talks_through", "sa
              definitions=V15_DEFINITIONS, settings=control.GROUP, entries=(control.ENTRY,),
              figures=(Figure("stop-curves", overlap.stop_curves),))
 V2 = Family(name="v2", systems=("attentive", "hesitant", "eager", "unyielding", "mute"),
-            judge_scripts=Ref(V2_RUNS, "load_session_judge"),
+            judge_scripts=Ref(V2_EVALUATE, "load_session_judge"),
             definitions=V2_DEFINITIONS, settings=session_hooks.GROUP,
             entries=(session_hooks.JUDGE_ENTRY, session_hooks.OFFSET_ENTRY, session_hooks.BINS_ENTRY),
             layout=Layout(Ref(V2_RUNS, "what"), Ref(V2_RUNS, "export_hint"), Ref(V2_RUNS, "export"),

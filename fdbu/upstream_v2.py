@@ -24,8 +24,6 @@ Export (`fdbu export dataset=ROOT [export.judge=EVAL_RESULTS] [export.transcript
 from __future__ import annotations
 
 import json
-import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,22 +35,22 @@ from .atomic import dumps, regular, sha256_bytes, sha256_file
 from .audio import SAMPLE_RATE as SR, non_finite, wav_bytes
 from .errors import FdbuError
 from .outputs import new_folder
-from .readers import parse_json, read_session, seconds_text
-from .timebase import to_us, window_us
+from .readers import parse_json, read_session
+from .timebase import window_us
 from .tree import MANIFEST_KIND, SAFE_NAME
+from .upstream_v2_files import TASK_KEY, TURN_KEY, read_judge, transcripts_bytes
 
 FAMILY = "v2"
 TRIM_S = 120                 # eval/trim_combined_wavs.py's --seconds default
 CHANNEL_TOLERANCE_MS = 1000  # A.wav and B.wav may differ in length by this much (after the trim); beyond: refused
-MAX_TIME_S = 120.0           # eval/run_evaluation.sh passes --max_time $MAX_TIME (120) to asr_batch.py
-TIME_THRESHOLD_S = 1.2       # asr_batch.py's --time_threshold default
 MADE_BY = "the official Full-Duplex-Bench v2 eval/asr_batch.py (A.json, B.json), not fdbu"  # asr.json's adopted
 CHANNELS = ("A.wav", "B.wav")
 JUDGE_SUFFIX = "_processed.json"
 COMBINED = "transcripts.json"  # asr_batch.py's combine_transcripts output, beside A.json and B.json
+# what a judge's answer was made on, recorded by `fdbu evaluate` (judge_run.made_on) and checked when `fdbu export`
+# puts the answer beside a session: the user's two tracks (session.json's source) and the transcripts sent
+MADE_ON = ("A.wav", "B.wav", "A.json", "B.json")
 OWNED_BY_ASR = ("input.json", "output.json", COMBINED)  # a tree's files asr.json lists, not the manifest
-from .readers import JUDGE_PAST_T_MS  # noqa: E402  a judge window may end this far past T (readers.read_session)
-TURN_KEY, TASK_KEY = "Turn-taking event and score", "Task-specific score"
 
 
 def splits() -> dict[str, str]:
@@ -172,45 +170,6 @@ def check_combined(path: Path, a: np.ndarray, b: np.ndarray, sr: int, where: str
                     f"sample {k} ({k / sr:.3f} s) on")
 
 
-def read_judge(data: bytes, where: str, T_us: int, file: str = "judge.json") -> dict:
-    """A processed judge output (`scoring/parse.py`'s `*_processed.json`) -> {"events": [(start_us, end_us, TT, IF)],
-    "task_score": number or None}, refusing what score.py and score_time.py would read differently (fdbu.official.
-    judge_scores) and what cannot be this session's: a score that is not a number from 1 to 5 (a bool, a string, the
-    null parse.py writes for an answer it cannot read), a window that is not [start, end] with 0 <= start < end <=
-    T + JUDGE_PAST_T_MS. A window ending past T (the judge reads word times: a last word can end after the cut, or
-    B.wav be cropped to A's length) is kept as it is, as the scripts read it; the timing inside it is read up to T
-    (`past_T` counts them)."""
-    doc = parse_json(data, where, file)
-    if not isinstance(doc, dict) or not isinstance(doc.get(TURN_KEY), list):
-        raise FdbuError(where, file, f"is not a processed judge output: no '{TURN_KEY}' list")
-    events, past = [], 0
-    for i, item in enumerate(doc[TURN_KEY]):
-        if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], list) and len(item[0]) == 2):
-            raise FdbuError(where, file, f"event {i} is not [[start, end], turn-taking score, instruction score]")
-        (start, end), tt, if_ = item[0], item[1], item[2]
-        for what_, v in (("start", start), ("end", end)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise FdbuError(where, file, f"event {i}'s {what_} is {json.dumps(v)}, not a number of seconds")
-        for what_, v in (("turn-taking score", tt), ("instruction-following score", if_)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 1 <= v <= 5:
-                raise FdbuError(where, file, f"event {i}'s {what_} is {json.dumps(v)}, not a number from 1 to 5")
-        s, e = to_us(start), to_us(end)
-        if not 0 <= s < e:
-            raise FdbuError(where, file, f"event {i}'s window [{start}, {end}] ends before it starts (or at its start)"
-                            if e <= s else f"event {i}'s window [{start}, {end}] starts before 0")
-        if e > T_us + JUDGE_PAST_T_MS * 1000:
-            raise FdbuError(where, file, f"event {i}'s window [{start}, {end}] ends past the session's audio "
-                            f"(T = {seconds_text(T_us)} s, by more than {JUDGE_PAST_T_MS} ms): a judge output of "
-                            "another session, or of untrimmed audio")
-        past += e > T_us
-        events.append((s, e, float(tt), float(if_)))
-    score = doc.get(TASK_KEY)
-    if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))
-                              or not math.isfinite(score)):
-        raise FdbuError(where, file, f"'{TASK_KEY}' is {json.dumps(score)}, not a number")
-    return {"events": events, "task_score": score, "past_T": past}
-
-
 def find_judge(judge: Path, split: str, task: str, where: str) -> Path | None:
     """`<judge>/<split>/<task>_processed.json` (the split folder as the run's: `Daily`, or `daily`). Refused: one in a
     sub-folder of the split's (score.py's rglob counts it, score_time.py's second pass never bins it: the two would
@@ -237,46 +196,6 @@ def find_judge(judge: Path, split: str, task: str, where: str) -> Path | None:
 
 
 # ---- combine_transcripts
-
-def sentences(chunks: list[dict], threshold: float) -> list[dict]:
-    """asr_batch.py's segment_into_sentences: a new sentence wherever the next word starts more than `threshold`
-    seconds after this one ends; each sentence's text is its words joined by spaces."""
-    if not chunks:
-        return []
-    cuts = [0] + [i + 1 for i in range(len(chunks) - 1)
-                  if chunks[i + 1]["timestamp"][0] - chunks[i]["timestamp"][1] > threshold] + [len(chunks)]
-    return [{"text": " ".join(c["text"] for c in chunks[a:b]), "start": chunks[a]["timestamp"][0],
-             "end": chunks[b - 1]["timestamp"][1]} for a, b in zip(cuts, cuts[1:])]
-
-
-def combine_transcripts(a_doc: dict, b_doc: dict, max_time: float = MAX_TIME_S,
-                        time_threshold: float = TIME_THRESHOLD_S) -> list[dict]:
-    """asr_batch.py's combine_transcripts on parsed A.json and B.json: each channel's words ending by `max_time`,
-    made sentences, tagged Examiner and Evaluatee, in order of start (a stable sort: A's first on a tie)."""
-    tagged = [(s["start"], speaker, s["text"])
-              for doc, speaker in ((a_doc, "Examiner"), (b_doc, "Evaluatee"))
-              for s in sentences([c for c in doc["chunks"] if c["timestamp"][1] <= max_time], time_threshold)]
-    order = sorted(range(len(tagged)), key=lambda i: tagged[i][0])
-    return [{"speaker": tagged[i][1], "text": tagged[i][2]} for i in order]
-
-
-def transcripts_bytes(a_doc: dict, b_doc: dict) -> bytes:
-    """transcripts.json as asr_batch.py writes it: `json.dump(combined, f, indent=2)`, no final newline."""
-    return json.dumps(combine_transcripts(a_doc, b_doc), indent=2).encode()
-
-
-def transcripts_of(transcripts: dict[str, bytes]) -> bytes:
-    """transcripts.json of a tree's session from its two transcripts (fdbu asr's, in the tree's names): input.json is
-    the examiner's A.json, output.json the system's B.json. A word fdbu's ASR gave no end time (zero-length, null;
-    Parakeet's never are, and combine_transcripts cannot read one) ends where it starts."""
-    docs = []
-    for name in ("input.json", "output.json"):
-        doc = json.loads(transcripts[name])
-        for c in doc["chunks"]:
-            start, end = c["timestamp"]
-            c["timestamp"] = [start, start if end is None else end]
-        docs.append(doc)
-    return transcripts_bytes(*docs)
 
 
 # ---- export
@@ -588,291 +507,3 @@ def write_synthetic(root: Path, subset: str, index: int, cap, annotation: dict, 
     judged.mkdir(parents=True, exist_ok=True)
     (judged / f"{task}{JUDGE_SUFFIX}").write_text(json.dumps(stub_judge(intended, a.n / SR, index), indent=2))
     return f"{subset}/{task}"
-
-
-# ---- the reference column (fdbu evaluate)
-
-def session_of(tree, sample) -> dict:
-    """A tree sample's session.json, hash-checked against manifest.json (its split, task id and judge)."""
-    from .tree import hashed
-
-    return json.loads(hashed(sample.folder / "session.json", sample.sample_id, "session.json",
-                             tree.files[sample.sample_id].get("session.json"), "manifest.json", tree.root))
-
-
-def judged_sessions(tree, subset: str) -> tuple[list[tuple[str, str, bytes]], list[str]]:
-    """The subset's eligible sessions the judge reached, as (split folder, task id, judge.json's bytes, hash-checked),
-    keyed as score.py keys them: by the split folder of the judge's file; and the names of those it did not reach."""
-    from .tree import hashed
-
-    judged, missing = [], []
-    for s in tree.subset(subset):
-        if not s.eligible:
-            continue
-        files = tree.files[s.sample_id]
-        session = session_of(tree, s)
-        if "judge.json" not in files:
-            missing.append(s.name)
-            continue
-        data = hashed(s.folder / "judge.json", s.sample_id, "judge.json", files["judge.json"], "manifest.json",
-                      tree.root)
-        folder = Path(session["judge"]["file"]).parts[0] if "file" in session.get("judge", {}) else session["split"]
-        judged.append((folder, session["task_id"], data))
-    return judged, missing
-
-
-@dataclass
-class SessionJudge:
-    """v2's judge as the checkout has it, run unchanged (fdbu.upstream_v2.run_judge): eval_single_item.py per
-    session (Gemini), its rubrics, the tasks' staged goals and parse.py, which turns its answers into the
-    `*_processed.json` score.py reads."""
-
-    script: Path
-    prompts: Path
-    staged: list[Path]
-    parse: Path
-    sha256: dict  # file -> SHA-256
-
-
-def load_session_judge(checkout: Path, pins: dict[str, str] | None, allow_unpinned: bool, options) -> SessionJudge:
-    """v2's judge files of the checkout (Family.judge_scripts; with `pins`, a file that is not the pinned one is
-    refused unless `allow_unpinned`); `options.staged_files` (evaluate.judge) in place of the checkout's
-    prompts_staged_200.json (tasks of your own)."""
-    staged_files = options.staged_files
-    from .official import JUDGE_V2_PARSE, JUDGE_V2_PROMPTS, JUDGE_V2_SCRIPT, JUDGE_V2_TASKS
-    from .official.rules import checkout_files
-
-    names = [JUDGE_V2_SCRIPT, JUDGE_V2_PROMPTS, JUDGE_V2_PARSE] + ([] if staged_files else [JUDGE_V2_TASKS])
-    paths, reports = checkout_files(checkout, names, pins, allow_unpinned)
-    sha = {name: r["sha256"] for name, r in reports.items()}
-    staged = [Path(f) for f in staged_files] if staged_files else [paths[JUDGE_V2_TASKS]]
-    for k, f in enumerate(staged if staged_files else []):
-        try:
-            regular(f, "evaluate.judge.staged_files", f.name)
-            sha[f"staged_files[{k}]: {f.name}"] = sha256_bytes(f.read_bytes())  # (no paths in summary.json)
-        except OSError as e:
-            raise FdbuError("evaluate.judge.staged_files", str(f), f"cannot be read ({e.strerror or e})") from None
-    return SessionJudge(paths[JUDGE_V2_SCRIPT], paths[JUDGE_V2_PROMPTS], [f.resolve() for f in staged],
-                        paths[JUDGE_V2_PARSE], sha)
-
-
-def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], dict[str, str], dict[str, dict]]:
-    """v2's judge run now, as upstream runs it (eval/run_evaluation.sh's second step), on the subset's eligible
-    sessions: eval_single_item.py unchanged on each session's transcripts (input.json as A.json, output.json as
-    B.json, every one hash-checked before the first request), one process per session, in manifest order
-    (`fdbu.official.child gemini`: the key in GEMINI_API_KEY, the requests to `evaluate.judge.base_url`), then
-    parse.py unchanged over all the answers. Returns the sessions judged as `judged_sessions` does (split, task id,
-    the processed JSON's bytes, checked by `read_judge`), what each answer was made on (`MADE_ON`: the SHA-256 of the
-    session's two tracks and of the transcripts sent), and why each other session was not: the script failed or
-    ran too long, its answer is empty (a refusal), or is not a judge output of the session. When the judge answered
-    no session at all, one line says why (a wrong key or model). Every request that got a reply goes into the
-    judge's ledger with it; the key is in no file and no message."""
-    import os
-    import subprocess
-    import sys
-    import tempfile
-    from concurrent.futures import ThreadPoolExecutor
-
-    session_judge = judge.scripts[FAMILY]
-    limit = max(900.0, 6 * judge.timeout_s)  # the script retries 5 times, waiting up to 60 s (or Retry-After)
-    found: list[tuple[str, str, bytes]] = []
-    failed: dict[str, str] = {}
-    made_on: dict[str, dict[str, str]] = {}
-
-    def secret(text: str) -> str:
-        return text.replace(judge.api_key, "***") if judge.api_key else text
-
-    with tempfile.TemporaryDirectory(prefix="fdbu-v2-judge-") as tmp_name:
-        tmp = Path(tmp_name)
-        answers, asked = tmp / "eval_results", []
-        sessions = _transcripts_as_upstream(tree, subset, tmp / "transcripts")  # all checked before a request
-        env = {**os.environ, "GEMINI_API_KEY": judge.api_key or ""}
-        env.pop("GEMINI_MODEL", None)  # the model is evaluate.judge.model, passed as --model
-        def ask(session) -> str | None:
-            """One session's script run: None, or why it failed."""
-            s, split, task, folder, _ = session
-            argv = [sys.executable, "-m", "fdbu.official.child", "gemini", str(session_judge.script), judge.base_url,
-                    str(tmp / f"{split}.{task}.ledger.jsonl"), "--subset", split, "--task-id", task, "--transcript-a",
-                    str(folder / "A.json"), "--transcript-b", str(folder / "B.json"), "--eval-prompts",
-                    str(session_judge.prompts), "--staged-files", *map(str, session_judge.staged), "--model",
-                    judge.model, "--out", str(answers / split / f"{task}.json")]
-            try:
-                run = subprocess.run(argv, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                                     timeout=limit)
-                return None if run.returncode == 0 else _script_error(run.returncode, run.stderr)
-            except subprocess.TimeoutExpired:
-                return f"ran past {limit:.0f} s (its retries, or a long Retry-After)"
-
-        # evaluate.judge.workers sessions at once (1: one after another, as upstream); the results in manifest order
-        with ThreadPoolExecutor(max_workers=judge.workers) as pool:
-            whys = list(pool.map(ask, sessions))
-        for (s, split, task, _, _), why in zip(sessions, whys):
-            ledger = tmp / f"{split}.{task}.ledger.jsonl"
-            for line in ledger.read_text(encoding="utf-8").splitlines() if ledger.is_file() else []:
-                judge.ledger.append({"session": f"{split}/{task}", **json.loads(secret(line))})
-            if why is not None:
-                failed[s.name] = secret(f"{JUDGE_SCRIPT_NAME} failed: {why}")
-                continue
-            asked.append((s, split, task))
-        if not asked and failed:  # not one answer: the key, the model or the endpoint, not the sessions
-            first = next(iter(failed.items()))
-            raise FdbuError("evaluate.judge", None, f"the judge answered none of {subset}'s {len(failed)} sessions "
-                            f"(a wrong key, model or base_url?); {first[0]}: {first[1]}")
-        if asked:
-            try:
-                run = subprocess.run([sys.executable, str(session_judge.parse), "--root_dir", str(answers)], cwd=tmp,
-                                     capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600)
-                why = None if run.returncode == 0 else _script_error(run.returncode, run.stderr)
-            except subprocess.TimeoutExpired:
-                why = "ran past 600 s"
-            if why is not None:
-                raise FdbuError("official checkout", "scoring/parse.py", secret(f"failed on the judge's answers "
-                                                                               f"({why})"))
-        made = {s.sample_id: hashes for s, _, _, _, hashes in sessions}
-        for s, split, task in asked:
-            processed = answers / split / f"{task}{JUDGE_SUFFIX}"
-            if not processed.is_file():
-                failed[s.name] = "the judge's answer is not JSON parse.py reads (see the ledger)"
-                continue
-            data = processed.read_bytes()
-            try:
-                read_judge(data, s.sample_id, s.T_us, processed.name)
-            except FdbuError as e:
-                failed[s.name] = f"the judge's answer is not a judge output of this session: {e.problem}"
-                continue
-            doc = json.loads(data)  # read_judge read it: an object with its events' list
-            if not doc.get(TURN_KEY) and doc.get(TASK_KEY) is None:
-                failed[s.name] = "the judge's answer is empty: no event and no task score (a refusal or a cut-off " \
-                                 "reply; see the ledger)"
-                continue
-            found.append((split, task, data))
-            made_on[f"{split}/{task}"] = made[s.sample_id]
-    return found, failed, made_on
-
-
-def _transcripts_as_upstream(tree, subset: str, dest: Path) -> list[tuple[Any, str, str, Path, dict]]:
-    """Each eligible session's transcripts as upstream's ASR step leaves them for the judge, `dest/<split>/<task
-    id>/A.json` (the examiner: the tree's input.json) and `B.json` (output.json), each hash-checked against asr.json:
-    (sample, split, task id, its folder, what a judge's answer on them is made on: `MADE_ON`'s SHA-256, the user's
-    two tracks as its session.json records them and the transcripts as asr.json does), in manifest order."""
-    from .tree import hashed
-
-    out = []
-    for s in tree.subset(subset):
-        if not s.eligible:
-            continue
-        session = session_of(tree, s)
-        split, task = session["split"], session["task_id"]
-        folder = dest / split / task
-        folder.mkdir(parents=True)
-        listed = {"output.json": tree.receipts.get(subset, {}).get(s.name),  # as asr.json lists them
-                  "input.json": tree.other_receipts.get(subset, {}).get("input.json", {}).get(s.name)}
-        for name, as_name in (("input.json", "A.json"), ("output.json", "B.json")):
-            (folder / as_name).write_bytes(hashed(s.folder / name, s.sample_id, name, listed[name], "asr.json",
-                                                  tree.root))
-        out.append((s, split, task, folder, {**{c: session["source"][c].get("sha256") for c in CHANNELS},
-                                             "A.json": listed["input.json"], "B.json": listed["output.json"]}))
-    return out
-
-
-def _script_error(rc: int, stderr: str) -> str:
-    """Why the script failed: the exception its traceback names, with the whole message (the API's error is a JSON
-    body over several lines), on one line, at most 300 characters."""
-    from .run_official import why_not
-
-    lines = stderr.strip().splitlines()
-    head = why_not(rc, stderr)
-    at = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].startswith(head.split(":")[0] + ":")), None)
-    text = " ".join(" ".join(lines[at:]).split()) if at is not None else head
-    return text if len(text) <= 300 else text[:297] + "..."
-
-
-JUDGE_SCRIPT_NAME = "eval_single_item.py"
-# what a judge's answer was made on, recorded by `fdbu evaluate` (judge_run.made_on) and checked when `fdbu export`
-# puts the answer beside a session: the user's two tracks (session.json's source) and the transcripts sent
-MADE_ON = ("A.wav", "B.wav", "A.json", "B.json")
-
-
-def judge_rule(tree, subset: str, ctx) -> dict:
-    """score.py's and score_time.py's rows (fdbu.official.judge_scores) over the subset's judged sessions, each
-    judge.json (hash-checked) keyed as the scripts key it: (its split, its task id); the sessions the judge did not
-    reach are listed, not scored. With a judge given (evaluate.judge.base_url), the judge runs now (`run_judge`)
-    and its answers, not the exported ones, make the rows."""
-    from .official.judge_scores import judge_scores
-
-    ran = ctx.judge is not None and FAMILY in ctx.judge.scripts
-    if ran:
-        found, failed, made_on = run_judge(tree, subset, ctx.judge)
-        missing = list(failed)
-    else:
-        found, missing = judged_sessions(tree, subset)
-    judged = {(folder, task): [json.loads(data)] for folder, task, data in found}
-    out = judge_scores(judged)
-    rows = out["score.py"]["judge_summary.csv"]["rows"]
-    means = {}  # fdbu's plain mean of score.py's per-session rows (upstream prints no aggregate over tasks)
-    for j, column in enumerate(out["score.py"]["judge_summary.csv"]["header"][4:], start=4):
-        values = [r[j] for r in rows if r[j] is not None]
-        means[column] = sum(values) / len(values) if values else None
-    result = {**out, "judged": len(judged), "not_judged": missing, "mean_of_sessions": means}
-    if ran:  # the judge ran now: which one, and why each session it did not judge was not
-        result["judge_run"] = {"model": ctx.judge.model, "base_url": ctx.judge.base_url, "failed": failed,
-                               "processed": {f"{folder}/{task}": json.loads(data) for folder, task, data in found},
-                               "made_on": made_on}
-    return result
-
-
-def official_run(tree, subset: str, paths: dict, tmp: Path, ours: dict) -> dict:
-    """`evaluate.run_official`: score.py and score_time.py themselves, unchanged and offline, on the subset's judged
-    sessions laid out as upstream's eval_results (`<split>/<task id>_processed.json`: each judge.json's bytes, or the
-    answers of the judge run in this evaluate), each
-    in its own working folder (both write judge_summary.csv there); every CSV they write compared row by row with
-    the reference column (fdbu.official.judge_scores), as csv.writer writes fdbu's rows. Agreed only when every file
-    is equal."""
-    import csv
-    import subprocess
-    import sys
-
-    from .official import JUDGE_SCORE_SCRIPT, JUDGE_TIME_SCRIPT
-    from .official.judge_scores import csv_cell
-    from .run_official import why_not
-
-    root = tmp / f"{subset}-eval_results"
-    ran = ours.get("judge_run")  # the judge ran in this evaluate: its answers, not the exported ones
-    found = [(*key.split("/", 1), json.dumps(doc).encode()) for key, doc in ran["processed"].items()] if ran else \
-        judged_sessions(tree, subset)[0]
-    for folder, task, data in found:
-        (root / folder).mkdir(parents=True, exist_ok=True)
-        (root / folder / f"{task}{JUDGE_SUFFIX}").write_bytes(data)
-    root.mkdir(exist_ok=True)
-    script = f"{JUDGE_SCORE_SCRIPT} and {JUDGE_TIME_SCRIPT}"
-    numbers = {}
-    for name, written in ((JUDGE_SCORE_SCRIPT, ("judge_summary.csv",)),
-                          (JUDGE_TIME_SCRIPT, ("judge_summary.csv", "judge_summary_binned.csv"))):
-        cwd = tmp / f"{subset}-{Path(name).stem}"
-        cwd.mkdir()
-        try:
-            run = subprocess.run([sys.executable, str(paths[name]), "--root_dir", str(root)], cwd=cwd,
-                                 capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600)
-        except subprocess.TimeoutExpired:
-            return {"script": script, "status": "could not run", "why": f"{name} ran past 600 s"}
-        if run.returncode != 0:
-            return {"script": script, "status": "could not run", "why": f"{name}: {why_not(run.returncode, run.stderr)}"}
-        for csv_name in written:
-            table = ours[Path(name).name][csv_name]
-            if not (cwd / csv_name).is_file() and table["rows"]:
-                return {"script": script, "status": "could not run", "why": f"{name} wrote no {csv_name}"}
-            if not (cwd / csv_name).is_file():  # score_time.py writes no file without a row: nor has fdbu a row
-                theirs = [table["header"]]
-            else:
-                with open(cwd / csv_name, newline="") as f:
-                    theirs = list(csv.reader(f))
-            mine = [[csv_cell(x) for x in row] for row in table["rows"]]
-            pairs = [(theirs[0] if theirs else [], table["header"]), *zip(sorted(theirs[1:]), sorted(mine))]
-            if len(theirs) - 1 != len(mine):
-                pairs.append(([f"{len(theirs) - 1} rows"], [f"{len(mine)} rows"]))
-            first = next(((a, b) for a, b in pairs if a != b), None)  # the first row (or the header) that differs
-            numbers[f"{Path(name).name}'s {csv_name}"] = {
-                "official": f"{len(theirs) - 1} rows" if first is None else ",".join(first[0]),
-                "fdbu": f"{len(mine)} rows" if first is None else ",".join(first[1]), "agree": first is None}
-    return {"script": script, "status": "agreed" if all(n["agree"] for n in numbers.values()) else "differs",
-            "numbers": numbers}

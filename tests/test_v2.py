@@ -176,7 +176,7 @@ def test_no_general_module_names_v2():
     import fdbu
 
     allowed = {"tasks.py", "metrics/session.py", "metrics/session_hooks.py", "metrics/session_events.py",
-               "synth/samples.py", "version.py", "readers.py", "upstream_v2.py",
+               "synth/samples.py", "version.py", "readers.py", "upstream_v2.py", "upstream_v2_evaluate.py", "upstream_v2_files.py",
                "official/judge_scores.py"}
     root = Path(fdbu.__file__).parent
     named = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
@@ -558,7 +558,7 @@ def test_without_adopt_fdbu_asr_transcribes_both_channels_and_score_reads_them(v
     assert "24 transcribed" in out.stdout, out.stdout  # 12 sessions x 2 channels
     asr = json.loads((tree / "asr.json").read_text())
     from fdbu.atomic import sha256_bytes
-    from fdbu.upstream_v2 import transcripts_bytes
+    from fdbu.upstream_v2_files import transcripts_bytes
 
     for subset in V2:
         entry = asr["subsets"][subset]
@@ -656,7 +656,7 @@ def test_the_judge_folder_is_found_as_the_run_is_and_a_window_just_past_t_is_cli
 def test_a_word_without_an_end_time_ends_where_it_starts_in_transcripts_json():
     """fdbu's ASR may give a zero-length word a null end (Parakeet's never do), which upstream's combine_transcripts
     cannot read: fdbu asr's transcripts.json reads it as ending where it starts."""
-    from fdbu.upstream_v2 import transcripts_bytes, transcripts_of
+    from fdbu.upstream_v2_files import transcripts_bytes, transcripts_of
 
     def doc(end):
         return {"text": "hi there", "chunks": [{"text": "hi", "timestamp": [1.0, end]},

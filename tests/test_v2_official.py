@@ -127,7 +127,7 @@ def _words(rng, t: float, until: float) -> list[dict]:
 @needs_official_v2
 @pytest.mark.parametrize("max_time", [60.0, 120.0])
 def test_combine_transcripts_byte_for_byte(tmp_path, max_time):
-    from fdbu.upstream_v2 import combine_transcripts
+    from fdbu.upstream_v2_files import combine_transcripts
 
     script = _asr_batch()
     rng = np.random.default_rng(3)
