@@ -1,14 +1,17 @@
 import math
 import os
 import shutil
+import sys
 import tempfile
 
 # Before numpy loads OpenBLAS (read once, at load), here and in every worker and process the suite starts (they
 # inherit it): after each call on two threads, OpenBLAS's second thread spins for about 0.1 s waiting for more work
-# (2^28 cycles) before it sleeps. With three workers on two cores that spin takes a core from another worker: about
-# 20 s of the suite's CPU. 4 (its least) lets it sleep at once. Only how its idle thread waits changes: no thread
-# count, no result (benchmarks/RESULTS.md, "The test suite on 2 cores").
-os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+# (2^28 cycles) before it sleeps. With three workers on two cores that spin takes a core from another worker (2.3% of
+# the suite's CPU in a perf profile). 4 (its least) lets it sleep at once. Only how its idle thread waits changes:
+# the suite sets no thread count and no result changes (fdbu's free-core sampling may see a core idle more often)
+# (benchmarks/RESULTS.md, "The test suite on 2 cores").
+NUMPY_BEFORE_CONFTEST = "numpy" in sys.modules
+os.environ["OPENBLAS_THREAD_TIMEOUT"] = "4"
 
 import pytest  # noqa: E402
 

@@ -1,8 +1,11 @@
 """ARCHITECTURE.md held to the code: every module it maps, every name it gives, every test its recipes cite and
 the layer ratchet it states are checked here, so the page cannot drift from the package."""
 import importlib
+import json
 import re
 from pathlib import Path
+
+import pytest
 
 import fdbu
 
@@ -90,27 +93,37 @@ def test_the_suite_s_schedule_names_test_files_that_exist_and_puts_nemo_s_on_one
     assert len({unit_of(f"tests/{name}::test_x[a]") for name in NEMO_FILES}) == 1
 
 
-def test_the_suite_s_processes_have_openblas_s_idle_threads_sleep_at_once():
-    """conftest sets OPENBLAS_THREAD_TIMEOUT before numpy loads OpenBLAS (which reads it once): a worker has it from
-    its start (its controller set it), and a process it starts has it too, so after a call on two threads OpenBLAS's
-    other thread sleeps instead of spinning for about 0.1 s on a core another worker needs."""
+def test_the_suite_s_processes_have_openblas_s_idle_threads_sleep_at_once(request):
+    """conftest sets OPENBLAS_THREAD_TIMEOUT before numpy loads OpenBLAS (which reads it once): numpy was not loaded
+    before conftest; a worker has it from its start (its controller set it); and a process it starts has it too, so
+    after a call on two threads OpenBLAS's other thread sleeps instead of spinning for about 0.1 s on a core another
+    worker needs."""
     import os
     import subprocess
     import sys
 
+    # the conftest pytest loaded (`import conftest` here would run it again, numpy long loaded)
+    loaded = [p for p in request.config.pluginmanager.get_plugins()
+              if str(getattr(p, "__file__", "")).endswith(str(Path("tests") / "conftest.py"))]
     assert os.environ["OPENBLAS_THREAD_TIMEOUT"] == "4"
+    assert len(loaded) == 1 and loaded[0].NUMPY_BEFORE_CONFTEST is False
     if os.environ.get("PYTEST_XDIST_WORKER"):
         at_start = Path("/proc/self/environ").read_bytes().split(b"\0")
         assert b"OPENBLAS_THREAD_TIMEOUT=4" in at_start
-    spin = ("import resource, time, numpy as np\n"
-            "from threadpoolctl import threadpool_limits\n"
+    spin = ("import json, resource, time, numpy as np\n"
+            "from threadpoolctl import threadpool_info, threadpool_limits\n"
             "a = np.ones((300, 300), np.float32)\n"
             "with threadpool_limits(2, user_api='blas'):\n"
+            "    blas = [b for b in threadpool_info() if b['user_api'] == 'blas' and 'numpy' in b['filepath']]\n"
             "    a @ a\n"
             "    cpu = resource.getrusage(resource.RUSAGE_SELF)\n"
             "    a @ a\n"
             "    time.sleep(0.3)\n"
             "    after = resource.getrusage(resource.RUSAGE_SELF)\n"
-            "print(after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime)")
-    used = float(subprocess.run([sys.executable, "-c", spin], capture_output=True, text=True, check=True).stdout)
+            "print(json.dumps([after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime, blas]))")
+    used, blas = json.loads(subprocess.run([sys.executable, "-c", spin], capture_output=True, text=True,
+                                           check=True).stdout)
+    if not (blas and blas[0]["internal_api"] == "openblas" and blas[0]["threading_layer"] == "pthreads"
+            and blas[0]["num_threads"] == 2):
+        pytest.skip(f"numpy's BLAS here is not OpenBLAS on two pthreads: {blas}")
     assert used < 0.03  # one 300 x 300 product is about 2 ms; a spinning thread would add up to 0.1 s

@@ -99,7 +99,8 @@ def test_the_config_file_example_runs_as_written(tmp_path, calibrated, monkeypat
 def test_the_v15_section_runs_as_written(tmp_path, monkeypatch):
     """Full-Duplex-Bench v1.5's block in an empty folder: synth's official v1.5 folders, export with adopt (the
     four transcripts taken unchanged), evaluate; the line with the official checkout runs with shared/official-v1.5
-    in its place where CI has it, and get_timing.py agrees with fdbu on every exported sample byte for byte."""
+    in its place where CI has it: get_timing.py agrees with fdbu on every exported sample byte for byte, and
+    eval_behavior.py with fdbu's stub judge asks and reads as fdbu does (`official_run_said_and_recorded`)."""
     import hashlib
     import json
 
@@ -164,6 +165,7 @@ def test_the_v15_section_runs_as_written(tmp_path, monkeypatch):
         assert all(runs[s]["status"] == "agreed" and runs[s]["equal"] == runs[s]["files"] == eligible[s] > 0
                    for s in summary["subsets"]), runs
         assert all(r["rules_agree"] for k, r in runs.items() if k.endswith("/behaviour")) and len(runs) == 8
+        assert official is not None, "the v1.5 block no longer runs evaluate.run_official=true"
         official_run_said_and_recorded(official, tmp_path / "runs/v15")
 
 
@@ -187,6 +189,7 @@ def official_run_said_and_recorded(out, tree):
     manifest = json.loads((tree / "manifest.json").read_text())
     eligible = {s: [r["sample_id"].split("/")[1] for r in manifest["samples"] if r["subset"] == s and r["eligible"]]
                 for s in V15}
+    assert not all(r["eligible"] for r in manifest["samples"])  # one left out: the scripts and fdbu skip it alike
     for subset in V15:
         numbers, run = summary["subsets"][subset], summary["official_run"]["subsets"][subset]
         assert sorted(numbers["latency_intervals"]) == sorted(eligible[subset])

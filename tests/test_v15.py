@@ -147,7 +147,8 @@ def test_score_says_plainly_what_it_does_not_compute(tmp_path):
 def test_get_timings_lists_by_the_batched_path_equal_the_reference_paths(v15_tree, tmp_path, calibrated):
     """Issue 58, item 3: fdbu evaluate on v1.5 segmented every input.wav and output.wav on the reference path, one
     file at a time (most of its 17.7 s); it now takes the batched path under its guard, with the cache. The lists
-    are the reference path's, byte for byte (and the official run above agrees with the script)."""
+    are the reference path's, byte for byte (and get_timing.py itself agrees with fdbu on the docs' v1.5 tree:
+    test_readme's v1.5 section)."""
     from fdbu.atomic import dumps
     from fdbu.evaluate import evaluate
 
