@@ -48,10 +48,32 @@ def _rounded(total: float, n: int):
     return None if n == 0 else round(total / n, 3)  # score.py:96-108
 
 
+class _Totals:
+    """What both scripts sum over one key's files, in their order: each file's TT and IF over its events
+    (score.py:65-67, score_time.py:113-115) and its task-specific score where it is a number (score.py:70-73,
+    score_time.py:117-120); and the judge_summary.csv row they make of it."""
+
+    def __init__(self) -> None:
+        self.tt = self.if_ = self.task_sum = 0.0
+        self.events = self.files = 0
+
+    def add(self, data: dict, tt_local: float, if_local: float, count: int) -> None:
+        self.tt += tt_local
+        self.if_ += if_local
+        self.events += count
+        score = data.get(TASK_KEY, None)
+        if _number(score):
+            self.task_sum += float(score)
+            self.files += 1
+
+    def row(self, split: str, task: str) -> list:
+        return [split, task, self.files, self.events, _rounded(self.tt, self.events),
+                _rounded(self.if_, self.events), _rounded(self.task_sum, self.files)]
+
+
 def summary_row(split: str, task: str, docs: list[Any]) -> list:
     """score.py's row of one key from its files' parsed JSON (`docs`, in the order the script reads them)."""
-    tt = if_ = task_sum = 0.0
-    events = files = 0
+    totals = _Totals()
     for data in docs:
         tt_local = if_local = 0.0
         count = 0
@@ -60,14 +82,8 @@ def summary_row(split: str, task: str, docs: list[Any]) -> list:
                 tt_local += float(item[1])
                 if_local += float(item[2])
                 count += 1
-        tt += tt_local                                            # score.py:65-67
-        if_ += if_local
-        events += count
-        score = data.get(TASK_KEY, None)                          # score.py:70-73
-        if _number(score):
-            task_sum += float(score)
-            files += 1
-    return [split, task, files, events, _rounded(tt, events), _rounded(if_, events), _rounded(task_sum, files)]
+        totals.add(data, tt_local, if_local, count)
+    return totals.row(split, task)
 
 
 def overlap_duration(a0: float, a1: float, b0: float, b1: float) -> float:
@@ -76,8 +92,7 @@ def overlap_duration(a0: float, a1: float, b0: float, b1: float) -> float:
 
 def time_rows(split: str, task: str, docs: list[Any]) -> tuple[list, list]:
     """score_time.py's two rows of one key: its judge_summary.csv row (its first pass) and its binned row."""
-    files = events = 0
-    tt = if_ = task_sum = 0.0
+    totals = _Totals()
     sums = [[0.0, 0.0, 0.0] for _ in BINS]  # TT x overlap, IF x overlap, overlap: score_time.py:138-143
     for data in docs:
         tt_local = if_local = 0.0
@@ -102,15 +117,9 @@ def time_rows(split: str, task: str, docs: list[Any]) -> tuple[list, list]:
                         sums[i][0] += tt_score * ov
                         sums[i][1] += if_score * ov
                         sums[i][2] += ov
-        tt += tt_local                                            # score_time.py:113-115
-        if_ += if_local
-        events += count
-        score = data.get(TASK_KEY, None)                          # score_time.py:117-120
-        if _number(score):
-            task_sum += float(score)
-            files += 1
-    overall = [split, task, files, events, _rounded(tt, events), _rounded(if_, events), _rounded(task_sum, files)]
-    binned: list = [split, task, files, events]
+        totals.add(data, tt_local, if_local, count)
+    overall = totals.row(split, task)
+    binned: list = [split, task, totals.files, totals.events]
     for tt_sum, if_sum, dur in sums:                              # score_time.py:263-270
         binned.extend([round(tt_sum / dur, 3), round(if_sum / dur, 3)] if dur > 0 else [None, None])
     return overall, binned
