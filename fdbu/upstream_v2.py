@@ -1,5 +1,7 @@
-"""Full-Duplex-Bench v2's run layout, read as upstream leaves it: what a folder of it is, its export into a reference
-tree, its judge outputs read and checked, and `combine_transcripts` (eval/asr_batch.py) reproduced.
+"""Full-Duplex-Bench v2's run layout, read as upstream leaves it: what a folder of it is, and its export into a
+reference tree. The files upstream's eval scripts write (the judge's answers, `combine_transcripts` of
+eval/asr_batch.py) are read and written by `fdbu.upstream_v2_files`; the reference column by
+`fdbu.upstream_v2_evaluate`.
 
 A v2 output root holds `<split>/<task id>/` per session: `A.wav` (the examiner), `B.wav` (the system under test),
 `combined.wav` (ffmpeg amerge: A left, B right), and after upstream's ASR `A.json`, `B.json`, `transcripts.json`.
