@@ -57,7 +57,7 @@ class _Totals:
         self.tt = self.if_ = self.task_sum = 0.0
         self.events = self.files = 0
 
-    def add(self, data: dict, tt_local: float, if_local: float, count: int) -> None:
+    def add(self, data: Any, tt_local: float, if_local: float, count: int) -> None:
         self.tt += tt_local
         self.if_ += if_local
         self.events += count
