@@ -221,7 +221,8 @@ def _entry_rows(subset: str, systems, result: dict | None = None, baseline: str 
         for name, better in extra.better(subset, systems[0].unified).items():
             cells = []
             for e, pair in zip(entries, paired):
-                d = extra.lines(e)[name]["difference"] if e else None
+                line = extra.lines(e).get(name) if e else None  # an entry may have no line for it (v2's judge
+                d = line["difference"] if line else None           # entry of a tree with no judged events)
                 count = extra.count(e) if e else None
                 if d is None or d["value_flag"] == UNDEFINED:
                     cells.append({**_cell(None, None), "count": count})

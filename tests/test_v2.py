@@ -664,3 +664,17 @@ def test_a_word_without_an_end_time_ends_where_it_starts_in_transcripts_json():
     got = transcripts_of({"input.json": json.dumps(doc(None)).encode(), "output.json": json.dumps(doc(1.2)).encode()})
     assert got == transcripts_bytes(doc(1.0), doc(1.2))
 
+
+
+def test_the_leaderboard_shows_a_judge_entry_without_lines_as_undefined():
+    """A v2 tree scored with no judged events has its subsets' judge entry with no lines: `fdbu report` with
+    report.format=md/tex/csv showed each correlation as not defined (it raised KeyError before)."""
+    from types import SimpleNamespace
+
+    from fdbu import board
+    from fdbu.metrics.session_hooks import JUDGE_KEY
+
+    entry = {"events": 0, "lines": {}, "not_judged": 2, "sessions": 2}
+    system = SimpleNamespace(name="t", unified={"subsets": {"v2_daily": {JUDGE_KEY: entry}}})
+    rows = board._entry_rows("v2_daily", [system])
+    assert len(rows) == 6 and all(r["cells"][0]["value"] is None for r in rows), rows
