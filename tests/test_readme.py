@@ -169,8 +169,6 @@ def test_the_v15_section_runs_as_written(tmp_path, monkeypatch):
         official_run_said_and_recorded(official, tmp_path / "runs/v15")
 
 
-V15 = ("user_interruption", "user_backchannel", "talking_to_other", "background_speech")
-
 
 def official_run_said_and_recorded(out, tree):
     """`fdbu evaluate ... evaluate.run_official=true` on a v1.5 tree (get_timing.py unchanged and offline, every file
@@ -178,6 +176,8 @@ def official_run_said_and_recorded(out, tree):
     in summary.json, each subset agreed, the behaviour script's requests and reading the same as fdbu's."""
     import json
     import re
+
+    from test_v15 import V15
 
     steps = ["get_timing.py: torch and its offline hub loading"] + [f"get_timing.py on {s}" for s in V15] + \
         [f"eval_behavior.py on {s} (the stub judge)" for s in V15]
