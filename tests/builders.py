@@ -108,8 +108,13 @@ def speech(T: float, utterances, seed: int = 0) -> np.ndarray:
 def fdbu_main(*args: str):
     """`fdbu ARGS` in this process (the same `main` the console script runs), for speed: torch,
     Silero and the compiled kernels load once. Returns a CompletedProcess with the exit status
-    and what it printed."""
+    and what it printed. What a process's end would take with it is put back, as it was before the
+    command: the SIGINT handler (a Ctrl-C's line ignores a second one), the environment (Hydra's
+    HYDRA_FULL_ERROR, the Hugging Face offline switches set before NeMo loads a local checkpoint, NeMo's
+    TOKENIZERS_PARALLELISM), sys.argv and the `fdbu` logger's console (tests/leaks.py checks)."""
     import contextlib
+    import logging
+    import os
     import subprocess
     import sys
 
@@ -119,7 +124,10 @@ def fdbu_main(*args: str):
 
     out, err = io.StringIO(), io.StringIO()
     saved = sys.argv[:]
-    handler = signal.getsignal(signal.SIGINT)  # a Ctrl-C's line ignores a second one: the process ends there, not here
+    handler = signal.getsignal(signal.SIGINT)
+    environ = dict(os.environ)
+    notes = logging.getLogger("fdbu")
+    logger = notes.level, notes.handlers[:], notes.propagate, notes.disabled
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             code = main(list(args))
@@ -128,6 +136,11 @@ def fdbu_main(*args: str):
         finally:
             sys.argv = saved
             signal.signal(signal.SIGINT, handler)
+            if os.environ != environ:
+                os.environ.clear()
+                os.environ.update(environ)
+            notes.setLevel(logger[0])
+            notes.handlers[:], notes.propagate, notes.disabled = logger[1:]
     return subprocess.CompletedProcess(["fdbu", *args], code, out.getvalue(), err.getvalue())
 
 

@@ -25,7 +25,10 @@ LAUNCHER = pytest.importorskip("hydra_plugins.hydra_submitit_launcher", reason="
 def slurm(tmp_path_factory):
     """A running one-node SLURM cluster, stopped at the end of the session (skipped if it cannot run)."""
     sys.path.insert(0, str(Path(__file__).parent / "slurm"))
-    from cluster import LocalSlurm, Unavailable
+    try:
+        from cluster import LocalSlurm, Unavailable
+    finally:  # imported once; the tests after this one see sys.path as it was (tests/leaks.py)
+        sys.path.remove(str(Path(__file__).parent / "slurm"))
 
     cluster = LocalSlurm(tmp_path_factory.mktemp("slurm"))
     try:

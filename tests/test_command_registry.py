@@ -208,7 +208,7 @@ def test_the_cli_shows_notes_after_a_level_was_changed_behind_the_loggers_back(c
     from fdbu.log import console_handler, note
 
     logger = logging.getLogger("fdbu")
-    saved = (logger.level, list(logger.handlers))
+    saved = (logger.level, list(logger.handlers), logger.propagate, logger.disabled)
     try:
         console_handler()
         logger.setLevel(logging.ERROR)
@@ -220,6 +220,7 @@ def test_the_cli_shows_notes_after_a_level_was_changed_behind_the_loggers_back(c
     finally:
         logger.handlers = saved[1]
         logger.setLevel(saved[0])
+        logger.propagate, logger.disabled = saved[2:]
 
 
 def test_a_launchers_parallel_jobs_each_get_their_share_of_the_cores(monkeypatch):

@@ -7,7 +7,6 @@ builds any model section (the benchmark's Parakeet-size config) with a tokenizer
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -73,13 +72,16 @@ def tiny_config(tok: Path, kind: str, h: int = 16) -> dict:
 
 def instantiate(cfg: dict, seed: int):
     """The NeMo model of a model section, in eval mode, with random weights from `seed`."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
     from omegaconf import OmegaConf, open_dict
-    import nemo.collections.asr as nemo_asr
 
-    torch.manual_seed(seed)
-    model = nemo_asr.models.EncDecRNNTBPEModel(cfg=OmegaConf.create(cfg))
+    from fdbu.asr.nemo_model import offline_switches
+
+    with offline_switches():  # set while NeMo loads, then as they were (tests/leaks.py)
+        import nemo.collections.asr as nemo_asr
+
+        torch.manual_seed(seed)
+        model = nemo_asr.models.EncDecRNNTBPEModel(cfg=OmegaConf.create(cfg))
     model.eval()
     with open_dict(model.cfg):  # file-based transcribe() reads it, as a released checkpoint has one
         model.cfg.validation_ds = {"use_start_end_token": False, "sample_rate": 16000}

@@ -8,6 +8,7 @@ SHA-256 is computed (and checked against `asr.sha256`) before the weights load.
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import tarfile
@@ -36,27 +37,47 @@ KEPT_DURATIONS = "\n            durations = torch.where(advance_mask, model_dura
 BATCHED, BATCHED_FIXED, ONE_FILE = "batched", "batched, TDT durations fixed", "one file per call"
 
 
+@contextlib.contextmanager
+def offline_switches(on: bool = True):
+    """The Hugging Face offline switches set (where the user has not set them) while NeMo is imported and a local
+    checkpoint restored, and put back after: Hugging Face's libraries read them when they are imported, and a
+    process that goes on after fdbu (a notebook, another command run in-process, the programs it starts) keeps
+    the environment it had (tests/leaks.py checks)."""
+    if not on:
+        yield
+        return
+    before = {k: os.environ.get(k) for k in OFFLINE}
+    for k, v in OFFLINE.items():
+        os.environ.setdefault(k, v)
+    try:
+        yield
+    finally:
+        for k, was in before.items():
+            if was is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = was
+
+
 def require_nemo(verbose: bool = False, load: bool = True, offline: bool = True):
     """NeMo, and with `load` its ASR collection. Without `load` only the package is checked (its
     ASR collection takes 10-20 s to import; a run whose transcripts are all cached never needs it).
-    `offline` sets the Hugging Face offline switches (a local checkpoint); loading by name leaves
-    them as the user set them."""
+    `offline` sets the Hugging Face offline switches while NeMo is imported (a local checkpoint);
+    loading by name leaves them as the user set them."""
     import importlib.util
     import logging
 
-    if offline:
-        for k, v in OFFLINE.items():
-            os.environ.setdefault(k, v)
     if not verbose:  # NeMo's telemetry layer warns on import that it collects nothing
         logging.getLogger("nv_one_logger").setLevel(logging.ERROR)
     try:
-        import nemo
-        if importlib.util.find_spec("nemo.collections.asr") is None:
-            raise ImportError(name="nemo.collections.asr")
-        if not load:
-            return nemo, None
-        import nemo.collections.asr as nemo_asr
-        from nemo.utils import logging as nemo_logging
+        with offline_switches(offline):
+            import nemo
+            if importlib.util.find_spec("nemo.collections.asr") is None:
+                raise ImportError(name="nemo.collections.asr")
+            if not load:
+                return nemo, None
+            import nemo.collections.asr as nemo_asr
+            from nemo.utils import logging as nemo_logging
     except ImportError as e:
         raise FdbuError("asr", None, f"fdbu asr needs NeMo, which is not installed ({e.name}): {INSTALL}") from None
     # NeMo's info lines and telemetry would mix into fdbu's output: warnings only, unless asked
@@ -196,8 +217,9 @@ class ParakeetASR:
             _, nemo_asr = require_nemo(self.verbose, offline=self.name is None)
 
             try:  # the file hashed above, whichever way it was found (by name: what from_pretrained resolved)
-                self._model = nemo_asr.models.ASRModel.restore_from(str(self.checkpoint),
-                                                                    map_location=torch.device(self.device))
+                with offline_switches(self.name is None):
+                    self._model = nemo_asr.models.ASRModel.restore_from(str(self.checkpoint),
+                                                                        map_location=torch.device(self.device))
             except Exception as e:  # an archive NeMo cannot restore
                 raise FdbuError("asr", "checkpoint", f"{self.checkpoint} is not a NeMo checkpoint NeMo "
                                 f"{self.nemo_version} can load ({type(e).__name__}: "
