@@ -10,6 +10,7 @@ the grid, the bootstrap's spec), so the modules below receive checked values and
 this one; `fdbu COMMAND --help` prints each key with its type, default and the `help` of its field.
 """
 import dataclasses
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Dict, List, Optional
@@ -230,6 +231,9 @@ class ReportConfig(Systems):
         _systems(self, 1)
 
 
+MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+-]*(/[A-Za-z0-9][A-Za-z0-9._:@+-]*)?")
+
+
 @dataclass
 class JudgeConfig:
     base_url: Optional[str] = opt(None, "the judge's endpoint: OpenAI-compatible (v1.0, v1.5), or Gemini's API root "
@@ -247,6 +251,11 @@ class JudgeConfig:
     def __post_init__(self):
         within(self, "evaluate.judge.", max_attempts=(lambda v: 1 <= v <= 100, "a number from 1 to 100"),
                timeout_s=DAY, workers=(lambda v: 1 <= v <= 64, "a number from 1 to 64"))
+        # a name, not a path or a query: v2's script puts it into the request's URL (eval_single_item.py's
+        # f"{base}/{api_version}/models/{model}:generateContent"), with the key in a header
+        _check(self.model is None or (MODEL_NAME.fullmatch(self.model) is not None and ".." not in self.model),
+               "evaluate.judge.model", self.model, "a model's name: letters, digits, '.', '_', '-', ':', '@' and '+', "
+               "with at most one '/' (an organisation's prefix), no '..'")
 
 
 @dataclass

@@ -84,7 +84,17 @@ def family_settings(family: Family, groups: dict):
 
 def family_header(head: dict, families: list[Family], groups: dict, definitions: bool = True) -> None:
     """What each family adds to the header of a score (or, without `definitions`, a sweep) over its subsets: its
-    definitions' name, its group's settings (under the group's key) and those that are not the defaults."""
+    definitions' name, its group's settings (under the group's key) and those that are not the defaults. A group
+    changed from its defaults whose family has no subset here would change nothing: refused, not ignored (as a
+    view's settings without the view are)."""
+    read = {f.settings.key for f in families if f.settings is not None}
+    for key, settings in groups.items():
+        changed = [] if key in read or settings is None else settings.non_default()
+        if changed:
+            owner = next(f.name for f in tasks.FAMILIES.values() if f.settings is not None and f.settings.key == key)
+            here = ", ".join(f.name for f in families) or "no family"
+            raise FdbuError("config", None, f"{changed[0]}: {key}.* is read only on {owner} subsets, and this "
+                            f"{'score' if definitions else 'sweep'} has {here}'s only; leave it out")
     for family in families:
         if family.definitions and definitions:
             head["definitions"] = f"{head['definitions']}+{family.definitions}"

@@ -197,6 +197,39 @@ def find_judge(judge: Path, split: str, task: str, where: str) -> Path | None:
     return None
 
 
+def _no_split_left_out(root: Path) -> None:
+    """A folder of the root that holds sessions but is not a split folder upstream reads (`Entity_Tracking`, `Bogus`)
+    is refused, not left out in silence: asr_batch.py's find_audio_pairs would skip it too, and a renamed split would
+    be missing from every number."""
+    taken = {p.name for p in _split_folders(root).values()}
+    for other in sorted(p for p in root.iterdir() if p.is_dir() and p.name not in taken):
+        if any(_is_session(d) for d in other.iterdir()):
+            names = ", ".join(splits())
+            raise FdbuError(str(other.name), None, f"holds v2 sessions but is not a split folder upstream reads "
+                            f"({names}, or in lower case): rename it to its split's name, or move it out of {root}")
+
+
+def _every_answer_taken(judge: Path, sessions: list[tuple[str, Path]]) -> None:
+    """Every processed answer score.py would count is this tree's or refused: score.py takes each `*_processed.json`
+    anywhere under each folder of eval_results as a row of that folder's name (scoring/score.py:29-39), so a copy in
+    another split's folder, an answer whose session is not in the dataset, or a folder that is no split would each
+    add rows that the tree's reference column lacks."""
+    where = {task: split for split, folder in sessions for task in [folder.name]}
+    homes = _split_folders(judge)
+    expected = {homes[split] / (task + JUDGE_SUFFIX) for task, split in where.items() if split in homes}
+    for folder in sorted(p for p in judge.iterdir() if p.is_dir()):
+        for path in sorted(folder.rglob("*" + JUDGE_SUFFIX)):
+            if path in expected:
+                continue
+            task = path.name[:-len(JUDGE_SUFFIX)]
+            counted = f"score.py would count it as a row of {folder.name!r}, which fdbu's reference column lacks"
+            if task in where:
+                raise FdbuError(f"{where[task]}/{task}", path.name, f"is in {path.parent} too, not only in its split's "
+                                f"folder: {counted}; remove the copy")
+            raise FdbuError(str(path.relative_to(judge).parent), path.name, "has no session in the dataset (no "
+                            f"<split>/{task}/A.wav and B.wav): {counted}; remove it, or export its session too")
+
+
 # ---- combine_transcripts
 
 
@@ -401,12 +434,15 @@ def export(root: Path, out: Path, *, judge: Path | None = None, transcripts: str
     # (asr_batch.py's find_audio_pairs finds them there); a session folder given alone is read alone
     parents = {} if kind == "session folder" else _split_folders(Path(root)) if kind == "output root" else \
         {found[0][0]: Path(root)}
+    if kind == "output root":
+        _no_split_left_out(Path(root))
     for split, parent in parents.items():
         for other in sorted(p for p in parent.iterdir() if p.is_dir()):
             if not _is_session(other) and all(any(other.rglob(c)) for c in CHANNELS):
                 raise FdbuError(f"{split}/{other.name}", None, "holds A.wav and B.wav only in a sub-folder "
                                 "(upstream's asr_batch.py takes them from there; fdbu reads a session's two channels "
                                 "directly in its folder): move them up")
+    everyone = list(found)  # every session of the root, those export.only leaves out too
     if only is not None:
         have = {f"{splits()[s]}/{d.name}": (s, d) for s, d in found}
         missing = [w for w in only if w not in have]
@@ -439,6 +475,8 @@ def export(root: Path, out: Path, *, judge: Path | None = None, transcripts: str
                 rows.append(row)
                 if got_receipts:
                     receipts[row["sample_id"]] = got_receipts
+        if judge is not None:
+            _every_answer_taken(Path(judge), everyone)
         manifest = {"schema_version": 1, "kind": MANIFEST_KIND, "declared": dict(sorted(
             tasks.release_sizes(FAMILY).items())), "samples": rows}
         (tmp / "manifest.json").write_text(dumps(manifest))

@@ -96,7 +96,9 @@ def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], d
     from concurrent.futures import ThreadPoolExecutor
 
     session_judge = judge.scripts[FAMILY]
-    limit = max(900.0, 6 * judge.timeout_s)  # the script retries 5 times, waiting up to 60 s (or Retry-After)
+    limit = 900.0  # above the script's own worst case, 840 s: 5 requests of up to 120 s each and 4 waits of up to
+    # 60 s unless a Retry-After asks longer (eval_single_item.py:251-307); evaluate.judge.timeout_s bounds fdbu's own
+    # requests (v1.0's, v1.5's judges) and is not read here
     found: list[tuple[str, str, bytes]] = []
     failed: dict[str, str] = {}
     made_on: dict[str, dict[str, str]] = {}

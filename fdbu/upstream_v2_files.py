@@ -7,7 +7,7 @@ import json
 import math
 
 
-from .errors import FdbuError
+from .errors import FdbuError, short
 from .readers import parse_json, seconds_text
 from .timebase import to_us
 from .readers import JUDGE_PAST_T_MS  # a judge window may end this far past T (readers.read_session)
@@ -34,11 +34,11 @@ def read_judge(data: bytes, where: str, T_us: int, file: str = "judge.json") -> 
             raise FdbuError(where, file, f"event {i} is not [[start, end], turn-taking score, instruction score]")
         (start, end), tt, if_ = item[0], item[1], item[2]
         for what_, v in (("start", start), ("end", end)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise FdbuError(where, file, f"event {i}'s {what_} is {json.dumps(v)}, not a number of seconds")
+            if not _finite(v):
+                raise FdbuError(where, file, f"event {i}'s {what_} is {_shown(v)}, not a number of seconds")
         for what_, v in (("turn-taking score", tt), ("instruction-following score", if_)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 1 <= v <= 5:
-                raise FdbuError(where, file, f"event {i}'s {what_} is {json.dumps(v)}, not a number from 1 to 5")
+            if not _finite(v) or not 1 <= v <= 5:
+                raise FdbuError(where, file, f"event {i}'s {what_} is {_shown(v)}, not a number from 1 to 5")
         s, e = to_us(start), to_us(end)
         if not 0 <= s < e:
             raise FdbuError(where, file, f"event {i}'s window [{start}, {end}] ends before it starts (or at its start)"
@@ -50,10 +50,28 @@ def read_judge(data: bytes, where: str, T_us: int, file: str = "judge.json") -> 
         past += e > T_us
         events.append((s, e, float(tt), float(if_)))
     score = doc.get(TASK_KEY)
-    if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))
-                              or not math.isfinite(score)):
-        raise FdbuError(where, file, f"'{TASK_KEY}' is {json.dumps(score)}, not a number")
+    if score is not None and not _finite(score):
+        raise FdbuError(where, file, f"'{TASK_KEY}' is {_shown(score)}, not a number")
     return {"events": events, "task_score": score, "past_T": past}
+
+
+def _finite(v) -> bool:
+    """A JSON number a float holds: not a bool, not infinite, and not an integer too large for a float (JSON's
+    integers have no bound: 1 followed by 400 zeros is one, and math.isfinite raises OverflowError on it)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    try:
+        return math.isfinite(v)
+    except OverflowError:
+        return False
+
+
+def _shown(v) -> str:
+    """A value as the JSON file holds it; a huge integer by its size (a 400-digit number is not a readable line)."""
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 10**18:
+        return short(v)
+    text = json.dumps(v)
+    return text if len(text) <= 60 else f"{text[:57]}..."
 
 
 def sentences(chunks: list[dict], threshold: float) -> list[dict]:

@@ -156,3 +156,21 @@ def test_the_real_official_checkout_parses():
     assert p.user("a", "b", "c") == ("\n                - Contextual user turn: a\n                - User interrupting "
                                      "turn: b\n                - AI's response: c\n                ")
     assert p.parse("Analysis: x.\nI would rate the AI's response as 4.") == 4
+
+
+@pytest.mark.parametrize("model", ["../../x?y=1#", "gemini 2.5", "a/b/c", "x#frag", "..", "gpt-4\n"])
+def test_a_judge_model_is_a_name_not_a_path_or_a_query(tmp_path, model):
+    """v2's script puts the model into the request's URL with the key in a header: `../../x?y=1#` would send the key
+    to another path (issue 76). Refused in one line before anything is read; real names pass the check."""
+    from builders import fdbu_main
+
+    out = fdbu_main("evaluate", f"tree={tmp_path / 'none'}", "evaluate.judge.base_url=http://127.0.0.1:9",
+                    f"evaluate.official_checkout={tmp_path}", f"evaluate.judge.model={model!r}")
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and len(lines) == 1 and "evaluate.judge.model" in lines[0] and "a model's name" in \
+        lines[0], out.stderr
+    from fdbu.config import JudgeConfig
+
+    for fine in ("gemini-2.5-pro", "gpt-4-turbo", "meta-llama/Llama-3.1-8B-Instruct", "gpt-4o-2024-08-06",
+                 "models:gemini@001"):
+        assert JudgeConfig(model=fine).model == fine

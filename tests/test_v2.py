@@ -324,6 +324,7 @@ def _copy_run(v2_run, dest):
     ("judge nested", "Daily.synthetic.001_processed.json", "bin none of them"),
     ("nest A.wav", "Daily/Daily.synthetic.001", "holds A.wav and B.wav only in a sub-folder"),
     ("judge twice", "Daily.synthetic.001_processed.json", "score.py would count both copies"),
+    ("judge huge", "Daily.synthetic.001_processed.json", "start is an integer of 401 digits, not a number of seconds"),
 ])
 def test_bad_v2_input_is_one_line_naming_the_session_and_nothing_is_written(v2_run, tmp_path, damage, file, said):
     import soundfile as sf
@@ -356,6 +357,8 @@ def test_bad_v2_input_is_one_line_naming_the_session_and_nothing_is_written(v2_r
             doc["Turn-taking event and score"][0][0] = [5.0, 2.0]
         elif target == "late":
             doc["Turn-taking event and score"][0][0] = [1.0, 500.0]
+        elif target == "huge":  # JSON's integers have no bound (issue 76: an OverflowError's traceback before)
+            doc["Turn-taking event and score"][0][0][0] = 10 ** 400
         elif target == "null":  # what parse.py writes for a score it cannot read
             doc["Turn-taking event and score"][0][1] = None
         elif target == "elsewhere":  # the file under another split's folder
@@ -377,6 +380,65 @@ def test_bad_v2_input_is_one_line_naming_the_session_and_nothing_is_written(v2_r
         out.stderr
     assert "Traceback" not in out.stderr and not (tmp_path / "tree").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tree")]  # no half-written tree beside it
+
+
+@pytest.mark.parametrize("damage", ["copy in another split", "no such session", "no such split"])
+def test_every_answer_score_py_would_count_is_in_the_tree_or_refused(v2_run, tmp_path, damage):
+    """score.py counts every *_processed.json under each folder of eval_results as a row of that folder's name
+    (scoring/score.py:29-39): a copy of a Correction answer in Daily/, an answer whose session is not in the dataset,
+    a folder that is no split. Each would add a row to what score.py prints on the user's folder that fdbu's reference
+    column lacks (shown by running score.py there), so export refuses it in one line naming the file (issue 75)."""
+    import csv
+    import shutil
+    import subprocess
+    import sys
+
+    run = _copy_run(v2_run, tmp_path / "run")
+    answers = run / "eval_results"
+    source = answers / "Correction" / "Correction.synthetic.001_processed.json"
+    if damage == "copy in another split":
+        shutil.copy(source, answers / "Daily" / source.name)
+        file, said = source.name, "is in " + str(answers / "Daily") + " too"
+    elif damage == "no such session":
+        file = "Daily.synthetic.077_processed.json"
+        shutil.copy(answers / "Daily" / "Daily.synthetic.001_processed.json", answers / "Daily" / file)
+        said = "has no session in the dataset"
+    else:
+        (answers / "Bogus").mkdir()
+        file = "Bogus.synthetic.001_processed.json"
+        shutil.copy(source, answers / "Bogus" / file)
+        said = "has no session in the dataset"
+    out = fdbu_main("export", f"dataset={run}", f"out={tmp_path / 'tree'}", f"export.judge={answers}")
+    lines = [x for x in out.stderr.splitlines() if x.startswith("fdbu: error")]
+    assert out.returncode == 2 and len(lines) == 1 and file in lines[0] and said in lines[0], out.stderr
+    assert "score.py would count it as a row of" in lines[0] and not (tmp_path / "tree").exists()
+    if not OFFICIAL_V2.is_dir():
+        return
+    (tmp_path / "official").mkdir()
+    subprocess.run([sys.executable, str(OFFICIAL_V2 / "scoring" / "score.py"), "--root_dir", str(answers)],
+                   cwd=tmp_path / "official", check=True, capture_output=True, timeout=120)
+    with open(tmp_path / "official" / "judge_summary.csv", newline="") as f:
+        rows = list(csv.reader(f))[1:]
+    assert len(rows) == 13  # the 12 sessions' rows and the one the tree would lack
+
+
+@pytest.mark.parametrize("folder", ["Entity_Tracking", "Bogus"])
+def test_a_folder_of_sessions_that_is_no_split_is_refused_not_left_out(v2_run, tmp_path, folder):
+    """Sessions under a folder upstream's find_audio_pairs does not read (a renamed split, another folder) are named
+    in one line, not left out of the tree in silence (issue 76)."""
+    run = _copy_run(v2_run, tmp_path / "run")
+    if folder == "Entity_Tracking":
+        (run / "EntityTracking").rename(run / folder)
+    else:
+        (run / folder).mkdir()
+        (run / "Daily" / "Daily.synthetic.001").rename(run / folder / "Daily.synthetic.001")
+    for judge in ([], [f"export.judge={run / 'eval_results'}"]):
+        out = fdbu_main("export", f"dataset={run}", f"out={tmp_path / 'tree'}", *judge)
+        lines = [x for x in out.stderr.splitlines() if x.startswith("fdbu: error")]
+        assert out.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"fdbu: error: {folder}: holds v2 "
+                                                                                "sessions but is not a split"), \
+            out.stderr
+        assert not (tmp_path / "tree").exists()
 
 
 def test_rank_correlations_over_resample_counts_equal_scipy_on_the_data_drawn_out():

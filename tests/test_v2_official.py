@@ -213,11 +213,18 @@ def test_the_judge_runs_eval_single_item_unchanged_when_given_a_key(tmp_path, mo
         assert out.returncode == 2 and "$FDBU_TEST_GEMINI_KEY is not set" in out.stderr
         assert len(out.stderr.strip().splitlines()) == 1 and not (tmp_path / "tree/summary.json").exists()
         assert stub.requests == 0
-        monkeypatch.setenv("FDBU_TEST_GEMINI_KEY", "fdbu-test-key-7f3a\r")  # a .env file with CRLF line ends
-        out = fdbu_main(*run)
-        assert out.returncode == 2 and "holds whitespace or a control character" in out.stderr
-        assert "fdbu-test-key-7f3a" not in out.stderr and stub.requests == 0
+        for bad in ("fdbu-test-key-7f3a\r", "fdbu-test- key-7f3a"):  # a .env file with CRLF line ends; a space inside
+            monkeypatch.setenv("FDBU_TEST_GEMINI_KEY", bad)
+            out = fdbu_main(*run)
+            assert out.returncode == 2 and "holds whitespace or a control character" in out.stderr, out.stderr
+            assert "key-7f3a" not in out.stderr and stub.requests == 0
         monkeypatch.setenv("FDBU_TEST_GEMINI_KEY", "fdbu-test-key-7f3a")
+        # the request limits fdbu's own judges honour, refused where only the script sends (issue 76)
+        for setting, said in (("timeout_s=3.0", "waits 120 s for each reply"), ("max_attempts=2", "5 times")):
+            out = fdbu_main(*run, f"evaluate.judge.{setting}")
+            assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+            assert f"evaluate.judge.{setting} is not read by the v2 judge" in out.stderr and said in out.stderr
+            assert stub.requests == 0
         out = fdbu_main(*[a if not a.startswith("evaluate.judge.model=") else
                           f"evaluate.judge.model={StubJudge.UNKNOWN_MODEL}" for a in run])
         assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr

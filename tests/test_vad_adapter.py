@@ -69,3 +69,18 @@ def test_settings_are_validated():
         SileroSettings(threshold=1.5)
     with pytest.raises(FdbuError, match="16 kHz"):
         SileroSettings(sampling_rate=8000)
+
+
+def test_audio_with_nan_or_infinity_from_python_is_refused_as_the_cli_refuses_it(silero):
+    """Through the Python API, as from a file (fdbu.audio.read_wav): NaN or infinity in the samples is refused in one
+    line naming how many and where, not answered with NaN probabilities and no speech (issue 76)."""
+    import pytest
+
+    audio = np.zeros(16000, np.float32)
+    audio[8000:8010] = np.nan
+    audio[12000] = np.inf
+    for call in (silero.segment_samples, silero.reference_probs, silero.official_backchannel_segments):
+        with pytest.raises(ValueError, match=r"^the audio holds 11 non-finite samples \(NaN or infinity\), the first "
+                                             r"at 0\.500 s: not a recording$"):
+            call(audio)
+    assert silero.reference_probs(np.zeros(16000, np.float32)).shape == (32,)  # finite audio: its 32 windows

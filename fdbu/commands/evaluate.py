@@ -49,10 +49,11 @@ def run(cfg, call: Call = CALL) -> Ran:
             raise FdbuError("config", None, f"evaluate.judge: the {', '.join(scripts)} judge needs an API key, and "
                             f"${e.judge.api_key_env} is not set: export it, or name the variable holding it with "
                             "evaluate.judge.api_key_env=NAME")
-        if scripts and key and (key != key.strip() or not key.isprintable()):  # the HTTP client would refuse the
+        if scripts and key and (any(c.isspace() for c in key) or not key.isprintable()):  # the HTTP client would refuse the
             # header after five tries, echoing the key in its message
             raise FdbuError("config", None, f"evaluate.judge: ${e.judge.api_key_env} holds whitespace or a control "
                             "character around or inside the key (a .env file with CRLF line ends?): strip it")
+        _limits_read(e.judge, scripts, prompt is not None or behaviour is not None)
         judge = Judge(e.judge.base_url, e.judge.model, key, prompt, max_attempts=e.judge.max_attempts,
                       timeout_s=e.judge.timeout_s, behaviour=behaviour, scripts=scripts, workers=e.judge.workers)
     for name, given in (("staged_files", bool(e.judge.staged_files)), ("workers", e.judge.workers != 1)):
@@ -84,6 +85,21 @@ def run(cfg, call: Call = CALL) -> Ran:
                                                                     allow_unpinned=e.allow_unpinned)
     written, report = commit(outputs, ev.files(result, judge.ledger if judge else None))
     return Ran(result, written, [*lines, *report], disagreements=disagreements)
+
+
+def _limits_read(judge, scripts: dict, asked_by_fdbu: bool) -> None:
+    """evaluate.judge.timeout_s and max_attempts bound the requests fdbu itself sends (v1.0's and v1.5's judges). A
+    judge run by its own scripts (v2's eval_single_item.py, run unchanged) sends its own: `requests.post(url,
+    headers=headers, json=payload, timeout=120)` (eval_single_item.py:278) up to `max_retries: int = 5` times
+    (:251). Where only such a judge runs, the two would change nothing: refused, not ignored."""
+    if not scripts or asked_by_fdbu:
+        return
+    default = type(judge)()  # the config's own defaults
+    for name, script in (("timeout_s", "waits 120 s for each reply (eval_single_item.py:278)"),
+                         ("max_attempts", "tries each request 5 times (eval_single_item.py:251)")):
+        if getattr(judge, name) != getattr(default, name):
+            raise FdbuError("config", None, f"evaluate.judge.{name}={getattr(judge, name)} is not read by the "
+                            f"{', '.join(scripts)} judge: its script, run unchanged, {script}; leave it out")
 
 
 def _checkout_used(checkout: Path, e, tree, gives_gt: bool) -> None:

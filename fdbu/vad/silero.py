@@ -119,6 +119,7 @@ class SileroVAD:
 
     def segment_samples(self, audio: np.ndarray) -> list[tuple[int, int]]:
         """The spec's literal call: `get_speech_timestamps` on the whole waveform, [start, end) samples."""
+        _finite(audio, self.settings.sampling_rate)
         torch = load_torch()
         with _one_thread():
             stamps = silero_vad().get_speech_timestamps(torch.from_numpy(np.ascontiguousarray(audio, dtype=np.float32)),
@@ -128,6 +129,7 @@ class SileroVAD:
 
     def official_backchannel_segments(self, audio: np.ndarray) -> list[tuple[float, float]]:
         """eval_backchannel.py's call: silero-vad's defaults (30 ms padding), seconds to 0.1 s."""
+        _finite(audio, 16000)
         torch = load_torch()
         with _one_thread():
             stamps = silero_vad().get_speech_timestamps(
@@ -141,6 +143,7 @@ class SileroVAD:
     def reference_probs(self, audio: np.ndarray, windows: int | None = None) -> np.ndarray:
         """The window probabilities `get_speech_timestamps` computes: same model calls, same order (with
         `windows`, the first ones only)."""
+        _finite(audio, self.settings.sampling_rate)
         with _one_thread():
             return self._probs(audio, self.model, windows)
 
@@ -207,6 +210,16 @@ class SileroVAD:
         stamps = silero_vad().get_speech_timestamps_from_probs([float(p) for p in probs], audio_length_samples=audio_length,
                                                   step=1, **kw)
         return [(int(t["start"]), int(t["end"])) for t in stamps]
+
+
+def _finite(audio: np.ndarray, sr: int) -> None:
+    """Audio handed in from Python (the CLI's reader refuses a file's NaN or infinity where it reads it): Silero would
+    answer NaN for every window after the first such sample, and no segment; refused as the CLI refuses it."""
+    from ..audio import non_finite
+
+    problem = non_finite(np.asarray(audio), sr)
+    if problem:
+        raise ValueError(f"the audio {problem}: not a recording")
 
 
 def samples_to_us(stamps: list[tuple[int, int]], sampling_rate: int) -> np.ndarray:
