@@ -120,6 +120,9 @@ def export_hint(folder: Path) -> str:
 
 # ---- reading
 
+MIN_RATE = 8000  # telephone speech's rate, the lowest a speech recording is made at
+
+
 def _read(path: Path, where: str) -> tuple[np.ndarray, int]:
     from .export import read_audio  # export's reader (a FIFO refused, not read forever); torch loads with it
 
@@ -131,6 +134,9 @@ def _read(path: Path, where: str) -> tuple[np.ndarray, int]:
         raise FdbuError(where, path.name, f"cannot be read ({str(e).splitlines()[0]})") from None
     if len(audio) == 0:
         raise FdbuError(where, path.name, "is empty: the session has no recording of this channel")
+    if sr < MIN_RATE:  # read as it is, a 1 Hz file of 32 samples would become 32 s of audio at 16 kHz
+        raise FdbuError(where, path.name, f"is at {sr} Hz: no speech recording is; fdbu reads a session's channels "
+                        f"at {MIN_RATE} Hz and above")
     problem = non_finite(audio, sr)
     if problem:
         raise FdbuError(where, path.name, problem)
@@ -179,7 +185,7 @@ def find_judge(judge: Path, split: str, task: str, where: str) -> Path | None:
     name = task + JUDGE_SUFFIX
     home = _split_folders(judge).get(split)
     stray = sorted(judge.rglob(name))
-    if home is not None and (home / name).is_file():
+    if home is not None and (home / name).exists():  # a FIFO or a folder there too: `regular` names what it is
         again = [p for p in stray if p != home / name and p.is_relative_to(home)]
         if again:
             raise FdbuError(where, name, f"is in {home} and again in {again[0].parent}: score.py would count both "

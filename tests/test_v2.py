@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 
 import numpy as np
 import pytest
@@ -325,6 +326,8 @@ def _copy_run(v2_run, dest):
     ("nest A.wav", "Daily/Daily.synthetic.001", "holds A.wav and B.wav only in a sub-folder"),
     ("judge twice", "Daily.synthetic.001_processed.json", "score.py would count both copies"),
     ("judge huge", "Daily.synthetic.001_processed.json", "start is an integer of 401 digits, not a number of seconds"),
+    ("judge fifo", "Daily.synthetic.001_processed.json", "is a FIFO (named pipe), not a regular file"),
+    ("slow A.wav", "A.wav", "is at 1 Hz: no speech recording is"),
 ])
 def test_bad_v2_input_is_one_line_naming_the_session_and_nothing_is_written(v2_run, tmp_path, damage, file, said):
     import soundfile as sf
@@ -338,6 +341,9 @@ def test_bad_v2_input_is_one_line_naming_the_session_and_nothing_is_written(v2_r
     elif what == "rate":
         audio, _ = sf.read(session / "B.wav", dtype="int16")
         sf.write(session / "B.wav", audio[::2], 8000, subtype="PCM_16")
+    elif what == "slow":  # 1 Hz: its samples would be read as seconds each (issue 76)
+        audio, _ = sf.read(session / "A.wav", dtype="int16")
+        sf.write(session / "A.wav", audio[::16000], 1, subtype="PCM_16")
     elif what == "cut":
         audio, sr = sf.read(session / "B.wav", dtype="int16")
         sf.write(session / "B.wav", audio[:len(audio) - 2 * sr], sr, subtype="PCM_16")
@@ -357,6 +363,9 @@ def test_bad_v2_input_is_one_line_naming_the_session_and_nothing_is_written(v2_r
             doc["Turn-taking event and score"][0][0] = [5.0, 2.0]
         elif target == "late":
             doc["Turn-taking event and score"][0][0] = [1.0, 500.0]
+        elif target == "fifo":  # refused for what it is (issue 76: "not directly in" before)
+            judged.unlink()
+            os.mkfifo(judged)
         elif target == "huge":  # JSON's integers have no bound (issue 76: an OverflowError's traceback before)
             doc["Turn-taking event and score"][0][0][0] = 10 ** 400
         elif target == "null":  # what parse.py writes for a score it cannot read
@@ -370,7 +379,7 @@ def test_bad_v2_input_is_one_line_naming_the_session_and_nothing_is_written(v2_r
         else:  # in a sub-folder of its split's
             (judged.parent / "sub").mkdir()
             judged.rename(judged.parent / "sub" / judged.name)
-        if target not in ("elsewhere", "nested", "twice"):
+        if target not in ("elsewhere", "nested", "twice", "fifo"):
             judged.write_text(json.dumps(doc))
     out = fdbu_main("export", f"dataset={run}", f"out={tmp_path / 'tree'}",
                     f"export.judge={run / 'eval_results'}")
