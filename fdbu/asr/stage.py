@@ -37,6 +37,8 @@ from ..settings import ASR_BATCH_SIZE, ASR_MAX_BATCH_SECONDS
 from ..shard import label, listed, missing, refuse_missing, select
 from ..tree import hashed, read_manifest
 from ..vad.detect import auto_verify
+from ..log import note
+from .nemo_model import ONE_FILE
 
 ASR_JSON = "asr.json"
 
@@ -174,8 +176,9 @@ def decoding_note(counts: dict) -> str:
     """'; NeMo: ..., N files per call; sentinel: ...' for the console, when the run decoded something."""
     if not counts.get("decoding"):
         return ""
-    checked = (f"; {counts['verified']} files decoded both ways, same words and times" if counts.get("verified")
-               else "")
+    checked = "" if not counts.get("verified") else (
+        f"; {counts['verified']} files decoded both ways, same words and times" if counts["decoding"] != ONE_FILE else
+        f"; {counts['verified']} files decoded both ways differed, so every file one per call")
     return f"; NeMo: {counts['decoding']}, up to {counts['nemo_batch_size']} files per call{checked}"
 
 
@@ -199,11 +202,11 @@ def run_shard(roots: list[Path], model_factory, cache_dir: Path, shard: int, sha
     mine = select(pool, shard, shards, key=lambda j: j.key, weight=lambda j: j.samples)
     todo = [j for j in mine if cache.get(j.key) is None]
     bar = tqdm(total=len(todo), unit="file", desc=f"asr shard {shard}/{shards}", disable=not progress or not todo)
-    how = (model.decoding, model.files_per_call(batch_size)) if todo else None
+    ways = {"decoding": model.decoding, "nemo_batch_size": model.files_per_call(batch_size)} if todo else {}
     with bar:  # closed before a Ctrl-C's message: no bar is drawn again under it
-        for batch, decoded in _decoded(todo, model, batch_size, max_batch_seconds, verify):
+        for batch, decoded in _decoded(todo, model, batch_size, max_batch_seconds, verify, ways):
             for j, words in zip(batch, decoded):
-                cache.put(j.key, transcript_bytes(words, j.offset), how)
+                cache.put(j.key, transcript_bytes(words, j.offset), (ways["decoding"], ways["nemo_batch_size"]))
             bar.update(len(batch))
     return (f"shard {shard}/{shards}: {len(mine)} files, {seconds_of(sum(j.samples for j in mine)):.0f} s of audio: "
             f"{len(todo)} transcribed, {len(mine) - len(todo)} already cached")
@@ -409,37 +412,46 @@ def _receipt_subsets(receipt: dict, jobs: list["AsrInput"], journal) -> None:
 
 
 def _decoded(todo: list[AsrInput], model, batch_size: int, max_batch_seconds: float, verify, counts=None):
-    """(batch, its words) for every batch of `todo`, the sentinel's files first (see `_sentinel`)."""
-    checked = _sentinel(todo, model, batch_size, max_batch_seconds, verify)
+    """(batch, its words) for every batch of `todo`, the sentinel's files first (see `_sentinel`). Where the sentinel
+    finds NeMo's batches differ from one file per call, every file is decoded one per call (counts' "decoding" and
+    "nemo_batch_size" then say so, before the first batch is handed out)."""
+    checked, alone = _sentinel(todo, model, batch_size, max_batch_seconds, verify)
     if counts is not None:
         counts["verified"] = len(checked)
+        if alone:
+            counts["decoding"], counts["nemo_batch_size"] = ONE_FILE, 1
     if checked:
         yield [j for j in todo if j.id in checked], [checked[j.id] for j in todo if j.id in checked]
-    for batch in _batches([j for j in todo if j.id not in checked], batch_size, max_batch_seconds):
-        yield batch, model.transcribe([j.audio() for j in batch], batch_size)
+    size = 1 if alone else batch_size
+    for batch in _batches([j for j in todo if j.id not in checked], size, max_batch_seconds):
+        yield batch, model.transcribe([j.audio() for j in batch], size)
 
 
-def _sentinel(todo: list[AsrInput], model, batch_size: int, max_batch_seconds: float, verify) -> dict:
+def _sentinel(todo: list[AsrInput], model, batch_size: int, max_batch_seconds: float, verify) -> tuple[dict, bool]:
     """A few random files of those NeMo decodes several per call (`verify`: a number, or auto as for
     speech detection: none under 50 files, then one per 200, 2 to 10; at least 2 when any), decoded
-    together (in batches as the run makes them) and each alone, before anything is written; any
-    word or time that differs stops the run. Returns sample id -> words of the files checked."""
+    together (in batches as the run makes them) and each alone, before anything is written. Any word or time that
+    differs means NeMo's batches are not its one-file calls on this run (a GPU's batched kernels, NeMo 3.0.0's TDT
+    loop): said in one note, and every file is then decoded one per call, as the official asr.py decodes it, rather
+    than the run refused. Returns (sample id -> the words kept for the files checked, whether one per call)."""
     per_call = model.files_per_call(batch_size) if len(todo) > 1 else 1
     n = auto_verify(len(todo)) if verify == "auto" else int(verify)
     if per_call < 2 or n < 1:
-        return {}
+        return {}, False
     pick = np.random.default_rng(0).choice(len(todo), size=min(max(n, 2), len(todo)), replace=False)
     chosen = [todo[i] for i in sorted(pick.tolist())]
     together = {j.id: words for batch in _batches(chosen, batch_size, max_batch_seconds)
                 for j, words in zip(batch, model.transcribe([j.audio() for j in batch], batch_size))}
-    for j in chosen:
-        alone = model.transcribe([j.audio()], 1)[0]
-        if alone != together[j.id]:
-            raise FdbuError(j.sample_id, j.file, f"asr.verify: NeMo decoding {per_call} files per call "
-                            f"({model.decoding}) gave other words or times than one file per call: "
-                            f"{_first_difference(together[j.id], alone)}; nothing was transcribed; rerun with "
-                            "asr.batch_size=1, and please report this file")
-    return together
+    alone = {j.id: model.transcribe([j.audio()], 1)[0] for j in chosen}
+    differ = [j for j in chosen if alone[j.id] != together[j.id]]
+    if not differ:
+        return together, False
+    j = differ[0]
+    note(f"fdbu asr: asr.verify: NeMo decoding {per_call} files per call ({model.decoding}) gave other words or times "
+         f"than one file per call on {len(differ)} of {len(chosen)} files checked ({j.sample_id} {j.file}: "
+         f"{_first_difference(together[j.id], alone[j.id])}); every file is decoded one per call, as the official "
+         "asr.py does (asr.batch_size=1 asks for that from the start)")
+    return alone, True
 
 
 def _first_difference(got: list, want: list) -> str:
