@@ -254,7 +254,8 @@ def to_latex(board: list[dict], names: list[str]) -> str:
 
 CSV_HEAD = ["subset", "metric", "kind", "better", "system", "baseline", "value", "value_not_reached", "lo",
             "lo_not_reached", "hi", "hi_not_reached", "count", "best", "paired_n", "diff", "diff_lo", "diff_hi",
-            "diff_undefined", "p", "p_holm", "significant", "side", "headline", "place", "note"]
+            "diff_undefined", "p", "p_holm", "significant", "alpha", "holm_family", "side", "headline", "place",
+            "note"]
 
 
 FLAGS = ("value_not_reached", "lo_not_reached", "hi_not_reached", "best", "diff_undefined", "significant",
@@ -281,7 +282,9 @@ def to_csv(board: list[dict], names: list[str]) -> str:
     """Tidy: a row per subset, metric and system; every numeric column numeric (empty for none, with a
     `*_not_reached` flag beside the value and the interval's ends), the samples counted, and against the baseline
     the paired n, the difference b - a with its interval (inf or -inf where only one median is reached;
-    `diff_undefined` where neither is, or no pair is), the raw and the Holm-adjusted p and the decision; `headline`
+    `diff_undefined` where neither is, or no pair is), the raw and the Holm-adjusted p and the decision, with the
+    level it was taken at and the marks that hold it together (`alpha`, `holm_family`: compare.alpha and
+    compare.family, on every row of a compared system; empty without a comparison); `headline`
     for the summary's metrics. Then the summary's mean rank per system (subset `summary`, with its `place`) and
     the official rules' numbers (kind `official`: a mean and std as two rows; `note` where there is no number)."""
     buf = io.StringIO()
@@ -295,6 +298,7 @@ def to_csv(board: list[dict], names: list[str]) -> str:
 
     for sub in board:
         base = csv_text(sub["baseline"])
+        decided = sub.get("decided") or {}
         for row in sub["rows"]:
             for i, (name, c) in enumerate(zip(names, row["cells"])):
                 iv = c["interval"] or [None, None]
@@ -306,8 +310,9 @@ def to_csv(board: list[dict], names: list[str]) -> str:
                        lo_nr, hi, hi_nr, c.get("count"), i in row["best"], paired.get("n"),
                        signed(diff.get("value"), diff.get("value_flag")), *(signed(x, f) for x, f in zip(div, flags)),
                        diff.get("value_flag") == UNDEFINED if diff else False, paired.get("p"), d.get("p_holm"),
-                       bool(d["mark"]) if d else False, d.get("side"), bool(row.get("headline")) and "view" not in sub],
-                      sub.get("view"))
+                       bool(d["mark"]) if d else False, decided.get("alpha") if paired else None,
+                       decided.get("holm_family") if paired else None, d.get("side"),
+                       bool(row.get("headline")) and "view" not in sub], sub.get("view"))
         for name, r in zip(names, sub.get("reference", [])):
             for metric, x in _official_rows(r):
                 number = isinstance(x, (int, float)) and not isinstance(x, bool)

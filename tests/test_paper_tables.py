@@ -170,6 +170,12 @@ def test_the_csv_loads_with_numeric_columns(board):
             assert float(text["value"]) == c["value"] and not r["value_not_reached"]
     paired = frame[frame["system"] == TRICKY]
     assert paired["paired_n"].notna().any() and paired["p"].notna().any()
+    # each mark with the level it was decided at and what holds it (issue 75): where a pair is, and only there
+    decided = rows[0]["decided"]
+    assert frame["alpha"].dtype.kind == "f" and set(paired["alpha"].dropna()) == {decided["alpha"]}
+    assert set(paired["holm_family"].dropna()) == {decided["holm_family"]} and decided["holm_family"] == "subset"
+    assert paired["paired_n"].notna().eq(paired["alpha"].notna()).all()
+    assert frame[frame["system"] == "mixed"]["alpha"].isna().all() and frame[frame["significant"]]["alpha"].notna().all()
     assert frame[frame["system"] == "mixed"]["paired_n"].isna().all()  # the baseline is not paired with itself
 
 
