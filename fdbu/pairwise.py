@@ -39,9 +39,14 @@ DIFFERENCE = ("b - a: system b's value minus system a's, over the samples paired
 
 
 def _first_difference(a, b, path: str = "") -> str | None:
-    """The first key path where two signature values differ, with both values."""
+    """The first key path where two signature values differ, with both values. The header's summary word `settings`
+    ("spec" or "non-default") last: the setting itself (`non_default`, a view's settings) is what the refusal names
+    (issue 75: it said `settings: "spec" vs "non-default"`)."""
     if isinstance(a, dict) and isinstance(b, dict):
-        for key in list(a) + [k for k in b if k not in a]:
+        keys = list(a) + [k for k in b if k not in a]
+        if not path:
+            keys = [k for k in keys if k != "settings"] + [k for k in keys if k == "settings"]
+        for key in keys:
             found = _first_difference(a.get(key), b.get(key), f"{path}.{key}" if path else key)
             if found:
                 return found

@@ -445,6 +445,22 @@ def test_trees_with_other_view_settings_are_not_compared(tmp_path, vad, boot):
         compare([load(tmp_path / "A", "A"), load(tmp_path / "B", "B")])
 
 
+def test_trees_scored_with_another_deadline_are_refused_naming_it_and_both_values(tmp_path, vad, boot):
+    """The refusal names the setting and both trees' values, not the header's summary word (issue 75: `settings:
+    "spec" vs "non-default"`)."""
+    from fdbu.pairwise import compare
+    from fdbu.systems import load
+
+    for name, stop_by in (("A", "T"), ("B", "R")):
+        tree = hand_tree(tmp_path / name)
+        views = Views(("fdbench",), {"fdbench": FdbenchConfig(stop_by=stop_by).settings()})
+        write(score(tree, vad, boot, segments=segs_us(SEGMENTS), views=views), tmp_path / name)
+    with pytest.raises(FdbuError) as e:
+        compare([load(tmp_path / "A", "A"), load(tmp_path / "B", "B")])
+    said = str(e.value)
+    assert 'views.fdbench.settings.stop_by: "T" vs "R"' in said and '"spec" vs "non-default"' not in said, said
+
+
 def test_a_broken_view_record_is_refused_in_one_line(tmp_path, vad, boot):
     from fdbu.systems import load
     from fdbu.unified import ROWS_SHA256
