@@ -185,6 +185,8 @@ def _view_sections(systems, result: dict | None, baseline: str) -> list[dict]:
     out = []
     for view, head in systems[0].unified.get("views", {}).items():  # compared trees share their views (signature)
         settings = VIEWS[view].settings.of(head["settings"])
+        # a setting that changes the view's numbers (fdbench.stop_by=R) named wherever they are shown (issue 75)
+        chosen = f", with {', '.join(settings.non_default())}" if settings.non_default() else ""
         own = [s.unified.get("views", {}).get(view, {}) for s in systems]
         for subset in head["subsets"]:
             table = part_on(VIEWS[view], subset).table(settings)
@@ -192,8 +194,8 @@ def _view_sections(systems, result: dict | None, baseline: str) -> list[dict]:
             rows = _metric_rows(table, systems, [e.get("metrics", {}) for e in entries],
                                 [_pair_metrics(result, baseline, s.name, subset, view) for s in systems])
             _best(rows, systems)
-            out.append({"subset": subset, "label": f"in {head['title']}'s terms, not the unified metrics",
-                        "view": view, "source": head["source"], "rows": rows,
+            out.append({"subset": subset, "label": f"in {head['title']}'s terms{chosen}, not the unified metrics",
+                        "view": view, "view_settings": settings.non_default(), "source": head["source"], "rows": rows,
                         "counts": [e.get("counts", {}) for e in entries], "baseline": baseline})
         if "pooled" in head:
             rows = _metric_rows((VIEWS[view].pooled_metric(),), systems, [o.get("pooled", {}) for o in own],
@@ -202,8 +204,9 @@ def _view_sections(systems, result: dict | None, baseline: str) -> list[dict]:
             compared = next((p.get("views", {}).get(view, {}).get("pooled") for p in (result or {}).get("pairs", [])
                              if p.get("views", {}).get(view, {}).get("pooled")), None)
             over = ", ".join((compared or next(iter(head["pooled"].values())))["over"])  # what the mark is over
-            out.append({"subset": "pooled", "label": f"in {head['title']}'s terms, pooled over {over}", "view": view,
-                        "source": head["source"], "rows": rows, "counts": [{} for _ in systems], "baseline": baseline})
+            out.append({"subset": "pooled", "label": f"in {head['title']}'s terms{chosen}, pooled over {over}",
+                        "view": view, "view_settings": settings.non_default(), "source": head["source"], "rows": rows,
+                        "counts": [{} for _ in systems], "baseline": baseline})
     return out
 
 

@@ -54,7 +54,8 @@ def signature(system, out: Path) -> dict:
     return {"name": system.name, "tree": _relative(system.root, out), "fdbu_version": u.get("fdbu_version"),
             "definitions": u.get("definitions"), "inputs": u.get("inputs"), "sha256": system.sha256,
             "silero_vad": vad.get("silero_vad_version"), "vad_settings": vad.get("settings"),
-            "transcripts": u.get("transcripts"), "bootstrap": u.get("bootstrap")}
+            "transcripts": u.get("transcripts"), "bootstrap": u.get("bootstrap"),
+            "non_default": u.get("non_default", [])}  # every setting not the spec's (fdbench.stop_by=R): issue 75
 
 
 CHUNK = 250  # drill-downs per samples-K-C.js: a sample opens after loading its part, never a whole system's

@@ -290,10 +290,10 @@ def to_csv(board: list[dict], names: list[str]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     views = any("view" in sub for sub in board)  # a `view` column only where the trees were scored with views
-    w.writerow(CSV_HEAD + ["view"] * views)
+    w.writerow(CSV_HEAD + ["view", "view_settings"] * views)  # view_settings: those not its defaults, "; "-joined
 
-    def write(cells: list, view=None) -> None:
-        cells = cells + [None] * (len(CSV_HEAD) - len(cells)) + ([view] if views else [])
+    def write(cells: list, view=None, chosen=None) -> None:
+        cells = cells + [None] * (len(CSV_HEAD) - len(cells)) + ([view, "; ".join(chosen or [])] if views else [])
         w.writerow(["" if x is None else x for x in cells])  # csv writes inf and -inf, floats to pandas
 
     for sub in board:
@@ -312,13 +312,13 @@ def to_csv(board: list[dict], names: list[str]) -> str:
                        diff.get("value_flag") == UNDEFINED if diff else False, paired.get("p"), d.get("p_holm"),
                        bool(d["mark"]) if d else False, decided.get("alpha") if paired else None,
                        decided.get("holm_family") if paired else None, d.get("side"),
-                       bool(row.get("headline")) and "view" not in sub], sub.get("view"))
+                       bool(row.get("headline")) and "view" not in sub], sub.get("view"), sub.get("view_settings"))
         for name, r in zip(names, sub.get("reference", [])):
             for metric, x in _official_rows(r):
                 number = isinstance(x, (int, float)) and not isinstance(x, bool)
                 write(_row(subset=sub["subset"], metric=metric, kind="official", better="reference",
                            system=csv_text(name), baseline=base, value=x if number else None,
-                           note=None if number else csv_text(x)), sub.get("view"))
+                           note=None if number else csv_text(x)), sub.get("view"), sub.get("view_settings"))
     top = summary(board, names)
     for r in top["rows"] if top["columns"] else []:
         write(_row(subset="summary", metric="mean_rank", kind="rank", better="lower", system=csv_text(r["system"]),

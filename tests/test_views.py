@@ -461,6 +461,49 @@ def test_trees_scored_with_another_deadline_are_refused_naming_it_and_both_value
     assert 'views.fdbench.settings.stop_by: "T" vs "R"' in said and '"spec" vs "non-default"' not in said, said
 
 
+def test_a_views_setting_is_named_beside_its_numbers_on_every_surface_of_the_report(tmp_path, vad, boot):
+    """Two trees scored with fdbench.stop_by=R: the report's leaderboard.md, .tex and .csv, report.json and the site
+    (in headless Chromium: the section's heading above IRD) each name the setting where IRD is shown (issue 75: IRD
+    was printed with no trace of the choice)."""
+    import pandas as pd
+
+    views = Views(("fdbench",), {"fdbench": FdbenchConfig(stop_by="R").settings()})
+    for name in ("A", "B"):
+        tree = hand_tree(tmp_path / name)
+        write(score(tree, vad, boot, segments=segs_us(SEGMENTS), views=views), tmp_path / name)
+    out = tmp_path / "report"
+    ran = fdbu_main("report", f"trees=[{tmp_path / 'A'},{tmp_path / 'B'}]", f"out={out}", "progress=false")
+    assert ran.returncode == 0, ran.stderr
+    said = "FD-Bench's terms, with fdbench.stop_by=R"
+    for name in ("leaderboard.md", "leaderboard.tex"):  # (both escape the underscore)
+        text = (out / name).read_text()
+        assert text.count(said.replace("_", "\\_")) >= 2 and "IRD" in text, name  # each section, IRD's among them
+    frame = pd.read_csv(out / "leaderboard.csv")
+    ird = frame[frame["metric"].str.startswith("IRD")]
+    assert len(ird) and (ird["view"] == "fdbench").all() and (ird["view_settings"] == "fdbench.stop_by=R").all()
+    assert frame[frame["view"].isna()]["view_settings"].isna().all()
+    head = json.loads((out / "report.json").read_text())
+    assert all(s["non_default"] == ["fdbench.stop_by=R"] for s in head["systems"])
+    ran = fdbu_main("compare", f"trees=[{tmp_path / 'A'},{tmp_path / 'B'}]", f"out={tmp_path / 'compare'}",
+                    "progress=false")
+    assert ran.returncode == 0 and ran.stdout.count(f"in {said}, not the unified metrics") >= 2, ran.stdout
+    from browser import Chromium, executable
+
+    exe = executable()
+    if exe is None:
+        pytest.skip("Chromium is not installed (make system-tools installs Debian's chromium)")
+    chrome = Chromium(exe, tmp_path / "profile")
+    try:
+        chrome.open((out / "index.html").resolve().as_uri())
+        heads = chrome.eval("Array.from(document.querySelectorAll('#boards h3')).map(h => h.textContent)"
+                            ".filter(t => t.includes(\"FD-Bench\"))")
+        ird_in = chrome.eval("Array.from(document.querySelectorAll('table.board.view[data-view=\"fdbench\"]'))"
+                             ".filter(t => t.textContent.includes('IRD')).length")
+    finally:
+        chrome.close()
+    assert heads and all(said in h for h in heads) and ird_in >= 1, heads
+
+
 def test_a_broken_view_record_is_refused_in_one_line(tmp_path, vad, boot):
     from fdbu.systems import load
     from fdbu.unified import ROWS_SHA256

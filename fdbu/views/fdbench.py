@@ -76,9 +76,9 @@ class Config:
     early_reply_s: float = opt(seconds(DEFAULT_EARLY_REPLY_US), "an onset at most this long before E is an early "
                                "reply (ERT, counted in SRR), an earlier one an early interrupt (EIR, EIT); the paper "
                                "gives no split")
-    stop_by: str = opt("T", "a successful interrupt (SI; IRD, SRIR and FSED follow it): the agent stops before the "
-                            "capture ends (T; the paper states no deadline) or by R, the end of the user's "
-                            "interruption (R)")
+    stop_by: str = opt("T", "a successful interrupt (SI; IRD and SRIR follow it, FSED does not: Definition 69): "
+                            "the agent stops before the capture ends (T; the paper states no deadline) or by R, the "
+                            "end of the user's interruption (R)")
 
     def __post_init__(self):
         within(self, "fdbench.", early_reply_s=MS_UP_TO_MINUTE)
