@@ -145,6 +145,10 @@ def _bare_hint(command: str, bare: str, word: str, rest: list[str]) -> str:
              and not (i and rest[i - 1] in HYDRA_VALUED)]  # not a Hydra flag's value (--cfg job)
     if any(a.partition("=")[0].lstrip("+~") == key for a in rest if "=" in a):
         return f"a setting of {command} (key=value; {key}= is given already): fdbu {command} --help lists them"
+    least = registry.COMMANDS[command].bare_least
+    if "[" in bare and len(words) < least:  # `fdbu compare A`: trees=[A] would be refused in turn
+        more = ",".join([*words, *(f"TREE{k + 2}" for k in range(len(words) - 1, least - 1))])
+        return f"{bare.format(more)} (at least {least}: {command} needs another)"
     return bare.format(",".join(words) if "[" in bare else word)
 
 

@@ -54,6 +54,8 @@ class Command:
     show: Callable[[Any], None] | None = None  # the console: runs it and prints (fdbu.consoles)
     bare: str | None = "tree={}"  # a bare word on its command line is refused with this hint (None: Hydra's own
     #                               grammar reads it)
+    bare_least: int = 1           # the fewest values the bare hint's list takes (compare: two trees): a hint with
+    #                               fewer says what is missing rather than suggesting a list that would be refused
     cache_when_sharded: bool = False  # with shards > 1 it fills the cache only: its jobs write no folder
 
     def owns(self, name: str) -> bool:
@@ -73,7 +75,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("sweep", "speech-detection metrics over VAD settings", 'fdbu sweep tree=PATH | "tree=[A,B]" out=DIR',
             ("sweep.json", "sweep.csv", *(f"sweep-heatmaps.{e}" for e in _FIGURE)), "out", "tree"),
     Command("compare", "scored systems, pair by pair", 'fdbu compare "trees=[A,B]" [names=[a,b]] [out=DIR]',
-            ("compare.json", "compare.csv", *_COMPARED), "out", bare="trees=[{}]"),
+            ("compare.json", "compare.csv", *_COMPARED), "out", bare="trees=[{}]", bare_least=2),
     Command("report", "a site and the leaderboard as tables", 'fdbu report "trees=[A,B]" [names=[a,b]] out=DIR',
             ("report.json", "compare.json", "index.html", "samples-[0-9]*.js", "leaderboard.md", "leaderboard.tex",
              "leaderboard.csv", *_COMPARED, *_CURVES), "out", bare="trees=[{}]"),

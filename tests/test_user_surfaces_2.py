@@ -70,6 +70,11 @@ def test_a_scalar_where_a_list_is_expected(systems, tmp_path):
     assert out.returncode == 0, out.stderr
     out = fdbu_main("score", str(prompt))
     assert out.returncode == 2 and f"did you mean tree={prompt}?" in out.stderr
+    out = fdbu_main("compare", str(prompt))  # one tree: not trees=[A], which is refused in turn (issue 77)
+    assert out.returncode == 2 and f"did you mean trees=[{prompt},TREE2] (at least 2: compare needs another)?" in \
+        out.stderr, out.stderr
+    out = fdbu_main("compare", str(prompt), str(silent))
+    assert out.returncode == 2 and f"did you mean trees=[{prompt},{silent}]?" in out.stderr, out.stderr
     out = fdbu_main("compare", "-m", f"trees={prompt},{silent}")  # with -m: two jobs, each a one-tree list
     assert out.returncode == 2 and "a list of at least two scored trees" in out.stderr
 
