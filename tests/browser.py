@@ -7,6 +7,7 @@ from the profile's DevToolsActivePort file).
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import shutil
 import subprocess
@@ -21,6 +22,23 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 
 def executable() -> str | None:
     return next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
+
+
+@contextlib.contextmanager
+def opened(path: Path, profile: Path):
+    """A report's page open in headless Chromium for the block (closed after it); the test is skipped, saying why,
+    where Chromium is not installed."""
+    import pytest
+
+    exe = executable()
+    if exe is None:
+        pytest.skip("Chromium is not installed (make system-tools installs Debian's chromium)")
+    chrome = Chromium(exe, profile)
+    try:
+        chrome.open(Path(path).resolve().as_uri())
+        yield chrome
+    finally:
+        chrome.close()
 
 
 class Chromium:

@@ -487,20 +487,13 @@ def test_a_views_setting_is_named_beside_its_numbers_on_every_surface_of_the_rep
     ran = fdbu_main("compare", f"trees=[{tmp_path / 'A'},{tmp_path / 'B'}]", f"out={tmp_path / 'compare'}",
                     "progress=false")
     assert ran.returncode == 0 and ran.stdout.count(f"in {said}, not the unified metrics") >= 2, ran.stdout
-    from browser import Chromium, executable
+    from browser import opened
 
-    exe = executable()
-    if exe is None:
-        pytest.skip("Chromium is not installed (make system-tools installs Debian's chromium)")
-    chrome = Chromium(exe, tmp_path / "profile")
-    try:
-        chrome.open((out / "index.html").resolve().as_uri())
+    with opened(out / "index.html", tmp_path / "profile") as chrome:
         heads = chrome.eval("Array.from(document.querySelectorAll('#boards h3')).map(h => h.textContent)"
                             ".filter(t => t.includes(\"FD-Bench\"))")
         ird_in = chrome.eval("Array.from(document.querySelectorAll('table.board.view[data-view=\"fdbench\"]'))"
                              ".filter(t => t.textContent.includes('IRD')).length")
-    finally:
-        chrome.close()
     assert heads and all(said in h for h in heads) and ird_in >= 1, heads
 
 
