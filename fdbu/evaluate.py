@@ -143,6 +143,10 @@ def evaluate(root: Path | Tree, *, gt_distribution: Path | None = None, silero: 
     for name, subset in tasks.SUBSETS.items():
         if tree.subset(name) and subset.task.official is not None and subset.task.official.rule is not None:
             result["subsets"][name] = subset.task.official.rule(tree, name, ctx)
+    if judge is not None and hasattr(judge, "ledger"):
+        from .judge import judged_something
+
+        judged_something(judge)
     return result
 
 

@@ -121,6 +121,21 @@ def load_behaviour(checkout: Path, pins: dict[str, str] | None = None, allow_unp
     return BehaviourPrompt({n: r["sha256"] for n, r in reports.items()}, system, parts, model, seed)
 
 
+MAX_REPLY_BYTES = 1 << 20  # a chat completion holding one rating or tag is a few KiB; 80 MB replies filled the ledger
+
+
+def judged_something(judge: "Judge") -> None:
+    """A judge fdbu asked that answered none of its requests (every one failed: refused, timed out, too large, not a
+    chat completion) made the run's judging a failure, not a success with everything waiting: refused in one line
+    with the first request's error. Replies that came back without a rating are answers (the official scripts would
+    ask again; the column says it is waiting)."""
+    mine = [e for e in judge.ledger if "sample_id" in e]  # fdbu's own requests (v2's script keeps its own ledger)
+    if mine and all(e.get("status") == "failed" for e in mine):
+        raise FdbuError("evaluate.judge", None, f"the judge at {judge.base_url} answered none of fdbu's {len(mine)} "
+                        f"requests (the first: {mine[0].get('error')}); nothing was written: check "
+                        "evaluate.judge.base_url, evaluate.judge.model and the key")
+
+
 @dataclass
 class Judge:
     base_url: str
@@ -151,7 +166,10 @@ class Judge:
                                      headers={"Content-Type": "application/json",
                                               **({"Authorization": f"Bearer {self.api_key}"} if self.api_key else {})})
         with urllib.request.urlopen(req, timeout=self.timeout_s) as r:
-            return json.loads(r.read())["choices"][0]["message"]["content"]
+            data = r.read(MAX_REPLY_BYTES + 1)
+        if len(data) > MAX_REPLY_BYTES:  # read no further, keep none of it (the ledger would hold it whole)
+            raise ValueError(f"the reply is larger than {MAX_REPLY_BYTES >> 20} MiB: not a judge's answer")
+        return json.loads(data)["choices"][0]["message"]["content"]
 
     def tag(self, sample_id: str, texts: dict[str, str]) -> tuple[dict | None, int]:
         """v1.5's behaviour judge on one sample: (the reply's object holding "behaviour", or None when no attempt

@@ -149,6 +149,25 @@ def test_a_judge_that_never_parses_leaves_the_reference_column_waiting(checkout,
             f"{judge.ledger[0]['sample_id']}") in col and "2 attempts" in col
 
 
+def test_a_judge_that_answers_nothing_readable_is_a_failed_run_and_no_reply_is_kept_whole(checkout, synth_tree, tmp_path):
+    """Replies larger than 1 MiB are not read past it and not kept (80 MB replies grew the ledger to 335 MB, issue 76);
+    a judge that answered none of fdbu's requests (every one failed) is a refusal in one line naming the first error,
+    not a run that exits 0 with everything waiting; nothing is written."""
+    tree = tmp_path / "t"
+    shutil.copytree(synth_tree, tree)
+    server = Server([(200, "x" * (2 << 20))] * 20)
+    try:
+        judge = Judge(server.url, "judge-of-record", None, load_official(checkout), max_attempts=2, backoff_s=0)
+        with pytest.raises(FdbuError, match=r"^evaluate.judge: the judge at http://127.0.0.1:\d+/v1 answered none of "
+                                            r"fdbu's 2 requests \(the first: ValueError: the reply is larger than 1 MiB: "
+                                            r"not a judge's answer\); nothing was written"):
+            evaluate(tree, judge=judge)
+    finally:
+        server.close()
+    assert len(server.requests) == 2 and all("reply" not in e for e in judge.ledger)
+    assert len(json.dumps(judge.ledger)) < 100_000 and not (tree / "summary.json").exists()
+
+
 @needs_official
 def test_the_real_official_checkout_parses():
     p = load_official(OFFICIAL)

@@ -124,6 +124,7 @@ def behavior(script: str, root_dir: str, url: str) -> None:
 
 
 GEMINI = "https://generativelanguage.googleapis.com"  # eval_single_item.py's `base`
+LEDGER_REPLY_CHARS = 1 << 20  # of a reply's text kept in the judge's ledger
 
 
 def gemini(script: str, base_url: str, ledger: str, *args: str) -> None:
@@ -137,9 +138,12 @@ def gemini(script: str, base_url: str, ledger: str, *args: str) -> None:
         if base_url.rstrip("/") != GEMINI and url.startswith(GEMINI + "/"):
             url = base_url.rstrip("/") + url[len(GEMINI):]
         resp = real(url, *a, **kw)
+        text = resp.text  # the script reads the whole reply; the ledger keeps its first MiB (an 80 MB reply grew the
+        kept = text[:LEDGER_REPLY_CHARS]  # ledger to hundreds of MB) and says how much it left out
         with open(ledger, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"url": url, "request": kw.get("json"), "status": resp.status_code,
-                                "reply": resp.text}, ensure_ascii=False) + "\n")
+            f.write(json.dumps({"url": url, "request": kw.get("json"), "status": resp.status_code, "reply": kept,
+                                **({"reply_cut_chars": len(text) - len(kept)} if len(kept) < len(text) else {})},
+                               ensure_ascii=False) + "\n")
         return resp
 
     requests.post = post
