@@ -328,6 +328,9 @@ def _session(tmp: Path, split: str, folder: Path, judge: Path | None, adopting: 
                 session.setdefault("dropped_words", {})[channel] = dropped
         files[COMBINED] = transcripts_bytes(docs["A.json"], docs["B.json"])
         receipts[COMBINED] = {"sha256": sha256_bytes(files[COMBINED])}
+        own = folder / COMBINED  # the run's own, read and compared rather than replaced unsaid (issue 76)
+        if own.is_file() and own.read_bytes() != files[COMBINED]:
+            session["own_transcripts_json"] = "differs from combine_transcripts of A.json and B.json"
     if made_on is not None and session.get("judged") and adopting:
         _made_on_here(made_on, where, {c: receipts[name]["sha256"] for c, name in (("A.json", "input.json"),
                                                                                     ("B.json", "output.json"))})
@@ -367,6 +370,11 @@ def export_said(tree: Path) -> list[str]:
     if dropped:
         lines.append(f"{sum(n for _, _, n in dropped)} adopted transcript word(s) starting after T dropped (audio after "
                      f"T is not scored; session.json dropped_words): {listed([f'{sid} {c} {n}' for sid, c, n in dropped])}")
+    own = [sid for sid, s in sessions.items() if s.get("own_transcripts_json")]
+    if own:
+        lines.append(f"{len(own)} session(s)' own {COMBINED} differ from what asr_batch.py's combine_transcripts makes "
+                     f"of their A.json and B.json (--max_time 120, run_evaluation.sh's); the tree's is made from A.json "
+                     f"and B.json, which the judge reads (session.json own_transcripts_json): {listed(own)}")
     missing = [sid for sid, s in sessions.items() if s.get("judged") is False]
     if missing:
         lines.append(f"{len(missing)} of {len(sessions)} sessions have no judge answer in export.judge (not in the "

@@ -431,6 +431,26 @@ def test_every_answer_score_py_would_count_is_in_the_tree_or_refused(v2_run, tmp
     assert len(rows) == 13  # the 12 sessions' rows and the one the tree would lack
 
 
+def test_a_runs_own_transcripts_json_is_compared_and_a_difference_said(v2_run, tmp_path):
+    """The run's transcripts.json is not replaced in silence (issue 76): the tree's is made from A.json and B.json
+    (the files the judge reads), and a session whose own differs from that is named in export's output and in its
+    session.json; a run whose files agree says nothing of them."""
+    run = _copy_run(v2_run, tmp_path / "run")
+    own = sorted(run.glob("Daily/*/transcripts.json"))
+    same = fdbu_main("export", f"dataset={run}", f"out={tmp_path / 'same'}", "export.transcripts=adopt")
+    assert same.returncode == 0 and "own transcripts.json" not in same.stdout, same.stdout + same.stderr
+    assert own, "synth writes upstream's transcripts.json"
+    own[0].write_text(own[0].read_text().replace("}", " }", 1))
+    out = fdbu_main("export", f"dataset={run}", f"out={tmp_path / 'tree'}", "export.transcripts=adopt")
+    sid = f"v2_daily/{own[0].parent.name}"
+    assert out.returncode == 0 and f"1 session(s)' own transcripts.json differ from what asr_batch.py's " \
+        "combine_transcripts makes of their A.json and B.json" in out.stdout and sid in out.stdout, out.stdout
+    assert json.loads((tmp_path / "tree" / sid / "session.json").read_text())["own_transcripts_json"].startswith(
+        "differs")
+    assert (tmp_path / "tree" / sid / "transcripts.json").read_bytes() == \
+        (tmp_path / "same" / sid / "transcripts.json").read_bytes()
+
+
 @pytest.mark.parametrize("folder", ["Entity_Tracking", "Bogus"])
 def test_a_folder_of_sessions_that_is_no_split_is_refused_not_left_out(v2_run, tmp_path, folder):
     """Sessions under a folder upstream's find_audio_pairs does not read (a renamed split, another folder) are named
