@@ -214,6 +214,10 @@ def _script_error(rc: int, stderr: str) -> str:
 JUDGE_SCRIPT_NAME = "eval_single_item.py"
 
 
+MEAN_OF_SESSIONS = ("fdbu's, not upstream's (its scripts print no aggregate over sessions): the plain mean of "
+                    "score.py's per-session rows as judge_summary.csv holds them, each rounded to 3 decimals")
+
+
 def judge_rule(tree, subset: str, ctx) -> dict:
     """score.py's and score_time.py's rows (fdbu.official.judge_scores) over the subset's judged sessions, each
     judge.json (hash-checked) keyed as the scripts key it: (its split, its task id); the sessions the judge did not
@@ -234,7 +238,8 @@ def judge_rule(tree, subset: str, ctx) -> dict:
     for j, column in enumerate(out["score.py"]["judge_summary.csv"]["header"][4:], start=4):
         values = [r[j] for r in rows if r[j] is not None]
         means[column] = sum(values) / len(values) if values else None
-    result = {**out, "judged": len(judged), "not_judged": missing, "mean_of_sessions": means}
+    result = {**out, "judged": len(judged), "not_judged": missing, "mean_of_sessions": means,
+              "mean_of_sessions_is": MEAN_OF_SESSIONS}
     if ran:  # the judge ran now: which one, and why each session it did not judge was not
         result["judge_run"] = {"model": ctx.judge.model, "base_url": ctx.judge.base_url, "failed": failed,
                                "processed": {f"{folder}/{task}": json.loads(data) for folder, task, data in found},

@@ -288,6 +288,13 @@ def test_the_reference_column_is_what_score_py_and_score_time_py_write(v2_run, t
     out = fdbu_main("evaluate", f"tree={tree}")
     assert out.returncode == 0, out.stderr
     summary = json.loads((tree / "summary.json").read_text())
+    for subset in V2:  # fdbu's own mean, labelled inside the file (issue 75), of the rows as score.py writes them
+        entry = summary["subsets"][subset]
+        assert entry["mean_of_sessions_is"].startswith("fdbu's, not upstream's") and "rounded to 3" in \
+            entry["mean_of_sessions_is"]
+        rows = entry["score.py"]["judge_summary.csv"]["rows"]
+        tt = [r[4] for r in rows if r[4] is not None]
+        assert entry["mean_of_sessions"][entry["score.py"]["judge_summary.csv"]["header"][4]] == sum(tt) / len(tt)
     for script in ("score.py", "score_time.py"):
         (tmp_path / script).mkdir()
         run = subprocess.run([sys.executable, str(OFFICIAL_V2 / "scoring" / script), "--root_dir",
