@@ -450,7 +450,7 @@ def test_a_runs_own_transcripts_json_is_compared_and_a_difference_said(v2_run, t
     own[0].write_text(own[0].read_text().replace("}", " }", 1))
     out = fdbu_main("export", f"dataset={run}", f"out={tmp_path / 'tree'}", "export.transcripts=adopt")
     sid = f"v2_daily/{own[0].parent.name}"
-    assert out.returncode == 0 and f"1 session(s)' own transcripts.json differ from what asr_batch.py's " \
+    assert out.returncode == 0 and "1 session(s)' own transcripts.json differ from what asr_batch.py's " \
         "combine_transcripts makes of their A.json and B.json" in out.stdout and sid in out.stdout, out.stdout
     assert json.loads((tmp_path / "tree" / sid / "session.json").read_text())["own_transcripts_json"].startswith(
         "differs")
