@@ -27,6 +27,10 @@ IMPORT_TIME_ENVIRONMENT = {
     "KMP_DUPLICATE_LIB_OK": "threadpoolctl's import (threadpoolctl.py:83, setdefault 'True'; fdbu's CPU path uses it)",
     "TOKENIZERS_PARALLELISM": "NeMo, each time it builds a tokenizer (mixins.py:85-86, 'false' where unset); read only "
                               "by Hugging Face's tokenizers library, which fdbu does not use",
+    # NeMo's ASR collection's first import, in whichever test loads it first outside an in-process command:
+    "KMP_INIT_AT_FORK": "joblib's and scikit-learn's imports (joblib/__init__.py:163, setdefault 'FALSE')",
+    "PYTORCH_NVML_BASED_CUDA_CHECK": "lightning's import (lightning/fabric/__init__.py:27, '1')",
+    "TORCHINDUCTOR_CACHE_DIR": "torch inductor's first use (torch/_inductor/runtime/cache_dir_utils.py:17)",
 }
 
 _SIGNALS = (("SIGINT", signal.SIGINT), ("SIGTERM", signal.SIGTERM))
@@ -46,6 +50,8 @@ def snapshot() -> dict[str, Any]:
         state[f"the {name} handler"] = signal.getsignal(number)
     state["the blocked signals"] = frozenset(signal.pthread_sigmask(signal.SIG_BLOCK, []))
     for key, value in os.environ.items():
+        if key == "PATH":  # lhotse's import appends its sph2pipe folder (lhotse/tools/env.py:25)
+            value = os.pathsep.join(p for p in value.split(os.pathsep) if not import_time_path(p))
         if key not in IMPORT_TIME_ENVIRONMENT:
             state[f"os.environ[{key!r}]"] = value
     try:
@@ -103,9 +109,12 @@ def restore(before: dict[str, Any]) -> None:
             signal.signal(number, before[f"the {name} handler"])
     signal.pthread_sigmask(signal.SIG_SETMASK, before["the blocked signals"])
     kept = {k: v for k, v in os.environ.items() if k in IMPORT_TIME_ENVIRONMENT}
+    added = [p for p in os.environ.get("PATH", "").split(os.pathsep) if import_time_path(p)]
     os.environ.clear()
     os.environ.update({k[len("os.environ['"):-2]: v for k, v in before.items() if k.startswith("os.environ[")})
     os.environ.update(kept)
+    if added and "PATH" in os.environ:
+        os.environ["PATH"] = os.pathsep.join([os.environ["PATH"], *added])
     if before["the working directory"] != "(removed)":
         os.chdir(before["the working directory"])
     sys.path[:] = [*before["sys.path"], *(p for p in sys.path if import_time_path(p))]
