@@ -119,6 +119,7 @@ def test_nemo_3_0_0_batched_tdt_mixes_up_durations_and_the_fix_keeps_them(synth_
     path keeps tokens and frames but stores some tokens' durations from a later step. fdbu's fix
     (NeMo's source with the one line of PR #16098) decodes every file as it decodes alone. If the
     first assertion fails, the installed NeMo has the fix and fdbu falls back (see the next test)."""
+    nemo_model.require_nemo()  # NeMo loaded as fdbu loads it, first (tests/leaks.py)
     from nemo.collections.asr.parts.submodules.transducer_decoding.tdt_label_looping import (
         GreedyBatchedTDTLabelLoopingComputer as Loop)
 
@@ -254,6 +255,7 @@ def test_empty_and_silent_audio_are_not_errors(model):
 
 
 def test_the_adapter_reads_what_nemo_returns_for_rnnt_and_tdt_alike():
+    nemo_model.require_nemo()  # NeMo loaded as fdbu loads it, first (tests/leaks.py)
     from nemo.collections.asr.parts.utils.rnnt_utils import Hypothesis
 
     def hyp(text, timestamp):
@@ -341,6 +343,7 @@ def test_word_times_are_the_hypothesis_frames_and_durations(synth_tree, tmp_path
 def test_the_check_fails_when_tdt_durations_are_ignored(synth_tree, tmp_path, built, monkeypatch):
     """A deliberately broken timestamp path: NeMo's TDT decoding made to place token ends the RNNT
     way (one frame after the token), ignoring the predicted durations."""
+    nemo_model.require_nemo()  # NeMo loaded as fdbu loads it, first (tests/leaks.py)
     from nemo.collections.asr.parts.submodules.rnnt_decoding import AbstractRNNTDecoding
 
     model = built("tdt")[1]

@@ -75,11 +75,11 @@ def instantiate(cfg: dict, seed: int):
     import torch
     from omegaconf import OmegaConf, open_dict
 
-    from fdbu.asr.nemo_model import offline_switches
+    from fdbu.asr.nemo_model import offline_switches, require_nemo
 
-    with offline_switches():  # set while NeMo loads, then as they were (tests/leaks.py)
-        import nemo.collections.asr as nemo_asr
-
+    # NeMo loaded as fdbu loads it (offline, its logger at WARNING), whichever test loads it first (tests/leaks.py)
+    _, nemo_asr = require_nemo()
+    with offline_switches():  # set while the model is made, then as they were
         torch.manual_seed(seed)
         model = nemo_asr.models.EncDecRNNTBPEModel(cfg=OmegaConf.create(cfg))
     model.eval()
