@@ -61,7 +61,8 @@ def test_after_them_all_the_process_is_as_it_was():
 def test_a_leak_fails_the_test_that_made_it_naming_it_and_the_next_test_starts_clean(tmp_path):
     (tmp_path / "test_inner.py").write_text(INNER)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
-    env.pop("PYTEST_XDIST_WORKER", None)
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_ADDOPTS"):  # the outer run's (--order-seed is conftest's option)
+        env.pop(name, None)
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "leaks", "-p", "no:randomly", "-p", "no:cacheprovider",
                           "-c", os.devnull, "--rootdir", str(tmp_path), "-W", "default", "test_inner.py"],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
