@@ -180,13 +180,12 @@ def _reference_cell(ref: tuple[dict, str], subset: str) -> dict:
 
 def _view_sections(systems, result: dict | None, baseline: str) -> list[dict]:
     """Each view's numbers per subset (fdbu.views), after the unified metrics, each section naming its source."""
-    from .views import VIEWS, part_on
+    from .views import VIEWS, chosen, chosen_text, part_on
 
     out = []
     for view, head in systems[0].unified.get("views", {}).items():  # compared trees share their views (signature)
         settings = VIEWS[view].settings.of(head["settings"])
-        # a setting that changes the view's numbers (fdbench.stop_by=R) named wherever they are shown (issue 75)
-        chosen = f", with {', '.join(settings.non_default())}" if settings.non_default() else ""
+        mine = chosen(view, head["settings"])  # named wherever the view's numbers are shown
         own = [s.unified.get("views", {}).get(view, {}) for s in systems]
         for subset in head["subsets"]:
             table = part_on(VIEWS[view], subset).table(settings)
@@ -194,8 +193,8 @@ def _view_sections(systems, result: dict | None, baseline: str) -> list[dict]:
             rows = _metric_rows(table, systems, [e.get("metrics", {}) for e in entries],
                                 [_pair_metrics(result, baseline, s.name, subset, view) for s in systems])
             _best(rows, systems)
-            out.append({"subset": subset, "label": f"in {head['title']}'s terms{chosen}, not the unified metrics",
-                        "view": view, "view_settings": settings.non_default(), "source": head["source"], "rows": rows,
+            out.append({"subset": subset, "label": f"in {head['title']}'s terms{chosen_text(mine)}, not the unified metrics",
+                        "view": view, "view_settings": mine, "source": head["source"], "rows": rows,
                         "counts": [e.get("counts", {}) for e in entries], "baseline": baseline})
         if "pooled" in head:
             rows = _metric_rows((VIEWS[view].pooled_metric(),), systems, [o.get("pooled", {}) for o in own],
@@ -204,8 +203,8 @@ def _view_sections(systems, result: dict | None, baseline: str) -> list[dict]:
             compared = next((p.get("views", {}).get(view, {}).get("pooled") for p in (result or {}).get("pairs", [])
                              if p.get("views", {}).get(view, {}).get("pooled")), None)
             over = ", ".join((compared or next(iter(head["pooled"].values())))["over"])  # what the mark is over
-            out.append({"subset": "pooled", "label": f"in {head['title']}'s terms{chosen}, pooled over {over}",
-                        "view": view, "view_settings": settings.non_default(), "source": head["source"], "rows": rows,
+            out.append({"subset": "pooled", "label": f"in {head['title']}'s terms{chosen_text(mine)}, pooled over {over}",
+                        "view": view, "view_settings": mine, "source": head["source"], "rows": rows,
                         "counts": [{} for _ in systems], "baseline": baseline})
     return out
 

@@ -14,6 +14,7 @@ from .metrics.paired import MIN_BOOTSTRAP_PAIRS, PLUS_INF, UNDEFINED, signed, to
 from .outputs import Outputs
 from .settings import WIDTH
 from .systems import System, _bootstrap, _populations, components, sections
+from .views import chosen, chosen_text
 
 FILES = ("compare.json", "compare.csv")
 FIGURES = ("compare-latency-curves", "compare-forest")
@@ -241,8 +242,8 @@ def leaderboard(result: dict) -> str:
             if subset not in pair["subsets"] and id(entry) not in hooks:  # a view's section (fdbu score views=)
                 name = subset.split(" on ")[0]
                 view = result.get("views", {}).get(name, {})
-                lines.append(f"  in {view.get('title')}'s terms{_chosen(name, view)}, not the unified metrics; source: "
-                             f"{view.get('source')}")
+                lines.append(f"  in {view.get('title')}'s terms{chosen_text(chosen(name, view.get('settings')))}, not "
+                             f"the unified metrics; source: {view.get('source')}")
             dropped = entry.get("dropped", {})
             if any(dropped.values()):
                 lines.append("  dropped: " + "; ".join(f"{len(ids)} {key.replace('_', ' ')} (e.g. {ids[0]})"
@@ -290,13 +291,3 @@ def _compared(pair: dict) -> dict:
     them."""
     return {id(section): next(e.compared for e in tasks.family(subset).entries if e.key == key)
             for key, by in pair.get("entries", {}).items() for subset, section in by.items()}
-
-
-def _chosen(name: str, view: dict) -> str:
-    """", with fdbench.stop_by=R": a view's settings that are not its defaults, named beside its numbers."""
-    from .views import VIEWS
-
-    if name not in VIEWS or not isinstance(view.get("settings"), dict):
-        return ""
-    chosen = VIEWS[name].settings.of(view["settings"]).non_default()
-    return f", with {', '.join(chosen)}" if chosen else ""

@@ -98,6 +98,19 @@ def pooled_share(view: View, name: str, parts: list[tuple[str, list[dict], Part,
     return record
 
 
+def chosen(name: str, settings: Any) -> list[str]:
+    """The view's settings in a scored tree's record (its header's `settings`) that are not the view's defaults
+    (`fdbench.stop_by=R`): named wherever the view's numbers are shown (issue 75)."""
+    if name not in VIEWS or not isinstance(settings, dict):
+        return []
+    return VIEWS[name].settings.of(settings).non_default()
+
+
+def chosen_text(names: list[str]) -> str:
+    """", with fdbench.stop_by=R" after a view's title; "" for its defaults."""
+    return f", with {', '.join(names)}" if names else ""
+
+
 def part_of(view: View, subset: str) -> Part | None:
     """The view's part on a subset (its task's, where the part covers the subset), None where it has none."""
     from .. import tasks
