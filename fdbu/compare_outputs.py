@@ -10,7 +10,7 @@ from . import tasks
 from .atomic import dumps
 from .marks import holm_note
 from .cells import csv_text, difference_text, fmt, p_text, record_text, split_reached
-from .metrics.paired import MIN_BOOTSTRAP_PAIRS, PLUS_INF, UNDEFINED, signed, too_few
+from .metrics.paired import MIN_BOOTSTRAP_PAIRS, PLUS_INF, UNDEFINED, below_floor, signed, too_few
 from .outputs import Outputs
 from .settings import WIDTH
 from .systems import System, _bootstrap, _populations, components, sections
@@ -183,7 +183,9 @@ DECISIONS = {"*": "Holm p < alpha", "few": "no marker: too few pairs for the lin
              "the sign-flip test needs, its p shown and valid at any n; a median: fewer "
              f"than {MIN_BOOTSTRAP_PAIRS} pairs, below which the bootstrap p is not calibrated and not shown)", "ctx": "a context metric: "
              "no test", "-": "not a headline metric: p unadjusted, no marker", "n/a": "no difference (both medians not "
-             "reached, or no paired sample)"}
+             "reached, or no paired sample)",
+             "min": "no marker: fewer pairs than the line's metric is marked from (v2's session lines: 50 paired "
+             "sessions, from which their calibration holds alpha), its p shown"}
 
 
 def decision(m: dict) -> str:
@@ -192,6 +194,8 @@ def decision(m: dict) -> str:
     if m["marker"]:
         return "*"
     reason = m["reason"] or ""
+    if below_floor(m):
+        return "min"
     if too_few(m):
         return "few"
     if reason.startswith("context"):
@@ -234,6 +238,8 @@ def leaderboard(result: dict) -> str:
         lines.append("mixed transcripts: " + ", ".join(f"{s['name']} {(s.get('transcripts') or {}).get('source')}"
                                                        for s in result["systems"]))
     legends: dict[str, None] = {}  # each family entry's legend once, in the order shown
+    shown = {decision(m) for pair in result["pairs"] for _, entry in sections(pair)
+             for m in entry.get("metrics", {}).values()}  # the decision codes the tables use (a floor's: said if so)
     for pair in result["pairs"]:
         a, b = pair["a"], pair["b"]
         hooks = _compared(pair)
@@ -275,7 +281,8 @@ def leaderboard(result: dict) -> str:
               "ratios and medians: paired bootstrap); p: exact McNemar (shares), sign-flip permutation (ratios) or "
               "paired bootstrap (medians); " + holm_note(result["comparison"], _subsets_shown(result),
                                                              any("views" in p for p in result["pairs"]))
-              + f"; decision: * Holm p < {alpha:g}, " + ", ".join(f"{k} {v}" for k, v in DECISIONS.items() if k != "*")
+              + f"; decision: * Holm p < {alpha:g}, " + ", ".join(f"{k} {v}" for k, v in DECISIONS.items()
+                                                                  if k != "*" and (k != "min" or "min" in shown))
               + f"; n/r: not reached; {PLUS_INF}/-inf: only one median not reached; {UNDEFINED}: both (docs: How "
               "compare decides)" + "".join(f"; {legend}" for legend in legends if legend)]
     return "\n".join(lines)

@@ -175,8 +175,9 @@ TIMES = ("latency_s", "stop_s", "response_s")  # a row's times the samples acros
 
 
 def _index(system, out: Path, bar=None) -> tuple[list, list]:
-    """(the inlined index: [sample_id, subset, outcome, {time: seconds}] per sample (TIMES the row has), the
-    drill-downs)."""
+    """(the inlined index: [sample_id, subset, outcome, {time: seconds}] per sample (TIMES the row has), then
+    where the row's task has no single outcome (its metric module's optional `across`; v2's sessions) what the
+    across-systems table shows and compares instead; the drill-downs)."""
     index: list = []
     details: list[dict] = []
     files, base = TreeFiles(system), Path(out).resolve()
@@ -186,7 +187,11 @@ def _index(system, out: Path, bar=None) -> tuple[list, list]:
             if bar is not None:
                 bar.update()
             faults.point(f"report:sample:{len(details) + 1}")
-            index.append([row["sample_id"], subset, d["outcome"],
-                          {k: row[k] for k in TIMES if isinstance(row.get(k), (int, float))}])
+            entry = [row["sample_id"], subset, d["outcome"],
+                     {k: row[k] for k in TIMES if isinstance(row.get(k), (int, float))}]
+            across = getattr(tasks.task(row["task"]).metric_module, "across", None)
+            if across is not None and row["eligible"]:
+                entry.append(across(row))
+            index.append(entry)
             details.append(d)
     return index, details

@@ -123,7 +123,11 @@ def _pairing(a: System, b: System, subset: str, order: dict[str, int], allow: bo
 def _context(s: System, subset: str, scope: "Scope | None" = None) -> dict:
     entry = s.unified["subsets"][subset]
     out = {"coverage": entry.get("coverage")}
+    # each population's rate where the subset's metrics have one (v2's populations have none: not shown as n/a)
+    names = {m.name for m in tasks.metric_table(subset, s.unified)}
     for pop in _populations(subset) if scope is None else ():  # a view's context is the subset's coverage
+        if f"{pop}_rate" not in names:
+            continue
         rate = entry.get("metrics", {}).get(f"{pop}_rate")
         out[f"{pop}_rate"] = rate.get("value") if isinstance(rate, dict) else None
     return out
@@ -221,8 +225,12 @@ def compare_entries(a: System, b: System, subsets: list[str], order: dict, boot:
     return out
 
 
-def warnings_small(n: int, alpha: float) -> list[str]:
-    """The small-paired-set warning (`warnings`' first)."""
+def warnings_small(n: int, alpha: float, floor: int | None = None) -> list[str]:
+    """The small-paired-set warning (`warnings`' first); `floor`: the pairs the subset's metrics are marked from
+    (Metric.min_pairs; v2's session lines: 50), where they have one, said instead of the tests' own rules."""
+    if floor is not None and 0 < n < floor:
+        return [f"small paired set: {n} samples eligible in both; this subset's lines are marked from {floor} "
+                "paired samples (their calibration, docs), below it only their p is shown"]
     if 0 < n < MIN_BOOTSTRAP_PAIRS:
         return [f"small paired set: {n} samples eligible in both; medians are tested from {MIN_BOOTSTRAP_PAIRS} "
                 f"pairs, shares and pooled ratios from {min_discordant(alpha)} pairs that differ"]
@@ -233,7 +241,8 @@ def warnings(a: System, b: System, subset: str, samples: dict, populations: dict
     """What the console says about a pair and subset whose paired set is small, or is a minority of the samples
     either system has eligible (or exercised)."""
     n = samples["eligible_in_both"]
-    out = warnings_small(n, alpha)
+    floors = [m.min_pairs for m in tasks.metric_table(subset, a.unified) if m.headline and m.min_pairs is not None]
+    out = warnings_small(n, alpha, max(floors, default=None))
     counts = {"eligible": (n, sum(r["eligible"] for r in a.rows[subset]), sum(r["eligible"] for r in b.rows[subset]))}
     for pop, t in populations.items():
         counts[pop] = (t["both"], t["both"] + t["only_a"], t["both"] + t["only_b"])
@@ -305,7 +314,8 @@ def compare(systems: list[System], *, baseline: str | None = None, pairs: str = 
         "too_few_pairs": f"no marker where the test cannot reach alpha: a share with fewer than "
                          f"{min_discordant(alpha)} discordant pairs, a pooled ratio with fewer than "
                          f"{min_discordant(alpha)} pairs whose values differ, a median over fewer than "
-                         f"{MIN_BOOTSTRAP_PAIRS} pairs",
+                         f"{MIN_BOOTSTRAP_PAIRS} pairs; and below a metric's own floor where it sets one "
+                         "(Metric.min_pairs: v2's session lines), its p shown",
         "entries": "a family's entries compared where it says how (v1.5's matched controls, `entries.control`): over "
                    "the samples in both systems' controls, each system's event run - clean run, then b - a; "
                    "event_attributable_stop_rate_k: signflip_exact, the exact sign-flip test of the per-sample "

@@ -190,6 +190,7 @@ def _unified(root: Path, raw: bytes) -> dict:
     r.fields(boot, BOOTSTRAP, "bootstrap.")
     if not 1 <= boot["resamples"] <= MAX_RESAMPLES:
         r.refuse("bootstrap.resamples", f"is {boot['resamples']}, not from 1 to {MAX_RESAMPLES}")
+    _definitions(r, doc)
     for subset, entry in r.obj(doc, "subsets", "subsets").items():
         at = f"subsets.{subset}"
         if subset not in tasks.SUBSETS or not tasks.subset(subset).task.scored:
@@ -209,6 +210,20 @@ def _unified(root: Path, raw: bytes) -> dict:
     if "views" in doc:
         _views(r, doc)
     return doc
+
+
+def _definitions(r: "_Reader", doc: dict) -> None:
+    """A tree scored under other definitions than this fdbu's (an older release of a family's: its numbers or
+    entries differ) is refused with what to do, not read field by field against today's."""
+    from .version import DEFINITIONS_VERSION, VIEWS_DEFINITIONS
+
+    subsets = [s for s in r.obj(doc, "subsets", "subsets") if s in tasks.SUBSETS]
+    names = [DEFINITIONS_VERSION, *(f.definitions for f in tasks.families_of(subsets) if f.definitions)]
+    if "views" in doc:
+        names.append(VIEWS_DEFINITIONS)
+    if doc["definitions"] != "+".join(names):
+        r.refuse("definitions", f"is {short(doc['definitions'])}, not this fdbu's {'+'.join(names)!r} for its "
+                 "subsets: it was scored by another release of fdbu; run fdbu score again")
 
 
 def _views(r: "_Reader", doc: dict) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -535,15 +536,43 @@ def test_each_sessions_judge_bins_are_score_time_pys_and_the_split_pools_them(v2
             want = binned[r["sample_id"].split("/")[1]]
             for k, b in enumerate(r["bins"]):
                 tt = round(b[4] / b[5], 3) if b[5] > 0 else None
-                assert tt == want[4 + 2 * k], (r["sample_id"], k)
+                if_ = round(b[6] / b[5], 3) if b[5] > 0 else None
+                assert (tt, if_) == (want[4 + 2 * k], want[5 + 2 * k]), (r["sample_id"], k)
         lines = unified["subsets"][subset]["bins"]["lines"]
         for k in range(session_hooks.N_BINS):
-            den = sum(r["bins"][k][5] for r in mine)
+            # exact (Definition 10): the ratio of the exact sums, correctly rounded, from the judged windows in
+            # microseconds and the scores as written
+            lo, hi = k * 15_000_000, (k + 1) * 15_000_000
+            ov = [[(Fraction(ev[2]), max(0, min(to_us(ev[1]), hi) - max(to_us(ev[0]), lo))) for ev in r["judge_events"]]
+                  for r in mine]
+            den = sum(o for e in ov for _, o in e)
             got = lines[f"judge_tt_{session_hooks.bin_label(k)}"]["difference"]["value"]
-            assert got == (None if den == 0 else pytest.approx(sum(r["bins"][k][4] for r in mine) / den, abs=1e-12))
+            assert got == (None if den == 0 else float(sum(t * o for e in ov for t, o in e) / den))
+            scores = [Fraction(ev[3]) for r in mine for ev in r["judge_events"]]  # IF, pooled the same way
+            got = lines[f"judge_if_{session_hooks.bin_label(k)}"]["difference"]["value"]
+            assert got == (None if den == 0 else float(sum(f * o for f, (_, o) in zip(scores, (x for e in ov
+                                                                                           for x in e))) / den))
             answerable = sum(r["bins"][k][0] for r in mine)
             assert lines[f"response_rate_{session_hooks.bin_label(k)}"]["difference"]["value"] == (
-                None if answerable == 0 else pytest.approx(sum(r["bins"][k][1] for r in mine) / answerable))
+                None if answerable == 0 else float(Fraction(int(sum(r["bins"][k][1] for r in mine)), int(answerable))))
+            overlap = sum(to_us(r["bins"][k][2]) for r in mine)
+            observed = sum(to_us(r["bins"][k][3]) for r in mine)
+            assert lines[f"overlap_share_{session_hooks.bin_label(k)}"]["difference"]["value"] == (
+                None if observed == 0 else float(Fraction(overlap, observed)))
+
+
+def test_a_bins_interval_is_exact_where_every_score_is_the_same(v2_run, boot):
+    """Definition 10's exact sums in Definition 86's bins: where the judge gave every event a 5 (or 3.7), each bin's
+    judge_tt and both ends of its interval are exactly that score, not 4.999999999999999 (the float sums did)."""
+    rows = [json.loads(line) for line in (v2_run / "tree" / "unified-samples.jsonl").read_text().splitlines()]
+    mine = [r for r in rows if r["subset"] == V2[0]]
+    for score in (5, 3.7):
+        for r in mine:
+            r["judge_events"] = [[ev[0], ev[1], score, score, *ev[4:]] for ev in r["judge_events"]]
+        lines = session.bins_entry(session.from_rows(mine), boot)["lines"]
+        judged = [line["difference"] for name, line in lines.items() if name.startswith(("judge_tt", "judge_if"))
+                  and line["difference"]["value"] is not None]
+        assert len(judged) > 2 and all(d["value"] == score and d["interval"] == [score, score] for d in judged)
 
 
 def test_the_timing_inside_a_judged_event_with_no_speech_and_at_the_edges():
@@ -615,10 +644,54 @@ def test_the_report_draws_a_session_on_one_timeline_in_a_real_browser(v2_run, tm
         assert chrome.eval("document.querySelectorAll('#timeline rect.segment').length") == \
             len(row["segments"]) + len(row["input_segments"])
         assert "no input.wav in the tree" not in chrome.eval("document.body.innerText")
+        # no two word labels overlap (the words' own boxes may: a word with no room shows its text on hover)
+        boxes = chrome.eval("Array.from(document.querySelectorAll('#timeline text.word-label')).map(t => "
+                            "{const b = t.getBBox(); return [b.x, b.y, b.x + b.width, b.y + b.height]})")
+        assert boxes and not [(p, q) for k, p in enumerate(boxes) for q in boxes[k + 1:]
+                              if p[0] < q[2] and q[0] < p[2] and p[1] < q[3] and q[1] < p[3]]
         chrome.screenshot(tmp_path / "session.png", selector="#timeline", width=1300, height=1000)
         assert (tmp_path / "session.png").stat().st_size > 10_000
     finally:
         chrome.close()
+
+
+def test_the_reports_across_systems_table_compares_each_sessions_own_counts(v2_run, tmp_path):
+    """A v2 session has no single outcome: the report's across-systems table shows its turn ends and stops
+    counted (not "session" for every one), and its "outcomes differ" filter keeps exactly the sessions whose
+    counts differ between the systems."""
+    from browser import opened
+    from fdbu.metrics.session import across
+
+    other = tmp_path / "other"
+    for args in (("synth", "family=v2", "layout=official", "n=3", "seed=4", "ineligible=0", f"out={other / 'run'}"),
+                 ("export", f"dataset={other / 'run'}", f"out={other / 'tree'}", "export.transcripts=adopt",
+                  f"export.judge={other / 'run' / 'eval_results'}"),
+                 ("score", f"tree={other / 'tree'}", "progress=false", "vad.threads=1")):
+        out = fdbu_main(*args)
+        assert out.returncode == 0, out.stderr
+    trees = [v2_run / "tree", other / "tree"]
+    out = fdbu_main("report", f"trees=[{','.join(map(str, trees))}]", f"out={tmp_path / 'site'}",
+                    "report.format=html", "plot=false")
+    assert out.returncode == 0, out.stderr
+    # compare's context has no rate v2 does not define (it printed "answerable_rate n/a" for each population)
+    pairs = json.loads((tmp_path / "site" / "compare.json").read_text())["pairs"]
+    assert {k for p in pairs for e in p["subsets"].values() for side in e["context"].values() for k in side} \
+        == {"coverage"}
+    rows = [{r["sample_id"]: r for r in map(json.loads, (t / "unified-samples.jsonl").read_text().splitlines())}
+            for t in trees]
+    with opened(tmp_path / "site" / "index.html", tmp_path / "profile") as chrome:
+        chrome.wait("document.querySelectorAll('#across-table td').length > 0")
+        read = ("Array.from(document.querySelectorAll('#across-table tbody tr')).map(tr => [tr.getAttribute("
+                "'data-id'), Array.from(tr.querySelectorAll('td')).map(td => td.textContent)])")
+        cells = chrome.eval(read)
+        subset = rows[0][cells[0][0]]["subset"]
+        assert sorted(i for i, _ in cells) == sorted(i for i, r in rows[0].items() if r["subset"] == subset)
+        for sid, texts in cells:
+            assert [t.split(" (")[0] for t in texts] == [across(r[sid]) for r in rows]
+        differ = sorted(sid for sid, _ in cells if across(rows[0][sid]) != across(rows[1][sid]))
+        assert differ, "the two synthetic systems differ in some session's counts"
+        chrome.eval("document.getElementById('across-disagree').click()")
+        assert sorted(sid for sid, _ in chrome.eval(read)) == differ
 
 
 @pytest.mark.slow
@@ -776,3 +849,30 @@ def test_the_leaderboard_shows_a_judge_entry_without_lines_as_undefined():
     system = SimpleNamespace(name="t", unified={"subsets": {"v2_daily": {JUDGE_KEY: entry}}})
     rows = board._entry_rows("v2_daily", [system])
     assert len(rows) == 6 and all(r["cells"][0]["value"] is None for r in rows), rows
+
+
+def test_a_session_line_below_its_floor_says_so_in_its_own_words(boot):
+    """A v2 session line whose test could decide (its p shown) but whose 50-session floor withholds the marker has
+    its own decision code, `min`, and the console's legend and warning say the floor, not the tests' own rules
+    (too few discordant pairs; medians from 30); a line below its test's own rule is still `few`."""
+    from fdbu.compare_outputs import DECISIONS, decision
+    from fdbu.metrics.paired import below_floor, difference, too_few
+    from fdbu.metrics.session import METRICS, MIN_PAIRS
+    from fdbu.pairwise import warnings_small
+
+    ratio = next(m for m in METRICS if m.name == "talk_over_s_per_examiner_s")
+    rng = np.random.default_rng(0)
+
+    class C:
+        def __init__(self, num):
+            self.talk_over_us, self.examiner_us = num, np.full(len(num), 10_000_000, np.int64)
+
+    for n, code in ((20, "min"), (3, "few")):
+        line = difference(ratio, C(rng.integers(0, 5_000_000, n)), C(rng.integers(0, 5_000_000, n)),
+                          np.ones(n, bool), boot)
+        line.update(marker=False, better=ratio.better)
+        assert decision(line) == code and too_few(line) and below_floor(line) == (code == "min"), line["reason"]
+        assert (line["p"] is not None) == (code == "min") or code == "few"
+    assert f"v2's session lines: {MIN_PAIRS} paired sessions" in DECISIONS["min"]
+    said = warnings_small(20, 0.05, MIN_PAIRS)[0]
+    assert f"marked from {MIN_PAIRS} paired samples" in said and "medians" not in said

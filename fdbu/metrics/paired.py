@@ -38,6 +38,15 @@ NOT_REACHED_BOTH = "both medians not reached: no difference, interval or p"
 TOO_FEW = "too few"  # how every reason starts where the test cannot reach alpha (too few pairs, or resamples)
 
 
+FLOOR = "this metric is marked from"  # a reason's words where the metric's own floor (Metric.min_pairs) withheld it
+
+
+def below_floor(m: dict) -> bool:
+    """Whether a compared line has no marker only because its metric is marked from more pairs than it has (v2's
+    session lines: 50), its p valid and shown."""
+    return too_few(m) and FLOOR in (m.get("reason") or "")
+
+
 def too_few(m: dict) -> bool:
     """Whether a compared line has no marker because its test cannot decide (the console and the forest say so)."""
     return (m.get("reason") or "").startswith(TOO_FEW)
@@ -369,8 +378,7 @@ def difference(m: Metric, ca, cb, mask: np.ndarray, boot: Bootstrap, alpha: floa
     line = paired_line(m.kind, a, b, n, boot, alpha)
     if m.min_pairs is not None and m.kind != SHARE and line["p"] is not None and line["reason"] is None \
             and n < m.min_pairs:
-        line["reason"] = (f"{TOO_FEW} pairs: {n}, and this metric is marked from {m.min_pairs} pairs (its "
-                          "calibration, docs)")
+        line["reason"] = (f"{TOO_FEW} pairs: {n}, and {FLOOR} {m.min_pairs} pairs (its calibration, docs)")
     if m.better == "context":
         line.update({"test": None, "p": None, "reason": "context metric: no test"})
         line.pop("discordant", None)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from fractions import Fraction
 
 import numpy as np
 
@@ -34,7 +35,8 @@ from .base import Runs, Swept
 from .paired import MINUS_INF, PLUS_INF, UNDEFINED
 from .rankcorr import correlations
 from .flat import column
-from .session_events import BIN_FIELDS, Session, _clip, event_timing, median_us, session_bins, session_events
+from .session_events import (BIN_FIELDS, US, Session, _clip, event_timing, judge_bins, median_us, session_bins,
+                             session_events)
 from .session_hooks import (ANSWERABLE, BIN_US, BINNED, BINS_KEY, DEFAULT, EXAMINER, JUDGE_KEY, JUDGED, N_BINS,
                             OFFSET_KEY, SHIFTED, STATISTICS, SYSTEM, TURN_END_OUTCOMES, SessionSettings, bin_label,
                             settings_of)
@@ -59,7 +61,8 @@ class Components:
     settings: SessionSettings = DEFAULT
     judged: list | None = None       # per session: None (not judged) or (k, 2 + 2 + len(JUDGED)) float rows:
     #                                  window start and end (s), TT, IF, then JUDGED's values
-    bins: np.ndarray | None = None   # (sessions, N_BINS, len(BIN_FIELDS)): each session's counts per 15 s bin
+    bins: np.ndarray | None = None   # (sessions, N_BINS, len(BIN_FIELDS)) objects: each session's counts per 15 s
+    #                                  bin, exact (ints and Fractions: Definition 10)
 
     def answerable(self) -> np.ndarray:
         return sum(self.counts[k] for k in ANSWERABLE)
@@ -91,8 +94,8 @@ def components(samples, runs: Runs, settings: SessionSettings = DEFAULT) -> Comp
             [[w0 / 1e6, w1 / 1e6, tt, if_, *event_timing(ex[i], sy[i], ss[i], w0, w1, int(T[i]))]
              for w0, w1, tt, if_ in events],
             float).reshape(-1, 4 + len(JUDGED)))
-    bins = np.array([session_bins(ex[i], sy[i], ss[i], int(T[i]), judged[i]) for i in range(len(samples))],
-                    float).reshape(-1, N_BINS, len(BIN_FIELDS))
+    bins = _bins([session_bins(ex[i], sy[i], ss[i], int(T[i]), None if (e := smp.annotations.get("judge")) is None
+                               else [ev[:4] for ev in e]) for i, smp in enumerate(samples)])
     return Components(T, counts, column([x.talk_over_us for x in ss]), column([x.examiner_us for x in ss]), resp,
                       stop, ss, list(ex), list(sy), settings, judged, bins)
 
@@ -156,29 +159,50 @@ def aggregate(c: Components, *, selected: int, ineligible: int, boot: Bootstrap)
 def bins_entry(c: Components, boot: Bootstrap) -> dict:
     """Definition 86 pooled over the split's sessions, bin by bin: the response rate, the overlap share and the
     judge's time-weighted turn-taking score, each a ratio of sums with a 95% percentile interval resampling whole
-    sessions (no test: a description of the conversation over time)."""
-    b = c.bins if c.bins is not None else np.zeros((0, N_BINS, len(BIN_FIELDS)))
+    sessions (no test: a description of the conversation over time). Exact (Definition 10): the sums in integers
+    over a common denominator, each ratio correctly rounded (a score of 5 everywhere is [5, 5])."""
+    b = c.bins if c.bins is not None else np.zeros((0, N_BINS, len(BIN_FIELDS)), object)
     n = len(b)
-    idx = boot.indices(n) if n else np.zeros((0, 0), np.int64)
+    drawn = np.zeros((0, 0), np.int64)
+    if n:  # how often each resample draws each session
+        idx = boot.indices(n)
+        drawn = np.zeros((len(idx), n), np.int64)
+        np.add.at(drawn, (np.repeat(np.arange(len(idx)), n), idx.ravel()), 1)
     lines: dict = {}
     for k in range(N_BINS):
         for name, (i, j) in BINNED.items():
-            num, den = b[:, k, i], b[:, k, j]
-            value = float(num.sum() / den.sum()) if den.sum() > 0 else None
-            interval = None
-            if value is not None and n:
-                dens = den[idx].sum(axis=1)
-                kept = dens > 0
-                ratios = np.sort(num[idx].sum(axis=1)[kept] / dens[kept])
-                interval = percentile_interval(ratios) if len(ratios) else None
+            both, _ = _integers(list(b[:, k, i]) + list(b[:, k, j]))  # one denominator: the ratio is of ints
+            num, den = both[:n], both[n:]
+            value, interval = _ratio(num, den, drawn)
             lines[f"{name}_{bin_label(k)}"] = {
                 "difference": {"value": value, "value_flag": None, "interval": interval,
                                "interval_flags": [None, None]},
-                "sessions": int(np.count_nonzero(den > 0)), "p": None, "p_holm": None, "marker": False,
+                "sessions": sum(d > 0 for d in den), "p": None, "p_holm": None, "marker": False,
                 "reason": "descriptive"}
     return {"bin_s": BIN_US // 1_000_000, "bins": N_BINS, "lines": lines}
 
 
+def _integers(values: list) -> tuple[list[int], int]:
+    """Exact numbers (ints, Fractions) as integers over their least common denominator."""
+    d = math.lcm(1, *(Fraction(v).denominator for v in values))
+    return [int(Fraction(v) * d) for v in values], d
+
+
+def _sums(drawn: np.ndarray, values: list[int]) -> list[int]:
+    """Each resample's sum of the sessions it draws (`drawn`: resample x session counts), exactly: int64 where no
+    sum can overflow, else Python's integers."""
+    if max((abs(v) for v in values), default=0) * max(1, drawn.shape[1]) < 2 ** 62:
+        return (drawn @ np.array(values, np.int64)).tolist()
+    return list(drawn.astype(object) @ np.array(values, object))
+
+
+def _ratio(num: list[int], den: list[int], drawn: np.ndarray) -> tuple[float | None, list[float] | None]:
+    """sum(num) / sum(den), correctly rounded (Python's int / int), and the percentile interval of the resamples'
+    ratios (a resample with nothing in the denominator left out); None where the denominator is 0."""
+    if sum(den) <= 0:
+        return None, None
+    ratios = sorted(a / d for a, d in zip(_sums(drawn, num), _sums(drawn, den)) if d > 0)
+    return sum(num) / sum(den), percentile_interval(np.array(ratios)) if ratios else None
 
 
 def shifted(c: Components, offset_ms: int) -> "Components":
@@ -296,7 +320,7 @@ def rows(samples, c: Components) -> list[dict]:
         j = c.judged[i] if c.judged is not None else None
         row["judged"] = j is not None
         row["judge_events"] = [] if j is None else [[_cell(x) for x in ev] for ev in j.tolist()]
-        row["bins"] = c.bins[i].tolist() if c.bins is not None else []
+        row["bins"] = [[float(x) for x in b] for b in c.bins[i]] if c.bins is not None else []
         out.append(row)
     return out
 
@@ -334,7 +358,20 @@ def from_rows(rows: list[dict], subset: str | None = None, unified: dict | None 
                       _segs(rows, "input_segments"), _segs(rows, "segments"), settings_of(unified),
                       [np.array([[_uncell(x) for x in ev] for ev in r["judge_events"]], float).reshape(
                           -1, 4 + len(JUDGED)) if r["judged"] else None for r in rows],
-                      np.array([r["bins"] for r in rows], float).reshape(-1, N_BINS, len(BIN_FIELDS)))
+                      _bins([_row_bins(r) for r in rows]))
+
+
+def _bins(per_session: list) -> np.ndarray:
+    return np.array(per_session + [[[0] * len(BIN_FIELDS)] * N_BINS], object)[:-1].reshape(-1, N_BINS,
+                                                                                            len(BIN_FIELDS))
+
+
+def _row_bins(r: dict) -> list[list]:
+    """A row's bins back exact: counts as ints, seconds from their microseconds, the judge's columns recomputed from
+    its judged events (windows to the microsecond, as read; a row's TT x overlap sum is a float, not exact)."""
+    judge = judge_bins([(to_us(ev[0]), to_us(ev[1]), ev[2], ev[3]) for ev in r["judge_events"]])
+    return [[int(b[0]), int(b[1]), Fraction(to_us(b[2]), US), Fraction(to_us(b[3]), US), *judge[k]]
+            for k, b in enumerate(r["bins"])]
 
 
 def explain(row: dict, words: list) -> tuple[str, str]:
@@ -343,6 +380,15 @@ def explain(row: dict, words: list) -> tuple[str, str]:
     return "session", (f"{row['examiner_turns']} examiner turns; turn ends: {said or 'none'}; "
                        f"{row['interruptions']} examiner interruptions, {row['stops']} stopped; "
                        f"{row['backchannels']} backchannels")
+
+
+def across(row: dict) -> str:
+    """The report's across-systems outcome of a session (it has no single one): its turn ends and stops counted,
+    the nonzero ones, so two systems' sessions differ there exactly when a count differs."""
+    said = [f"{row[k]} {k.replace('_', ' ')}" for k in TURN_END_OUTCOMES if row[k]]
+    if row["interruptions"]:
+        said.append(f"{row['stops']}/{row['interruptions']} stopped")
+    return ", ".join(said) or "no examiner turn end"
 
 
 def marks(row: dict, read) -> dict:

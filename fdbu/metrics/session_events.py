@@ -5,6 +5,7 @@ restates `session_events` in plain Python; `fdbu.metrics.session` pools them ove
 """
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
@@ -13,7 +14,8 @@ from ..kernels import INF, ranked
 from .session_hooks import ANSWERABLE, BIN_US, DEFAULT, N_BINS, SessionSettings
 from .stats import MEDIAN, rank
 
-BIN_FIELDS = ("answerable", "responses", "overlap_s", "observed_s", "judge_tt_s", "judge_s")
+BIN_FIELDS = ("answerable", "responses", "overlap_s", "observed_s", "judge_tt_s", "judge_s", "judge_if_s")
+US = 1_000_000
 
 
 def turns(segments: np.ndarray, gap_us: int) -> np.ndarray:
@@ -137,23 +139,38 @@ def event_timing(examiner: np.ndarray, system: np.ndarray, s: Session, w0: int, 
 
 
 
-def session_bins(examiner: np.ndarray, system: np.ndarray, s: Session, T_us: int, judged) -> np.ndarray:
+def session_bins(examiner: np.ndarray, system: np.ndarray, s: Session, T_us: int, judged) -> list[list]:
     """Definition 86: per 15 s bin [15k, 15k + 15) of the first 120 s, the session's answerable turn ends and
     responses ending in it, the seconds both channels speak and the seconds observed (up to T), and the judge's
-    turn-taking score weighted by each event's overlap with the bin and that overlap, as score_time.py weights it
-    (`overlap_duration`)."""
-    out = np.zeros((N_BINS, len(BIN_FIELDS)))
+    turn-taking score weighted by each event's overlap with the bin, that overlap, and the instruction-following
+    score weighted the same, as score_time.py weights them (`overlap_duration`). Exact (Definition 10): counts as
+    ints, seconds as Fractions of microseconds, the judge's columns from `judge_bins` (`judged`: the session's
+    (window start us, end us, TT, IF) rows, or None)."""
+    out = []
+    judge = judge_bins([] if judged is None else judged)
     for k in range(N_BINS):
         lo, hi = k * BIN_US, (k + 1) * BIN_US
         inside = [o for e, o in zip(s.end_us, s.outcome) if lo <= e < hi]
-        out[k, 0] = sum(o in ANSWERABLE for o in inside)
-        out[k, 1] = inside.count("response")
-        out[k, 2] = overlap_us(_clip(examiner, lo, hi), _clip(system, lo, hi)) / 1e6
-        out[k, 3] = max(0, min(T_us, hi) - lo) / 1e6
-        for w0, w1, tt, *_ in ([] if judged is None else judged.tolist()):
-            ov = max(0.0, min(w1, hi / 1e6) - max(w0, lo / 1e6))
-            out[k, 4] += tt * ov
-            out[k, 5] += ov
+        out.append([sum(o in ANSWERABLE for o in inside), inside.count("response"),
+                    Fraction(overlap_us(_clip(examiner, lo, hi), _clip(system, lo, hi)), US),
+                    Fraction(max(0, min(T_us, hi) - lo), US), *judge[k]])
+    return out
+
+
+def judge_bins(events) -> list[tuple[Fraction, Fraction, Fraction]]:
+    """Per bin, the judge's sum of TT x overlap, the overlap in seconds (`max(0, min(w1, hi) - max(w0, lo))`) and
+    the sum of IF x overlap, exact: windows in integer microseconds, each score the number the judge file holds,
+    read exactly."""
+    out = []
+    for k in range(N_BINS):
+        lo, hi = k * BIN_US, (k + 1) * BIN_US
+        tt_sum, if_sum, den = Fraction(0), Fraction(0), 0
+        for w0, w1, tt, if_ in events:
+            ov = max(0, min(int(w1), hi) - max(int(w0), lo))
+            tt_sum += Fraction(tt) * ov
+            if_sum += Fraction(if_) * ov
+            den += ov
+        out.append((tt_sum / US, Fraction(den, US), if_sum / US))
     return out
 
 

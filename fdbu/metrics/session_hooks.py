@@ -104,7 +104,8 @@ JUDGED = ("latency_s", "overlap_share", "silence_share")  # the timing measured 
 
 BIN_US, N_BINS = 15_000_000, 8  # score_time.py's bins: 15 s over the first 120 s
 BINS_KEY = "bins"
-BINNED = {"response_rate": (1, 0), "overlap_share": (2, 3), "judge_tt": (4, 5)}  # line -> (numerator, denominator)
+# line -> (numerator, denominator): of BIN_FIELDS (fdbu.metrics.session_events)
+BINNED = {"response_rate": (1, 0), "overlap_share": (2, 3), "judge_tt": (4, 5), "judge_if": (6, 5)}
 
 
 def bin_label(k: int) -> str:
@@ -248,7 +249,7 @@ def check_bins(r, entry: dict, at: str, doc: dict) -> None:
 def bins_label(name: str) -> str:
     """response_rate_0_15s -> "response rate, 0-15 s"; judge_tt_... -> "judge TT, ..."."""
     metric, lo, hi = name.rsplit("_", 2)
-    return f"{metric.replace('_', ' ').replace('tt', 'TT')}, {lo}-{hi[:-1]} s"
+    return f"{metric.replace('_', ' ').replace('tt', 'TT').replace('if', 'IF')}, {lo}-{hi[:-1]} s"
 
 
 BINS_ENTRY = Entry(key=BINS_KEY, kind="binned_ratio", lines=lambda e: e["lines"], better=lambda subset, doc: {

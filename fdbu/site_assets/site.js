@@ -376,13 +376,20 @@
       });
     }
     function wordLane(svg, list, top) {
+      // two rows; a word goes in the first whose last label ends before it, its label drawn only there (11 px
+      // text: at most 7 px a character), so no two labels overlap; a word with no room shows its text on hover
+      var ends = [-Infinity, -Infinity], labels = [];
       list.forEach(function (wd, i) {
-        var yy = top + (i % 2) * 20;
-        var r = sv("rect", {x: x(wd[0]), y: yy + 2, width: Math.max(1.5, x(wd[1]) - x(wd[0])), height: 16, fill: "#d8def5", stroke: "#7f8fc9", "class": "word"});
+        var at = x(wd[0]), row = ends[0] <= at ? 0 : ends[1] <= at ? 1 : -1;
+        var yy = top + (row < 0 ? i % 2 : row) * 20;
+        var r = sv("rect", {x: at, y: yy + 2, width: Math.max(1.5, x(wd[1]) - at), height: 16, fill: "#d8def5", stroke: "#7f8fc9", "class": "word"});
         r.appendChild(sv("title", {}, wd[2] + " " + fmt(wd[0]) + "-" + fmt(wd[1]) + " s"));
         svg.appendChild(r);
-        svg.appendChild(sv("text", {x: x(wd[0]) + 2, y: yy + 14, "font-size": 11}, wd[2]));
+        if (row < 0) return;
+        labels.push(sv("text", {x: at + 2, y: yy + 14, "font-size": 11, "class": "word-label"}, wd[2]));
+        ends[row] = at + 2 + wd[2].length * 7 + 3;
       });
+      labels.forEach(function (t) { svg.appendChild(t); });  // over every word's box
     }
     var labelEnd = -Infinity;  // the marks' labels left to right, each moved right past the one before
     Object.keys(marks).filter(function (m) { return typeof marks[m] === "number"; })
@@ -407,9 +414,10 @@
     });
     return Object.keys(by).map(function (id) { return by[id]; });
   }
+  function shown(r) { return r.length > 4 ? r[4] : r[2]; }  // a session's counts (v2), else the outcome
   function differs(row) {  // among the systems that have the sample (one without it is not a disagreement)
     var seen = {};
-    D.systems.forEach(function (n, k) { if (row.entries[k]) seen[row.entries[k][2]] = 1; });
+    D.systems.forEach(function (n, k) { if (row.entries[k]) seen[shown(row.entries[k])] = 1; });
     return Object.keys(seen).length > 1;
   }
   function acrossControls() {
@@ -454,7 +462,7 @@
       D.systems.forEach(function (n, k) {
         var r = row.entries[k];
         var t = r ? Object.keys(r[3]).map(function (q) { return q + " " + fmt(r[3][q]); }).join(", ") : "";
-        tr.appendChild(el("td", {"data-system": n}, r ? r[2] + (t ? " (" + t + ")" : "") : "(not in this tree)"));
+        tr.appendChild(el("td", {"data-system": n}, r ? shown(r) + (t ? " (" + t + ")" : "") : "(not in this tree)"));
       });
     });
     $("across-table").innerHTML = "";
