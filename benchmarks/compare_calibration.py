@@ -91,6 +91,24 @@ def cell(kind: str, n: int, rate: float, datasets: int, seed: int, effect: float
             "raw": raw / datasets, "na": na / datasets, "bound": bound(alpha, datasets)}
 
 
+def docs_cell(r: dict) -> str:
+    """A null cell as docs/guides/compare.md's calibration table prints it: the marker rate (the raw p < alpha rate),
+    and for latency medians the share with no p (both not reached, or fewer than 30 pairs) where there is one
+    (tests/test_compare_decisions.py reruns cells of that table and compares these texts)."""
+    na = f", n/a {r['na']:.2f}" if r["kind"] == LATENCY and r["na"] > 0 else ""
+    return f"{r['marker']:.3f} ({r['raw']:.3f}){na}"
+
+
+def docs_table(rows: list[dict]) -> list[str]:
+    """docs/guides/compare.md's calibration table from the null cells: a row per kind and n, a column per rate."""
+    by = {(r["kind"], r["n"], r["rate"]): r for r in rows}
+    out = ["| kind | n | " + " | ".join(f"rate {rate}: marker (raw)" for rate in RATES) + " |",
+           "|---|---|" + "---|" * len(RATES)]
+    out += [f"| {kind} | {n} | " + " | ".join(docs_cell(by[kind, n, rate]) for rate in RATES) + " |"
+            for kind in KINDS for n in SIZES]
+    return out
+
+
 def denominators_dataset(n: int, rng):
     """A pooled ratio whose denominators differ between the systems (v2: the examiner reacts to the system, so one
     system meets more interruptions): A meets 1 + Poisson(5) events per sample, B 1 + Poisson(1), each stopped with
@@ -159,6 +177,8 @@ def main() -> None:
                 rows.append(r)
                 print(f"| {kind} | {n} | {rate} | {r['marker']:.4f} | {r['bound']:.4f} | {r['raw']:.4f} | "
                       f"{r['na']:.3f} | {'yes' if r['marker'] <= r['bound'] else 'NO'} |", flush=True)
+    print("\nthe same cells as docs/guides/compare.md's calibration table prints them:")
+    print("\n".join(docs_table(rows)))
     print("\npooled ratio of seconds, skewed (seconds_dataset): the printed p (sign-flip permutation) against the "
           "paired bootstrap p it replaced; the bootstrap interval's exclusion of 0 and its disagreement with p")
     print("| pairs | n | printed p < alpha | bootstrap p < alpha (replaced) | interval excludes 0 | disagree | bound | "

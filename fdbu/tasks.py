@@ -21,7 +21,7 @@ from typing import Any, Callable, cast
 
 from . import readers, registry
 from .family import Family, Figure, Layout
-from .metrics import control, interruption, overlap, pause, session, session_hooks, turn_taking
+from .metrics import control, control_pairs, interruption, overlap, pause, session, session_hooks, turn_taking
 from .metrics.base import MetricModule, Swept
 from .official import (BACKCHANNEL_SCRIPT, INTERRUPTION_SCRIPT, JUDGE_SCORE_SCRIPT, JUDGE_TIME_SCRIPT, PAUSE_SCRIPT, TIMING_SCRIPT,
                        TURN_SCRIPT)
@@ -176,7 +176,7 @@ TASKS = {t.name: t for t in (PAUSE_HANDLING, TURN_TAKING, USER_INTERRUPTION, BAC
 V10 = Family(name="v1.0", systems=("prompt", "slow", "overlap", "never_stops", "silent"), judges=("interruption",))
 V15 = Family(name="v1.5", systems=("yields", "yields_late", "talks_through", "same_stop", "clean_silent"),
              judges=("behaviour",), files=("clean_input.wav", "metadata.json"),
-             definitions=V15_DEFINITIONS, settings=control.GROUP, entries=(control.ENTRY,),
+             definitions=V15_DEFINITIONS, settings=control.GROUP, entries=(control_pairs.ENTRY,),
              figures=(Figure("stop-curves", overlap.stop_curves),))
 V2 = Family(name="v2", systems=("attentive", "hesitant", "eager", "unyielding", "mute"),
             judge_scripts=Ref(V2_EVALUATE, "load_session_judge"),

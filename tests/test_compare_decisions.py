@@ -404,3 +404,25 @@ def test_a_skewed_pooled_ratio_s_printed_p_holds_its_level_where_the_bootstrap_d
     # of such datasets at n = 50 (an independent review); the studentized one holds
     other = seconds_cell(30, "denominators differ", datasets=400, seed=3, resamples=500)
     assert other["printed"] <= other["bound"], other
+
+
+def test_the_docs_calibration_table_is_what_the_benchmark_prints():
+    """docs/guides/compare.md's null table is the benchmark's output, not a memory of it: every kind and size is
+    there, every cell within the bound, and cells the benchmark reruns in seconds (its full 2000 datasets, its
+    seed, `benchmarks.compare_calibration.cell`) print exactly the docs' text; a change to a test that moves a
+    figure fails here until the table is regenerated (`python -m benchmarks.compare_calibration` prints it)."""
+    from pathlib import Path
+
+    from benchmarks.compare_calibration import RATES, SIZES, docs_cell
+
+    text = (Path(__file__).parents[1] / "docs" / "guides" / "compare.md").read_text()
+    table = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 2 + len(RATES) and cells[0] in KINDS and cells[1].isdigit():
+            table[cells[0], int(cells[1])] = dict(zip(RATES, cells[2:]))
+    assert set(table) == {(k, n) for k in KINDS for n in SIZES}
+    for row in table.values():
+        assert all(float(v.split(" ")[0]) <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 2000) for v in row.values())
+    for kind, n in (("share", 8), ("share", 20), ("pooled_ratio", 8), ("latency_quantiles", 8)):
+        assert docs_cell(cell(kind, n, 0.5, 2000, 0)) == table[kind, n][0.5], (kind, n)

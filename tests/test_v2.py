@@ -876,3 +876,20 @@ def test_a_session_line_below_its_floor_says_so_in_its_own_words(boot):
     assert f"v2's session lines: {MIN_PAIRS} paired sessions" in DECISIONS["min"]
     said = warnings_small(20, 0.05, MIN_PAIRS)[0]
     assert f"marked from {MIN_PAIRS} paired samples" in said and "medians" not in said
+
+
+def test_a_tree_scored_under_older_definitions_is_refused_with_what_to_do(v2_run, tmp_path):
+    """v2's definitions moved on (session-2: exact bins, judge_if): a tree whose unified.json says another release's
+    definitions is refused in one line naming both and saying to score it again, not read field by field."""
+    import shutil
+
+    old = tmp_path / "old"
+    shutil.copytree(v2_run / "tree", old)
+    unified = json.loads((old / "unified.json").read_text())
+    assert unified["definitions"].endswith("+fdb-v2-session-2")
+    unified["definitions"] = unified["definitions"].replace("session-2", "session-1")
+    (old / "unified.json").write_text(json.dumps(unified))
+    out = fdbu_main("compare", f"trees=[{v2_run / 'tree'},{old}]", f"out={tmp_path / 'cmp'}")
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode != 0 and not (tmp_path / "cmp").exists()
+    assert "fdb-v2-session-1" in lines[-1] and "fdb-v2-session-2" in lines[-1] and "run fdbu score again" in lines[-1]

@@ -11,7 +11,7 @@ from typing import List
 
 from ..cells import difference_text, fmt, p_text
 from ..errors import short
-from ..family import Compared, Entry, Group
+from ..family import Group
 from ..settings import MS_UP_TO_MINUTE, PAD_MAX_MS, UNIT, check, opt, within
 from ..timebase import US_PER_S, seconds, to_us
 from .table import readable
@@ -164,14 +164,6 @@ def console_name(name: str) -> str:
     return name.replace("event_attributable_stop_rate", "attributable_stop")
 
 
-def _compare(*args, **kwargs) -> dict:
-    """`fdbu.metrics.control_pairs.compare`, imported when first called: it computes with `fdbu.metrics.overlap`,
-    which imports this module."""
-    import importlib
-
-    return importlib.import_module("fdbu.metrics.control_pairs").compare(*args, **kwargs)
-
-
 CONTROL = {"pairs": "count", "exercised_both": "count", "unmatched": "count", "clean_exercised": "count",
            "min_agreement": "unit", "alpha": "unit"}
 LINE = {"p": "unit?", "p_holm": "unit?", "marker": "flag", "reason": "text?"}
@@ -213,11 +205,3 @@ def check_entry(r, entry: dict, at: str, doc: dict) -> None:
 
 def report_label(name: str) -> str:
     return readable(name).replace("event attributable", "event-attributable") + " (event - clean)"
-
-
-ENTRY = Entry(
-    key="control", lines=control_lines, better=control_better, label=report_label, check=check_entry,
-    console=console, count=lambda c: c["pairs"], columns={"pairs": "int", "min_agreement": "float", "event_rate": "float", "clean_rate": "float"},
-    row=lambda c, line: {"pairs": c["pairs"], "min_agreement": c["min_agreement"], "event_rate": line.get("event_rate"),
-                         "clean_rate": line.get("clean_rate")},
-    sweep={HEADLINE: "attrib_stop<=1s", SHIFT: "stop_shift_s"}, compared=Compared(lines, _compare, COMPARED_LEGEND, console_name))

@@ -1,6 +1,7 @@
 """Two systems' matched controls compared (v1.5, docs: Definitions 87-90): which system stops *because of* the
 overlap more often, and whose stop the event brings forward more. The lines `fdbu compare` adds to each v1.5
-subset (the `control` entry's `compare` hook, fdbu.family.Compared), in the subset's Holm family.
+subset (the `control` entry's `compare` hook, fdbu.family.Compared), in the subset's Holm family; and the entry
+itself (`ENTRY`, the family registers it).
 
 Over the samples in both systems' matched controls (each system's own pairs: matched, exercised in both runs, runs
 agreeing before the event as overlap.min_agreement asks), per sample and system the event-attributable outcome
@@ -17,7 +18,9 @@ import numpy as np
 
 from ..kernels import INF
 from ..timebase import seconds
-from .control import ATTRIBUTABLE, label, lines
+from ..family import Compared, Entry
+from .control import (ATTRIBUTABLE, COMPARED_LEGEND, HEADLINE, SHIFT, check_entry, console, console_name,
+                      control_better, control_lines, label, lines, report_label)
 from .overlap import Components, from_rows, stopped_within
 from .paired import (MINUS_INF, NO_PAIRS, PLUS_INF, TOO_FEW, MIN_BOOTSTRAP_PAIRS, bootstrap_p, expanded_ranks,
                      interval_ranks, min_discordant, paired_line, resampled_differences, signed, signflip_exact,
@@ -185,3 +188,16 @@ def compare_components(ca: Components, cb: Components, subset: str, unified: dic
                         f"pairs, the event-attributable rates from {min_discordant(alpha)} samples whose outcomes "
                         "differ")
     return {"samples": samples, "note": said, "warnings": warnings, "metrics": metrics}
+
+
+# v1.5's `control` entry (fdbu.family.Entry), declared here, above the modules it draws on (control: what it holds
+# and how it is shown; overlap: the components; this module: two systems' controls compared), so no module below
+# loads one above it
+ENTRY = Entry(
+    key="control", lines=control_lines, better=control_better, label=report_label, check=check_entry,
+    console=console, count=lambda c: c["pairs"],
+    columns={"pairs": "int", "min_agreement": "float", "event_rate": "float", "clean_rate": "float"},
+    row=lambda c, line: {"pairs": c["pairs"], "min_agreement": c["min_agreement"], "event_rate": line.get("event_rate"),
+                         "clean_rate": line.get("clean_rate")},
+    sweep={HEADLINE: "attrib_stop<=1s", SHIFT: "stop_shift_s"},
+    compared=Compared(lines, compare, COMPARED_LEGEND, console_name))
