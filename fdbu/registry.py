@@ -57,6 +57,11 @@ class Command:
     bare_least: int = 1           # the fewest values the bare hint's list takes (compare: two trees): a hint with
     #                               fewer says what is missing rather than suggesting a list that would be refused
     cache_when_sharded: bool = False  # with shards > 1 it fills the cache only: its jobs write no folder
+    # a quick run of it on the tests' synthetic data (tests/test_kill.py runs every writer so): {tree} a synthetic
+    # tree it may write into, {a} and {b} two scored trees, {out} a fresh folder
+    example: tuple[str, ...] = ()
+    names: Callable[[], set[str]] | None = None  # every file name its code can announce, over its options
+    #                                              (`@registry.announces`; a writer's, checked against `writes`)
 
     def owns(self, name: str) -> bool:
         """Whether `name` is one of the files this command writes (recovery moves nothing else): a plain file name
@@ -71,17 +76,22 @@ _COMPARED = tuple(f"compare-{f}.{e}" for f in ("forest", "latency-curves") for e
 
 COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("score", "score a reference tree", "fdbu score tree=PATH [out=DIR] [plot=true]",
-            ("unified.json", "unified-samples.jsonl", *_CURVES), "out", "tree"),
+            ("unified.json", "unified-samples.jsonl", *_CURVES), "out", "tree",
+            example=("tree={tree}", "progress=false")),
     Command("sweep", "speech-detection metrics over VAD settings", 'fdbu sweep tree=PATH | "tree=[A,B]" out=DIR',
-            ("sweep.json", "sweep.csv", *(f"sweep-heatmaps.{e}" for e in _FIGURE)), "out", "tree"),
+            ("sweep.json", "sweep.csv", *(f"sweep-heatmaps.{e}" for e in _FIGURE)), "out", "tree",
+            example=("tree={tree}", "out={out}", "sweep.threshold=[0.4,0.5]", "sweep.min_silence_duration_ms=[100]",
+                     "progress=false", "plot=false")),
     Command("compare", "scored systems, pair by pair", 'fdbu compare "trees=[A,B]" [names=[a,b]] [out=DIR]',
-            ("compare.json", "compare.csv", *_COMPARED), "out", bare="trees=[{}]", bare_least=2),
+            ("compare.json", "compare.csv", *_COMPARED), "out", bare="trees=[{}]", bare_least=2,
+            example=("trees=[{a},{b}]", "names=[a,b]", "out={out}", "progress=false", "plot=false")),
     Command("report", "a site and the leaderboard as tables", 'fdbu report "trees=[A,B]" [names=[a,b]] out=DIR',
             ("report.json", "compare.json", "index.html", "samples-[0-9]*.js", "leaderboard.md", "leaderboard.tex",
-             "leaderboard.csv", *_COMPARED, *_CURVES), "out", bare="trees=[{}]"),
+             "leaderboard.csv", *_COMPARED, *_CURVES), "out", bare="trees=[{}]",
+            example=("trees=[{a},{b}]", "names=[a,b]", "out={out}", "progress=false")),
     Command("evaluate", "the official rules (reference column)",
             "fdbu evaluate tree=PATH [evaluate.official_checkout=DIR]", ("summary.json", "judge-ledger.jsonl"),
-            None, "tree", True),
+            None, "tree", True, example=("tree={tree}",)),
     Command("export", "a tree from the release + outputs",
             'fdbu export dataset=DIR | "export.roots={subset: DIR}" out=DIR', (), "out", None, True, bare="dataset={}"),
     Command("asr", "transcripts with Parakeet (NeMo)", "fdbu asr tree=DIR [asr.model=NAME | asr.checkpoint=PATH.nemo]",
@@ -151,9 +161,17 @@ def console(name: str) -> Callable[[Callable[[Any], None]], Callable[[Any], None
     return _attach("show", name)
 
 
+def announces(name: str) -> Callable[[Callable[[], set[str]]], Callable[[], set[str]]]:
+    """Function decorator: every file name command `name`'s code can announce (tests/test_command_registry.py holds
+    them to its `writes`, so recovery moves exactly what the command writes)."""
+    return _attach("names", name)
+
+
 def check() -> list[str]:
-    """What is missing: each registered command's part that no layer attached (empty when whole)."""
-    return [f"{c.name}: no {part}" for c in COMMANDS.values() for part in ("config", "run") if getattr(c, part) is None]
+    """What is missing: each registered command's part that no layer attached (empty when whole); a command that
+    writes files also says their names and how to run it quickly (`names`, `example`)."""
+    parts = {c.name: ("config", "run", *(("names", "example") if c.writes else ())) for c in COMMANDS.values()}
+    return [f"{c.name}: no {part}" for c in COMMANDS.values() for part in parts[c.name] if not getattr(c, part)]
 
 
 def usage() -> str:

@@ -19,3 +19,10 @@ def run(cfg, call: Call = CALL) -> Ran:
     written, lines = commit(outputs, files(result, systems, cfg.plot, cfg.width, cfg.progress)
                             if outputs is not None else {})
     return Ran(result, written, lines)
+
+
+@registry.announces("compare")
+def names() -> set[str]:
+    from .. import compare_outputs
+
+    return {n for plot in (True, False) for n in compare_outputs.names(plot)}

@@ -117,3 +117,10 @@ def _checkout_used(checkout: Path, e, tree, gives_gt: bool) -> None:
                         "(evaluate.judge.base_url) and for icc_backchannel's ground truth (the "
                         f"{GT_DISTRIBUTION} beside its scripts); add "
                         "evaluate.run_official=true, or leave it out")
+
+
+@registry.announces("evaluate")
+def names() -> set[str]:
+    from .. import evaluate, summary
+
+    return {summary.SUMMARY, evaluate.LEDGER}

@@ -77,3 +77,16 @@ def decided(cfg, result: dict) -> None:
                         f"{'; '.join(w for _, _, w in asked)}, and the report shows its decisions as they are; run "
                         f"fdbu compare \"trees=[{','.join(cfg.trees)}]\"{names} {' '.join(honour)} out=DIR and give "
                         "report.compare=DIR, or leave it out to compare here")
+
+
+@registry.announces("report")
+def names() -> set[str]:
+    """Over 1, 2 and 12 systems of 2,600 samples (11 parts of drill-downs each), every format, figures or not."""
+    from .. import site
+    from ..settings import FORMATS
+
+    out = {site.HEAD, "compare.json"}
+    for n in (1, 2, 12):
+        for plot in (True, False):
+            out |= set(site.names([2600] * n, tuple(FORMATS), site.figure_names(n, plot)))
+    return out

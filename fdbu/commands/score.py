@@ -31,3 +31,11 @@ def run(cfg, call: Call = CALL) -> Ran:
                             if outputs is not None else {})
     unscored = [f"not scored: {name} ({why})" for name, why in scored.unscored.items()]
     return Ran(scored, written, [*unscored, detector.stats.line(), *lines], column=column)
+
+
+@registry.announces("score")
+def names() -> set[str]:
+    """Every file score can write: unified.json, its rows and, with plot=true, the figures (a family's too)."""
+    from .. import unified
+
+    return {n for plot in (True, False) for n in unified.names(plot)}

@@ -30,3 +30,10 @@ def run(cfg, call: Call = CALL) -> Ran:
                  groups=cfg.group_settings())
     written, lines = commit(outputs, files(result, cfg.plot, cfg.width, cfg.progress) if call.write else {})
     return Ran(result, written, [detector.stats.line(), *lines])
+
+
+@registry.announces("sweep")
+def names() -> set[str]:
+    from .. import sweep_grid
+
+    return {n for plot in (True, False) for n in sweep_grid.names(plot)}
