@@ -237,9 +237,12 @@ def rerun_command(config, overrides: list[str]) -> str:
 def assembles(job_name: str) -> str:
     """What assembles a sharded stage's cache: `fdbu vad`'s shards are read by fdbu score, `fdbu asr`'s by fdbu asr
     without shard=."""
+    from .registry import COMMANDS
+
     command = job_name.removeprefix("fdbu-")
-    if command == "vad":
-        return "run fdbu score on the same trees (without shard=) to assemble"
+    by = COMMANDS[command].assembled_by if command in COMMANDS else None
+    if by is not None:
+        return f"run fdbu {by} on the same trees (without shard=) to assemble"
     return f"run fdbu {command} on the same trees without shard= to assemble"
 
 

@@ -57,6 +57,7 @@ class Command:
     bare_least: int = 1           # the fewest values the bare hint's list takes (compare: two trees): a hint with
     #                               fewer says what is missing rather than suggesting a list that would be refused
     cache_when_sharded: bool = False  # with shards > 1 it fills the cache only: its jobs write no folder
+    assembled_by: str | None = None   # the command whose run without shard= reads its shards' cache (None: itself)
     # a quick run of it on the tests' synthetic data (tests/test_kill.py runs every writer so): {tree} a synthetic
     # tree it may write into, {a} and {b} two scored trees, {out} a fresh folder
     example: tuple[str, ...] = ()
@@ -97,7 +98,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("asr", "transcripts with Parakeet (NeMo)", "fdbu asr tree=DIR [asr.model=NAME | asr.checkpoint=PATH.nemo]",
             (), None, "tree", True, cache_when_sharded=True),
     Command("vad", "speech probabilities into the cache", "fdbu vad tree=DIR [shard=K shards=N] (then score assembles)",
-            ()),
+            (), assembled_by="score"),
     Command("synth", "write a synthetic reference tree", "fdbu synth out=PATH [n=5] [seed=0] [system=mixed]",
             (), "out", None, True, bare="out={}"),
     Command("calibrate", "the batched VAD's guard margin here", "fdbu calibrate [device=cuda]", (), None, None, True,
