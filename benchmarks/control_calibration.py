@@ -4,7 +4,7 @@ how often it fires when the system yields to the event (power).
     python -m benchmarks.control_calibration [--datasets 2000] [--power-datasets 500] [--seed 0]
 
 Every dataset is n samples exercised in both runs, decided by the code `fdbu score` runs
-(`fdbu.metrics.overlap.control`: the exact McNemar test of "stopped within 1 s" and the paired bootstrap of the stop
+(`fdbu.families.v1_5.metrics.control`: the exact McNemar test of "stopped within 1 s" and the paired bootstrap of the stop
 latency's median, Holm over the two, docs: Definition 58):
 
 - null: sample i has its own stop-time scale s_i ~ U(0.2, 3) s; each run stops after s_i x Exp(1), drawn
@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from fdbu.kernels import INF, OverlapRun
-from fdbu.metrics import overlap
+from fdbu.families.v1_5 import metrics as overlap
 from fdbu.metrics.paired import ALPHA
 from fdbu.metrics.stats import Bootstrap
 

@@ -5,7 +5,7 @@ its power: how often a line is marked when the two systems' reactions to the eve
         [--synth-seeds 5]
 
 Every dataset is n samples in both systems' matched controls, decided by the code `fdbu compare` runs
-(`fdbu.metrics.control_pairs.compare_components`: the exact sign-flip test of the per-sample differences of the
+(`fdbu.families.v1_5.control_pairs.compare_components`: the exact sign-flip test of the per-sample differences of the
 event-attributable outcomes, the paired bootstrap of the stop latency shifts' difference), Holm over the two
 headline lines (compare's family also holds the subset's other headline lines, so its markers are rarer still).
 Sample i has its own stop-time scale s_i ~ U(0.2, 3) s; system S's clean run stops after m_S s_i Exp(1) s after
@@ -42,8 +42,8 @@ import time
 import numpy as np
 
 from fdbu.kernels import INF
-from fdbu.metrics import control_pairs
-from fdbu.metrics.control import HEADLINE, SHIFT
+from fdbu.families.v1_5 import control_pairs
+from fdbu.families.v1_5.control import HEADLINE, SHIFT
 from fdbu.metrics.paired import ALPHA, holm, mcnemar_exact
 from fdbu.metrics.stats import Bootstrap
 

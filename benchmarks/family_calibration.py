@@ -27,7 +27,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from fdbu import tasks
-from fdbu.metrics import interruption, pause, turn_taking
+from fdbu.families.v1_0 import interruption, pause, turn_taking
 from fdbu.metrics.paired import ALPHA
 from fdbu.metrics.stats import Bootstrap
 from fdbu.pairwise import compare_pair, decide

@@ -3,7 +3,7 @@ nothing to do with the timing (docs: Definition 68).
 
     python -m benchmarks.judge_calibration [--datasets 1000] [--seed 0]
 
-Every dataset is S judged sessions, computed by the code `fdbu score` runs (`fdbu.metrics.session.judge_entry`:
+Every dataset is S judged sessions, computed by the code `fdbu score` runs (`fdbu.families.v2.metrics.judge_entry`:
 Kendall's tau-b and Spearman's rho, the expanded percentile bootstrap interval over whole sessions, no interval
 under MIN_SESSIONS contributing sessions):
 
@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from fdbu.metrics.session import MIN_SESSIONS, Components, judge_entry
+from fdbu.families.v2.metrics import MIN_SESSIONS, Components, judge_entry
 from fdbu.metrics.stats import Bootstrap
 
 from .calibration import arguments, bound

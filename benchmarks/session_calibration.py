@@ -10,7 +10,7 @@ a talk-over share t_i ~ Beta(1, 12). Each system then draws its own session inde
 ends are answerable (each 0.9), responses ~ Binomial(answerable, p_i), each answer after exp(m_i + 0.5 e) s (an
 unanswered end: never), the session's median latency by the spec's rule, stops ~ Binomial(j_i, q_i), examiner speech
 ~ U(30, 80) s and talk-over ~ that x Beta(12 t_i, 12 (1 - t_i)). Each system's arrays are the v2 metric table's own
-(`fdbu.metrics.session.METRICS`, their `values` over Components), and each line is decided by the code `fdbu compare`
+(`fdbu.families.v2.metrics.METRICS`, their `values` over Components), and each line is decided by the code `fdbu compare`
 runs (`difference`, then `decide` over the split's headline lines: one Holm family). At 20 and 30 sessions the
 lines say "too few pairs" (session.MIN_PAIRS, 50): the 30-session cells show the rate the markers would have without
 that rule (`raw`: the family's Holm decision on the p-values alone).
@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from fdbu.kernels import INF
-from fdbu.metrics import session, session_events
+from fdbu.families.v2 import metrics as session, events as session_events
 from fdbu.metrics.paired import ALPHA, difference, holm
 from fdbu.metrics.stats import Bootstrap
 from fdbu.pairwise import decide

@@ -30,7 +30,7 @@ import numpy as np
 
 from fdbu.views.fdbench import Config as FdbenchConfig
 from fdbu.views.videofdb import Config as VideofdbConfig
-from fdbu.metrics import interruption, turn_taking
+from fdbu.families.v1_0 import interruption, turn_taking
 from fdbu.metrics.paired import ALPHA
 from fdbu.metrics.stats import Bootstrap
 from fdbu.systems import Scope, System

@@ -17,12 +17,18 @@ reader, the report, the API, the configs, synth) call its hooks and never name a
   ask; `files`: what tells one of its official sample folders from another release's;
 - `layout`: a run layout of its own (`Layout`: v2's output root), named by fdbu.layout and exported by its reader.
 
-The module imports nothing of fdbu: the registry, the configs and the readers all read it.
+A release declares its `Task`s (a kind of sample), its `Subset`s (a task's split with its release size) and its
+`Family` in its folder (fdbu.families.<release>), with `Official` (how its reference column is made) and `Ref` (a
+function named by module, imported when first called). The module imports nothing of fdbu but the metric
+protocol's leaf (fdbu.metrics.base): the registry, the configs, the readers and every release read it.
 """
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, cast
+
+from .metrics.base import MetricModule, Swept
 
 
 class Settings(Protocol):
@@ -128,6 +134,90 @@ class Family:
     entries: tuple[Entry, ...] = ()
     figures: tuple[Figure, ...] = ()
     layout: Layout | None = None               # its own run layout, exported by its own reader
+    subsets: tuple[Subset, ...] = ()           # its subsets, in the report's order, registered with it
     judge_scripts: Any = None                  # a judge run as upstream runs it, by its own scripts (v2: Gemini):
     #                                            (checkout, pins, allow_unpinned, evaluate.judge) -> the loaded files,
     #                                            which its official rule runs (fdbu evaluate, with a judge given)
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A function by module and name, imported when first called: the registry names the official
+    rule and the generator without importing fdbu.evaluate (Silero, torch) or fdbu.synth."""
+
+    module: str
+    name: str
+
+    def __call__(self, *args, **kwargs):
+        return getattr(importlib.import_module(self.module), self.name)(*args, **kwargs)
+
+
+@dataclass(frozen=True)
+class Official:
+    """The official evaluation script of a task, and how fdbu reproduces and runs it."""
+
+    script: str              # file name in the Full-Duplex-Bench evaluation folder
+    labels: dict             # printed label -> summary key, as the script prints its [Result] block
+    runner: str | None       # None: `python SCRIPT --root_dir`; else the fdbu.official.child function that runs it
+    rule: Ref | None = None  # (tree, subset, fdbu.evaluate.Context) -> the reference column (fdbu.evaluate)
+    printed_digits: int | None = None  # the script prints rounded numbers (f"{x:.4f}"), else repr floats
+    via_evaluate: bool = True  # upstream's evaluate.py runs it (`--task` named by the script: eval_<task>.py)
+    also: tuple[str, ...] = ()  # the other official files its run uses (v2: score_time.py beside score.py)
+    run: Ref | None = None  # evaluate.run_official's own run of the scripts: (tree, subset, {file: path}, a temporary
+    #                         folder, fdbu's reference column of the subset) -> the run's record (fdbu.run_official)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Task:
+    """A kind of sample, built by keyword; every stage reads its fields, none branches on its name."""
+
+    name: str
+    annotation: str | None                # the dataset annotation copied into each sample folder
+    read: Callable | None                 # (bytes, where, T_us) -> Sample fields (readers.py)
+    metrics: MetricModule | None          # the metric module (fdbu.metrics.base.MetricModule); None: no unified metric
+    reference: str | None                 # the Sample field latencies count from ("E_us", "R_us")
+    speech_detection: bool                # Silero on the whole output.wav
+    asr_task: str = "default"             # asr.json's task: "default", or the cut one
+    asr_cut: Callable | None = None       # (annotation bytes, where, T_us) -> seconds the ASR stage cuts at
+    label: str                            # for plots and tables
+    latency: str | None = None            # the metric whose F(t) the latency curves draw (its `over`: the samples)
+    latency_from: str | None = None       # the curves' x axis, in words
+    official: Official | None = None      # the official script giving its reference column (None: none)
+    generator: Ref | Callable | None = None  # (rng, system, tail=, **Subset.synth) -> a synthetic sample
+    family: str = "v1.0"                  # the release the task belongs to (FAMILIES: its Family's name)
+    audio: tuple[str, ...] = ()           # the sample's other audio files, beside output.wav (v1.5: the inputs and
+    #                                       the clean run), each hashed in manifest.json
+    transcribed: tuple[str, ...] = ("output.wav",)  # the files the ASR stage transcribes (each X.wav into X.json)
+    runs: tuple[tuple[str, str], ...] = (("output.wav", "input.wav"),)  # each output of the system and the input it
+    #                                       answers (whose length it must have); v1.5 adds the clean run
+    unscored: str | None = None           # a task without unified metrics: why, as fdbu score says it
+    detected: tuple[str, ...] = ("output.wav",)  # the runs Silero segments (speech_detection): v1.5 adds the clean run
+    # a file the ASR stage writes from a sample's transcripts once all are written: (its name, {X.json: bytes} ->
+    # bytes); v2: transcripts.json, as upstream's eval/asr_batch.py combines A.json and B.json
+    combined: tuple[str, Ref] | None = None
+
+    @property
+    def scored(self) -> bool:
+        return self.metrics is not None
+
+    @property
+    def metric_module(self) -> MetricModule:
+        """`metrics`, for callers that only reach scored tasks (typed without the None)."""
+        return cast(MetricModule, self.metrics)
+
+    @property
+    def swept(self) -> Swept:
+        """What fdbu sweep shows of it: its metric module's SWEEP (every task with speech detection has one)."""
+        return cast(Swept, cast(Any, self.metrics).SWEEP)
+
+
+@dataclass(frozen=True)
+class Subset:
+    name: str
+    task: Task
+    release_size: int                                  # the declared size in its release (the task's family)
+    synth: dict = field(default_factory=dict, hash=False)  # options of the task's generator (fdbu.synth)
+
+    @property
+    def family(self) -> str:
+        return self.task.family

@@ -13,9 +13,9 @@ from hypothesis import given, settings, strategies as st
 
 import twins
 from benchmarks.control_compare_calibration import cell
-from fdbu.metrics import control_pairs
-from fdbu.metrics.control_pairs import MIN_SHIFT_PAIRS
-from fdbu.metrics.control import HEADLINE, SHIFT
+from fdbu.families.v1_5 import control_pairs
+from fdbu.families.v1_5.control_pairs import MIN_SHIFT_PAIRS
+from fdbu.families.v1_5.control import HEADLINE, SHIFT
 from fdbu.metrics.paired import expanded_ranks, mcnemar_exact, signed, signflip_exact
 from fdbu.metrics.stats import Bootstrap
 from fdbu.settings import PAD_MAX_MS

@@ -190,7 +190,7 @@ def test_score_curves_have_bands_and_the_system_name(captured):
 
 
 def _sweep(pads=(0,)):
-    from fdbu.metrics.interruption import METRICS
+    from fdbu.families.v1_0.interruption import METRICS
     from fdbu.sweep_grid import SPEC
 
     points = []
@@ -275,7 +275,7 @@ def test_heatmaps_of_any_grid_fit_the_width_and_a_page(captured, width):
     """Two systems, a 5 x 8 grid whose values need four decimals: exactly the printed width, every
     page no taller than PAGE_IN, no text touching another (the page-width figure once printed "0.08970.0897"),
     every panel on some page."""
-    from fdbu.metrics.interruption import METRICS
+    from fdbu.families.v1_0.interruption import METRICS
     from fdbu.sweep_grid import SPEC
 
     thresholds, silences, pads = (0.3, 0.4, 0.5, 0.6, 0.7), (50, 100, 150, 200, 300, 400, 500, 600), (0,)

@@ -213,8 +213,9 @@ def test_the_import_graph_has_no_cycle():
     # sweep, the calibration no generator (fdbu -> cli -> consoles -> commands -> commands.report -> site -> tables
     # -> board -> tree -> layout -> tasks -> a metric module -> ... -> kernels.results). A longer chain is a new
     # dependency someone should look at. 19 since the graph sees modules loaded by name (issue 74): v1.5's control
-    # entry loaded control_pairs by name below the registry; declared in control_pairs it is one visible hop more
-    assert len(longest_chain(graph)) <= 19, " -> ".join(longest_chain(graph))
+    # entry loaded control_pairs by name below the registry; declared in control_pairs it is one visible hop more.
+    # 20 since each release is a folder whose __init__ declares it (tasks -> families.v1_5 -> its modules)
+    assert len(longest_chain(graph)) <= 20, " -> ".join(longest_chain(graph))
 
 
 def closure(graph: dict[str, set[str]], start: str) -> set[str]:
@@ -249,20 +250,37 @@ def test_the_official_rules_are_one_floor():
     assert all(graph[leaf] <= {"fdbu.errors"} for leaf in leaves)
 
 
-# the metrics package's shared pieces; every other module there is a task's metric module or a family's hooks
-METRIC_INFRASTRUCTURE = {"fdbu.metrics", "fdbu.metrics.base", "fdbu.metrics.stats", "fdbu.metrics.table",
-                         "fdbu.metrics.paired", "fdbu.metrics.flat"}
+def release_offenders(graph: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Each module outside fdbu.families and the registry that imports a release's module, and those it imports."""
+    family = {m for m in graph if m.startswith("fdbu.families.")}
+    return {m: sorted(d & family) for m, d in graph.items()
+            if d & family and not m.startswith("fdbu.families") and m != "fdbu.tasks"}
 
 
-def test_only_the_task_registry_imports_a_metric_module():
-    """A task's metric module (and its family's hooks) is reached through fdbu.tasks only: no general module names
-    one, so the families are registered alike (v1.5 like v1.0) and a new one needs no edit elsewhere."""
+def test_no_layer_imports_a_releases_folder():
+    """A release's folder (fdbu.families.<release>: its metric modules, hooks, run layout, reference rules) is
+    reached through the task registry only: no layer (tree reading, speech detection, ASR, statistics, compare,
+    report, the CLI, the API) imports one, by statement or by name, so the releases are registered alike and a new
+    one is its folder and one line of fdbu.tasks.RELEASES; the metrics package holds only what they share."""
     graph = import_graph()
-    metric = {m for m in graph if m.startswith("fdbu.metrics.") and m not in METRIC_INFRASTRUCTURE}
-    assert {"fdbu.metrics.overlap", "fdbu.metrics.control", "fdbu.metrics.interruption"} <= metric
-    offenders = {m: sorted(d & metric) for m, d in graph.items()
-                 if d & metric and not m.startswith("fdbu.metrics.") and m != "fdbu.tasks"}
-    assert offenders == {}
+    assert {"fdbu.families.v1_0", "fdbu.families.v1_5.metrics", "fdbu.families.v2.runs"} <= set(graph)
+    assert release_offenders(graph) == {}
+    assert {m for m in graph if m.startswith("fdbu.metrics.")} == {
+        "fdbu.metrics.base", "fdbu.metrics.stats", "fdbu.metrics.table", "fdbu.metrics.paired", "fdbu.metrics.flat"}
+    from fdbu import tasks
+
+    assert [f.name for f in tasks.RELEASES] == list(tasks.FAMILIES)[:3] == ["v1.0", "v1.5", "v2"]
+    on_disk = sorted(p.name for p in (ROOT / "families").iterdir() if (p / "__init__.py").is_file())
+    assert on_disk == ["v1_0", "v1_5", "v2"]
+
+
+def test_the_layer_check_finds_a_layer_importing_a_release():
+    """The check itself: a layer that loads a release's module by name (as control once loaded control_pairs) is
+    named."""
+    graph = import_graph()
+    code = "import importlib\n\ndef f():\n    return importlib.import_module('fdbu.families.v2.metrics')\n"
+    leaked = {**graph, "fdbu.pipeline": graph["fdbu.pipeline"] | loads(ast.walk(ast.parse(code)))}
+    assert release_offenders(leaked) == {"fdbu.pipeline": ["fdbu.families.v2.metrics"]}
 
 
 def test_the_cycle_check_finds_a_cycle_through_a_function_level_import():
@@ -277,12 +295,12 @@ def test_the_cycle_check_finds_a_cycle_through_a_function_level_import():
 def test_the_import_graph_sees_a_module_loaded_by_name():
     """importlib.import_module("fdbu.x") and __import__("fdbu.x") are edges too: v1.5's control once loaded
     control_pairs by name (control -> control_pairs -> overlap -> control), a cycle no import statement showed."""
-    code = ("import importlib\n\ndef f():\n    return importlib.import_module('fdbu.metrics.control_pairs')\n"
-            "def g():\n    return __import__('fdbu.metrics.overlap')\n")
-    assert loads(ast.walk(ast.parse(code))) == {"fdbu.metrics.control_pairs", "fdbu.metrics.overlap"}
+    code = ("import importlib\n\ndef f():\n    return importlib.import_module('fdbu.families.v1_5.control_pairs')\n"
+            "def g():\n    return __import__('fdbu.families.v1_5.metrics')\n")
+    assert loads(ast.walk(ast.parse(code))) == {"fdbu.families.v1_5.control_pairs", "fdbu.families.v1_5.metrics"}
     graph = import_graph()
-    closed = {**graph, "fdbu.metrics.control": graph["fdbu.metrics.control"] | loads(ast.walk(ast.parse(code)))}
-    assert any({"fdbu.metrics.control", "fdbu.metrics.control_pairs", "fdbu.metrics.overlap"} <= set(c)
+    closed = {**graph, "fdbu.families.v1_5.control": graph["fdbu.families.v1_5.control"] | loads(ast.walk(ast.parse(code)))}
+    assert any({"fdbu.families.v1_5.control", "fdbu.families.v1_5.control_pairs", "fdbu.families.v1_5.metrics"} <= set(c)
                for c in cycles(closed))
 
 

@@ -16,7 +16,7 @@ from builders import fdbu_main
 from test_figures import captured, check_layout  # noqa: F401  (captured: a fixture)
 from fdbu.cells import p_text, record_text
 from fdbu.kernels import INF, overlap_run
-from fdbu.metrics import control as v15_control, overlap
+from fdbu.families.v1_5 import control as v15_control, metrics as overlap
 from fdbu.metrics.base import Runs
 from fdbu.metrics.flat import column, flatten
 from fdbu.metrics.stats import Bootstrap

@@ -19,8 +19,8 @@ from fdbu.vad import SpeechDetector
 @pytest.fixture()
 def made_up():
     """Two subsets that exist nowhere but here: copies of the turn-taking and interruption tasks."""
-    added = [tasks.Subset("my_turn_taking", tasks.TURN_TAKING, 40),
-             tasks.Subset("my_user_interruption", tasks.USER_INTERRUPTION, 30)]
+    added = [tasks.Subset("my_turn_taking", tasks.task("turn_taking"), 40),
+             tasks.Subset("my_user_interruption", tasks.task("user_interruption"), 30)]
     for s in added:
         tasks.register(s)
     yield added
@@ -75,14 +75,14 @@ def test_tables_are_well_formed():
         names = [m.name for m in table]
         assert len(names) == len(set(names)) and all(m.kind in KINDS for m in table)
         assert set(declared(table)) == set(names)
-    interruption = declared(tasks.USER_INTERRUPTION.metrics.METRICS)
+    interruption = declared(tasks.task("user_interruption").metrics.METRICS)
     assert interruption["exercised_rate"]["unknown"] == "ineligible samples"
     assert interruption["restart_rate"]["unknown"] == "ineligible samples and eligible samples not exercised"
 
 
 def test_a_subset_cannot_be_registered_twice():
     with pytest.raises(ValueError, match="already registered"):
-        tasks.register(tasks.Subset("candor_turn_taking", tasks.TURN_TAKING, 1))
+        tasks.register(tasks.Subset("candor_turn_taking", tasks.task("turn_taking"), 1))
     assert np.all([s.task.name in tasks.TASKS for s in tasks.SUBSETS.values()])
 
 

@@ -79,7 +79,7 @@ def test_several_trees_side_by_side(synth_tree, boot, tmp_path):
                    names=["mixed", "prompt"])
     assert [t["name"] for t in result["trees"]] == ["mixed", "prompt"]
     assert str(synth_tree) not in json.dumps(result) and str(tmp_path) not in json.dumps(result)  # names, no paths
-    from fdbu.metrics.interruption import METRICS
+    from fdbu.families.v1_0.interruption import METRICS
 
     assert list(result["rankings"]) == [m.name for m in METRICS]  # every metric, not only the table's
     orders = {o["order"] for r in result["rankings"].values() for o in r["orders"]}

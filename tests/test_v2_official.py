@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from fdbu.official.judge_scores import csv_cell, judge_scores
+from fdbu.families.v2.judge_scores import csv_cell, judge_scores
 from official_scripts import OFFICIAL_V2, needs_official_v2
 
 
@@ -127,7 +127,7 @@ def _words(rng, t: float, until: float) -> list[dict]:
 @needs_official_v2
 @pytest.mark.parametrize("max_time", [60.0, 120.0])
 def test_combine_transcripts_byte_for_byte(tmp_path, max_time):
-    from fdbu.upstream_v2_files import combine_transcripts
+    from fdbu.families.v2.files import combine_transcripts
 
     script = _asr_batch()
     rng = np.random.default_rng(3)
@@ -151,7 +151,7 @@ def test_run_official_runs_score_py_and_score_time_py_unchanged_and_compares_eve
     offline, on the tree's judge files laid out as upstream's eval_results; every CSV they write equals fdbu's
     rows: agreed, exit 0. A reference column off by 0.001 in one row: differs, exit 3, naming the file."""
     from builders import fdbu_main
-    from fdbu.official import judge_scores as js
+    from fdbu.families.v2 import judge_scores as js
 
     monkeypatch.chdir(tmp_path)
     for line in ("synth out=run family=v2 layout=official n=2 system=attentive",

@@ -9,7 +9,7 @@ import numpy as np
 from .. import tasks
 from .speech import GAP_S, SR, Capture
 
-SYSTEMS = tasks.V10.systems  # v1.0's generators' systems
+SYSTEMS = tasks.FAMILIES["v1.0"].systems  # v1.0's generators' systems
 
 
 def _u(rng, lo, hi) -> float:
@@ -113,7 +113,7 @@ def backchannel_sample(rng, system: str, **_):
 # - talks_through: the same answer in both runs, through the event
 # - same_stop: the answer ends at the same time in both runs, shortly after the event's start: it ended on its own
 # - clean_silent: yields to the event in the event run; silent in the clean run
-V15_SYSTEMS = tasks.V15.systems
+V15_SYSTEMS = tasks.FAMILIES["v1.5"].systems
 # each event: how many of the user's (or another voice's) words it holds, and their loudness
 EVENTS = {"interruption": (3, 7, 1.0), "backchannel": (1, 2, 1.0), "talking_to_other": (3, 6, 1.0),
           "background_speech": (4, 8, 0.35)}

@@ -1,7 +1,7 @@
 """Full-Duplex-Bench v2's run layout, read as upstream leaves it: what a folder of it is, and its export into a
 reference tree. The files upstream's eval scripts write (the judge's answers, `combine_transcripts` of
-eval/asr_batch.py) are read and written by `fdbu.upstream_v2_files`; the reference column by
-`fdbu.upstream_v2_evaluate`.
+eval/asr_batch.py) are read and written by `fdbu.families.v2.files`; the reference column by
+`fdbu.families.v2.reference`.
 
 A v2 output root holds `<split>/<task id>/` per session: `A.wav` (the examiner), `B.wav` (the system under test),
 `combined.wav` (ffmpeg amerge: A left, B right), and after upstream's ASR `A.json`, `B.json`, `transcripts.json`.
@@ -32,15 +32,15 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from . import adopt, tasks
-from .atomic import dumps, regular, sha256_bytes, sha256_file
-from .audio import SAMPLE_RATE as SR, non_finite, wav_bytes
-from .errors import FdbuError
-from .outputs import new_folder
-from .readers import parse_json, read_session
-from .timebase import window_us
-from .tree import MANIFEST_KIND, SAFE_NAME
-from .upstream_v2_files import TASK_KEY, TURN_KEY, read_judge, transcripts_bytes
+from ... import adopt, tasks
+from ...atomic import dumps, regular, sha256_bytes, sha256_file
+from ...audio import SAMPLE_RATE as SR, non_finite, wav_bytes
+from ...errors import FdbuError
+from ...outputs import new_folder
+from ...readers import parse_json, read_session
+from ...timebase import window_us
+from ...tree import MANIFEST_KIND, SAFE_NAME
+from .files import TASK_KEY, TURN_KEY, read_judge, transcripts_bytes
 
 FAMILY = "v2"
 TRIM_S = 120                 # eval/trim_combined_wavs.py's --seconds default
@@ -124,7 +124,7 @@ MIN_RATE = 8000  # telephone speech's rate, the lowest a speech recording is mad
 
 
 def _read(path: Path, where: str) -> tuple[np.ndarray, int]:
-    from .export import read_audio  # export's reader (a FIFO refused, not read forever); torch loads with it
+    from ...export import read_audio  # export's reader (a FIFO refused, not read forever); torch loads with it
 
     try:
         audio, sr = read_audio(path)
@@ -259,7 +259,7 @@ def _session(tmp: Path, split: str, folder: Path, judge: Path | None, adopting: 
     """One session into the tree: its manifest row, and its adopted transcripts' receipts. A judge's answer from a
     summary.json (`made_on`) is this session's only if it was made on the same two tracks and, adopting, the same
     transcripts: another run's answers under the same task ids are refused, not put beside these."""
-    from .export import to_16k_mono  # torch's resampler, loaded only by an export
+    from ...export import to_16k_mono  # torch's resampler, loaded only by an export
 
     subset, task = splits()[split], folder.name
     sid = f"{subset}/{task}"

@@ -12,14 +12,13 @@ from typing import cast
 
 import numpy as np
 
-from ..kernels import INF, NO_RESPONSE, NOT_EXERCISED, RESPONSE, SPEAKING_AT_END, InterruptionOutcomes, \
-    interruption_outcomes
-from ..timebase import seconds, to_us
-from ..cells import fmt
-from .base import Swept, time_marks
-from .flat import column, flatten
-from .stats import Bootstrap
-from .table import LATENCY, POOLED_RATIO, SHARE, Metric, aggregate as aggregate_table
+from ...kernels import INF, NO_RESPONSE, NOT_EXERCISED, RESPONSE, SPEAKING_AT_END, InterruptionOutcomes, interruption_outcomes
+from ...timebase import seconds, to_us
+from ...cells import fmt
+from ...metrics.base import Swept, time_marks
+from ...metrics.flat import column, flatten
+from ...metrics.stats import Bootstrap
+from ...metrics.table import LATENCY, POOLED_RATIO, SHARE, Metric, aggregate as aggregate_table
 from .turn_taking import latencies_us, outcome_codes, response_metrics
 
 OUTCOMES = {NOT_EXERCISED: "not_exercised", SPEAKING_AT_END: "speaking_at_end", RESPONSE: "response",

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import JUDGE_SCORE_SCRIPT as SCORE_SCRIPT, JUDGE_TIME_SCRIPT as TIME_SCRIPT  # noqa: E402,F401
+from ...official import JUDGE_SCORE_SCRIPT as SCORE_SCRIPT, JUDGE_TIME_SCRIPT as TIME_SCRIPT  # noqa: E402,F401
 TURN_KEY = "Turn-taking event and score"    # score.py:12
 TASK_KEY = "Task-specific score"            # score.py:13
 SUFFIX = "_processed.json"                  # score.py:11

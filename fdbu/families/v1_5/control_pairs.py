@@ -16,17 +16,14 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..kernels import INF
-from ..timebase import seconds
-from ..family import Compared, Entry
-from .control import (ATTRIBUTABLE, COMPARED_LEGEND, HEADLINE, SHIFT, check_entry, console, console_name,
-                      control_better, control_lines, label, lines, report_label)
-from .overlap import Components, from_rows, stopped_within
-from .paired import (MINUS_INF, NO_PAIRS, PLUS_INF, TOO_FEW, MIN_BOOTSTRAP_PAIRS, bootstrap_p, expanded_ranks,
-                     interval_ranks, min_discordant, paired_line, resampled_differences, signed, signflip_exact,
-                     too_few_pairs)
-from .stats import MEDIAN, Bootstrap, rank
-from .table import LATENCY, POOLED_RATIO, SHARE
+from ...kernels import INF
+from ...timebase import seconds
+from ...family import Compared, Entry
+from .control import ATTRIBUTABLE, COMPARED_LEGEND, HEADLINE, SHIFT, check_entry, console, console_name, control_better, control_lines, label, lines, report_label
+from .metrics import Components, from_rows, stopped_within
+from ...metrics.paired import MINUS_INF, NO_PAIRS, PLUS_INF, TOO_FEW, MIN_BOOTSTRAP_PAIRS, bootstrap_p, expanded_ranks, interval_ranks, min_discordant, paired_line, resampled_differences, signed, signflip_exact, too_few_pairs
+from ...metrics.stats import MEDIAN, Bootstrap, rank
+from ...metrics.table import LATENCY, POOLED_RATIO, SHARE
 
 SIGNFLIP = "signflip_exact"
 OVER = "control pairs in both"  # what each line is over: the samples in both systems' matched controls

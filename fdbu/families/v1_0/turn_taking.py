@@ -10,13 +10,13 @@ from typing import cast
 
 import numpy as np
 
-from ..kernels import EARLY_START, INF, NO_RESPONSE, RESPONSE, turn_taking_outcomes
-from ..timebase import US_PER_S, seconds, to_us
-from ..cells import fmt
-from .base import time_marks
-from .flat import column, flatten
-from .stats import Bootstrap
-from .table import LATENCY, SHARE, Metric, aggregate as aggregate_table
+from ...kernels import EARLY_START, INF, NO_RESPONSE, RESPONSE, turn_taking_outcomes
+from ...timebase import US_PER_S, seconds, to_us
+from ...cells import fmt
+from ...metrics.base import time_marks
+from ...metrics.flat import column, flatten
+from ...metrics.stats import Bootstrap
+from ...metrics.table import LATENCY, SHARE, Metric, aggregate as aggregate_table
 
 OUTCOMES = {EARLY_START: "early_start", RESPONSE: "response", NO_RESPONSE: "no_response"}
 WITHIN_S = (1, 2, 5)

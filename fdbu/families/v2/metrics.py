@@ -16,9 +16,9 @@ segments both; each channel's segments closer than `session.merge_gap_s` are one
 - a *backchannel*: a system turn inside an examiner turn, no longer than `session.backchannel_max_s` with at most
   `session.backchannel_max_words` words of its transcript.
 
-The arithmetic is `fdbu.metrics.session_events`, one session at a time, on integer microseconds; `tests/twins.py`
+The arithmetic is `fdbu.families.v2.events`, one session at a time, on integer microseconds; `tests/twins.py`
 restates it in plain Python. This module pools it over the sessions of a split, resampling whole sessions, and makes
-the family's entries; `fdbu.metrics.session_hooks` holds the settings group and how the entries are shown.
+the family's entries; `fdbu.families.v2.hooks` holds the settings group and how the entries are shown.
 """
 from __future__ import annotations
 
@@ -28,20 +28,17 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..kernels import INF
-from ..settings import NOT_REACHED
-from ..timebase import seconds, to_us
-from .base import Runs, Swept
-from .paired import MINUS_INF, PLUS_INF, UNDEFINED
+from ...kernels import INF
+from ...settings import NOT_REACHED
+from ...timebase import seconds, to_us
+from ...metrics.base import Runs, Swept
+from ...metrics.paired import MINUS_INF, PLUS_INF, UNDEFINED
 from .rankcorr import correlations
-from .flat import column
-from .session_events import (BIN_FIELDS, US, Session, _clip, event_timing, judge_bins, median_us, session_bins,
-                             session_events)
-from .session_hooks import (ANSWERABLE, BIN_US, BINNED, BINS_KEY, DEFAULT, EXAMINER, JUDGE_KEY, JUDGED, N_BINS,
-                            OFFSET_KEY, SHIFTED, STATISTICS, SYSTEM, TURN_END_OUTCOMES, SessionSettings, bin_label,
-                            settings_of)
-from .stats import Bootstrap, percentile_interval
-from .table import LATENCY, POOLED_RATIO, Metric, aggregate as aggregate_table
+from ...metrics.flat import column
+from .events import BIN_FIELDS, US, Session, _clip, event_timing, judge_bins, median_us, session_bins, session_events
+from .hooks import ANSWERABLE, BIN_US, BINNED, BINS_KEY, DEFAULT, EXAMINER, JUDGE_KEY, JUDGED, N_BINS, OFFSET_KEY, SHIFTED, STATISTICS, SYSTEM, TURN_END_OUTCOMES, SessionSettings, bin_label, settings_of
+from ...metrics.stats import Bootstrap, percentile_interval
+from ...metrics.table import LATENCY, POOLED_RATIO, Metric, aggregate as aggregate_table
 
 INPUTS = ()  # nothing is the dataset's alone: the examiner reacts to the system, so both channels are the run's
 COUNTS = ("examiner_turns", *TURN_END_OUTCOMES, "interruptions", "stops", "resumed", "backchannels")

@@ -1,7 +1,7 @@
 """Full-Duplex-Bench v2 sessions, one session at a time (docs: Definitions 77-82, 86): turns from speech segments,
 the turn ends, examiner interruptions, talk-over and backchannels (`session_events`), the timing inside a judged
 event's window (`event_timing`) and the 15 s bins (`session_bins`), on integer microseconds. `tests/twins.py`
-restates `session_events` in plain Python; `fdbu.metrics.session` pools them over a split's sessions.
+restates `session_events` in plain Python; `fdbu.families.v2.metrics` pools them over a split's sessions.
 """
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kernels import INF, ranked
-from .session_hooks import ANSWERABLE, BIN_US, DEFAULT, N_BINS, SessionSettings
-from .stats import MEDIAN, rank
+from ...kernels import INF, ranked
+from .hooks import ANSWERABLE, BIN_US, DEFAULT, N_BINS, SessionSettings
+from ...metrics.stats import MEDIAN, rank
 
 BIN_FIELDS = ("answerable", "responses", "overlap_s", "observed_s", "judge_tt_s", "judge_s", "judge_if_s")
 US = 1_000_000

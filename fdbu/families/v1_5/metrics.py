@@ -18,17 +18,16 @@ from fractions import Fraction
 from typing import cast
 import numpy as np
 
-from ..cells import fmt
-from ..kernels import INF, OverlapRun, overlap_run, run_overlap_us
-from ..settings import ALPHA, PAD_MAX_MS
-from ..timebase import US_PER_S, seconds, to_us
-from .base import Runs, Swept
-from .control import (DEFAULT_CONTROL, HEADLINE, HEADLINE_S, HEADLINE_US, SHIFT, STOP_WANTED, ControlSettings,
-                      control_lines, label, settings_of)
-from .flat import column, flatten
-from .paired import holm, paired_line
-from .stats import Bootstrap, rank
-from .table import LATENCY, POOLED_RATIO, SHARE, Metric, aggregate as aggregate_table
+from ...cells import fmt
+from ...kernels import INF, OverlapRun, overlap_run, run_overlap_us
+from ...settings import ALPHA, PAD_MAX_MS
+from ...timebase import US_PER_S, seconds, to_us
+from ...metrics.base import Runs, Swept
+from .control import DEFAULT_CONTROL, HEADLINE, HEADLINE_S, HEADLINE_US, SHIFT, STOP_WANTED, ControlSettings, control_lines, label, settings_of
+from ...metrics.flat import column, flatten
+from ...metrics.paired import holm, paired_line
+from ...metrics.stats import Bootstrap, rank
+from ...metrics.table import LATENCY, POOLED_RATIO, SHARE, Metric, aggregate as aggregate_table
 
 TASK = "overlap"  # its task's name (fdbu.tasks), the rows' "task"
 AGREEMENT_SHOWN = 0.5  # the run agreement the control's summary counts samples at or above (Definition 57)
@@ -333,7 +332,7 @@ def stop_curves(rows: list[dict], unified: dict) -> tuple[list[dict], dict]:
     """v1.5's stop curves (docs: Definition 58), the family's figure: per subset, F(t), the share of the control's
     pairs whose speech covering o_s has ended t seconds after o_s, in the event run and in the clean run, each with
     its pointwise bootstrap band (unified.json's draw). The gap between the curves is what the event caused."""
-    from .paired import cdf_band
+    from ...metrics.paired import cdf_band
 
     b = unified["bootstrap"]
     boot = Bootstrap(b["resamples"], b["seed"])

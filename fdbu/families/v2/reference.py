@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import Any
 
 
-from .atomic import regular, sha256_bytes
-from .errors import FdbuError
-from .upstream_v2 import CHANNELS, FAMILY, JUDGE_SUFFIX
-from .upstream_v2_files import TASK_KEY, TURN_KEY, read_judge
+from ...atomic import regular, sha256_bytes
+from ...errors import FdbuError
+from .runs import CHANNELS, FAMILY, JUDGE_SUFFIX
+from .files import TASK_KEY, TURN_KEY, read_judge
 
 def session_of(tree, sample) -> dict:
     """A tree sample's session.json, hash-checked against manifest.json (its split, task id and judge)."""
-    from .tree import hashed
+    from ...tree import hashed
 
     return json.loads(hashed(sample.folder / "session.json", sample.sample_id, "session.json",
                              tree.files[sample.sample_id].get("session.json"), "manifest.json", tree.root))
@@ -25,7 +25,7 @@ def session_of(tree, sample) -> dict:
 def judged_sessions(tree, subset: str) -> tuple[list[tuple[str, str, bytes]], list[str]]:
     """The subset's eligible sessions the judge reached, as (split folder, task id, judge.json's bytes, hash-checked),
     keyed as score.py keys them: by the split folder of the judge's file; and the names of those it did not reach."""
-    from .tree import hashed
+    from ...tree import hashed
 
     judged, missing = [], []
     for s in tree.subset(subset):
@@ -45,7 +45,7 @@ def judged_sessions(tree, subset: str) -> tuple[list[tuple[str, str, bytes]], li
 
 @dataclass
 class SessionJudge:
-    """v2's judge as the checkout has it, run unchanged (fdbu.upstream_v2.run_judge): eval_single_item.py per
+    """v2's judge as the checkout has it, run unchanged (fdbu.families.v2.runs.run_judge): eval_single_item.py per
     session (Gemini), its rubrics, the tasks' staged goals and parse.py, which turns its answers into the
     `*_processed.json` score.py reads."""
 
@@ -61,8 +61,8 @@ def load_session_judge(checkout: Path, pins: dict[str, str] | None, allow_unpinn
     refused unless `allow_unpinned`); `options.staged_files` (evaluate.judge) in place of the checkout's
     prompts_staged_200.json (tasks of your own)."""
     staged_files = options.staged_files
-    from .official import JUDGE_V2_PARSE, JUDGE_V2_PROMPTS, JUDGE_V2_SCRIPT, JUDGE_V2_TASKS
-    from .official.rules import checkout_files
+    from ...official import JUDGE_V2_PARSE, JUDGE_V2_PROMPTS, JUDGE_V2_SCRIPT, JUDGE_V2_TASKS
+    from ...official.rules import checkout_files
 
     names = [JUDGE_V2_SCRIPT, JUDGE_V2_PROMPTS, JUDGE_V2_PARSE] + ([] if staged_files else [JUDGE_V2_TASKS])
     paths, reports = checkout_files(checkout, names, pins, allow_unpinned)
@@ -179,7 +179,7 @@ def _transcripts_as_upstream(tree, subset: str, dest: Path) -> list[tuple[Any, s
     id>/A.json` (the examiner: the tree's input.json) and `B.json` (output.json), each hash-checked against asr.json:
     (sample, split, task id, its folder, what a judge's answer on them is made on: `MADE_ON`'s SHA-256, the user's
     two tracks as its session.json records them and the transcripts as asr.json does), in manifest order."""
-    from .tree import hashed
+    from ...tree import hashed
 
     out = []
     for s in tree.subset(subset):
@@ -202,7 +202,7 @@ def _transcripts_as_upstream(tree, subset: str, dest: Path) -> list[tuple[Any, s
 def _script_error(rc: int, stderr: str) -> str:
     """Why the script failed: the exception its traceback names, with the whole message (the API's error is a JSON
     body over several lines), on one line, at most 300 characters."""
-    from .run_official import why_not
+    from ...run_official import why_not
 
     lines = stderr.strip().splitlines()
     head = why_not(rc, stderr)
@@ -219,11 +219,11 @@ MEAN_OF_SESSIONS = ("fdbu's, not upstream's (its scripts print no aggregate over
 
 
 def judge_rule(tree, subset: str, ctx) -> dict:
-    """score.py's and score_time.py's rows (fdbu.official.judge_scores) over the subset's judged sessions, each
+    """score.py's and score_time.py's rows (fdbu.families.v2.judge_scores) over the subset's judged sessions, each
     judge.json (hash-checked) keyed as the scripts key it: (its split, its task id); the sessions the judge did not
     reach are listed, not scored. With a judge given (evaluate.judge.base_url), the judge runs now (`run_judge`)
     and its answers, not the exported ones, make the rows."""
-    from .official.judge_scores import judge_scores
+    from .judge_scores import judge_scores
 
     ran = ctx.judge is not None and FAMILY in ctx.judge.scripts
     if ran:
@@ -252,15 +252,15 @@ def official_run(tree, subset: str, paths: dict, tmp: Path, ours: dict) -> dict:
     sessions laid out as upstream's eval_results (`<split>/<task id>_processed.json`: each judge.json's bytes, or the
     answers of the judge run in this evaluate), each
     in its own working folder (both write judge_summary.csv there); every CSV they write compared row by row with
-    the reference column (fdbu.official.judge_scores), as csv.writer writes fdbu's rows. Agreed only when every file
+    the reference column (fdbu.families.v2.judge_scores), as csv.writer writes fdbu's rows. Agreed only when every file
     is equal."""
     import csv
     import subprocess
     import sys
 
-    from .official import JUDGE_SCORE_SCRIPT, JUDGE_TIME_SCRIPT
-    from .official.judge_scores import csv_cell
-    from .run_official import why_not
+    from ...official import JUDGE_SCORE_SCRIPT, JUDGE_TIME_SCRIPT
+    from .judge_scores import csv_cell
+    from ...run_official import why_not
 
     root = tmp / f"{subset}-eval_results"
     ran = ours.get("judge_run")  # the judge ran in this evaluate: its answers, not the exported ones

@@ -1,20 +1,20 @@
 """Full-Duplex-Bench v1.5's matched control, as its family's hooks (fdbu.family): the settings group `overlap.*`,
 and the `control` entry of each v1.5 subset (docs: Definitions 56-59) as score prints it, the reader checks it,
 the report shows it and the API frames it, and the lines `fdbu compare` adds when it compares two systems' controls
-(`lines`, Definitions 87-90). The entry itself is computed by `fdbu.metrics.overlap.control`, the compared lines by
-`fdbu.metrics.control_pairs`.
+(`lines`, Definitions 87-90). The entry itself is computed by `fdbu.families.v1_5.metrics.control`, the compared lines by
+`fdbu.families.v1_5.control_pairs`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import List
 
-from ..cells import difference_text, fmt, p_text
-from ..errors import short
-from ..family import Group
-from ..settings import MS_UP_TO_MINUTE, PAD_MAX_MS, UNIT, check, opt, within
-from ..timebase import US_PER_S, seconds, to_us
-from .table import readable
+from ...cells import difference_text, fmt, p_text
+from ...errors import short
+from ...family import Group
+from ...settings import MS_UP_TO_MINUTE, PAD_MAX_MS, UNIT, check, opt, within
+from ...timebase import US_PER_S, seconds, to_us
+from ...metrics.table import readable
 
 WITHIN_US = (500_000, 1_000_000, 2_000_000)  # the k of "stopped within k" and "resumed within k" (Definition 53)
 HEADLINE_US = 1_000_000  # the k of the headline lines: always among the k values

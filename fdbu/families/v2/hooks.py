@@ -1,16 +1,16 @@
-"""Full-Duplex-Bench v2's family hooks (fdbu.family), beside its metric module `fdbu.metrics.session`: the settings
+"""Full-Duplex-Bench v2's family hooks (fdbu.family), beside its metric module `fdbu.families.v2.metrics`: the settings
 group `session.*` (docs: Definitions 77-81), and the `judge`, `offset` and `bins` entries of each v2 subset as score
 prints them, the scored reader checks them, the report labels them and the API frames them (Definitions 82-86). The
-entries themselves are computed by `fdbu.metrics.session`; the events' arithmetic is `fdbu.metrics.session_events`.
+entries themselves are computed by `fdbu.families.v2.metrics`; the events' arithmetic is `fdbu.families.v2.events`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import List
 
-from ..family import Entry, Group
-from ..settings import MS_UP_TO_MINUTE, check, opt, within
-from ..timebase import seconds, to_us
+from ...family import Entry, Group
+from ...settings import MS_UP_TO_MINUTE, check, opt, within
+from ...timebase import seconds, to_us
 
 TASK = "session"
 GROUP_KEY = "session"
@@ -104,7 +104,7 @@ JUDGED = ("latency_s", "overlap_share", "silence_share")  # the timing measured 
 
 BIN_US, N_BINS = 15_000_000, 8  # score_time.py's bins: 15 s over the first 120 s
 BINS_KEY = "bins"
-# line -> (numerator, denominator): of BIN_FIELDS (fdbu.metrics.session_events)
+# line -> (numerator, denominator): of BIN_FIELDS (fdbu.families.v2.events)
 BINNED = {"response_rate": (1, 0), "overlap_share": (2, 3), "judge_tt": (4, 5), "judge_if": (6, 5)}
 
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import PauseComponents, pause_components
-from ..readers import parse_json
-from ..timebase import seconds, to_us
-from ..cells import fmt
-from .base import time_marks
-from .flat import column, flatten
-from .stats import Bootstrap
-from .table import POOLED_RATIO, SHARE, Metric, aggregate as aggregate_table
+from ...kernels import PauseComponents, pause_components
+from ...readers import parse_json
+from ...timebase import seconds, to_us
+from ...cells import fmt
+from ...metrics.base import time_marks
+from ...metrics.flat import column, flatten
+from ...metrics.stats import Bootstrap
+from ...metrics.table import POOLED_RATIO, SHARE, Metric, aggregate as aggregate_table
 
 FLAGS = ("pause_intrusion", "inside_pause_onset", "pre_pause_speech", "carry_in", "any_speech")
 # the row fields that come from the dataset, not the system: equal in every system's tree for one sample

@@ -1,16 +1,16 @@
 """The files Full-Duplex-Bench v2's eval scripts write, read and written as they do: the judge's parsed answers
 (`scoring/parse.py`'s `<task id>_processed.json`) read and checked against the session, and `combine_transcripts`
-(eval/asr_batch.py) reproduced. fdbu.upstream_v2's export and fdbu.upstream_v2_evaluate's reference column use them."""
+(eval/asr_batch.py) reproduced. fdbu.families.v2.runs's export and fdbu.families.v2.reference's reference column use them."""
 from __future__ import annotations
 
 import json
 import math
 
 
-from .errors import FdbuError, short
-from .readers import parse_json, seconds_text
-from .timebase import to_us
-from .readers import JUDGE_PAST_T_MS  # a judge window may end this far past T (readers.read_session)
+from ...errors import FdbuError, short
+from ...readers import parse_json, seconds_text
+from ...timebase import to_us
+from ...readers import JUDGE_PAST_T_MS  # a judge window may end this far past T (readers.read_session)
 
 MAX_TIME_S = 120.0           # eval/run_evaluation.sh passes --max_time $MAX_TIME (120) to asr_batch.py
 TIME_THRESHOLD_S = 1.2       # asr_batch.py's --time_threshold default
