@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Protocol, cast
 
 from .metrics.base import MetricModule, Swept
@@ -56,6 +57,48 @@ class Group:
         return self.config().settings()
 
 
+class CompareEntries(Protocol):
+    """`Compared.compare`: (rows of a, rows of b: eligible in both, in one order; the subset, unified.json, the
+    bootstrap, alpha) -> the section: samples, note, warnings, metrics (lines as compare's: a, b, difference, p, ...)."""
+
+    def __call__(self, rows_a: list[dict], rows_b: list[dict], subset: str, unified: dict, boot: Any,
+                 alpha: float) -> dict: ...
+
+
+class LayoutWhat(Protocol):
+    """`Layout.what`: the folder in a few words, or None where it is not of this layout."""
+
+    def __call__(self, folder: Path) -> str | None: ...
+
+
+class LayoutHint(Protocol):
+    """`Layout.hint`: the export that reads the folder, as a command."""
+
+    def __call__(self, folder: Path) -> str: ...
+
+
+class LayoutExport(Protocol):
+    """`Layout.export`: the folder (an output root, one split, one session) into a tree at `out`, all or nothing."""
+
+    def __call__(self, root: Path, out: Path, *, judge: Path | None = ..., transcripts: str = ..., model: str = ...,
+                 only: list[str] | None = ..., progress: bool = ...) -> Path: ...
+
+
+class LayoutSynth(Protocol):
+    """`Layout.synth` (fdbu synth layout=official): one synthetic run written as upstream leaves it (the root, the
+    subset, the sample's index, its capture, annotation, transcript, what the generator intended, the other
+    captures) -> the sample id its export gives."""
+
+    def __call__(self, root: Path, subset: str, index: int, cap: Any, annotation: dict, transcript: dict,
+                 intended: dict, more: dict) -> str: ...
+
+
+class LayoutSaid(Protocol):
+    """`Layout.said`: the lines fdbu export's console adds about the tree it wrote."""
+
+    def __call__(self, tree: Path) -> list[str]: ...
+
+
 @dataclass(frozen=True)
 class Compared:
     """How `fdbu compare` compares two systems' entries (v1.5: their matched controls): the lines it adds to a subset
@@ -63,9 +106,7 @@ class Compared:
 
     lines: Callable[[str, dict | None], tuple]  # (subset, unified.json) -> the lines' declarations, in order: each
     #                                             with name, kind, better, headline
-    compare: Callable[..., dict]                # (rows of a, rows of b: eligible in both, in one order; subset,
-    #                                             unified.json, bootstrap, alpha) -> the section: samples, note,
-    #                                             warnings, metrics (lines as compare's: a, b, difference, p, ...)
+    compare: CompareEntries                     # two systems' entries compared (the protocol says how)
     legend: str = ""                            # what compare's console legend adds where the section is shown
     console: Callable[[str], str] = lambda name: name  # a line's name as the console's 80 columns fit it
 
@@ -111,14 +152,13 @@ class Layout:
     of `<split>/<task id>/A.wav, B.wav`): what a folder of it is (fdbu.layout names it, so every wrong folder gets
     the command that works), that command, and the export `fdbu export dataset=FOLDER` hands it to."""
 
-    what: Callable[[Any], str | None]   # (folder) -> the folder in a few words, or None: not of this layout
-    hint: Callable[[Any], str]          # (folder) -> the export that reads it, as a command
-    export: Callable[..., Any]          # (folder, out, *, judge, transcripts, model, only, progress) -> the tree
-    synth: Callable[..., str] | None = None  # fdbu synth layout=official: (root, subset, i, capture, annotation,
-    #                                          transcript, intended, other captures) writes one run as upstream
-    #                                          leaves it; -> the sample id its export gives
-    said: Callable[[Any], list[str]] | None = None  # (the tree its export wrote) -> lines fdbu export's console
-    #                                                 adds (v2: the sessions export.judge has no answer for)
+    # each hook typed by its protocol above; a release that names them by `Ref` (loaded when first called) binds
+    # the functions to the protocols under TYPE_CHECKING, so mypy checks them too (fdbu/families/v2/__init__.py)
+    what: LayoutWhat
+    hint: LayoutHint
+    export: LayoutExport
+    synth: LayoutSynth | None = None
+    said: LayoutSaid | None = None  # v2: the sessions export.judge has no answer for
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -16,7 +16,10 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
+
+if TYPE_CHECKING:  # for the types only: the registry imports nothing of fdbu when it runs
+    from .commands.base import Ran
 
 
 @dataclass(frozen=True)
@@ -34,9 +37,10 @@ CALL = Call()  # a command run as the CLI runs it without a launcher, writing it
 
 
 class Run(Protocol):
-    """A command's function: its checked config and a `Call` in, a `fdbu.commands.Ran` out."""
+    """A command's function: its checked config and a `Call` in, a `fdbu.commands.Ran` out (mypy checks every one
+    registered with `@registry.command`: a function returning anything else fails the type check)."""
 
-    def __call__(self, cfg: Any, call: Call = ...) -> Any: ...
+    def __call__(self, cfg: Any, call: Call = ...) -> Ran: ...
 
 
 @dataclass

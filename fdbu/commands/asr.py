@@ -1,17 +1,22 @@
 """`fdbu asr`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.consoles`."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pathlib import Path
 from typing import cast
 
 from .. import registry
 from ..registry import CALL, Call
+
+if TYPE_CHECKING:  # the config dataclass its `run` reads (fdbu.config)
+    from ..config import AsrConfig
 from ..cachedir import ASR
 from .base import Ran
 
 
 @registry.command("asr")
-def run(cfg, call: Call = CALL) -> Ran:
+def run(cfg: AsrConfig, call: Call = CALL) -> Ran:
     """`fdbu asr`: transcripts of every tree (or of one shard of their files, into the cache)."""
     from ..asr import stage
     from ..asr.nemo_model import ParakeetASR

@@ -1,15 +1,20 @@
 """`fdbu calibrate`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.consoles`."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 
 from .. import registry
 from ..registry import CALL, Call
+
+if TYPE_CHECKING:  # the config dataclass its `run` reads (fdbu.config)
+    from ..config import CalibrateConfig
 from ..cachedir import CALIBRATION
 from .base import Ran, make_detector
 
 
 @registry.command("calibrate")
-def run(cfg, call: Call = CALL) -> Ran:
+def run(cfg: CalibrateConfig, call: Call = CALL) -> Ran:
     """`fdbu calibrate`: value is the `fdbu.vad.calibration.Calibration`; written: where it is stored
     (nothing where the cache is not writable)."""
     detector = make_detector(cfg, backend="batched", cores=call.cores)

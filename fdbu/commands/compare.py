@@ -1,15 +1,20 @@
 """`fdbu compare`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.consoles`."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pathlib import Path
 
 from .. import registry
 from ..registry import CALL, Call
+
+if TYPE_CHECKING:  # the config dataclass its `run` reads (fdbu.config)
+    from ..config import CompareConfig
 from .base import Ran, commit, compare_systems, load_systems
 
 
 @registry.command("compare")
-def run(cfg, call: Call = CALL) -> Ran:
+def run(cfg: CompareConfig, call: Call = CALL) -> Ran:
     """`fdbu compare`: value is compare.json as a dict; written only where cfg.out names a folder."""
     from ..compare_outputs import files, outputs as compare_outputs
 

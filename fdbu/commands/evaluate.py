@@ -1,18 +1,23 @@
 """`fdbu evaluate`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.consoles`."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pathlib import Path
 from typing import cast
 
 from .. import registry
 from ..registry import CALL, Call
+
+if TYPE_CHECKING:  # the config dataclass its `run` reads (fdbu.config)
+    from ..config import EvaluateConfig
 from ..cachedir import VAD_PROBS
 from .base import Ran, commit
 from ..errors import FdbuError
 
 
 @registry.command("evaluate")
-def run(cfg, call: Call = CALL) -> Ran:
+def run(cfg: EvaluateConfig, call: Call = CALL) -> Ran:
     """`fdbu evaluate`: value is summary.json as a dict; `disagreements` lists where the official
     scripts, when run, differ from fdbu's rules."""
     import os
@@ -54,7 +59,8 @@ def run(cfg, call: Call = CALL) -> Ran:
             raise FdbuError("config", None, f"evaluate.judge: ${e.judge.api_key_env} holds whitespace or a control "
                             "character around or inside the key (a .env file with CRLF line ends?): strip it")
         _limits_read(e.judge, scripts, prompt is not None or behaviour is not None)
-        judge = Judge(e.judge.base_url, e.judge.model, key, prompt, max_attempts=e.judge.max_attempts,
+        # the model is set: the config refuses a judge without one
+        judge = Judge(e.judge.base_url, cast(str, e.judge.model), key, prompt, max_attempts=e.judge.max_attempts,
                       timeout_s=e.judge.timeout_s, behaviour=behaviour, scripts=scripts, workers=e.judge.workers)
     for name, given in (("staged_files", bool(e.judge.staged_files)), ("workers", e.judge.workers != 1)):
         if given and (judge is None or not judge.scripts):

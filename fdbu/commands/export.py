@@ -1,15 +1,20 @@
 """`fdbu export`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.consoles`."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pathlib import Path
 
 from .. import registry
 from ..registry import CALL, Call
+
+if TYPE_CHECKING:  # the config dataclass its `run` reads (fdbu.config)
+    from ..config import ExportConfig
 from .base import Ran
 
 
 @registry.command("export")
-def run(cfg, call: Call = CALL) -> Ran:
+def run(cfg: ExportConfig, call: Call = CALL) -> Ran:
     """`fdbu export`: value is the new tree's path."""
     from ..export import export as run
 

@@ -1,15 +1,20 @@
 """`fdbu report`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.consoles`."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pathlib import Path
 
 from .. import registry
 from ..registry import CALL, Call
+
+if TYPE_CHECKING:  # the config dataclass its `run` reads (fdbu.config)
+    from ..config import ReportConfig
 from .base import Ran, commit, compare_systems, load_systems
 
 
 @registry.command("report")
-def run(cfg, call: Call = CALL) -> Ran:
+def run(cfg: ReportConfig, call: Call = CALL) -> Ran:
     """`fdbu report`: value is the compare result the leaderboard's decisions come from (None for one tree):
     made here as `fdbu compare` makes it, or read from `report.compare`, refused unless it compares exactly
     these trees."""
@@ -21,7 +26,7 @@ def run(cfg, call: Call = CALL) -> Ran:
     compare_path = Path(r.compare) / "compare.json" if r.compare else None
     outputs = report_outputs(Path(cfg.out), [sum(map(len, s.rows.values())) for s in systems], r.formats(), cfg.plot,
                              len(systems) > 1 and not compare_path)
-    if compare_path is not None:
+    if compare_path is not None and r.compare is not None:
         from ..errors import FdbuError
 
         from ..compared import read_result

@@ -1,15 +1,20 @@
 """`fdbu score`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.consoles`."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pathlib import Path
 
 from .. import registry
 from ..registry import CALL, Call
+
+if TYPE_CHECKING:  # the config dataclass its `run` reads (fdbu.config)
+    from ..config import _ScoreConfig
 from .base import Ran, bootstrap, commit, make_detector
 
 
 @registry.command("score")
-def run(cfg, call: Call = CALL) -> Ran:
+def run(cfg: _ScoreConfig, call: Call = CALL) -> Ran:
     """`fdbu score`: value is the `fdbu.pipeline.Scored`; for a console (`call.console`), the official rules'
     numbers too (computed before the commit, so they never stop it)."""
     from .. import unified

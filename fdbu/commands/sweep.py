@@ -1,15 +1,20 @@
 """`fdbu sweep`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.consoles`."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pathlib import Path
 
 from .. import registry
 from ..registry import CALL, Call
+
+if TYPE_CHECKING:  # the config dataclass its `run` reads (fdbu.config)
+    from ..config import _SweepConfig
 from .base import Ran, bootstrap, commit, make_detector
 
 
 @registry.command("sweep")
-def run(cfg, call: Call = CALL) -> Ran:
+def run(cfg: _SweepConfig, call: Call = CALL) -> Ran:
     """`fdbu sweep`: value is sweep.json as a dict."""
     from ..sweep_grid import check_size, files, outputs as sweep_outputs, sweep as run
     from ..tree import require

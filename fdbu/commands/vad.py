@@ -1,14 +1,19 @@
 """`fdbu vad`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.consoles`."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 
 from .. import registry
 from ..registry import CALL, Call
+
+if TYPE_CHECKING:  # the config dataclass its `run` reads (fdbu.config)
+    from ..config import VadStageConfig
 from .base import Ran, make_detector
 
 
 @registry.command("vad")
-def run(cfg, call: Call = CALL) -> Ran:
+def run(cfg: VadStageConfig, call: Call = CALL) -> Ran:
     """`fdbu vad`: speech probabilities into the cache, for score and sweep to assemble from."""
     from ..shard import label
     from ..vad import stage

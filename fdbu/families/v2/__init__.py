@@ -8,6 +8,8 @@ judge's scores as scoring/score.py averages them, its judge run, the official sc
 (score.py's and score_time.py's arithmetic)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ... import readers
 from ...family import Family, Layout, Official, Ref, Subset, Task
 from ...official import JUDGE_SCORE_SCRIPT, JUDGE_TIME_SCRIPT
@@ -37,3 +39,13 @@ FAMILY = Family(name="v2", systems=("attentive", "hesitant", "eager", "unyieldin
                          Subset("v2_correction", SESSION, 50, {"split": "Correction"}),
                          Subset("v2_entity_tracking", SESSION, 50, {"split": "EntityTracking"}),
                          Subset("v2_safety", SESSION, 50, {"split": "Safety"})))
+
+if TYPE_CHECKING:  # the hooks named by Ref (loaded when first called), held to the contract's protocols by mypy
+    from ...family import LayoutExport, LayoutHint, LayoutSaid, LayoutSynth, LayoutWhat
+    from . import runs
+
+    _what: LayoutWhat = runs.what
+    _hint: LayoutHint = runs.export_hint
+    _export: LayoutExport = runs.export
+    _synth: LayoutSynth = runs.write_synthetic
+    _said: LayoutSaid = runs.export_said
