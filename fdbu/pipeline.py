@@ -131,13 +131,12 @@ def by_file(found: list, files: tuple[str, ...], n: int, subset: str):
 def score_subset(kind: tasks.Task, selected: list, boot: Bootstrap, segs=None, groups: dict | None = None) -> tuple:
     """One subset's per-sample components and aggregates (metrics, extra counts): what score and each
     point of the sweep compute. `segs` are the eligible samples' speech segments (a task with speech
-    detection; `Runs` for one that segments several runs); a task whose family has a settings group gets its
-    settings (from `groups`, group key -> settings) as the last argument of `components`."""
+    detection; `Runs` for one that segments several runs); every task's `components(samples, segments, settings)`
+    gets its family's settings group (from `groups`, group key -> settings; None where it has none)."""
     eligible = [s for s in selected if s.eligible]
     task = kind.metric_module
-    args: list[Any] = [segs] if kind.speech_detection else []
     own = family_settings(tasks.FAMILIES[kind.family], groups or {})
-    comps = task.components(eligible, *args, *([own] if own is not None else []))
+    comps = task.components(eligible, segs if kind.speech_detection else None, own)
     metrics, extra = task.aggregate(comps, selected=len(selected), ineligible=len(selected) - len(eligible), boot=boot)
     return comps, metrics, extra
 

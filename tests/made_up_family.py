@@ -92,7 +92,8 @@ METRICS = (
 )
 
 
-def components(samples, settings: HoldSettings) -> Components:
+def components(samples, segments=None, settings: HoldSettings | None = None) -> Components:
+    settings = settings if settings is not None else HoldSettings()
     lat = []
     for s in samples:
         after = s.word_start[s.word_start >= s.hold_us]

@@ -56,7 +56,7 @@ METRICS = (
 )
 
 
-def components(samples) -> Components:
+def components(samples, segments=None, settings=None) -> Components:
     lat = []
     for s in samples:
         after = s.word_start[s.word_start >= s.cue_us]

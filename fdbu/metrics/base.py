@@ -30,8 +30,10 @@ class MetricModule(Protocol):
     @property
     def ROW(self) -> dict[str, str]: ...  # an eligible row's fields -> their kinds (fdbu.scored.KINDS)
 
-    @property
-    def components(self) -> Callable[..., Any]: ...  # (samples[, speech segments]) -> the components
+    # one signature for every task: (the eligible samples; their speech segments (a list of (k, 2) arrays, `Runs`
+    # where the task segments several files, None without speech detection); the family's settings group (None:
+    # none)) -> the components
+    def components(self, samples: list, segments: Any = None, settings: Any = None) -> Any: ...
 
     def rows(self, samples: list, c: Any) -> list[dict]: ...
 

@@ -62,8 +62,11 @@ class Components:
         return self.kernel.latency_us
 
 
-def components(samples, segments: list[np.ndarray]) -> Components:
-    """`segments[i]` is sample i's (k, 2) speech segments in microseconds."""
+def components(samples, segments: list[np.ndarray] | None = None, settings: None = None) -> Components:
+    """`segments[i]` is sample i's (k, 2) speech segments in microseconds (its task has speech detection: always
+    given); no settings group."""
+    if segments is None:
+        raise ValueError("the interruption task's components need each sample's speech segments")
     ga, goff = flatten([g[:, 0] for g in segments])
     gb, _ = flatten([g[:, 1] for g in segments])
     ws, woff = flatten([s.word_start for s in samples])

@@ -47,7 +47,8 @@ METRICS = (
 )
 
 
-def components(samples) -> PauseComponents:
+def components(samples, segments: None = None, settings: None = None) -> PauseComponents:
+    """From the words alone (no speech detection, no settings group)."""
     ws, woff = flatten([s.word_start for s in samples])
     we, _ = flatten([s.word_end for s in samples])
     pa, poff = flatten([s.pauses[:, 0] for s in samples])

@@ -54,7 +54,8 @@ class Components:
     T_us: np.ndarray
 
 
-def components(samples) -> Components:
+def components(samples, segments: None = None, settings: None = None) -> Components:
+    """From the words alone (no speech detection, no settings group)."""
     ws, woff = flatten([s.word_start for s in samples])
     E = column([s.E_us for s in samples])
     out = turn_taking_outcomes(ws, woff, E)

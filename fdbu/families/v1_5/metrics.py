@@ -134,8 +134,13 @@ def agreement(a: list[np.ndarray], b: list[np.ndarray], o_s: np.ndarray) -> np.n
     return np.where(union > 0, inter / np.maximum(union, 1), 1.0)
 
 
-def components(samples, runs: Runs, settings: ControlSettings = DEFAULT_CONTROL) -> Components:
-    """`runs` (fdbu.metrics.base.Runs): the subset, and each run's speech segments per sample."""
+def components(samples, segments: Runs | None = None, settings: ControlSettings | None = None) -> Components:
+    """`segments` (fdbu.metrics.base.Runs): the subset, and each run's speech segments per sample (always given: its
+    task segments both runs); `settings` the group overlap.* (None: the defaults)."""
+    runs = segments
+    if runs is None:
+        raise ValueError("the overlap task's components need both runs' speech segments")
+    settings = DEFAULT_CONTROL if settings is None else settings
     segs, clean_segs = runs.files["output.wav"], runs.files["clean_output.wav"]
     o_s, o_e = (column([s.event_us[j] for s in samples]) for j in (0, 1))
     T, clean_T = column([s.T_us for s in samples]), column([s.clean_T_us for s in samples])

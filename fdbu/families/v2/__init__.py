@@ -2,8 +2,8 @@
 input.wav) and the system (B.wav, here output.wav) on one clock; Silero segments both channels. Here: its metric
 module `metrics.py` (sessions pooled over a split, and its judge, offset and bins entries), `events.py` (one
 session's turn ends, interruptions, talk-over, backchannels, judged windows and 15 s bins), `hooks.py` (its settings
-group `session.*`, how its entries are shown), `rankcorr.py`; its run layout `runs.py` (an output root, its export,
-synthetic runs), the files upstream's eval scripts write `files.py`, its reference column `reference.py` (the
+group `session.*`, how its entries are shown), `rankcorr.py`; its run layout `runs.py` (an output root, its export;
+`synthetic.py`: synthetic runs as upstream leaves them; `said.py`: what export's console says of a tree), the files upstream's eval scripts write `files.py`, its reference column `reference.py` (the
 judge's scores as scoring/score.py averages them, its judge run, the official scripts' run) and `judge_scores.py`
 (score.py's and score_time.py's arithmetic)."""
 from __future__ import annotations
@@ -18,6 +18,8 @@ from . import hooks, metrics
 
 SYNTH = "fdbu.synth.samples"
 RUNS = "fdbu.families.v2.runs"  # its run layout: an output root of <split>/<task id>/A.wav, B.wav (and the judge's)
+SAID = "fdbu.families.v2.said"  # what export's console says of a tree it wrote
+SYNTHETIC = "fdbu.families.v2.synthetic"  # synthetic runs written as upstream leaves them (layout=official)
 REFERENCE = "fdbu.families.v2.reference"  # its reference column: the judge's answers, run and rule, the official run
 FILES = "fdbu.families.v2.files"  # the files upstream's eval scripts write: the judge's answers, transcripts.json
 SESSION = Task(
@@ -33,7 +35,7 @@ FAMILY = Family(name="v2", systems=("attentive", "hesitant", "eager", "unyieldin
                 definitions=V2_DEFINITIONS, settings=hooks.GROUP,
                 entries=(hooks.JUDGE_ENTRY, hooks.OFFSET_ENTRY, hooks.BINS_ENTRY),
                 layout=Layout(Ref(RUNS, "what"), Ref(RUNS, "export_hint"), Ref(RUNS, "export"),
-                              Ref(RUNS, "write_synthetic"), Ref(RUNS, "export_said")),
+                              Ref(SYNTHETIC, "write_synthetic"), Ref(SAID, "export_said")),
                 # one subset per upstream split (its name in session.json), 50 tasks each (prompts_staged_200.json)
                 subsets=(Subset("v2_daily", SESSION, 50, {"split": "Daily"}),
                          Subset("v2_correction", SESSION, 50, {"split": "Correction"}),
@@ -42,10 +44,10 @@ FAMILY = Family(name="v2", systems=("attentive", "hesitant", "eager", "unyieldin
 
 if TYPE_CHECKING:  # the hooks named by Ref (loaded when first called), held to the contract's protocols by mypy
     from ...family import LayoutExport, LayoutHint, LayoutSaid, LayoutSynth, LayoutWhat
-    from . import runs
+    from . import runs, said, synthetic
 
     _what: LayoutWhat = runs.what
     _hint: LayoutHint = runs.export_hint
     _export: LayoutExport = runs.export
-    _synth: LayoutSynth = runs.write_synthetic
-    _said: LayoutSaid = runs.export_said
+    _synth: LayoutSynth = synthetic.write_synthetic
+    _said: LayoutSaid = said.export_said

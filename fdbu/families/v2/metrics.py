@@ -78,8 +78,13 @@ def _summarise(ss: list[Session], s: SessionSettings) -> tuple[dict, np.ndarray,
     return counts, resp, stop
 
 
-def components(samples, runs: Runs, settings: SessionSettings = DEFAULT) -> Components:
-    """`runs` (fdbu.metrics.base.Runs): each channel's speech segments per session."""
+def components(samples, segments: Runs | None = None, settings: SessionSettings | None = None) -> Components:
+    """`segments` (fdbu.metrics.base.Runs): each channel's speech segments per session (always given: its task segments
+    both channels); `settings` the group session.* (None: the defaults)."""
+    runs = segments
+    if runs is None:
+        raise ValueError("the session task's components need both channels' speech segments")
+    settings = DEFAULT if settings is None else settings
     ex, sy = runs.files[EXAMINER], runs.files[SYSTEM]
     T = column([s.T_us for s in samples])
     ss = [session_events(ex[i], sy[i], int(T[i]), s.word_start, settings) for i, s in enumerate(samples)]

@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import soundfile as sf
 
 from ... import adopt, tasks
 from ...atomic import dumps, regular, sha256_bytes, sha256_file
@@ -40,7 +39,7 @@ from ...outputs import new_folder
 from ...readers import parse_json, read_session
 from ...timebase import window_us
 from ...tree import MANIFEST_KIND, SAFE_NAME
-from .files import TASK_KEY, TURN_KEY, read_judge, transcripts_bytes
+from .files import read_judge, transcripts_bytes
 
 FAMILY = "v2"
 TRIM_S = 120                 # eval/trim_combined_wavs.py's --seconds default
@@ -350,38 +349,6 @@ def _session(tmp: Path, split: str, folder: Path, judge: Path | None, adopting: 
     return row, receipts
 
 
-def export_said(tree: Path) -> list[str]:
-    """What export changed or left out, from each session.json, said rather than left to be found: the system tracks
-    fitted to the examiner's length (`length_fit`), the adopted transcripts' words dropped after T (`dropped_words`),
-    and, with export.judge, the sessions the judge has no answer for (judged: false: not in the judge's columns)."""
-    rows = json.loads((Path(tree) / "manifest.json").read_text())["samples"]
-    sessions = {r["sample_id"]: json.loads((Path(tree) / r["sample_id"] / "session.json").read_text()) for r in rows}
-
-    def listed(items: list[str]) -> str:
-        return ", ".join(items[:5]) + (", ..." if len(items) > 5 else "")
-
-    lines = []
-    fitted = [f"{sid} {s['length_fit']['action']} {s['length_fit']['samples'] / (SR / 1000):.1f} ms"
-              for sid, s in sessions.items() if s.get("length_fit")]
-    if fitted:
-        lines.append(f"{len(fitted)} B.wav fitted to A.wav's length (at most {CHANNEL_TOLERANCE_MS} ms; session.json "
-                     f"length_fit): {listed(fitted)}")
-    dropped = [(sid, c, n) for sid, s in sessions.items() for c, n in s.get("dropped_words", {}).items()]
-    if dropped:
-        lines.append(f"{sum(n for _, _, n in dropped)} adopted transcript word(s) starting after T dropped (audio after "
-                     f"T is not scored; session.json dropped_words): {listed([f'{sid} {c} {n}' for sid, c, n in dropped])}")
-    own = [sid for sid, s in sessions.items() if s.get("own_transcripts_json")]
-    if own:
-        lines.append(f"{len(own)} session(s)' own {COMBINED} differ from what asr_batch.py's combine_transcripts makes "
-                     f"of their A.json and B.json (--max_time 120, run_evaluation.sh's); the tree's is made from A.json "
-                     f"and B.json, which the judge reads (session.json own_transcripts_json): {listed(own)}")
-    missing = [sid for sid, s in sessions.items() if s.get("judged") is False]
-    if missing:
-        lines.append(f"{len(missing)} of {len(sessions)} sessions have no judge answer in export.judge (not in the "
-                     f"judge's columns; session.json judged=false): {listed(missing)}")
-    return lines
-
-
 def _made_on_here(made_on: tuple[Path, dict[str, dict[str, str]]], where: str, here: dict[str, str]) -> None:
     """A summary.json's answer for `where` goes beside this session only if it was made on these files (`here`: the
     user's two tracks, or the transcripts adopted from A.json and B.json, by SHA-256); else one line naming the file."""
@@ -511,53 +478,3 @@ def export(root: Path, out: Path, *, judge: Path | None = None, transcripts: str
                     r[COMBINED]["sha256"]
             (tmp / "asr.json").write_text(dumps(receipt))
     return out
-
-
-# ---- synthetic runs (fdbu synth family=v2 layout=official)
-
-def stub_judge(intended: dict, T: float, index: int) -> dict:
-    """A processed judge output placed on the generator's known turns: one event per examiner turn end, its window
-    around the end and the answer (after a mute system's end: the silence there, an event with no speech in it),
-    its turn-taking score from what happened there (answered within 1 s: 5, 2 s: 4, later: 3; overlapped: 2;
-    no answer: 1), an instruction score and a task score that follow no timing. Windows end by T and by 120 s: the
-    judge reads transcripts of audio trimmed to 120 s (eval/run_evaluation.sh runs the trim and --max_time 120)."""
-    T = min(T, float(TRIM_S))
-    events = []
-    for k, e in enumerate(intended["turn_ends"]):
-        end, outcome = e["end_s"], e["outcome"]
-        if outcome == "response":
-            window = [max(0.0, end - 1.0), end + e["latency_s"] + 1.0]
-            tt = 5 if e["latency_s"] < 1.0 else 4 if e["latency_s"] < 2.0 else 3
-        elif outcome == "overlapped":
-            window, tt = [max(0.0, end - 1.5), end + 1.0], 2
-        else:
-            window, tt = [end + 0.3, end + 2.8], 1
-        window = [round(min(x, T), 2) for x in window]
-        if window[1] > window[0]:
-            events.append([window, tt, 1 + (index + k) % 5])
-    return {TURN_KEY: events, TASK_KEY: 1 + index % 5}
-
-
-def write_synthetic(root: Path, subset: str, index: int, cap, annotation: dict, transcript: dict, intended: dict,
-                    more: dict) -> str:
-    """One synthetic session as upstream leaves it: `<root>/<split>/<task id>/` with A.wav, B.wav (every third one
-    0.1-0.2 s short, as two tracks that arrive apart are), combined.wav, A.json, B.json (asr_batch.py's indent=4)
-    and transcripts.json, and the stub judge's `<root>/eval_results/<split>/<task id>_processed.json`."""
-    split, task = annotation["split"], annotation["task_id"]
-    folder = root / split / task
-    folder.mkdir(parents=True)
-    a, b = more["input.wav"], cap
-    short = (index % 3) * int(0.1 * SR)
-    b_audio = b.audio[:len(b.audio) - short] if short else b.audio
-    (folder / "A.wav").write_bytes(wav_bytes(a.audio))
-    (folder / "B.wav").write_bytes(wav_bytes(b_audio))
-    n = min(len(a.audio), len(b_audio))
-    sf.write(str(folder / "combined.wav"), np.stack([a.audio[:n], b_audio[:n]], axis=1), SR, subtype="PCM_16")
-    a_doc, b_doc = a.transcript(), transcript
-    (folder / "A.json").write_text(json.dumps(a_doc, indent=4))
-    (folder / "B.json").write_text(json.dumps(b_doc, indent=4))
-    (folder / "transcripts.json").write_bytes(transcripts_bytes(a_doc, b_doc))
-    judged = root / "eval_results" / split
-    judged.mkdir(parents=True, exist_ok=True)
-    (judged / f"{task}{JUDGE_SUFFIX}").write_text(json.dumps(stub_judge(intended, a.n / SR, index), indent=2))
-    return f"{subset}/{task}"
