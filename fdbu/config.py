@@ -52,18 +52,21 @@ def grouped(cls: type) -> type:
     dataclass made once per set of groups, named in this module (`<Class>__<key>_<key>`), so pickling a config
     (a cluster launcher's jobs) finds it by name."""
     command = getattr(cls, "GROUPED", "")
-    if not command:
+    options = tasks.synth_options() if getattr(cls, "OPTIONED", False) else []
+    if not command and not options:
         return cls
-    gs = groups_of(command)
+    gs = groups_of(command) if command else []
     taken = {f.name for f in dataclasses.fields(cls)}
     for i, g in enumerate(gs):
         if g.key in taken or any(g.key == other.key for other in gs[:i]):
             raise ValueError(f"fdbu {command}: the settings group {g.key!r} is taken (by the config's own key or "
                              f"another family's or view's group): give the group another key")
-    key = (cls, tuple((g.key, g.config) for g in gs))
+    key = (cls, tuple((g.key, g.config) for g in gs), tuple(o.key for o in options))
     if key not in _GROUPED:
-        name = f"{cls.__name__.lstrip('_')}__{'_'.join(g.key for g in gs)}"
-        made = dataclasses.make_dataclass(name, [(g.key, g.config, group(g.config, g.help)) for g in gs], bases=(cls,))
+        name = f"{cls.__name__.lstrip('_')}__{'_'.join([g.key for g in gs] + [o.key for o in options])}"
+        made = dataclasses.make_dataclass(name, [(g.key, g.config, group(g.config, g.help)) for g in gs]
+                                          + [(o.key, o.type, opt(list(o.default), o.help)) for o in options],
+                                          bases=(cls,))
         made.__module__, made.__qualname__, made.__doc__ = __name__, name, cls.__doc__
         globals()[name] = _GROUPED[key] = made
     return _GROUPED[key]
@@ -395,6 +398,7 @@ class VadStageConfig(Sharded):
 @registry.config("synth")
 @dataclass
 class SynthConfig:
+    OPTIONED: ClassVar[bool] = True  # a field per release's setting of synth (fdbu.family.SynthOption), by `grouped`
     out: str = opt(MISSING, "the new synthetic tree (must not exist)")
     n: Any = opt(5, "samples per subset of the family: a number, 'release' (its release's sizes), or "
                     "{subset: number}")
@@ -405,9 +409,6 @@ class SynthConfig:
     system: str = opt("mixed", "; ".join(f"{f.name}: {' | '.join(f.systems)}" for f in tasks.FAMILIES.values())
                       + "; or mixed")
     ineligible: float = opt(0.05, "share of samples marked ineligible, in [0, 1)")
-    interruption_tail_s: List[float] = opt([4.0, 6.0], "range of T - R for interruption samples, seconds")
-    session_turns: List[int] = opt([3, 6], "range of examiner turns per v2 session (3-6: sessions of about 30 s; "
-                                   "14-18: release-length ones, cut at 120 s by export as upstream trims them)")
     layout: str = opt("tree", "tree: a reference tree; official: the same samples as official per-task folders "
                               "(input.wav, output.wav, annotation, asr.py's output.json), for fdbu export")
     progress: bool = opt(True, "progress bar on stderr")
@@ -416,9 +417,11 @@ class SynthConfig:
         from .synth.trees import check
 
         within(self, "", seed=SEED_RANGE)
-        check(self.n, self.system, self.ineligible, tuple(self.interruption_tail_s), self.layout, self.family)
-        _check(len(self.session_turns) == 2 and 1 <= self.session_turns[0] <= self.session_turns[1] <= 40,
-               "session_turns", list(self.session_turns), "a range [lo, hi] of turns, 1 <= lo <= hi <= 40")
+        check(self.n, self.system, self.ineligible, self.synth_options(), self.layout, self.family)
+
+    def synth_options(self) -> Dict[str, Any]:
+        """The releases' settings of synth (its `options`), by key: those of the releases registered now."""
+        return {o.key: list(getattr(self, o.key)) for o in tasks.synth_options() if hasattr(self, o.key)}
 
 
 @registry.config("calibrate")

@@ -100,6 +100,20 @@ class LayoutSaid(Protocol):
 
 
 @dataclass(frozen=True)
+class SynthOption:
+    """A setting of `fdbu synth` that one release's generators read: `key=` on synth's command line (a field of its
+    config, with `default`, `type` and `help`), handed to every generator as `name=` (each takes the options it knows
+    and leaves the others: `**_`)."""
+
+    key: str                                # interruption_tail_s=[4,6]
+    name: str                               # the generator's keyword: tail=
+    default: Any                            # a list, as Hydra holds it
+    type: Any                               # the field's type (Hydra checks the values' kind)
+    help: str
+    check: Callable[[Any], str | None]      # the value -> what a valid one is, where it is not (None: valid)
+
+
+@dataclass(frozen=True)
 class Compared:
     """How `fdbu compare` compares two systems' entries (v1.5: their matched controls): the lines it adds to a subset
     (in the subset's Holm family), declared for compare.json's reader, and the function that computes them."""
@@ -175,6 +189,7 @@ class Family:
     figures: tuple[Figure, ...] = ()
     layout: Layout | None = None               # its own run layout, exported by its own reader
     subsets: tuple[Subset, ...] = ()           # its subsets, in the report's order, registered with it
+    synth_options: tuple[SynthOption, ...] = ()  # fdbu synth's settings its generators read
     judge_scripts: Any = None                  # a judge run as upstream runs it, by its own scripts (v2: Gemini):
     #                                            (checkout, pins, allow_unpinned, evaluate.judge) -> the loaded files,
     #                                            which its official rule runs (fdbu evaluate, with a judge given)

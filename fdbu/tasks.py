@@ -70,6 +70,11 @@ def family(name: str) -> Family:
     return FAMILIES[SUBSETS[name].family]
 
 
+def synth_options() -> list:
+    """The releases' settings of fdbu synth (fdbu.family.SynthOption), in FAMILIES' order."""
+    return [o for f in FAMILIES.values() for o in f.synth_options]
+
+
 def groups(command: str) -> list:
     """The families' settings groups `command` takes (fdbu.family.Group), in FAMILIES' order."""
     return [f.settings for f in FAMILIES.values() if f.settings is not None and command in f.settings.commands]

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from typing import List
 
 import numpy as np
 
 from fdbu import tasks
 from fdbu.cells import fmt
 from fdbu.errors import FdbuError
-from fdbu.family import Entry, Family, Figure, Group
+from fdbu.family import Entry, Family, Figure, Group, SynthOption
 from fdbu.kernels import INF
 from fdbu.metrics.base import time_marks
 from fdbu.metrics.paired import cdf_band, paired_line
@@ -143,12 +144,12 @@ def marks(row: dict, read) -> dict:
     return {**time_marks(row), "H": row["hold_s"]}
 
 
-def generate(rng, system: str, **_):
-    """(T, capture, annotation, transcript, intended): a reply 1.2-2 s after H ("patient"), 0.2-0.6 s ("eager"),
-    or silence."""
+def generate(rng, system: str, *, hold: tuple[float, float] = (2.0, 4.0), **_):
+    """(T, capture, annotation, transcript, intended): H drawn from `hold` (the family's setting of synth, hold_s=),
+    then a reply 1.2-2 s after H ("patient"), 0.2-0.6 s ("eager"), or silence."""
     from fdbu.synth import Capture
 
-    H = round(float(rng.uniform(2.0, 4.0)), 3)
+    H = round(float(rng.uniform(*hold)), 3)
     T = round(H + float(rng.uniform(4.0, 5.0)), 3)
     cap = Capture(int(round(T * 16000)), rng)
     if system != "mute":
@@ -185,8 +186,10 @@ ENTRY = Entry(key="hold", lines=lambda e: {"late_reply_rate": e["late_reply_rate
               check=check_entry, console=lambda e: [f"  hold entry: late_reply_rate over {e['n']} samples"],
               count=lambda e: e["n"], columns={"n": "int"}, row=lambda e, line: {"n": e["n"]},
               sweep={"late_reply_rate": "late"})
+HOLD_S = SynthOption("hold_s", "hold", [2.0, 4.0], List[float], "the made-up family's range of H, seconds",
+                     lambda v: None if len(v) == 2 and 0 < v[0] <= v[1] <= 10 else "a range [lo, hi], 0 < lo <= hi <= 10")
 FAMILY = Family(name="vX", systems=("patient", "eager", "mute"), definitions="made-up-hold-1", settings=GROUP,
-                entries=(ENTRY,), figures=(Figure("hold-curves", curves),))
+                entries=(ENTRY,), figures=(Figure("hold-curves", curves),), synth_options=(HOLD_S,))
 TASK = tasks.Task(name="hold", family="vX", annotation=HOLD, read=read_hold, metrics=sys.modules[__name__],
                   reference="hold_us", speech_detection=False, label="hold (from H)", generator=generate)
 SUBSET = tasks.Subset("made_up_hold", TASK, 12)

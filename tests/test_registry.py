@@ -201,6 +201,13 @@ def test_a_made_up_family_goes_through_synth_score_compare_report_and_the_api(ma
 
     sub = made_up_family.SUBSET.name
     assert "hold.window_s" in fdbu_main("score", "--help").stdout
+    # its generator's setting of synth, declared by the family (SynthOption): in --help, checked, handed to it
+    assert "the made-up family's range of H" in fdbu_main("synth", "--help").stdout
+    bad = fdbu_main("synth", f"out={tmp_path / 'bad'}", "family=vX", "hold_s=[5,1]")
+    assert bad.returncode == 2 and "hold_s=[5.0, 1.0]: a range [lo, hi]" in bad.stderr, bad.stderr
+    fixed = fdbu_main("synth", f"out={tmp_path / 'fixed'}", "family=vX", "n=3", "hold_s=[3,3]", "ineligible=0")
+    assert fixed.returncode == 0, fixed.stderr
+    assert {json.loads(p.read_text())[0]["timestamp"][0] for p in (tmp_path / "fixed").rglob("hold.json")} == {3.0}
     for name, system in (("A", "patient"), ("B", "eager")):
         done = fdbu_main("synth", f"out={tmp_path / name}", "family=vX", "n=8", "seed=2", f"system={system}")
         assert done.returncode == 0, done.stderr

@@ -19,8 +19,5 @@ def run(cfg: SynthConfig, call: Call = CALL) -> Ran:
     from ..synth.trees import synthesize
 
     tree = synthesize(Path(cfg.out), n=cfg.n, seed=cfg.seed, system=cfg.system, ineligible=cfg.ineligible,
-                      interruption_tail_s=(cfg.interruption_tail_s[0], cfg.interruption_tail_s[1]),
-                      session_turns=(cfg.session_turns[0], cfg.session_turns[1]), progress=cfg.progress,
-                      layout=cfg.layout,
-                      family=cfg.family)
+                      progress=cfg.progress, layout=cfg.layout, family=cfg.family, **cfg.synth_options())
     return Ran(tree, [tree])

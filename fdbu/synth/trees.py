@@ -13,8 +13,8 @@ from .. import faults, tasks
 from ..atomic import dumps, sha256_bytes
 from ..audio import wav_bytes
 from ..errors import FdbuError
+from ..settings import TOO_SHORT, refuse
 from ..outputs import new_folder
-from ..settings import TOO_SHORT
 from ..tree import MANIFEST_KIND
 from .speech import SR, Capture
 
@@ -61,7 +61,7 @@ def _official_sample(folder: Path, cap: Capture, annotation_file: str | None, an
     (folder / "output.json").write_text(json.dumps(transcript, indent=4))
 
 
-def check(n, system: str, ineligible: float, interruption_tail_s: tuple, layout: str = "tree",
+def check(n, system: str, ineligible: float, options: dict | None = None, layout: str = "tree",
           family: str = "v1.0") -> dict[str, int]:
     """Refuse settings synth cannot honour; returns the samples per subset."""
     if layout not in LAYOUTS:
@@ -89,10 +89,11 @@ def check(n, system: str, ineligible: float, interruption_tail_s: tuple, layout:
                         f"{', '.join(tasks.FAMILIES[chosen[0]].systems)}")
     if not (_is_number(ineligible) and 0.0 <= ineligible < 1.0):
         raise FdbuError("config", None, f"ineligible={ineligible!r}: a share in [0, 1)")
-    if len(interruption_tail_s) != 2 or not all(map(_is_number, interruption_tail_s)) \
-            or not 0 < interruption_tail_s[0] <= interruption_tail_s[1] <= 3600:
-        raise FdbuError("config", None, f"interruption_tail_s={list(interruption_tail_s)!r}: a range [lo, hi] of "
-                        "seconds, 0 < lo <= hi <= 3600")
+    for option in tasks.synth_options():  # the releases' own settings (fdbu.family.SynthOption), by key
+        value = (options or {}).get(option.key, option.default)
+        problem = option.check(value)
+        if problem is not None:
+            refuse(option.key, list(value), problem)
     return sizes
 
 
@@ -101,8 +102,7 @@ def _is_number(x) -> bool:
 
 
 def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str = "mixed", ineligible: float = 0.05,
-               interruption_tail_s: tuple[float, float] = (4.0, 6.0), progress: bool = False,
-               layout: str = "tree", family: str = "v1.0", session_turns: tuple[int, int] = (3, 6)) -> Path:
+               progress: bool = False, layout: str = "tree", family: str = "v1.0", **options) -> Path:
     """Write a synthetic tree at `out` (which must not exist), all at once or not at all.
 
     `layout="official"` writes the same samples as official per-task folders instead
@@ -111,15 +111,19 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
     layout of its own (`Family.layout`, v2) writes its runs as that family's upstream leaves them.
 
     `n` is samples per subset of `family` (a release: fdbu.tasks.FAMILIES): a number, "release" (the release's sizes, a
-    full-size tree), or a dict subset -> number (0 leaves a subset out). `interruption_tail_s` is the
-    range of T - R for interruption samples, `session_turns` of examiner turns in a v2 session; each generator is
-    also given the sample's index.
+    full-size tree), or a dict subset -> number (0 leaves a subset out). `options`: the releases' settings of synth
+    by key (fdbu.family.SynthOption: v1.0's interruption_tail_s=(lo, hi), the range of T - R for interruption
+    samples; v2's session_turns=(lo, hi), of examiner turns in a session), the defaults where not given; every
+    generator gets each as its `name` (tail=, turns=), and the sample's index.
     """
     out = Path(out)
     SUBSETS = tasks.SUBSETS
-    sizes = check(n, system, ineligible, interruption_tail_s, layout, family)
+    unknown = [k for k in options if k not in {o.key for o in tasks.synth_options()}]
+    if unknown:
+        raise TypeError(f"synthesize() got settings no release declares: {', '.join(unknown)}")
+    sizes = check(n, system, ineligible, options, layout, family)
     official = layout == "official"
-    lo, hi = interruption_tail_s
+    given = {o.name: tuple(options.get(o.key, o.default)) for o in tasks.synth_options()}
     with new_folder(out, "fdbu synth") as tmp:
         transcripts: dict[str, dict[str, str]]
         samples, truth, transcripts = [], {}, {s: {} for s in SUBSETS}
@@ -137,7 +141,7 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
                 generate = cast(tasks.Ref, kind.generator)  # every registered task has one
                 row = {"sample_id": f"{subset}/{name}", "subset": subset, "task": kind.name}
                 runs = tasks.FAMILIES[SUBSETS[subset].family].layout  # a family with a run layout of its own (v2)
-                options = dict(tail=(lo, hi), index=i, turns=session_turns, **SUBSETS[subset].synth)
+                kwargs = dict(index=i, **given, **SUBSETS[subset].synth)
                 if rng.random() < ineligible:
                     if official and runs is not None:  # a session never run: no folder at all
                         truth[row["sample_id"]] = {"system": behaviour, "eligible": False, "reason": "not run"}
@@ -146,12 +150,12 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
                     samples.append(row)
                     truth[row["sample_id"]] = {"system": behaviour, "eligible": False}
                     if official:  # its dataset part still exists; the capture is cut short (OFFICIAL_REASON)
-                        _, cap, annotation, transcript, _, *rest = generate(rng, behaviour, **options)
+                        _, cap, annotation, transcript, _, *rest = generate(rng, behaviour, **kwargs)
                         _official_sample(tmp / subset / name, cap, kind.annotation, annotation, transcript, OFFICIAL_REASON,
                                          rest[0] if rest else None)
                         truth[row["sample_id"]]["reason"] = OFFICIAL_REASON
                     continue
-                T, cap, annotation, transcript, intended, *extra = generate(rng, behaviour, **options)
+                T, cap, annotation, transcript, intended, *extra = generate(rng, behaviour, **kwargs)
                 more: dict[str, Capture] = extra[0] if extra else {}  # the task's other audio files (Task.audio)
                 truth[row["sample_id"]] = {"system": behaviour, "eligible": True, "intended": intended}
                 if official and runs is not None and runs.synth is not None:  # as that family's runs leave it

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 from ... import readers
-from ...family import Family, Official, Ref, Subset, Task
+from typing import List
+
+from ...family import Family, Official, Ref, Subset, SynthOption, Task
 from ...official import BACKCHANNEL_SCRIPT, INTERRUPTION_SCRIPT, PAUSE_SCRIPT, TURN_SCRIPT
 from . import interruption, pause, turn_taking
 
@@ -40,7 +42,19 @@ BACKCHANNEL = Task(
                       "backchannel", printed_digits=4, rule=Ref(EVALUATE, "backchannel_rule")),
     generator=Ref(SYNTH, "backchannel_sample"))
 
+
+
+def _tail(value) -> str | None:
+    ok = len(value) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in value) \
+        and 0 < value[0] <= value[1] <= 3600
+    return None if ok else "a range [lo, hi] of seconds, 0 < lo <= hi <= 3600"
+
+
+TAIL = SynthOption("interruption_tail_s", "tail", [4.0, 6.0], List[float],
+                   "range of T - R for interruption samples, seconds", _tail)
+
 FAMILY = Family(name="v1.0", systems=("prompt", "slow", "overlap", "never_stops", "silent"), judges=("interruption",),
+                synth_options=(TAIL,),
                 subsets=(Subset("synthetic_pause_handling", PAUSE_HANDLING, 137),
                          Subset("candor_pause_handling", PAUSE_HANDLING, 216, {"candor": True}),
                          Subset("candor_turn_taking", TURN_TAKING, 119),

@@ -8,10 +8,10 @@ judge's scores as scoring/score.py averages them, its judge run, the official sc
 (score.py's and score_time.py's arithmetic)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, List
 
 from ... import readers
-from ...family import Family, Layout, Official, Ref, Subset, Task
+from ...family import Family, Layout, Official, Ref, Subset, SynthOption, Task
 from ...official import JUDGE_SCORE_SCRIPT, JUDGE_TIME_SCRIPT
 from ...version import V2_DEFINITIONS
 from . import hooks, metrics
@@ -30,7 +30,20 @@ SESSION = Task(
     generator=Ref(SYNTH, "session_sample"), audio=("input.wav",), transcribed=("output.wav", "input.wav"),
     detected=("output.wav", "input.wav"), combined=("transcripts.json", Ref(FILES, "transcripts_of")))
 
+
+
+def _turns(value) -> str | None:
+    ok = len(value) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in value) \
+        and 1 <= value[0] <= value[1] <= 40
+    return None if ok else "a range [lo, hi] of turns, 1 <= lo <= hi <= 40"
+
+
+TURNS = SynthOption("session_turns", "turns", [3, 6], List[int],
+                    "range of examiner turns per v2 session (3-6: sessions of about 30 s; 14-18: release-length ones, "
+                    "cut at 120 s by export as upstream trims them)", _turns)
+
 FAMILY = Family(name="v2", systems=("attentive", "hesitant", "eager", "unyielding", "mute"),
+                synth_options=(TURNS,),
                 judge_scripts=Ref(REFERENCE, "load_session_judge"),
                 definitions=V2_DEFINITIONS, settings=hooks.GROUP,
                 entries=(hooks.JUDGE_ENTRY, hooks.OFFSET_ENTRY, hooks.BINS_ENTRY),
