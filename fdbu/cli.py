@@ -102,7 +102,8 @@ def _command_help(command: str) -> str:
     from .config_keys import help_text
 
     return (f"usage: fdbu {command} [key=value ...] [--cfg job] [-m]\n\n{help_text(command)}\n\n"
-            f"Hydra: --cfg job shows the composed config; -m runs several jobs; hydra/launcher=... picks a launcher.")
+            "Hydra: --cfg job shows the composed config; -m runs several jobs;\n"
+            "hydra/launcher=... picks a launcher.")
 
 
 def interrupted(e: KeyboardInterrupt) -> NoReturn:

@@ -226,17 +226,43 @@ def settings_of(command: str) -> List[Setting]:
     return out
 
 
+HELP_WIDTH = 80  # every line of --help fits a terminal of 80 columns
+SHORT_DEFAULT = 40  # a default longer than this is shown by its size, with the command that prints it whole
+
+
+def shown_default(command: str, s: Setting) -> str:
+    """A setting's default as --help shows it: whole where it is short, else its kind and size and where to read it
+    whole (a dict of 13 SHA-256 values is 1,361 characters)."""
+    if len(s.default) <= SHORT_DEFAULT:
+        return s.default
+    size = f"{len(s.value)} entries" if isinstance(s.value, dict) else f"{len(s.value)} values" \
+        if isinstance(s.value, (list, tuple)) else f"{len(s.default)} characters"
+    return f"{size} (whole: fdbu {command} --cfg job)"
+
+
 def help_text(command: str) -> str:
-    """Every key of a command with its type, default and meaning (from the field's `help`)."""
+    """Every key of a command with its type, default and meaning (from the field's `help`), in lines of at most
+    HELP_WIDTH columns: the meaning wrapped at words under its key, a long default shown short."""
+    import textwrap
+
+    def wrapped(text: str, indent: str) -> list[str]:
+        return textwrap.wrap(text, HELP_WIDTH, initial_indent=indent, subsequent_indent=indent,
+                             break_on_hyphens=False)
+
     lines = []
     for s in settings_of(command):
         if s.kind is None:
-            lines.append(f"  {s.key}.*: {s.help}")
+            lines += wrapped(f"{s.key}.*: {s.help}", "  ")
             continue
-        lines.append(f"  {s.key:<34} {s.kind:<16} default {s.default}")
+        head = f"  {s.key:<34} {s.kind:<16} default {shown_default(command, s)}"
+        if len(head) > HELP_WIDTH:
+            head = f"  {s.key:<34} {s.kind}"
+            lines += [head, *wrapped(f"default {shown_default(command, s)}", "      ")]
+        else:
+            lines.append(head)
         if s.help:
-            lines.append(f"  {'':<34} {s.help}")
+            lines += wrapped(s.help, "      ")
     refused = getattr(CONFIGS[command], "REFUSED", ())
     if refused:
-        lines.append(f"  (every run of fdbu {command} refuses {', '.join(refused)}: not listed)")
+        lines += wrapped(f"(every run of fdbu {command} refuses {', '.join(refused)}: not listed)", "  ")
     return "\n".join(lines)

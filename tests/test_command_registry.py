@@ -249,3 +249,25 @@ def test_the_configs_are_stored_once_and_again_when_the_store_lost_them(monkeypa
     del cs.repo["score_schema.yaml"]
     config.register()
     assert "score_schema" in calls and "score_schema.yaml" in cs.repo
+
+
+def test_every_commands_help_fits_80_columns(capsys):
+    """`fdbu X --help` for every registered command, and `fdbu --help`: no line over 80 columns (a meaning wrapped
+    at words under its key, a long default shown by its size with the command that prints it whole), and no word
+    cut in two by the wrapping."""
+    import fdbu.config  # noqa: F401
+    from fdbu import cli
+    from fdbu.config_keys import settings_of
+
+    for args in ([["--help"]] + [[name, "--help"] for name in registry.COMMANDS]):
+        assert cli.main(args) == 0
+        text = capsys.readouterr().out
+        long = [line for line in text.splitlines() if len(line) > 80]
+        assert long == [], (args, long)
+        if len(args) == 2:  # every meaning is there, word for word
+            flat = " ".join(text.split())
+            assert all(" ".join(s.help.split()) in flat for s in settings_of(args[0]) if s.help), args
+    pins = next(s for s in settings_of("evaluate") if s.key == "evaluate.official_sha256")
+    assert len(pins.default) > 1000  # the pinned files' SHA-256 values: shown by their number
+    assert cli.main(["evaluate", "--help"]) == 0
+    assert f"default {len(pins.value)} entries (whole: fdbu evaluate --cfg job)" in capsys.readouterr().out
