@@ -85,10 +85,13 @@ def test_the_readmes_flow_runs_as_written(tmp_path, calibrated, monkeypatch):
     import json
 
     monkeypatch.chdir(tmp_path)
-    trial, steps, after = blocks(section("From the official folders to the leaderboard"), "sh")
+    trial, steps, after, releases = blocks(section("From the official folders to the leaderboard"), "sh")
     assert blocks(section("Scoring your system's outputs"), "sh") == [trial, steps]
     assert len(commands(steps)) == 4
-    for line, argv in commands(trial) + commands(steps) + commands(after):
+    # the other releases' short lines: a v1.5 and a v2 run exported and scored as v1.0's
+    assert {a for _, argv in commands(releases) for a in argv if a.startswith("family=")} == {"family=v1.5",
+                                                                                             "family=v2"}
+    for line, argv in commands(trial) + commands(steps) + commands(after) + commands(releases):
         assert argv[0] == "fdbu", line
         out = fdbu_main(*argv[1:])
         assert out.returncode == 0, f"{line}\n{out.stderr}"
@@ -97,6 +100,8 @@ def test_the_readmes_flow_runs_as_written(tmp_path, calibrated, monkeypatch):
     result = json.loads((tmp_path / "reports/mine-vs-baseline/compare.json").read_text())
     assert [s["name"] for s in result["systems"]] == ["baseline", "mine"] and not result["mixed_transcripts"]
     assert (tmp_path / "reports/site/index.html").is_file() and (tmp_path / "runs/mine/summary.json").is_file()
+    for tree, family in (("runs/mine-v1.5", "+fdb-v1.5"), ("runs/mine-v2", "+fdb-v2")):
+        assert family in json.loads((tmp_path / tree / "unified.json").read_text())["definitions"]
 
 
 @pytest.mark.slow

@@ -215,3 +215,23 @@ def test_help_and_acceptance_agree(command):
 
 def test_calibrate_lists_only_what_it_uses():
     assert _listed("calibrate") == ["device", "progress", "cache_dir", "vad.threads"]
+
+
+def test_asr_refuses_a_device_it_cannot_use_before_loading_nemo(tmp_path):
+    """`fdbu asr device=cuda` where torch sees no GPU: refused in one line before NeMo is imported (it took 10 s to
+    load NeMo and then refuse)."""
+    import subprocess
+    import sys
+
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is here: device=cuda is valid")
+    tree = synthesize(tmp_path / "t", n=1, seed=0)
+    (tmp_path / "t" / "asr.json").unlink()
+    code = ("import sys\nfrom fdbu.cli import main\ntry:\n"
+            f"    rc = main(['asr', 'tree={tree}', 'device=cuda', 'asr.resume=true', 'progress=false'])\n"
+            "except SystemExit as e:\n    rc = e.code\nprint('RC', rc, 'nemo' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.stdout.strip().splitlines()[-1] == "RC 2 False", (out.stdout, out.stderr)
+    assert out.stderr.strip().splitlines()[-1] == \
+        "fdbu: error: config: device=cuda but torch sees no CUDA device; use device=cpu or auto"
