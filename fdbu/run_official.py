@@ -35,6 +35,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from .official import rules as official
+from .official.child import HUB, offline_hub
 from .official.child import LOADER
 from .stub_judge import StubJudge
 from .tasks import SUBSETS, Official
@@ -147,33 +148,6 @@ def run_each_timing(script: Path, hub: Path, roots: list[Path], cwd: Path,
                     running.enter_context(step(f"{script.name} on {following.name}"))
     return [runs[str(root)] if str(root) in runs else run_script("timing", script, root, cwd, str(hub))
             for root in roots]
-
-
-# the hub repository get_timing.py's torch.hub.load("snakers4/silero-vad", model="silero_vad", ...) finds: the
-# installed silero-vad package's model and functions, as the repository's own hubconf.py returns them
-HUBCONF = '''"""fdbu's offline stand-in for github.com/snakers4/silero-vad: the installed, pinned silero-vad package."""
-dependencies = ["torch"]
-
-
-def silero_vad(onnx=False, force_onnx_cpu=False, opset_version=16):
-    from silero_vad import (VADIterator, collect_chunks, get_speech_timestamps, load_silero_vad, read_audio,
-                            save_audio)
-
-    model = load_silero_vad(onnx=onnx, opset_version=opset_version)
-    return model, (get_speech_timestamps, save_audio, read_audio, VADIterator, collect_chunks)
-'''
-HUB_REPO = "snakers4_silero-vad_master"  # torch.hub's folder name for the repository's master branch
-HUB = ("torch.hub.load('snakers4/silero-vad', ...) served offline from a hub directory holding the installed "
-       "silero-vad package (fdbu.run_official.offline_hub); torch.hub's urlopen refused; one torch thread")
-
-
-def offline_hub(dest: Path) -> Path:
-    """A torch.hub directory holding the silero-vad repository as the installed package (fdbu.official.child's
-    `timing` mode points torch.hub at it)."""
-    repo = dest / HUB_REPO
-    repo.mkdir(parents=True)
-    (repo / "hubconf.py").write_text(HUBCONF)
-    return dest
 
 
 def gt_folder(dest: Path, gt_path: Path) -> Path:

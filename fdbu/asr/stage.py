@@ -17,9 +17,7 @@ call and each alone, before anything is written, and stops the run if any word o
 """
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Callable
@@ -29,7 +27,7 @@ import numpy as np
 from tqdm import tqdm
 
 from .. import faults, tasks
-from ..atomic import open_own, sha256_bytes, write_bytes, write_json
+from ..atomic import sha256_bytes, write_bytes, write_json
 from ..audio import SAMPLE_RATE, read_wav, seconds_of
 from ..errors import FdbuError
 from ..outputs import writable_folder
@@ -38,6 +36,7 @@ from ..shard import label, listed, missing, refuse_missing, select
 from ..tree import hashed, read_manifest
 from ..vad.detect import auto_verify
 from ..log import note
+from .journal import Journal
 from .nemo_model import ONE_FILE
 
 ASR_JSON = "asr.json"
@@ -210,61 +209,6 @@ def run_shard(roots: list[Path], model_factory, cache_dir: Path, shard: int, sha
             bar.update(len(batch))
     return (f"shard {shard}/{shards}: {len(mine)} files, {seconds_of(sum(j.samples for j in mine)):.0f} s of audio: "
             f"{len(todo)} transcribed, {len(mine) - len(todo)} already cached")
-
-
-class Journal:
-    """What a run of the stage is writing (`.fdbu-asr.journal` in the tree): one line per transcript,
-    written before the transcript, with its key and SHA-256. The running stage holds a lock on it.
-    A journal nobody holds is a killed run's: its transcripts whose bytes are as recorded are the
-    stage's own, and the next run keeps them and does the rest."""
-
-    NAME = ".fdbu-asr.journal"
-
-    def __init__(self, root: Path):
-        self.path = Path(root) / self.NAME
-        self.fd: int | None = None
-        self.written: dict[str, str] = {}  # sample id -> SHA-256 of the transcript this run recorded
-
-    def left_by_a_killed_run(self) -> dict[str, tuple[str, str]]:
-        """sample id -> (key, SHA-256) from a killed run; refuses while another run holds the journal."""
-        if not self.path.exists() and not self.path.is_symlink():
-            return {}
-        fd = open_own(self.path, os.O_RDONLY, where="tree")  # a link is refused before the model loads
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except OSError:
-                raise FdbuError("tree", self.NAME, "another fdbu asr is writing this tree; wait for it") from None
-            with os.fdopen(os.dup(fd), "rb") as f:
-                text = f.read().decode("utf-8", errors="replace")
-        finally:
-            os.close(fd)
-        out = {}
-        for line in text.splitlines():
-            try:
-                e = json.loads(line)
-                out[e["sample_id"]] = (e["key"], e["sha256"])
-            except (ValueError, KeyError, TypeError, RecursionError):
-                continue  # a line cut short by the kill
-        return out
-
-    def open(self) -> None:
-        self.fd = open_own(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644, where="tree")
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
-
-    def record(self, job: "AsrInput", data: bytes) -> None:
-        self.written[job.id] = sha256_bytes(data)  # what asr.json records for the file
-        os.write(cast(int, self.fd), (json.dumps({"sample_id": job.id, "key": job.key,  # open() set it
-                                                  "sha256": self.written[job.id]}) + "\n").encode())
-
-    def release(self) -> None:
-        """Let go of the lock; the file stays, so a run that failed is continued by the next."""
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
-
-    def remove(self) -> None:
-        self.path.unlink(missing_ok=True)
 
 
 def _completed(root: Path, jobs: list[AsrInput], killed: dict[str, tuple[str, str]], model) -> bool:

@@ -20,7 +20,7 @@ in the working directory the caller chose (it opens ./icc_gt_distribution.json).
 
 timing: v1.5's get_timing.py loads Silero with `torch.hub.load("snakers4/silero-vad", ...)`, which asks GitHub
 for the repository's default branch and downloads it unless the hub directory has it. Before the script runs,
-the hub directory is HUB_DIR (made by `fdbu.run_official.offline_hub`: a hubconf.py that serves the
+the hub directory is HUB_DIR (made by `offline_hub` below: a hubconf.py that serves the
 installed, pinned silero-vad package's model), torch.hub's `urlopen` raises URLError (so the lookup falls
 back to that directory, as torch.hub does offline, and nothing is fetched), `torchaudio.load` is `pcm16_load`,
 and torch computes on one thread, as fdbu's reference path does (`fdbu.vad.silero`). The script then runs as
@@ -50,6 +50,34 @@ import runpy
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
+
+
+# the hub repository get_timing.py's torch.hub.load("snakers4/silero-vad", model="silero_vad", ...) finds: the
+# installed silero-vad package's model and functions, as the repository's own hubconf.py returns them
+HUBCONF = '''"""fdbu's offline stand-in for github.com/snakers4/silero-vad: the installed, pinned silero-vad package."""
+dependencies = ["torch"]
+
+
+def silero_vad(onnx=False, force_onnx_cpu=False, opset_version=16):
+    from silero_vad import (VADIterator, collect_chunks, get_speech_timestamps, load_silero_vad, read_audio,
+                            save_audio)
+
+    model = load_silero_vad(onnx=onnx, opset_version=opset_version)
+    return model, (get_speech_timestamps, save_audio, read_audio, VADIterator, collect_chunks)
+'''
+HUB_REPO = "snakers4_silero-vad_master"  # torch.hub's folder name for the repository's master branch
+HUB = ("torch.hub.load('snakers4/silero-vad', ...) served offline from a hub directory holding the installed "
+       "silero-vad package (fdbu.official.child.offline_hub); torch.hub's urlopen refused; one torch thread")
+
+
+def offline_hub(dest: Path) -> Path:
+    """A torch.hub directory holding the silero-vad repository as the installed package (this module's `timing`
+    mode points torch.hub at it; fdbu.run_official makes it)."""
+    repo = dest / HUB_REPO
+    repo.mkdir(parents=True)
+    (repo / "hubconf.py").write_text(HUBCONF)
+    return dest
+
 
 if TYPE_CHECKING:
     from importlib.abc import Loader
