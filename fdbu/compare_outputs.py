@@ -124,13 +124,13 @@ CSV_FLAGS = ("headline", "excludes_zero", "marker")
 
 def figures(result: dict, systems: list[System], width: str = WIDTH, progress: bool = False) -> dict[str, bytes]:
     """The comparison's figures by file name (FIGURES x FORMATS): the latency curves and the forest."""
-    from tqdm import tqdm
+    from .progress import Bar
 
     from .plot_forest import compare_forest
 
     from .plot import compare_latency_curves
 
-    with tqdm(total=2, desc="figures", unit="figure", disable=None if progress else True) as bar:
+    with Bar(total=2, desc="figures", unit="figure", disable=None if progress else True) as bar:
         made = {FIGURES[0]: compare_latency_curves(curves(systems, result), width=width)}
         bar.update()
         made[FIGURES[1]] = compare_forest(result, width=width)

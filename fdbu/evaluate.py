@@ -106,10 +106,10 @@ def backchannel_rule(tree: Tree, subset: str, ctx: Context) -> dict:
         gt = json.loads(Path(ctx.gt_distribution).read_bytes())
     except (OSError, ValueError) as e:
         raise FdbuError("config", GT_DISTRIBUTION, f"cannot be read ({e})") from None
-    from tqdm import tqdm
+    from .progress import Bar
 
     # the script's Silero runs file by file on the reference path (seconds per ten files): a bar, on a terminal only
-    with tqdm(speakers, desc=f"{subset} (official rule)", unit="sample",
+    with Bar(speakers, desc=f"{subset} (official rule)", unit="sample",
               disable=None if ctx.progress else True) as bar:
         out = official.backchannel(bar, gt)
     lacking = [sp.name for sp in speakers if sp.name not in gt] if isinstance(gt, dict) else []

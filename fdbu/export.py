@@ -22,7 +22,7 @@ import numpy as np
 import soundfile as sf
 import torch
 import torchaudio
-from tqdm import tqdm
+from .progress import Bar
 
 from . import adopt, faults, layout, tasks
 from .atomic import dumps, sha256_bytes
@@ -223,7 +223,7 @@ def export(dataset: Path | None, outputs: Path | None, out: Path, *, roots: dict
         try:
             loaded = pool.map(lambda job: _load(sources[job[0]], outs[job[0]], job[0], job[1], transcripts == "adopt"),
                               found)
-            with tqdm(loaded, total=len(found), desc="export", unit="sample", disable=not progress) as bar:
+            with Bar(loaded, total=len(found), desc="export", unit="sample", disable=not progress) as bar:
                 for sid, inp, in_sr, ann, audio, out_sr, reason, adopted, more in bar:
                     row = _sample(tmp, sid, inp, in_sr, ann, audio, out_sr, reason, length, adopted, more)
                     rows.append(row)

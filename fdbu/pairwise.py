@@ -281,7 +281,7 @@ def compare(systems: list[System], *, baseline: str | None = None, pairs: str = 
             allow_different_samples: bool = False, allow_mixed_transcripts: bool = False,
             alpha: float = ALPHA, family: str = HOLM_FAMILY, progress: bool = False) -> dict:
     """compare.json as a dict; `progress`, a bar over the pairs' subsets on stderr (their paired bootstraps)."""
-    from tqdm import tqdm
+    from .progress import Bar
 
     sig = signature(systems)
     mixed = mixed_transcripts(systems, allow_mixed_transcripts)
@@ -329,7 +329,7 @@ def compare(systems: list[System], *, baseline: str | None = None, pairs: str = 
     order = {subset: {r["sample_id"]: k for k, r in enumerate(rows)} for subset, rows in systems[0].rows.items()}
     head["pairs"] = []
     pairs_list = pairs_of([s.name for s in systems], baseline, pairs)
-    bar = tqdm(total=len(pairs_list) * len(tasks.scored()), desc="compare", unit="subset",
+    bar = Bar(total=len(pairs_list) * len(tasks.scored()), desc="compare", unit="subset",
                disable=None if progress else True)  # None: on a terminal only, never into a log
     with bar:  # closed before an error or a Ctrl-C's message: no bar is drawn again under it
         for name_a, name_b in pairs_list:

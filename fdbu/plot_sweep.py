@@ -76,7 +76,7 @@ def sweep_heatmaps(result: dict, spec: dict, width: str = WIDTH, progress: bool 
     not even one panel fits them, the numbers are left out and the title says so); rows beyond PAGE_IN go on further
     pages (PNG and PDF). `progress`: a bar over the pages, drawn then rendered, on a terminal (the figures take
     longer than a cached sweep's arithmetic: never a silent screen)."""
-    from tqdm import tqdm
+    from .progress import Bar
 
     plt = _pyplot()
     trees = result["trees"]
@@ -118,7 +118,7 @@ def sweep_heatmaps(result: dict, spec: dict, width: str = WIDTH, progress: bool 
     pages = _paginate([PANEL_H] * len(rows), top_in + 0.35 - (PANEL_H - 1.1))
     panel_w = (fig_w - left - bar_in - (cols - 1) * AXIS_IN) / cols
     figs = []
-    bar = tqdm(total=2 * len(pages), desc="heatmaps", unit="step", disable=None if progress else True)
+    bar = Bar(total=2 * len(pages), desc="heatmaps", unit="step", disable=None if progress else True)
     with _style(width), bar:
         for n, page in enumerate(pages):
             fig_h = PANEL_H * len(page) - (PANEL_H - 1.1) + top_in + 0.35

@@ -399,12 +399,12 @@ def _stepper(say: Callable[[str], None] | None):
             return
         import threading
 
-        from tqdm import tqdm
+        from .progress import Bar
 
         say(f"official {what} ...")
         t0 = time.perf_counter()
         # the script prints nothing until it ends (its output is read then): its elapsed time ticks meanwhile
-        clock = tqdm(desc="  running", bar_format="{desc} {elapsed}", leave=False)
+        clock = Bar(desc="  running", bar_format="{desc} {elapsed}", leave=False)
         done = threading.Event()
 
         def tick() -> None:

@@ -88,9 +88,9 @@ def files(systems, result: dict | None, out: Path, formats=FORMATS, figures: dic
             files[f"leaderboard.{f}"] = exporters[f](board, sys_names).encode()
     if "html" in formats:
         index = []
-        from tqdm import tqdm
+        from .progress import Bar
 
-        bar = tqdm(total=sum(len(r) for s in systems for r in s.rows.values()), desc="drill-downs", unit="sample",
+        bar = Bar(total=sum(len(r) for s in systems for r in s.rows.values()), desc="drill-downs", unit="sample",
                    disable=None if progress else True)  # on a terminal only
         with bar:  # closed before a Ctrl-C's message: no bar is drawn again under it
             for k, s in enumerate(systems):

@@ -34,6 +34,28 @@ CASES = {
 }
 
 
+def screen(printed: str) -> list[str]:
+    """The lines a terminal shows for `printed`: each line's characters as carriage returns overwrite them (a bar's
+    redraws, a cleared bar's spaces), escape sequences dropped."""
+    out = []
+    for line in re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", printed).split("\n"):
+        cells: list[str] = []
+        col = 0
+        for ch in line:
+            if ch == "\r":
+                col = 0
+                continue
+            cells[col:col + 1] = [ch]
+            col += 1
+        out.append("".join(cells).rstrip())
+    return [line for line in out if line]
+
+
+def test_the_screen_model_overwrites_as_a_terminal_does():
+    assert screen("a 10%|x\r" + " " * 9 + "\rfdbu: error: interrupted\n") == ["fdbu: error: interrupted"]
+    assert screen("a 10%|x\rb 50%|xx\n") == ["b 50%|xx"]
+
+
 @pytest.fixture(scope="module")
 def work(tmp_path_factory):
     root = tmp_path_factory.mktemp("ctrl-c")
@@ -70,6 +92,10 @@ def test_ctrl_c_is_one_line_with_no_bar_after_it_and_says_what_the_rerun_resumes
     assert not any(frames[said[0] + 1:]), printed  # nothing drawn after the line: no bar redrawn under it
     # stopped inside its bar's loop (evaluate on v1.0 has none: it is done in about a second)
     assert any(re.search(r"\d+%\|", f) for f in frames[:said[0]]) == (command != "evaluate"), printed
+    # the screen a person is left with (each line as carriage returns overwrite it): no bar stopped short of 100%
+    # above the line (the interrupted loop's bar is cleared, not left at its last count)
+    stale = [line for line in screen(printed) if (m := re.search(r"(\d+)%\|", line)) and int(m[1]) < 100]
+    assert stale == [], printed
     kept = RESUMES.search(frames[said[0]])
     assert bool(kept) == keeps, frames[said[0]]
     if keeps:

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 import numpy as np
-from tqdm import tqdm
+from ..progress import Bar
 
 from .. import faults, tasks
 from ..atomic import sha256_bytes, write_bytes, write_json
@@ -200,7 +200,7 @@ def run_shard(roots: list[Path], model_factory, cache_dir: Path, shard: int, sha
         j.key = cache_key(j, model.checkpoint_sha256, model.device)
     mine = select(pool, shard, shards, key=lambda j: j.key, weight=lambda j: j.samples)
     todo = [j for j in mine if cache.get(j.key) is None]
-    bar = tqdm(total=len(todo), unit="file", desc=f"asr shard {shard}/{shards}", disable=not progress or not todo)
+    bar = Bar(total=len(todo), unit="file", desc=f"asr shard {shard}/{shards}", disable=not progress or not todo)
     ways = {"decoding": model.decoding, "nemo_batch_size": model.files_per_call(batch_size)} if todo else {}
     with bar:  # closed before a Ctrl-C's message: no bar is drawn again under it
         for batch, decoded in _decoded(todo, model, batch_size, max_batch_seconds, verify, ways):
@@ -453,7 +453,7 @@ def _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_bat
                 counts["from_cache"] += 1
             else:
                 todo.append(j)
-        bar = tqdm(total=len(todo), unit="file", desc="asr", disable=not progress or not todo)
+        bar = Bar(total=len(todo), unit="file", desc="asr", disable=not progress or not todo)
         seconds = 0.0
         if todo:  # how NeMo was called (None when this run decoded nothing)
             counts["nemo_batch_size"] = model.files_per_call(batch_size)

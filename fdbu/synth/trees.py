@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import cast
 
 import numpy as np
-from tqdm import tqdm
+from ..progress import Bar
 
 from .. import faults, tasks
 from ..atomic import dumps, sha256_bytes
@@ -129,7 +129,7 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
         samples, truth, transcripts = [], {}, {s: {} for s in SUBSETS}
         others: dict[str, dict[str, dict[str, str]]] = {}  # subset -> X.json -> id -> SHA-256 (v1.5's other files)
         jobs = [(subset, i) for subset in SUBSETS for i in range(sizes.get(subset, 0))]
-        with tqdm(jobs, desc="synth", unit="sample", disable=not progress) as bar:  # closed before a Ctrl-C's message
+        with Bar(jobs, desc="synth", unit="sample", disable=not progress) as bar:  # closed before a Ctrl-C's message
             for k, (subset, i) in enumerate(bar):
                 faults.point(f"synth:sample:{k}")
                 rng = np.random.default_rng([seed, list(SUBSETS).index(subset), i])

@@ -167,7 +167,7 @@ def reference(folder: Path | None, silero, audios: list[np.ndarray], bar=None, w
 
 def measure(silero, batched, ident: dict, folder: Path | None = None, progress: bool = False) -> Calibration:
     """Run both paths over the corpus and derive the margin (refusing a broken batched path)."""
-    from tqdm import tqdm
+    from ..progress import Bar
 
     t0 = time.perf_counter()
     audios = corpus()
@@ -176,7 +176,7 @@ def measure(silero, batched, ident: dict, folder: Path | None = None, progress: 
     # a microsecond of slack: the per-file additions may sum a rounding past 2 x audio_s, and tqdm warns at once
     # ("clamping frac") when its count passes the total
     total = 2 * audio_s + 1e-6
-    with tqdm(total=total, unit="audio s", desc="calibration", disable=not progress,
+    with Bar(total=total, unit="audio s", desc="calibration", disable=not progress,
               bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} audio s [{elapsed}<{remaining}]") as bar:
         batched_probs = batched.probabilities(audios)
         bar.update(audio_s)

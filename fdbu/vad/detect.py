@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import cast
 
 import numpy as np
-from tqdm import tqdm
+from ..progress import Bar
 
 from .. import device as devices
 from .. import faults
@@ -252,7 +252,7 @@ class SpeechDetector:
             refuse_missing(self.stats.shards, len(todo), "vad.require_shards")
         if todo:  # the free cores counted before the loader's thread starts decoding (it would count as busy)
             _ = self.threads if self.backend == "batched" else self.reference_workers
-        bar = tqdm(total=round(sum(jobs[i].samples for i in todo) / 16000), unit="audio s", desc="speech detection",
+        bar = Bar(total=round(sum(jobs[i].samples for i in todo) / 16000), unit="audio s", desc="speech detection",
                    disable=None if self.progress and todo else True)  # None: on a terminal only, never into a log
         kept = 0  # computed here and put in the cache
         try:

@@ -405,7 +405,7 @@ def export(root: Path, out: Path, *, judge: Path | None = None, transcripts: str
            made_on: tuple[Path, dict[str, dict[str, str]]] | None = None) -> Path:
     """A reference tree at `out` from a v2 output root (or one split, or one session), all at once or not at all.
     `made_on`: the summary.json `judge` came from, and what each of its answers was made on."""
-    from tqdm import tqdm
+    from ...progress import Bar
 
     got = sessions_in(root)
     if got is None:
@@ -449,7 +449,7 @@ def export(root: Path, out: Path, *, judge: Path | None = None, transcripts: str
                         "<split>/<task id>_processed.json)")
     with new_folder(out, "fdbu export") as tmp:
         rows, receipts = [], {}
-        with tqdm(found, desc="export", unit="session", disable=not progress) as bar:  # closed before a Ctrl-C's message
+        with Bar(found, desc="export", unit="session", disable=not progress) as bar:  # closed before a Ctrl-C's message
             for split, folder in bar:
                 row, got_receipts = _session(tmp, split, folder, Path(judge) if judge else None, transcripts == "adopt",
                                              made_on)
