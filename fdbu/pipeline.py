@@ -151,15 +151,7 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None, gr
     (group key -> settings: v1.5's overlap.*; the defaults where absent); `views` the other benchmarks' numbers
     asked for (fdbu.views), in their own section.
     """
-    present = sorted({s.subset for s in tree.samples})
-    unscored = {n: cast(str, tasks.subset(n).task.unscored) for n in tasks.SUBSETS
-                if n in present and not tasks.subset(n).task.scored}
-    if not any(tree.subset(name) for name in tasks.scored()):  # never an empty unified.json with exit 0
-        why = "; ".join(f"{', '.join(k for k in unscored if unscored[k] == w)}: {w}" for w in dict.fromkeys(
-            unscored.values())) or "it holds no sample"
-        raise FdbuError("tree", None, f"{tree.root} holds no subset with unified metrics (those with them: "
-                        f"{', '.join(tasks.scored())}); {why}; fdbu evaluate tree={tree.root} gives the official "
-                        "numbers of what it holds")
+    unscored = _unscored(tree)
     unified = signature(vad, boot, {"manifest.json": tree.manifest_sha256, "asr.json": tree.asr_sha256},
                         transcripts=tree.transcripts)
     groups = groups or {}
@@ -182,39 +174,69 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None, gr
         subset_rows = kind.metric_module.rows(eligible, comps)
         for s, row in zip(eligible, subset_rows):
             per_sample[s.sample_id] = row
-        view_segs = None  # the segments a view reads on this subset (fdbu.views): the task's, or detected for it
-        if views.names:
-            from .views import segmented
-
-            if isinstance(segs, list):
-                view_segs = segs
-            elif segs is None and segmented(views.names, kind.name):
-                if segments is None:
-                    check_output_audio(tree, eligible)
-                try:
-                    view_segs = detect_speech(eligible, vad, None, subset, segments)
-                except FdbuError as e:  # vad.require_shards: these files are sharded only when fdbu vad is told
-                    if e.where != "cache":
-                        raise
-                    raise FdbuError("cache", None, f"{e.problem}; {subset}'s outputs are segmented for views= only: "
-                                    f"fdbu vad views=[{','.join(views.names)}] shards them") from None
+        view_segs = _view_segments(tree, eligible, vad, kind, subset, segments, segs, views) if views.names else None
         viewed[subset] = (kind.name, eligible, comps, subset_rows, len(selected), view_segs)
-        ineligible = len(selected) - len(eligible)
-        reasons = Counter(r for s in selected if not s.eligible for r in s.reasons)
-        counts = {"declared": tree.declared[subset], "selected": len(selected), "eligible": len(eligible),
-                  "ineligible": ineligible, "ineligible_reasons": dict(sorted(reasons.items()))}
-        counts.update({k: v for k, v in extra.items() if k != "min_observable_s"})
-        entry = {"task": kind.name, "counts": counts, "coverage": len(eligible) / len(selected)}
-        if "min_observable_s" in extra:
-            entry["min_observable_s"] = extra["min_observable_s"]
-        entry["metrics"] = metrics
-        entry.update(own)
-        unified["subsets"][subset] = entry
+        unified["subsets"][subset] = _entry(tree, subset, kind, selected, metrics, extra, own)
     if views.names:
         from .views import score_views
 
         unified["views"] = score_views(list(views.names), viewed, boot, views.settings)
+    return Scored(unified=unified, rows=_rows(tree, per_sample), unscored=unscored)
 
+
+def _unscored(tree: Tree) -> dict[str, str]:
+    """The subsets present without unified metrics, each with why; refused where no subset has them (never an
+    empty unified.json with exit 0)."""
+    present = sorted({s.subset for s in tree.samples})
+    unscored = {n: cast(str, tasks.subset(n).task.unscored) for n in tasks.SUBSETS
+                if n in present and not tasks.subset(n).task.scored}
+    if not any(tree.subset(name) for name in tasks.scored()):
+        why = "; ".join(f"{', '.join(k for k in unscored if unscored[k] == w)}: {w}" for w in dict.fromkeys(
+            unscored.values())) or "it holds no sample"
+        raise FdbuError("tree", None, f"{tree.root} holds no subset with unified metrics (those with them: "
+                        f"{', '.join(tasks.scored())}); {why}; fdbu evaluate tree={tree.root} gives the official "
+                        "numbers of what it holds")
+    return unscored
+
+
+def _view_segments(tree: Tree, eligible: list, vad: SpeechDetector, kind: tasks.Task, subset: str, segments,
+                   segs, views: Views):
+    """The segments a view reads on this subset (fdbu.views): the task's, or detected for it; None where none."""
+    from .views import segmented
+
+    if isinstance(segs, list):
+        return segs
+    if segs is not None or not segmented(views.names, kind.name):
+        return None
+    if segments is None:
+        check_output_audio(tree, eligible)
+    try:
+        return detect_speech(eligible, vad, None, subset, segments)
+    except FdbuError as e:  # vad.require_shards: these files are sharded only when fdbu vad is told
+        if e.where != "cache":
+            raise
+        raise FdbuError("cache", None, f"{e.problem}; {subset}'s outputs are segmented for views= only: "
+                        f"fdbu vad views=[{','.join(views.names)}] shards them") from None
+
+
+def _entry(tree: Tree, subset: str, kind: tasks.Task, selected: list, metrics: dict, extra: dict, own: dict) -> dict:
+    """A subset's entry in unified.json: its counts, coverage, metrics and its family's entries."""
+    eligible = sum(s.eligible for s in selected)
+    reasons = Counter(r for s in selected if not s.eligible for r in s.reasons)
+    counts = {"declared": tree.declared[subset], "selected": len(selected), "eligible": eligible,
+              "ineligible": len(selected) - eligible, "ineligible_reasons": dict(sorted(reasons.items()))}
+    counts.update({k: v for k, v in extra.items() if k != "min_observable_s"})
+    entry = {"task": kind.name, "counts": counts, "coverage": eligible / len(selected)}
+    if "min_observable_s" in extra:
+        entry["min_observable_s"] = extra["min_observable_s"]
+    entry["metrics"] = metrics
+    entry.update(own)
+    return entry
+
+
+def _rows(tree: Tree, per_sample: dict[str, dict]) -> list[dict]:
+    """unified-samples.jsonl: a row per sample of a scored subset, in the tree's order (an ineligible one's
+    reasons instead of its fields)."""
     rows = []
     for s in tree.samples:
         if not s.kind.scored:
@@ -225,7 +247,7 @@ def score(tree: Tree, vad: SpeechDetector, boot: Bootstrap, *, segments=None, gr
         else:
             row["reasons"] = s.reasons
         rows.append(row)
-    return Scored(unified=unified, rows=rows, unscored=unscored)
+    return rows
 
 
 def score_path(root: Path, vad: SpeechDetector, boot: Bootstrap, groups: dict | None = None,

@@ -165,21 +165,8 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
                 if official:
                     _official_sample(tmp / subset / name, cap, kind.annotation, annotation, transcript, None, more)
                     continue
-                folder = tmp / subset / name
-                folder.mkdir(parents=True)
-                files = {"output.wav": _write(folder / "output.wav", cap.wav())}
-                for audio_name, other in more.items():
-                    files[audio_name] = _write(folder / audio_name, other.wav())
-                    if audio_name in kind.transcribed:
-                        json_name = audio_name.replace(".wav", ".json")
-                        others.setdefault(subset, {}).setdefault(json_name, {})[name] = _write(
-                            folder / json_name, (json.dumps(other.transcript()) + "\n").encode())
-                if annotation is not None:
-                    ann = cast(str, kind.annotation)  # a task with an annotation names its file
-                    files[ann] = _write(folder / ann, (json.dumps(annotation) + "\n").encode())
-                transcripts[subset][name] = _write(folder / "output.json", (json.dumps(transcript) + "\n").encode())
-                row.update({"sample_rate": SR, "input_samples": cap.n, "input_s": cap.n / SR, "eligible": True,
-                            "reasons": [], "files": files})
+                row.update(_tree_sample(tmp / subset / name, kind, cap, annotation, transcript, more,
+                                        others.setdefault(subset, {}), transcripts[subset]))
                 if "clean_input.wav" in more:  # v1.5: the clean run's window
                     row["clean_input_samples"] = more["clean_input.wav"].n
                 samples.append(row)
@@ -188,15 +175,43 @@ def synthesize(out: Path, *, n: int | str | dict = 5, seed: int = 0, system: str
         if official:
             (tmp / "synth.json").write_text(dumps({**truth_file, "layout": "official"}))
             return out
-        manifest = {"schema_version": 1, "kind": MANIFEST_KIND,
-                    "declared": {s: sizes[s] for s in SUBSETS if sizes.get(s)},
-                    "samples": samples}
-        asr = {"config": {"source": "synthetic", "model_id": "fdbu-synth (transcripts placed by the generator)",
-                          "checkpoint_sha256": None, "device_type": "none"},
-               "subsets": {s: {"task": SUBSETS[s].task.asr_task, "transcripts": t,
-                               **({"other_transcripts": others[s]} if s in others else {})}
-                           for s, t in transcripts.items() if sizes.get(s)}}
-        (tmp / "manifest.json").write_text(dumps(manifest))
-        (tmp / "asr.json").write_text(dumps(asr))
+        _receipts(tmp, sizes, samples, transcripts, {k: v for k, v in others.items() if v})
         (tmp / "synth.json").write_text(dumps(truth_file))
     return out
+
+
+def _tree_sample(folder: Path, kind, cap, annotation, transcript: dict, more: dict, others: dict,
+                 transcripts: dict) -> dict:
+    """One eligible sample's folder of a reference tree: output.wav, the task's other audio (and the transcripts of
+    those it transcribes, into `others`: X.json -> id -> SHA-256), the annotation and output.json (into
+    `transcripts`); -> its manifest row's fields."""
+    name = folder.name
+    folder.mkdir(parents=True)
+    files = {"output.wav": _write(folder / "output.wav", cap.wav())}
+    for audio_name, other in more.items():
+        files[audio_name] = _write(folder / audio_name, other.wav())
+        if audio_name in kind.transcribed:
+            json_name = audio_name.replace(".wav", ".json")
+            others.setdefault(json_name, {})[name] = _write(
+                folder / json_name, (json.dumps(other.transcript()) + "\n").encode())
+    if annotation is not None:
+        ann = cast(str, kind.annotation)  # a task with an annotation names its file
+        files[ann] = _write(folder / ann, (json.dumps(annotation) + "\n").encode())
+    transcripts[name] = _write(folder / "output.json", (json.dumps(transcript) + "\n").encode())
+    return {"sample_rate": SR, "input_samples": cap.n, "input_s": cap.n / SR, "eligible": True, "reasons": [],
+            "files": files}
+
+
+def _receipts(tmp: Path, sizes: dict, samples: list, transcripts: dict, others: dict) -> None:
+    """manifest.json and asr.json of a synthetic reference tree (its transcripts placed by the generator)."""
+    SUBSETS = tasks.SUBSETS
+    manifest = {"schema_version": 1, "kind": MANIFEST_KIND,
+                "declared": {s: sizes[s] for s in SUBSETS if sizes.get(s)},
+                "samples": samples}
+    asr = {"config": {"source": "synthetic", "model_id": "fdbu-synth (transcripts placed by the generator)",
+                      "checkpoint_sha256": None, "device_type": "none"},
+           "subsets": {s: {"task": SUBSETS[s].task.asr_task, "transcripts": t,
+                           **({"other_transcripts": others[s]} if s in others else {})}
+                       for s, t in transcripts.items() if sizes.get(s)}}
+    (tmp / "manifest.json").write_text(dumps(manifest))
+    (tmp / "asr.json").write_text(dumps(asr))
