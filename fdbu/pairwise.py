@@ -277,22 +277,9 @@ def decide(pairs: list[dict], pairs_mode: str, alpha: float, family: str = HOLM_
             line["marker"] = cast(float, adjusted) < alpha  # every line in a family has a p
 
 
-def compare(systems: list[System], *, baseline: str | None = None, pairs: str = "baseline",
-            allow_different_samples: bool = False, allow_mixed_transcripts: bool = False,
-            alpha: float = ALPHA, family: str = HOLM_FAMILY, progress: bool = False) -> dict:
-    """compare.json as a dict; `progress`, a bar over the pairs' subsets on stderr (their paired bootstraps)."""
-    from .progress import Bar
-
-    sig = signature(systems)
-    mixed = mixed_transcripts(systems, allow_mixed_transcripts)
-    boot = _bootstrap(sig)
-    by_name = {s.name: s for s in systems}
-    baseline = baseline or systems[0].name
-    head = {"generator": "fdbu", "fdbu_version": __version__, "kind": "compare", **sig}
-    head["systems"] = [{"name": s.name, "fdbu_version": s.unified.get("fdbu_version"), "inputs": s.unified["inputs"],
-                        "transcripts": s.unified.get("transcripts"), "sha256": s.sha256} for s in systems]
-    head["mixed_transcripts"] = mixed
-    head["comparison"] = {
+def _comparison(baseline: str, pairs: str, alpha: float, family: str) -> dict:
+    """compare.json's `comparison`: what each line's interval, test and marker are, in words and formulas."""
+    return {
         "baseline": baseline, "pairs": pairs, "difference": DIFFERENCE,
         "alpha": alpha,
         "interval": {"share": "exact conditional: the Clopper-Pearson 95% interval of the discordant pairs' split, "
@@ -326,6 +313,44 @@ def compare(systems: list[System], *, baseline: str | None = None, pairs: str = 
         "family": "Holm over the headline metrics whose test can decide: " + FAMILY_RULES[family][pairs]
                   + "; marker: p_holm < alpha",
     }
+
+
+def _compare_views(a: System, b: System, compared: list[str], order: dict, boot: Bootstrap, allow: bool,
+                   alpha: float) -> dict[str, dict]:
+    """Each view's numbers (fdbu.views) compared on the subsets compared, and a view's pooled share (VideoFDB's
+    TOR-Alignment) over them; the views with nothing compared left out."""
+    views: dict[str, dict] = {view: {} for view in a.unified.get("views", {})}  # each view's subsets, in order
+    for subset in compared:
+        for view, scope in view_scopes(a.unified, subset).items():
+            views[view][subset] = compare_pair(a, b, subset, order.get(subset, {}), boot, allow, alpha, scope)
+    for view, by in views.items():
+        over = [pooled_over(s.unified, view) for s in (a, b)]
+        both = [s for s in over[0] if s in over[1] and s in by]
+        if len(both) >= 2:  # over one subset it is that class's own line, already decided in its section
+            by["pooled"] = compare_pooled(a, b, view, both, order, boot, allow, alpha)
+            left = sorted(set(over[0] + over[1]) - set(both))
+            if left:
+                by["pooled"]["warnings"].append(f"pooled over the subsets both trees hold ({', '.join(both)}); "
+                                                f"left out: {', '.join(left)}")
+    return {view: by for view, by in views.items() if by}
+
+
+def compare(systems: list[System], *, baseline: str | None = None, pairs: str = "baseline",
+            allow_different_samples: bool = False, allow_mixed_transcripts: bool = False,
+            alpha: float = ALPHA, family: str = HOLM_FAMILY, progress: bool = False) -> dict:
+    """compare.json as a dict; `progress`, a bar over the pairs' subsets on stderr (their paired bootstraps)."""
+    from .progress import Bar
+
+    sig = signature(systems)
+    mixed = mixed_transcripts(systems, allow_mixed_transcripts)
+    boot = _bootstrap(sig)
+    by_name = {s.name: s for s in systems}
+    baseline = baseline or systems[0].name
+    head = {"generator": "fdbu", "fdbu_version": __version__, "kind": "compare", **sig}
+    head["systems"] = [{"name": s.name, "fdbu_version": s.unified.get("fdbu_version"), "inputs": s.unified["inputs"],
+                        "transcripts": s.unified.get("transcripts"), "sha256": s.sha256} for s in systems]
+    head["mixed_transcripts"] = mixed
+    head["comparison"] = _comparison(baseline, pairs, alpha, family)
     order = {subset: {r["sample_id"]: k for k, r in enumerate(rows)} for subset, rows in systems[0].rows.items()}
     head["pairs"] = []
     pairs_list = pairs_of([s.name for s in systems], baseline, pairs)
@@ -354,21 +379,8 @@ def compare(systems: list[System], *, baseline: str | None = None, pairs: str = 
                                       allow_different_samples, alpha)
             if entries:
                 pair["entries"] = entries
-            views: dict[str, dict] = {view: {} for view in a.unified.get("views", {})}  # each view's subsets, in order
-            for subset in (s for s in subsets if "metrics" in subsets[s]):
-                for view, scope in view_scopes(a.unified, subset).items():
-                    views[view][subset] = compare_pair(a, b, subset, order.get(subset, {}), boot,
-                                                       allow_different_samples, alpha, scope)
-            for view, by in views.items():  # a pooled share (VideoFDB's TOR-Alignment) over the subsets compared
-                over = [pooled_over(s.unified, view) for s in (a, b)]
-                both = [s for s in over[0] if s in over[1] and s in by]
-                if len(both) >= 2:  # over one subset it is that class's own line, already decided in its section
-                    by["pooled"] = compare_pooled(a, b, view, both, order, boot, allow_different_samples, alpha)
-                    left = sorted(set(over[0] + over[1]) - set(both))
-                    if left:
-                        by["pooled"]["warnings"].append(f"pooled over the subsets both trees hold ({', '.join(both)}); "
-                                                        f"left out: {', '.join(left)}")
-            views = {view: by for view, by in views.items() if by}
+            views = _compare_views(a, b, [s for s in subsets if "metrics" in subsets[s]], order, boot,
+                                   allow_different_samples, alpha)
             if views:
                 pair["views"] = views
             head["pairs"].append(pair)
