@@ -183,28 +183,7 @@ def export(dataset: Path | None, outputs: Path | None, out: Path, *, roots: dict
     if judge is not None:
         raise FdbuError("config", None, "export.judge reads a run layout's per-session judge outputs (Full-Duplex-Bench "
                         f"v2's eval_results); {dataset or 'export.roots'} is not such a run")
-    if length not in LENGTH_POLICIES:
-        raise FdbuError("config", None, f"export.length={length!r}; choose {', '.join(LENGTH_POLICIES)}")
-    if transcripts not in TRANSCRIPTS:
-        raise FdbuError("config", None, f"export.transcripts={transcripts!r}; choose none or adopt")
-    if (dataset is None) == (roots is None):
-        raise FdbuError("config", None, "give the release as dataset=DIR or per-task folders as "
-                        "export.roots={subset: DIR, ...}, one of them")
-    read = {"dataset": Path(dataset)} if dataset is not None else {f"export.roots.{s}": Path(d)  # roots given
-                                                                    for s, d in cast(dict, roots).items()}
-    if outputs is not None:
-        read["outputs"] = Path(outputs)
-    for what, d in read.items():  # a reference tree given as the release: what it is, and the command that reads it
-        tree = next((t for t in (d, d.parent) if layout.not_a_tree(t, transcribed=False) is None), None)
-        if tree is not None and what != "outputs":
-            raise FdbuError(what, None, f"{d} is {'a subset of ' if tree != d else ''}a reference tree (its "
-                            f"manifest.json), not a Full-Duplex-Bench release: score it with fdbu score tree={tree}")
-    for what, d in read.items():
-        if what == "outputs" or what == "dataset":
-            if not d.is_dir():
-                raise FdbuError(what, None, f"{d} is not a directory")
-        if out.resolve().is_relative_to(d.resolve()):  # export only reads them; it never writes into them
-            raise FdbuError("output", None, f"out={out} lies inside the {what} folder {d}; pick a folder outside it")
+    _check_request(dataset, outputs, out, roots, transcripts, length)
     with new_folder(out, "fdbu export") as tmp:  # out= is checked before the dataset is read
         sources = folders(Path(dataset) if dataset is not None else None, roots)
         found = discover(sources, only, Path(dataset) if dataset is not None else None)
@@ -228,18 +207,7 @@ def export(dataset: Path | None, outputs: Path | None, out: Path, *, roots: dict
                     row = _sample(tmp, sid, inp, in_sr, ann, audio, out_sr, reason, length, adopted, more)
                     rows.append(row)
                     if adopted is not None and row["eligible"]:
-                        subset, name = sid.split("/")
-                        receipts.setdefault(subset, {})[name] = row["files"].pop("output.json")
-                        for json_name in more["json"]:  # v1.5's other transcripts, adopted beside output.json
-                            if json_name in row["files"]:
-                                others.setdefault(subset, {}).setdefault(json_name, {})[name] = row["files"].pop(json_name)
-                        source = {"output.wav": sha256_bytes(adopted[0]), "output.json": sha256_bytes(adopted[1])}
-                        if row.get("dropped_words"):  # the tree's output.json is the adopted one less its words after T
-                            source["dropped_after_T"] = row["dropped_words"]
-                        source.update(more.get("source", {}))  # v1.5: the other runs' and the inputs' files
-                        if row.get("other_dropped_words"):
-                            source["other_dropped_after_T"] = row["other_dropped_words"]
-                        adopted_from.setdefault(subset, {})[name] = source
+                        _adopted(sid, row, adopted, more, receipts, others, adopted_from)
                     faults.point(f"export:sample:{len(rows)}")
         finally:  # after a Ctrl-C or an error the files not yet read are not read (pool.map queued every one)
             pool.shutdown(cancel_futures=True)
@@ -250,6 +218,53 @@ def export(dataset: Path | None, outputs: Path | None, out: Path, *, roots: dict
         if transcripts == "adopt":
             (tmp / "asr.json").write_text(dumps(adopt.receipt(model, receipts, adopted_from, others)))
     return out
+
+
+def _check_request(dataset: Path | None, outputs: Path | None, out: Path, roots: dict | None, transcripts: str,
+                   length: str) -> None:
+    """What export was asked, refused in one line before anything is read: the settings' values, one source (a
+    release or per-task folders), a reference tree given as a release (with the command that reads it), a folder
+    that is not one, and out= inside a folder export reads."""
+    if length not in LENGTH_POLICIES:
+        raise FdbuError("config", None, f"export.length={length!r}; choose {', '.join(LENGTH_POLICIES)}")
+    if transcripts not in TRANSCRIPTS:
+        raise FdbuError("config", None, f"export.transcripts={transcripts!r}; choose none or adopt")
+    if (dataset is None) == (roots is None):
+        raise FdbuError("config", None, "give the release as dataset=DIR or per-task folders as "
+                        "export.roots={subset: DIR, ...}, one of them")
+    read = {"dataset": Path(dataset)} if dataset is not None else {f"export.roots.{s}": Path(d)  # roots given
+                                                                    for s, d in cast(dict, roots).items()}
+    if outputs is not None:
+        read["outputs"] = Path(outputs)
+    for what, d in read.items():  # a reference tree given as the release: what it is, and the command that reads it
+        tree = next((t for t in (d, d.parent) if layout.not_a_tree(t, transcribed=False) is None), None)
+        if tree is not None and what != "outputs":
+            raise FdbuError(what, None, f"{d} is {'a subset of ' if tree != d else ''}a reference tree (its "
+                            f"manifest.json), not a Full-Duplex-Bench release: score it with fdbu score tree={tree}")
+    for what, d in read.items():
+        if what == "outputs" or what == "dataset":
+            if not d.is_dir():
+                raise FdbuError(what, None, f"{d} is not a directory")
+        if out.resolve().is_relative_to(d.resolve()):  # export only reads them; it never writes into them
+            raise FdbuError("output", None, f"out={out} lies inside the {what} folder {d}; pick a folder outside it")
+
+
+def _adopted(sid: str, row: dict, adopted: tuple, more: dict, receipts: dict, others: dict,
+             adopted_from: dict) -> None:
+    """An eligible sample's adopted transcripts into asr.json's records (out of the manifest's files): output.json
+    (`receipts`), v1.5's other transcripts (`others`), and what each was adopted from (`adopted_from`)."""
+    subset, name = sid.split("/")
+    receipts.setdefault(subset, {})[name] = row["files"].pop("output.json")
+    for json_name in more["json"]:  # v1.5's other transcripts, adopted beside output.json
+        if json_name in row["files"]:
+            others.setdefault(subset, {}).setdefault(json_name, {})[name] = row["files"].pop(json_name)
+    source = {"output.wav": sha256_bytes(adopted[0]), "output.json": sha256_bytes(adopted[1])}
+    if row.get("dropped_words"):  # the tree's output.json is the adopted one less its words after T
+        source["dropped_after_T"] = row["dropped_words"]
+    source.update(more.get("source", {}))  # v1.5: the other runs' and the inputs' files
+    if row.get("other_dropped_words"):
+        source["other_dropped_after_T"] = row["other_dropped_words"]
+    adopted_from.setdefault(subset, {})[name] = source
 
 
 def _length(mono: np.ndarray, T: int, policy: str, pad_max: int, crop_max: int):
