@@ -31,6 +31,27 @@ class _Console(logging.Handler):
             self.handleError(record)
 
 
+class AboveBars:
+    """A stream for a library's log handler that writes each record above the progress bars (tqdm.write: the bars
+    cleared, the line written, the bars drawn again below it), as fdbu's own notes are, so a warning NeMo prints
+    while the asr bar is drawn does not leave that bar stranded mid-screen."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        from tqdm import tqdm
+
+        if text.strip():
+            tqdm.write(text.rstrip("\n"), file=self.stream)
+        else:
+            self.stream.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
 def console_handler() -> None:
     """The CLI's console: notes on stderr, once (a second call adds nothing), and not again through the root
     logger's handlers."""

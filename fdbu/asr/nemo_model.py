@@ -82,6 +82,8 @@ def require_nemo(verbose: bool = False, load: bool = True, offline: bool = True)
         raise FdbuError("asr", None, f"fdbu asr needs NeMo, which is not installed ({e.name}): {INSTALL}") from None
     # NeMo's info lines and telemetry would mix into fdbu's output: warnings only, unless asked
     nemo_logging.set_verbosity(nemo_logging.INFO if verbose else nemo_logging.WARNING)
+    from ..log import AboveBars
+
     for handler in logging.getLogger("nemo_logger").handlers:  # its lines above fdbu's bars, not inside them
         # NeMo's own handlers only (a plain StreamHandler on a terminal's stream), not one a host put there
         if type(handler) is logging.StreamHandler and hasattr(handler.stream, "fileno") \
@@ -89,26 +91,6 @@ def require_nemo(verbose: bool = False, load: bool = True, offline: bool = True)
             handler.setStream(AboveBars(handler.stream))
     return nemo, nemo_asr
 
-
-class AboveBars:
-    """A stream for a library's log handler that writes each record above the progress bars (tqdm.write: the bars
-    cleared, the line written, the bars drawn again below it), as fdbu's own notes are, so a warning NeMo prints
-    while the asr bar is drawn does not leave that bar stranded mid-screen."""
-
-    def __init__(self, stream):
-        self.stream = stream
-
-    def write(self, text: str) -> int:
-        from tqdm import tqdm
-
-        if text.strip():
-            tqdm.write(text.rstrip("\n"), file=self.stream)
-        else:
-            self.stream.write(text)
-        return len(text)
-
-    def flush(self) -> None:
-        self.stream.flush()
 
 
 @dataclass
