@@ -115,6 +115,49 @@ def _table(entry, here: str, declared, what: str, alpha: float) -> None:
         _line(lines[m.name], f"{here}.metrics.{m.name}", m, alpha)
 
 
+def _pair(pair, path: str, systems: list, alpha: float) -> tuple:
+    """One pair of a compare.json handed to the report, checked (its subsets' metrics, its family entries' compared
+    lines, its views' numbers); -> its (a, b)."""
+    ab = (_of(pair, "pairs[k].a", path), _of(pair, "pairs[k].b", path))
+    subsets = _of(pair, "pairs[k].subsets", path)
+    for subset, entry in subsets.items():
+        here = f"{path}.subsets.{subset}"
+        if subset not in tasks.SUBSETS or not tasks.subset(subset).task.scored:
+            raise _Bad(here, "is not a subset fdbu compare compares")
+        if not isinstance(entry, dict) or not ("metrics" in entry or "dropped" in entry):
+            raise _Bad(here, "is not an object with 'metrics' (or 'dropped')")
+        if "metrics" not in entry:
+            continue
+        declared = tasks.metric_table(subset, systems[0].unified if systems else None)
+        _table(entry, here, declared, f"the metrics of {subset} ({', '.join(m.name for m in declared)})",
+               alpha)
+    for key, by in _of(pair, "pairs[k].entries", path).items() if "entries" in pair else ():
+        for subset, entry in by.items() if isinstance(by, dict) else [("", None)]:
+            here = f"{path}.entries.{key}.{subset}"
+            compared = next((e.compared for e in tasks.family(subset).entries if e.key == key),
+                            None) if "metrics" in subsets.get(subset, {}) else None
+            if compared is None:
+                raise _Bad(here, "is not a family entry fdbu compare compares, on a subset compared")
+            declared = compared.lines(subset, systems[0].unified)
+            _table(entry, here, declared, f"the compared lines of {key} "
+                   f"({', '.join(m.name for m in declared)})", alpha)
+    for view, by in _of(pair, "pairs[k].views", path).items() if "views" in pair else ():
+        for subset, entry in by.items() if isinstance(by, dict) else [("", None)]:
+            here = f"{path}.views.{view}.{subset}"
+            table = pooled_table(systems[0].unified, view) if subset == "pooled" else None
+            scope = view_scopes(systems[0].unified, subset).get(view) if subset in tasks.SUBSETS else None
+            table = scope.table if scope is not None else table
+            if table is None:
+                raise _Bad(here, "is not a view these trees were scored with, on a subset it covers")
+            if subset == "pooled":  # the subsets it pooled: two or more of the view's, each once
+                pooled_in = pooled_over(systems[0].unified, view)
+                _at(entry, "over", here, ("list",), lambda v, known=pooled_in: len(v) >= 2 and
+                    len(set(map(str, v))) == len(v) and all(x in known for x in v),
+                    f"two or more of {pooled_in}, each once")
+            _table(entry, here, table, f"the {view} view's metrics", alpha)
+    return ab
+
+
 def read_result(result, systems: list, where: str) -> dict:
     """A compare.json handed to `fdbu report` (report.compare), read as strictly as `fdbu compare` reads a
     scored tree: every key the report and its figures use, of the type and range fdbu compare writes (no
@@ -153,44 +196,7 @@ def read_result(result, systems: list, where: str) -> dict:
         want = pairs_of(names, baseline, mode)
         got = []
         for k, pair in enumerate(pairs):
-            path = f"pairs[{k}]"
-            got.append((_of(pair, "pairs[k].a", path), _of(pair, "pairs[k].b", path)))
-            subsets = _of(pair, "pairs[k].subsets", path)
-            for subset, entry in subsets.items():
-                here = f"{path}.subsets.{subset}"
-                if subset not in tasks.SUBSETS or not tasks.subset(subset).task.scored:
-                    raise _Bad(here, "is not a subset fdbu compare compares")
-                if not isinstance(entry, dict) or not ("metrics" in entry or "dropped" in entry):
-                    raise _Bad(here, "is not an object with 'metrics' (or 'dropped')")
-                if "metrics" not in entry:
-                    continue
-                declared = tasks.metric_table(subset, systems[0].unified if systems else None)
-                _table(entry, here, declared, f"the metrics of {subset} ({', '.join(m.name for m in declared)})",
-                       alpha)
-            for key, by in _of(pair, "pairs[k].entries", path).items() if "entries" in pair else ():
-                for subset, entry in by.items() if isinstance(by, dict) else [("", None)]:
-                    here = f"{path}.entries.{key}.{subset}"
-                    compared = next((e.compared for e in tasks.family(subset).entries if e.key == key),
-                                    None) if "metrics" in subsets.get(subset, {}) else None
-                    if compared is None:
-                        raise _Bad(here, "is not a family entry fdbu compare compares, on a subset compared")
-                    declared = compared.lines(subset, systems[0].unified)
-                    _table(entry, here, declared, f"the compared lines of {key} "
-                           f"({', '.join(m.name for m in declared)})", alpha)
-            for view, by in _of(pair, "pairs[k].views", path).items() if "views" in pair else ():
-                for subset, entry in by.items() if isinstance(by, dict) else [("", None)]:
-                    here = f"{path}.views.{view}.{subset}"
-                    table = pooled_table(systems[0].unified, view) if subset == "pooled" else None
-                    scope = view_scopes(systems[0].unified, subset).get(view) if subset in tasks.SUBSETS else None
-                    table = scope.table if scope is not None else table
-                    if table is None:
-                        raise _Bad(here, "is not a view these trees were scored with, on a subset it covers")
-                    if subset == "pooled":  # the subsets it pooled: two or more of the view's, each once
-                        pooled_in = pooled_over(systems[0].unified, view)
-                        _at(entry, "over", here, ("list",), lambda v, known=pooled_in: len(v) >= 2 and
-                            len(set(map(str, v))) == len(v) and all(x in known for x in v),
-                            f"two or more of {pooled_in}, each once")
-                    _table(entry, here, table, f"the {view} view's metrics", alpha)
+            got.append(_pair(pair, f"pairs[{k}]", systems, alpha))
         if got != want:
             raise _Bad("pairs", f"are {got}, not the pairs of {names} with baseline {baseline} ({mode})")
         for k, pair in enumerate(pairs):  # each decided line in the family comparison.holm_family names
