@@ -21,8 +21,8 @@ $(STAMP): pyproject.toml
 # the numba kernels compiled ahead of time (kernels/_compiled*.so; fdbu.kernels.aot loads them, so a run imports no
 # numba): built after the install and again whenever a kernel's source changes; about 30 s
 AOT := kernels/_compiled.json
-$(AOT): $(STAMP) kernels/*.py fdbu/compile_kernels.py
-	$(BIN)/python -W ignore::DeprecationWarning -m fdbu.compile_kernels
+$(AOT): $(STAMP) kernels/*.py fdbu/common/compile_kernels.py
+	$(BIN)/python -W ignore::DeprecationWarning -m fdbu.common.compile_kernels
 
 install: $(STAMP) $(AOT)
 

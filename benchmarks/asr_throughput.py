@@ -207,8 +207,8 @@ def staged(asr: ParakeetASR, probe: Probe, tree: Path, batch_size: int) -> dict:
 def adopted(ref: dict, tree: Path, work: Path) -> float:
     """Seconds to adopt the official way's transcripts as export.transcripts=adopt does: each output.json (written
     first, as asr.py leaves it) read, checked against its sample's T and R, and copied into a tree."""
-    from fdbu import adopt
-    from fdbu.tree import read_manifest
+    from fdbu.tree import adopt
+    from fdbu.tree.load import read_manifest
 
     samples = {s.sample_id: s for s in read_manifest(tree).samples}
     src, dst = work / "adopt-src", work / "adopt-dst"

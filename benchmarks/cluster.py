@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fdbu.cachedir import cache_root
+from fdbu.common.cachedir import cache_root
 
 from .common import Timer, captures, load, machine, parse, untranscribed
 

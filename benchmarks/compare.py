@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from fdbu.pairwise import compare
-from fdbu.compare_outputs import curves, to_csv
-from fdbu.systems import load
+from fdbu.comparison.pairwise import compare
+from fdbu.comparison.files import curves, to_csv
+from fdbu.comparison.systems import load
 from fdbu.kernels import INF, paired_ranked_differences, paired_ratio_differences
 from fdbu.metrics.stats import Bootstrap
-from fdbu.plot_forest import compare_forest
-from fdbu.plot import compare_latency_curves
-from fdbu.unified import write
-from fdbu.pipeline import score_path
+from fdbu.figures.forest import compare_forest
+from fdbu.figures.plot import compare_latency_curves
+from fdbu.scoring.unified import write
+from fdbu.scoring.pipeline import score_path
 from fdbu.synth import synthesize
 from fdbu.vad import SpeechDetector
 

@@ -4,7 +4,7 @@ distribution, and how often it fires when they differ (power).
     python -m benchmarks.compare_calibration [--datasets 2000] [--power-datasets 500] [--seed 0]
 
 Every dataset is n paired samples of one metric kind, each line decided by the code `fdbu compare` runs
-(`fdbu.metrics.paired.paired_line`, then `fdbu.pairwise.decide` on a family of that one headline line):
+(`fdbu.metrics.paired.paired_line`, then `fdbu.comparison.pairwise.decide` on a family of that one headline line):
 
 - share: sample i has its own chance p_i ~ Beta(2r, 2(1 - r)) (mean r, the response rate), and each
   system hits with that chance, independently (so the pair is correlated through p_i);
@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from fdbu.pairwise import decide
+from fdbu.comparison.pairwise import decide
 from fdbu.kernels import INF
 from fdbu.metrics.paired import ALPHA, paired_line
 from fdbu.metrics.stats import Bootstrap

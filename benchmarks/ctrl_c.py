@@ -42,7 +42,7 @@ def after_the_line(output: bytes) -> bool:
 
 
 def main() -> None:
-    from fdbu.cachedir import cache_root
+    from fdbu.common.cachedir import cache_root
 
     from .asr_throughput import checkpoint_for
     from .common import load as machine_load, machine, parse, verdict

@@ -5,8 +5,8 @@ under the null, read as a reader reads the report's summary (issue 54, item 2).
 
 Every dataset is three systems (A the baseline, B, C) on the four scored v1.0 subsets, n samples each, every
 system drawn from one per-sample distribution (the null), through the code score and compare run: the task
-kernels and rows (`fdbu.metrics`), the paired lines (`fdbu.pairwise.compare_pair`) and Holm's marker
-(`fdbu.pairwise.decide`) under each option. Turn-taking and interruption samples are `benchmarks.view_calibration`'s;
+kernels and rows (`fdbu.metrics`), the paired lines (`fdbu.comparison.pairwise.compare_pair`) and Holm's marker
+(`fdbu.comparison.pairwise.decide`) under each option. Turn-taking and interruption samples are `benchmarks.view_calibration`'s;
 a pause sample (T = 10 s, pauses [3, 4) and [6, 7) s) has, with chance p_i ~ Beta(2r, 2(1 - r)) shared by the
 systems, one word 0.2 to 1 s long starting uniformly in [0.5, 9.5] s.
 
@@ -30,9 +30,9 @@ from fdbu import tasks
 from fdbu.families.v1_0 import interruption, pause, turn_taking
 from fdbu.metrics.paired import ALPHA
 from fdbu.metrics.stats import Bootstrap
-from fdbu.pairwise import compare_pair, decide
-from fdbu.settings import HOLM_FAMILIES
-from fdbu.systems import System
+from fdbu.comparison.pairwise import Pairing, compare_pair, decide
+from fdbu.config.settings import HOLM_FAMILIES
+from fdbu.comparison.systems import System
 
 from .calibration import arguments, bound
 from .view_calibration import INT, TURN, US, draw, system as turn_and_interruption
@@ -84,7 +84,8 @@ def marks(n: int, rng, boot: Bootstrap, alpha: float, effect: bool = False, rate
           ) -> dict[str, dict[str, set]]:
     """One dataset: per family option, the marked lines of B's row and of the board, as (pair, subset, metric)."""
     a, b, c = systems(rng, n, effect, rate)
-    pairs = [{"a": a.name, "b": x.name, "subsets": {s: compare_pair(a, x, s, {}, boot, False, alpha) for s in SUBSETS}}
+    how = Pairing({}, boot, False, alpha)
+    pairs = [{"a": a.name, "b": x.name, "subsets": {s: compare_pair(a, x, s, how) for s in SUBSETS}}
              for x in (b, c)]
     out: dict = {"p": {(s, name): line["p"] for s, e in pairs[0]["subsets"].items()
                        for name, line in e["metrics"].items() if line["p"] is not None}}  # B's printed p-values

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import time
 
-from fdbu.compare_outputs import figures as compare_figures
+from fdbu.comparison.files import figures as compare_figures
 from fdbu.metrics.stats import Bootstrap
-from fdbu.pairwise import compare
-from fdbu.plot_sweep import sweep_heatmaps
-from fdbu.site import figures as report_figures
-from fdbu.sweep_grid import SPEC, grid, sweep
-from fdbu.systems import load
+from fdbu.comparison.pairwise import compare
+from fdbu.figures.sweep import sweep_heatmaps
+from fdbu.reporting.site import figures as report_figures
+from fdbu.scoring.sweep import SPEC, grid, sweep
+from fdbu.comparison.systems import load
 from fdbu.vad import SpeechDetector
 
 from .common import load as machine_load, machine, parse

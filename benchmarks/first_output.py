@@ -93,9 +93,9 @@ def demo(work: Path, n: int = 8) -> dict[str, list[str]]:
     """The demo's trees in `work` (`n` samples per subset), and each command's arguments on them (run from
     `work`)."""
     from fdbu.metrics.stats import Bootstrap
-    from fdbu.pipeline import score_path
+    from fdbu.scoring.pipeline import score_path
     from fdbu.synth import synthesize
-    from fdbu.unified import write
+    from fdbu.scoring.unified import write
     from fdbu.vad import SpeechDetector
 
     from .common import untranscribed

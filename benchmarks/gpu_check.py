@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from fdbu.device import allowed_cores, describe
+from fdbu.common.device import allowed_cores, describe
 from fdbu.metrics.stats import Bootstrap
-from fdbu.atomic import dumps
-from fdbu.unified import samples_jsonl
-from fdbu.pipeline import score_path
+from fdbu.common.atomic import dumps
+from fdbu.scoring.unified import samples_jsonl
+from fdbu.scoring.pipeline import score_path
 from fdbu.vad import SileroSettings, SpeechDetector
 
 from .common import Timer, captures, jobs, load, machine, parse

@@ -17,12 +17,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from fdbu.pairwise import compare
-from fdbu.systems import load
+from fdbu.comparison.pairwise import compare
+from fdbu.comparison.systems import load
 from fdbu.metrics.stats import Bootstrap
-from fdbu.pipeline import score_path
-from fdbu.unified import write
-from fdbu.site import build
+from fdbu.scoring.pipeline import score_path
+from fdbu.scoring.unified import write
+from fdbu.reporting.site import build
 from fdbu.synth import synthesize
 from fdbu.vad import SpeechDetector
 

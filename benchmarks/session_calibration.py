@@ -27,7 +27,7 @@ from fdbu.kernels import INF
 from fdbu.families.v2 import metrics as session, events as session_events
 from fdbu.metrics.paired import ALPHA, difference, holm
 from fdbu.metrics.stats import Bootstrap
-from fdbu.pairwise import decide
+from fdbu.comparison.pairwise import decide
 
 from .calibration import arguments, bound
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 
 from fdbu.metrics.stats import Bootstrap
-from fdbu.pipeline import score_path
-from fdbu.sweep_grid import grid, sweep
+from fdbu.scoring.pipeline import score_path
+from fdbu.scoring.sweep import grid, sweep
 from fdbu.vad import SpeechDetector
 
 from .common import Timer, captures, load as machine_load, machine, parse, verdict

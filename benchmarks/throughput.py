@@ -30,10 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
-from fdbu.device import allowed_cores, free_cores
+from fdbu.common.device import allowed_cores, free_cores
 from fdbu.metrics.stats import Bootstrap
-from fdbu.unified import write
-from fdbu.pipeline import score_path
+from fdbu.scoring.unified import write
+from fdbu.scoring.pipeline import score_path
 from fdbu.synth import synthesize
 from fdbu.vad import SileroSettings, SpeechDetector
 

@@ -45,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fdbu.audio import pcm16, wav_bytes
+from fdbu.common.audio import pcm16, wav_bytes
 from fdbu.vad import SpeechDetector
 from fdbu.vad.audio import read_wav
 from fdbu.vad.batched_numpy import CONTEXT, FRAME, HOP, N_FFT, WINDOW, NumpyBatchedSilero

@@ -7,7 +7,7 @@ does when one system yields and answers sooner (power).
 Every dataset is n turn-taking and n interruption samples whose words and speech segments each system draws from
 one per-sample distribution; they go through the code `fdbu score views=[fdbench,videofdb]` and `fdbu compare`
 run: the task kernels and rows (`fdbu.metrics`), the views' records (`fdbu.views`), the paired lines
-(`fdbu.pairwise.compare_pair` with `Scope.view`) and Holm's marker (`fdbu.pairwise.decide`), one family per view,
+(`fdbu.comparison.pairwise.compare_pair` with `Scope.view`) and Holm's marker (`fdbu.comparison.pairwise.decide`), one family per view,
 subset and pair. A cell's rate is the share of datasets in which the family marks at least one line (its
 family-wise error rate under the null); the bound is alpha + 3 Monte Carlo standard errors.
 
@@ -33,8 +33,8 @@ from fdbu.views.videofdb import Config as VideofdbConfig
 from fdbu.families.v1_0 import interruption, turn_taking
 from fdbu.metrics.paired import ALPHA
 from fdbu.metrics.stats import Bootstrap
-from fdbu.systems import Scope, System
-from fdbu.pairwise import compare_pair, decide
+from fdbu.comparison.systems import Scope, System
+from fdbu.comparison.pairwise import Pairing, compare_pair, decide
 from fdbu.views import VIEWS, aggregate_part
 
 from .calibration import arguments, bound
@@ -117,7 +117,7 @@ def families(a: System, b: System, boot: Bootstrap, alpha: float) -> dict[str, b
     for view, settings in SETTINGS.items():
         for subset in (TURN, INT):
             pair["views"].setdefault(view, {})[subset] = compare_pair(
-                a, b, subset, {}, boot, False, alpha, Scope.view(subset, view, settings))
+                a, b, subset, Pairing({}, boot, False, alpha), Scope.view(subset, view, settings))
     decide([pair], "baseline", alpha)
     return {f"{view} on {subset}": any(line["marker"] for line in entry["metrics"].values())
             for view, by in pair["views"].items() for subset, entry in by.items()}

@@ -1,8 +1,8 @@
 """fdbu: the Full-Duplex-Bench unified scorer.
 
-Data flows tree -> samples (`fdbu.tree`) -> speech segments (`fdbu.vad`) ->
+Data flows tree -> samples (`fdbu.tree.load`) -> speech segments (`fdbu.vad`) ->
 per-sample outcomes (`fdbu.kernels`, via `fdbu.metrics`) -> aggregates
-(`fdbu.metrics`) -> outputs (`fdbu.unified`). `fdbu.pipeline` runs that pipeline. The
+(`fdbu.metrics`) -> outputs (`fdbu.scoring.unified`). `fdbu.scoring.pipeline` runs that pipeline. The
 notebook API is `fdbu.score`, `fdbu.sweep`, `fdbu.compare` and `fdbu.report` (`fdbu.api`); no module is named
 like them, so they stay the functions.
 """

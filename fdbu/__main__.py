@@ -1,6 +1,6 @@
 """`python -m fdbu COMMAND ...`: the same as the `fdbu` console script."""
 import sys
 
-from .cli import main
+from .cli.main import main
 
 sys.exit(main())

@@ -7,7 +7,7 @@
     fdbu.compare(["runs/A", "runs/B"], names=["A", "B"]).to_pandas()   # paired differences
 
 Settings are the command's keys as keyword arguments (groups as dicts); they are validated
-by `fdbu.config`, so a bad value raises `FdbuError` with the same one-line message the CLI
+by `fdbu.config.store`, so a bad value raises `FdbuError` with the same one-line message the CLI
 prints. Nothing is written unless `write=True` (then exactly what the CLI writes).
 """
 from __future__ import annotations
@@ -15,9 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import commands, config_keys
+from . import commands
+from .config import keys as config_keys
 from .registry import Call
-from .settings import NOT_REACHED
+from .config.settings import NOT_REACHED
 
 
 # A DataFrame's columns and dtypes are declared, never read from the data (docs: DataFrames), so code written
@@ -74,7 +75,7 @@ METRICS_SCHEMA = {"system": "text", "view": "text", "subset": "text", "task": "t
 
 def sweep_schema(result: dict) -> dict[str, str]:
     """sweep.csv's columns: a latency metric's value, interval and p90 can be not reached (a flag each)."""
-    from .sweep_grid import counts_of
+    from .scoring.sweep import counts_of
     from .tasks import metric_table
 
     subset = result["trees"][0]["subset"]
@@ -84,7 +85,7 @@ def sweep_schema(result: dict) -> dict[str, str]:
     for m in metric_table(subset, result):
         kind = "reach" if m.kind == "latency_quantiles" else "float"
         out.update({f"{m.name}_{part}": kind for part in ("value", "lo", "hi", "p90")})
-    from .sweep_grid import entry_lines
+    from .scoring.sweep import entry_lines
 
     for n, _ in entry_lines(result["trees"][0]["points"][0]):  # a family's entry (v1.5: event - clean), +-inf as inf
         out.update({f"{n}_diff": "inf", f"{n}_diff_flag": "text", f"{n}_diff_lo": "inf", f"{n}_diff_lo_flag": "text",
@@ -96,7 +97,7 @@ def sweep_schema(result: dict) -> dict[str, str]:
 def compare_schema() -> dict[str, str]:
     """compare.csv's columns: values with their not-reached flags, the difference with +-inf kept (and its
     flags as text), tests, Holm and the marker, the contexts and pairing tables."""
-    from .compare_outputs import CSV_HEAD, _population_names
+    from .comparison.files import CSV_HEAD, _population_names
 
     kinds = {"n": "int", "headline": "bool", "excludes_zero": "bool", "marker": "bool", "diff": "inf",
              "diff_lo": "inf", "diff_hi": "inf", "p": "float", "p_holm": "float", "sign_p": "float",
@@ -201,7 +202,7 @@ class SweepResult:
 
     def to_pandas(self):
         """One row per tree and grid point (the columns of sweep.csv, numeric columns numeric)."""
-        from .sweep_grid import csv_rows
+        from .scoring.sweep import csv_rows
 
         return _typed(csv_rows(self.sweep), sweep_schema(self.sweep))
 
@@ -214,13 +215,13 @@ class CompareResult:
 
     def to_pandas(self):
         """One row per pair, subset and metric (the columns of compare.csv; "not reached" is NaN with a flag)."""
-        from .compare_outputs import csv_rows
+        from .comparison.files import csv_rows
 
         return _typed(csv_rows(self.compare), compare_schema())
 
     def leaderboard(self) -> str:
         """The console leaderboard `fdbu compare` prints."""
-        from .compare_outputs import leaderboard
+        from .comparison.files import leaderboard
 
         return leaderboard(self.compare)
 
@@ -248,8 +249,8 @@ def _required(command: str, key: str, value, settings: dict) -> None:
     """A missing first argument, in the CLI's words: most often a misspelt keyword (`tre=`) took its place."""
     if value is not None:
         return
-    from .config_keys import did_you_mean, known_keys
-    from .config import CONFIGS
+    from .config.keys import did_you_mean, known_keys
+    from .config.store import CONFIGS
     from .errors import FdbuError
 
     keys = {k.split(".")[0] for k in known_keys(CONFIGS[command])}

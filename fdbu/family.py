@@ -15,7 +15,7 @@ reader, the report, the API, the configs, synth) call its hooks and never name a
 - `definitions`: the name of its definitions, added to unified.json's `definitions` when a tree holds its subsets;
 - `systems`: the synthetic systems `fdbu synth` builds its samples for; `judges`: the LLM judges its official rules
   ask; `files`: what tells one of its official sample folders from another release's;
-- `layout`: a run layout of its own (`Layout`: v2's output root), named by fdbu.layout and exported by its reader.
+- `layout`: a run layout of its own (`Layout`: v2's output root), named by fdbu.tree.layout and exported by its reader.
 
 A release declares its `Task`s (a kind of sample), its `Subset`s (a task's split with its release size) and its
 `Family` in its folder (fdbu.families.<release>), with `Official` (how its reference column is made) and `Ref` (a
@@ -135,7 +135,7 @@ class Entry:
     lines: Callable[[dict], dict[str, dict]]          # the entry -> its lines by name, in order
     better: Callable[[str, dict | None], dict[str, str]]  # (subset, unified.json) -> each line's direction
     label: Callable[[str], str]                       # a line's label in the report
-    check: Callable[[Any, dict, str, dict], None]     # (fdbu.scored's reader, subset entry, its path, unified.json):
+    check: Callable[[Any, dict, str, dict], None]     # (fdbu.scoring.scored's reader, subset entry, its path, unified.json):
     #                                                   refuses what fdbu does not write, naming the key
     console: Callable[[dict], list[str]]              # score's printed lines for it, under the subset's table
     count: Callable[[dict], int]                      # the samples its lines are over (the report's n)
@@ -149,7 +149,7 @@ class Entry:
 @dataclass(frozen=True)
 class Figure:
     """One system's figure `<stem>.png` and `.pdf`: F(t) panels with their pointwise bands, drawn as the latency
-    curves are (fdbu.plot.compare_latency_curves)."""
+    curves are (fdbu.figures.plot.compare_latency_curves)."""
 
     stem: str
     curves: Callable[[list[dict], dict], tuple[list[dict], dict]]  # (rows, unified.json) -> (the panels' curves,
@@ -163,7 +163,7 @@ class Figure:
 @dataclass(frozen=True)
 class Layout:
     """A family whose runs are laid out their own way, not as v1's `<subset>/<id>/` sample folders (v2: an output root
-    of `<split>/<task id>/A.wav, B.wav`): what a folder of it is (fdbu.layout names it, so every wrong folder gets
+    of `<split>/<task id>/A.wav, B.wav`): what a folder of it is (fdbu.tree.layout names it, so every wrong folder gets
     the command that works), that command, and the export `fdbu export dataset=FOLDER` hands it to."""
 
     # each hook typed by its protocol above; a release that names them by `Ref` (loaded when first called) binds
@@ -179,7 +179,7 @@ class Layout:
 class Family:
     name: str                                  # "v1.0": synth's family=, Task.family
     systems: tuple[str, ...]                   # the synthetic systems (fdbu synth system=), system=mixed's draw
-    judges: tuple[str, ...] = ()               # the judges its official rules ask (fdbu.judge: "interruption",
+    judges: tuple[str, ...] = ()               # the judges its official rules ask (fdbu.official.judge: "interruption",
     #                                            "behaviour"), whose prompts fdbu evaluate loads with a judge
     files: tuple[str, ...] = ()                # the files beside input.wav that mark one of its sample folders
     #                                            (v1.5: clean_input.wav, metadata.json), for export and the layout
@@ -198,7 +198,7 @@ class Family:
 @dataclass(frozen=True)
 class Ref:
     """A function by module and name, imported when first called: the registry names the official
-    rule and the generator without importing fdbu.evaluate (Silero, torch) or fdbu.synth."""
+    rule and the generator without importing fdbu.official.evaluate (Silero, torch) or fdbu.synth."""
 
     module: str
     name: str
@@ -214,12 +214,12 @@ class Official:
     script: str              # file name in the Full-Duplex-Bench evaluation folder
     labels: dict             # printed label -> summary key, as the script prints its [Result] block
     runner: str | None       # None: `python SCRIPT --root_dir`; else the fdbu.official.child function that runs it
-    rule: Ref | None = None  # (tree, subset, fdbu.evaluate.Context) -> the reference column (fdbu.evaluate)
+    rule: Ref | None = None  # (tree, subset, fdbu.official.evaluate.Context) -> the reference column (fdbu.official.evaluate)
     printed_digits: int | None = None  # the script prints rounded numbers (f"{x:.4f}"), else repr floats
     via_evaluate: bool = True  # upstream's evaluate.py runs it (`--task` named by the script: eval_<task>.py)
     also: tuple[str, ...] = ()  # the other official files its run uses (v2: score_time.py beside score.py)
     run: Ref | None = None  # evaluate.run_official's own run of the scripts: (tree, subset, {file: path}, a temporary
-    #                         folder, fdbu's reference column of the subset) -> the run's record (fdbu.run_official)
+    #                         folder, fdbu's reference column of the subset) -> the run's record (fdbu.official.runner)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,13 +1,13 @@
 """Every command of fdbu, registered once: the one place a command's facts live.
 
 A `Command` holds what each layer needs to know about it: its usage line (the CLI's `USAGE`), the files it
-writes through `fdbu.outputs.Outputs` (the only names a stopped run's recovery moves), which key names the
+writes through `fdbu.common.outputs.Outputs` (the only names a stopped run's recovery moves), which key names the
 folder it writes into (multirun's collision check), how a bare word on its command line is read (the hint),
 whether it loads torch (Ctrl-C before that exits at once), and the three parts the layers above attach with a
-decorator, lm-evaluation-harness style: its config dataclass (`@registry.config`, `fdbu.config`), its function
+decorator, lm-evaluation-harness style: its config dataclass (`@registry.config`, `fdbu.config.store`), its function
 (`@registry.command`, `fdbu.commands`: `run(cfg, call: Call) -> Ran`, typed by `Run`, which mypy checks) and its
-console printing (`@registry.console`, `fdbu.consoles`; optional: without one the CLI prints the lines the
-command returns). The CLI dispatches through `show` (or `run`), Hydra composes `config` (fdbu.config.register).
+console printing (`@registry.console`, `fdbu.cli.consoles`; optional: without one the CLI prints the lines the
+command returns). The CLI dispatches through `show` (or `run`), Hydra composes `config` (fdbu.config.store.register).
 The module imports nothing of fdbu, so the writer and every other layer may read it; `check()`
 (tests/test_command_registry.py) says which part a command lacks.
 """
@@ -52,10 +52,10 @@ class Command:
     out_key: str | None = None   # the key naming the folder it writes into ...
     tree_key: str | None = None  # ... and the one it writes into without it
     loads_torch: bool = False    # its work always imports torch (imported before Ctrl-C becomes an exception;
-    # score, sweep and vad import it when something must be computed, through fdbu.device.load_torch)
-    config: Any = None           # the config dataclass (fdbu.config)
+    # score, sweep and vad import it when something must be computed, through fdbu.common.device.load_torch)
+    config: Any = None           # the config dataclass (fdbu.config.store)
     run: Run | None = None       # the function: config and Call in, fdbu.commands.Ran out (fdbu.commands)
-    show: Callable[[Any], None] | None = None  # the console: runs it and prints (fdbu.consoles)
+    show: Callable[[Any], None] | None = None  # the console: runs it and prints (fdbu.cli.consoles)
     bare: str | None = "tree={}"  # a bare word on its command line is refused with this hint (None: Hydra's own
     #                               grammar reads it)
     bare_least: int = 1           # the fewest values the bare hint's list takes (compare: two trees): a hint with

@@ -22,7 +22,7 @@ def _numba_cache_dir() -> None:
         return
     import tempfile
 
-    from fdbu.cachedir import cache_root
+    from fdbu.common.cachedir import cache_root
 
     for folder in (cache_root() / "numba", _os.path.join(tempfile.gettempdir(), f"fdbu-numba-{_os.getuid()}")):
         try:

@@ -1,8 +1,8 @@
 """The kernels compiled ahead of time, so a run does not import numba (1.1 s and 170 MB a process) to call them.
 
-    python -m fdbu.compile_kernels    # `make install` runs it; it writes _compiled*.so and _compiled.json here
+    python -m fdbu.common.compile_kernels    # `make install` runs it; it writes _compiled*.so and _compiled.json here
 
-This module loads and dispatches to the build; `fdbu/compile_kernels.py` makes it (it runs fdbu's stages, so it
+This module loads and dispatches to the build; `fdbu/common/compile_kernels.py` makes it (it runs fdbu's stages, so it
 lives above them).
 
 Which types: those a run really passes. The build runs fdbu's stages on small synthetic trees of every subset of
@@ -77,7 +77,7 @@ def key(x) -> str | None:
 def load(record_path: Path = RECORD) -> tuple[object, dict[str, list[list[str]]]] | None:
     """(the compiled module, kernel -> the argument keys of each export), or None where there is no valid build: no
     record, one not for these sources (stale), or no module, quietly (the JIT kernels, as before any build); a record
-    that is damaged (not what fdbu.compile_kernels writes, or naming exports the module lacks) said in a note."""
+    that is damaged (not what fdbu.common.compile_kernels writes, or naming exports the module lacks) said in a note."""
     import importlib
 
     try:
@@ -92,7 +92,7 @@ def load(record_path: Path = RECORD) -> tuple[object, dict[str, list[list[str]]]
         return None
     problem = damaged(record.get("exports"), module) if isinstance(record, dict) else "it is not a JSON object"
     if problem:
-        from fdbu.log import note
+        from fdbu.common.log import note
 
         note(f"fdbu: note: {record_path} is damaged ({problem}): the kernels run JIT-compiled (make install builds "
              "them again)")

@@ -160,15 +160,22 @@ def _last_harmful(probs, audio_length, threshold, neg_threshold, min_speech_samp
                     m += 1
         c = d
         n = m
+    return _worst(trig[c], beg[c], made[c], bad[c], turned[c], n, audio_length, min_speech_samples, starts, ends, k)
+
+
+@njit(cache=True)
+def _worst(trig, beg, made, bad, turned, n, audio_length, min_speech_samples, starts, ends, k):
+    """At the file's end, the latest turn of the n trajectories left whose segments (the last one closed by the end,
+    as silero-vad closes it) differ from starts[:k], ends[:k]; -1 when none differs."""
     worst = -1
     for b in range(n):
-        km = made[c, b]
-        off = bad[c, b]
-        if trig[c, b] and audio_length - beg[c, b] > min_speech_samples:
-            off = off or km >= k or starts[km] != beg[c, b] or ends[km] != audio_length
+        km = made[b]
+        off = bad[b]
+        if trig[b] and audio_length - beg[b] > min_speech_samples:
+            off = off or km >= k or starts[km] != beg[b] or ends[km] != audio_length
             km += 1
         if off or km != k:
-            worst = max(worst, turned[c, b])
+            worst = max(worst, turned[b])
     return worst
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from fdbu.tasks import SUBSETS
-from fdbu.tree import MANIFEST_KIND
+from fdbu.tree.load import MANIFEST_KIND
 
 SR = 16000
 
@@ -118,7 +118,7 @@ def fdbu_main(*args: str):
     import subprocess
     import sys
 
-    from fdbu.cli import main
+    from fdbu.cli.main import main
 
     import signal
 
@@ -168,7 +168,7 @@ def fdbu_forked(*args: str, env: dict[str, str] | None = None, timeout: float = 
                 os.environ.update(env or {})
                 if "torch" in sys.modules:
                     sys.modules["torch"].set_num_threads(1)
-                from fdbu.cli import main
+                from fdbu.cli.main import main
 
                 code = main(list(args))
             except SystemExit as e:

@@ -167,7 +167,7 @@ def calibrated():
     """The batched backend calibrated on this machine, once per session, in the session's cache root
     (at 1 thread and at the cores free now), so tests that copy it into a new cache root do not
     calibrate again."""
-    from fdbu.device import free_cores
+    from fdbu.common.device import free_cores
 
     for threads in sorted({1, free_cores()}):
         SpeechDetector(backend="batched", device="cpu", cache=False, threads=threads).calibration()

@@ -14,7 +14,7 @@ from typing import List
 import numpy as np
 
 from fdbu import tasks
-from fdbu.cells import fmt
+from fdbu.common.cells import fmt
 from fdbu.errors import FdbuError
 from fdbu.family import Entry, Family, Figure, Group, SynthOption
 from fdbu.kernels import INF
@@ -22,9 +22,9 @@ from fdbu.metrics.base import time_marks
 from fdbu.metrics.paired import cdf_band, paired_line
 from fdbu.metrics.stats import Bootstrap
 from fdbu.metrics.table import LATENCY, SHARE, Metric, aggregate as aggregate_table
-from fdbu.readers import parse_json
-from fdbu.settings import MS_UP_TO_MINUTE, opt, within
-from fdbu.timebase import seconds, to_us
+from fdbu.tree.readers import parse_json
+from fdbu.config.settings import MS_UP_TO_MINUTE, opt, within
+from fdbu.common.timebase import seconds, to_us
 
 HOLD = "hold.json"
 INPUTS = ("T_s", "hold_s")

@@ -12,12 +12,12 @@ import numpy as np
 from fdbu import tasks
 from fdbu.errors import FdbuError
 from fdbu.kernels import INF
-from fdbu.cells import fmt
+from fdbu.common.cells import fmt
 from fdbu.metrics.base import time_marks
 from fdbu.metrics.stats import Bootstrap
 from fdbu.metrics.table import LATENCY, SHARE, Metric, aggregate as aggregate_table
-from fdbu.readers import parse_json
-from fdbu.timebase import seconds, to_us
+from fdbu.tree.readers import parse_json
+from fdbu.common.timebase import seconds, to_us
 
 CUE = "cue.json"
 INPUTS = ("T_s", "cue_s")

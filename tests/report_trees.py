@@ -1,8 +1,8 @@
 """Two scored synthetic systems on the same samples, for the report's tests."""
 from pathlib import Path
 
-from fdbu.pipeline import score_path
-from fdbu.unified import write as write_unified
+from fdbu.scoring.pipeline import score_path
+from fdbu.scoring.unified import write as write_unified
 from fdbu.synth import synthesize
 
 

@@ -42,8 +42,8 @@ def _resolve(dotted: str):
 
 def test_every_dotted_name_it_gives_exists():
     """A backticked `module.name` (fdbu's) names a real module and attribute: a renamed function fails here."""
-    import fdbu.cli  # noqa: F401  (the consoles attach)
-    import fdbu.config  # noqa: F401
+    import fdbu.cli.main  # noqa: F401  (the consoles attach)
+    import fdbu.config.store  # noqa: F401
 
     modules = {p.stem for p in ROOT.rglob("*.py")} | {p.name for p in ROOT.iterdir() if p.is_dir()}
     names = set()
@@ -130,3 +130,18 @@ def test_the_suite_s_processes_have_openblas_s_idle_threads_sleep_at_once(reques
     # setting the idle thread waits 2^4 cycles, then sleeps (about 0.001 s measured); without it, it spins 2^28
     # cycles of the time-stamp counter, at least 54 ms at any counter rate up to 5 GHz (0.10 s measured)
     assert used < 0.02
+
+
+def test_the_folders_drawn_are_the_package_and_the_root_holds_no_flat_room():
+    """The page's drawing of `fdbu/` is `ls fdbu/`: every folder (a layer, the releases, the commands) and root
+    module is drawn, nothing drawn is missing, and the root holds only the package's face (the API, the CLI's entry,
+    the errors, the version) and the registries with their contract: a new module goes into its layer's folder."""
+    page = text()
+    drawing = page[page.index("```\nfdbu/\n"):]
+    drawing = drawing[4:drawing.index("```", 4)]
+    drawn = {line.split()[0].rstrip("/") for line in drawing.splitlines()[1:] if line.startswith("  ")}
+    folders = {p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    modules = {p.name for p in ROOT.glob("*.py")} - {"__init__.py", "__main__.py", "errors.py", "version.py"}
+    assert drawn == folders | modules
+    assert modules == {"api.py", "tasks.py", "family.py", "registry.py"}
+    assert len(folders) >= 15

@@ -19,7 +19,7 @@ from fdbu.asr import nemo_model  # noqa: E402
 from fdbu.asr.nemo_model import ParakeetASR  # noqa: E402
 from fdbu.asr.stage import _jobs, run  # noqa: E402
 from fdbu.errors import FdbuError  # noqa: E402
-from fdbu.tree import load_tree  # noqa: E402
+from fdbu.tree.load import load_tree  # noqa: E402
 
 UI = "synthetic_user_interruption"
 

@@ -21,7 +21,7 @@ HEAVY = ("torch", "nemo", "silero_vad", "torchaudio", "scipy.stats", "lightning"
 
 def _score(tree, out, cache) -> subprocess.CompletedProcess:
     """`fdbu score` as a user runs it, listing on stderr the modules it loaded."""
-    code = ("import sys\nfrom fdbu.cli import main\n"
+    code = ("import sys\nfrom fdbu.cli.main import main\n"
             f"try:\n    main(['score', 'tree={tree}', 'out={out}', 'cache_dir={cache}', 'progress=false'])\n"
             "finally:\n    print('MODULES', ' '.join(sys.modules), file=sys.stderr)\n")
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -39,7 +39,7 @@ def test_a_cached_score_loads_no_torch(synth_tree, tmp_path):
     assert "torch" in _modules(first) and re.search(r"[1-9]\d* computed", first.stdout)
     again = _score(synth_tree, tmp_path / "b", cache)
     loaded = _modules(again)
-    assert "fdbu.kernels" in loaded and "fdbu.pipeline" in loaded  # it did score
+    assert "fdbu.kernels" in loaded and "fdbu.scoring.pipeline" in loaded  # it did score
     heavy = set(HEAVY) - (set() if _built() else {"numba"})  # numba too where the kernels are compiled ahead
     assert not loaded & heavy, sorted(loaded & heavy)
     assert re.search(r"\b0 computed", again.stdout) and "no device started (the batched model computed nothing)" in again.stdout
@@ -54,17 +54,17 @@ def test_a_shard_computing_on_a_cpu_loads_no_torch(tmp_path, calibrated):
     silent system's (digital silence, whose window probabilities are 0.0017-0.0089 on the reference path): no
     comparison lies within any accepted device's margin (at most 8 x 1e-3) of a threshold, so on any CPU the guard
     sends nothing to the reference path, which would need torch."""
-    from fdbu.cachedir import CALIBRATION, VAD_PROBS, cache_root
+    from fdbu.common.cachedir import CALIBRATION, VAD_PROBS, cache_root
     from fdbu.synth import synthesize
     from fdbu.vad import stage
 
-    from fdbu.device import no_gpu
+    from fdbu.common.device import no_gpu
 
     tree = synthesize(tmp_path / "silent", n=2, seed=0, system="silent", ineligible=0.0)
     cache = tmp_path / "cache"
     shutil.copytree(cache_root() / VAD_PROBS / CALIBRATION, cache / VAD_PROBS / CALIBRATION)
     files = len(stage.jobs([tree]))
-    code = ("import sys\nfrom fdbu.cli import main\n"
+    code = ("import sys\nfrom fdbu.cli.main import main\n"
             f"try:\n    main(['vad', 'tree={tree}', 'shard=0', 'shards={files}', 'cache_dir={cache}', 'vad.threads=1', "
             f"'device={'auto' if no_gpu() else 'cpu'}', "
             "'progress=false'])\nfinally:\n    print('MODULES', ' '.join(sys.modules), file=sys.stderr)\n")
@@ -80,7 +80,7 @@ def test_no_gpu_is_told_only_where_torch_could_see_none(monkeypatch, tmp_path):
     has no NVIDIA or AMD GPU on its PCI bus and no GPU driver's file; otherwise it asks torch."""
     import fnmatch
 
-    from fdbu import device
+    from fdbu.common import device
 
     build = {"cuda": "12.8", "hip": None}
     monkeypatch.setattr(device, "torch_literal", lambda name: build[name])
@@ -116,7 +116,7 @@ def test_no_gpu_is_told_only_where_torch_could_see_none(monkeypatch, tmp_path):
 def test_what_replaced_asking_torch_gives_torchs_answers():
     import torch
 
-    from fdbu.device import no_gpu, torch_literal
+    from fdbu.common.device import no_gpu, torch_literal
 
     assert torch_version() == torch.__version__  # the local build tag (+cu128, +cpu) included
     assert (torch_literal("cuda"), torch_literal("hip")) == (torch.version.cuda, torch.version.hip)
@@ -127,7 +127,7 @@ def test_what_replaced_asking_torch_gives_torchs_answers():
 
 @pytest.mark.skipif(sys.platform != "linux", reason="signals as Linux delivers them")
 def test_ctrl_c_while_torch_loads_is_delivered_after_it():
-    from fdbu.device import interrupts_held
+    from fdbu.common.device import interrupts_held
 
     # a suite started as a shell's background job inherits SIGINT ignored (Python then installs no handler): the
     # test is of interrupts_held, so it starts from the disposition a foreground process has
@@ -178,7 +178,7 @@ def test_a_scores_memory_does_not_grow_with_the_captures(tmp_path):
     assert peak[2000] - peak[500] < 20, peak
 
 
-# ---- the kernels compiled ahead of time (kernels/aot.py, fdbu/compile_kernels.py) -----------------------------------
+# ---- the kernels compiled ahead of time (kernels/aot.py, fdbu/common/compile_kernels.py) -----------------------------------
 
 def _built() -> bool:
     import fdbu.kernels
@@ -226,7 +226,7 @@ def test_the_compiled_kernels_write_the_jit_kernels_bytes(tmp_path, calibrated):
             # compare reads scored trees: the unified files beside the tree's samples
             runs.append(["copy", *(f"{out / t.name}|{t}" for t in (a, b))])
             runs.append(["compare", f"trees=[{a},{b}]", f"out={out / 'compare'}", "progress=false", "plot=false"])
-        code = ("import contextlib, io, json, shutil, sys\nfrom fdbu.cli import main\n"
+        code = ("import contextlib, io, json, shutil, sys\nfrom fdbu.cli.main import main\n"
                 "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
                 "    main(['score', '--help'])\n"
                 "print('HELP', 'NUMBA' if 'numba' in sys.modules else 'NO NUMBA', file=sys.stderr)\n"
@@ -252,7 +252,7 @@ def test_the_compiled_kernels_write_the_jit_kernels_bytes(tmp_path, calibrated):
 
 @pytest.mark.skipif(not _built(), reason="the kernels are not compiled ahead here (make install builds them)")
 def test_a_damaged_kernels_record_falls_back_to_the_jit_kernels_in_a_note(tmp_path, monkeypatch):
-    """kernels/_compiled.json not as fdbu.compile_kernels writes it (a list, no exports, exports a list, an export
+    """kernels/_compiled.json not as fdbu.common.compile_kernels writes it (a list, no exports, exports a list, an export
     the module lacks, a kernel that is none): the JIT kernels, and a note naming the file and what is wrong; the
     real record loads; a stale or unreadable one falls back quietly."""
     import json

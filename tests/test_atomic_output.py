@@ -3,10 +3,10 @@ import json
 
 import pytest
 
-from fdbu import atomic
+from fdbu.common import atomic
 from fdbu.errors import FdbuError
-from fdbu.unified import write
-from fdbu.pipeline import Scored
+from fdbu.scoring.unified import write
+from fdbu.scoring.pipeline import Scored
 
 
 def test_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):

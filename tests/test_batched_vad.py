@@ -14,8 +14,8 @@ import pytest
 import soundfile as sf
 
 from fdbu.errors import FdbuError
-from fdbu.unified import write
-from fdbu.pipeline import score_path
+from fdbu.scoring.unified import write
+from fdbu.scoring.pipeline import score_path
 from fdbu.synth import bank
 from fdbu.vad import Job, SegmentRule, SileroSettings, SpeechDetector
 from fdbu.vad import calibration as calib
@@ -289,7 +289,7 @@ def test_processes_started_together_on_a_fresh_cache_calibrate_once_and_announce
     import time
     from pathlib import Path
 
-    from fdbu.cachedir import cache_root
+    from fdbu.common.cachedir import cache_root
 
     cache = tmp_path / "cache"
     folder = cache / "vad-probs" / "calibration"

@@ -80,7 +80,7 @@ def test_the_command_list_fits_80_columns():
     """Issue 56, item 4: `fdbu --help` had 12 of its 15 lines over 80 columns and its sweep row ran into the next
     column. Every line fits a terminal of 80, and each command's shortest command line is under its name."""
     from fdbu import registry
-    from fdbu.cli import usage
+    from fdbu.cli.main import usage
 
     text = usage()
     assert max(len(line) for line in text.splitlines()) <= 80, [x for x in text.splitlines() if len(x) > 80]
@@ -100,13 +100,13 @@ def test_the_examples_folder_is_named_where_a_checkout_has_none(tmp_path, monkey
 
 
 def test_no_command_s_config_sets_hydra_mode_so_the_cli_need_not_compose_it_twice():
-    """fdbu.cli answers Hydra's `get_mode` without composing (it composed the whole config once only to read
+    """fdbu.cli.main answers Hydra's `get_mode` without composing (it composed the whole config once only to read
     `hydra.mode`): true only while no command's config sets hydra.mode, which this composes and checks."""
     from hydra import initialize_config_module
     from hydra.core.global_hydra import GlobalHydra
     from hydra.types import RunMode
 
-    from fdbu.config import register
+    from fdbu.config.store import register
     from fdbu.registry import COMMANDS
 
     register()
@@ -120,7 +120,7 @@ def test_no_command_s_config_sets_hydra_mode_so_the_cli_need_not_compose_it_twic
 
 
 def test_a_command_composes_without_deep_copying_hydra_s_config_store(monkeypatch, tmp_path):
-    """fdbu.cli lets Hydra's copy of its config repository share the ConfigStore (only read while composing; each
+    """fdbu.cli.main lets Hydra's copy of its config repository share the ConfigStore (only read while composing; each
     node loaded from it is a copy): a command composes and runs without a deep copy of the store, leaves the store
     as it was, and leaves Hydra's class as it was."""
     import copy
@@ -128,7 +128,7 @@ def test_a_command_composes_without_deep_copying_hydra_s_config_store(monkeypatc
     from hydra._internal.sources_registry import SourcesRegistry
     from hydra.core.config_store import ConfigStore
 
-    from fdbu.config import register
+    from fdbu.config.store import register
 
     register()
     store = ConfigStore.instance()

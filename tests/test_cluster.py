@@ -212,7 +212,7 @@ def test_cfg_with_a_multirun_is_one_line():
 def test_the_fit_check_reads_cpus_memory_and_gpus_from_sinfo(tmp_path, monkeypatch):
     """check_fits on a made-up sinfo: a GPU partition and a default CPU partition of 16000 MB nodes."""
     from fdbu.errors import FdbuError
-    from fdbu.launcher import check_fits
+    from fdbu.cli.launcher import check_fits
 
     sinfo = tmp_path / "sinfo"
     sinfo.write_text("#!/bin/sh\nprintf 'g1|64|256000|gpu:a100:4(S:0-1)|gpu\\nc1|8|16000|(null)|cpu*\\n'\n")
@@ -265,7 +265,7 @@ def test_a_slurm_preset_without_a_working_cluster_is_one_line_and_creates_nothin
     """Issue 38, item 2: the presets where there is no SLURM, where sinfo never answers (refused after
     SINFO_TIMEOUT_S) or answers in bytes that are not text: one line each, naming what is missing and the way
     out, before Hydra creates the job folder (the launcher's setup runs before the sweeper writes multirun.yaml)."""
-    from fdbu.launcher import SINFO_TIMEOUT_S
+    from fdbu.cli.launcher import SINFO_TIMEOUT_S
 
     env = {"no slurm": lambda: {"PATH": str(tmp_path / "empty")},
            "sinfo hangs": lambda: _slurm_commands(tmp_path / "bin", "exec /bin/sleep 120"),

@@ -11,20 +11,21 @@ from fdbu import registry
 
 
 def test_every_command_is_whole():
-    import fdbu.cli  # noqa: F401  (attaches the consoles)
+    import fdbu.cli.main  # noqa: F401  (attaches the consoles)
     import fdbu.commands  # noqa: F401
-    import fdbu.config  # noqa: F401
+    import fdbu.config.store  # noqa: F401
 
     assert registry.check() == []
     conf = Path(fdbu.__file__).parent / "conf"
     if not conf.is_dir():
         conf = Path(fdbu.__file__).parent.parent / "conf"
-    # no file per command: Hydra composes each from the ConfigStore (fdbu.config.register)
+    # no file per command: Hydra composes each from the ConfigStore (fdbu.config.store.register)
     assert [p.name for p in conf.glob("*.yaml")] == ["common.yaml"]
 
 
 def test_the_cli_and_the_configs_read_the_registry():
-    from fdbu import cli, config
+    from fdbu.cli import main as cli
+    from fdbu.config import store as config
 
     assert list(config.CONFIGS) == list(registry.COMMANDS)
     for name, c in registry.COMMANDS.items():
@@ -50,7 +51,7 @@ def test_the_registry_declares_exactly_the_files_each_command_writes():
 
 
 def test_the_writer_refuses_a_name_no_registry_entry_declares(tmp_path):
-    from fdbu.outputs import Outputs
+    from fdbu.common.outputs import Outputs
 
     with pytest.raises(ValueError, match="not among fdbu score's outputs"):
         Outputs(tmp_path, "score", ["unified.json", "extra.txt"], head="unified.json")
@@ -69,7 +70,7 @@ def test_a_note_reaches_stderr_from_python_with_nothing_configured():
     import subprocess
     import sys
 
-    code = "from fdbu.config_base import capped_threads; from fdbu.device import allowed_cores; " \
+    code = "from fdbu.config.base import capped_threads; from fdbu.common.device import allowed_cores; " \
            "capped_threads(allowed_cores() + 1)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stderr.count("fdbu: note: vad.threads=") == 1 and out.stdout == ""
@@ -80,7 +81,7 @@ def test_the_cli_shows_notes_whatever_logging_config_ran_before(capsys):
     CLI's console handler still shows a note, once."""
     import logging.config
 
-    from fdbu.log import console_handler, note
+    from fdbu.common.log import console_handler, note
 
     logger = logging.getLogger("fdbu")
     saved = (logger.level, logger.propagate, list(logger.handlers), logger.disabled)
@@ -107,8 +108,8 @@ def test_the_cli_shows_notes_whatever_logging_config_ran_before(capsys):
 def test_notes_below_the_commands_can_be_captured_or_silenced(caplog, capsys):
     """A note (here: vad.threads above the cores) is a log record of the `fdbu` logger: captured by a handler,
     silenced by the logger's level."""
-    from fdbu.config_base import capped_threads
-    from fdbu.device import allowed_cores
+    from fdbu.config.base import capped_threads
+    from fdbu.common.device import allowed_cores
 
     big = allowed_cores() + 1
     logger = logging.getLogger("fdbu")
@@ -133,16 +134,16 @@ def test_a_made_up_command_is_an_entry_a_config_and_a_function(tmp_path, capsys)
     its config dataclass and its function `run(cfg, call: Call) -> Ran`, typed. The CLI lists it, --help shows its
     keys, Hydra composes and checks its config (a multirun too), a launcher's share of the cores reaches it in
     `call`, and without a console of its own its lines are printed; no YAML file, no other edit. Its `share` is a
-    made-up setting: one field (default and help) whose range comes from fdbu.settings, shown by --help and refused
+    made-up setting: one field (default and help) whose range comes from fdbu.config.settings, shown by --help and refused
     out of range in one line. A function that cannot take (cfg, call) is refused when it is registered."""
     from dataclasses import dataclass
 
-    import fdbu.config  # noqa: F401  (the configs: registered as the CLI registers them)
+    import fdbu.config.store  # noqa: F401  (the configs: registered as the CLI registers them)
     from builders import fdbu_main
-    from fdbu import cli
+    from fdbu.cli import main as cli
     from fdbu.commands import Ran
     from fdbu.registry import CALL, Call
-    from fdbu.settings import UNIT, opt, within
+    from fdbu.config.settings import UNIT, opt, within
 
     registry.add(registry.Command("hello", "say hello (a made-up command)", "fdbu hello [name=NAME]",
                                   bare="name={}"))
@@ -152,7 +153,7 @@ def test_a_made_up_command_is_an_entry_a_config_and_a_function(tmp_path, capsys)
         class HelloConfig:
             name: str = opt("world", "who is greeted")
             times: int = opt(1, "how many times")
-            share: float = opt(0.5, "a made-up setting: a share, checked against a range fdbu.settings declares")
+            share: float = opt(0.5, "a made-up setting: a share, checked against a range fdbu.config.settings declares")
 
             def __post_init__(self):
                 within(self, "", share=UNIT)
@@ -176,14 +177,14 @@ def test_a_made_up_command_is_an_entry_a_config_and_a_function(tmp_path, capsys)
         assert fdbu_main("hello", "share=1").returncode == 0
         jobs = fdbu_main("hello", "-m", "name=a,b")
         assert jobs.returncode == 0 and "hello, a" in jobs.stdout and "hello, b" in jobs.stdout, jobs.stderr
-        import fdbu.consoles
+        import fdbu.cli.consoles
 
-        real = fdbu.consoles.launcher_share  # under a launcher of jobs side by side (joblib's, test_cluster.py): 3
-        fdbu.consoles.launcher_share = lambda: 3
+        real = fdbu.cli.consoles.launcher_share  # under a launcher of jobs side by side (joblib's, test_cluster.py): 3
+        fdbu.cli.consoles.launcher_share = lambda: 3
         try:
             shared = fdbu_main("hello", "name=a")
         finally:
-            fdbu.consoles.launcher_share = real
+            fdbu.cli.consoles.launcher_share = real
         assert shared.stdout.splitlines() == ["hello, a", "cores 3"], shared.stderr  # the share reaches the command
         with pytest.raises(TypeError, match="command 'hello' must take \\(cfg, call"):
             registry.command("hello")(lambda cfg: Ran(None))  # the old shape, without the call
@@ -195,7 +196,7 @@ def test_a_made_up_command_is_an_entry_a_config_and_a_function(tmp_path, capsys)
 def test_the_cli_shows_notes_after_a_level_was_changed_behind_the_loggers_back(capsys):
     """A logger caches what it lets through; a level set by assignment (as a notebook or a test may) leaves that
     cache stale. The CLI's console handler resets it, so a note is shown however the process got there."""
-    from fdbu.log import console_handler, note
+    from fdbu.common.log import console_handler, note
 
     logger = logging.getLogger("fdbu")
     saved = (logger.level, list(logger.handlers), logger.propagate, logger.disabled)
@@ -219,25 +220,25 @@ def test_a_launchers_parallel_jobs_each_get_their_share_of_the_cores(monkeypatch
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import OmegaConf
 
-    import fdbu.consoles
-    import fdbu.device
+    import fdbu.cli.consoles
+    import fdbu.common.device
 
-    monkeypatch.setattr(fdbu.device, "allowed_cores", lambda: 8)
+    monkeypatch.setattr(fdbu.common.device, "allowed_cores", lambda: 8)
     for launcher, share in (({"n_jobs": 2}, 4), ({"n_jobs": 3}, 2), ({"n_jobs": 16}, 1), ({"n_jobs": -1}, 1),
                             ({"n_jobs": None}, 1), ({"partition": "x"}, None)):
         monkeypatch.setattr(HydraConfig, "get", staticmethod(lambda launcher=launcher: OmegaConf.create(
             {"launcher": launcher})))
-        assert fdbu.consoles.launcher_share() == share, launcher
+        assert fdbu.cli.consoles.launcher_share() == share, launcher
     monkeypatch.undo()
-    assert fdbu.consoles.launcher_share() is None  # no Hydra run: HydraConfig.get raises ValueError
+    assert fdbu.cli.consoles.launcher_share() is None  # no Hydra run: HydraConfig.get raises ValueError
 
 
 def test_the_configs_are_stored_once_and_again_when_the_store_lost_them(monkeypatch):
-    """fdbu.config.register puts the configs in Hydra's ConfigStore once per process (each in-process command called
+    """fdbu.config.store.register puts the configs in Hydra's ConfigStore once per process (each in-process command called
     it again), and again when the store no longer holds them."""
     from hydra.core.config_store import ConfigStore
 
-    from fdbu import config
+    from fdbu.config import store as config
 
     config.register()
     cs = ConfigStore.instance()
@@ -255,9 +256,9 @@ def test_every_commands_help_fits_80_columns(capsys):
     """`fdbu X --help` for every registered command, and `fdbu --help`: no line over 80 columns (a meaning wrapped
     at words under its key, a long default shown by its size with the command that prints it whole), and no word
     cut in two by the wrapping."""
-    import fdbu.config  # noqa: F401
-    from fdbu import cli
-    from fdbu.config_keys import settings_of
+    import fdbu.config.store  # noqa: F401
+    from fdbu.cli import main as cli
+    from fdbu.config.keys import settings_of
 
     for args in ([["--help"]] + [[name, "--help"] for name in registry.COMMANDS]):
         assert cli.main(args) == 0

@@ -13,13 +13,13 @@ from hypothesis import given, settings, strategies as st
 from builders import fdbu_main, sample, turn_ann, write_tree
 import fdbu
 from fdbu import tasks
-from fdbu.pairwise import compare as run_compare
-from fdbu.systems import load
-from fdbu.compare_outputs import names as output_names
+from fdbu.comparison.pairwise import compare as run_compare
+from fdbu.comparison.systems import load
+from fdbu.comparison.files import names as output_names
 from fdbu.metrics.paired import MIN_BOOTSTRAP_PAIRS, bootstrap_p, holm, mcnemar_exact, paired_arrays, resampled_differences
 from fdbu.metrics.stats import CI_LO, NOT_REACHED, rank
-from fdbu.unified import write as write_unified
-from fdbu.pipeline import score_path
+from fdbu.scoring.unified import write as write_unified
+from fdbu.scoring.pipeline import score_path
 from fdbu.synth import synthesize
 
 TT = "candor_turn_taking"

@@ -10,15 +10,15 @@ from scipy.stats import binomtest
 
 from benchmarks.compare_calibration import KINDS, cell
 from builders import fdbu_main, sample, turn_ann, write_tree
-from fdbu.pairwise import compare as run_compare, pairs_of
-from fdbu.compare_outputs import decision, leaderboard
-from fdbu.systems import load
-from fdbu.cells import p_text
+from fdbu.comparison.pairwise import compare as run_compare, pairs_of
+from fdbu.comparison.files import decision, leaderboard
+from fdbu.comparison.systems import load
+from fdbu.common.cells import p_text
 from fdbu.metrics.paired import (MIN_BOOTSTRAP_PAIRS, holm, mcnemar_exact, mcnemar_interval, mcnemar_reachable,
                                  min_discordant, paired_line)
 from fdbu.metrics.stats import NOT_REACHED, Bootstrap
-from fdbu.pipeline import score_path
-from fdbu.unified import write as write_unified
+from fdbu.scoring.pipeline import score_path
+from fdbu.scoring.unified import write as write_unified
 from fdbu.synth import synthesize
 
 TT = "candor_turn_taking"
@@ -183,7 +183,7 @@ def test_each_option_s_families_by_name_with_entries_views_and_pairs_all(mode):
     """decide's grouping on two pairs, each with two subsets, a family entry (v1.5's control) and a view: a subset's
     entry joins the subset's family, a view is a family apart in every option, and each family is Holm over exactly
     its members."""
-    from fdbu.pairwise import decide
+    from fdbu.comparison.pairwise import decide
 
     def line(p):
         return {"p": p, "reason": None, "headline": True}
@@ -221,7 +221,7 @@ def test_each_option_s_families_by_name_with_entries_views_and_pairs_all(mode):
 def test_the_console_and_the_forest_plot_show_compare_json_s_markers(trees, monkeypatch):
     import matplotlib.axes
 
-    from fdbu.plot_forest import FEW, compare_forest
+    from fdbu.figures.forest import FEW, compare_forest
 
     for _label, (_, result) in _results(trees).items():
         text = leaderboard(result)

@@ -18,7 +18,7 @@ from fdbu.families.v1_5.control_pairs import MIN_SHIFT_PAIRS
 from fdbu.families.v1_5.control import HEADLINE, SHIFT
 from fdbu.metrics.paired import expanded_ranks, mcnemar_exact, signed, signflip_exact
 from fdbu.metrics.stats import Bootstrap
-from fdbu.settings import PAD_MAX_MS
+from fdbu.config.settings import PAD_MAX_MS
 
 
 @settings(max_examples=300, deadline=None)
@@ -161,8 +161,8 @@ def test_a_median_not_reached_is_said_as_inf_in_every_output():
     import json
     from types import SimpleNamespace
 
-    from fdbu import board
-    from fdbu.compare_outputs import _record
+    from fdbu.reporting import board
+    from fdbu.comparison.files import _record
 
     base = {"T_s": 12.0, "clean_T_s": 12.0, "event_start_s": 4.0, "event_end_s": 5.0, "agreement": 1.0,
             "exercised": True, "clean_exercised": True, "clean_stop_s": 6.0, "clean_stop_observed": True,

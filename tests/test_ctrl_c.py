@@ -2,7 +2,7 @@
 line, exit 130, no bar drawn again after it, and where the command keeps what it did (speech probabilities in the
 cache, transcripts in the tree) the line says how many and that the same command resumes from them, which the
 rerun then does. The Ctrl-C is delivered at a named step inside the command's loop (`FDBU_INTERRUPT_AT`,
-fdbu.faults), not timed; how soon the line follows a real key is measured in `benchmarks/ctrl_c.py` (RESULTS.md)."""
+fdbu.common.faults), not timed; how soon the line follows a real key is measured in `benchmarks/ctrl_c.py` (RESULTS.md)."""
 import os
 import re
 import shutil
@@ -67,7 +67,7 @@ def work(tmp_path_factory):
 @pytest.mark.parametrize("command", sorted(CASES))
 def test_ctrl_c_is_one_line_with_no_bar_after_it_and_says_what_the_rerun_resumes_from(work, tmp_path, command,
                                                                                        calibrated, monkeypatch):
-    from fdbu.cachedir import cache_root
+    from fdbu.common.cachedir import cache_root
     from fdbu.registry import COMMANDS
 
     assert set(CASES) == set(COMMANDS)  # a new command gets its case

@@ -1,8 +1,8 @@
 """Same tree, same bytes out: two runs of the scorer write identical files."""
 import shutil
 
-from fdbu.unified import write
-from fdbu.pipeline import score_path
+from fdbu.scoring.unified import write
+from fdbu.scoring.pipeline import score_path
 
 
 def test_two_runs_write_identical_bytes(synth_tree, vad, boot, tmp_path):

@@ -63,7 +63,8 @@ BLOCKS = {
                               ("json", "test_readme.py::test_the_v15_section_runs_as_written (the row it wrote)")],
     "docs/families/v2.md": [("sh", "test_readme.py::test_the_v2_section_runs_as_written")],
     "docs/families/views.md": [("sh", "test_views.py::test_the_readme_section_runs_and_its_report_shows_the_views")],
-    "ARCHITECTURE.md": [("", "not run: the stages drawn as text (the site includes the page)")],
+    "ARCHITECTURE.md": [("", "not run: the folders drawn as text (the site includes the page)"),
+                        ("", "not run: the stages drawn as text")],
     "docs/guides/cluster.md": [("sh", "not run as written: it needs a SLURM cluster and /shared; test_cluster.py runs "
                                       "the same commands on a one-node cluster"),
                                ("text", "not run: a transcript of a real run (test_cluster.py)")],
@@ -125,8 +126,9 @@ def test_the_settings_reference_lists_every_registered_setting_and_a_new_one(mon
     """The commands page lists exactly the keys each command's config declares (settings_of, what --help prints),
     and a family registered now, with a settings group of its own, appears in it with its key and default."""
     import made_up_family
-    from fdbu import reference, registry
-    from fdbu.config_keys import settings_of
+    from fdbu.cli import docs as reference
+    from fdbu import registry
+    from fdbu.config.keys import settings_of
 
     def listed(command: str) -> set[str]:
         return set(re.findall(r"^\| `([^`]+)` \|", "\n".join(reference.settings(command)), re.M))
@@ -155,7 +157,8 @@ def test_the_settings_reference_lists_every_registered_setting_and_a_new_one(mon
 
 
 def test_the_rows_and_metrics_reference_follow_the_declarations():
-    from fdbu import reference, tasks
+    from fdbu.cli import docs as reference
+    from fdbu import tasks
 
     rows, metrics = reference.schemas(), reference.metrics()
     for t in tasks.TASKS.values():
@@ -174,7 +177,7 @@ def test_the_site_builds_strictly_offline_and_reads_in_a_browser(tmp_path):
     machine, no console error, formulas rendered by the bundled MathJax, search answers, the Reference's tables
     are there, and a guide reads at 390 px with nothing wider than the screen."""
     from browser import Chromium, executable
-    from fdbu.config_keys import settings_of
+    from fdbu.config.keys import settings_of
 
     out = tmp_path / "html"
     build = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-n", "-q", str(DOCS),
@@ -245,7 +248,8 @@ def test_the_schema_page_lists_what_the_reader_checks(monkeypatch):
     the page and the check read one declaration."""
     import json
 
-    from fdbu import reference, scored
+    from fdbu.cli import docs as reference
+    from fdbu.scoring import scored
     from fdbu.errors import FdbuError
 
     doc = {"generator": "fdbu", "fdbu_version": "0.1.0", "definitions": "fdb-v1.0-unified-4",
@@ -284,7 +288,9 @@ def test_the_notebook_guide_runs_as_written(tmp_path, calibrated, monkeypatch, c
 
 def test_the_compare_json_schema_is_what_the_report_checks(monkeypatch):
     """A key added to compare.json's declared line appears on the schema page and the report's reader asks for it."""
-    from fdbu import compared, reference, tasks
+    from fdbu.comparison import compared
+    from fdbu.cli import docs as reference
+    from fdbu import tasks
 
     metric = tasks.metric_table("candor_turn_taking")[0]
     line = {"kind": metric.kind, "better": metric.better, "headline": metric.headline, "n": 4, "p": 0.5,
@@ -301,7 +307,8 @@ def test_the_compare_json_schema_is_what_the_report_checks(monkeypatch):
 def test_compare_json_s_keys_above_the_lines_are_what_the_report_checks(monkeypatch):
     """A type changed in compare.json's declared shape changes what the report's reader accepts, and the page says
     what each key must be."""
-    from fdbu import compared, reference
+    from fdbu.comparison import compared
+    from fdbu.cli import docs as reference
 
     page = reference.schemas()
     assert "| `comparison.alpha` | a number in (0, 1) |" in page and "| `pairs[k].subsets` | an object |" in page

@@ -12,8 +12,8 @@ import torchaudio
 
 from builders import fdbu_main, wav_bytes
 from fdbu.errors import FdbuError
-from fdbu.export import export
-from fdbu.settings import NOT_T
+from fdbu.tree.export import export
+from fdbu.config.settings import NOT_T
 from fdbu.synth import synthesize
 from fdbu.tasks import SUBSETS, release_sizes
 

@@ -5,7 +5,7 @@ import re
 import numpy as np
 import pytest
 
-from fdbu import plot, plot_forest, plot_sweep
+from fdbu.figures import plot, forest as plot_forest, sweep as plot_sweep
 from fdbu.metrics.table import readable
 
 MIN_PT = 7.0
@@ -191,7 +191,7 @@ def test_score_curves_have_bands_and_the_system_name(captured):
 
 def _sweep(pads=(0,)):
     from fdbu.families.v1_0.interruption import METRICS
-    from fdbu.sweep_grid import SPEC
+    from fdbu.scoring.sweep import SPEC
 
     points = []
     for thr in (0.4, 0.5):
@@ -276,7 +276,7 @@ def test_heatmaps_of_any_grid_fit_the_width_and_a_page(captured, width):
     page no taller than PAGE_IN, no text touching another (the page-width figure once printed "0.08970.0897"),
     every panel on some page."""
     from fdbu.families.v1_0.interruption import METRICS
-    from fdbu.sweep_grid import SPEC
+    from fdbu.scoring.sweep import SPEC
 
     thresholds, silences, pads = (0.3, 0.4, 0.5, 0.6, 0.7), (50, 100, 150, 200, 300, 400, 500, 600), (0,)
     trees = []

@@ -1,5 +1,5 @@
 """Never a silent screen (issue 56, item 1): on a pseudo-terminal, every command's first output says what it is doing
-(`fdbu.consoles.ANNOUNCE`, score's own line) or is a bar, before the imports and reading that take its first
+(`fdbu.cli.consoles.ANNOUNCE`, score's own line) or is a bar, before the imports and reading that take its first
 seconds. How soon is measured in `benchmarks/first_output.py` (RESULTS.md), not here: a timed test would measure
 the machine."""
 import re
@@ -45,8 +45,8 @@ def test_the_line_is_for_a_person_at_a_terminal_and_never_before_a_refusal(tmp_p
     then its one line."""
     from types import SimpleNamespace
 
-    from fdbu.config import CONFIGS
-    from fdbu.consoles import ANNOUNCE, announce
+    from fdbu.config.store import CONFIGS
+    from fdbu.cli.consoles import ANNOUNCE, announce
 
     assert set(ANNOUNCE) | {"score", "compare", "report"} == set(CONFIGS)  # each command: its line, or its bar first
     monkeypatch.setattr(sys.stderr, "isatty", lambda: tty)
@@ -64,7 +64,7 @@ def test_the_line_is_for_a_person_at_a_terminal_and_never_before_a_refusal(tmp_p
 def test_an_official_script_is_said_on_a_terminal_only(monkeypatch, capsys, tty, progress):
     """The steps that draw no bar (an official script running) are told on a terminal with progress on; into a pipe,
     a file or with progress=false nothing is added to the command's output."""
-    from fdbu.terminal import teller
+    from fdbu.cli.terminal import teller
 
     monkeypatch.setattr(sys.stderr, "isatty", lambda: tty)
     say = teller("evaluate", progress)

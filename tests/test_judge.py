@@ -8,9 +8,9 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 
 from fdbu.errors import FdbuError
-from fdbu.evaluate import LEDGER, evaluate, write
-from fdbu.summary import reference_column
-from fdbu.judge import Judge, load_official
+from fdbu.official.evaluate import LEDGER, evaluate, write
+from fdbu.official.summary import reference_column
+from fdbu.official.judge import Judge, load_official
 from fdbu.official.rules import Verdict
 from official_scripts import OFFICIAL, needs_official
 
@@ -188,7 +188,7 @@ def test_a_judge_model_is_a_name_not_a_path_or_a_query(tmp_path, model):
     lines = out.stderr.strip().splitlines()
     assert out.returncode == 2 and len(lines) == 1 and "evaluate.judge.model" in lines[0] and "a model's name" in \
         lines[0], out.stderr
-    from fdbu.config import JudgeConfig
+    from fdbu.config.store import JudgeConfig
 
     for fine in ("gemini-2.5-pro", "gpt-4-turbo", "meta-llama/Llama-3.1-8B-Instruct", "gpt-4o-2024-08-06",
                  "models:gemini@001"):

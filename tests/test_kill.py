@@ -1,6 +1,6 @@
 """A command killed in the middle of its work: the next run of the same command completes, and
 gives the bytes of a run that was never killed. The kill is injected at a named step
-(`FDBU_KILL_AT`, fdbu.faults), not timed."""
+(`FDBU_KILL_AT`, fdbu.common.faults), not timed."""
 import hashlib
 import json
 import shutil
@@ -136,7 +136,7 @@ def _runs(command: str, synth_tree: Path, work: Path, pair: tuple[Path, Path]) -
 
 @pytest.mark.slow
 def test_every_command_stopped_after_its_commit_is_finished_by_the_next_run(synth_tree, tmp_path):
-    """Each command that writes through fdbu.outputs (the registry says which), killed after COMMIT with some
+    """Each command that writes through fdbu.common.outputs (the registry says which), killed after COMMIT with some
     files moved in: the next run of it finishes the move and ends with a clean run's bytes (report's could not
     be recovered once: the writer's own list of names lacked it)."""
     from fdbu.registry import COMMANDS

@@ -50,7 +50,7 @@ def test_the_asr_journal_as_a_link_is_refused_and_its_target_untouched(scored, t
 
 
 def test_a_calibration_lock_as_a_link_is_refused_and_its_target_not_created(tmp_path):
-    from fdbu.cachedir import CALIBRATION
+    from fdbu.common.cachedir import CALIBRATION
     from fdbu.vad import SpeechDetector
     from fdbu.vad import calibration as calib
 
@@ -66,7 +66,7 @@ def test_a_calibration_lock_as_a_link_is_refused_and_its_target_not_created(tmp_
 
 
 def test_an_output_lock_as_a_link_is_refused(scored, tmp_path):
-    from fdbu.outputs import LOCK, _lock
+    from fdbu.common.outputs import LOCK, _lock
 
     (tmp_path / "stage").mkdir()
     os.symlink(tmp_path / "elsewhere", tmp_path / "stage" / LOCK)

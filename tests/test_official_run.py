@@ -14,7 +14,7 @@ import soundfile as sf
 
 from builders import pause_ann, sample, turn_ann, write_tree
 from fdbu.official import rules as official
-from fdbu.run_official import agrees, compare
+from fdbu.official.runner import agrees, compare
 from fdbu.official.child import pcm16_load
 from official_scripts import OFFICIAL, needs_official
 
@@ -140,10 +140,10 @@ def test_pcm16_loader_gives_torchaudio_loads_result(tmp_path):
 
 @pytest.mark.parametrize("subtype", ["PCM_16", "PCM_24", "FLOAT"])
 def test_read_wav_gives_libsndfile_s_floats_for_every_value(tmp_path, subtype):
-    """fdbu.audio.read_wav scales a PCM16 file's integers itself: every one of the 65,536 values comes out as
+    """fdbu.common.audio.read_wav scales a PCM16 file's integers itself: every one of the 65,536 values comes out as
     libsndfile's float32 conversion (soundfile.read) gives it, bit for bit, and as value / 32768; the other
     encodings (24-bit, float) still go through libsndfile's conversion."""
-    from fdbu.audio import read_wav
+    from fdbu.common.audio import read_wav
 
     values = np.arange(-32768, 32768, dtype=np.int64)
     if subtype == "PCM_16":
@@ -228,7 +228,7 @@ def test_each_timing_run_keeps_its_own_status_and_output(tmp_path):
     """get_timing.py's runs in one process (run_each_timing): each root's exit status as its own process would have
     it (a raise 1 with its traceback, sys.exit(2) 2, sys.exit(text) 1 with the text on stderr), its output apart
     from the others'; a run the process does not survive, and every run after it, run again alone."""
-    from fdbu.run_official import run_each_timing
+    from fdbu.official.runner import run_each_timing
 
     script = tmp_path / "get_timing.py"
     script.write_text(EACH)

@@ -14,10 +14,10 @@ import pytest
 
 from builders import SR, interrupt_ann, pause_ann, sample, speech, transcript, turn_ann, write_tree
 from fdbu.official import rules as official
-from fdbu.evaluate import evaluate
-from fdbu.judge import Judge, load_official
-from fdbu.run_official import StubJudge, compare, gt_folder, run_official, run_script
-from fdbu.tree import load_tree
+from fdbu.official.evaluate import evaluate
+from fdbu.official.judge import Judge, load_official
+from fdbu.official.runner import StubJudge, compare, gt_folder, run_official, run_script
+from fdbu.tree.load import load_tree
 from official_scripts import OFFICIAL, needs_official
 
 pytestmark = needs_official
@@ -266,7 +266,7 @@ def test_interruption_without_a_text_field_raises_keyerror(tmp_path, silero):
 
 def _backchannel_folder(root: Path, silero):
     """fdbu's rule on a folder, visiting it in the order the script will (`os.listdir`)."""
-    from fdbu.audio import read_wav
+    from fdbu.common.audio import read_wav
 
     def listen(name):
         audio = read_wav(root / name / "output.wav", name)

@@ -13,7 +13,7 @@ import pytest
 import soundfile as sf
 
 from fdbu.official import timing
-from fdbu.run_official import offline_hub, run_script
+from fdbu.official.runner import offline_hub, run_script
 from fdbu.synth import SR, Capture
 from official_scripts import OFFICIAL_V15, needs_official_v15
 

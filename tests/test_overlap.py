@@ -14,7 +14,7 @@ import twins
 from benchmarks.control_calibration import cell
 from builders import fdbu_main
 from test_figures import captured, check_layout  # noqa: F401  (captured: a fixture)
-from fdbu.cells import p_text, record_text
+from fdbu.common.cells import p_text, record_text
 from fdbu.kernels import INF, overlap_run
 from fdbu.families.v1_5 import control as v15_control, metrics as overlap
 from fdbu.metrics.base import Runs
@@ -501,7 +501,7 @@ def test_a_scored_v15_tree_with_a_broken_control_is_refused_in_one_line(syntheti
     import shutil
 
     from fdbu.errors import FdbuError
-    from fdbu.scored import read
+    from fdbu.scoring.scored import read
 
     tree = tmp_path / "t"
     shutil.copytree(synthetic["trees"]["same_stop"], tree)
@@ -552,7 +552,7 @@ def test_the_stop_curves_print_at_width(synthetic, captured, width):
     """The stop curves at a paper's column and page width: every text at least 7 pt, inside the figure, none over
     another, the PDF's page that size (test_figures.check_layout); two bands per panel, the event run's and the
     clean run's; the k marks drawn."""
-    from fdbu.plot import compare_latency_curves
+    from fdbu.figures.plot import compare_latency_curves
 
     unified, _, rows = synthetic["yields"]
     curves, words = overlap.stop_curves(rows, unified)  # v1.5's figure (fdbu.family.Figure), as score draws it

@@ -11,10 +11,10 @@ import subprocess
 import pytest
 
 from builders import fdbu_main
-from fdbu import board as lb, tables as tb
-from fdbu.cells import num
-from fdbu.pairwise import compare
-from fdbu.systems import load
+from fdbu.reporting import board as lb, tables as tb
+from fdbu.common.cells import num
+from fdbu.comparison.pairwise import compare
+from fdbu.comparison.systems import load
 from report_trees import scored_pair
 
 TRICKY = "a|b*c_d"  # a system name that once broke every Markdown table

@@ -4,8 +4,8 @@ import pytest
 
 from builders import pause_ann, sample, write_tree
 from conftest import check_share, percentile_interval
-from fdbu.pipeline import score
-from fdbu.tree import load_tree
+from fdbu.scoring.pipeline import score
+from fdbu.tree.load import load_tree
 
 SUB = "synthetic_pause_handling"
 

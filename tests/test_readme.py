@@ -138,7 +138,7 @@ def test_the_v15_section_runs_as_written(tmp_path, monkeypatch):
 
     import sys
 
-    from fdbu import terminal
+    from fdbu.cli import terminal
 
     monkeypatch.chdir(tmp_path)
     (block,) = blocks(section("Full-Duplex-Bench v1.5"), "sh")

@@ -17,7 +17,7 @@ import pytest
 import soundfile as sf
 
 from builders import fdbu_main
-from fdbu.settings import TOO_LONG
+from fdbu.config.settings import TOO_LONG
 from fdbu.synth import synthesize
 from official_scripts import OFFICIAL, needs_official
 
@@ -281,7 +281,7 @@ def test_synthetic_official_folders_run_under_the_official_scripts_unchanged(tmp
     """Issue 30, item 8: an ineligible sample of `fdbu synth layout=official` is a capture cut short (with its
     words), not a missing output.wav, so the official scripts run on the folders as on a real upstream one."""
     from fdbu.official import rules as official
-    from fdbu.run_official import gt_folder, raised, run_script
+    from fdbu.official.runner import gt_folder, raised, run_script
 
     folders = synthesize(tmp_path / "official", n={"icc_backchannel": 4, PH: 4}, seed=3, ineligible=0.5,
                          layout="official")

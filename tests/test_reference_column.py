@@ -9,8 +9,8 @@ import pytest
 
 from fdbu.official import rules as official
 from fdbu.errors import FdbuError
-from fdbu.evaluate import evaluate, write
-from fdbu.summary import reference_column
+from fdbu.official.evaluate import evaluate, write
+from fdbu.official.summary import reference_column
 
 FDBU = str(Path(sys.executable).parent / "fdbu")
 

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from builders import fdbu_main, interrupt_ann, pause_ann, sample, sha, turn_ann, untranscribed, write_tree, needs_nemo
 from fdbu.errors import FdbuError
-from fdbu.tree import load_tree
+from fdbu.tree.load import load_tree
 from unprivileged import public_folder, unreachable
 
 FDBU = str(Path(sys.executable).parent / "fdbu")
@@ -295,7 +295,7 @@ def test_a_name_holding_a_control_character_is_refused_before_anything_is_read(t
 
 def test_latex_text_has_no_placeholder_a_name_can_forge():
     """tex() once marked <= and >= with a NUL placeholder, so a name holding NUL + "le" printed a relation."""
-    from fdbu.tables import tex
+    from fdbu.reporting.tables import tex
 
     assert tex("a\x00le b<=c") == r"a le b$\le$c"
     assert tex("50% of {x}\f") == r"50\% of \{x\} "
@@ -355,7 +355,7 @@ def test_non_finite_audio_is_refused_by_name(tmp_path):
     (it was copied), and any WAV the stages read (the numpy engine gave NaN probabilities for it)."""
     import soundfile as sf
 
-    from fdbu.audio import read_wav
+    from fdbu.common.audio import read_wav
 
     audio = np.zeros(48000, np.float32)
     audio[40000], audio[40001] = np.nan, np.inf
@@ -504,7 +504,7 @@ def test_ctrl_c_is_exit_130_without_a_traceback(tree):
 def test_ctrl_c_in_speech_detection_says_what_the_rerun_resumes_from(tmp_path, calibrated):
     """Issue 56, item 3: Ctrl-C after the first batch says how many files' probabilities the cache keeps and that the
     same command resumes from them; the rerun takes them from the cache (its own line says so)."""
-    from fdbu.cachedir import cache_root
+    from fdbu.common.cachedir import cache_root
 
     quiet = [np.zeros(160000, np.int16) for _ in (1, 2)]
     for k, a in enumerate(quiet):

@@ -22,8 +22,8 @@ from test_refusals import FDBU, ROOT, _mutate, fdbu, refused, snapshot, tmp_path
 @pytest.fixture(scope="module")
 def scored_pair(tmp_path_factory, vad, boot):
     """A and B: scored synthetic trees of n=2 (every scored subset), shared read-only."""
-    from fdbu.pipeline import score_path
-    from fdbu.unified import write
+    from fdbu.scoring.pipeline import score_path
+    from fdbu.scoring.unified import write
     from fdbu.synth import synthesize
 
     root = tmp_path_factory.mktemp("scored")
@@ -166,9 +166,9 @@ VALUES = st.recursive(ODD, lambda inner: st.one_of(st.lists(inner, max_size=3),
 @pytest.mark.slow
 def test_compare_raises_only_fdbu_errors(scored_pair, tmp_path, file, path, value, keep_hash, against_itself):
     """Against itself, the mutated tree shares its signature, so a mutation load accepts reaches compare."""
-    from fdbu.pairwise import compare
-    from fdbu.compare_outputs import files, leaderboard
-    from fdbu.systems import load
+    from fdbu.comparison.pairwise import compare
+    from fdbu.comparison.files import files, leaderboard
+    from fdbu.comparison.systems import load
 
     a, src = scored_pair
     b = tmp_path / "b"
@@ -217,7 +217,7 @@ def test_a_commit_fdbu_cannot_trust_is_refused_touching_nothing(scored_pair, tmp
 
 def test_the_commit_is_on_disk_before_it_counts(tmp_path, monkeypatch):
     """COMMIT is fsynced, then renamed, then its folder fsynced, before the first output moves."""
-    from fdbu import outputs
+    from fdbu.common import outputs
 
     calls = []
     real_fsync, real_replace = os.fsync, os.replace
@@ -329,7 +329,7 @@ def test_the_api_refuses_what_the_cli_refuses(tree):
 
 
 def test_a_sweep_grid_beyond_the_bound_runs_with_allow_large():
-    from fdbu import config_keys as config
+    from fdbu.config import keys as config
 
     grid = {"threshold": [0.5], "min_silence_duration_ms": list(range(1001))}
     with pytest.raises(FdbuError, match="has 1001 points, more than 1000"):
@@ -338,7 +338,7 @@ def test_a_sweep_grid_beyond_the_bound_runs_with_allow_large():
 
 
 def test_a_sweep_of_too_many_points_x_files_is_refused_before_any_work(tree, tmp_path, monkeypatch):
-    from fdbu import sweep_grid
+    from fdbu.scoring import sweep as sweep_grid
 
     monkeypatch.setattr(sweep_grid, "MAX_WORK", 5)  # the tree has 1 interruption file: 6 points pass it
     before = snapshot(tree)
@@ -353,7 +353,7 @@ def test_a_sweep_of_too_many_points_x_files_is_refused_before_any_work(tree, tmp
 
 # 7. vad.threads beyond the cores this process may use is capped, and said
 def test_vad_threads_is_capped_to_the_allowed_cores(tree):
-    from fdbu.device import allowed_cores
+    from fdbu.common.device import allowed_cores
 
     out = fdbu_main("score", f"tree={tree}", "vad.threads=1000000000", "progress=false")
     assert out.returncode == 0, out.stderr

@@ -7,11 +7,11 @@ import pytest
 
 from fdbu import tasks
 from fdbu.asr.stage import _jobs
-from fdbu.evaluate import evaluate
+from fdbu.official.evaluate import evaluate
 from fdbu.metrics.table import KINDS, declared
-from fdbu.plot import latency_curves
-from fdbu.unified import write
-from fdbu.pipeline import score_path
+from fdbu.figures.plot import latency_curves
+from fdbu.scoring.unified import write
+from fdbu.scoring.pipeline import score_path
 from fdbu.synth import synthesize
 from fdbu.vad import SpeechDetector
 
@@ -226,8 +226,8 @@ def test_a_made_up_family_goes_through_synth_score_compare_report_and_the_api(ma
     assert (tmp_path / "A" / "hold-curves.png").stat().st_size > 10_000
     assert not (tmp_path / "A" / "latency-curves.png").exists()  # the task names no latency: the family's figure only
 
-    from fdbu import scored
-    from fdbu.atomic import dumps
+    from fdbu.scoring import scored
+    from fdbu.common.atomic import dumps
     from fdbu.errors import FdbuError
 
     broken = json.loads((tmp_path / "A" / "unified.json").read_text())
@@ -262,7 +262,7 @@ def test_a_grouped_config_is_found_by_its_name_and_a_group_key_must_be_free(made
     (made again on demand), and a group whose key is a config key is refused naming it."""
     import pickle
 
-    from fdbu import config
+    from fdbu.config import store as config
     from made_up_family import FAMILY, GROUP
 
     cls = config.CONFIGS["score"]

@@ -11,9 +11,10 @@ import pytest
 
 from browser import Chromium, executable
 from builders import fdbu_main
-from fdbu import board as lb, drilldown, evaluate, site
-from fdbu.systems import load
-from fdbu.cells import difference_text, num, p_text
+from fdbu.reporting import board as lb, drilldown, site
+from fdbu.official import evaluate
+from fdbu.comparison.systems import load
+from fdbu.common.cells import difference_text, num, p_text
 from report_trees import scored_pair
 
 EXE = executable()

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from builders import fdbu_main
-from fdbu import site
-from fdbu.pairwise import compare
-from fdbu.systems import load
-from fdbu.compared import read_result
+from fdbu.reporting import site
+from fdbu.comparison.pairwise import compare
+from fdbu.comparison.systems import load
+from fdbu.comparison.compared import read_result
 from fdbu.errors import FdbuError
 from report_trees import scored_pair
 
@@ -184,7 +184,7 @@ VALUES = st.one_of(st.none(), st.booleans(), st.integers(-10**30, 10**30), st.fl
 def drilled(case, tmp_path_factory):
     """The drill-downs of the case's systems, made once: they are read from the trees, never from compare.json, so
     the fuzz below rebuilds only what a compare result changes (the board, the tables, the page)."""
-    from fdbu import drilldown
+    from fdbu.reporting import drilldown
 
     _, _, systems, _ = case
     out = tmp_path_factory.mktemp("fuzz")
@@ -223,7 +223,7 @@ def test_every_mutation_is_a_refusal_or_a_correct_report(case, drilled, monkeypa
 def test_the_forest_draws_every_value_the_reader_accepts(case):
     """The figure reads the same keys: the edge values the reader lets through (an infinite difference, no
     interval, a p of exactly 0 or 1) draw without error."""
-    from fdbu.plot_forest import compare_forest
+    from fdbu.figures.forest import compare_forest
 
     root, (a, b), systems, result = case
     doc = copy.deepcopy(result)

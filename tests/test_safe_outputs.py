@@ -153,15 +153,15 @@ def test_a_huge_sweep_grid_is_refused_from_its_axes_at_once(tmp_path, monkeypatc
     from the axes' lengths before any grid exists (building one fails this test), on the CLI, the API and in a
     config file, with or without sweep.allow_large. (The time bound only says it is not the old minutes: speed is
     measured in benchmarks, and a loaded machine may take a second.)"""
-    import fdbu.config_base
+    import fdbu.config.base
 
-    real = fdbu.config_base.grid
+    real = fdbu.config.base.grid
 
     def grid(*axes):
-        assert fdbu.config_base.grid_size(*axes) <= 1000, "a grid was built to be refused"
+        assert fdbu.config.base.grid_size(*axes) <= 1000, "a grid was built to be refused"
         return real(*axes)
 
-    monkeypatch.setattr(fdbu.config_base, "grid", grid)
+    monkeypatch.setattr(fdbu.config.base, "grid", grid)
     axes = {"threshold": [round(0.01 + 0.024 * i, 3) for i in range(40)],
             "min_silence_duration_ms": list(range(10, 410, 10)), "min_speech_duration_ms": list(range(10, 410, 10)),
             "speech_pad_ms": list(range(40)), "neg_threshold_offset": [round(0.001 * i, 3) for i in range(1, 41)]}

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from builders import fdbu_forked, fdbu_main, untranscribed, needs_nemo
-from fdbu.cachedir import cache_root
-from fdbu.shard import select, split
+from fdbu.common.cachedir import cache_root
+from fdbu.scoring.shard import select, split
 from fdbu.synth import synthesize
 from fdbu.vad.cache import Entry, ProbabilityCache
 

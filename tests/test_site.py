@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 from builders import fdbu_main, wav_bytes
-from fdbu import board as lb, drilldown, site, tables, tasks
-from fdbu.audio import pcm16_frames
-from fdbu.cells import md_text
-from fdbu.pairwise import compare
-from fdbu.systems import load
+from fdbu.reporting import board as lb, drilldown, site, tables
+from fdbu import tasks
+from fdbu.common.audio import pcm16_frames
+from fdbu.common.cells import md_text
+from fdbu.comparison.pairwise import compare
+from fdbu.comparison.systems import load
 from fdbu.metrics.stats import NOT_REACHED
 from report_trees import scored_pair
 
@@ -304,7 +305,7 @@ def test_the_official_numbers_stand_beside_the_unified_ones(trees, tmp_path):
     'no summary.json' for the other; a summary.json of other inputs is said to be stale, not shown."""
     import shutil
 
-    from fdbu import evaluate, summary as shown
+    from fdbu.official import evaluate, summary as shown
 
     a = shutil.copytree(trees[0], tmp_path / "mixed")
     evaluate.write(evaluate.evaluate(a), a)

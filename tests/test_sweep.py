@@ -10,9 +10,9 @@ import pytest
 
 from builders import fdbu_main
 from fdbu.errors import FdbuError
-from fdbu.unified import write as write_unified
-from fdbu.pipeline import score_path
-from fdbu.sweep_grid import grid, order_text, rankings, sweep, to_csv, weak_order, write
+from fdbu.scoring.unified import write as write_unified
+from fdbu.scoring.pipeline import score_path
+from fdbu.scoring.sweep import grid, order_text, rankings, sweep, to_csv, weak_order, write
 from fdbu.vad import SileroSettings, SpeechDetector
 
 SUB = "synthetic_user_interruption"
@@ -128,7 +128,7 @@ def test_rankings_show_ties_as_ties_and_hold_only_when_the_same_everywhere():
 ])
 def test_refusals(kw, problem):
     """The grid's one check (settings.grid, the ranges of settings.AXES), as the config and the API reach it."""
-    from fdbu.config_base import GridConfig
+    from fdbu.config.base import GridConfig
 
     with pytest.raises(FdbuError, match=re.escape(problem)):
         grid(**kw)
@@ -141,8 +141,8 @@ def test_one_spelling_per_segment_setting():
     a score's settings are the same words, and the grid's fields are its axes in order."""
     import dataclasses
 
-    from fdbu.config_base import GridConfig, VadConfig
-    from fdbu.settings import AXES, SEGMENT, GridPoint, SileroSettings
+    from fdbu.config.base import GridConfig, VadConfig
+    from fdbu.config.settings import AXES, SEGMENT, GridPoint, SileroSettings
 
     assert tuple(AXES) == tuple(f.name for f in dataclasses.fields(GridPoint))
     assert set(SEGMENT) <= set(AXES) and set(SEGMENT) <= {f.name for f in dataclasses.fields(VadConfig)}

@@ -4,9 +4,9 @@ import json
 import pytest
 
 from fdbu.errors import FdbuError
-from fdbu.pipeline import score_path
+from fdbu.scoring.pipeline import score_path
 from fdbu.synth import SYSTEMS, synthesize
-from fdbu.tree import load_tree
+from fdbu.tree.load import load_tree
 
 
 def test_scorer_outcomes_match_intended_outcomes(synth_tree, vad, boot):

@@ -4,7 +4,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 import pytest
 from hypothesis import given, strategies as st
 
-from fdbu.timebase import to_us, window_us
+from fdbu.common.timebase import to_us, window_us
 
 
 def exact_us(x: float) -> int:

@@ -6,7 +6,7 @@ import pytest
 
 from builders import interrupt_ann, pause_ann, sample, transcript, turn_ann, wav_bytes, write_tree
 from fdbu.errors import FdbuError
-from fdbu.tree import load_tree
+from fdbu.tree.load import load_tree
 
 PH, TT, UI = "synthetic_pause_handling", "candor_turn_taking", "synthetic_user_interruption"
 

@@ -41,7 +41,7 @@ def test_a_multirun_sharing_out_writes_a_folder_per_job(two, tmp_path, calibrate
 
 
 def test_what_is_one_value_and_what_is_several():
-    from fdbu.overrides import swept as _swept
+    from fdbu.cli.overrides import swept as _swept
 
     assert _swept("a,b") and _swept("range(1,3)") and _swept("glob(*)") and _swept("[a,b],[c]")
     assert not _swept("[a,b]") and not _swept("{a: 1, b: 2}") and not _swept("'a,b'") and not _swept("runs/A")
@@ -149,8 +149,8 @@ def test_output_fits_the_terminal_without_splitting_a_cell(monkeypatch):
     import os
     import sys
 
-    from fdbu import terminal as cli
-    from fdbu.unified import LEGEND
+    from fdbu.cli import terminal as cli
+    from fdbu.scoring.unified import LEGEND
 
     table = ["  metric                       better      n  mixed                    prompt                   "
              "difference                      p   Holm  decision",
@@ -175,7 +175,7 @@ def test_output_fits_the_terminal_without_splitting_a_cell(monkeypatch):
 
 
 def test_the_score_summary_explains_its_columns(two, calibrated):
-    from fdbu.unified import LEGEND, summary
+    from fdbu.scoring.unified import LEGEND, summary
 
     text = summary(fdbu.score(two[0]).unified)
     assert text.endswith(LEGEND)

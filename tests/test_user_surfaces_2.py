@@ -192,15 +192,15 @@ def _nested(flat: dict) -> dict:
 def _listed(command: str) -> list[str]:
     import re
 
-    from fdbu.config_keys import help_text
+    from fdbu.config.keys import help_text
 
     return re.findall(r"^  ([a-z_.]+) +\S", help_text(command), re.M)
 
 
 @pytest.mark.parametrize("command", list(BASE))
 def test_help_and_acceptance_agree(command):
-    from fdbu.config import CONFIGS
-    from fdbu.config_keys import build
+    from fdbu.config.store import CONFIGS
+    from fdbu.config.keys import build
 
     for key in _listed(command):
         values = {**BASE[command], key: OTHER[key], **NEEDS.get((command, key), {})}
@@ -228,7 +228,7 @@ def test_asr_refuses_a_device_it_cannot_use_before_loading_nemo(tmp_path):
         pytest.skip("a GPU is here: device=cuda is valid")
     tree = synthesize(tmp_path / "t", n=1, seed=0)
     (tmp_path / "t" / "asr.json").unlink()
-    code = ("import sys\nfrom fdbu.cli import main\ntry:\n"
+    code = ("import sys\nfrom fdbu.cli.main import main\ntry:\n"
             f"    rc = main(['asr', 'tree={tree}', 'device=cuda', 'asr.resume=true', 'progress=false'])\n"
             "except SystemExit as e:\n    rc = e.code\nprint('RC', rc, 'nemo' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)

@@ -12,7 +12,7 @@ from builders import fdbu_main, needs_nemo
 from fdbu import tasks
 from fdbu.errors import FdbuError
 from fdbu.version import DEFINITIONS_VERSION
-from fdbu.readers import read_event
+from fdbu.tree.readers import read_event
 from fdbu.synth import V15_SYSTEMS, bank, synthesize
 from fdbu.vad.silero import SileroVAD
 from official_scripts import OFFICIAL_V15, needs_official_v15
@@ -149,8 +149,8 @@ def test_get_timings_lists_by_the_batched_path_equal_the_reference_paths(v15_tre
     file at a time (most of its 17.7 s); it now takes the batched path under its guard, with the cache. The lists
     are the reference path's, byte for byte (and get_timing.py itself agrees with fdbu on the docs' v1.5 tree:
     test_readme's v1.5 section)."""
-    from fdbu.atomic import dumps
-    from fdbu.evaluate import evaluate
+    from fdbu.common.atomic import dumps
+    from fdbu.official.evaluate import evaluate
 
     reference = evaluate(v15_tree)
     batched = evaluate(v15_tree, probs_cache=tmp_path / "cache")
@@ -286,7 +286,7 @@ def test_the_behaviour_judge_tags_every_sample_as_the_script_asks_for_them(v15_t
     script's; every request and reply is in the ledger. Without a judge the column says what it needs."""
     import shutil
 
-    from fdbu.run_official import StubJudge
+    from fdbu.official.runner import StubJudge
 
     tree = tmp_path / "t"
     shutil.copytree(v15_tree, tree)
@@ -323,7 +323,7 @@ def test_the_behaviour_judge_tags_every_sample_as_the_script_asks_for_them(v15_t
 def test_a_null_or_bad_reply_is_asked_again_with_the_next_seed():
     """A judge's reply with no content (a refusal) or no JSON holding behaviour is what the script's parse raises on:
     fdbu asks again with the next seed, as the script does, and stops after max_attempts."""
-    from fdbu.judge import BehaviourPrompt, Judge
+    from fdbu.official.judge import BehaviourPrompt, Judge
 
     prompt = BehaviourPrompt({}, "system", ["x=", ("input_clean_text",)], "gpt-4o-2024-08-06", 1)
     replies = iter([None, "no json here", '{"other": 1} {"behaviour": ["C_RESUME"]}'])
@@ -346,7 +346,7 @@ def test_originals_the_script_would_read_otherwise_are_named(official_v15, tmp_p
     another rate the column says so (the script itself raises on the stereo file: shown by running it there)."""
     import shutil
 
-    from fdbu.run_official import offline_hub, run_script
+    from fdbu.official.runner import offline_hub, run_script
 
     folders = tmp_path / "folders"
     shutil.copytree(official_v15, folders)

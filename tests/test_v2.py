@@ -18,7 +18,7 @@ from fdbu.kernels import INF
 from fdbu.families.v2 import metrics as session, hooks as session_hooks
 from fdbu.families.v2.events import median_us, session_events
 from fdbu.families.v2.hooks import DEFAULT
-from fdbu.timebase import to_us
+from fdbu.common.timebase import to_us
 from fdbu.families.v2.judge_scores import csv_cell
 from official_scripts import OFFICIAL_V2, needs_official_v2
 
@@ -178,7 +178,7 @@ def test_no_general_module_names_v2():
 
     import fdbu
 
-    allowed = {"synth/samples.py", "version.py", "readers.py"}
+    allowed = {"synth/samples.py", "version.py", "tree/readers.py"}
     root = Path(fdbu.__file__).parent
     named = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
                    if str(p.relative_to(root)) not in allowed and not p.is_relative_to(root / "families" / "v2")
@@ -727,7 +727,7 @@ def test_without_adopt_fdbu_asr_transcribes_both_channels_and_score_reads_them(v
     assert out.returncode == 0, out.stderr
     assert "24 transcribed" in out.stdout, out.stdout  # 12 sessions x 2 channels
     asr = json.loads((tree / "asr.json").read_text())
-    from fdbu.atomic import sha256_bytes
+    from fdbu.common.atomic import sha256_bytes
     from fdbu.families.v2.files import transcripts_bytes
 
     for subset in V2:
@@ -841,7 +841,7 @@ def test_the_leaderboard_shows_a_judge_entry_without_lines_as_undefined():
     report.format=md/tex/csv showed each correlation as not defined (it raised KeyError before)."""
     from types import SimpleNamespace
 
-    from fdbu import board
+    from fdbu.reporting import board
     from fdbu.families.v2.hooks import JUDGE_KEY
 
     entry = {"events": 0, "lines": {}, "not_judged": 2, "sessions": 2}
@@ -854,10 +854,10 @@ def test_a_session_line_below_its_floor_says_so_in_its_own_words(boot):
     """A v2 session line whose test could decide (its p shown) but whose 50-session floor withholds the marker has
     its own decision code, `min`, and the console's legend and warning say the floor, not the tests' own rules
     (too few discordant pairs; medians from 30); a line below its test's own rule is still `few`."""
-    from fdbu.compare_outputs import DECISIONS, decision
+    from fdbu.comparison.files import DECISIONS, decision
     from fdbu.metrics.paired import below_floor, difference, too_few
     from fdbu.families.v2.metrics import METRICS, MIN_PAIRS
-    from fdbu.pairwise import warnings_small
+    from fdbu.comparison.pairwise import warnings_small
 
     ratio = next(m for m in METRICS if m.name == "talk_over_s_per_examiner_s")
     rng = np.random.default_rng(0)

@@ -188,7 +188,7 @@ def test_the_judge_runs_eval_single_item_unchanged_when_given_a_key(tmp_path, mo
     and the reference column made from them, which score.py and score_time.py themselves agree with. The key reaches
     the endpoint and no file; a session whose task has no staged goals is named, not judged."""
     from builders import fdbu_main
-    from fdbu.stub_judge import StubJudge
+    from fdbu.official.stub_judge import StubJudge
 
     monkeypatch.chdir(tmp_path)
     for line in ("synth out=run family=v2 layout=official n=2 system=attentive",

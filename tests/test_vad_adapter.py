@@ -49,7 +49,7 @@ def test_signature_names_version_model_and_settings(silero):
 
 
 def exact_us(x: float) -> int:
-    """Half-to-even on the float's exact binary value, by Decimal: independent of fdbu.timebase."""
+    """Half-to-even on the float's exact binary value, by Decimal: independent of fdbu.common.timebase."""
     return int(Decimal(x).quantize(Decimal("1e-6"), rounding=ROUND_HALF_EVEN) * 1000000)
 
 
@@ -72,7 +72,7 @@ def test_settings_are_validated():
 
 
 def test_audio_with_nan_or_infinity_from_python_is_refused_as_the_cli_refuses_it(silero):
-    """Through the Python API, as from a file (fdbu.audio.read_wav): NaN or infinity in the samples is refused in one
+    """Through the Python API, as from a file (fdbu.common.audio.read_wav): NaN or infinity in the samples is refused in one
     line naming how many and where, not answered with NaN probabilities and no speech (issue 76)."""
     import pytest
 

@@ -167,7 +167,7 @@ def test_a_cached_entry_recomputed_in_part_is_not_taken_for_this_runs_work(synth
 def test_reference_workers_on_every_device(monkeypatch):
     """vad.threads when given; else the batched path's threads on a CPU; on a GPU (whose batched path counts one
     thread) the free cores."""
-    from fdbu import device as devices
+    from fdbu.common import device as devices
 
     monkeypatch.setattr(devices, "free_cores", lambda *a: 7)
     assert SpeechDetector(backend="batched", device="cpu", threads=3, margin=MARGIN).reference_workers == 3

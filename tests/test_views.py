@@ -14,10 +14,10 @@ from fdbu.views.videofdb import Config as VideofdbConfig
 from fdbu.errors import FdbuError
 from fdbu.kernels import cue_timing
 from fdbu.metrics.flat import flatten
-from fdbu.pipeline import NO_VIEWS, Views, score
+from fdbu.scoring.pipeline import NO_VIEWS, Views, score
 from fdbu.views.base import Part
-from fdbu.tree import load_tree
-from fdbu.unified import write
+from fdbu.tree.load import load_tree
+from fdbu.scoring.unified import write
 from fdbu.version import DEFINITIONS_VERSION, VIEWS_DEFINITIONS
 from docs_pages import all_text
 
@@ -205,7 +205,7 @@ def test_an_agent_that_stops_after_r_has_its_delay_counted_by_default(tmp_path, 
     """Issue 53: IRD_s was capped at R - S (a successful interrupt had to stop by R); FD-Bench's own IRD medians
     (3.6-13.1 s) need the stops after R. By default they count: IRD over [1, 3, 5, 8] s is 3 s (the 2nd of 4),
     above R - S = 2 s; stop_by=R gives the old 1 s over the one stop by R; the console says the split."""
-    from fdbu.unified import view_lines
+    from fdbu.scoring.unified import view_lines
 
     samples = [sample(INT, k, 20.0, [(max(v[0][1], R) + 0.5, max(v[0][1], R) + 0.8)] if v[0][1] < 19 else [],
                       interrupt_ann(S, R)) for k, v in LATE.items()]
@@ -363,9 +363,9 @@ def test_views_match_the_plain_python_twin_on_random_trees(tmp_path, vad, boot, 
 def test_compare_and_the_api_carry_the_views(tmp_path, vad, boot):
     from fdbu import api
     from fdbu.metrics.paired import too_few
-    from fdbu.pairwise import compare, decide
-    from fdbu.systems import load
-    from fdbu.compare_outputs import to_csv
+    from fdbu.comparison.pairwise import compare, decide
+    from fdbu.comparison.systems import load
+    from fdbu.comparison.files import to_csv
 
     trees = []
     for name, table in (("A", SEGMENTS), ("B", {**SEGMENTS, "a": [(3, 10)]})):  # B's a talks to T
@@ -374,7 +374,7 @@ def test_compare_and_the_api_carry_the_views(tmp_path, vad, boot):
         write(score(tree, vad, boot, segments=segs_us(table), views=BOTH), root)
         trees.append(load(root, name))
     result = compare(trees)
-    from fdbu.plot_forest import _title, forest_panels
+    from fdbu.figures.forest import _title, forest_panels
 
     panels = forest_panels(result)  # the forest (compare's and the report's figure): the views in panels of their own
     assert ((None, INT), "outcomes") == panels[0][:2] or any(p[0] == (None, INT) for p in panels)
@@ -415,9 +415,9 @@ def test_compare_and_the_api_carry_the_views(tmp_path, vad, boot):
 def test_tor_alignment_is_paired_over_the_subsets_both_trees_hold(tmp_path, vad, boot):
     """compare.allow_different_samples=true and B without the pause subset: TOR-Alignment is paired over the two
     subsets both hold, with a warning naming the one left out; the report's pooled row says what it is over."""
-    from fdbu import board as lb
-    from fdbu.pairwise import compare
-    from fdbu.systems import load
+    from fdbu.reporting import board as lb
+    from fdbu.comparison.pairwise import compare
+    from fdbu.comparison.systems import load
 
     for name, pause in (("A", True), ("B", False)):
         tree = hand_tree(tmp_path / name, pause)
@@ -433,8 +433,8 @@ def test_tor_alignment_is_paired_over_the_subsets_both_trees_hold(tmp_path, vad,
 
 
 def test_trees_with_other_view_settings_are_not_compared(tmp_path, vad, boot):
-    from fdbu.pairwise import compare
-    from fdbu.systems import load
+    from fdbu.comparison.pairwise import compare
+    from fdbu.comparison.systems import load
 
     tree = hand_tree(tmp_path / "A")
     write(score(tree, vad, boot, segments=segs_us(SEGMENTS), views=BOTH), tmp_path / "A")
@@ -448,8 +448,8 @@ def test_trees_with_other_view_settings_are_not_compared(tmp_path, vad, boot):
 def test_trees_scored_with_another_deadline_are_refused_naming_it_and_both_values(tmp_path, vad, boot):
     """The refusal names the setting and both trees' values, not the header's summary word (issue 75: `settings:
     "spec" vs "non-default"`)."""
-    from fdbu.pairwise import compare
-    from fdbu.systems import load
+    from fdbu.comparison.pairwise import compare
+    from fdbu.comparison.systems import load
 
     for name, stop_by in (("A", "T"), ("B", "R")):
         tree = hand_tree(tmp_path / name)
@@ -498,9 +498,9 @@ def test_a_views_setting_is_named_beside_its_numbers_on_every_surface_of_the_rep
 
 
 def test_a_broken_view_record_is_refused_in_one_line(tmp_path, vad, boot):
-    from fdbu.systems import load
-    from fdbu.unified import ROWS_SHA256
-    from fdbu.atomic import sha256_bytes
+    from fdbu.comparison.systems import load
+    from fdbu.scoring.unified import ROWS_SHA256
+    from fdbu.common.atomic import sha256_bytes
 
     root = tmp_path / "A"
     tree = hand_tree(root)
@@ -543,7 +543,7 @@ def test_the_readme_section_runs_and_its_report_shows_the_views(tmp_path, calibr
     from markdown_it import MarkdownIt
 
     from browser import Chromium, executable
-    from fdbu.cells import record_text
+    from fdbu.common.cells import record_text
     from test_paper_tables import _Cells, _compile
     from docs_pages import blocks, section
     from test_readme import commands
@@ -697,7 +697,7 @@ def written(tmp_path_factory, vad, boot):
 def test_a_broken_views_section_is_refused_in_one_line(written, tmp_path, mutate, message):
     import shutil
 
-    from fdbu.systems import load
+    from fdbu.comparison.systems import load
 
     root = tmp_path / "A"
     shutil.copytree(written, root)
@@ -799,7 +799,7 @@ def test_every_view_column_has_a_numbered_definition():
 def _forest_labels_do_not_overlap(result):
     """At column width a view's panel title wraps to three lines; the panel's height now counts them, so two rows
     under it keep theirs (their labels overlapped: "yield rate" over "yield rate exercised")."""
-    from fdbu import plot_forest
+    from fdbu.figures import forest as plot_forest
 
     figs = []
     real = plot_forest._save

@@ -74,7 +74,7 @@ def _starts(uid: int) -> bool:
     """Whether fdbu's interpreter imports fdbu and its heavy dependencies for the user: asked of
     the user itself, since only the kernel knows (a sandbox, ACLs, an interpreter that falls back
     to another standard library)."""
-    return _as(uid, "-c", "import fdbu.kernels, fdbu.cli, torch, numba").returncode == 0
+    return _as(uid, "-c", "import fdbu.kernels, fdbu.cli.main, torch, numba").returncode == 0
 
 
 def unreachable(*extra: Path, uid: int = NOBODY) -> str | None:

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from ..atomic import open_own, sha256_bytes
+from ..common.atomic import open_own, sha256_bytes
 from ..errors import FdbuError
 
 if TYPE_CHECKING:

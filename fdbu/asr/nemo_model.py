@@ -20,10 +20,10 @@ from pathlib import Path, PurePosixPath
 
 import numpy as np
 
-from ..atomic import sha256_bytes, sha256_file
+from ..common.atomic import sha256_bytes, sha256_file
 from ..errors import FdbuError
-from ..settings import PARAKEET
-from ..log import note
+from ..config.settings import PARAKEET
+from ..common.log import note
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
 INSTALL = "pip install 'fdbu[asr]' (nemo_toolkit[asr]==3.0.0); `make install` in a checkout"
@@ -82,7 +82,7 @@ def require_nemo(verbose: bool = False, load: bool = True, offline: bool = True)
         raise FdbuError("asr", None, f"fdbu asr needs NeMo, which is not installed ({e.name}): {INSTALL}") from None
     # NeMo's info lines and telemetry would mix into fdbu's output: warnings only, unless asked
     nemo_logging.set_verbosity(nemo_logging.INFO if verbose else nemo_logging.WARNING)
-    from ..log import AboveBars
+    from ..common.log import AboveBars
 
     for handler in logging.getLogger("nemo_logger").handlers:  # its lines above fdbu's bars, not inside them
         # NeMo's own handlers only (a plain StreamHandler on a terminal's stream), not one a host put there
@@ -240,7 +240,7 @@ class ParakeetASR:
         """How NeMo is called (BATCHED, BATCHED_FIXED or ONE_FILE), settled when first asked: NeMo's
         timestamped decoding is made once here (transcribe(timestamps=True) would make it on its first
         call) and, for TDT on NeMo's PyTorch loop, given the durations fix or, when the fix cannot
-        apply, one file per call, with the reason in a note (`fdbu.log`). Checked again on every call, since
+        apply, one file per call, with the reason in a note (`fdbu.common.log`). Checked again on every call, since
         NeMo remakes its decoding object when its decoding config changes."""
         model = self.model
         computer = _tdt_loop(model)

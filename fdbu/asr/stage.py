@@ -21,21 +21,22 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import numpy as np
-from ..progress import Bar
+from ..common.progress import Bar
 
-from .. import faults, tasks
-from ..atomic import sha256_bytes, write_bytes, write_json
-from ..audio import SAMPLE_RATE, read_wav, seconds_of
+from ..common import faults
+from .. import tasks
+from ..common.atomic import sha256_bytes, write_bytes, write_json
+from ..common.audio import SAMPLE_RATE, read_wav, seconds_of
 from ..errors import FdbuError
-from ..outputs import writable_folder
-from ..settings import ASR_BATCH_SIZE, ASR_MAX_BATCH_SECONDS
-from ..shard import label, listed, missing, refuse_missing, select
-from ..tree import hashed, read_manifest
+from ..common.outputs import writable_folder
+from ..config.settings import ASR_BATCH_SIZE, ASR_MAX_BATCH_SECONDS
+from ..scoring.shard import label, listed, missing, refuse_missing, select
+from ..tree.load import hashed, read_manifest
 from ..vad.detect import auto_verify
-from ..log import note
+from ..common.log import note
 from .journal import Journal
 from .nemo_model import ONE_FILE
 
@@ -147,6 +148,14 @@ def _jobs(root: Path) -> list[AsrInput]:
     return jobs
 
 
+class Batching(NamedTuple):
+    """How a run hands files to NeMo: at most `size` files and `max_seconds` of audio a call, and how many files
+    the sentinel decodes both ways (`verify`: a number, or "auto")."""
+    size: int
+    max_seconds: float
+    verify: Any = "auto"
+
+
 def _batches(jobs: list[AsrInput], batch_size: int, max_seconds: float) -> list[list[AsrInput]]:
     """Sorted by duration; at most batch_size files and max_seconds of audio each (at least one file)."""
     ordered = sorted(jobs, key=lambda j: (j.samples, j.id))
@@ -203,7 +212,7 @@ def run_shard(roots: list[Path], model_factory, cache_dir: Path, shard: int, sha
     bar = Bar(total=len(todo), unit="file", desc=f"asr shard {shard}/{shards}", disable=not progress or not todo)
     ways = {"decoding": model.decoding, "nemo_batch_size": model.files_per_call(batch_size)} if todo else {}
     with bar:  # closed before a Ctrl-C's message: no bar is drawn again under it
-        for batch, decoded in _decoded(todo, model, batch_size, max_batch_seconds, verify, ways):
+        for batch, decoded in _decoded(todo, model, Batching(batch_size, max_batch_seconds, verify), ways):
             for j, words in zip(batch, decoded):
                 cache.put(j.key, transcript_bytes(words, j.offset), (ways["decoding"], ways["nemo_batch_size"]))
             bar.update(len(batch))
@@ -307,7 +316,8 @@ def run(root: Path, model_factory, *, batch_size: int = ASR_BATCH_SIZE,
         refuse_missing(probe.shards, absent, "asr.require_shards")
     journal.open()
     try:
-        counts = _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_batch_seconds, verify,
+        batching = Batching(batch_size, max_batch_seconds, verify)
+        counts = _transcribe(jobs, model, cache, journal, killed, resume, batching,
                              progress)
     finally:
         journal.release()
@@ -355,37 +365,37 @@ def _receipt_subsets(receipt: dict, jobs: list["AsrInput"], journal) -> None:
                 receipt["subsets"][subset]["combined"] = _combined(entry.task.combined, mine)
 
 
-def _decoded(todo: list[AsrInput], model, batch_size: int, max_batch_seconds: float, verify, counts=None):
+def _decoded(todo: list[AsrInput], model, batching: Batching, counts=None):
     """(batch, its words) for every batch of `todo`, the sentinel's files first (see `_sentinel`). Where the sentinel
     finds NeMo's batches differ from one file per call, every file is decoded one per call (counts' "decoding" and
     "nemo_batch_size" then say so, before the first batch is handed out)."""
-    checked, alone = _sentinel(todo, model, batch_size, max_batch_seconds, verify)
+    checked, alone = _sentinel(todo, model, batching)
     if counts is not None:
         counts["verified"] = len(checked)
         if alone:
             counts["decoding"], counts["nemo_batch_size"] = ONE_FILE, 1
     if checked:
         yield [j for j in todo if j.id in checked], [checked[j.id] for j in todo if j.id in checked]
-    size = 1 if alone else batch_size
-    for batch in _batches([j for j in todo if j.id not in checked], size, max_batch_seconds):
+    size = 1 if alone else batching.size
+    for batch in _batches([j for j in todo if j.id not in checked], size, batching.max_seconds):
         yield batch, model.transcribe([j.audio() for j in batch], size)
 
 
-def _sentinel(todo: list[AsrInput], model, batch_size: int, max_batch_seconds: float, verify) -> tuple[dict, bool]:
+def _sentinel(todo: list[AsrInput], model, batching: Batching) -> tuple[dict, bool]:
     """A few random files of those NeMo decodes several per call (`verify`: a number, or auto as for
     speech detection: none under 50 files, then one per 200, 2 to 10; at least 2 when any), decoded
     together (in batches as the run makes them) and each alone, before anything is written. Any word or time that
     differs means NeMo's batches are not its one-file calls on this run (a GPU's batched kernels, NeMo 3.0.0's TDT
     loop): said in one note, and every file is then decoded one per call, as the official asr.py decodes it, rather
     than the run refused. Returns (sample id -> the words kept for the files checked, whether one per call)."""
-    per_call = model.files_per_call(batch_size) if len(todo) > 1 else 1
-    n = auto_verify(len(todo)) if verify == "auto" else int(verify)
+    per_call = model.files_per_call(batching.size) if len(todo) > 1 else 1
+    n = auto_verify(len(todo)) if batching.verify == "auto" else int(batching.verify)
     if per_call < 2 or n < 1:
         return {}, False
     pick = np.random.default_rng(0).choice(len(todo), size=min(max(n, 2), len(todo)), replace=False)
     chosen = [todo[i] for i in sorted(pick.tolist())]
-    together = {j.id: words for batch in _batches(chosen, batch_size, max_batch_seconds)
-                for j, words in zip(batch, model.transcribe([j.audio() for j in batch], batch_size))}
+    together = {j.id: words for batch in _batches(chosen, batching.size, batching.max_seconds)
+                for j, words in zip(batch, model.transcribe([j.audio() for j in batch], batching.size))}
     alone = {j.id: model.transcribe([j.audio()], 1)[0] for j in chosen}
     differ = [j for j in chosen if alone[j.id] != together[j.id]]
     if not differ:
@@ -431,8 +441,7 @@ def _combined(combined: tuple[str, Callable], jobs: list[AsrInput]) -> dict[str,
     return {name: written}
 
 
-def _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_batch_seconds, verify,
-                progress) -> dict:
+def _transcribe(jobs, model, cache, journal, killed, resume, batching: Batching, progress) -> dict:
     """Keep, copy from the cache or transcribe every job's output.json, each journalled before it is written."""
     counts: dict[str, Any] = {"kept": 0, "from_cache": 0, "transcribed": 0, "verified": 0, "nemo_batch_size": None,
                               "decoding": None}
@@ -456,9 +465,9 @@ def _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_bat
         bar = Bar(total=len(todo), unit="file", desc="asr", disable=not progress or not todo)
         seconds = 0.0
         if todo:  # how NeMo was called (None when this run decoded nothing)
-            counts["nemo_batch_size"] = model.files_per_call(batch_size)
+            counts["nemo_batch_size"] = model.files_per_call(batching.size)
             counts["decoding"] = model.decoding
-        decoded = _decoded(todo, model, batch_size, max_batch_seconds, verify, counts)
+        decoded = _decoded(todo, model, batching, counts)
         for k, (batch, words_of_batch) in enumerate(decoded):  # decoded one batch at a time
             for j, words in zip(batch, words_of_batch):
                 data = transcript_bytes(words, j.offset)
@@ -475,11 +484,17 @@ def _transcribe(jobs, model, cache, journal, killed, resume, batch_size, max_bat
             bar.close()  # before the message: no bar is drawn again under it
         if e.args:
             raise
-        done = counts["kept"] + counts["from_cache"] + counts["transcribed"]
-        if not done:
-            raise KeyboardInterrupt("nothing half-written was left behind; no transcript was written yet") from None
-        raise KeyboardInterrupt(f"nothing half-written was left behind; the transcripts of {done} of {len(jobs)} "
-                                f"files are written ({counts['transcribed']} transcribed in this run) and journalled: "
-                                "the same command resumes from them") from None
+        raise _kept(counts, len(jobs)) from None
     bar.close()
     return counts
+
+
+def _kept(counts: dict[str, Any], jobs: int) -> KeyboardInterrupt:
+    """What a Ctrl-C during the transcription leaves: the transcripts written and journalled, which the same
+    command resumes from, or that none was written yet."""
+    done = counts["kept"] + counts["from_cache"] + counts["transcribed"]
+    if not done:
+        return KeyboardInterrupt("nothing half-written was left behind; no transcript was written yet")
+    return KeyboardInterrupt(f"nothing half-written was left behind; the transcripts of {done} of {jobs} files are "
+                             f"written ({counts['transcribed']} transcribed in this run) and journalled: the same "
+                             "command resumes from them")

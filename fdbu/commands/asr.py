@@ -1,4 +1,4 @@
-"""`fdbu asr`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.consoles`."""
+"""`fdbu asr`: registered in `fdbu.registry`, its config in `fdbu.config.store`, its console in `fdbu.cli.consoles`."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -9,9 +9,9 @@ from typing import cast
 from .. import registry
 from ..registry import CALL, Call
 
-if TYPE_CHECKING:  # the config dataclass its `run` reads (fdbu.config)
-    from ..config import AsrConfig
-from ..cachedir import ASR
+if TYPE_CHECKING:  # the config dataclass its `run` reads (fdbu.config.store)
+    from ..config.store import AsrConfig
+from ..common.cachedir import ASR
 from .base import Ran
 
 
@@ -20,7 +20,7 @@ def run(cfg: AsrConfig, call: Call = CALL) -> Ran:
     """`fdbu asr`: transcripts of every tree (or of one shard of their files, into the cache)."""
     from ..asr import stage
     from ..asr.nemo_model import ParakeetASR
-    from ..device import resolve_device
+    from ..common.device import resolve_device
 
     a = cfg.asr
     models: list = []

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..cachedir import VAD_PROBS
+from ..common.cachedir import VAD_PROBS
 
 
 @dataclass
@@ -51,14 +51,14 @@ def commit(outputs, files: dict) -> tuple[list, list]:
 
 def load_systems(cfg) -> list:
     """The scored trees of compare or report, read and checked, with their names."""
-    from ..systems import load
+    from ..comparison.systems import load
 
     return [load(Path(t), name) for t, name in zip(cfg.trees, cfg.system_names())]
 
 
 def compare_systems(cfg, systems: list, options, pairs: str = "baseline") -> dict:
     """compare.json of `systems` as `options` (a `PairingOptions`) ask."""
-    from ..pairwise import compare as run
+    from ..comparison.pairwise import compare as run
 
     return run(systems, baseline=cfg.baseline, pairs=pairs, allow_different_samples=options.allow_different_samples,
                allow_mixed_transcripts=options.allow_mixed_transcripts, alpha=options.level(), family=options.holm_family(), progress=cfg.progress)

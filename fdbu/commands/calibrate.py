@@ -1,4 +1,4 @@
-"""`fdbu calibrate`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.consoles`."""
+"""`fdbu calibrate`: registered in `fdbu.registry`, its config in `fdbu.config.store`, its console in `fdbu.cli.consoles`."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 from .. import registry
 from ..registry import CALL, Call
 
-if TYPE_CHECKING:  # the config dataclass its `run` reads (fdbu.config)
-    from ..config import CalibrateConfig
-from ..cachedir import CALIBRATION
+if TYPE_CHECKING:  # the config dataclass its `run` reads (fdbu.config.store)
+    from ..config.store import CalibrateConfig
+from ..common.cachedir import CALIBRATION
 from .base import Ran, make_detector
 
 

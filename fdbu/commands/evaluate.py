@@ -1,4 +1,4 @@
-"""`fdbu evaluate`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.consoles`."""
+"""`fdbu evaluate`: registered in `fdbu.registry`, its config in `fdbu.config.store`, its console in `fdbu.cli.consoles`."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -9,9 +9,9 @@ from typing import cast
 from .. import registry
 from ..registry import CALL, Call
 
-if TYPE_CHECKING:  # the config dataclass its `run` reads (fdbu.config)
-    from ..config import EvaluateConfig
-from ..cachedir import VAD_PROBS
+if TYPE_CHECKING:  # the config dataclass its `run` reads (fdbu.config.store)
+    from ..config.store import EvaluateConfig
+from ..common.cachedir import VAD_PROBS
 from .base import Ran, commit
 from ..errors import FdbuError
 
@@ -22,9 +22,9 @@ def run(cfg: EvaluateConfig, call: Call = CALL) -> Ran:
     scripts, when run, differ from fdbu's rules."""
     import os
 
-    from .. import evaluate as ev
+    from ..official import evaluate as ev
     from ..official.rules import GT_DISTRIBUTION, SCRIPT_DIRS
-    from ..tree import load_tree, require
+    from ..tree.load import load_tree, require
 
     e = cfg.evaluate
     checkout = Path(e.official_checkout) if e.official_checkout else None
@@ -38,8 +38,8 @@ def run(cfg: EvaluateConfig, call: Call = CALL) -> Ran:
     require(Path(cfg.tree))
     if e.judge.base_url:
         from .. import tasks
-        from ..judge import Judge, load_behaviour, load_official
-        from ..tree import read_manifest
+        from ..official.judge import Judge, load_behaviour, load_official
+        from ..tree.load import read_manifest
 
         families = tasks.families_of({x.subset for x in read_manifest(Path(cfg.tree)).samples})
         judged = {j for f in families for j in f.judges} if families else set(next(iter(tasks.FAMILIES.values())).judges)
@@ -77,14 +77,14 @@ def run(cfg: EvaluateConfig, call: Call = CALL) -> Ran:
     lines: list[str] = []
     disagreements: list[str] = []
     if e.run_official:  # the pins are checked before anything is computed
-        from ..run_official import check_files
+        from ..official.runner import check_files
 
         check_files(tree, cast(Path, checkout), gt, pins, e.allow_unpinned)  # the config asks for one
     result = ev.evaluate(tree, gt_distribution=gt, judge=judge, pins=pins, probs_cache=cfg.cache_root() / VAD_PROBS,
                          progress=cfg.progress)
     if e.run_official:
-        from ..run_official import run_official
-        from ..terminal import teller
+        from ..official.runner import run_official
+        from ..cli.terminal import teller
 
         result["official_run"], lines, disagreements = run_official(tree, cast(Path, checkout), result, gt_path=gt, pins=pins,
                                                                     say=teller("evaluate", cfg.progress),
@@ -127,6 +127,6 @@ def _checkout_used(checkout: Path, e, tree, gives_gt: bool) -> None:
 
 @registry.announces("evaluate")
 def names() -> set[str]:
-    from .. import evaluate, summary
+    from ..official import evaluate, summary
 
     return {summary.SUMMARY, evaluate.LEDGER}

@@ -1,4 +1,4 @@
-"""`fdbu report`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.consoles`."""
+"""`fdbu report`: registered in `fdbu.registry`, its config in `fdbu.config.store`, its console in `fdbu.cli.consoles`."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -8,8 +8,8 @@ from pathlib import Path
 from .. import registry
 from ..registry import CALL, Call
 
-if TYPE_CHECKING:  # the config dataclass its `run` reads (fdbu.config)
-    from ..config import ReportConfig
+if TYPE_CHECKING:  # the config dataclass its `run` reads (fdbu.config.store)
+    from ..config.store import ReportConfig
 from .base import Ran, commit, compare_systems, load_systems
 
 
@@ -18,8 +18,8 @@ def run(cfg: ReportConfig, call: Call = CALL) -> Ran:
     """`fdbu report`: value is the compare result the leaderboard's decisions come from (None for one tree):
     made here as `fdbu compare` makes it, or read from `report.compare`, refused unless it compares exactly
     these trees."""
-    from ..readers import parse_json
-    from ..site import build, outputs as report_outputs
+    from ..tree.readers import parse_json
+    from ..reporting.site import build, outputs as report_outputs
 
     r = cfg.report
     systems = load_systems(cfg)
@@ -29,8 +29,8 @@ def run(cfg: ReportConfig, call: Call = CALL) -> Ran:
     if compare_path is not None and r.compare is not None:
         from ..errors import FdbuError
 
-        from ..compared import read_result
-        from ..atomic import regular
+        from ..comparison.compared import read_result
+        from ..common.atomic import regular
 
         try:
             regular(compare_path, r.compare, "compare.json")  # a FIFO would block the read forever
@@ -53,10 +53,10 @@ def decided(cfg, result: dict) -> None:
     command that honours it."""
     from ..errors import FdbuError
 
-    from ..marks import holm_rule
-    from ..settings import ALPHA, HOLM_FAMILY, PAIRS
+    from ..comparison.marks import holm_rule
+    from ..config.settings import ALPHA, HOLM_FAMILY, PAIRS
 
-    # compare's defaults, as its config declares them (fdbu.settings): one equal to it is left off the suggestion
+    # compare's defaults, as its config declares them (fdbu.config.settings): one equal to it is left off the suggestion
     defaults = {"compare.pairs": PAIRS[0], "compare.alpha": ALPHA, "compare.family": HOLM_FAMILY}
     r, c = cfg.report, result["comparison"]
     asked = []
@@ -87,8 +87,8 @@ def decided(cfg, result: dict) -> None:
 @registry.announces("report")
 def names() -> set[str]:
     """Over 1, 2 and 12 systems of 2,600 samples (11 parts of drill-downs each), every format, figures or not."""
-    from .. import site
-    from ..settings import FORMATS
+    from ..reporting import site
+    from ..config.settings import FORMATS
 
     out = {site.HEAD, "compare.json"}
     for n in (1, 2, 12):

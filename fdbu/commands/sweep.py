@@ -1,4 +1,4 @@
-"""`fdbu sweep`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.consoles`."""
+"""`fdbu sweep`: registered in `fdbu.registry`, its config in `fdbu.config.store`, its console in `fdbu.cli.consoles`."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -8,16 +8,16 @@ from pathlib import Path
 from .. import registry
 from ..registry import CALL, Call
 
-if TYPE_CHECKING:  # the config dataclass its `run` reads (fdbu.config)
-    from ..config import _SweepConfig
+if TYPE_CHECKING:  # the config dataclass its `run` reads (fdbu.config.store)
+    from ..config.store import _SweepConfig
 from .base import Ran, bootstrap, commit, make_detector
 
 
 @registry.command("sweep")
 def run(cfg: _SweepConfig, call: Call = CALL) -> Ran:
     """`fdbu sweep`: value is sweep.json as a dict."""
-    from ..sweep_grid import check_size, files, outputs as sweep_outputs, sweep as run
-    from ..tree import require
+    from ..scoring.sweep import check_size, files, outputs as sweep_outputs, sweep as run
+    from ..tree.load import require
 
     trees = [Path(t) for t in cfg.trees()]
     if call.write and cfg.out is None and len(trees) > 1:  # where would its outputs go? (computing alone needs none)
@@ -39,6 +39,6 @@ def run(cfg: _SweepConfig, call: Call = CALL) -> Ran:
 
 @registry.announces("sweep")
 def names() -> set[str]:
-    from .. import sweep_grid
+    from ..scoring import sweep as sweep_grid
 
     return {n for plot in (True, False) for n in sweep_grid.names(plot)}

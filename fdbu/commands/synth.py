@@ -1,4 +1,4 @@
-"""`fdbu synth`: registered in `fdbu.registry`, its config in `fdbu.config`, its console in `fdbu.consoles`."""
+"""`fdbu synth`: registered in `fdbu.registry`, its config in `fdbu.config.store`, its console in `fdbu.cli.consoles`."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -8,8 +8,8 @@ from pathlib import Path
 from .. import registry
 from ..registry import CALL, Call
 
-if TYPE_CHECKING:  # the config dataclass its `run` reads (fdbu.config)
-    from ..config import SynthConfig
+if TYPE_CHECKING:  # the config dataclass its `run` reads (fdbu.config.store)
+    from ..config.store import SynthConfig
 from .base import Ran
 
 

@@ -28,7 +28,7 @@ class MetricModule(Protocol):
     def INPUTS(self) -> tuple[str, ...]: ...
 
     @property
-    def ROW(self) -> dict[str, str]: ...  # an eligible row's fields -> their kinds (fdbu.scored.KINDS)
+    def ROW(self) -> dict[str, str]: ...  # an eligible row's fields -> their kinds (fdbu.scoring.scored.KINDS)
 
     # one signature for every task: (the eligible samples; their speech segments (a list of (k, 2) arrays, `Runs`
     # where the task segments several files, None without speech detection); the family's settings group (None:

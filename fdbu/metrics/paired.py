@@ -21,12 +21,12 @@ from typing import Any, cast
 import numpy as np
 
 from ..kernels import INF, paired_ranked_differences, paired_ratio_differences, ranked, ranked_difference
-from ..timebase import seconds
+from ..common.timebase import seconds
 from .stats import BLOCK_BYTES, CI_HI, CI_LO, MEDIAN, Bootstrap, rank
 from .table import LATENCY, POOLED_RATIO, SHARE, Metric
 
 PLUS_INF, MINUS_INF, UNDEFINED = "+inf", "-inf", "undefined"
-from ..settings import ALPHA  # noqa: E402  compare.alpha's default
+from ..config.settings import ALPHA  # noqa: E402  compare.alpha's default
 LEVEL = 0.95  # every difference interval's level (docs: How compare decides)
 # a paired bootstrap test over fewer pairs does not hold its level (benchmarks/compare_calibration: a pooled ratio's
 # bootstrap p rejected a true null about 10% of the time at n = 8 and 6.5% at n = 20, which is why pooled ratios

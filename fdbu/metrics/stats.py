@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import FdbuError
-from ..settings import NOT_REACHED, RESAMPLES, SEED  # NOT_REACHED: one spelling, used here and re-exported
+from ..config.settings import NOT_REACHED, RESAMPLES, SEED  # NOT_REACHED: one spelling, used here and re-exported
 from ..kernels import INF, ranked, resample_ranked, resample_ratios
-from ..timebase import seconds
+from ..common.timebase import seconds
 
 Z_975 = 1.959963984540054
 MEDIAN, P90 = Fraction(1, 2), Fraction(9, 10)

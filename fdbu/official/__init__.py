@@ -1,7 +1,8 @@
-"""The official Full-Duplex-Bench evaluation, the reference column: `rules` re-implements the pinned v1.0 scripts'
-arithmetic (quoted line by line), `timing` and `behavior` v1.5's get_timing.py and eval_behavior.py, `scripts`
-runs the scripts themselves unchanged and compares, and `child` is the process that runs the scripts needing a
-client, a loader or an offline hub put in place."""
+"""The official Full-Duplex-Bench evaluation, the reference column. Its leaves: `rules` re-implements the pinned
+v1.0 scripts' arithmetic (quoted line by line), `timing` and `behavior` v1.5's get_timing.py and eval_behavior.py,
+`child` is the process that runs the scripts needing a client, a loader or an offline hub put in place. Above them:
+`evaluate` (summary.json), `summary` (summary.json read back and shown), `judge` (the interruption judge),
+`runner` (the scripts themselves run unchanged and compared) and `stub_judge` (the offline judge they run against)."""
 
 # the pinned files, by name (their SHA-256 are the default of evaluate.official_sha256); here, in a module that
 # imports nothing, so the task registry (fdbu.tasks) names each task's script without importing the rules

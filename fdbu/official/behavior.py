@@ -3,7 +3,7 @@ the request it sends for a sample, how it reads the reply, and the tag shares it
 
 Each function quotes the lines of the pinned script it reproduces. The prompt is not copied into fdbu: the
 system message is `instruction/behavior.txt` and the user message's template, model and seed are read from the
-user's checkout (`fdbu.judge.load_behaviour`), pinned by SHA-256. Nothing here feeds the unified metrics.
+user's checkout (`fdbu.official.judge.load_behaviour`), pinned by SHA-256. Nothing here feeds the unified metrics.
 """
 from __future__ import annotations
 

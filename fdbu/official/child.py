@@ -72,7 +72,7 @@ HUB = ("torch.hub.load('snakers4/silero-vad', ...) served offline from a hub dir
 
 def offline_hub(dest: Path) -> Path:
     """A torch.hub directory holding the silero-vad repository as the installed package (this module's `timing`
-    mode points torch.hub at it; fdbu.run_official makes it)."""
+    mode points torch.hub at it; fdbu.official.runner makes it)."""
     repo = dest / HUB_REPO
     repo.mkdir(parents=True)
     (repo / "hubconf.py").write_text(HUBCONF)

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from ..atomic import sha256_bytes
+from ..common.atomic import sha256_bytes
 from ..errors import FdbuError
 
 from . import (BACKCHANNEL_SCRIPT, BEHAVIOR_PROMPT, BEHAVIOR_SCRIPT, GT_DISTRIBUTION,  # noqa: F401  (re-exported)
@@ -89,7 +89,7 @@ def shipped_pins() -> dict[str, str]:
 
 def file_report(path: Path, name: str, pins: dict[str, str]) -> dict:
     """A used official file's SHA-256 and whether it is the pinned one."""
-    from ..atomic import regular
+    from ..common.atomic import regular
 
     try:
         regular(Path(path), "official checkout", name)  # a FIFO would block the read forever

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 
-from ..settings import SileroSettings
+from ..config.settings import SileroSettings
 from . import TIMING_SCRIPT
 
 SCRIPT = TIMING_SCRIPT

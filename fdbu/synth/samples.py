@@ -119,6 +119,9 @@ EVENTS = {"interruption": (3, 7, 1.0), "backchannel": (1, 2, 1.0), "talking_to_o
           "background_speech": (4, 8, 0.35)}
 
 
+STOPS = {"yields": (0.0, 0.3), "clean_silent": (0.0, 0.3), "same_stop": (0.0, 0.3), "yields_late": (1.0, 2.0)}
+
+
 def overlap_sample(rng, system: str, *, event: str, **_):
     """A v1.5 sample: the user's turn, the system's answer, and an overlap event in the middle of the answer.
 
@@ -158,14 +161,8 @@ def overlap_sample(rng, system: str, *, event: str, **_):
                 run.audio[a:b], run.words = answer.audio[a:b], run.words + [(name, a, b)]
         return run, (round(run.words[-1][2] / SR, 3) if run.words and at_s is not None else None)
 
-    if behaviour in ("yields", "clean_silent"):
-        event_run, event_end = cut(o_s + _u(rng, 0.0, 0.3))
-    elif behaviour == "yields_late":
-        event_run, event_end = cut(o_s + _u(rng, 1.0, 2.0))
-    elif behaviour == "same_stop":
-        event_run, event_end = cut(o_s + _u(rng, 0.0, 0.3))
-    else:
-        event_run, event_end = cut(None)
+    stops = STOPS.get(behaviour)  # how long after the event's start the answer stops (None: it runs on)
+    event_run, event_end = cut(o_s + _u(rng, *stops) if stops is not None else None)
     if behaviour == "same_stop":
         clean_run, clean_end = event_run, event_end
     elif behaviour == "clean_silent":

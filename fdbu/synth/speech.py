@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from ..audio import SAMPLE_RATE as SR, wav_bytes
+from ..common.audio import SAMPLE_RATE as SR, wav_bytes
 
 GAP_S = 0.05  # between words of one utterance: far below Silero's 100 ms minimum silence
 BANK = Path(__file__).parent / "bank"

@@ -7,15 +7,16 @@ from pathlib import Path
 from typing import cast
 
 import numpy as np
-from ..progress import Bar
+from ..common.progress import Bar
 
-from .. import faults, tasks
-from ..atomic import dumps, sha256_bytes
-from ..audio import wav_bytes
+from ..common import faults
+from .. import tasks
+from ..common.atomic import dumps, sha256_bytes
+from ..common.audio import wav_bytes
 from ..errors import FdbuError
-from ..settings import TOO_SHORT, refuse
-from ..outputs import new_folder
-from ..tree import MANIFEST_KIND
+from ..config.settings import TOO_SHORT, refuse
+from ..common.outputs import new_folder
+from ..tree.load import MANIFEST_KIND
 from .speech import SR, Capture
 
 # what fdbu export says of the same captures (no output.wav; an empty one), so that an official-layout

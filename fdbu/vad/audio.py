@@ -11,7 +11,7 @@ from typing import Iterator
 
 import numpy as np
 
-from ..audio import SAMPLE_RATE, read_wav
+from ..common.audio import SAMPLE_RATE, read_wav
 
 
 def batches(jobs: list[tuple[str, Path, int]], batch_seconds: float, sample_rate: int = SAMPLE_RATE

@@ -129,7 +129,7 @@ class BatchedSilero:
 
     def identity(self) -> dict:
         """What float results on this device can depend on (the calibration's key)."""
-        from ..device import identity
+        from ..common.device import identity
 
         return {**identity(self.device.type, self.threads if not self._cuda else None), "engine": "torch"}
 

@@ -187,7 +187,7 @@ class NumpyBatchedSilero:
         kernels it chose, numpy's SIMD targets, scipy's version (its FFT), and the thread count."""
         import scipy
 
-        from ..device import cpu_model
+        from ..common.device import cpu_model
 
         lib = blas()
         return {"type": "cpu", "name": cpu_model(), "machine": platform.machine(),

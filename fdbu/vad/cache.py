@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..atomic import sha256_bytes, write_bytes
-from ..cachedir import VAD_PROBS, cache_root
-from ..outputs import writable_folder
+from ..common.atomic import sha256_bytes, write_bytes
+from ..common.cachedir import VAD_PROBS, cache_root
+from ..common.outputs import writable_folder
 
 FORMAT = "fdbu-vad-probs-1"
 

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import device as devices, faults
-from ..atomic import dumps, open_own, write_bytes, write_text
-from ..cachedir import CALIBRATION, VAD_PROBS, cache_root
+from ..common import device as devices, faults
+from ..common.atomic import dumps, open_own, write_bytes, write_text
+from ..common.cachedir import CALIBRATION, VAD_PROBS, cache_root
 from ..errors import FdbuError
-from ..log import note
+from ..common.log import note
 
 MULTIPLE = 8         # margin = MULTIPLE x the largest deviation measured on the device ...
 FLOOR = 1e-4         # ... and never less than this
@@ -167,7 +167,7 @@ def reference(folder: Path | None, silero, audios: list[np.ndarray], bar=None, w
 
 def measure(silero, batched, ident: dict, folder: Path | None = None, progress: bool = False) -> Calibration:
     """Run both paths over the corpus and derive the margin (refusing a broken batched path)."""
-    from ..progress import Bar
+    from ..common.progress import Bar
 
     t0 = time.perf_counter()
     audios = corpus()
@@ -257,7 +257,7 @@ def one_at_a_time(folder: Path, ident: dict):
 
 def calibration(folder: Path, silero, batched, *, force: bool = False, progress: bool = False) -> Calibration:
     """The stored calibration for this device, or a new one (stored when the folder is writable),
-    announced in a note (`fdbu.log`): it runs both paths over the corpus, once per device and cache."""
+    announced in a note (`fdbu.common.log`): it runs both paths over the corpus, once per device and cache."""
     ident = identity(silero, batched)
     cal = None if force else load(folder, ident)
     if cal is None:

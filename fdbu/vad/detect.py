@@ -20,18 +20,18 @@ from pathlib import Path
 from typing import cast
 
 import numpy as np
-from ..progress import Bar
+from ..common.progress import Bar
 
-from .. import device as devices
-from .. import faults
-from ..cachedir import CALIBRATION
+from ..common import device as devices
+from ..common import faults
+from ..common.cachedir import CALIBRATION
 from ..errors import FdbuError
 from ..kernels import speech_segments
-from ..shard import listed, missing, refuse_missing
+from ..scoring.shard import listed, missing, refuse_missing
 from . import calibration as calib
 from .audio import batches, read_wav
 from .cache import Entry, ProbabilityCache, default_dir
-from ..settings import DEVICES, VAD_BACKEND, VAD_BATCH_SECONDS, VAD_VERIFY, BACKENDS, check_options  # noqa: F401  (BACKENDS re-exported by fdbu.vad)
+from ..config.settings import DEVICES, VAD_BACKEND, VAD_BATCH_SECONDS, VAD_VERIFY, BACKENDS, check_options  # noqa: F401  (BACKENDS re-exported by fdbu.vad)
 from .silero import SegmentRule, SileroSettings, SileroVAD, samples_to_us
 
 AUTO_VERIFY_FROM = 50  # vad.verify=auto checks files once a run holds this many batched ones
@@ -55,7 +55,7 @@ class Job:
 
     @classmethod
     def of(cls, sample, file: str = "output.wav") -> "Job":
-        """A checked sample's output.wav, or another file its task segments (fdbu.tree.Sample, Task.detected)."""
+        """A checked sample's output.wav, or another file its task segments (fdbu.tree.load.Sample, Task.detected)."""
         if file == "output.wav":
             return cls(sample.sample_id, sample.wav_path, sample.wav_sha256, sample.input_samples)
         return cls(sample.sample_id, sample.folder / file, sample.detected_sha256[file], sample.samples_of(file),

@@ -19,11 +19,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..atomic import sha256_file
-from ..device import held_import, load_torch, package_folder, torch_literal
+from ..common.atomic import sha256_file
+from ..common.device import held_import, load_torch, package_folder, torch_literal
 from ..errors import FdbuError
-from ..settings import SegmentRule, SileroSettings  # noqa: F401  (re-exported)
-from ..timebase import to_us
+from ..config.settings import SegmentRule, SileroSettings  # noqa: F401  (re-exported)
+from ..common.timebase import to_us
 
 MODEL_PACKAGE = "silero_vad"  # its data/ folder holds the model file
 MODEL_FILE = "silero_vad.jit"
@@ -83,7 +83,7 @@ def _model_sha256() -> str:
 
 
 def silero_vad():
-    """The silero_vad package (it imports torch), imported with Ctrl-C held (`fdbu.device.interrupts_held`)."""
+    """The silero_vad package (it imports torch), imported with Ctrl-C held (`fdbu.common.device.interrupts_held`)."""
     return held_import("silero_vad")
 
 
@@ -215,7 +215,7 @@ class SileroVAD:
 def _finite(audio: np.ndarray, sr: int) -> None:
     """Audio handed in from Python (the CLI's reader refuses a file's NaN or infinity where it reads it): Silero would
     answer NaN for every window after the first such sample, and no segment; refused as the CLI refuses it."""
-    from ..audio import non_finite
+    from ..common.audio import non_finite
 
     problem = non_finite(np.asarray(audio), sr)
     if problem:

@@ -1,6 +1,6 @@
 """`fdbu vad`: speech probabilities of every output a task runs Silero on, into the cache.
 
-The stage a cluster shards: each run takes its shard of the trees' files (`fdbu.shard`), computes
+The stage a cluster shards: each run takes its shard of the trees' files (`fdbu.scoring.shard`), computes
 their window probabilities, runs the guard (and the sentinel) for the settings `fdbu score` (and,
 with `for_sweep`, every point of `fdbu sweep`) will use, and leaves the results in the shared
 probability cache. The unsharded `fdbu score` or `fdbu sweep` then assembles from the cache and
@@ -12,10 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import cast
 
-from .. import faults
-from ..audio import seconds_of
-from ..shard import select
-from ..tree import hashed, read_manifest
+from ..common import faults
+from ..common.audio import seconds_of
+from ..scoring.shard import select
+from ..tree.load import hashed, read_manifest
 from .detect import Job, SpeechDetector
 
 
@@ -45,9 +45,10 @@ def checked(jobs: list[Job]) -> list[Job]:
     return jobs
 
 
-def run(roots: list[Path], detector: SpeechDetector, rules, shard: int = 0, shards: int = 1,
+def run(roots: list[Path], detector: SpeechDetector, rules, part: tuple[int, int] = (0, 1),
         views: tuple[str, ...] = ()) -> str:
-    """Fill the cache with this shard's files; returns the shard's one-line report."""
+    """Fill the cache with the files of shard `part` (k of n); returns the shard's one-line report."""
+    shard, shards = part
     mine = checked(select(jobs(roots, views), shard, shards, key=lambda j: j.sha256 or "", weight=lambda j: j.samples))
     faults.point(f"vad:shard:{shard}")
     detector.fill_cache(mine, rules)

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..family import Group
 from ..metrics.table import SHARE, Metric
-from ..timebase import seconds, to_us
+from ..common.timebase import seconds, to_us
 
 INF = np.iinfo(np.int64).max
 
@@ -35,7 +35,7 @@ class Part:
     table: Callable[[Any], tuple[Metric, ...]]         # settings -> the declared metrics
     records: Callable[[list, Any, Any, Any], list[dict]]  # (eligible samples, task components, settings, speech
     #                                                        segments or None) -> a record per sample
-    fields: dict[str, str]                             # a record's fields -> kinds (fdbu.scored.KINDS)
+    fields: dict[str, str]                             # a record's fields -> kinds (fdbu.scoring.scored.KINDS)
     populations: Callable[["Records"], dict[str, np.ndarray]]  # the samples each metric is over, as masks
     passes: str | None = None                          # the record field a pooled share of the view counts
     segments: bool = False                             # it reads Silero's segments of output.wav, also where its task

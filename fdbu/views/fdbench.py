@@ -26,8 +26,8 @@ from typing import Optional
 import numpy as np
 
 from ..metrics.table import LATENCY, SHARE, Metric
-from ..settings import MS_UP_TO_MINUTE, check, opt, within
-from ..timebase import seconds, to_us
+from ..config.settings import MS_UP_TO_MINUTE, check, opt, within
+from ..common.timebase import seconds, to_us
 from .base import INF, Part, Records, View, ViewSettings, us
 
 SOURCE = ("FD-Bench: A Full-Duplex Benchmarking Pipeline Designed for Full Duplex Spoken Dialogue Systems, Sec. 2.3 "

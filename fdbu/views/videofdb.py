@@ -35,8 +35,8 @@ import numpy as np
 
 from ..metrics.flat import flatten
 from ..metrics.table import LATENCY, SHARE, Metric
-from ..settings import MS_UP_TO_MINUTE, check, opt, within
-from ..timebase import seconds, to_us
+from ..config.settings import MS_UP_TO_MINUTE, check, opt, within
+from ..common.timebase import seconds, to_us
 from .base import INF, Part, Records, View, ViewSettings, us
 
 SOURCE = ("VideoFDB: Evaluating Full-Duplex Vision-Speech Capabilities in Conversational Agents, Sec. 4.2 "

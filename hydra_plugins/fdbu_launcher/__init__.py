@@ -1,4 +1,4 @@
-"""fdbu's SLURM launcher for Hydra: submitit's, saying what it does (fdbu/launcher.py).
+"""fdbu's SLURM launcher for Hydra: submitit's, saying what it does (fdbu/cli/launcher.py).
 
 Hydra instantiates launchers only from the `hydra_plugins` namespace, so the class lives here;
 its config `fdbu_slurm` (submitit_slurm's keys plus `status_every_s`) is what the presets in
@@ -17,14 +17,14 @@ class FdbuSlurmLauncher(SlurmLauncher):
     def setup(self, **kwargs: Any) -> None:
         """Hydra sets the launcher up before its sweeper creates the job folder: refusals come first."""
         super().setup(**kwargs)
-        from fdbu.launcher import first_missing, setup
+        from fdbu.cli.launcher import first_missing, setup
 
         setup(dict(self.params))
         self.fresh = first_missing(self.config.hydra.sweep.dir)  # what a refused submission takes away again
         self.had_submitit = (Path(str(self.config.hydra.sweep.dir)) / ".submitit").exists()
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Any:
-        from fdbu.launcher import launch
+        from fdbu.cli.launcher import launch
 
         return launch(self, job_overrides, initial_job_idx)
 

@@ -1,16 +1,16 @@
 """Full-Duplex-Bench v1.0: pause handling, smooth turn-taking, user interruption (unified metrics: `pause.py`,
 `turn_taking.py`, `interruption.py`) and backchannels (the official numbers only); its official scripts' arithmetic is
-`fdbu.official.rules` and its reference column `fdbu.evaluate`'s rules, its generators `fdbu.synth.samples`'."""
+`fdbu.official.rules` and its reference column `fdbu.official.evaluate`'s rules, its generators `fdbu.synth.samples`'."""
 from __future__ import annotations
 
-from ... import readers
+from ...tree import readers
 from typing import List
 
 from ...family import Family, Official, Ref, Subset, SynthOption, Task
 from ...official import BACKCHANNEL_SCRIPT, INTERRUPTION_SCRIPT, PAUSE_SCRIPT, TURN_SCRIPT
 from . import interruption, pause, turn_taking
 
-EVALUATE, SYNTH = "fdbu.evaluate", "fdbu.synth.samples"
+EVALUATE, SYNTH = "fdbu.official.evaluate", "fdbu.synth.samples"
 PAUSE_HANDLING = Task(
     name="pause_handling", annotation="pause.json", read=readers.read_pauses, metrics=pause, reference=None,
     speech_detection=False, asr_task="default", asr_cut=None, label="pause handling",

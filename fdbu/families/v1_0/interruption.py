@@ -13,8 +13,8 @@ from typing import cast
 import numpy as np
 
 from ...kernels import INF, NO_RESPONSE, NOT_EXERCISED, RESPONSE, SPEAKING_AT_END, InterruptionOutcomes, interruption_outcomes
-from ...timebase import seconds, to_us
-from ...cells import fmt
+from ...common.timebase import seconds, to_us
+from ...common.cells import fmt
 from ...metrics.base import Swept, time_marks
 from ...metrics.flat import column, flatten
 from ...metrics.stats import Bootstrap

@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernels import PauseComponents, pause_components
-from ...readers import parse_json
-from ...timebase import seconds, to_us
-from ...cells import fmt
+from ...tree.readers import parse_json
+from ...common.timebase import seconds, to_us
+from ...common.cells import fmt
 from ...metrics.base import time_marks
 from ...metrics.flat import column, flatten
 from ...metrics.stats import Bootstrap

@@ -11,8 +11,8 @@ from typing import cast
 import numpy as np
 
 from ...kernels import EARLY_START, INF, NO_RESPONSE, RESPONSE, turn_taking_outcomes
-from ...timebase import US_PER_S, seconds, to_us
-from ...cells import fmt
+from ...common.timebase import US_PER_S, seconds, to_us
+from ...common.cells import fmt
 from ...metrics.base import time_marks
 from ...metrics.flat import column, flatten
 from ...metrics.stats import Bootstrap

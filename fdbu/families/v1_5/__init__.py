@@ -3,16 +3,16 @@ clean_input.wav without it, metadata.json (the event's window in input.wav), and
 clean_output.wav; Silero segments both. Its metric module is `metrics.py` (the four overlap subsets), its matched
 control `control.py` (the settings group `overlap.*`, the entry's record) and `control_pairs.py` (two systems'
 controls compared, and the entry itself); its reference column is get_timing.py's latency_intervals.json per sample
-(`fdbu.official.timing`, `fdbu.evaluate`'s rule)."""
+(`fdbu.official.timing`, `fdbu.official.evaluate`'s rule)."""
 from __future__ import annotations
 
-from ... import readers
+from ...tree import readers
 from ...family import Family, Figure, Official, Ref, Subset, Task
 from ...official import TIMING_SCRIPT
 from ...version import V15_DEFINITIONS
 from . import control, control_pairs, metrics as overlap
 
-EVALUATE, SYNTH = "fdbu.evaluate", "fdbu.synth.samples"
+EVALUATE, SYNTH = "fdbu.official.evaluate", "fdbu.synth.samples"
 OVERLAP = Task(
     name=overlap.TASK, family="v1.5", annotation="metadata.json", read=readers.read_event, metrics=overlap,
     reference=None, speech_detection=True, asr_task="default", asr_cut=None, label="overlap (v1.5, from o_s)",

@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List
 
-from ...cells import difference_text, fmt, p_text
+from ...common.cells import difference_text, fmt, p_text
 from ...errors import short
 from ...family import Group
-from ...settings import MS_UP_TO_MINUTE, PAD_MAX_MS, UNIT, check, opt, within
-from ...timebase import US_PER_S, seconds, to_us
+from ...config.settings import MS_UP_TO_MINUTE, PAD_MAX_MS, UNIT, check, opt, within
+from ...common.timebase import US_PER_S, seconds, to_us
 from ...metrics.table import readable
 
 WITHIN_US = (500_000, 1_000_000, 2_000_000)  # the k of "stopped within k" and "resumed within k" (Definition 53)

@@ -17,7 +17,7 @@ from typing import Any, cast
 import numpy as np
 
 from ...kernels import INF
-from ...timebase import seconds
+from ...common.timebase import seconds
 from ...family import Compared, Entry
 from .control import ATTRIBUTABLE, COMPARED_LEGEND, HEADLINE, SHIFT, check_entry, console, console_name, control_better, control_lines, label, lines, report_label
 from .metrics import Components, from_rows, stopped_within

@@ -18,10 +18,10 @@ from fractions import Fraction
 from typing import cast
 import numpy as np
 
-from ...cells import fmt
+from ...common.cells import fmt
 from ...kernels import INF, OverlapRun, overlap_run, run_overlap_us
-from ...settings import ALPHA, PAD_MAX_MS
-from ...timebase import US_PER_S, seconds, to_us
+from ...config.settings import ALPHA, PAD_MAX_MS
+from ...common.timebase import US_PER_S, seconds, to_us
 from ...metrics.base import Runs, Swept
 from .control import DEFAULT_CONTROL, HEADLINE, HEADLINE_S, HEADLINE_US, SHIFT, STOP_WANTED, ControlSettings, control_lines, label, settings_of
 from ...metrics.flat import column, flatten

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List
 
-from ... import readers
+from ...tree import readers
 from ...family import Family, Layout, Official, Ref, Subset, SynthOption, Task
 from ...official import JUDGE_SCORE_SCRIPT, JUDGE_TIME_SCRIPT
 from ...version import V2_DEFINITIONS

@@ -8,9 +8,9 @@ import math
 
 
 from ...errors import FdbuError, short
-from ...readers import parse_json, seconds_text
-from ...timebase import to_us
-from ...readers import JUDGE_PAST_T_MS  # a judge window may end this far past T (readers.read_session)
+from ...tree.readers import parse_json, seconds_text
+from ...common.timebase import to_us
+from ...tree.readers import JUDGE_PAST_T_MS  # a judge window may end this far past T (readers.read_session)
 
 MAX_TIME_S = 120.0           # eval/run_evaluation.sh passes --max_time $MAX_TIME (120) to asr_batch.py
 TIME_THRESHOLD_S = 1.2       # asr_batch.py's --time_threshold default
@@ -28,31 +28,34 @@ def read_judge(data: bytes, where: str, T_us: int, file: str = "judge.json") -> 
     doc = parse_json(data, where, file)
     if not isinstance(doc, dict) or not isinstance(doc.get(TURN_KEY), list):
         raise FdbuError(where, file, f"is not a processed judge output: no '{TURN_KEY}' list")
-    events, past = [], 0
-    for i, item in enumerate(doc[TURN_KEY]):
-        if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], list) and len(item[0]) == 2):
-            raise FdbuError(where, file, f"event {i} is not [[start, end], turn-taking score, instruction score]")
-        (start, end), tt, if_ = item[0], item[1], item[2]
-        for what_, v in (("start", start), ("end", end)):
-            if not _finite(v):
-                raise FdbuError(where, file, f"event {i}'s {what_} is {_shown(v)}, not a number of seconds")
-        for what_, v in (("turn-taking score", tt), ("instruction-following score", if_)):
-            if not _finite(v) or not 1 <= v <= 5:
-                raise FdbuError(where, file, f"event {i}'s {what_} is {_shown(v)}, not a number from 1 to 5")
-        s, e = to_us(start), to_us(end)
-        if not 0 <= s < e:
-            raise FdbuError(where, file, f"event {i}'s window [{start}, {end}] ends before it starts (or at its start)"
-                            if e <= s else f"event {i}'s window [{start}, {end}] starts before 0")
-        if e > T_us + JUDGE_PAST_T_MS * 1000:
-            raise FdbuError(where, file, f"event {i}'s window [{start}, {end}] ends past the session's audio "
-                            f"(T = {seconds_text(T_us)} s, by more than {JUDGE_PAST_T_MS} ms): a judge output of "
-                            "another session, or of untrimmed audio")
-        past += e > T_us
-        events.append((s, e, float(tt), float(if_)))
+    events = [_event(i, item, where, file, T_us) for i, item in enumerate(doc[TURN_KEY])]
+    past = sum(e > T_us for _, e, _, _ in events)
     score = doc.get(TASK_KEY)
     if score is not None and not _finite(score):
         raise FdbuError(where, file, f"'{TASK_KEY}' is {_shown(score)}, not a number")
     return {"events": events, "task_score": score, "past_T": past}
+
+
+def _event(i: int, item, where: str, file: str, T_us: int) -> tuple[int, int, float, float]:
+    """Event i of a processed judge output -> (start_us, end_us, TT, IF), or one line of why it is not one."""
+    if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], list) and len(item[0]) == 2):
+        raise FdbuError(where, file, f"event {i} is not [[start, end], turn-taking score, instruction score]")
+    (start, end), tt, if_ = item[0], item[1], item[2]
+    for what_, v in (("start", start), ("end", end)):
+        if not _finite(v):
+            raise FdbuError(where, file, f"event {i}'s {what_} is {_shown(v)}, not a number of seconds")
+    for what_, v in (("turn-taking score", tt), ("instruction-following score", if_)):
+        if not _finite(v) or not 1 <= v <= 5:
+            raise FdbuError(where, file, f"event {i}'s {what_} is {_shown(v)}, not a number from 1 to 5")
+    s, e = to_us(start), to_us(end)
+    if not 0 <= s < e:
+        raise FdbuError(where, file, f"event {i}'s window [{start}, {end}] ends before it starts (or at its start)"
+                        if e <= s else f"event {i}'s window [{start}, {end}] starts before 0")
+    if e > T_us + JUDGE_PAST_T_MS * 1000:
+        raise FdbuError(where, file, f"event {i}'s window [{start}, {end}] ends past the session's audio "
+                        f"(T = {seconds_text(T_us)} s, by more than {JUDGE_PAST_T_MS} ms): a judge output of "
+                        "another session, or of untrimmed audio")
+    return s, e, float(tt), float(if_)
 
 
 def _finite(v) -> bool:

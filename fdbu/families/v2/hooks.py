@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import List
 
 from ...family import Entry, Group
-from ...settings import MS_UP_TO_MINUTE, check, opt, within
-from ...timebase import seconds, to_us
+from ...config.settings import MS_UP_TO_MINUTE, check, opt, within
+from ...common.timebase import seconds, to_us
 
 TASK = "session"
 GROUP_KEY = "session"

@@ -29,8 +29,8 @@ from fractions import Fraction
 import numpy as np
 
 from ...kernels import INF
-from ...settings import NOT_REACHED
-from ...timebase import seconds, to_us
+from ...config.settings import NOT_REACHED
+from ...common.timebase import seconds, to_us
 from ...metrics.base import Runs, Swept
 from ...metrics.paired import MINUS_INF, PLUS_INF, UNDEFINED
 from .rankcorr import correlations

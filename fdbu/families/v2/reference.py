@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import Any
 
 
-from ...atomic import regular, sha256_bytes
+from ...common.atomic import regular, sha256_bytes
 from ...errors import FdbuError
 from .runs import CHANNELS, FAMILY, JUDGE_SUFFIX
 from .files import TASK_KEY, TURN_KEY, read_judge
 
 def session_of(tree, sample) -> dict:
     """A tree sample's session.json, hash-checked against manifest.json (its split, task id and judge)."""
-    from ...tree import hashed
+    from ...tree.load import hashed
 
     return json.loads(hashed(sample.folder / "session.json", sample.sample_id, "session.json",
                              tree.files[sample.sample_id].get("session.json"), "manifest.json", tree.root))
@@ -25,7 +25,7 @@ def session_of(tree, sample) -> dict:
 def judged_sessions(tree, subset: str) -> tuple[list[tuple[str, str, bytes]], list[str]]:
     """The subset's eligible sessions the judge reached, as (split folder, task id, judge.json's bytes, hash-checked),
     keyed as score.py keys them: by the split folder of the judge's file; and the names of those it did not reach."""
-    from ...tree import hashed
+    from ...tree.load import hashed
 
     judged, missing = [], []
     for s in tree.subset(subset):
@@ -131,9 +131,7 @@ def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], d
         with ThreadPoolExecutor(max_workers=judge.workers) as pool:
             whys = list(pool.map(ask, sessions))
         for (s, split, task, _, _), why in zip(sessions, whys):
-            ledger = tmp / f"{split}.{task}.ledger.jsonl"
-            for line in ledger.read_text(encoding="utf-8").splitlines() if ledger.is_file() else []:
-                judge.ledger.append({"session": f"{split}/{task}", **json.loads(secret(line))})
+            judge.ledger.extend(_ledger(tmp / f"{split}.{task}.ledger.jsonl", f"{split}/{task}", secret))
             if why is not None:
                 failed[s.name] = secret(f"{JUDGE_SCRIPT_NAME} failed: {why}")
                 continue
@@ -143,35 +141,53 @@ def run_judge(tree, subset: str, judge) -> tuple[list[tuple[str, str, bytes]], d
             raise FdbuError("evaluate.judge", None, f"the judge answered none of {subset}'s {len(failed)} sessions "
                             f"(a wrong key, model or base_url?); {first[0]}: {first[1]}")
         if asked:
-            try:
-                run = subprocess.run([sys.executable, str(session_judge.parse), "--root_dir", str(answers)], cwd=tmp,
-                                     capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600)
-                why = None if run.returncode == 0 else _script_error(run.returncode, run.stderr)
-            except subprocess.TimeoutExpired:
-                why = "ran past 600 s"
-            if why is not None:
-                raise FdbuError("official checkout", "scoring/parse.py", secret(f"failed on the judge's answers "
-                                                                               f"({why})"))
+            _parse_answers(session_judge.parse, answers, secret)
         made = {s.sample_id: hashes for s, _, _, _, hashes in sessions}
         for s, split, task in asked:
-            processed = answers / split / f"{task}{JUDGE_SUFFIX}"
-            if not processed.is_file():
-                failed[s.name] = "the judge's answer is not JSON parse.py reads (see the ledger)"
-                continue
-            data = processed.read_bytes()
-            try:
-                read_judge(data, s.sample_id, s.T_us, processed.name)
-            except FdbuError as e:
-                failed[s.name] = f"the judge's answer is not a judge output of this session: {e.problem}"
-                continue
-            doc = json.loads(data)  # read_judge read it: an object with its events' list
-            if not doc.get(TURN_KEY) and doc.get(TASK_KEY) is None:
-                failed[s.name] = "the judge's answer is empty: no event and no task score (a refusal or a cut-off " \
-                                 "reply; see the ledger)"
+            data, why = _processed_answer(answers / split / f"{task}{JUDGE_SUFFIX}", s)
+            if why is not None:
+                failed[s.name] = why
                 continue
             found.append((split, task, data))
             made_on[f"{split}/{task}"] = made[s.sample_id]
     return found, failed, made_on
+
+
+def _ledger(ledger: Path, session: str, secret) -> list[dict]:
+    """One session's requests and replies as the judge's child logged them (none if it logged none), the key out."""
+    lines = ledger.read_text(encoding="utf-8").splitlines() if ledger.is_file() else []
+    return [{"session": session, **json.loads(secret(line))} for line in lines]
+
+
+def _parse_answers(parse: Path, answers: Path, secret) -> None:
+    """parse.py unchanged over every answer in `answers` (upstream's last judge step), or one line of why not."""
+    import subprocess
+    import sys
+
+    try:
+        run = subprocess.run([sys.executable, str(parse), "--root_dir", str(answers)], cwd=answers.parent,
+                             capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600)
+        why = None if run.returncode == 0 else _script_error(run.returncode, run.stderr)
+    except subprocess.TimeoutExpired:
+        why = "ran past 600 s"
+    if why is not None:
+        raise FdbuError("official checkout", "scoring/parse.py", secret(f"failed on the judge's answers ({why})"))
+
+
+def _processed_answer(processed: Path, s) -> tuple[bytes, str | None]:
+    """One session's processed answer (parse.py's output) and, where it cannot be used, why not."""
+    if not processed.is_file():
+        return b"", "the judge's answer is not JSON parse.py reads (see the ledger)"
+    data = processed.read_bytes()
+    try:
+        read_judge(data, s.sample_id, s.T_us, processed.name)
+    except FdbuError as e:
+        return data, f"the judge's answer is not a judge output of this session: {e.problem}"
+    doc = json.loads(data)  # read_judge read it: an object with its events' list
+    if not doc.get(TURN_KEY) and doc.get(TASK_KEY) is None:
+        return data, "the judge's answer is empty: no event and no task score (a refusal or a cut-off reply; see " \
+                     "the ledger)"
+    return data, None
 
 
 def _transcripts_as_upstream(tree, subset: str, dest: Path) -> list[tuple[Any, str, str, Path, dict]]:
@@ -179,7 +195,7 @@ def _transcripts_as_upstream(tree, subset: str, dest: Path) -> list[tuple[Any, s
     id>/A.json` (the examiner: the tree's input.json) and `B.json` (output.json), each hash-checked against asr.json:
     (sample, split, task id, its folder, what a judge's answer on them is made on: `MADE_ON`'s SHA-256, the user's
     two tracks as its session.json records them and the transcripts as asr.json does), in manifest order."""
-    from ...tree import hashed
+    from ...tree.load import hashed
 
     out = []
     for s in tree.subset(subset):
@@ -202,7 +218,7 @@ def _transcripts_as_upstream(tree, subset: str, dest: Path) -> list[tuple[Any, s
 def _script_error(rc: int, stderr: str) -> str:
     """Why the script failed: the exception its traceback names, with the whole message (the API's error is a JSON
     body over several lines), on one line, at most 300 characters."""
-    from ...run_official import why_not
+    from ...official.runner import why_not
 
     lines = stderr.strip().splitlines()
     head = why_not(rc, stderr)
@@ -260,7 +276,7 @@ def official_run(tree, subset: str, paths: dict, tmp: Path, ours: dict) -> dict:
 
     from ...official import JUDGE_SCORE_SCRIPT, JUDGE_TIME_SCRIPT
     from .judge_scores import csv_cell
-    from ...run_official import why_not
+    from ...official.runner import why_not
 
     root = tmp / f"{subset}-eval_results"
     ran = ours.get("judge_run")  # the judge ran in this evaluate: its answers, not the exported ones

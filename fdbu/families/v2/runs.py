@@ -31,14 +31,15 @@ from typing import Any
 
 import numpy as np
 
-from ... import adopt, tasks
-from ...atomic import dumps, regular, sha256_bytes, sha256_file
-from ...audio import SAMPLE_RATE as SR, non_finite, wav_bytes
+from ...tree import adopt
+from ... import tasks
+from ...common.atomic import dumps, regular, sha256_bytes, sha256_file
+from ...common.audio import SAMPLE_RATE as SR, non_finite, wav_bytes
 from ...errors import FdbuError
-from ...outputs import new_folder
-from ...readers import parse_json, read_session
-from ...timebase import window_us
-from ...tree import MANIFEST_KIND, SAFE_NAME
+from ...common.outputs import new_folder
+from ...tree.readers import parse_json, read_session
+from ...common.timebase import window_us
+from ...tree.load import MANIFEST_KIND, SAFE_NAME
 from .files import read_judge, transcripts_bytes
 
 FAMILY = "v2"
@@ -102,7 +103,7 @@ def _split_folders(root: Path) -> dict[str, Path]:
 
 
 def what(folder: Path) -> str | None:
-    """The folder in a few words if it is of v2's run layout (fdbu.layout.what)."""
+    """The folder in a few words if it is of v2's run layout (fdbu.tree.layout.what)."""
     got = sessions_in(folder)
     if got is None:
         return None
@@ -123,7 +124,7 @@ MIN_RATE = 8000  # telephone speech's rate, the lowest a speech recording is mad
 
 
 def _read(path: Path, where: str) -> tuple[np.ndarray, int]:
-    from ...export import read_audio  # export's reader (a FIFO refused, not read forever); torch loads with it
+    from ...tree.export import read_audio  # export's reader (a FIFO refused, not read forever); torch loads with it
 
     try:
         audio, sr = read_audio(path)
@@ -258,7 +259,7 @@ def _session(tmp: Path, split: str, folder: Path, judge: Path | None, adopting: 
     """One session into the tree: its manifest row, and its adopted transcripts' receipts. A judge's answer from a
     summary.json (`made_on`) is this session's only if it was made on the same two tracks and, adopting, the same
     transcripts: another run's answers under the same task ids are refused, not put beside these."""
-    from ...export import to_16k_mono  # torch's resampler, loaded only by an export
+    from ...tree.export import to_16k_mono  # torch's resampler, loaded only by an export
 
     subset, task = splits()[split], folder.name
     sid = f"{subset}/{task}"
@@ -303,32 +304,13 @@ def _session(tmp: Path, split: str, folder: Path, judge: Path | None, adopting: 
                                 "past_T": read["past_T"]}
     receipts: dict[str, Any] = {}
     if adopting:
-        docs = {}
-        for channel, name in (("A.json", "input.json"), ("B.json", "output.json")):
-            path = folder / channel
-            if not path.is_file():
-                raise FdbuError(where, channel, "is missing: export.transcripts=adopt takes upstream's asr_batch.py "
-                                "A.json and B.json; run it, or export without adopt and run fdbu asr")
-            raw = path.read_bytes()
-            wav = "A.wav" if channel == "A.json" else "B.wav"
-            # words after the trim, or after a crop of B to A's length, are dropped and counted
-            original = window_us(source[wav]["samples"], a_sr) if a_cut or b_cut or fit else None
-            try:
-                kept, dropped = adopt.check(raw, sid, T_us, None, observed_us=original, file=name)
-            except FdbuError as e:  # said of the user's file, not the tree's name for it
-                raise FdbuError(where, channel, e.problem) from None
-            files[name] = kept
-            docs[channel] = parse_json(raw, where, channel)
-            if any(c["timestamp"][1] is None for c in docs[channel]["chunks"]):
-                raise FdbuError(where, channel, "has a word without an end time: asr_batch.py's combine_transcripts "
-                                "cannot read it (Parakeet's word times always have one)")
-            receipts[name] = {"sha256": sha256_bytes(kept), "adopted_from": sha256_bytes(raw), "dropped": dropped}
-            if dropped:  # said by export's console (export_said), kept in the session's record
-                session.setdefault("dropped_words", {})[channel] = dropped
-        files[COMBINED] = transcripts_bytes(docs["A.json"], docs["B.json"])
-        receipts[COMBINED] = {"sha256": sha256_bytes(files[COMBINED])}
-        own = folder / COMBINED  # the run's own, read and compared rather than replaced unsaid (issue 76)
-        if own.is_file() and own.read_bytes() != files[COMBINED]:
+        cut = a_cut or b_cut or fit  # words after the trim, or after a crop of B to A's length, are dropped and counted
+        originals = {c: window_us(source[c]["samples"], a_sr) if cut else None for c in CHANNELS}
+        adopted, receipts, dropped, differs = _adopt(folder, where, sid, T_us, originals)
+        files.update(adopted)
+        if dropped:  # said by export's console (export_said), kept in the session's record
+            session["dropped_words"] = dropped
+        if differs:
             session["own_transcripts_json"] = "differs from combine_transcripts of A.json and B.json"
     if made_on is not None and session.get("judged") and adopting:
         _made_on_here(made_on, where, {c: receipts[name]["sha256"] for c, name in (("A.json", "input.json"),
@@ -347,6 +329,40 @@ def _session(tmp: Path, split: str, folder: Path, judge: Path | None, adopting: 
            # `fdbu asr asr.resume=true` rewrites all three and its asr.json says so; the manifest keeps what it owns
            "files": {n: sha256_bytes(d) for n, d in files.items() if n not in OWNED_BY_ASR}}
     return row, receipts
+
+
+def _adopt(folder: Path, where: str, sid: str, T_us: int, originals: dict[str, int | None]
+           ) -> tuple[dict[str, bytes], dict[str, Any], dict[str, Any], bool]:
+    """A session's A.json and B.json adopted (export.transcripts=adopt): the tree's input.json, output.json and
+    transcripts.json, their receipts, the words dropped per channel, and whether the run's own transcripts.json
+    differs from combine_transcripts of the two (read and compared rather than replaced unsaid, issue 76)."""
+    files: dict[str, bytes] = {}
+    receipts: dict[str, Any] = {}
+    dropped_words: dict[str, Any] = {}
+    docs = {}
+    for channel, name in (("A.json", "input.json"), ("B.json", "output.json")):
+        path = folder / channel
+        if not path.is_file():
+            raise FdbuError(where, channel, "is missing: export.transcripts=adopt takes upstream's asr_batch.py "
+                            "A.json and B.json; run it, or export without adopt and run fdbu asr")
+        raw = path.read_bytes()
+        original = originals["A.wav" if channel == "A.json" else "B.wav"]
+        try:
+            kept, dropped = adopt.check(raw, sid, T_us, None, observed_us=original, file=name)
+        except FdbuError as e:  # said of the user's file, not the tree's name for it
+            raise FdbuError(where, channel, e.problem) from None
+        files[name] = kept
+        docs[channel] = parse_json(raw, where, channel)
+        if any(c["timestamp"][1] is None for c in docs[channel]["chunks"]):
+            raise FdbuError(where, channel, "has a word without an end time: asr_batch.py's combine_transcripts "
+                            "cannot read it (Parakeet's word times always have one)")
+        receipts[name] = {"sha256": sha256_bytes(kept), "adopted_from": sha256_bytes(raw), "dropped": dropped}
+        if dropped:
+            dropped_words[channel] = dropped
+    files[COMBINED] = transcripts_bytes(docs["A.json"], docs["B.json"])
+    receipts[COMBINED] = {"sha256": sha256_bytes(files[COMBINED])}
+    own = folder / COMBINED
+    return files, receipts, dropped_words, own.is_file() and own.read_bytes() != files[COMBINED]
 
 
 def _made_on_here(made_on: tuple[Path, dict[str, dict[str, str]]], where: str, here: dict[str, str]) -> None:
@@ -405,7 +421,7 @@ def export(root: Path, out: Path, *, judge: Path | None = None, transcripts: str
            made_on: tuple[Path, dict[str, dict[str, str]]] | None = None) -> Path:
     """A reference tree at `out` from a v2 output root (or one split, or one session), all at once or not at all.
     `made_on`: the summary.json `judge` came from, and what each of its answers was made on."""
-    from ...progress import Bar
+    from ...common.progress import Bar
 
     got = sessions_in(root)
     if got is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ...audio import SAMPLE_RATE as SR
+from ...common.audio import SAMPLE_RATE as SR
 from .runs import CHANNEL_TOLERANCE_MS, COMBINED
 
 

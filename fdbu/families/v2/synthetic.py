@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from ...audio import SAMPLE_RATE as SR, wav_bytes
+from ...common.audio import SAMPLE_RATE as SR, wav_bytes
 from .files import TASK_KEY, TURN_KEY, transcripts_bytes
 from .runs import JUDGE_SUFFIX, TRIM_S
 
