@@ -19,6 +19,9 @@ from . import commands
 from .config import keys as config_keys
 from .registry import Call
 from .config.settings import NOT_REACHED
+from .registry import load_plugins
+
+load_plugins()  # a plugin's families and subsets are the API's too (FDBU_PLUGINS, entry points "fdbu.plugins")
 
 
 # A DataFrame's columns and dtypes are declared, never read from the data (docs: DataFrames), so code written

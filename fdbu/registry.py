@@ -16,7 +16,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Protocol
 
 if TYPE_CHECKING:  # for the types only: the registry imports nothing of fdbu when it runs
     from .commands.base import Ran
@@ -43,6 +43,17 @@ class Run(Protocol):
     def __call__(self, cfg: Any, call: Call = ...) -> Ran: ...
 
 
+class Stop(NamedTuple):
+    """How the tests stop a command by Ctrl-C inside its work (tests/test_ctrl_c.py) and read its first line
+    (tests/test_first_output.py), every command that declares one: its command line on the demo's trees
+    (benchmarks/first_output.demo: {mixed} and {prompt} two scored trees, {untranscribed} one without transcripts,
+    {official} the official per-task layout, {out} a fresh folder), the named step of its work where the Ctrl-C
+    comes (fdbu.common.faults), and whether what the stopped run did is kept for the next."""
+    args: tuple[str, ...]
+    at: str
+    keeps: bool = False
+
+
 @dataclass
 class Command:
     name: str
@@ -67,6 +78,8 @@ class Command:
     example: tuple[str, ...] = ()
     names: Callable[[], set[str]] | None = None  # every file name its code can announce, over its options
     #                                              (`@registry.announces`; a writer's, checked against `writes`)
+    stop: Stop | None = None      # a run the tests stop by Ctrl-C (`Stop`): every command that writes files or
+    #                               loads torch declares one (tests/test_ctrl_c.py checks that it does)
 
     def owns(self, name: str) -> bool:
         """Whether `name` is one of the files this command writes (recovery moves nothing else): a plain file name
@@ -82,32 +95,69 @@ _COMPARED = tuple(f"compare-{f}.{e}" for f in ("forest", "latency-curves") for e
 COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("score", "score a reference tree", "fdbu score tree=PATH [out=DIR] [plot=true]",
             ("unified.json", "unified-samples.jsonl", *_CURVES), "out", "tree",
-            example=("tree={tree}", "progress=false")),
+            example=("tree={tree}", "progress=false"),
+            stop=Stop(("tree={mixed}", "vad.batch_seconds=10"), "vad:batch:1", True)),
     Command("sweep", "speech-detection metrics over VAD settings", 'fdbu sweep tree=PATH | "tree=[A,B]" out=DIR',
             ("sweep.json", "sweep.csv", *(f"sweep-heatmaps.{e}" for e in _FIGURE)), "out", "tree",
             example=("tree={tree}", "out={out}", "sweep.threshold=[0.4,0.5]", "sweep.min_silence_duration_ms=[100]",
-                     "progress=false", "plot=false")),
+                     "progress=false", "plot=false"),
+            stop=Stop(("tree={mixed}", "out={out}", "vad.batch_seconds=10"), "vad:batch:1", True)),
     Command("compare", "scored systems, pair by pair", 'fdbu compare "trees=[A,B]" [names=[a,b]] [out=DIR]',
             ("compare.json", "compare.csv", *_COMPARED), "out", bare="trees=[{}]", bare_least=2,
-            example=("trees=[{a},{b}]", "names=[a,b]", "out={out}", "progress=false", "plot=false")),
+            example=("trees=[{a},{b}]", "names=[a,b]", "out={out}", "progress=false", "plot=false"),
+            stop=Stop(("trees=[{mixed},{prompt}]", "out={out}"), "compare:subset:1")),
     Command("report", "a site and the leaderboard as tables", 'fdbu report "trees=[A,B]" [names=[a,b]] out=DIR',
             ("report.json", "compare.json", "index.html", "samples-[0-9]*.js", "leaderboard.md", "leaderboard.tex",
              "leaderboard.csv", *_COMPARED, *_CURVES), "out", bare="trees=[{}]",
-            example=("trees=[{a},{b}]", "names=[a,b]", "out={out}", "progress=false")),
+            example=("trees=[{a},{b}]", "names=[a,b]", "out={out}", "progress=false"),
+            stop=Stop(("trees=[{mixed},{prompt}]", "out={out}"), "report:sample:1")),
     Command("evaluate", "the official rules (reference column)",
             "fdbu evaluate tree=PATH [evaluate.official_checkout=DIR]", ("summary.json", "judge-ledger.jsonl"),
-            None, "tree", True, example=("tree={tree}",)),
+            None, "tree", True, example=("tree={tree}",), stop=Stop(("tree={mixed}",), "evaluate:staged:summary.json")),
     Command("export", "a tree from the release + outputs",
-            'fdbu export dataset=DIR | "export.roots={subset: DIR}" out=DIR', (), "out", None, True, bare="dataset={}"),
+            'fdbu export dataset=DIR | "export.roots={subset: DIR}" out=DIR', (), "out", None, True, bare="dataset={}",
+            stop=Stop(("dataset={official}", "out={out}"), "export:sample:1")),
     Command("asr", "transcripts with Parakeet (NeMo)", "fdbu asr tree=DIR [asr.model=NAME | asr.checkpoint=PATH.nemo]",
-            (), None, "tree", True, cache_when_sharded=True),
+            (), None, "tree", True, cache_when_sharded=True,
+            stop=Stop(("tree={untranscribed}", "asr.batch_size=1", "asr.max_batch_seconds=10", "device=cpu"),
+                      "asr:batch:0", True)),
     Command("vad", "speech probabilities into the cache", "fdbu vad tree=DIR [shard=K shards=N] (then score assembles)",
-            (), assembled_by="score"),
+            (), assembled_by="score", stop=Stop(("tree={mixed}", "vad.batch_seconds=10"), "vad:batch:1", True)),
     Command("synth", "write a synthetic reference tree", "fdbu synth out=PATH [n=5] [seed=0] [system=mixed]",
-            (), "out", None, True, bare="out={}"),
+            (), "out", None, True, bare="out={}", stop=Stop(("out={out}", "n=2"), "synth:sample:1")),
     Command("calibrate", "the batched VAD's guard margin here", "fdbu calibrate [device=cuda]", (), None, None, True,
-            bare=None),
+            bare=None, stop=Stop((), "calibrate:batched")),
 )}
+
+
+PLUGINS = "FDBU_PLUGINS"  # the environment variable naming plugin modules, comma-separated
+PLUGIN_GROUP = "fdbu.plugins"  # the entry point group an installed package names its plugin module in
+_LOADED: list[str] = []
+
+
+def load_plugins() -> list[str]:
+    """Import each plugin once: a module that registers, when imported, commands (`add` and the decorators below),
+    subsets or families (fdbu.tasks.register, register_family), named in FDBU_PLUGINS (comma-separated module
+    names) or by an installed package's entry point in group "fdbu.plugins". The CLI and the API load them first,
+    so a plugin's command, family or subset is every stage's, in every process a command starts. Returns the
+    modules loaded by this call; one that cannot be imported raises ImportError naming it and where it was named."""
+    import importlib
+    import os
+    from importlib.metadata import entry_points
+
+    named = [(n.strip(), PLUGINS) for n in os.environ.get(PLUGINS, "").split(",") if n.strip()]
+    named += [(e.value, f"entry point {e.name} of {PLUGIN_GROUP}") for e in entry_points(group=PLUGIN_GROUP)]
+    loaded = []
+    for name, where in named:
+        if name in _LOADED:
+            continue
+        try:
+            importlib.import_module(name)
+        except Exception as e:  # a plugin's own error, said with its name: not fdbu's traceback
+            raise ImportError(f"plugin {name} ({where}) cannot be loaded: {type(e).__name__}: {e}") from e
+        _LOADED.append(name)
+        loaded.append(name)
+    return loaded
 
 
 def add(command: Command) -> Command:

@@ -85,6 +85,9 @@ def register_family(new: Family) -> None:
     figures files score and report write (fdbu.registry), its entries and figures every stage's."""
     if new.name in FAMILIES:
         raise ValueError(f"family {new.name} is already registered")
+    taken = [s.name for s in new.subsets if s.name in SUBSETS]
+    if taken:  # refused before anything is registered: a refusal leaves the registry as it was
+        raise ValueError(f"family {new.name}: subset {taken[0]} is already registered")
     keys = {g.key for f in FAMILIES.values() for g in ([f.settings] if f.settings else [])}
     if new.settings is not None and new.settings.key in keys:
         raise ValueError(f"family {new.name}: the settings group {new.settings.key} is another family's")
@@ -101,9 +104,10 @@ def unregister_family(name: str) -> None:
         if s.name in SUBSETS:
             unregister(s.name)
     gone = FAMILIES.pop(name)
+    kept = {f for other in FAMILIES.values() for fig in other.figures for f in fig.files}  # another family's too
     for fig in gone.figures:
         for command in ("score", "report"):
-            registry.no_longer_writes(command, *fig.files)
+            registry.no_longer_writes(command, *(f for f in fig.files if f not in kept))
 
 
 

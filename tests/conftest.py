@@ -34,6 +34,7 @@ def pytest_configure(config):
     holds the calibration's lock), speech probabilities computed by one worker are the other's, and nothing
     lands in the user's own cache. The process that made the folder removes it."""
     global _CACHE
+    _plugins()
     if os.environ.get(SHARED) and os.environ.get("PYTEST_XDIST_WORKER"):  # a worker: its controller's folder
         os.environ["XDG_CACHE_HOME"] = os.environ[SHARED]
         return  # and its controller's order (ORDER, inherited: xdist needs every worker to collect one order)
@@ -43,6 +44,21 @@ def pytest_configure(config):
     os.environ[ORDER] = str(given if given is not None else secrets.randbelow(2**32))
     _CACHE = tempfile.mkdtemp(prefix="fdbu-test-cache-")
     os.environ["XDG_CACHE_HOME"] = os.environ[SHARED] = _CACHE
+
+
+def _plugins() -> None:
+    """FDBU_PLUGINS=made_up_plugin: the whole suite with a plugin's family and command registered, in this process
+    (every worker) and in every fdbu it starts (tests/ on their PYTHONPATH, so they import the plugin as the CLI
+    loads it): the tests read the registries, and pass with a release or a command they do not name."""
+    from fdbu import registry
+
+    if not os.environ.get(registry.PLUGINS):
+        return
+    here = os.path.dirname(os.path.abspath(__file__))
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if here not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([here, *paths])
+    registry.load_plugins()
 
 
 def pytest_unconfigure(config):

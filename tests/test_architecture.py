@@ -75,7 +75,8 @@ def test_the_families_and_commands_it_names_are_the_registries():
     from fdbu import registry, tasks
 
     page = text()
-    assert "v1.0, v1.5 and v2 are registered this way" in page and list(tasks.FAMILIES) == ["v1.0", "v1.5", "v2"]
+    assert "v1.0, v1.5 and v2 are registered this way" in page and [f.name for f in tasks.RELEASES] == ["v1.0", "v1.5",
+                                                                                                    "v2"]
     assert "three parts" in page and {"config", "run", "show"} <= set(vars(registry.Command("x", "", "")))
 
 

@@ -136,32 +136,16 @@ def test_a_made_up_command_is_an_entry_a_config_and_a_function(tmp_path, capsys)
     `call`, and without a console of its own its lines are printed; no YAML file, no other edit. Its `share` is a
     made-up setting: one field (default and help) whose range comes from fdbu.config.settings, shown by --help and refused
     out of range in one line. A function that cannot take (cfg, call) is refused when it is registered."""
-    from dataclasses import dataclass
-
     import fdbu.config.store  # noqa: F401  (the configs: registered as the CLI registers them)
+    import made_up_command
     from builders import fdbu_main
     from fdbu.cli import main as cli
     from fdbu.commands import Ran
-    from fdbu.registry import CALL, Call
-    from fdbu.config.settings import UNIT, opt, within
 
-    registry.add(registry.Command("hello", "say hello (a made-up command)", "fdbu hello [name=NAME]",
-                                  bare="name={}"))
+    plugged = "hello" in registry.COMMANDS  # already registered as a plugin (FDBU_PLUGINS=made_up_plugin)
+    if not plugged:
+        made_up_command.register()
     try:
-        @registry.config("hello")
-        @dataclass
-        class HelloConfig:
-            name: str = opt("world", "who is greeted")
-            times: int = opt(1, "how many times")
-            share: float = opt(0.5, "a made-up setting: a share, checked against a range fdbu.config.settings declares")
-
-            def __post_init__(self):
-                within(self, "", share=UNIT)
-
-        @registry.command("hello")
-        def hello(cfg, call: Call = CALL) -> Ran:
-            return Ran(None, lines=[f"hello, {cfg.name}"] * cfg.times + [f"cores {call.cores}"])
-
         assert registry.check() == [] and "  hello      say hello (a made-up command)" in cli.usage()
         assert cli.main(["hello", "--help"]) == 0 and "who is greeted" in capsys.readouterr().out
         out = fdbu_main("hello", "name=fdbu", "times=2")
@@ -189,8 +173,9 @@ def test_a_made_up_command_is_an_entry_a_config_and_a_function(tmp_path, capsys)
         with pytest.raises(TypeError, match="command 'hello' must take \\(cfg, call"):
             registry.command("hello")(lambda cfg: Ran(None))  # the old shape, without the call
     finally:
-        registry.remove("hello")
-    assert "hello" not in cli.usage()
+        if not plugged:
+            made_up_command.unregister()
+    assert ("hello" in cli.usage()) == plugged
 
 
 def test_the_cli_shows_notes_after_a_level_was_changed_behind_the_loggers_back(capsys):

@@ -17,21 +17,38 @@ from builders import fdbu_main, needs_nemo
 FDBU = str(Path(sys.executable).parent / "fdbu")
 RESUMES = re.compile(r"the (speech probabilities|transcripts) of (\d+) (of \d+ )?files? .*: the same command "
                      r"resumes from them$")
-# each command, its arguments on the demo trees, the step inside its work where Ctrl-C comes, and whether what it
-# did is kept for the next run
-CASES = {
-    "score": (["tree=mixed", "vad.batch_seconds=10"], "vad:batch:1", True),
-    "sweep": (["tree=mixed", "out=o/sweep", "vad.batch_seconds=10"], "vad:batch:1", True),
-    "vad": (["tree=mixed", "vad.batch_seconds=10"], "vad:batch:1", True),
-    "asr": (["tree=untranscribed", "asr.batch_size=1", "asr.max_batch_seconds=10", "device=cpu"], "asr:batch:0",
-            True),
-    "compare": (["trees=[mixed,prompt]", "out=o/compare"], "compare:subset:1", False),
-    "report": (["trees=[mixed,prompt]", "out=o/report"], "report:sample:1", False),
-    "export": (["dataset=official", "out=o/export"], "export:sample:1", False),
-    "synth": (["out=o/synth", "n=2"], "synth:sample:1", False),
-    "evaluate": (["tree=mixed"], "evaluate:staged:summary.json", False),
-    "calibrate": ([], "calibrate:batched", False),
-}
+
+
+def stoppable() -> list[str]:
+    """The commands the registry says how to stop (`Command.stop`): each that writes files or loads torch declares
+    one, a plugin's too (tests/made_up_plugin.py); one that does neither finishes before a key could stop it."""
+    import fdbu.config.store  # noqa: F401  (attaches each command's config, which the tests read)
+    from fdbu.registry import COMMANDS
+
+    missing = [c.name for c in COMMANDS.values() if c.stop is None and (c.writes or c.loads_torch)]
+    assert missing == [], f"{missing}: declare how the tests stop them (fdbu.registry.Stop)"
+    return sorted(c.name for c in COMMANDS.values() if c.stop is not None)
+
+
+def caches(command: str) -> bool:
+    """Whether `command` keeps something in a cache (its config takes cache_dir= and does not refuse it)."""
+    from dataclasses import fields
+
+    from fdbu.registry import COMMANDS
+
+    cfg = COMMANDS[command].config
+    return "cache_dir" in {f.name for f in fields(cfg)} and getattr(cfg, "CACHES", True)
+
+
+def demo_args(command: str) -> list[str]:
+    """`command`'s Ctrl-C run (its `Stop`) on the demo's trees, run from the demo's folder."""
+    from fdbu.registry import COMMANDS
+
+    stop = COMMANDS[command].stop
+    assert stop is not None
+    names = {"mixed": "mixed", "prompt": "prompt", "untranscribed": "untranscribed", "official": "official",
+             "out": f"o/{command}"}
+    return [arg.format(**names) for arg in stop.args]
 
 
 def screen(printed: str) -> list[str]:
@@ -64,20 +81,21 @@ def work(tmp_path_factory):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("command", sorted(CASES))
+@pytest.mark.parametrize("command", stoppable())
 def test_ctrl_c_is_one_line_with_no_bar_after_it_and_says_what_the_rerun_resumes_from(work, tmp_path, command,
                                                                                        calibrated, monkeypatch):
     from fdbu.common.cachedir import cache_root
     from fdbu.registry import COMMANDS
 
-    assert set(CASES) == set(COMMANDS)  # a new command gets its case
-    argv, step, keeps = CASES[command]
+    c = COMMANDS[command]
+    assert c.stop is not None
+    argv, step, keeps = demo_args(command), c.stop.at, c.stop.keeps
     cache = tmp_path / "cache"  # empty but for this machine's calibration (calibrate computes its own)
     if command != "calibrate":
         shutil.copytree(cache_root() / "vad-probs" / "calibration", cache / "vad-probs" / "calibration")
     cwd = tmp_path / "work"
     shutil.copytree(work, cwd, symlinks=True)
-    extra = [] if command in ("compare", "report", "synth", "export") else [f"cache_dir={cache}"]  # no cache there
+    extra = [f"cache_dir={cache}"] if caches(command) else []
     if command == "asr":
         needs_nemo()
         import tiny_asr

@@ -128,6 +128,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        registry.load_plugins()  # a plugin's commands are in the usage, its families in every config
+    except ImportError as e:
+        return error(str(e))
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(usage())
         return 0

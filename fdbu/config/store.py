@@ -144,6 +144,8 @@ def __getattr__(name: str) -> type:
     """A grouped config by its name (`ScoreConfig__overlap_hold`), made when a family registered after this module's
     import has its group in it: a job pickled where that family was registered unpickles here once it is."""
     base, sep, _ = name.partition("__")
+    if sep:
+        registry.load_plugins()  # a job unpickled in a fresh worker (joblib's, SLURM's): a plugin's family's group
     for c in registry.COMMANDS.values():
         if sep and c.config is not None and c.config.__name__.lstrip("_") == base:
             made = grouped(c.config)
