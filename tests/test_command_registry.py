@@ -257,3 +257,23 @@ def test_every_commands_help_fits_80_columns(capsys):
     assert len(pins.default) > 1000  # the pinned files' SHA-256 values: shown by their number
     assert cli.main(["evaluate", "--help"]) == 0
     assert f"default {len(pins.value)} entries (whole: fdbu evaluate --cfg job)" in capsys.readouterr().out
+
+
+def test_a_plugin_that_cannot_be_loaded_is_one_line_naming_it(tmp_path):
+    """FDBU_PLUGINS naming a module that is not there, or one that fails on import: one line naming the plugin and
+    where it was named, exit 2, no traceback; a plugin that loads adds its command to the usage."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "broken_plugin.py").write_text("raise RuntimeError('half-installed')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(Path(__file__).parent)])}
+    for name, said in (("no_such_plugin", "ModuleNotFoundError: No module named 'no_such_plugin'"),
+                       ("broken_plugin", "RuntimeError: half-installed")):
+        out = subprocess.run([sys.executable, "-m", "fdbu", "--help"], env={**env, "FDBU_PLUGINS": name},
+                             capture_output=True, text=True)
+        assert out.returncode == 2 and out.stderr == f"fdbu: error: plugin {name} (FDBU_PLUGINS) cannot be loaded: " \
+                                                     f"{said}\n", out.stderr
+    out = subprocess.run([sys.executable, "-m", "fdbu", "--help"], env={**env, "FDBU_PLUGINS": "made_up_plugin"},
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and "  hello      say hello (a made-up command)" in out.stdout, out.stderr
