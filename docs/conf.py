@@ -15,14 +15,16 @@ myst_enable_extensions = ["dollarmath", "amsmath", "deflist"]
 myst_heading_anchors = 3
 html_theme = "furo"
 html_title = "fdbu"
-html_static_path: list = []
+html_static_path = ["_static"]
+html_css_files = ["fdbu.css"]  # the Reference's settings tables readable on a laptop and a phone
 html_permalinks = True
 html_last_updated_fmt = None
 html_copy_source = False
 html_show_sourcelink = False
-# search's result summaries are fetched from each page, which a browser refuses for a site opened from disk
-# (file://): without them the results list the pages, with no console error
-html_show_search_summary = False
+# search's result summaries: Sphinx fetches each page found, which a browser refuses for a site opened from disk
+# (file://); the extension (_ext/fdbu_docs.py) builds the pages' texts beside the site and answers those requests
+html_show_search_summary = True
+html_search_scorer = str(Path(__file__).parent / "_ext" / "scorer.js")  # among pages found alike, the one holding the query's words more often first
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 suppress_warnings = ["myst.header"]

@@ -131,7 +131,7 @@ def test_the_settings_reference_lists_every_registered_setting_and_a_new_one(mon
     from fdbu.config.keys import settings_of
 
     def listed(command: str) -> set[str]:
-        return set(re.findall(r"^\| `([^`]+)` \|", "\n".join(reference.settings(command)), re.M))
+        return set(re.findall(r"^\| \{fdbu-setting\}`([^`]+)` \|", "\n".join(reference.settings(command)), re.M))
 
     for command in registry.COMMANDS:
         assert listed(command) == {s.key for s in settings_of(command) if s.kind is not None}, command
@@ -142,19 +142,20 @@ def test_the_settings_reference_lists_every_registered_setting_and_a_new_one(mon
     try:
         page = reference.commands()
         assert "hold.window_s" in listed("score")
-        assert "| `hold.window_s` | float | `1.0` | how long the system should stay silent" in page
+        assert "| {fdbu-setting}`hold.window_s` | float | `1.0` | how long the system should stay silent" in page
     finally:
         if not plugged:
             made_up_family.unregister()
     assert ("hold.window_s" in listed("score")) == plugged
     score = "\n".join(reference.settings("score"))
-    assert "| `vad.threshold` | float | `0.5` | Silero speech threshold, in (0, 1) | `sweep.threshold` |" in score
-    assert "| `vad.min_silence_duration_ms` | int | `100` | silence that ends a segment, ms | " \
+    assert "| {fdbu-setting}`vad.threshold` | float | `0.5` | Silero speech threshold, in (0, 1) | " \
+           "`sweep.threshold` |" in score
+    assert "| {fdbu-setting}`vad.min_silence_duration_ms` | int | `100` | silence that ends a segment, ms | " \
            "`sweep.min_silence_duration_ms` |" in score
-    assert re.search(r"^\| `vad.backend` \| str \| `batched` \| .* \|  \|$", score, re.M)  # no sweep varies it
-    assert "| `out` | str\\|null | `null` |" in score  # the command line's null, not Python's None
+    assert re.search(r"^\| \{fdbu-setting\}`vad.backend` \| str \| `batched` \| .* \|  \|$", score, re.M)  # none varies it
+    assert "| {fdbu-setting}`out` | str\\|null | `null` |" in score  # the command line's null, not Python's None
     sweep = "\n".join(reference.settings("sweep"))
-    assert "| `sweep.threshold` | list\\[float\\] | `[0.3,0.4,0.5,0.6,0.7]` |" in sweep
+    assert "| {fdbu-setting}`sweep.threshold` | list\\[float\\] | `[0.3,0.4,0.5,0.6,0.7]` |" in sweep
     export = "\n".join(reference.settings("export"))
     assert "\\<subset\\>/\\<id\\>/input.wav" in export  # a placeholder is text, not an HTML tag
 
@@ -208,6 +209,7 @@ def test_the_site_builds_strictly_offline_and_reads_in_a_browser(tmp_path):
                         if e.get("method") == "Network.requestWillBeSent")
             assert browser.errors() == [], (page, browser.errors())
 
+        browser.viewport(1280, 900)  # a laptop's screen, then a phone's (390 px) below
         visit("index.html")
         assert browser.eval("document.querySelectorAll('.sidebar-tree a').length") >= 20
         visit("definitions.html", "document.querySelectorAll('mjx-container').length >= 8")
@@ -227,13 +229,35 @@ def test_the_site_builds_strictly_offline_and_reads_in_a_browser(tmp_path):
               " && document.querySelector('.search-summary').textContent.includes('found')")
         hits = browser.eval("[...document.querySelectorAll('#search-results li a')].map(a => a.href).join(' ')")
         assert "definitions.html" in hits
+        # a setting's key: its row first (an object search ranks by name), then the pages holding it most, each with
+        # a summary of where (built beside the site: from disk a browser refuses the requests search makes for them)
+        visit("search.html?q=vad.threshold", "document.querySelectorAll('#search-results li').length > 2 && "
+              "document.querySelectorAll('#search-results p.context').length > 2")
+        first = browser.eval("document.querySelector('#search-results li a').href")
+        assert first.endswith("reference/commands.html#setting-vad-threshold"), first
+        pages = browser.eval("[...document.querySelectorAll('#search-results li.kind-text a')].map(a => a.href)")
+        assert pages[0].endswith("reference/commands.html"), pages  # the page naming it most, not the first by name
+        summary = browser.eval("document.querySelector('#search-results li.kind-text p.context').textContent")
+        assert "vad.threshold" in summary, summary
+        visit("getting-started.html")  # its commands fit at 1,280 px: no code block scrolls sideways
+        assert browser.eval("Math.max(...[...document.querySelectorAll('pre')].map(p => p.scrollWidth - "
+                            "p.clientWidth))") <= 0
         visit("reference/commands.html")
         keys = set(browser.eval("[...document.querySelectorAll('table td:first-child code')].map(c => c.textContent)"))
         assert {s.key for s in settings_of("score") if s.kind is not None} <= keys
         dataset = browser.eval("[...document.querySelectorAll('#fdbu-export tr')].find(r => r.querySelector('td code')"
                                " && r.querySelector('td code').textContent === 'dataset').textContent")
         assert "<subset>/<id>/input.wav" in dataset, dataset
+        meaning = ("(() => { const r = [...document.querySelectorAll('tr')].find(r => r.querySelector('td code') && "
+                   "r.querySelector('td code').textContent === 'vad.backend'); return [r.children[3]"
+                   ".getBoundingClientRect().width, getComputedStyle(r).display]; })()")
+        width, display = browser.eval(meaning)  # room for its words, not one or two a line
+        assert width >= 12 * 16 and display == "table-row" and browser.eval(
+            "document.documentElement.scrollWidth") <= browser.eval("window.innerWidth"), (width, display)
         browser.viewport(390, 844)
+        visit("reference/commands.html")  # on a phone each setting is a card: nothing wider than the screen
+        width, display = browser.eval(meaning)
+        assert display == "block" and width >= 300 and browser.eval("document.documentElement.scrollWidth") <= 390
         visit("guides/compare.html")
         wide = browser.eval("document.documentElement.scrollWidth")
         assert wide <= 390, wide

@@ -46,6 +46,12 @@ def _table(head: tuple[str, ...], rows: list[tuple]) -> list[str]:
             *(f"| {' | '.join(c if isinstance(c, Md) else _cell(c) for c in r)} |" for r in rows), ""]
 
 
+def setting_cell(key: str) -> str:
+    """A setting's key in its table: inline code, and where it first appears a target search ranks first for it
+    (the docs' extension's `{fdbu-setting}` role; a search for `vad.threshold` lists its row before any page)."""
+    return "{fdbu-setting}" + _code(key)
+
+
 def sweep_axis(key: str) -> str:
     """The sweep's axis that varies `key` (`vad.threshold` -> `sweep.threshold`; a `sweep.*` axis is its own), or ''
     when no sweep varies it."""
@@ -69,12 +75,12 @@ def settings(command: str) -> list[str]:
             tables.setdefault(s.key, [])
             continue
         group = max((g for g in groups if s.key.startswith(g + ".")), key=len, default="")
-        tables[group].append((Md(_code(s.key)), s.kind, Md("(required)" if s.default == "(required)" else
+        tables[group].append((Md(setting_cell(s.key)), s.kind, Md("(required)" if s.default == "(required)" else
                               _code(command_line(s.value))), s.help, Md(sweep_axis(s.key))))
     out: list[str] = []
     for group, rows in tables.items():
         out += [f"`{group}.*`: {_cell(groups[group])}", ""] if group else []
-        out += _table(head, rows) if rows else []
+        out += ["```{container} fdbu-settings", *_table(head, rows)[:-1], "```", ""] if rows else []
     refused = getattr(CONFIGS[command], "REFUSED", ())
     if refused:
         out += [f"Every run of `fdbu {command}` refuses {', '.join(f'`{k}`' for k in refused)}.", ""]
