@@ -6,6 +6,7 @@ fdbu.common.faults), not timed; how soon the line follows a real key is measured
 import os
 import re
 import shutil
+import time
 import sys
 from pathlib import Path
 
@@ -124,3 +125,37 @@ def test_ctrl_c_is_one_line_with_no_bar_after_it_and_says_what_the_rerun_resumes
         assert again.returncode == 0, again.stderr
         resumed = f"{done} kept" if command == "asr" else f" {done} from cache"
         assert resumed in again.stdout + again.stderr, again.stdout + again.stderr
+
+
+def test_a_ctrl_c_ends_the_running_workers_work_not_only_the_work_waiting():
+    """Ctrl-C while a pool's workers compute (the calibration's batches, the guard's files) ended only the work not
+    started: the line came after every running file was done, 7-8 s later. Now the running loops see the pool's work
+    abandoned (`vad.silero.abandoned`, every 256 steps of the real loops) and stop within a step here: a worker
+    that would run 20,000 steps runs a few."""
+    import contextlib
+    import threading
+
+    from fdbu.vad.silero import STOPPING, Abandoned, abandoned, one_thread_workers
+
+    steps = [0, 0]
+    running = threading.Barrier(3)
+
+    def work(k: int) -> None:
+        running.wait()
+        for _ in range(20_000):  # about 20 s unless abandoned
+            abandoned()
+            steps[k] += 1
+            time.sleep(0.001)
+
+    with pytest.raises(KeyboardInterrupt):
+        with one_thread_workers(2, "test", contextlib.nullcontext) as pool:
+            futures = [pool.submit(work, k) for k in range(2)]
+            running.wait()
+            while min(steps) < 5:  # both well into their work, as when the key comes
+                time.sleep(0.001)
+            raise KeyboardInterrupt  # what the main thread, waiting on their results, gets from a Ctrl-C
+    assert all(f.done() for f in futures) and max(steps) < 1_000, steps
+    assert all(isinstance(f.exception(), Abandoned) for f in futures)
+    assert not STOPPING.is_set()  # the next pool's work runs whole
+    with one_thread_workers(1, "test", contextlib.nullcontext) as pool:
+        assert pool.submit(lambda: [abandoned() for _ in range(3)] and "whole").result() == "whole"

@@ -28,7 +28,7 @@ import torch
 from ..errors import FdbuError
 from .batched_numpy import (CONTEXT, FRAME, GATES, HOP, N_FFT, NOT_THE_NETWORK, STRIDES, WINDOW,  # noqa: F401
                             Layout, groups, hann, hann_dft, in_groups)  # (the constants re-exported)
-from .silero import torch_threads
+from .silero import abandoned, torch_threads
 
 
 class BatchedSilero:
@@ -141,7 +141,9 @@ class BatchedSilero:
         hidden = torch.empty(gates.shape[0], 128, device=self.device)
         h = torch.zeros(len(audios), 128, device=self.device)
         c = torch.zeros_like(h)
-        for a, n in zip(layout.block[:-1].tolist(), layout.active.tolist()):
+        for step, (a, n) in enumerate(zip(layout.block[:-1].tolist(), layout.active.tolist())):
+            if not step & 255:
+                abandoned()  # a Ctrl-C in the main thread ends this worker's batch within 256 steps
             g = torch.addmm(gates[a:a + n], h[:n], self.w_hh)
             s = torch.sigmoid(g[:, :384])  # input, forget, output gates
             c = torch.addcmul(s[:, 128:256] * c[:n], s[:, :128], torch.tanh(g[:, 384:]))

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..errors import FdbuError
 from . import weights
-from .silero import model_path, one_thread_workers
+from .silero import abandoned, model_path, one_thread_workers
 
 WINDOW, CONTEXT, FRAME = 512, 64, 576
 N_FFT, HOP = 256, 128
@@ -273,7 +273,9 @@ class NumpyBatchedSilero:
         c = np.zeros((len(audios), 128), np.float32)
         h = np.zeros_like(c)
         g_all, t_all = np.empty((len(audios), 4 * 128), np.float32), np.empty_like(c)
-        for a, n in zip(layout.block[:-1].tolist(), layout.active.tolist()):
+        for step, (a, n) in enumerate(zip(layout.block[:-1].tolist(), layout.active.tolist())):
+            if not step & 255:
+                abandoned()  # a Ctrl-C in the main thread ends this worker's batch within 256 steps
             g, t, cn = g_all[:n], t_all[:n], c[:n]
             np.matmul(h[:n], self.w_hh, out=g)
             g += gates[a:a + n]
