@@ -117,6 +117,7 @@ def test_ctrl_c_is_one_line_with_no_bar_after_it_and_says_what_the_rerun_resumes
     assert stale == [], printed
     kept = RESUMES.search(frames[said[0]])
     assert bool(kept) == keeps, frames[said[0]]
+    assert keeps or frames[said[0]].endswith("nothing was kept yet: the same command starts again"), frames[said[0]]
     if keeps:
         done = int(kept[2])
         assert done > 0, frames[said[0]]

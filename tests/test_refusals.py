@@ -515,6 +515,12 @@ def test_ctrl_c_in_speech_detection_says_what_the_rerun_resumes_from(tmp_path, c
     shutil.copytree(cache_root() / "vad-probs" / "calibration", cache / "vad-probs" / "calibration")
     args = [FDBU, "score", f"tree={tree}", f"cache_dir={cache}", "vad.batch_seconds=10", f"out={tmp_path / 'o'}",
             "progress=false"]
+    first = subprocess.run(args, capture_output=True, text=True, timeout=300,  # before the first batch: nothing kept
+                           env={**os.environ, "FDBU_INTERRUPT_AT": "vad:batch:0"},
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert first.returncode == 130 and first.stderr.strip().splitlines()[-1] == (
+        "fdbu: error: interrupted (Ctrl-C); nothing half-written was left behind; no speech probabilities were in the "
+        "cache yet: the same command starts again"), first.stderr
     proc = subprocess.run(args, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "FDBU_INTERRUPT_AT": "vad:batch:1"},
                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))

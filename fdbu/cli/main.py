@@ -111,7 +111,10 @@ def interrupted(e: KeyboardInterrupt) -> NoReturn:
     """Ctrl-C: one line (a second Ctrl-C is ignored while it prints), exit 130. The message of a
     KeyboardInterrupt raised with one (`Outputs.commit`) says what the next run will do."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    error(f"interrupted (Ctrl-C); {e.args[0] if e.args else 'nothing half-written was left behind'}", 130)
+    error(f"interrupted (Ctrl-C); {e.args[0] if e.args else NOTHING_KEPT}", 130)
+
+
+NOTHING_KEPT = "nothing half-written was left behind; nothing was kept yet: the same command starts again"
 
 
 def main(argv: list[str] | None = None) -> int:

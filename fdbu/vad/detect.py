@@ -276,8 +276,11 @@ class SpeechDetector:
             # this call's cached files and those of the run's earlier calls (a command detects speech subset by
             # subset; every file of a finished call is in the cache, found there or put there)
             cached = self.stats.files + len(jobs) - len(todo) + kept
-            if e.args or not self.cache or self.backend != "batched" or not cached:
+            if e.args or not self.cache or self.backend != "batched":
                 raise  # (the reference path caches nothing here)
+            if not cached:
+                raise KeyboardInterrupt("nothing half-written was left behind; no speech probabilities were in the cache "
+                                        "yet: the same command starts again") from None
             raise KeyboardInterrupt(f"nothing half-written was left behind; the speech probabilities of {cached} "
                                     f"file{'s' * (cached != 1)} are in the cache ({self.stats.computed} computed in this run): the same "
                                     "command resumes from them") from None
