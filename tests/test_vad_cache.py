@@ -176,3 +176,42 @@ def test_reference_workers_on_every_device(monkeypatch):
     gpu = SpeechDetector(backend="batched", device="cpu", margin=MARGIN)
     gpu._device, gpu._threads = "cuda", 1  # what the threads property sets on a GPU
     assert gpu.reference_workers == 7
+
+
+def test_the_reference_paths_bar_moves_file_by_file_and_the_sentinel_has_its_own(synth_tree, tmp_path, monkeypatch):
+    """vad.backend=reference: the speech bar moved once per batch (at 0/121 for 29 s, then 100%); now once per file,
+    ending where the batch's whole would. The sentinel's files have a bar of their own (nothing was on screen while
+    it ran)."""
+    import fdbu.vad.detect as detect
+    from fdbu.common.progress import Bar
+
+    bars: list = []
+
+    class Seen(Bar):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **{**kw, "disable": True})
+            self.moves: list[int] = []
+            self.asked = kw.get("total")
+            bars.append((kw.get("desc"), self))
+
+        def update(self, n=1):
+            self.moves.append(n)
+            return super().update(n)
+
+    monkeypatch.setattr(detect, "Bar", Seen)
+    jobs = sorted((tree_job for tree_job in _jobs(synth_tree)), key=lambda j: j.path)[:3]
+    ref = SpeechDetector(backend="reference", cache_dir=tmp_path / "r", progress=True, batch_seconds=1000.0)
+    ref.probabilities(jobs)
+    desc, bar = bars[0]
+    assert desc == "speech detection" and len(bar.moves) == 3 and sum(bar.moves) == bar.asked
+    bars.clear()
+    many = batched(tmp_path / "b", progress=True, verify=2)
+    many.guard(many.probabilities(jobs), jobs, [many.silero.settings.rule])
+    verify = [b for d, b in bars if d == "speech detection: verify"]
+    assert len(verify) == 1 and verify[0].moves == [1, 1] and verify[0].asked == 2
+
+
+def _jobs(tree):
+    for p in sorted((tree / "synthetic_user_interruption").glob("*/output.wav")):
+        audio, _ = sf.read(str(p), dtype="float32")
+        yield Job(p.parent.name, p, hashlib.sha256(p.read_bytes()).hexdigest(), len(audio))

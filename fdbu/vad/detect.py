@@ -106,6 +106,19 @@ class DetectionStats:
         return out + "".join(f"\n  {n}" for n in notes if n)
 
 
+def _seconds_moved(bar, audio: list[np.ndarray]):
+    """`tick(k)` moving `bar` by file k's audio seconds, rounded as the batch's whole would be (the bar ends where
+    the batched path's per-batch updates end)."""
+    moved = [0, 0]  # samples done, seconds shown
+
+    def tick(k: int) -> None:
+        moved[0] += len(audio[k])
+        shown = round(moved[0] / 16000)
+        bar.update(shown - moved[1])
+        moved[1] = shown
+    return tick
+
+
 class SpeechDetector:
     """Silero settings plus how the probabilities are computed (backend, device, threads, cache, sentinel).
 
@@ -208,10 +221,10 @@ class SpeechDetector:
         return self._reference_workers
 
     def _references(self, jobs: list[Job], audios: list[np.ndarray] | None = None,
-                    batched: list[Entry] | None = None, windows: list[int] | None = None) -> list[Entry]:
+                    batched: list[Entry] | None = None, windows: list[int] | None = None, tick=None) -> list[Entry]:
         """Reference-path entries of `jobs` (their audio read here unless given), computed `reference_workers` at a
-        time, each cached as it finishes. With `batched` and `windows`, file k is recomputed up to window
-        windows[k] only, its later windows kept from batched[k] (`Entry.exact_windows`)."""
+        time, each cached as it finishes (`tick(k)` then: a bar moves per file). With `batched` and `windows`, file
+        k is recomputed up to window windows[k] only, its later windows kept from batched[k] (`Entry.exact_windows`)."""
         def read(k: int):
             return (lambda: audios[k]) if audios is not None else (lambda: read_wav(jobs[k].path, jobs[k].where))
 
@@ -227,6 +240,8 @@ class SpeechDetector:
             entries.append(entry)
             if self.cache:
                 self.cache.put(jobs[k].sha256, entry)
+            if tick is not None:
+                tick(k)
 
         workers = self.reference_workers if len(jobs) > 1 else 1
         self.silero.reference_many([read(k) for k in range(len(jobs))], workers, done, windows)
@@ -266,11 +281,13 @@ class SpeechDetector:
                         if self.cache:
                             self.cache.put(jobs[i].sha256, entry)
                             kept += 1
-                else:
-                    for i, entry in zip(idx, self._references([jobs[i] for i in idx], [a for _, a in batch])):
+                    bar.update(round(sum(len(a) for _, a in batch) / 16000))
+                else:  # file by file on the bar: a batch of the reference path is many files' minutes
+                    audio = [a for _, a in batch]
+                    for i, entry in zip(idx, self._references([jobs[i] for i in idx], audio,
+                                                              tick=_seconds_moved(bar, audio))):
                         entries[i] = entry
                 self.stats.computed += len(batch)
-                bar.update(round(sum(len(a) for _, a in batch) / 16000))
         except KeyboardInterrupt as e:
             bar.close()  # before the message: no bar is drawn again under it
             # this call's cached files and those of the run's earlier calls (a command detects speech subset by
@@ -308,6 +325,12 @@ class SpeechDetector:
             last = np.maximum(last, self._kernel(entries, jobs, rule, True).last_critical)
         return last
 
+    def _bar(self, files: int, desc: str) -> Bar:
+        """A phase of speech detection after the batched pass (the guard's recomputations, the sentinel's files),
+        file by file on a terminal: each can take minutes of audio on the reference path."""
+        return Bar(total=files, unit="file", desc=f"speech detection: {desc}",
+                   disable=None if self.progress and files else True)
+
     def guard(self, entries: list[Entry], jobs: list[Job], rules: list[SegmentRule]) -> list[Entry]:
         """Recompute on the reference path every inexact file that any rule finds critical, then
         run the sentinel over the files that stay inexact.
@@ -321,14 +344,17 @@ class SpeechDetector:
         last = self._last_critical(entries, jobs, rules)
         picked = np.flatnonzero(last >= 0).tolist()
         upto = [int(last[i]) + 1 for i in picked]  # (a window of the file: at most all of them)
-        for i, entry in zip(picked, self._references([jobs[i] for i in picked], batched=[entries[i] for i in picked],
-                                                     windows=upto)):
-            entries[i] = entry
+        with self._bar(len(picked), "guard: recomputing") as bar:
+            for i, entry in zip(picked, self._references([jobs[i] for i in picked],
+                                                         batched=[entries[i] for i in picked], windows=upto,
+                                                         tick=lambda k: bar.update())):
+                entries[i] = entry
         # only the files just recomputed in part can have changed
         still = self._last_critical([entries[i] for i in picked], [jobs[i] for i in picked], rules)
         again = [i for i, last_i in zip(picked, still.tolist()) if last_i >= 0]
-        for i, entry in zip(again, self._references([jobs[i] for i in again])):
-            entries[i] = entry
+        with self._bar(len(again), "guard: whole files") as bar:
+            for i, entry in zip(again, self._references([jobs[i] for i in again], tick=lambda k: bar.update())):
+                entries[i] = entry
         self.stats.recomputed += len(picked)
         self.stats.recomputed_windows += sum(len(entries[i].probs) for i in picked)
         self.stats.guard_windows += sum(upto)
@@ -388,7 +414,9 @@ class SpeechDetector:
         t0 = time.perf_counter()
         pick = np.random.default_rng(0).choice(len(inexact), size=min(n, len(inexact)), replace=False)
         picked = sorted(inexact[k] for k in pick.tolist())
-        for i, exact in zip(picked, self._references([jobs[i] for i in picked])):
+        with self._bar(len(picked), "verify") as bar:
+            exacts = self._references([jobs[i] for i in picked], tick=lambda k: bar.update())
+        for i, exact in zip(picked, exacts):
             job, entry = jobs[i], entries[i]
             deviation = float(np.abs(entry.probs.astype(np.float64) - exact.probs.astype(np.float64)).max(initial=0))
             if not deviation < entry.margin:
