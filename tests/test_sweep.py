@@ -18,11 +18,32 @@ from fdbu.vad import SileroSettings, SpeechDetector
 SUB = "synthetic_user_interruption"
 
 
+BARS: list = []  # the bars the module's sweep drew (test_each_setting_moves_the_sweeps_bar), and their steps
+
+
+def _recording_bar():
+    import fdbu.scoring.sweep as sweeping
+
+    class Seen(sweeping.Bar):
+        def __init__(self, *a, **kw):
+            BARS.append(kw)
+            self.steps = 0
+            super().__init__(*a, **{**kw, "disable": True})
+
+        def update(self, n=1):
+            self.steps += n
+            BARS.append(self.steps)
+            return super().update(n)
+    return Seen
+
+
 @pytest.fixture(scope="module")
 def swept(synth_tree, boot):
     points = grid([0.3, 0.5, 0.7], [50, 100, 500])
-    det = SpeechDetector(backend="batched", device="cpu", cache=False)
-    return points, sweep([synth_tree], det, boot, points)
+    det = SpeechDetector(backend="batched", device="cpu", cache=False, progress=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("fdbu.scoring.sweep.Bar", _recording_bar())
+        return points, sweep([synth_tree], det, boot, points)
 
 
 @pytest.mark.slow
@@ -197,3 +218,10 @@ def test_the_old_spellings_name_the_new_ones(old, new, tmp_path):
     refused in one line that names the setting's name now (nothing is translated behind the user's back)."""
     out = fdbu_main("sweep", f"tree={tmp_path}", f"{old}=[100]")
     assert out.returncode == 2 and out.stderr.strip() == f"fdbu: error: config: {old} is not a setting; did you mean {new}?"
+
+
+def test_each_setting_moves_the_sweeps_bar(swept):
+    """The grid's settings have a bar of their own, one step per setting (a 25-point sweep ran 18 s with nothing on
+    screen between its first line and the heatmaps' bar), drawn on a terminal only (tqdm's disable=None)."""
+    points, _ = swept
+    assert BARS[0]["total"] == len(points) == 9 and BARS[0]["disable"] is None and BARS[1:] == list(range(1, 10))
