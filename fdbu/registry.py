@@ -133,6 +133,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
 PLUGINS = "FDBU_PLUGINS"  # the environment variable naming plugin modules, comma-separated
 PLUGIN_GROUP = "fdbu.plugins"  # the entry point group an installed package names its plugin module in
 _LOADED: list[str] = []
+_ASKED: list[str] = []  # the FDBU_PLUGINS values already read: the installed entry points are scanned once a process
 
 
 def load_plugins() -> list[str]:
@@ -145,8 +146,12 @@ def load_plugins() -> list[str]:
     import os
     from importlib.metadata import entry_points
 
-    named = [(n.strip(), PLUGINS) for n in os.environ.get(PLUGINS, "").split(",") if n.strip()]
-    named += [(e.value, f"entry point {e.name} of {PLUGIN_GROUP}") for e in entry_points(group=PLUGIN_GROUP)]
+    asked = os.environ.get(PLUGINS, "")
+    if asked in _ASKED:  # every in-process command calls this: the scan (about 20 ms over a full venv) once
+        return []
+    named = [(n.strip(), PLUGINS) for n in asked.split(",") if n.strip()]
+    if not _ASKED:
+        named += [(e.value, f"entry point {e.name} of {PLUGIN_GROUP}") for e in entry_points(group=PLUGIN_GROUP)]
     loaded = []
     for name, where in named:
         if name in _LOADED:
@@ -157,6 +162,7 @@ def load_plugins() -> list[str]:
             raise ImportError(f"plugin {name} ({where}) cannot be loaded: {type(e).__name__}: {e}") from e
         _LOADED.append(name)
         loaded.append(name)
+    _ASKED.append(asked)
     return loaded
 
 
