@@ -242,3 +242,20 @@ def needs_nemo() -> None:
 
     if importlib.util.find_spec("nemo.collections.asr") is None:
         pytest.skip("the asr extra is not installed")
+
+
+def recording_bar(log: list):
+    """A Bar class (fdbu.common.progress.Bar, never drawn) that appends each bar made to `log` as (its keyword
+    arguments, the steps of its updates): a test patches it where a module makes its bars and reads what moved."""
+    from fdbu.common.progress import Bar
+
+    class Recorded(Bar):
+        def __init__(self, *a, **kw):
+            self.steps: list[int] = []
+            log.append((kw, self.steps))
+            super().__init__(*a, **{**kw, "disable": True})
+
+        def update(self, n=1):
+            self.steps.append(n)
+            return super().update(n)
+    return Recorded

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from builders import fdbu_main
+from builders import fdbu_main, recording_bar
 from fdbu.errors import FdbuError
 from fdbu.scoring.unified import write as write_unified
 from fdbu.scoring.pipeline import score_path
@@ -18,23 +18,7 @@ from fdbu.vad import SileroSettings, SpeechDetector
 SUB = "synthetic_user_interruption"
 
 
-BARS: list = []  # the bars the module's sweep drew (test_each_setting_moves_the_sweeps_bar), and their steps
-
-
-def _recording_bar():
-    import fdbu.scoring.sweep as sweeping
-
-    class Seen(sweeping.Bar):
-        def __init__(self, *a, **kw):
-            BARS.append(kw)
-            self.steps = 0
-            super().__init__(*a, **{**kw, "disable": True})
-
-        def update(self, n=1):
-            self.steps += n
-            BARS.append(self.steps)
-            return super().update(n)
-    return Seen
+BARS: list = []  # the bars the module's sweep drew (test_each_setting_moves_the_sweeps_bar): (kwargs, steps)
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +26,7 @@ def swept(synth_tree, boot):
     points = grid([0.3, 0.5, 0.7], [50, 100, 500])
     det = SpeechDetector(backend="batched", device="cpu", cache=False, progress=True)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("fdbu.scoring.sweep.Bar", _recording_bar())
+        patch.setattr("fdbu.scoring.sweep.Bar", recording_bar(BARS))
         return points, sweep([synth_tree], det, boot, points)
 
 
@@ -224,4 +208,5 @@ def test_each_setting_moves_the_sweeps_bar(swept):
     """The grid's settings have a bar of their own, one step per setting (a 25-point sweep ran 18 s with nothing on
     screen between its first line and the heatmaps' bar), drawn on a terminal only (tqdm's disable=None)."""
     points, _ = swept
-    assert BARS[0]["total"] == len(points) == 9 and BARS[0]["disable"] is None and BARS[1:] == list(range(1, 10))
+    [(kw, steps)] = BARS
+    assert kw["total"] == len(points) == 9 and kw["disable"] is None and steps == [1] * 9

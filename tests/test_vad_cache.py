@@ -183,32 +183,20 @@ def test_the_reference_paths_bar_moves_file_by_file_and_the_sentinel_has_its_own
     ending where the batch's whole would. The sentinel's files have a bar of their own (nothing was on screen while
     it ran)."""
     import fdbu.vad.detect as detect
-    from fdbu.common.progress import Bar
+    from builders import recording_bar
 
     bars: list = []
-
-    class Seen(Bar):
-        def __init__(self, *a, **kw):
-            super().__init__(*a, **{**kw, "disable": True})
-            self.moves: list[int] = []
-            self.asked = kw.get("total")
-            bars.append((kw.get("desc"), self))
-
-        def update(self, n=1):
-            self.moves.append(n)
-            return super().update(n)
-
-    monkeypatch.setattr(detect, "Bar", Seen)
-    jobs = sorted((tree_job for tree_job in _jobs(synth_tree)), key=lambda j: j.path)[:3]
+    monkeypatch.setattr(detect, "Bar", recording_bar(bars))
+    jobs = list(_jobs(synth_tree))[:3]  # in path order
     ref = SpeechDetector(backend="reference", cache_dir=tmp_path / "r", progress=True, batch_seconds=1000.0)
     ref.probabilities(jobs)
-    desc, bar = bars[0]
-    assert desc == "speech detection" and len(bar.moves) == 3 and sum(bar.moves) == bar.asked
+    kw, moves = bars[0]
+    assert kw["desc"] == "speech detection" and len(moves) == 3 and sum(moves) == kw["total"]
     bars.clear()
     many = batched(tmp_path / "b", progress=True, verify=2)
     many.guard(many.probabilities(jobs), jobs, [many.silero.settings.rule])
-    verify = [b for d, b in bars if d == "speech detection: verify"]
-    assert len(verify) == 1 and verify[0].moves == [1, 1] and verify[0].asked == 2
+    verify = [(kw, moves) for kw, moves in bars if kw["desc"] == "speech detection: verify"]
+    assert len(verify) == 1 and verify[0][1] == [1, 1] and verify[0][0]["total"] == 2
 
 
 def _jobs(tree):
