@@ -7,6 +7,13 @@ plugin (loaded by conftest.py) takes a snapshot of that state when each test's s
 teardown ends, after every fixture has been torn down (monkeypatch's undo included): a difference is an error of that
 test, one line per changed item, and the state is put back so the next test starts clean.
 
+A process started with Ctrl-C ignored (a background job of a non-interactive shell: `make test &` in a script, a CI
+runner's step) passes the ignoring on to every process it starts, and Python then installs no handler of its own:
+every test of what a Ctrl-C does would see nothing happen. `pytest_configure` gives the test process Python's own
+handler back (the xdist workers and every process a test starts then begin with it), and the snapshot compares the
+signals the kernel ignores for the process (SigIgn in /proc/self/status), which a library's C code can change
+without Python's `signal.getsignal` seeing it.
+
 Warnings filters are not compared: pytest's warnings plugin wraps each test's whole run in `catch_warnings`, so a
 filter a test adds is gone before the next test starts (tests/test_leaks.py shows it).
 """
@@ -43,12 +50,30 @@ def import_time_path(entry: str) -> bool:
     return "/.lhotse/tools/" in entry or os.path.isfile(os.path.join(entry, "_remote_module_non_scriptable.py"))
 
 
+def ignored_signals() -> frozenset[str]:
+    """The signals the kernel ignores for this process, by name (empty where /proc is not Linux's)."""
+    try:
+        with open("/proc/self/status") as f:
+            mask = next((int(line.split()[1], 16) for line in f if line.startswith("SigIgn:")), 0)
+    except OSError:
+        return frozenset()
+    return frozenset(_name(n) for n in range(1, 65) if mask >> (n - 1) & 1)
+
+
+def _name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
 def snapshot() -> dict[str, Any]:
     """The process-wide state a test may change, item by item (each a comparable value)."""
     state: dict[str, Any] = {}
     for name, number in _SIGNALS:
         state[f"the {name} handler"] = signal.getsignal(number)
     state["the blocked signals"] = frozenset(signal.pthread_sigmask(signal.SIG_BLOCK, []))
+    state["the ignored signals"] = ignored_signals()
     for key, value in os.environ.items():
         if key == "PATH":  # lhotse's import appends its sph2pipe folder (lhotse/tools/env.py:25)
             value = os.pathsep.join(p for p in value.split(os.pathsep) if not import_time_path(p))
@@ -91,10 +116,11 @@ def changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
             lines.append(f"{key} removed (was {_short(before[key])})")
         elif key not in before:
             lines.append(f"{key} set to {_short(after[key])}")
-        elif before[key] != after[key] and isinstance(before[key], tuple) and isinstance(after[key], tuple) and \
-                key in ("sys.path", "the root logger's handlers"):
-            added = [x for x in after[key] if x not in before[key]]
-            gone = [x for x in before[key] if x not in after[key]]
+        elif before[key] != after[key] and isinstance(before[key], (tuple, frozenset)) and \
+                key in ("sys.path", "the root logger's handlers", "the ignored signals"):
+            order = sorted if isinstance(after[key], frozenset) else list
+            added = order(x for x in after[key] if x not in before[key])
+            gone = order(x for x in before[key] if x not in after[key])
             lines.append(f"{key} changed: " + "; ".join(
                 [*([f"added {_short(added)}"] if added else []), *([f"removed {_short(gone)}"] if gone else [])]
                 or ["reordered"]))
@@ -109,6 +135,10 @@ def restore(before: dict[str, Any]) -> None:
         if signal.getsignal(number) is not before[f"the {name} handler"]:
             signal.signal(number, before[f"the {name} handler"])
     signal.pthread_sigmask(signal.SIG_SETMASK, before["the blocked signals"])
+    for name in ignored_signals() - before["the ignored signals"]:  # ignored by C code: Python's view set again
+        number = getattr(signal, name, None)
+        if number is not None:
+            signal.signal(number, signal.getsignal(number) or signal.SIG_DFL)
     kept = {k: v for k, v in os.environ.items() if k in IMPORT_TIME_ENVIRONMENT}
     added = [p for p in os.environ.get("PATH", "").split(os.pathsep) if import_time_path(p)]
     os.environ.clear()
@@ -146,6 +176,12 @@ def _short(value: Any) -> str:
 
 
 _BEFORE = pytest.StashKey[dict]()
+
+
+def pytest_configure(config):
+    """Ctrl-C handled by Python again in a process started with it ignored (the module's docstring)."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
