@@ -63,7 +63,8 @@ class Command:
     out_key: str | None = None   # the key naming the folder it writes into ...
     tree_key: str | None = None  # ... and the one it writes into without it
     loads_torch: bool = False    # its work always imports torch (imported before Ctrl-C becomes an exception;
-    # score, sweep and vad import it when something must be computed, through fdbu.common.device.load_torch)
+    # score, sweep and vad import it when something must be computed, through fdbu.common.device.load_torch, and
+    # export only to resample; evaluate and synth never: their start-up skips torch's seconds of imports)
     config: Any = None           # the config dataclass (fdbu.config.store)
     run: Run | None = None       # the function: config and Call in, fdbu.commands.Ran out (fdbu.commands)
     show: Callable[[Any], None] | None = None  # the console: runs it and prints (fdbu.cli.consoles)
@@ -113,9 +114,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             stop=Stop(("trees=[{mixed},{prompt}]", "out={out}"), "report:sample:1")),
     Command("evaluate", "the official rules (reference column)",
             "fdbu evaluate tree=PATH [evaluate.official_checkout=DIR]", ("summary.json", "judge-ledger.jsonl"),
-            None, "tree", True, example=("tree={tree}",), stop=Stop(("tree={mixed}",), "evaluate:staged:summary.json")),
+            None, "tree", example=("tree={tree}",), stop=Stop(("tree={mixed}",), "evaluate:staged:summary.json")),
     Command("export", "a tree from the release + outputs",
-            'fdbu export dataset=DIR | "export.roots={subset: DIR}" out=DIR', (), "out", None, True, bare="dataset={}",
+            'fdbu export dataset=DIR | "export.roots={subset: DIR}" out=DIR', (), "out", None, bare="dataset={}",
             stop=Stop(("dataset={official}", "out={out}"), "export:sample:1")),
     Command("asr", "transcripts with Parakeet (NeMo)", "fdbu asr tree=DIR [asr.model=NAME | asr.checkpoint=PATH.nemo]",
             (), None, "tree", True, cache_when_sharded=True,
@@ -124,7 +125,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("vad", "speech probabilities into the cache", "fdbu vad tree=DIR [shard=K shards=N] (then score assembles)",
             (), assembled_by="score", stop=Stop(("tree={mixed}", "vad.batch_seconds=10"), "vad:batch:1", True)),
     Command("synth", "write a synthetic reference tree", "fdbu synth out=PATH [n=5] [seed=0] [system=mixed]",
-            (), "out", None, True, bare="out={}", stop=Stop(("out={out}", "n=2"), "synth:sample:1")),
+            (), "out", None, bare="out={}", stop=Stop(("out={out}", "n=2"), "synth:sample:1")),
     Command("calibrate", "the batched VAD's guard margin here", "fdbu calibrate [device=cuda]", (), None, None, True,
             bare=None, stop=Stop((), "calibrate:batched")),
 )}

@@ -189,6 +189,26 @@ def test_score_curves_have_bands_and_the_system_name(captured):
     assert curve.get_ydata()[-1] == pytest.approx(8 / 12)  # no_response never arrives
 
 
+def test_one_systems_figures_are_steps_of_a_bar(captured, monkeypatch):
+    """score plot=true and a one-tree report draw one system's figures with a bar, a step per figure (seconds each on
+    a full tree: issue 77, item 1); drawn on a terminal only."""
+    from builders import recording_bar
+    from fdbu.common import progress
+    from fdbu.scoring.unified import CURVES, figures
+
+    bars: list = []
+    monkeypatch.setattr(progress, "Bar", recording_bar(bars))
+    rows = [{"subset": "candor_turn_taking", "eligible": True, "outcome": "response", "latency_s": 0.2 * k,
+             "E_s": 5.0, "T_s": 10.0} for k in range(1, 9)]
+    unified = {"bootstrap": {"resamples": 50, "seed": 0}, "subsets": {"candor_turn_taking": {"min_observable_s": 3.5}}}
+    made = figures(rows, unified, "modelA", "column", progress=True)
+    assert set(made) == set(CURVES)
+    (kw, steps), = bars
+    assert kw["desc"] == "figures" and kw["total"] == len(made) // 2 and steps == [1] and kw["disable"] is None
+    figures(rows, unified, "modelA", "column")
+    assert bars[1][0]["disable"] is True  # progress=false (and the API): no bar
+
+
 def _sweep(pads=(0,)):
     from fdbu.families.v1_0.interruption import METRICS
     from fdbu.scoring.sweep import SPEC

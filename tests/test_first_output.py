@@ -36,6 +36,7 @@ def test_every_command_says_first_what_it_is_doing(work, tmp_path):
         seen[command] = first_line(ran["output"])
         assert seen[command].startswith(f"fdbu {command}: ") or BAR.match(seen[command]), (command, seen[command])
     assert BAR.match(seen["compare"]) and seen["score"].startswith("fdbu score: loading the VAD")
+    assert seen["report"] == "fdbu report: reading mixed, prompt; then the comparison, the figures and the site"
     # the line says the command's own work, with what it was given
     assert "mixed over 25 settings, then the heatmaps" in seen["sweep"] and "official" in seen["export"]
 

@@ -181,6 +181,12 @@ def _new_out(cfg) -> bool:
     return cfg.out is not None and not Path(cfg.out).exists()
 
 
+def _report_text(cfg) -> str:
+    steps = ["the comparison"] if len(_tree_list(cfg)) > 1 and cfg.report.compare is None else []
+    steps += ["the figures"] if cfg.plot and "html" in cfg.report.formats() else []
+    return f"reading {_trees(cfg)}; then {', '.join(steps)}{' and ' if steps else ''}the site"
+
+
 def _export_text(cfg) -> str:
     read = f"the release layout at {cfg.dataset}" if cfg.dataset is not None else \
         f"the per-task folders of {', '.join(dict(cfg.export.roots))}"
@@ -189,9 +195,9 @@ def _export_text(cfg) -> str:
 
 # what a command says first on a terminal, before the imports and reading that precede its first bar (issue 56: never
 # a silent screen): (whether its inputs pass the checks it makes first: otherwise it says nothing and the command
-# refuses in its one line; the text). score says its own after checking its tree; compare and report start with
-# their bar
+# refuses in its one line; the text). score says its own after checking its tree; compare starts with its bar
 ANNOUNCE = {
+    "report": (_trees_are(True), _report_text),
     "sweep": (_trees_are(True), lambda cfg: f"loading the VAD and the kernels; then {_trees(cfg)} over "
                                        f"{len(cfg.sweep.points())} settings" + (", then the heatmaps" if cfg.plot else "")),
     "evaluate": (_trees_are(True), lambda cfg: f"reading {cfg.tree}; then the reference column (the official rules)"

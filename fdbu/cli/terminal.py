@@ -41,14 +41,14 @@ def teller(command: str, progress: bool):
     official script running); None into a pipe, a file or with progress=false."""
     if not progress or not sys.stderr.isatty():
         return None
-    return lambda text: print(f"fdbu {command}: {text}", file=sys.stderr, flush=True)
+    return lambda text: print(fit(f"fdbu {command}: {text}", sys.stderr), file=sys.stderr, flush=True)
 
 
-def fit(text: str) -> str:
-    """On a terminal, lines wider than it are fitted to it: prose wraps at spaces (indented under its start); a
-    table's rows are cut at a column boundary they share, the rest of each row on the line below it, so no
-    cell is split. Everything printed into a pipe or a file stays as it is."""
-    if not sys.stdout.isatty():
+def fit(text: str, stream=None) -> str:
+    """On a terminal (`stream`: stdout unless named), lines wider than it are fitted to it: prose wraps at spaces
+    (indented under its start); a table's rows are cut at a column boundary they share, the rest of each row on the
+    line below it, so no cell is split. Everything printed into a pipe or a file stays as it is."""
+    if not (stream or sys.stdout).isatty():
         return text
     import re
     import shutil

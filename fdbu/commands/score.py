@@ -32,7 +32,7 @@ def run(cfg: _ScoreConfig, call: Call = CALL) -> Ran:
 
         inputs = scored.unified["inputs"]
         column = official_column(tree, inputs["manifest.json"], inputs["asr.json"])
-    written, lines = commit(outputs, unified.files(scored, cfg.plot, tree.resolve().name, cfg.width)
+    written, lines = commit(outputs, unified.files(scored, cfg.plot, tree.resolve().name, cfg.width, cfg.progress)
                             if outputs is not None else {})
     unscored = [f"not scored: {name} ({why})" for name, why in scored.unscored.items()]
     return Ran(scored, written, [*unscored, detector.stats.line(), *lines], column=column)

@@ -139,7 +139,7 @@ def figures(systems, result: dict | None, width: str, progress: bool = False) ->
     from ..scoring.unified import figures as own
 
     rows = [r for rs in systems[0].rows.values() for r in rs]
-    return own(rows, systems[0].unified, systems[0].name, width)
+    return own(rows, systems[0].unified, systems[0].name, width, progress)
 
 
 def build(systems, result: dict | None, out: Path, *, formats=FORMATS, plot: bool = True, width: str = WIDTH,

@@ -37,32 +37,40 @@ def outputs(out: Path, plot: bool = False) -> Outputs:
     return Outputs(out, "score", names(plot), head=UNIFIED)
 
 
-def files(scored: "Scored", plot: bool = False, name: str = "system", width: str = WIDTH) -> dict[str, bytes]:
+def files(scored: "Scored", plot: bool = False, name: str = "system", width: str = WIDTH,
+          progress: bool = False) -> dict[str, bytes]:
     """The files of `fdbu score`; `name` titles the figure (the tree's folder name on the CLI). unified.json
     records the SHA-256 of the rows written beside it, so a reader (`fdbu.scoring.scored`) knows the two files are
     from one run."""
     rows = samples_jsonl(scored.rows).encode()
     out = {UNIFIED: dumps({**scored.unified, ROWS_SHA256: sha256_bytes(rows)}).encode(), SAMPLES: rows}
     if plot:
-        out.update(figures(scored.rows, scored.unified, name, width))
+        out.update(figures(scored.rows, scored.unified, name, width, progress))
     return out
 
 
-def figures(rows: list[dict], unified: dict, name: str = "system", width: str = WIDTH) -> dict[str, bytes]:
+def figures(rows: list[dict], unified: dict, name: str = "system", width: str = WIDTH,
+            progress: bool = False) -> dict[str, bytes]:
     """One system's figures by file name: its response-latency curves (CURVES: where a subset's task has a latency,
     or where no family of the tree draws a figure of its own) and each figure of the tree's families (v1.5's stop
-    curves). Score and a one-system report draw the same."""
+    curves). Score and a one-system report draw the same, each figure a step of a bar on a terminal (seconds each on
+    a full tree)."""
+    from ..common.progress import Bar
     from ..figures.plot import compare_latency_curves, latency_curves
 
     out: dict[str, bytes] = {}
     own = [fig for f in tasks.families_of(unified["subsets"]) for fig in f.figures]
-    if not own or any(tasks.subset(s).task.latency for s in unified["subsets"]):
-        figure = latency_curves(rows, name=name, unified=unified, width=width)
-        out.update(zip(CURVES, (figure["png"], figure["pdf"])))
-    for fig in own:
-        curves, words = fig.curves(rows, unified)
-        figure = compare_latency_curves(curves, width, {**words, "subject": name})
-        out.update(zip(fig.files, (figure["png"], figure["pdf"])))
+    latency = not own or any(tasks.subset(s).task.latency for s in unified["subsets"])
+    with Bar(total=latency + len(own), desc="figures", unit="figure", disable=None if progress else True) as bar:
+        if latency:
+            figure = latency_curves(rows, name=name, unified=unified, width=width)
+            out.update(zip(CURVES, (figure["png"], figure["pdf"])))
+            bar.update()
+        for fig in own:
+            curves, words = fig.curves(rows, unified)
+            figure = compare_latency_curves(curves, width, {**words, "subject": name})
+            out.update(zip(fig.files, (figure["png"], figure["pdf"])))
+            bar.update()
     return out
 
 

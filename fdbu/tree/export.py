@@ -20,8 +20,6 @@ from typing import Any, cast
 
 import numpy as np
 import soundfile as sf
-import torch
-import torchaudio
 from ..common.progress import Bar
 
 from . import adopt, layout
@@ -40,10 +38,14 @@ from .load import MANIFEST_KIND
 
 
 def to_16k_mono(audio: np.ndarray, sr: int) -> np.ndarray:
-    """(frames, channels) float -> mono 16 kHz float32: channel mean, then torchaudio's resampler."""
+    """(frames, channels) float -> mono 16 kHz float32: channel mean, then torchaudio's resampler (imported only for
+    audio at another rate: a release at 16 kHz is exported without torch's seconds of imports)."""
+    from ..common.device import held_import
+
     mono = audio.mean(axis=1, dtype=np.float64).astype(np.float32) if audio.ndim == 2 else audio.astype(np.float32)
     if sr == SR:
         return mono
+    torch, torchaudio = held_import("torch"), held_import("torchaudio")
     with torch.no_grad():
         return torchaudio.functional.resample(torch.from_numpy(mono).unsqueeze(0), orig_freq=sr, new_freq=SR)[0].numpy()
 
