@@ -209,6 +209,58 @@ def test_cfg_with_a_multirun_is_one_line():
     assert out.stderr.startswith("fdbu: error: -m and --cfg/--info cannot be combined")
 
 
+class _Job:
+    """A submitit job as the launcher's watch reads it: running for `polls` polls, then completed with its report."""
+
+    def __init__(self, k: int, polls: int, tmp_path):
+        from types import SimpleNamespace
+
+        self.job_id, self.k, self.polls, self.state = f"77_{k}", k, polls, "RUNNING"
+        self.paths = SimpleNamespace(result_pickle=tmp_path / f"{k}.pkl")
+
+    def done(self) -> bool:
+        self.polls -= 1
+        if self.polls < 0:
+            self.state = "COMPLETED"
+        return self.polls < 0
+
+    def stdout(self) -> str:
+        return f"shard {self.k}/2: 3 files, 0 from the cache\n"
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_while_shards_run_a_terminal_sees_the_state_line_count_its_seconds(tmp_path, monkeypatch, terminal):
+    """Issue 77, item 1: between two lines that stay (a change of states, every status_every_s) the state line is
+    redrawn in place at each poll, its seconds counting, and is gone once the jobs are done; a log file gets the
+    lines that stay only."""
+    import io
+
+    from omegaconf import OmegaConf
+
+    from fdbu.cli import launcher
+    from test_ctrl_c import screen
+
+    class Stream(io.StringIO):
+        def isatty(self):
+            return terminal
+
+    out = Stream()
+    clock = iter(range(0, 1000, 2))
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(launcher, "POLL_S", 0)
+    monkeypatch.setattr(launcher.time, "monotonic", lambda: float(next(clock)))
+    config = OmegaConf.create({"hydra": {"job": {"name": "fdbu-vad"}}, "shards": 2})
+    jobs = [_Job(0, 6, tmp_path), _Job(1, 9, tmp_path)]
+    failed = launcher.watch(config, jobs, [["shard=0"], ["shard=1"]], status_every_s=60)
+    assert failed == []
+    kept = screen(out.getvalue())
+    assert [re.sub(r"^\[[\d:]+, ", "[", line) for line in kept] == [
+        "[2 s] fdbu-vad 77: 2 running; 0 of 2 finished", "shard 0/2: 3 files, 0 from the cache",
+        "[14 s] fdbu-vad 77: 1 running; 1 of 2 finished", "shard 1/2: 3 files, 0 from the cache"]
+    drawn = re.findall(r"\r\x1b\[K\[[\d:]+, (\d+) s\]", out.getvalue())
+    assert drawn == ([] if not terminal else ["4", "6", "8", "10", "12", "16", "18"])  # each poll between them
+
+
 def test_the_fit_check_reads_cpus_memory_and_gpus_from_sinfo(tmp_path, monkeypatch):
     """check_fits on a made-up sinfo: a GPU partition and a default CPU partition of 16000 MB nodes."""
     from fdbu.errors import FdbuError

@@ -54,17 +54,24 @@ def demo_args(command: str) -> list[str]:
 
 def screen(printed: str) -> list[str]:
     """The lines a terminal shows for `printed`: each line's characters as carriage returns overwrite them (a bar's
-    redraws, a cleared bar's spaces), escape sequences dropped."""
+    redraws, a cleared bar's spaces) and an erase to the line's end (ESC [K) clears them, other escape sequences
+    dropped."""
     out = []
-    for line in re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", printed).split("\n"):
+    for line in printed.split("\n"):
         cells: list[str] = []
         col = 0
-        for ch in line:
-            if ch == "\r":
-                col = 0
+        for part in re.split(r"(\x1b\[[0-9;?]*[A-Za-z])", line):
+            if part == "\x1b[K":
+                del cells[col:]
                 continue
-            cells[col:col + 1] = [ch]
-            col += 1
+            if part.startswith("\x1b["):
+                continue
+            for ch in part:
+                if ch == "\r":
+                    col = 0
+                    continue
+                cells[col:col + 1] = [ch]
+                col += 1
         out.append("".join(cells).rstrip())
     return [line for line in out if line]
 

@@ -4,7 +4,9 @@ Hydra's submitit launcher submits the jobs and waits in silence; this one (the `
 launcher in `hydra_plugins/fdbu_launcher`, which the presets in `conf/hydra/launcher/` use)
 refuses up front a request no node of the partition can satisfy (sinfo), warns when the job
 folder or the cache is left at a node-local default, prints the job id and folder at
-submission, a state line while the jobs wait (with SLURM's pending reason, from squeue), each
+submission, a state line while the jobs wait (with SLURM's pending reason, from squeue; on a
+terminal also redrawn in place at each poll, its seconds counting, so minutes between two lines
+are never a still screen), each
 shard's one-line report as it finishes, and for a shard that died one line naming it, its log,
 how it ended and the command that reruns it. Job states, ids and paths are submitit's own.
 """
@@ -39,7 +41,34 @@ POLL_S = 2.0  # how often the jobs' states are read (submitit caches sacct for l
 
 
 def say(text: str, err: bool = False) -> None:
+    LIVE.clear()
     print(text, file=sys.stderr if err else sys.stdout, flush=True)
+
+
+class Live:
+    """The state line redrawn in place on a terminal, at each poll (every POLL_S), between the lines that stay (a
+    change of states, and every status_every_s): cleared before any other line and at the end, so it is never left
+    on the screen. Into a file or a pipe (a batch job's log) it draws nothing."""
+
+    def __init__(self) -> None:
+        self.drawn = False
+
+    def draw(self, text: str) -> None:
+        if not sys.stdout.isatty():
+            return
+        width = shutil.get_terminal_size((80, 24)).columns
+        sys.stdout.write("\r\x1b[K" + text[:max(width - 1, 10)])
+        sys.stdout.flush()
+        self.drawn = True
+
+    def clear(self) -> None:
+        if self.drawn:
+            sys.stdout.write("\r\x1b[K")
+            sys.stdout.flush()
+            self.drawn = False
+
+
+LIVE = Live()
 
 
 def temp_root(path) -> Path | None:
@@ -247,7 +276,15 @@ def assembles(job_name: str) -> str:
 
 
 def watch(config, jobs: list, overrides: list[list[str]], status_every_s: float) -> list:
-    """Wait for every job, saying what happens; returns the jobs that did not finish."""
+    """Wait for every job, saying what happens; returns the jobs that did not finish. The live state line is gone
+    from the screen however the wait ends (a Ctrl-C's line is never written onto it)."""
+    try:
+        return _watch(config, jobs, overrides, status_every_s)
+    finally:
+        LIVE.clear()
+
+
+def _watch(config, jobs: list, overrides: list[list[str]], status_every_s: float) -> list:
     watched = [Watched(j, label_of(config, o), o) for j, o in zip(jobs, overrides)]
     name = str(config.hydra.job.name)
     array = jobs[0].job_id.split("_")[0]
@@ -287,12 +324,15 @@ def watch(config, jobs: list, overrides: list[list[str]], status_every_s: float)
         line = ", ".join(f"{n} {s.lower()}" + (f" ({why})" if s == "PENDING" and why else "")
                          for s, n in sorted(counts.items(), key=lambda kv: kv[0] != "RUNNING"))
         now = time.monotonic()
+        done = len(watched) - len(waiting) - len(failed)  # a dead job is not a finished one
+        dead = f", {len(failed)} failed" if failed else ""
+        status = (f"[{time.strftime('%H:%M:%S')}, {now - start:.0f} s] {name} {array}: {line}; {done} of "
+                  f"{len(watched)} finished{dead}")
         if line != last_line or now - last_time >= status_every_s:
-            done = len(watched) - len(waiting) - len(failed)  # a dead job is not a finished one
-            dead = f", {len(failed)} failed" if failed else ""
-            say(f"[{time.strftime('%H:%M:%S')}, {now - start:.0f} s] {name} {array}: {line}; {done} of "
-                f"{len(watched)} finished{dead}")
+            say(status)
             last_line, last_time = line, now
+        else:
+            LIVE.draw(status)
         time.sleep(POLL_S)
 
 
