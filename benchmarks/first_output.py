@@ -31,13 +31,15 @@ LIMIT_S = 2.0
 
 
 def first_output(argv: list[str], cwd: Path, env: dict | None = None, limit_s: float = 300.0,
-                 stop_at_first: bool = False, key_after: "re.Pattern | None" = None, key_delay_s: float = 0.0) -> dict:
+                 stop_at_first: bool = False, key_after: "re.Pattern | None" = None, key_delay_s: float = 0.0,
+                 columns: int = 100) -> dict:
     """Run `argv` on a pseudo-terminal: seconds to its first visible output, the longest silence after it (`gap_s`),
     seconds to its end, everything it printed (bytes) and its exit status; `stop_at_first`: killed (its whole session) once it has said something.
     `key_after`: Ctrl-C (SIGINT to its session, as a terminal sends it) `key_delay_s` after its output first matches
-    the pattern; then also `key_s` (when) and `message_s` (seconds from the key to its "interrupted" line)."""
+    the pattern; then also `key_s` (when) and `message_s` (seconds from the key to its "interrupted" line). The
+    terminal is 24 rows of `columns`."""
     master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     t0 = time.perf_counter()
     # a background job inherits SIGINT ignored; Ctrl-C at a terminal reaches a foreground one
     proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env, close_fds=True,

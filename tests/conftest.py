@@ -79,7 +79,7 @@ NEMO_FILES = ("test_asr.py", "test_v2.py", "test_shards.py", "test_kill.py", "te
 # Only the time depends on it.
 LONGEST_FIRST = (
     *NEMO_FILES, "test_cluster.py", "test_batched_vad.py", "test_readme.py", "test_v15.py", "test_figures.py",
-    "test_refusals_surfaces.py", "test_views.py", "test_official_scripts.py", "test_ctrl_c.py",
+    "test_refusals_surfaces.py", "test_views.py", "test_official_scripts.py", "test_ctrl_c.py", "test_first_output.py",
     "test_compare_decisions.py", "test_refusals.py", "test_at_scale.py", "test_sweep.py", "test_registry.py",
     "test_overlap.py", "test_site.py", "test_segment_kernel.py", "test_report_browser.py", "test_docs.py",
     "test_real_captures.py", "test_report_inputs.py", "test_v2_official.py", "test_official_run.py",

@@ -3,7 +3,10 @@
 seconds. How soon is measured in `benchmarks/first_output.py` (RESULTS.md), not here: a timed test would measure
 the machine."""
 import re
+import subprocess
 import sys
+import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -21,24 +24,93 @@ def work(tmp_path_factory):
     return root
 
 
+def torch_import_s() -> float:
+    """The longest step a command may take with nothing new on screen, once it has said what it is doing: loading
+    torch (announced by its first line), timed here in a fresh interpreter, at this machine's speed and load now."""
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import torch"], check=True)
+    return time.perf_counter() - start
+
+
+def on_a_terminal(argv: list[str], cwd: Path, torch_s: float, stop_at_first: bool = False) -> dict:
+    """`fdbu ARGS` to its end on an 80-column pseudo-terminal: what first_output measures, the lines the terminal
+    shows, and the silence it may keep (`bound_s`: its own start-up to its first output, then 1.5 x `torch_s`,
+    torch's import as `torch_import_s` timed it in this test; the work itself must draw: a bar's step or a line)."""
+    from test_ctrl_c import screen
+
+    ran = first_output([FDBU, *argv], cwd, stop_at_first=stop_at_first, limit_s=120, columns=COLUMNS)
+    ran["screen"] = screen(ran["output"].decode(errors="replace"))
+    ran["bound_s"] = (ran["first_s"] or 0.0) + 1.5 * torch_s
+    return ran
+
+
+COLUMNS = 80
+
+
+def check_terminal(name: str, ran: dict) -> None:
+    # wider than the terminal where it could have been wrapped at a space (a path longer than a line is one word)
+    wide = [line for line in ran["screen"] if len(line) > COLUMNS and
+            len(textwrap.wrap(line, COLUMNS, break_long_words=False, break_on_hyphens=False)) > 1]
+    assert not wide, (name, wide)
+    assert ran["gap_s"] <= ran["bound_s"], (name, f"silent {ran['gap_s']:.2f} s > {ran['bound_s']:.2f} s",
+                                            ran["output"][-2000:])
+
+
 @pytest.mark.slow
-def test_every_command_says_first_what_it_is_doing(work, tmp_path):
-    """Every command that takes time (the registry's `Stop`: those that write files or load torch, a plugin's too)
-    says first, on a terminal, what it is doing: its own line, or its bar."""
+def test_every_command_on_a_terminal_says_first_what_it_is_doing_never_goes_silent_and_fits_80_columns(work,
+                                                                                                      tmp_path,
+                                                                                                      calibrated):
+    """Every command that takes time (the registry's `Stop`: those that write files or load torch, a plugin's too),
+    run to its end on an 80-column terminal (asr and calibrate to their first line: the demo has no model on this
+    machine, and calibrate is the calibration's bar, test_batched_vad's) with a cache of its own (this machine's
+    calibration copied in: the work is the command's, not the calibration's again): says first what it is doing, its own line or its bar; after that nothing longer
+    than its bound without something new on screen (issue 77, item 1); and no line wider than 80 (item 2)."""
     from test_ctrl_c import caches, demo_args, stoppable
+    from test_shards import fresh_cache
 
     root, commands = work, {c: demo_args(c) for c in stoppable()}
     assert {"score", "asr", "report"} <= set(commands)
-    seen = {}
+    seen, said, torch_s = {}, {}, torch_import_s()
     for command, argv in commands.items():
-        cache = [f"cache_dir={tmp_path / command}"] if caches(command) else []
-        ran = first_output([FDBU, command, *argv, *cache], root, stop_at_first=True, limit_s=120)
-        seen[command] = first_line(ran["output"])
+        cache = [f"cache_dir={fresh_cache(tmp_path / command)}"] if caches(command) else []
+        first_only = command in ("asr", "calibrate")
+        ran = on_a_terminal([command, *argv, *cache], root, torch_s, stop_at_first=first_only)
+        seen[command], said[command] = first_line(ran["output"]), " ".join(" ".join(ran["screen"][:3]).split())
         assert seen[command].startswith(f"fdbu {command}: ") or BAR.match(seen[command]), (command, seen[command])
+        assert ran["returncode"] == 0 or first_only, (command, ran["output"][-2000:])
+        check_terminal(command, ran)
     assert BAR.match(seen["compare"]) and seen["score"].startswith("fdbu score: loading the VAD")
-    assert seen["report"] == "fdbu report: reading mixed, prompt; then the comparison, the figures and the site"
+    assert seen["report"].startswith("fdbu report: reading mixed, prompt; then the comparison, the figures")
     # the line says the command's own work, with what it was given
-    assert "mixed over 25 settings, then the heatmaps" in seen["sweep"] and "official" in seen["export"]
+    assert "mixed over 25 settings, then the heatmaps" in said["sweep"] and "official" in said["export"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["v1.5", "v2"])
+def test_a_v15_and_a_v2_tree_on_a_terminal(tmp_path, family, calibrated):
+    """The steps of another release's tree (v1.5's stop curves, v2's sessions and judge): score, a one-tree report
+    (the figures score plot=true draws, the same function) and evaluate, each to its end on an 80-column terminal,
+    within the same bound and width."""
+    from builders import fdbu_main
+    from test_shards import fresh_cache
+
+    if family == "v2":
+        made = fdbu_main("synth", "family=v2", "layout=official", "n=2", "seed=3", "ineligible=0",
+                         f"out={tmp_path / 'run'}", "progress=false")
+        assert made.returncode == 0, made.stderr
+        runs = {"export": ["export", "dataset=run", "out=tree", "export.transcripts=adopt",
+                           "export.judge=run/eval_results"]}
+    else:
+        made = fdbu_main("synth", "family=v1.5", "n=2", "seed=1", f"out={tmp_path / 'tree'}", "progress=false")
+        assert made.returncode == 0, made.stderr
+        runs = {}
+    runs |= {"score": ["score", "tree=tree", f"cache_dir={fresh_cache(tmp_path / 'cache')}"],
+             "report": ["report", "trees=[tree]", "out=site"], "evaluate": ["evaluate", "tree=tree"]}
+    torch_s = torch_import_s()
+    for name, argv in runs.items():
+        ran = on_a_terminal(argv, tmp_path, torch_s)
+        assert ran["returncode"] == 0, (family, name, ran["output"][-2000:])
+        check_terminal(f"{family} {name}", ran)
 
 
 @pytest.mark.parametrize("tty,progress", [(True, True), (True, False), (False, True), (False, False)])
@@ -61,7 +133,7 @@ def test_the_line_is_for_a_person_at_a_terminal_and_never_before_a_refusal(tmp_p
     for out, said in ((tmp_path / "new", tty and progress), (tmp_path / "exists", False)):
         announce("synth", SimpleNamespace(out=str(out), progress=progress))
         err = capsys.readouterr().err
-        assert (err == f"fdbu synth: writing {out}\n") if said else err == "", (out, err)
+        assert (" ".join(err.split()) == f"fdbu synth: writing {out}") if said else err == "", (out, err)
     announce("evaluate", SimpleNamespace(tree=str(tmp_path / "nope"), progress=progress,
                                          evaluate=SimpleNamespace(run_official=False)))
     assert capsys.readouterr().err == ""  # not a tree: the command's refusal comes alone

@@ -19,13 +19,16 @@ def note(text: str) -> None:
 
 
 class _Console(logging.Handler):
-    """Each note on its own line of stderr, even while a progress bar is drawn there (tqdm.write moves the bar)."""
+    """Each note on its own line of stderr, even while a progress bar is drawn there (tqdm.write moves the bar), and
+    on a terminal wrapped at its width (words kept whole)."""
 
     def emit(self, record: logging.LogRecord) -> None:
         from tqdm import tqdm
 
+        from ..cli.terminal import fit
+
         try:
-            tqdm.write(record.getMessage(), file=sys.stderr)
+            tqdm.write(fit(record.getMessage(), sys.stderr), file=sys.stderr)
             sys.stderr.flush()
         except Exception:  # a closed stderr must not end the run
             self.handleError(record)
