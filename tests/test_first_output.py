@@ -62,7 +62,8 @@ def test_every_command_on_a_terminal_says_first_what_it_is_doing_never_goes_sile
                                                                                                       calibrated):
     """Every command that takes time (the registry's `Stop`: those that write files or load torch, a plugin's too),
     run to its end on an 80-column terminal (asr and calibrate to their first line: the demo has no model on this
-    machine, and calibrate is the calibration's bar, test_batched_vad's) with a cache of its own (this machine's
+    machine, and calibrate's work is the calibration's bar; test_ctrl_c runs both on a terminal into their loops,
+    asr with a small model) with a cache of its own (this machine's
     calibration copied in: the work is the command's, not the calibration's again): says first what it is doing, its own line or its bar; after that nothing longer
     than its bound without something new on screen (issue 77, item 1); and no line wider than 80 (item 2)."""
     from test_ctrl_c import caches, demo_args, stoppable
