@@ -2,6 +2,7 @@
 (`fdbu.cli.consoles.ANNOUNCE`, score's own line) or is a bar, before the imports and reading that take its first
 seconds. How soon is measured in `benchmarks/first_output.py` (RESULTS.md), not here: a timed test would measure
 the machine."""
+import functools
 import re
 import subprocess
 import sys
@@ -24,9 +25,11 @@ def work(tmp_path_factory):
     return root
 
 
+@functools.cache
 def torch_import_s() -> float:
     """The longest step a command may take with nothing new on screen, once it has said what it is doing: loading
-    torch (announced by its first line), timed here in a fresh interpreter, at this machine's speed and load now."""
+    torch (announced by its first line), timed here in a fresh interpreter, at this machine's speed and load, once
+    for the file's tests (its worker runs them all: a fresh interpreter's torch is about 2 s of CPU)."""
     start = time.perf_counter()
     subprocess.run([sys.executable, "-c", "import torch"], check=True)
     return time.perf_counter() - start
