@@ -189,24 +189,59 @@ def test_score_curves_have_bands_and_the_system_name(captured):
     assert curve.get_ydata()[-1] == pytest.approx(8 / 12)  # no_response never arrives
 
 
-def test_one_systems_figures_are_steps_of_a_bar(captured, monkeypatch):
-    """score plot=true and a one-tree report draw one system's figures with a bar, a step per figure (seconds each on
-    a full tree: issue 77, item 1); drawn on a terminal only."""
-    from builders import recording_bar
+def _moving_bar(monkeypatch) -> list:
+    """fdbu's figure bars (fdbu.common.progress.figure_bar), never drawn: each one's keyword arguments and every
+    position it was drawn at, in `bars`."""
     from fdbu.common import progress
-    from fdbu.scoring.unified import CURVES, figures
 
     bars: list = []
-    monkeypatch.setattr(progress, "Bar", recording_bar(bars))
+
+    class Recorded(progress.Bar):
+        def __init__(self, *a, **kw):
+            self.at: list[float] = []
+            bars.append((kw, self.at))
+            super().__init__(*a, **{**kw, "disable": True})
+
+        def refresh(self, *a, **kw):
+            self.at.append(self.n)
+            return super().refresh(*a, **kw)
+
+    monkeypatch.setattr(progress, "Bar", Recorded)
+    return bars
+
+
+def test_one_systems_figures_are_steps_of_a_bar(captured, monkeypatch):
+    """score plot=true and a one-tree report draw one system's figures with a bar that moves inside each figure (each
+    page laid out, then rendered: seconds each on a full tree; issue 77, item 1); drawn on a terminal only."""
+    from fdbu.scoring.unified import CURVES, figures
+
+    bars = _moving_bar(monkeypatch)
     rows = [{"subset": "candor_turn_taking", "eligible": True, "outcome": "response", "latency_s": 0.2 * k,
              "E_s": 5.0, "T_s": 10.0} for k in range(1, 9)]
     unified = {"bootstrap": {"resamples": 50, "seed": 0}, "subsets": {"candor_turn_taking": {"min_observable_s": 3.5}}}
     made = figures(rows, unified, "modelA", "column", progress=True)
     assert set(made) == set(CURVES)
-    (kw, steps), = bars
-    assert kw["desc"] == "figures" and kw["total"] == len(made) // 2 and steps == [1] and kw["disable"] is None
+    (kw, at), = bars
+    assert kw["desc"] == "figures" and kw["total"] == len(made) // 2 and kw["disable"] is None
+    assert at == [0.5, 1.0]  # one page: laid out, then rendered
     figures(rows, unified, "modelA", "column")
     assert bars[1][0]["disable"] is True  # progress=false (and the API): no bar
+
+
+def test_compares_figures_move_their_bar_page_by_page(captured, monkeypatch):
+    """compare's (and a report's) two figures: the bar moves as each page of each is laid out and rendered, never
+    backwards, and ends at 2 (a forest of several pages moves in as many steps)."""
+    from fdbu.comparison.files import FIGURES, figures
+
+    bars = _moving_bar(monkeypatch)
+    result = _result(40)  # a forest of many pairs: more than one page
+    monkeypatch.setattr("fdbu.comparison.files.curves", lambda systems, result: _curves(2))
+    figures(result, [], "page", progress=True)
+    (kw, at), = bars
+    pages = len(captured[-1].pages)  # the forest's (the curves': one)
+    assert kw["total"] == len(FIGURES) and pages > 1
+    assert at == sorted(at) and at[-1] == 2.0
+    assert at == [0.5, 1.0, *(1 + (k + 1) / (2 * pages) for k in range(2 * pages))]
 
 
 def _sweep(pads=(0,)):

@@ -803,7 +803,7 @@ def _forest_labels_do_not_overlap(result):
 
     figs = []
     real = plot_forest._save
-    plot_forest._save = lambda f, tight=False: figs.extend(f if isinstance(f, list) else [f]) or {}
+    plot_forest._save = lambda f, tight=False, tick=None: figs.extend(f if isinstance(f, list) else [f]) or {}
     try:
         plot_forest.compare_forest(result, width="column")
     finally:

@@ -29,3 +29,22 @@ class Bar(tqdm):
         if _stopped(exc):
             self.leave = False
         super().close()
+
+
+FIGURES_FORMAT = "{l_bar}{bar}| {n:.1f}/{total_fmt} figures [{elapsed}]"
+
+
+def figure_bar(total: int, progress: bool) -> Bar:
+    """A bar over `total` figures that moves inside each (`figure_step`): a figure is seconds of layout and rendering
+    on a full tree, page by page; on a terminal only."""
+    return Bar(total=total, desc="figures", unit="figure", bar_format=FIGURES_FORMAT,
+               disable=None if progress else True)
+
+
+def figure_step(bar: Bar, k: int):
+    """`tick(done, of)` for the k-th figure (from 0) of `bar`: the bar at k + done/of (fdbu.figures.plot._save's
+    steps: each page laid out, then each page rendered)."""
+    def tick(done: int, of: int) -> None:
+        bar.n = k + done / of
+        bar.refresh()
+    return tick

@@ -124,17 +124,15 @@ CSV_FLAGS = ("headline", "excludes_zero", "marker")
 
 def figures(result: dict, systems: list[System], width: str = WIDTH, progress: bool = False) -> dict[str, bytes]:
     """The comparison's figures by file name (FIGURES x FORMATS): the latency curves and the forest."""
-    from ..common.progress import Bar
+    from ..common.progress import figure_bar, figure_step
 
     from ..figures.forest import compare_forest
 
     from ..figures.plot import compare_latency_curves
 
-    with Bar(total=2, desc="figures", unit="figure", disable=None if progress else True) as bar:
-        made = {FIGURES[0]: compare_latency_curves(curves(systems, result), width=width)}
-        bar.update()
-        made[FIGURES[1]] = compare_forest(result, width=width)
-        bar.update()
+    with figure_bar(len(FIGURES), progress) as bar:
+        made = {FIGURES[0]: compare_latency_curves(curves(systems, result), width=width, tick=figure_step(bar, 0))}
+        made[FIGURES[1]] = compare_forest(result, width=width, tick=figure_step(bar, 1))
     return {f"{stem}.{ext}": made[stem][ext] for stem in FIGURES for ext in FORMATS}
 
 
@@ -213,16 +211,21 @@ def _tables(a: str, b: str, metrics: dict, console=lambda name: name) -> list[st
     decision; `console` shortens a line's name (a family entry's hook, `Compared.console`)."""
     wa, wb = max(20, len(a)), max(20, len(b))
     label = {name: f"{console(name)} {ARROWS[m['better']]}" for name, m in metrics.items()}
-    width = max(29, *(len(x) for x in label.values()))
+    width = 29  # a longer name (v2's backchannels_per_examiner_turn) on a line of its own, its row under it
+
+    def named(name: str, row: str) -> list[str]:
+        if len(label[name]) <= width:
+            return [f"  {label[name]:<{width}} {row}".rstrip()]
+        return [f"  {label[name]}", f"  {'':<{width}} {row}".rstrip()]
+
     lines = [f"  {'metric':<{width}} {'n':>4}  {a:<{wa}}  {b}"]
-    lines += [f"  {label[name]:<{width}} {m['n']:>4}  {_record(m['a']):<{wa}}  {_record(m['b']):<{wb}}".rstrip()
-              for name, m in metrics.items()]
+    for name, m in metrics.items():
+        lines += named(name, f"{m['n']:>4}  {_record(m['a']):<{wa}}  {_record(m['b']):<{wb}}")
     lines.append(f"  {'metric':<{width}} {'difference':<24} {'p':>6} {'Holm':>6}  decision")
     for name, m in metrics.items():
         ph = "" if m["p_holm"] is None else p_text(m["p_holm"])
         p = "" if m["p"] is None else p_text(m["p"])
-        lines.append(f"  {label[name]:<{width}} {difference_text(m['difference']):<24} {p:>6} {ph:>6}  "
-                     f"{decision(m)}".rstrip())
+        lines += named(name, f"{difference_text(m['difference']):<24} {p:>6} {ph:>6}  {decision(m)}")
     return lines
 
 

@@ -98,13 +98,14 @@ def _signed_text(x, flag) -> str:
     return flag if flag in ("+inf", "-inf") else "n/a" if not isinstance(x, (int, float)) else f"{x:+.3f}"
 
 
-def compare_forest(result: dict, width: str = WIDTH) -> dict[str, bytes]:
+def compare_forest(result: dict, width: str = WIDTH, tick=None) -> dict[str, bytes]:
     """Paired differences b - a with their 95% intervals, a panel per subset and part (outcomes, latency medians,
     context), each with its x label; +-inf (one median not reached) as a labelled arrow at the edge, a panel with no
     finite difference as a note of each line's flag and interval instead of an axis of arrows; beside a pair's row
     its decision as on the console: * (Holm-adjusted p < alpha, the result's `marker`) or a circle (too few pairs
     to decide). Exactly the printed width; panels beyond
-    PAGE_IN go on further pages (PDF pages; the PNG holds them one under the other)."""
+    PAGE_IN go on further pages (PDF pages; the PNG holds them one under the other). `tick(done, of)`: its steps as
+    drawn (`fdbu.figures.plot._save`)."""
     plt = _pyplot()
     panels = forest_panels(result)
     pairs = result["pairs"]
@@ -114,7 +115,7 @@ def compare_forest(result: dict, width: str = WIDTH) -> dict[str, bytes]:
             fig, ax = plt.subplots(figsize=(WIDTHS[width], 1.2))
             ax.axis("off")
             ax.text(0.5, 0.5, "no subset compared", ha="center", va="center")
-            return _save(fig)
+            return _save(fig, tick=tick)
         pt = FONT_PT[width]
         line_in = 1.4 * pt / 72
         # the pairs' lines spread over 0.8 of a row, 1.6 text heights apart: their stars never stack
@@ -154,7 +155,7 @@ def compare_forest(result: dict, width: str = WIDTH) -> dict[str, bytes]:
             more = f" ({k + 1}/{len(pages)})" if len(pages) > 1 else ""
             fig.suptitle(_wrap(f"Paired differences, 95% intervals{more}\n{key}", width))
             figs.append(fig)
-        return _save(figs, tight=False)
+        return _save(figs, tight=False, tick=tick)
 
 
 def _forest_note(result: dict, panel: tuple, width: str) -> str:

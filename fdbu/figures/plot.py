@@ -147,11 +147,13 @@ def _save(fig, formats=("png", "pdf"), tight: bool = True, tick=None) -> dict[st
     """The figure as PNG and PDF bytes, without dates or version stamps (the same figure gives the same bytes). A list
     of figures (pages, each no taller than PAGE_IN, all of one width) gives a PDF of one page each and a PNG of the
     pages one under the other (a screen scrolls; a paper includes a page: \\includegraphics[page=2]{...})."""
-    if isinstance(fig, list):  # `tick`: called as each page is rendered (a progress bar's update)
+    if isinstance(fig, list):  # `tick(done, of)`: called as each page is laid out and as each is rendered
         return _save_pages(fig, tick) if len(fig) > 1 else _save(fig[0], formats, tight, tick)
     if tight:
         fig.tight_layout()
     _freeze(fig)
+    if tick is not None:
+        tick(1, 2)
 
     def drawn(ext: str):
         def draw() -> bytes:
@@ -170,7 +172,7 @@ def _save(fig, formats=("png", "pdf"), tight: bool = True, tick=None) -> dict[st
     finally:  # closed also when a drawing fails: pyplot keeps every figure it has not been told to close
         _pyplot().close(fig)
     if tick is not None:
-        tick()
+        tick(2, 2)
     return out
 
 
@@ -193,8 +195,10 @@ def _save_pages(figs: list, tick=None) -> dict[str, bytes]:
 
     rc = _pyplot().rcParams
     dpi = figs[0].dpi if rc["savefig.dpi"] == "figure" else float(rc["savefig.dpi"])
-    for fig in figs:
+    for k, fig in enumerate(figs):
         _freeze(fig)
+        if tick is not None:
+            tick(k + 1, 2 * len(figs))
 
     def pdf() -> bytes:
         buf = io.BytesIO()
@@ -214,7 +218,7 @@ def _save_pages(figs: list, tick=None) -> dict[str, bytes]:
             width = round(fig.get_figwidth() * dpi)
             images.append(np.frombuffer(raw.getvalue(), np.uint8).reshape(-1, width, 4))
             if tick is not None:
-                tick()
+                tick(len(figs) + len(images), 2 * len(figs))
         out = io.BytesIO()
         imsave(out, np.concatenate(images, axis=0), format="png", metadata=METADATA["png"],  # type: ignore[arg-type]
                dpi=dpi)  # None drops the version stamp, as savefig does
@@ -303,9 +307,9 @@ def score_curves(rows: list[dict], name: str, unified: dict | None = None) -> li
 
 
 def latency_curves(rows: list[dict], name: str = "system", unified: dict | None = None,
-                   width: str = WIDTH) -> dict[str, bytes]:
+                   width: str = WIDTH, tick=None) -> dict[str, bytes]:
     """`fdbu score`'s response-latency curves F(t) with their bands (PNG and PDF)."""
-    return compare_latency_curves(score_curves(rows, name, unified), width=width)
+    return compare_latency_curves(score_curves(rows, name, unified), width=width, tick=tick)
 
 
 STYLES = ("-", "--", ":", "-.")
@@ -334,10 +338,12 @@ RESPONSE_CURVES = {"title": "Response-latency curves F(t), 95% bands", "ylabel":
                    "marks_s": MARKS_S, "none": "no subset with response latencies", "horizon": "min_observable_s"}
 
 
-def compare_latency_curves(curves: list[dict], width: str = WIDTH, words: dict = RESPONSE_CURVES) -> dict[str, bytes]:
+def compare_latency_curves(curves: list[dict], width: str = WIDTH, words: dict = RESPONSE_CURVES,
+                           tick=None) -> dict[str, bytes]:
     """F(t) of every system on one axis per subset, with pointwise 95% bootstrap bands (PNG and PDF): side by side
     at page width, stacked at column width; the legend below the data. `words`: the title, the y label, the
-    vertical marks and the empty figure's text (response latencies; a family's own curves, fdbu.family.Figure)."""
+    vertical marks and the empty figure's text (response latencies; a family's own curves, fdbu.family.Figure);
+    `tick(done, of)`: its steps as drawn (`_save`)."""
     plt = _pyplot()
     panels = max(1, len(curves))
     cols = (panels if panels <= 2 else 2) if width == "page" else 1  # more than two (v1.5's four): two a row
@@ -360,7 +366,7 @@ def compare_latency_curves(curves: list[dict], width: str = WIDTH, words: dict =
                 fig.legend(list(handles.values()), list(handles),  # each handle is kept under its own label
                            loc="outside lower center", ncol=1 if width == "column" else 2, frameon=False)
             figs.append(fig)
-        return _save(figs, tight=False)
+        return _save(figs, tight=False, tick=tick)
 
 
 def _curve_panels(axes, curves: list[dict], words: dict, width: str, cols: int, plt) -> dict[str, Any]:

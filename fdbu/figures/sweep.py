@@ -134,7 +134,7 @@ def sweep_heatmaps(result: dict, spec: dict, width: str = WIDTH, progress: bool 
             fig.suptitle(heading(more), y=1 - 0.08 / fig_h)
             figs.append(fig)
             bar.update()
-        return _save(figs, tight=False, tick=bar.update)
+        return _save(figs, tight=False, tick=lambda done, of: bar.update() if done > of // 2 else None)
 
 
 def _heat_title(metric, tree: dict, pad, pads: list) -> str:

@@ -55,22 +55,20 @@ def figures(rows: list[dict], unified: dict, name: str = "system", width: str = 
     or where no family of the tree draws a figure of its own) and each figure of the tree's families (v1.5's stop
     curves). Score and a one-system report draw the same, each figure a step of a bar on a terminal (seconds each on
     a full tree)."""
-    from ..common.progress import Bar
+    from ..common.progress import figure_bar, figure_step
     from ..figures.plot import compare_latency_curves, latency_curves
 
     out: dict[str, bytes] = {}
     own = [fig for f in tasks.families_of(unified["subsets"]) for fig in f.figures]
     latency = not own or any(tasks.subset(s).task.latency for s in unified["subsets"])
-    with Bar(total=latency + len(own), desc="figures", unit="figure", disable=None if progress else True) as bar:
+    with figure_bar(latency + len(own), progress) as bar:
         if latency:
-            figure = latency_curves(rows, name=name, unified=unified, width=width)
+            figure = latency_curves(rows, name=name, unified=unified, width=width, tick=figure_step(bar, 0))
             out.update(zip(CURVES, (figure["png"], figure["pdf"])))
-            bar.update()
-        for fig in own:
+        for k, fig in enumerate(own, start=latency):
             curves, words = fig.curves(rows, unified)
-            figure = compare_latency_curves(curves, width, {**words, "subject": name})
+            figure = compare_latency_curves(curves, width, {**words, "subject": name}, tick=figure_step(bar, k))
             out.update(zip(fig.files, (figure["png"], figure["pdf"])))
-            bar.update()
     return out
 
 
