@@ -244,18 +244,25 @@ def needs_nemo() -> None:
         pytest.skip("the asr extra is not installed")
 
 
-def recording_bar(log: list):
+def recording_bar(log: list, positions: bool = False):
     """A Bar class (fdbu.common.progress.Bar, never drawn) that appends each bar made to `log` as (its keyword
-    arguments, the steps of its updates): a test patches it where a module makes its bars and reads what moved."""
+    arguments, the steps of its updates; with `positions`, where it stood at each redraw instead: a bar moved by
+    setting its position, as the figure bars are): a test patches it where a module makes its bars and reads what
+    moved."""
     from fdbu.common.progress import Bar
 
     class Recorded(Bar):
         def __init__(self, *a, **kw):
-            self.steps: list[int] = []
-            log.append((kw, self.steps))
+            self.steps: list[float] = []
+            self.at: list[float] = []
+            log.append((kw, self.at if positions else self.steps))
             super().__init__(*a, **{**kw, "disable": True})
 
         def update(self, n=1):
             self.steps.append(n)
             return super().update(n)
+
+        def refresh(self, *a, **kw):
+            self.at.append(self.n)
+            return super().refresh(*a, **kw)
     return Recorded

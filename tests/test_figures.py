@@ -191,22 +191,12 @@ def test_score_curves_have_bands_and_the_system_name(captured):
 
 def _moving_bar(monkeypatch) -> list:
     """fdbu's figure bars (fdbu.common.progress.figure_bar), never drawn: each one's keyword arguments and every
-    position it was drawn at, in `bars`."""
+    position it was drawn at, in the list returned."""
+    from builders import recording_bar
     from fdbu.common import progress
 
     bars: list = []
-
-    class Recorded(progress.Bar):
-        def __init__(self, *a, **kw):
-            self.at: list[float] = []
-            bars.append((kw, self.at))
-            super().__init__(*a, **{**kw, "disable": True})
-
-        def refresh(self, *a, **kw):
-            self.at.append(self.n)
-            return super().refresh(*a, **kw)
-
-    monkeypatch.setattr(progress, "Bar", Recorded)
+    monkeypatch.setattr(progress, "Bar", recording_bar(bars, positions=True))
     return bars
 
 
