@@ -505,6 +505,21 @@ def test_a_pdf_s_fonts_are_embedded_without_the_layout_tables_and_draw_the_same(
     assert fonts >= 1 and len(lean) > 2 * fonts
 
 
+@pytest.mark.parametrize("cores,load,beside", [(1, 0.0, False), (2, 0.4, True), (2, 1.49, True), (2, 1.5, False),
+                                               (2, 3.3, False), (16, 9.0, True)])
+def test_the_pdf_is_drawn_beside_only_where_a_core_is_idle(monkeypatch, cores, load, beside):
+    """A fork for the PDF only where another core is idle: this process is one runnable task of the load average, so
+    a load under the cores less a half leaves one; on a busy machine (the suite's three workers on two cores, a full
+    node) the child would wait for the parent's core and its copy-on-write cost system CPU for nothing."""
+    import fdbu.common.device
+
+    if not hasattr(__import__("os"), "fork"):
+        pytest.skip("no fork here: every figure is drawn in one process")
+    monkeypatch.setattr(fdbu.common.device, "allowed_cores", lambda: cores)
+    monkeypatch.setattr(plot, "_load", lambda: load)
+    assert plot._fork_ok() is beside
+
+
 @pytest.fixture
 def forked(monkeypatch):
     """Every PDF drawn in a forked child (as on two cores or more)."""

@@ -43,10 +43,25 @@ METADATA = {"png": {"Software": None}, "pdf": {"Creator": None, "Producer": None
 
 
 def _fork_ok() -> bool:
-    """A second core to draw on, and fork to reach it with the figure as it is in memory (Linux, macOS)."""
+    """A second core to draw on, idle now, and fork to reach it with the figure as it is in memory (Linux, macOS).
+    On a machine whose cores are all busy (load average at least the cores less a half: this process is one of the
+    runnable tasks) the child would only wait for a core the parent needs, and the fork's copy-on-write costs
+    system CPU besides (0.1-0.3 s a figure in a process with torch and NeMo loaded): one after the other instead,
+    the same bytes."""
     from ..common.device import allowed_cores
 
-    return hasattr(os, "fork") and allowed_cores() >= 2
+    if not hasattr(os, "fork"):
+        return False
+    cores = allowed_cores()
+    return cores >= 2 and _load() < cores - 0.5
+
+
+def _load() -> float:
+    """The 1-minute load average: runnable tasks, this one included (0 where the system has none to give)."""
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return 0.0
 
 
 # the tables of a font that its subset embedded in a PDF never uses: a PDF places every glyph itself, so glyph
@@ -76,10 +91,10 @@ def _subsets_without_layout_tables():
 
 def _beside(pdf, png) -> tuple[bytes, bytes]:
     """`pdf()` and `png()`, the PDF drawn in a forked child while this process draws the PNG: the two drawings of one
-    laid-out figure are independent, and a figure step takes the longer of the two rather than their sum. On one core
-    (or without fork, or when fork fails) one after the other, the PDF first, as the child draws it: the same bytes
-    either way (a test checks). The child only draws and writes its bytes to a pipe, then leaves without the parent's
-    exit handlers; its failure, or its death, is raised here with its message."""
+    laid-out figure are independent, and a figure step takes the longer of the two rather than their sum. With no
+    second core idle (or without fork, or when fork fails) one after the other, the PDF first, as the child draws it:
+    the same bytes either way (a test checks). The child only draws and writes its bytes to a pipe, then leaves
+    without the parent's exit handlers; its failure, or its death, is raised here with its message."""
     import matplotlib.backends.backend_pdf  # noqa: F401 (imported once here, not again by every child)
 
     if not _fork_ok():
