@@ -221,8 +221,15 @@ def test_each_option_s_families_by_name_with_entries_views_and_pairs_all(mode):
 def test_the_console_and_the_forest_plot_show_compare_json_s_markers(trees, monkeypatch):
     import matplotlib.axes
 
+    from fdbu.figures import forest
     from fdbu.figures.forest import FEW, compare_forest
 
+    def closed(figs, **_):  # the pages made, then closed: neither laid out nor rendered (3 s a forest here;
+        for fig in figs if isinstance(figs, list) else [figs]:  # test_figures.py renders forests, checks pages)
+            forest._pyplot().close(fig)
+        return {}
+
+    monkeypatch.setattr(forest, "_save", closed)  # what the forest draws is read from its artists as made
     for _label, (_, result) in _results(trees).items():
         text = leaderboard(result)
         printed = [line for line in text.splitlines() if line.startswith("  ") and line.split()[0] in
