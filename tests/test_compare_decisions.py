@@ -312,7 +312,8 @@ def test_compare_alpha_is_checked_and_used(trees, tmp_path):
     out = fdbu_main("compare", f"trees=[{a},{b}]", "compare.alpha=1.5")
     assert out.returncode == 2 and out.stderr.startswith("fdbu: error: ") and "compare.alpha" in out.stderr
     s5 = trees["s5"]
-    out = fdbu_main("compare", f"trees=[{s5[0]},{s5[3]}]", "compare.alpha=0.001", f"out={tmp_path / 'o'}")
+    out = fdbu_main("compare", f"trees=[{s5[0]},{s5[3]}]", "compare.alpha=0.001", f"out={tmp_path / 'o'}",
+                    "plot=false")  # compare.json's decisions, not the figures (test_figures.py draws them)
     assert out.returncode == 0, out.stderr
     result = json.loads((tmp_path / "o" / "compare.json").read_text())
     assert result["comparison"]["alpha"] == 0.001
