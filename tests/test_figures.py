@@ -224,7 +224,7 @@ def test_compares_figures_move_their_bar_page_by_page(captured, monkeypatch):
     from fdbu.comparison.files import FIGURES, figures
 
     bars = _moving_bar(monkeypatch)
-    result = _result(40)  # a forest of many pairs: more than one page
+    result = _result(8)  # a forest of 8 pairs: two pages at page width (40 pairs: five)
     monkeypatch.setattr("fdbu.comparison.files.curves", lambda systems, result: _curves(2))
     figures(result, [], "page", progress=True)
     (kw, at), = bars
