@@ -447,7 +447,7 @@ def test_the_pdf_drawn_beside_the_png_gives_the_bytes_of_one_drawn_after_the_oth
     monkeypatch.setattr(os, "fork", counted)
     out = {}
     for forked in (True, False):
-        monkeypatch.setattr(plot, "_fork_ok", lambda forked=forked: forked)
+        monkeypatch.setattr(plot, "_fork_ok", lambda *_, forked=forked: forked)
         out[forked] = draw()
     assert forks == [1] and out[True] == out[False] and out[True]["pdf"].startswith(b"%PDF")
 
@@ -505,19 +505,41 @@ def test_a_pdf_s_fonts_are_embedded_without_the_layout_tables_and_draw_the_same(
     assert fonts >= 1 and len(lean) > 2 * fonts
 
 
-@pytest.mark.parametrize("cores,load,beside", [(1, 0.0, False), (2, 0.4, True), (2, 1.49, True), (2, 1.5, False),
-                                               (2, 3.3, False), (16, 9.0, True)])
-def test_the_pdf_is_drawn_beside_only_where_a_core_is_idle(monkeypatch, cores, load, beside):
-    """A fork for the PDF only where another core is idle: this process is one runnable task of the load average, so
-    a load under the cores less a half leaves one; on a busy machine (the suite's three workers on two cores, a full
-    node) the child would wait for the parent's core and its copy-on-write cost system CPU for nothing."""
-    import fdbu.common.device
+@pytest.mark.parametrize("cores,idle,load,beside", [
+    (1, 1.0, 0.0, False), (2, 0.95, 3.0, True), (2, 0.5, 3.0, True), (2, 0.3, 0.0, False), (2, 0.0, 0.0, False),
+    (16, 7.2, 9.0, True),                                    # the cores idle over the figure's layout decide
+    (2, None, 0.4, True), (2, None, 1.49, True), (2, None, 1.5, False), (2, None, 3.3, False)])  # unknown: the load
+def test_the_pdf_is_drawn_beside_only_where_a_core_is_idle(monkeypatch, cores, idle, load, beside):
+    """A fork for the PDF only where half a core or more was idle while the figure was laid out (or, where that cannot
+    be measured, the load average leaves half a core beside this process): on a busy machine (the suite's three
+    workers on two cores, a full node) the child would wait for the parent's core, and its copy-on-write costs system
+    CPU for nothing. A 1-minute load average alone would also count the command's own speech detection just before."""
+    from fdbu.common import device
 
     if not hasattr(__import__("os"), "fork"):
         pytest.skip("no fork here: every figure is drawn in one process")
-    monkeypatch.setattr(fdbu.common.device, "allowed_cores", lambda: cores)
+    monkeypatch.setattr(device, "allowed_cores", lambda: cores)
+    monkeypatch.setattr(device, "idle_since", lambda since: idle)
     monkeypatch.setattr(plot, "_load", lambda: load)
-    assert plot._fork_ok() is beside
+    assert plot._fork_ok(object()) is beside
+
+
+def test_idle_is_measured_between_two_samples_of_the_cpus():
+    """Two samples with a busy loop between them: this process's core was not idle, so less than every allowed core
+    was; no sample: unknown."""
+    import time
+
+    from fdbu.common import device
+
+    before = device.idle_sample()
+    if before is None:
+        pytest.skip("no /proc/stat here: the load average decides")
+    end = time.process_time() + 0.1
+    while time.process_time() < end:
+        pass
+    idle = device.idle_since(before)
+    assert idle is not None and 0 <= idle <= len(before) - 0.5
+    assert device.idle_since(None) is None
 
 
 @pytest.fixture
@@ -525,7 +547,7 @@ def forked(monkeypatch):
     """Every PDF drawn in a forked child (as on two cores or more)."""
     if not hasattr(__import__("os"), "fork"):
         pytest.skip("no fork here: every figure is drawn in one process")
-    monkeypatch.setattr(plot, "_fork_ok", lambda: True)
+    monkeypatch.setattr(plot, "_fork_ok", lambda *_: True)
 
 
 def test_a_failure_in_the_child_that_draws_the_pdf_is_raised_here_with_its_message(forked):

@@ -176,20 +176,48 @@ def free_cores(interval_s: float = 0.1) -> int:
     """Cores idle right now among those this process may use (at least 1).
 
     The sum over the allowed CPUs of their idle share over `interval_s`, rounded, capped by
-    `allowed_cores()`. Without /proc/stat (not Linux) it is `allowed_cores()`.
+    `allowed_cores()` (a CPU with no tick in the interval counts as idle). Without /proc/stat (not Linux) it is
+    `allowed_cores()`.
     """
-    cpus = os.sched_getaffinity(0)
-    try:
-        before = _idle_jiffies(cpus)
-        time.sleep(interval_s)
-        after = _idle_jiffies(cpus)
-    except (OSError, ValueError):
+    before = idle_sample()
+    if before is None:
         return allowed_cores()
-    idle = 0.0
+    time.sleep(interval_s)
+    after = idle_sample()
+    if after is None:
+        return allowed_cores()
+    idle, unticked = _idle(before, after)
+    return max(1, min(allowed_cores(), round(idle + unticked)))
+
+
+def idle_sample() -> dict[int, tuple[int, int]] | None:
+    """The allowed CPUs' idle and total jiffies now, for `idle_since`; None without /proc/stat (not Linux)."""
+    try:
+        return _idle_jiffies(os.sched_getaffinity(0))
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def idle_since(before: dict[int, tuple[int, int]] | None) -> float | None:
+    """Cores' worth of idle time among the allowed CPUs since `before` (an `idle_sample`): 1.0 is one core idle all
+    along, or two half the time. None where it cannot be known: no sample, no /proc/stat, no tick since."""
+    after = idle_sample() if before is not None else None
+    if before is None or after is None:
+        return None
+    idle, unticked = _idle(before, after)
+    return None if unticked == len(after) else idle
+
+
+def _idle(before: dict[int, tuple[int, int]], after: dict[int, tuple[int, int]]) -> tuple[float, int]:
+    """(the idle shares summed over the CPUs that ticked between the samples, the number that did not)."""
+    idle, unticked = 0.0, 0
     for cpu, (i1, t1) in after.items():
         i0, t0 = before.get(cpu, (i1, t1))
-        idle += (i1 - i0) / (t1 - t0) if t1 > t0 else 1.0
-    return max(1, min(allowed_cores(), round(idle)))
+        if t1 > t0:
+            idle += (i1 - i0) / (t1 - t0)
+        else:
+            unticked += 1
+    return idle, unticked
 
 
 def cpu_model() -> str:

@@ -42,18 +42,23 @@ def _pyplot():
 METADATA = {"png": {"Software": None}, "pdf": {"Creator": None, "Producer": None, "CreationDate": None}}
 
 
-def _fork_ok() -> bool:
+def _fork_ok(since=None) -> bool:
     """A second core to draw on, idle now, and fork to reach it with the figure as it is in memory (Linux, macOS).
-    On a machine whose cores are all busy (load average at least the cores less a half: this process is one of the
-    runnable tasks) the child would only wait for a core the parent needs, and the fork's copy-on-write costs
-    system CPU besides (0.1-0.3 s a figure in a process with torch and NeMo loaded): one after the other instead,
-    the same bytes."""
-    from ..common.device import allowed_cores
+    Idle is measured over the figure's layout, from `since` (`fdbu.common.device.idle_sample`, taken before it): at
+    least half a core's worth. Where it cannot be (no sample, no /proc/stat) the 1-minute load average must leave
+    half a core (this process is one of its runnable tasks). On a machine whose cores are all busy (the suite's
+    three workers on two cores, a full node) the child would only wait for a core the parent needs, and the fork's
+    copy-on-write costs system CPU besides (0.1-0.3 s a figure in a process with torch and NeMo loaded): one after
+    the other instead, the same bytes."""
+    from ..common import device as devices
 
     if not hasattr(os, "fork"):
         return False
-    cores = allowed_cores()
-    return cores >= 2 and _load() < cores - 0.5
+    cores = devices.allowed_cores()
+    if cores < 2:
+        return False
+    idle = devices.idle_since(since)
+    return idle >= 0.5 if idle is not None else _load() < cores - 0.5
 
 
 def _load() -> float:
@@ -89,7 +94,7 @@ def _subsets_without_layout_tables():
         subset.Options._drop_tables_default = default
 
 
-def _beside(pdf, png) -> tuple[bytes, bytes]:
+def _beside(pdf, png, since=None) -> tuple[bytes, bytes]:
     """`pdf()` and `png()`, the PDF drawn in a forked child while this process draws the PNG: the two drawings of one
     laid-out figure are independent, and a figure step takes the longer of the two rather than their sum. With no
     second core idle (or without fork, or when fork fails) one after the other, the PDF first, as the child draws it:
@@ -97,7 +102,7 @@ def _beside(pdf, png) -> tuple[bytes, bytes]:
     without the parent's exit handlers; its failure, or its death, is raised here with its message."""
     import matplotlib.backends.backend_pdf  # noqa: F401 (imported once here, not again by every child)
 
-    if not _fork_ok():
+    if not _fork_ok(since):
         return _one_after_the_other(pdf, png)
     read, write = os.pipe()
     # Ctrl-C held across the fork: the child must not take one while it still runs the caller's Python handler
@@ -164,6 +169,9 @@ def _save(fig, formats=("png", "pdf"), tight: bool = True, tick=None) -> dict[st
     pages one under the other (a screen scrolls; a paper includes a page: \\includegraphics[page=2]{...})."""
     if isinstance(fig, list):  # `tick(done, of)`: called as each page is laid out and as each is rendered
         return _save_pages(fig, tick) if len(fig) > 1 else _save(fig[0], formats, tight, tick)
+    from ..common.device import idle_sample
+
+    since = idle_sample()  # the cores idle over the layout decide whether the PDF is drawn beside (`_fork_ok`)
     if tight:
         fig.tight_layout()
     _freeze(fig)
@@ -180,7 +188,7 @@ def _save(fig, formats=("png", "pdf"), tight: bool = True, tick=None) -> dict[st
 
     try:
         if set(formats) == {"png", "pdf"}:
-            pdf, png = _beside(drawn("pdf"), drawn("png"))
+            pdf, png = _beside(drawn("pdf"), drawn("png"), since)
             out = {"png": png, "pdf": pdf}
         else:
             out = {ext: drawn(ext)() for ext in formats}
@@ -208,6 +216,9 @@ def _save_pages(figs: list, tick=None) -> dict[str, bytes]:
     from matplotlib.backends.backend_pdf import PdfPages
     from matplotlib.image import imsave
 
+    from ..common.device import idle_sample
+
+    since = idle_sample()
     rc = _pyplot().rcParams
     dpi = figs[0].dpi if rc["savefig.dpi"] == "figure" else float(rc["savefig.dpi"])
     for k, fig in enumerate(figs):
@@ -240,7 +251,7 @@ def _save_pages(figs: list, tick=None) -> dict[str, bytes]:
         return out.getvalue()
 
     try:
-        made_pdf, made_png = _beside(pdf, png)
+        made_pdf, made_png = _beside(pdf, png, since)
     finally:
         for fig in figs:
             _pyplot().close(fig)
