@@ -35,7 +35,7 @@ from pathlib import Path  # noqa: E402
 import traceback  # noqa: E402
 from typing import NoReturn  # noqa: E402
 
-from . import compositions, consoles
+from . import consoles
 from .. import registry  # noqa: E402  (consoles: attaches each command's console)
 from ..version import __version__  # noqa: E402
 from ..errors import FdbuError  # noqa: E402
@@ -249,7 +249,7 @@ def _run(command: str, app) -> int:
     root = logging.getLogger()
     saved = root.level, list(root.handlers)
     try:
-        with _mode_read_from_the_command_line(), _the_store_shared_not_copied(), compositions.remembered():
+        with _mode_read_from_the_command_line(), _the_store_shared_not_copied():
             app()
     except KeyboardInterrupt as e:
         interrupted(e)
