@@ -526,7 +526,7 @@ def test_the_pdf_is_drawn_beside_only_where_a_core_is_idle(monkeypatch, cores, i
 
 def test_idle_is_measured_between_two_samples_of_the_cpus():
     """Two samples with a busy loop between them: this process's core was not idle, so less than every allowed core
-    was; no sample: unknown."""
+    was; no sample: unknown; no clock tick between them: measured again a moment later."""
     import time
 
     from fdbu.common import device
@@ -540,6 +540,8 @@ def test_idle_is_measured_between_two_samples_of_the_cpus():
     idle = device.idle_since(before)
     assert idle is not None and 0 <= idle <= len(before) - 0.5
     assert device.idle_since(None) is None
+    # no time between the two (a figure without a layout to compute): measured after a wait, not unknown
+    assert device.idle_since(device.idle_sample()) is not None
 
 
 @pytest.fixture

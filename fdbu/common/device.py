@@ -198,14 +198,21 @@ def idle_sample() -> dict[int, tuple[int, int]] | None:
         return None
 
 
-def idle_since(before: dict[int, tuple[int, int]] | None) -> float | None:
+def idle_since(before: dict[int, tuple[int, int]] | None, wait_s: float = 0.03) -> float | None:
     """Cores' worth of idle time among the allowed CPUs since `before` (an `idle_sample`): 1.0 is one core idle all
-    along, or two half the time. None where it cannot be known: no sample, no /proc/stat, no tick since."""
-    after = idle_sample() if before is not None else None
-    if before is None or after is None:
+    along, or two half the time. Where no clock tick has passed since (a tick is 4-10 ms), measured again after
+    `wait_s`. None where it cannot be known: no sample, no /proc/stat, still no tick."""
+    if before is None:
         return None
-    idle, unticked = _idle(before, after)
-    return None if unticked == len(after) else idle
+    for pause in (0.0, wait_s):
+        time.sleep(pause)
+        after = idle_sample()
+        if after is None:
+            return None
+        idle, unticked = _idle(before, after)
+        if unticked < len(after):
+            return idle
+    return None
 
 
 def _idle(before: dict[int, tuple[int, int]], after: dict[int, tuple[int, int]]) -> tuple[float, int]:
