@@ -14,6 +14,7 @@ from fdbu.reporting import site
 from fdbu.comparison.pairwise import compare
 from fdbu.comparison.systems import load
 from fdbu.comparison.compared import read_result
+from fdbu.comparison.files import FILES, drawn_record, names
 from fdbu.errors import FdbuError
 from report_trees import scored_pair
 
@@ -116,6 +117,48 @@ def test_the_compare_json_fdbu_wrote_is_read_and_the_report_equals_its_own(case,
     assert (tmp_path / "own" / "leaderboard.md").read_bytes() == (tmp_path / "given" / "leaderboard.md").read_bytes()
 
 
+@pytest.mark.slow
+def test_the_report_takes_compare_s_figures_where_they_are_its_bytes_at_its_width(case, tmp_path, monkeypatch):
+    """compare.json records the figures compare drew (width, SHA-256); a report given that folder at that width
+    takes them as they are, drawing nothing; a figure changed since, another width or an older compare.json without
+    the record: the report draws them, and a changed file never reaches the site. A record that is not what compare
+    writes is refused in one line naming the key."""
+    import fdbu.comparison.files as files
+
+    root, (a, b), systems, result = case
+    cmp = tmp_path / "cmp"
+    assert fdbu_main("compare", f"trees=[{a},{b}]", "names=[mixed,prompt]", f"out={cmp}").returncode == 0
+    drawn = {name: (cmp / name).read_bytes() for name in names()[len(FILES):]}
+    record = json.loads((cmp / "compare.json").read_text())["figures"]
+    assert record == drawn_record(drawn, "page") and len(drawn) == 4
+    calls = []
+    draw = files.figures
+    monkeypatch.setattr(files, "figures", lambda *args, **kw: calls.append(1) or draw(*args, **kw))
+
+    def report(name: str, *extra: str) -> dict[str, bytes]:
+        out = fdbu_main("report", f"trees=[{a},{b}]", "names=[mixed,prompt]", f"out={tmp_path / name}",
+                        f"report.compare={cmp}", "progress=false", *extra)
+        assert out.returncode == 0, out.stderr
+        return {n: (tmp_path / name / n).read_bytes() for n in drawn}
+
+    assert report("taken") == drawn and calls == []
+    assert report("column", "width=column") != drawn and calls == [1]  # another width: drawn at that width
+    (cmp / "compare-forest.png").write_bytes(b"not what compare drew")
+    assert report("changed") == drawn and calls == [1, 1]  # drawn again: the same bytes compare drew
+    doc = json.loads((cmp / "compare.json").read_text())
+    (cmp / "compare-forest.png").write_bytes(drawn["compare-forest.png"])
+    del doc["figures"]  # an older compare.json
+    (cmp / "compare.json").write_text(json.dumps(doc))
+    assert report("older") == drawn and calls == [1, 1, 1]
+    for broken, key in (({**record, "width": "wide"}, "figures.width"),
+                        ({**record, "sha256": {"compare-forest.png": "0" * 64}}, "figures.sha256")):
+        (cmp / "compare.json").write_text(json.dumps({**doc, "figures": broken}))
+        out = fdbu_main("report", f"trees=[{a},{b}]", "names=[mixed,prompt]", f"out={tmp_path / 'refused'}",
+                        f"report.compare={cmp}")
+        assert out.returncode == 2 and out.stderr.startswith(f"fdbu: error: {cmp}: compare.json: {key} is "), out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1 and not (tmp_path / "refused").exists()
+
+
 @pytest.mark.parametrize("setting,fragment,honour", [
     ("report.alpha=0.01", "decided at alpha 0.05", "compare.alpha=0.01"),
     ("baseline=prompt", "compares against mixed", "baseline=prompt"),
@@ -201,7 +244,8 @@ def test_every_mutation_is_a_refusal_or_a_correct_report(case, drilled, monkeypa
     root, (a, b), systems, result = case
     out, details = drilled
     monkeypatch.setattr(site, "_index", lambda system, where, bar=None: details[system.name])
-    doc = copy.deepcopy(result)
+    doc = copy.deepcopy(result)  # with the figures compare records when it draws them (the bytes made up here)
+    doc["figures"] = drawn_record({name: name.encode() for name in names()[len(FILES):]}, "page")
     everything = [p for p in paths(doc) if p]
     path = data.draw(st.sampled_from(everything))
     parent = at(doc, path[:-1])

@@ -10,7 +10,7 @@ from .. import tasks
 from ..errors import FdbuError
 from ..metrics.paired import UNDEFINED
 from .marks import family_name
-from ..config.settings import HOLM_FAMILIES, HOLM_FAMILY, MAX_INT
+from ..config.settings import HOLM_FAMILIES, HOLM_FAMILY, MAX_INT, WIDTHS
 from .systems import family_sections, pairs_of, pooled_over, pooled_table, view_scopes
 
 FLAGS = (None, "+inf", "-inf")
@@ -73,7 +73,10 @@ SHAPE = {"generator": (("str",), "'fdbu'"), "kind": (("str",), "'compare'"),
          "bootstrap.seed": (("int",), "the trees' seed"), "pairs": (("list",), "a list"),
          "pairs[k].a": (("str",), "a system"), "pairs[k].b": (("str",), "a system"),
          "pairs[k].subsets": (("dict",), "an object"), "pairs[k].entries": (("dict",), "an object"),
-         "pairs[k].views": (("dict",), "an object")}
+         "pairs[k].views": (("dict",), "an object"),
+         "figures": (("dict",), "an object, where compare drew its figures (an older compare.json may lack it)"),
+         "figures.width": (("str",), f"one of {list(WIDTHS)}"),
+         "figures.sha256": (("dict",), "each figure file's SHA-256 (64 lowercase hex digits), all four")}
 
 
 def _of(doc, name: str, at: str, check=None, what: str | None = None):
@@ -158,6 +161,16 @@ def _pair(pair, path: str, systems: list, alpha: float) -> tuple:
     return ab
 
 
+def _figures(result: dict) -> None:
+    from .files import FILES, names
+
+    drawn = set(names(plot=True)[len(FILES):])
+    f = _of(result, "figures", "")
+    _of(f, "figures.width", "figures", lambda v: v in WIDTHS)
+    _of(f, "figures.sha256", "figures", lambda v: set(v) == drawn and all(
+        isinstance(x, str) and len(x) == 64 and set(x) <= set("0123456789abcdef") for x in v.values()))
+
+
 def read_result(result, systems: list, where: str) -> dict:
     """A compare.json handed to `fdbu report` (report.compare), read as strictly as `fdbu compare` reads a
     scored tree: every key the report and its figures use, of the type and range fdbu compare writes (no
@@ -206,6 +219,8 @@ def read_result(result, systems: list, where: str) -> dict:
                     if line["family"] is not None and line["family"] != want_family:
                         raise _Bad(f"pairs[{k}] {name}: {metric}.family", f"is {line['family']!r}, not "
                                    f"{want_family!r} (comparison.holm_family {c['holm_family']})")
+        if "figures" in result:  # what the report takes as they are where the files still match (files.taken)
+            _figures(result)
     except _Bad as e:
         path, problem = e.args
         raise FdbuError(where, "compare.json", f"{path} {problem}; it is not what fdbu compare wrote (run fdbu "

@@ -129,13 +129,16 @@ def outputs(out: Path, sizes: list[int], formats, plot: bool, own_compare: bool)
     return Outputs(out, "report", [HEAD, *extra, *names(sizes, formats, figure_names(len(sizes), plot))], head=HEAD)
 
 
-def figures(systems, result: dict | None, width: str, progress: bool = False) -> dict[str, bytes]:
-    """The figures the site embeds (PNG) and links (PDF): the comparison's, or one system's own (its latency curves,
-    and for v1.5 its stop curves)."""
+def figures(systems, result: dict | None, width: str, progress: bool = False,
+            compare_path: Path | None = None) -> dict[str, bytes]:
+    """The figures the site embeds (PNG) and links (PDF): the comparison's (with report.compare, those fdbu compare
+    drew beside its compare.json at this width, where they are still its bytes: `comparison.files.taken`), or one
+    system's own (its latency curves, and for v1.5 its stop curves)."""
     if result is not None:
-        from ..comparison.files import figures as compared
+        from ..comparison.files import figures as compared, taken
 
-        return compared(result, systems, width, progress)
+        reused = taken(result, compare_path.parent, width) if compare_path is not None else None
+        return reused if reused is not None else compared(result, systems, width, progress)
     from ..scoring.unified import figures as own
 
     rows = [r for rs in systems[0].rows.values() for r in rs]
@@ -148,7 +151,7 @@ def build(systems, result: dict | None, out: Path, *, formats=FORMATS, plot: boo
     from ..common.atomic import dumps
 
     out = Path(out)
-    figs = figures(systems, result, width, progress) if plot and "html" in formats else {}
+    figs = figures(systems, result, width, progress, compare_path) if plot and "html" in formats else {}
     links = {f"{s.name}: unified.json": s.root / "unified.json" for s in systems}
     made = {}
     if result is not None:
