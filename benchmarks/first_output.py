@@ -32,18 +32,22 @@ LIMIT_S = 2.0
 
 def first_output(argv: list[str], cwd: Path, env: dict | None = None, limit_s: float = 300.0,
                  stop_at_first: bool = False, key_after: "re.Pattern | None" = None, key_delay_s: float = 0.0,
-                 columns: int = 100) -> dict:
+                 columns: int = 100, forked: bool = False) -> dict:
     """Run `argv` on a pseudo-terminal: seconds to its first visible output, the longest silence after it (`gap_s`),
     seconds to its end, everything it printed (bytes) and its exit status; `stop_at_first`: killed (its whole session) once it has said something.
     `key_after`: Ctrl-C (SIGINT to its session, as a terminal sends it) `key_delay_s` after its output first matches
     the pattern; then also `key_s` (when) and `message_s` (seconds from the key to its "interrupted" line). The
-    terminal is 24 rows of `columns`."""
+    terminal is 24 rows of `columns`. `forked`: `fdbu ARGV[1:]` in a forked copy of this process (`Forked`), not
+    a fresh one: a test of what a command shows once it runs, paying no interpreter's imports again."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     t0 = time.perf_counter()
-    # a background job inherits SIGINT ignored; Ctrl-C at a terminal reaches a foreground one
-    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env, close_fds=True,
-                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    if forked:
+        proc: "subprocess.Popen | Forked" = Forked(argv[1:], slave, master, cwd, env)
+    else:  # a background job inherits SIGINT ignored; Ctrl-C at a terminal reaches a foreground one
+        proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env, close_fds=True,
+                                start_new_session=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     os.close(slave)
     first, out, matched, key, message, last, gap = None, b"", None, None, None, None, 0.0
     try:
@@ -81,6 +85,61 @@ def first_output(argv: list[str], cwd: Path, env: dict | None = None, limit_s: f
     code = proc.wait()
     return {"first_s": first, "total_s": time.perf_counter() - t0, "output": out, "returncode": code, "key_s": key,
             "message_s": message, "gap_s": gap}
+
+
+class Forked:
+    """`fdbu ARGS` (fdbu.cli.main) in a forked copy of this process, on the terminal `slave`, in its own session, as
+    Popen starts a command: what the command draws is the same; its imports are this process's, already done. torch
+    computes on one thread in the child (GNU OpenMP's pool does not survive fork()). Has Popen's pid, poll and wait."""
+
+    def __init__(self, args: list[str], slave: int, master: int, cwd: Path, env: dict | None):
+        self.returncode: int | None = None
+        self.pid = os.fork()
+        if self.pid:
+            return
+        code = 1
+        try:  # the child: never returns into its caller
+            os.setsid()
+            os.close(master)
+            for fd in (0, 1, 2):
+                os.dup2(slave, fd)
+            os.chdir(cwd)
+            if env is not None:
+                os.environ.clear()
+                os.environ.update(env)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            sys.stdin = open(0, closefd=False)
+            sys.stdout = open(1, "w", buffering=1, closefd=False)
+            sys.stderr = open(2, "w", buffering=1, closefd=False)
+            if "torch" in sys.modules:
+                sys.modules["torch"].set_num_threads(1)
+            from fdbu.cli.main import main
+
+            code = main(list(args))
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 1
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            finally:
+                os._exit(code if isinstance(code, int) else 1)
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self) -> int:
+        if self.returncode is None:
+            self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        return self.returncode
 
 
 def first_line(output: bytes) -> str:

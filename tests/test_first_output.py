@@ -33,13 +33,15 @@ def torch_import_s() -> float:
     return time.perf_counter() - start
 
 
-def on_a_terminal(argv: list[str], cwd: Path, torch_s: float, stop_at_first: bool = False) -> dict:
+def on_a_terminal(argv: list[str], cwd: Path, torch_s: float, stop_at_first: bool = False,
+                  forked: bool = False) -> dict:
     """`fdbu ARGS` to its end on an 80-column pseudo-terminal: what first_output measures, the lines the terminal
     shows, and the silence it may keep (`bound_s`: its own start-up to its first output, then 2 x `torch_s`,
-    torch's import as `torch_import_s` timed it in this test; the work itself must draw: a bar's step or a line)."""
+    torch's import as `torch_import_s` timed it in this test; the work itself must draw: a bar's step or a line).
+    `forked`: in a forked copy of this process, its imports done (what is drawn once the command runs)."""
     from test_ctrl_c import screen
 
-    ran = first_output([FDBU, *argv], cwd, stop_at_first=stop_at_first, limit_s=120, columns=COLUMNS)
+    ran = first_output([FDBU, *argv], cwd, stop_at_first=stop_at_first, limit_s=120, columns=COLUMNS, forked=forked)
     ran["screen"] = screen(ran["output"].decode(errors="replace"))
     ran["bound_s"] = (ran["first_s"] or 0.0) + 2 * torch_s
     return ran
@@ -97,7 +99,10 @@ SMALLER = {"sweep": ["sweep.threshold=[0.4,0.5]", "sweep.min_silence_duration_ms
 def test_every_command_on_a_v15_and_a_v2_tree_on_a_terminal(tmp_path, family, calibrated):
     """Every registered command again, on another release's trees (v1.5's stop curves and two runs, v2's sessions and
     judge): its two systems' scored trees, its official layout, a tree without transcripts, as on the demo's; synth
-    writes the release's own samples and is run here on the terminal too. calibrate is left out: it reads no tree."""
+    writes the release's own samples and is run here on the terminal too. calibrate is left out: it reads no tree.
+    Each runs in a forked copy of this process (`first_output(forked=True)`): what a command draws once it runs is
+    what this test reads; what a fresh process shows before its imports is the demo's test's (the same code for
+    every release), and a fresh interpreter's imports a command would cost about 1.7 s of CPU (issue 78)."""
     from builders import fdbu_main, untranscribed
     from test_ctrl_c import caches, stoppable
     from test_shards import fresh_cache
@@ -110,7 +115,7 @@ def test_every_command_on_a_v15_and_a_v2_tree_on_a_terminal(tmp_path, family, ca
         made = fdbu_main("synth", *common, *more, f"out={tmp_path / name}")
         assert made.returncode == 0, made.stderr
     torch_s = torch_import_s()
-    ran = on_a_terminal(["synth", *common[:-1], "out=mixed"], tmp_path, torch_s)
+    ran = on_a_terminal(["synth", *common[:-1], "out=mixed"], tmp_path, torch_s, forked=True)
     assert ran["returncode"] == 0, ran["output"][-2000:]
     check_terminal(f"{family} synth", ran)
     untranscribed(tmp_path / "mixed", tmp_path / "untranscribed")
@@ -125,7 +130,7 @@ def test_every_command_on_a_v15_and_a_v2_tree_on_a_terminal(tmp_path, family, ca
         assert stop is not None
         cache = [f"cache_dir={fresh_cache(tmp_path / 'caches' / command)}"] if caches(command) else []
         argv = [command, *(a.format(**names, out=f"o/{command}") for a in stop.args), *cache, *SMALLER.get(command, [])]
-        ran = on_a_terminal(argv, tmp_path, torch_s, stop_at_first=command == "asr")
+        ran = on_a_terminal(argv, tmp_path, torch_s, stop_at_first=command == "asr", forked=True)
         assert ran["returncode"] == 0 or command == "asr", (family, command, ran["output"][-2000:])
         check_terminal(f"{family} {command}", ran)
 
