@@ -68,8 +68,12 @@ def pytest_unconfigure(config):
 
 # The test files that load NeMo into the worker that runs them (its imports alone are about 8 s of CPU): `make test`
 # hands them to one worker together, as one unit (pytest_xdist_make_scheduler), so one worker pays for them, not
-# each of the three. A file not listed that loads NeMo costs that worker its imports, nothing else.
-NEMO_FILES = ("test_asr.py", "test_v2.py", "test_shards.py", "test_kill.py", "test_asr_by_name.py")
+# each of the three, and the session's tiny checkpoints (`built`) are built once there. A file not listed that loads
+# NeMo costs that worker its imports and a build, nothing else (test_cluster.py's one test does: the SLURM tests
+# share one cluster on one worker). test_ctrl_c.py (its asr rerun) and test_v15.py (its fdbu asr) joined for issue 78:
+# measured 10-12 s of CPU each in the worker that ran them.
+NEMO_FILES = ("test_asr.py", "test_v2.py", "test_shards.py", "test_kill.py", "test_asr_by_name.py", "test_ctrl_c.py",
+              "test_v15.py")
 
 # The units of work (a file, or NeMo's files together: about 200 s) that take longest on one worker, longest first:
 # their wall seconds in one `make test` (2 cores, 3 workers) were 200 to 10. `make test` hands workers whole units
@@ -78,8 +82,8 @@ NEMO_FILES = ("test_asr.py", "test_v2.py", "test_shards.py", "test_kill.py", "te
 # and so last in xdist's order by number of tests, started 347 s in and ended 46 s after the other two workers).
 # Only the time depends on it.
 LONGEST_FIRST = (
-    *NEMO_FILES, "test_cluster.py", "test_batched_vad.py", "test_readme.py", "test_v15.py", "test_figures.py",
-    "test_refusals_surfaces.py", "test_views.py", "test_official_scripts.py", "test_ctrl_c.py", "test_first_output.py",
+    *NEMO_FILES, "test_cluster.py", "test_batched_vad.py", "test_readme.py", "test_figures.py",
+    "test_refusals_surfaces.py", "test_views.py", "test_official_scripts.py", "test_first_output.py",
     "test_compare_decisions.py", "test_refusals.py", "test_at_scale.py", "test_sweep.py", "test_registry.py",
     "test_overlap.py", "test_site.py", "test_segment_kernel.py", "test_report_browser.py", "test_docs.py",
     "test_real_captures.py", "test_report_inputs.py", "test_v2_official.py", "test_official_run.py",
