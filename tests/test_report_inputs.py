@@ -118,45 +118,56 @@ def test_the_compare_json_fdbu_wrote_is_read_and_the_report_equals_its_own(case,
 
 
 @pytest.mark.slow
-def test_the_report_takes_compare_s_figures_where_they_are_its_bytes_at_its_width(case, tmp_path, monkeypatch):
+def test_the_report_takes_compare_s_figures_where_they_are_its_bytes(case, tmp_path, monkeypatch):
     """compare.json records the figures compare drew (width, SHA-256); a report given that folder at that width
-    takes them as they are, drawing nothing; a figure changed since, another width or an older compare.json without
-    the record: the report draws them, and a changed file never reaches the site. A record that is not what compare
-    writes is refused in one line naming the key."""
+    takes them as they are, drawing nothing; a figure changed since is drawn again, and the changed file never
+    reaches the site."""
     import fdbu.comparison.files as files
 
     root, (a, b), systems, result = case
     cmp = tmp_path / "cmp"
     assert fdbu_main("compare", f"trees=[{a},{b}]", "names=[mixed,prompt]", f"out={cmp}").returncode == 0
     drawn = {name: (cmp / name).read_bytes() for name in names()[len(FILES):]}
-    record = json.loads((cmp / "compare.json").read_text())["figures"]
-    assert record == drawn_record(drawn, "page") and len(drawn) == 4
+    assert json.loads((cmp / "compare.json").read_text())["figures"] == drawn_record(drawn, "page")
     calls = []
     draw = files.figures
     monkeypatch.setattr(files, "figures", lambda *args, **kw: calls.append(1) or draw(*args, **kw))
 
-    def report(name: str, *extra: str) -> dict[str, bytes]:
+    def report(name: str) -> dict[str, bytes]:
         out = fdbu_main("report", f"trees=[{a},{b}]", "names=[mixed,prompt]", f"out={tmp_path / name}",
-                        f"report.compare={cmp}", "progress=false", *extra)
+                        f"report.compare={cmp}", "report.format=html", "progress=false")
         assert out.returncode == 0, out.stderr
         return {n: (tmp_path / name / n).read_bytes() for n in drawn}
 
     assert report("taken") == drawn and calls == []
-    assert report("column", "width=column") != drawn and calls == [1]  # another width: drawn at that width
     (cmp / "compare-forest.png").write_bytes(b"not what compare drew")
-    assert report("changed") == drawn and calls == [1, 1]  # drawn again: the same bytes compare drew
-    doc = json.loads((cmp / "compare.json").read_text())
-    (cmp / "compare-forest.png").write_bytes(drawn["compare-forest.png"])
-    del doc["figures"]  # an older compare.json
-    (cmp / "compare.json").write_text(json.dumps(doc))
-    assert report("older") == drawn and calls == [1, 1, 1]
+    assert report("changed") == drawn and calls == [1]  # drawn again: the bytes compare drew
+
+
+def test_compare_s_figures_are_taken_only_all_at_the_width_asked_and_as_recorded(case, tmp_path):
+    """`taken` gives nothing (the report draws) for another width, an older compare.json without the record, a
+    figure missing or not a regular file; a record that is not what compare writes is refused in one line."""
+    import os
+
+    from fdbu.comparison.files import taken
+
+    root, (a, b), systems, result = case
+    drawn = {name: name.encode() for name in names()[len(FILES):]}
+    for name, data in drawn.items():
+        (tmp_path / name).write_bytes(data)
+    doc = {**copy.deepcopy(result), "figures": drawn_record(drawn, "page")}
+    assert taken(doc, tmp_path, "page") == drawn
+    assert taken(doc, tmp_path, "column") is None and taken(result, tmp_path, "page") is None
+    (tmp_path / "compare-forest.pdf").unlink()
+    assert taken(doc, tmp_path, "page") is None
+    os.mkfifo(tmp_path / "compare-forest.pdf")  # never opened: it would block the read
+    assert taken(doc, tmp_path, "page") is None
+    record = doc["figures"]
     for broken, key in (({**record, "width": "wide"}, "figures.width"),
-                        ({**record, "sha256": {"compare-forest.png": "0" * 64}}, "figures.sha256")):
-        (cmp / "compare.json").write_text(json.dumps({**doc, "figures": broken}))
-        out = fdbu_main("report", f"trees=[{a},{b}]", "names=[mixed,prompt]", f"out={tmp_path / 'refused'}",
-                        f"report.compare={cmp}")
-        assert out.returncode == 2 and out.stderr.startswith(f"fdbu: error: {cmp}: compare.json: {key} is "), out.stderr
-        assert len(out.stderr.strip().splitlines()) == 1 and not (tmp_path / "refused").exists()
+                        ({**record, "sha256": {"compare-forest.png": "0" * 64}}, "figures.sha256"),
+                        ({**record, "sha256": dict.fromkeys(drawn, "0" * 63 + "G")}, "figures.sha256")):
+        with pytest.raises(FdbuError, match=re.escape(f"given: compare.json: {key} is ")):
+            read_result(json.loads(json.dumps({**doc, "figures": broken})), systems, "given")
 
 
 @pytest.mark.parametrize("setting,fragment,honour", [
