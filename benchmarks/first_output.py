@@ -107,7 +107,7 @@ class Forked:
             if env is not None:
                 os.environ.clear()
                 os.environ.update(env)
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.default_int_handler)  # a fresh interpreter's, as Popen's child gets
             sys.stdin = open(0, closefd=False)
             sys.stdout = open(1, "w", buffering=1, closefd=False)
             sys.stderr = open(2, "w", buffering=1, closefd=False)
