@@ -26,6 +26,7 @@ import sys
 import termios
 import time
 from pathlib import Path
+from typing import NoReturn
 
 LIMIT_S = 2.0
 
@@ -89,16 +90,16 @@ def first_output(argv: list[str], cwd: Path, env: dict | None = None, limit_s: f
 
 class Forked:
     """`fdbu ARGS` (fdbu.cli.main) in a forked copy of this process, on the terminal `slave`, in its own session, as
-    Popen starts a command: what the command draws is the same; its imports are this process's, already done. torch
-    computes on one thread in the child (GNU OpenMP's pool does not survive fork()). Has Popen's pid, poll and wait."""
+    Popen starts a command: what the command draws is the same; its imports are this process's, already done. Has
+    Popen's pid, poll and wait."""
 
     def __init__(self, args: list[str], slave: int, master: int, cwd: Path, env: dict | None):
         self.returncode: int | None = None
         self.pid = os.fork()
         if self.pid:
             return
-        code = 1
-        try:  # the child: never returns into its caller
+
+        def terminal() -> None:
             os.setsid()
             os.close(master)
             for fd in (0, 1, 2):
@@ -109,25 +110,8 @@ class Forked:
                 os.environ.update(env)
             signal.signal(signal.SIGINT, signal.default_int_handler)  # a fresh interpreter's, as Popen's child gets
             sys.stdin = open(0, closefd=False)
-            sys.stdout = open(1, "w", buffering=1, closefd=False)
-            sys.stderr = open(2, "w", buffering=1, closefd=False)
-            if "torch" in sys.modules:
-                sys.modules["torch"].set_num_threads(1)
-            from fdbu.cli.main import main
 
-            code = main(list(args))
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else 1
-        except BaseException:
-            import traceback
-
-            traceback.print_exc()
-        finally:
-            try:
-                sys.stdout.flush()
-                sys.stderr.flush()
-            finally:
-                os._exit(code if isinstance(code, int) else 1)
+        fdbu_in_this_child(args, terminal)
 
     def poll(self) -> int | None:
         if self.returncode is None:
@@ -140,6 +124,35 @@ class Forked:
         if self.returncode is None:
             self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
         return self.returncode
+
+
+def fdbu_in_this_child(args: list[str], setup) -> NoReturn:
+    """A forked child's whole life: `setup()` (its files, terminal, environment), then `fdbu ARGS` (fdbu.cli.main)
+    printing to fds 1 and 2, torch on one thread (GNU OpenMP's thread pool does not survive fork(), and a child that
+    asks it for more threads hangs), then `os._exit` with its status: it never returns into its caller, nor runs the
+    caller's exit handlers."""
+    code = 1
+    try:
+        setup()
+        sys.stdout = open(1, "w", buffering=1, closefd=False)
+        sys.stderr = open(2, "w", buffering=1, closefd=False)
+        if "torch" in sys.modules:
+            sys.modules["torch"].set_num_threads(1)
+        from fdbu.cli.main import main
+
+        code = main(list(args)) or 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
 
 
 def first_line(output: bytes) -> str:

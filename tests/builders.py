@@ -152,35 +152,20 @@ def fdbu_forked(*args: str, env: dict[str, str] | None = None, timeout: float = 
     Returns a CompletedProcess whose returncode is -N for a run ended by signal N."""
     import os
     import subprocess
-    import sys
     import tempfile
     import time
+
+    from benchmarks.first_output import fdbu_in_this_child
 
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         pid = os.fork()
         if pid == 0:  # the child: never returns into pytest
-            code = 1
-            try:
+            def files() -> None:
                 os.dup2(out.fileno(), 1)
                 os.dup2(err.fileno(), 2)
-                sys.stdout = open(1, "w", buffering=1, closefd=False)
-                sys.stderr = open(2, "w", buffering=1, closefd=False)
                 os.environ.update(env or {})
-                if "torch" in sys.modules:
-                    sys.modules["torch"].set_num_threads(1)
-                from fdbu.cli.main import main
 
-                code = main(list(args))
-            except SystemExit as e:
-                code = e.code if isinstance(e.code, int) else 1
-            except BaseException:
-                import traceback
-
-                traceback.print_exc()
-            finally:
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os._exit(code or 0)
+            fdbu_in_this_child(list(args), files)
         deadline = time.monotonic() + timeout
         try:
             while True:
