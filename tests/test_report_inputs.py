@@ -14,7 +14,7 @@ from fdbu.reporting import site
 from fdbu.comparison.pairwise import compare
 from fdbu.comparison.systems import load
 from fdbu.comparison.compared import read_result
-from fdbu.comparison.files import FILES, drawn_record, names
+from fdbu.comparison.files import FIGURE_FILES, drawn_record
 from fdbu.errors import FdbuError
 from report_trees import scored_pair
 
@@ -127,7 +127,7 @@ def test_the_report_takes_compare_s_figures_where_they_are_its_bytes(case, tmp_p
     root, (a, b), systems, result = case
     cmp = tmp_path / "cmp"
     assert fdbu_main("compare", f"trees=[{a},{b}]", "names=[mixed,prompt]", f"out={cmp}").returncode == 0
-    drawn = {name: (cmp / name).read_bytes() for name in names()[len(FILES):]}
+    drawn = {name: (cmp / name).read_bytes() for name in FIGURE_FILES}
     assert json.loads((cmp / "compare.json").read_text())["figures"] == drawn_record(drawn, "page")
     calls = []
     draw = files.figures
@@ -152,7 +152,7 @@ def test_compare_s_figures_are_taken_only_all_at_the_width_asked_and_as_recorded
     from fdbu.comparison.files import taken
 
     root, (a, b), systems, result = case
-    drawn = {name: name.encode() for name in names()[len(FILES):]}
+    drawn = {name: name.encode() for name in FIGURE_FILES}
     for name, data in drawn.items():
         (tmp_path / name).write_bytes(data)
     doc = {**copy.deepcopy(result), "figures": drawn_record(drawn, "page")}
@@ -256,7 +256,7 @@ def test_every_mutation_is_a_refusal_or_a_correct_report(case, drilled, monkeypa
     out, details = drilled
     monkeypatch.setattr(site, "_index", lambda system, where, bar=None: details[system.name])
     doc = copy.deepcopy(result)  # with the figures compare records when it draws them (the bytes made up here)
-    doc["figures"] = drawn_record({name: name.encode() for name in names()[len(FILES):]}, "page")
+    doc["figures"] = drawn_record({name: name.encode() for name in FIGURE_FILES}, "page")
     everything = [p for p in paths(doc) if p]
     path = data.draw(st.sampled_from(everything))
     parent = at(doc, path[:-1])

@@ -162,13 +162,13 @@ def _pair(pair, path: str, systems: list, alpha: float) -> tuple:
 
 
 def _figures(result: dict) -> None:
-    from .files import FILES, names
+    from ..scoring.scored import HEX64
+    from .files import FIGURE_FILES
 
-    drawn = set(names(plot=True)[len(FILES):])
     f = _of(result, "figures", "")
     _of(f, "figures.width", "figures", lambda v: v in WIDTHS)
-    _of(f, "figures.sha256", "figures", lambda v: set(v) == drawn and all(
-        isinstance(x, str) and len(x) == 64 and set(x) <= set("0123456789abcdef") for x in v.values()))
+    _of(f, "figures.sha256", "figures", lambda v: set(v) == set(FIGURE_FILES) and all(
+        isinstance(x, str) and HEX64.fullmatch(x) for x in v.values()))
 
 
 def read_result(result, systems: list, where: str) -> dict:

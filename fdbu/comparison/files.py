@@ -19,10 +19,11 @@ from ..views import chosen, chosen_text
 FILES = ("compare.json", "compare.csv")
 FIGURES = ("compare-latency-curves", "compare-forest")
 FORMATS = ("png", "pdf")
+FIGURE_FILES = tuple(f"{stem}.{ext}" for stem in FIGURES for ext in FORMATS)  # what compare.json's `figures` records
 
 
 def names(plot: bool = True) -> list[str]:
-    return list(FILES) + ([f"{f}.{ext}" for f in FIGURES for ext in FORMATS] if plot else [])
+    return list(FILES) + (list(FIGURE_FILES) if plot else [])
 
 
 def outputs(out: Path, plot: bool = True) -> Outputs:
@@ -165,7 +166,7 @@ def taken(result: dict, folder: Path, width: str) -> dict[str, bytes] | None:
     if not isinstance(record, dict) or record.get("width") != width:
         return None
     out = {}
-    for name in names(plot=True)[len(FILES):]:
+    for name in FIGURE_FILES:
         path = folder / name
         try:
             if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block the read
