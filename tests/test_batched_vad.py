@@ -5,9 +5,12 @@ engines are tested on the CPU: numpy (what a CPU computes with) and torch (what 
 No tolerance in this file is a number measured on some machine: the margin is this machine's
 calibrated one, and the relations below hold on any CPU or GPU whose batched path is correct.
 """
+import fcntl
 import hashlib
 import json
+import os
 import shutil
+import time
 
 import numpy as np
 import pytest
@@ -319,6 +322,39 @@ def test_processes_started_together_on_a_fresh_cache_calibrate_once_and_announce
     again = subprocess.run([fdbu, "vad", f"tree={synth_tree}", f"cache_dir={cache}", "device=cpu", "vad.threads=1"],
                            capture_output=True, text=True)
     assert again.returncode == 0 and "calibrating" not in again.stderr  # once per device and cache
+
+
+def test_calibrations_at_other_thread_counts_wait_for_the_reference_pass_and_read_it(silero, tmp_path, monkeypatch,
+                                                                                      caplog):
+    """The corpus' reference pass is one per CPU whatever the thread count: a calibration that finds another process
+    computing it waits (and says so), then reads what that one stored instead of computing it again."""
+    import threading
+
+    calls = []
+
+    def reference_many(audios, workers, done=None, windows=None):  # the pass itself is the model's: counted here
+        calls.append(workers)
+        return [np.full((len(read()) + 511) // 512, 0.25, np.float32) for read in audios]
+
+    monkeypatch.setattr(silero, "reference_many", reference_many)
+    audios = [np.zeros(2000, np.float32), np.ones(700, np.float32) / 4]
+    first = calib.reference(tmp_path / "a", silero, audios, workers=2)
+    (stored,) = (tmp_path / "a").glob("reference-*.f32")
+    (tmp_path / "b").mkdir()
+    fd = os.open(tmp_path / "b" / stored.with_suffix(".lock").name, os.O_WRONLY | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # another process computing the pass into folder b
+    got: list = []
+    waiter = threading.Thread(target=lambda: got.append(calib.reference(tmp_path / "b", silero, audios, workers=1)))
+    with caplog.at_level("WARNING"):
+        waiter.start()
+        deadline = time.monotonic() + 60
+        while "waiting for another process computing the calibration corpus' reference pass" not in caplog.text:
+            assert time.monotonic() < deadline and waiter.is_alive() and not got, caplog.text
+            time.sleep(0.02)
+        shutil.copy(stored, tmp_path / "b" / stored.name)  # what that process stores before it lets go
+        os.close(fd)
+        waiter.join(60)
+    assert calls == [2] and [p.tobytes() for p in got[0]] == [p.tobytes() for p in first]
 
 
 @pytest.mark.slow

@@ -141,7 +141,32 @@ def reference(folder: Path | None, silero, audios: list[np.ndarray], bar=None, w
     name = f"reference-{_key(ident)}.f32"
     path = Path(folder) / name if folder else None
     sizes = [(len(a) + 511) // 512 for a in audios]
-    # this folder's, or the default cache root's (the same CPU computed it: another cache_dir need not redo it)
+    stored = _stored_reference(path, name, ident, sizes)
+    if stored is not None:
+        return stored
+    # calibrations at other thread counts sharing this folder (a fixed vad.threads and the cores free, shards started
+    # together) need the same pass: the first computes it, the others wait and read it
+    with _one_at_a_time(path.with_suffix(".lock") if path is not None else None,
+                        f"computing the calibration corpus' reference pass on this CPU ({ident['cpu']['name']})"):
+        stored = _stored_reference(path, name, ident, sizes)
+        if stored is not None:
+            return stored
+        probs = silero.reference_many([(lambda a=a: a) for a in audios], workers,
+                                      None if bar is None else (lambda i, _: bar.update(len(audios[i]) / SR)))
+        if path is not None:
+            payload = np.concatenate(probs).astype("<f4").tobytes()
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                write_bytes(path, json.dumps({**ident, "payload_sha256": hashlib.sha256(payload).hexdigest()}).encode()
+                            + b"\n" + payload)
+            except OSError:
+                pass
+    return probs
+
+
+def _stored_reference(path: Path | None, name: str, ident: dict, sizes: list[int]) -> list[np.ndarray] | None:
+    """The reference pass stored in this folder, or in the default cache root's (the same CPU computed it: another
+    cache_dir need not redo it); None where neither holds it whole."""
     for candidate in (path, cache_root() / VAD_PROBS / CALIBRATION / name):
         try:
             if candidate is None:
@@ -152,17 +177,7 @@ def reference(folder: Path | None, silero, audios: list[np.ndarray], bar=None, w
                 return np.split(np.frombuffer(payload, "<f4"), np.cumsum(sizes)[:-1])
         except (AttributeError, OSError, ValueError, RecursionError):
             continue
-    probs = silero.reference_many([(lambda a=a: a) for a in audios], workers,
-                                  None if bar is None else (lambda i, _: bar.update(len(audios[i]) / SR)))
-    if path is not None:
-        payload = np.concatenate(probs).astype("<f4").tobytes()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_bytes(path, json.dumps({**ident, "payload_sha256": hashlib.sha256(payload).hexdigest()}).encode()
-                        + b"\n" + payload)
-        except OSError:
-            pass
-    return probs
+    return None
 
 
 def measure(silero, batched, ident: dict, folder: Path | None = None, progress: bool = False) -> Calibration:
@@ -231,12 +246,20 @@ def lock_path(folder: Path, ident: dict) -> Path:
     return Path(folder) / f"{_key(ident)}.lock"
 
 
-@contextlib.contextmanager
 def one_at_a_time(folder: Path, ident: dict):
     """Processes sharing a cache (shards started together) calibrate a device once: the first takes this
     lock and calibrates, the others wait for it, then read its result. A folder that cannot hold the
     lock only costs calibrating more than once."""
-    path = lock_path(folder, ident)
+    return _one_at_a_time(lock_path(folder, ident), f"calibrating {devices.describe(ident['device'])} in this cache")
+
+
+@contextlib.contextmanager
+def _one_at_a_time(path: Path | None, what: str):
+    """An exclusive lock on `path` while the body runs, waited for with a note saying `what` the holder does; no
+    path, or a lock that cannot be opened, only costs doing the work twice."""
+    if path is None:
+        yield
+        return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = open_own(path, os.O_WRONLY | os.O_CREAT, 0o644, where="cache")  # a link is refused by name
@@ -247,8 +270,7 @@ def one_at_a_time(folder: Path, ident: dict):
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            note(f"fdbu: waiting for another process calibrating {devices.describe(ident['device'])} in this cache "
-                f"(lock {path})")
+            note(f"fdbu: waiting for another process {what} (lock {path})")
             fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
