@@ -76,7 +76,7 @@ NEMO_FILES = ("test_asr.py", "test_v2.py", "test_shards.py", "test_kill.py", "te
               "test_v15.py")
 
 # The units of work (a file, or NeMo's files together: about 200 s) that take longest on one worker, longest first:
-# their wall seconds in one `make test` (2 cores, 3 workers) were 200 to 10. `make test` hands workers whole units
+# their wall seconds in one `make test` (2 cores, 3 workers) were 200 to 3. `make test` hands workers whole units
 # in collection order (--dist loadfile, xdist's reorder turned off), so these start first and the short files fill in
 # after them: no worker is left alone with a minute-long file at the end (measured before: test_readme.py, 6 tests
 # and so last in xdist's order by number of tests, started 347 s in and ended 46 s after the other two workers).
@@ -87,7 +87,9 @@ LONGEST_FIRST = (
     "test_compare_decisions.py", "test_refusals.py", "test_at_scale.py", "test_sweep.py", "test_registry.py",
     "test_overlap.py", "test_site.py", "test_segment_kernel.py", "test_report_browser.py", "test_docs.py",
     "test_real_captures.py", "test_report_inputs.py", "test_v2_official.py", "test_official_run.py",
-    "test_official_v15.py", "test_compare.py", "test_layers.py", "test_official_layout.py",
+    "test_official_v15.py", "test_compare.py", "test_layers.py", "test_official_layout.py", "test_user_surfaces_2.py",
+    "test_leaks.py", "test_vad_cache.py", "test_kernels.py", "test_unprivileged.py", "test_links_and_jobs.py",
+    "test_reference_column.py", "test_cli.py", "test_judge.py",
 )
 
 
@@ -185,11 +187,12 @@ def vad():
 @pytest.fixture(scope="session")
 def calibrated():
     """The batched backend calibrated on this machine, once per session, in the session's cache root
-    (at 1 thread and at the cores free now), so tests that copy it into a new cache root do not
-    calibrate again."""
-    from fdbu.common.device import free_cores
+    (on every core this process may use, at 1 thread and at the cores free now), so tests that copy it into a new
+    cache root do not calibrate again. The most threads first: the corpus' reference pass, the dear half every thread count shares,
+    then runs a model per core while the other workers' first tests wait for it (it ran on one core, 13 s)."""
+    from fdbu.common.device import allowed_cores, free_cores
 
-    for threads in sorted({1, free_cores()}):
+    for threads in sorted({allowed_cores(), 1, free_cores()}, reverse=True):
         SpeechDetector(backend="batched", device="cpu", cache=False, threads=threads).calibration()
 
 
