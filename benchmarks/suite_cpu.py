@@ -3,7 +3,8 @@
 The suite is bound by its CPU on two cores (three workers), so a test's wall time measures the load beside it, not
 the test; its CPU does not. Around each test this plugin reads `getrusage` of the worker (its threads, a figure's
 drawing) and of the worker's waited children (every `fdbu` process, official script, forked run and SLURM client the
-test started and reaped), and appends one JSON line per test:
+test started and reaped), and appends one JSON line per test (also the system part of that CPU, and when the test
+began, to line the tests up against a sample of /proc/stat: where the cores sat idle, and what ran then):
 
     FDBU_SUITE_CPU=build/suite-cpu.jsonl pytest -q -p no:cacheprovider -p benchmarks.suite_cpu -n 3 --dist loadfile
     python -m benchmarks.suite_cpu build/suite-cpu.jsonl        # per file, then the 25 dearest tests
@@ -30,13 +31,21 @@ def _cpu(who: int) -> float:
     return r.ru_utime + r.ru_stime
 
 
+def _sys(who: int) -> float:
+    return resource.getrusage(who).ru_stime
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    mine, kids, start = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN), time.perf_counter()
+    mine, kids, start, began = (_cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN), time.perf_counter(),
+                                time.time())
+    system = _sys(resource.RUSAGE_SELF) + _sys(resource.RUSAGE_CHILDREN)
     yield
     row = {"test": item.nodeid, "self_s": round(_cpu(resource.RUSAGE_SELF) - mine, 3),
            "children_s": round(_cpu(resource.RUSAGE_CHILDREN) - kids, 3),
-           "wall_s": round(time.perf_counter() - start, 3), "worker": os.environ.get("PYTEST_XDIST_WORKER", "")}
+           "wall_s": round(time.perf_counter() - start, 3),
+           "sys_s": round(_sys(resource.RUSAGE_SELF) + _sys(resource.RUSAGE_CHILDREN) - system, 3),
+           "began": round(began, 3), "worker": os.environ.get("PYTEST_XDIST_WORKER", "")}
     with open(os.environ.get(OUT, "build/suite-cpu.jsonl"), "a") as f:  # one short write a line: workers interleave
         f.write(json.dumps(row) + "\n")
 
