@@ -188,8 +188,9 @@ def vad():
 def calibrated():
     """The batched backend calibrated on this machine, once per session, in the session's cache root
     (on every core this process may use, at 1 thread and at the cores free now), so tests that copy it into a new
-    cache root do not calibrate again. The most threads first: the corpus' reference pass, the dear half every thread count shares,
-    then runs a model per core while the other workers' first tests wait for it (it ran on one core, 13 s)."""
+    cache root do not calibrate again. The most threads first: the corpus' reference pass, the dear half every
+    thread count shares, then runs a model per core while the other workers' first tests wait for it (it ran on one
+    core, 13 s)."""
     from fdbu.common.device import allowed_cores, free_cores
 
     for threads in sorted({allowed_cores(), 1, free_cores()}, reverse=True):
