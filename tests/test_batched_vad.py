@@ -357,6 +357,31 @@ def test_calibrations_at_other_thread_counts_wait_for_the_reference_pass_and_rea
     assert calls == [2] and [p.tobytes() for p in got[0]] == [p.tobytes() for p in first]
 
 
+def test_a_fifo_where_a_calibration_or_its_reference_pass_is_kept_is_passed_over_not_read(silero, tmp_path,
+                                                                                           monkeypatch):
+    """Only a regular file is read from the calibration folder: a FIFO where the calibration or the reference pass is
+    kept (a read of it would wait for a writer forever) is passed over as a missing one is, and the pass computed."""
+    import threading
+
+    calls = []
+    monkeypatch.setattr(silero, "reference_many", lambda audios, workers, done=None: calls.append(workers) or [
+        np.full((len(read()) + 511) // 512, 0.25, np.float32) for read in audios])
+    audios = [np.zeros(2000, np.float32)]
+    calib.reference(tmp_path / "a", silero, audios)
+    (stored,) = (tmp_path / "a").glob("reference-*.f32")
+    ident = {"device": "any"}
+    for path in (tmp_path / "b" / stored.name, calib.path_for(tmp_path / "b", ident)):
+        path.parent.mkdir(exist_ok=True)
+        os.mkfifo(path)
+    got: list = []
+    reader = threading.Thread(target=lambda: got.append((calib.load(tmp_path / "b", ident),
+                                                         calib.reference(tmp_path / "b", silero, audios))), daemon=True)
+    reader.start()
+    reader.join(60)
+    assert not reader.is_alive(), "a FIFO in the calibration folder was opened for reading"
+    assert got[0][0] is None and calls == [1, 1]
+
+
 @pytest.mark.slow
 def test_reference_workers_compute_the_reference_bits(silero, held_out):
     """Files computed two at a time, each worker a model of its own on one torch thread: every file's

@@ -70,6 +70,21 @@ def write_json(path: Path, obj) -> None:
     write_text(path, dumps(obj))
 
 
+def regular_bytes(path: Path) -> bytes | None:
+    """The bytes of the regular file at `path` (after links), or None where something else is there (a FIFO, a
+    folder, a device): opened without blocking and checked on the open file, so the read never waits on a FIFO's
+    writer, not even one put there after a check. OSError as opening it raises (FileNotFoundError: nothing there)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    finally:
+        os.close(fd)
+
+
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

@@ -158,23 +158,18 @@ def taken(result: dict, folder: Path, width: str) -> dict[str, bytes] | None:
     records drawing all of them at `width` and each file holds the bytes it records: the figures `figures` would draw
     again from this compare.json and these trees (the demo's report: 1.8 s of its 2.3). None, and the report draws
     them, where any is missing, changed, not a regular file, or drawn at another width."""
-    import stat
-
-    from ..common.atomic import sha256_bytes
+    from ..common.atomic import regular_bytes, sha256_bytes
 
     record = result.get("figures")
     if not isinstance(record, dict) or record.get("width") != width:
         return None
     out = {}
     for name in FIGURE_FILES:
-        path = folder / name
         try:
-            if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block the read
-                return None
-            data = path.read_bytes()
+            data = regular_bytes(folder / name)  # None for a FIFO, which would block the read
         except OSError:
             return None
-        if sha256_bytes(data) != record["sha256"].get(name):
+        if data is None or sha256_bytes(data) != record["sha256"].get(name):
             return None
         out[name] = data
     return out

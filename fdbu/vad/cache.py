@@ -12,14 +12,12 @@ cannot be parsed or is truncated is treated as missing and recomputed, never tru
 from __future__ import annotations
 
 import json
-import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..common.atomic import sha256_bytes, write_bytes
+from ..common.atomic import regular_bytes, sha256_bytes, write_bytes
 from ..common.cachedir import VAD_PROBS, cache_root
 from ..common.outputs import writable_folder
 
@@ -64,11 +62,11 @@ class ProbabilityCache:
     def get(self, wav_sha256: str, frames: int) -> Entry | None:
         path = self._path(wav_sha256)
         try:
-            if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the read forever: recomputed
-                self.rejected += 1
-                return None
-            data = path.read_bytes()
+            data = regular_bytes(path)
         except OSError:
+            return None
+        if data is None:  # a FIFO would block the read forever: recomputed
+            self.rejected += 1
             return None
         try:
             head, payload = data.split(b"\n", 1)

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..common import device as devices, faults
-from ..common.atomic import dumps, open_own, write_bytes, write_text
+from ..common.atomic import dumps, open_own, regular_bytes, write_bytes, write_text
 from ..common.cachedir import CALIBRATION, VAD_PROBS, cache_root
 from ..errors import FdbuError
 from ..common.log import note
@@ -169,9 +169,10 @@ def _stored_reference(path: Path | None, name: str, ident: dict, sizes: list[int
     cache_dir need not redo it); None where neither holds it whole."""
     for candidate in (path, cache_root() / VAD_PROBS / CALIBRATION / name):
         try:
-            if candidate is None:
+            data = regular_bytes(candidate) if candidate is not None else None  # a FIFO would block the read
+            if data is None:
                 continue
-            head, payload = candidate.read_bytes().split(b"\n", 1)
+            head, payload = data.split(b"\n", 1)
             if json.loads(head) == {**ident, "payload_sha256": hashlib.sha256(payload).hexdigest()} \
                     and len(payload) == 4 * sum(sizes):
                 return np.split(np.frombuffer(payload, "<f4"), np.cumsum(sizes)[:-1])
@@ -221,7 +222,10 @@ def path_for(folder: Path, ident: dict) -> Path:
 def load(folder: Path, ident: dict) -> Calibration | None:
     """A stored calibration for exactly this identity, or None (missing, unreadable or for something else)."""
     try:
-        doc = json.loads(path_for(folder, ident).read_bytes())
+        data = regular_bytes(path_for(folder, ident))  # a FIFO would block the read
+        if data is None:
+            return None
+        doc = json.loads(data)
         cal = Calibration(**doc)
     except (OSError, ValueError, TypeError):
         return None
