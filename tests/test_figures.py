@@ -13,21 +13,26 @@ MIN_PT = 7.0
 
 @pytest.fixture
 def captured(monkeypatch):
-    """Each figure the plot functions build, drawn, beside the bytes they return."""
+    """Each figure the plot functions build, beside the bytes they return, its boxes measured where its PNG's drawing
+    (the last: after the PDF's, or beside it) left every text, at the PNG's dpi: drawing it once more before the save,
+    as this fixture did, cost 8 s of the suite's CPU for the same boxes. (pyplot's close left the figure a bare
+    canvas: an Agg one measures the texts, as it draws them.)"""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     figs = []
     save = plot._save
 
     def keep(fig, *args, **kwargs):
         pages = fig if isinstance(fig, list) else [fig]
+        data = save(fig, *args, **kwargs)
         for page in pages:
-            page.canvas.draw()  # as the PNG is drawn; saving the PDF lays it out again at 72 dpi
-            page.renderer = page.canvas.get_renderer()
+            page.renderer = FigureCanvasAgg(page).get_renderer()
             page.text_boxes = _texts(page)
             page.legend_box = page.legends[0].get_window_extent(page.renderer) if page.legends else None
             page.axes_boxes = [ax.get_window_extent(page.renderer) for ax in page.axes if ax.get_visible()]
             page.pages = pages  # every page of the one figure
         figs.extend(pages)
-        return save(fig, *args, **kwargs)
+        return data
 
     for module in (plot, plot_forest, plot_sweep):  # each figure module saves through plot._save
         monkeypatch.setattr(module, "_save", keep)
