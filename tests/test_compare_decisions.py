@@ -291,6 +291,24 @@ def test_the_share_interval_agrees_with_mcnemar_and_negates_on_a_swap(a_only, b_
         assert [lo, hi] == pytest.approx([d / n * (2 * ci.low - 1), d / n * (2 * ci.high - 1)], abs=1e-9)
 
 
+def test_the_share_interval_is_beta_ppf_s_clopper_pearson_to_the_bit():
+    """mcnemar_interval calls the beta distribution's quantile function without ppf's argument checks: its ends are
+    those of beta.ppf itself, to the last bit, at every split of up to 40 discordant pairs and at larger counts."""
+    from scipy.stats import beta
+
+    tail = (1 - 0.95) / 2
+    for d in [*range(1, 41), 97, 400, 5000, 100_000]:
+        for small in range(0, d // 2 + 1) if d <= 40 else (0, 1, 2, d // 7, d // 3, d // 2):
+            n = d + 7
+            lo = 0.0 if small == 0 else float(beta.ppf(tail, small, d - small + 1))
+            hi = float(beta.ppf(1 - tail, small + 1, d - small))
+            scale = d / n
+            expect = [scale * (1 - 2 * hi), scale * (1 - 2 * lo)]
+            if small == d - small:
+                expect[0] = -expect[1]
+            assert mcnemar_interval(small, d - small, n) == expect, (small, d)
+
+
 def test_mcnemar_needs_six_discordant_pairs_at_alpha_005():
     assert min_discordant(0.05) == 6 and mcnemar_exact(0, 6) < 0.05 <= mcnemar_exact(0, 5)
     assert min_discordant(0.01) == 8 and not mcnemar_reachable(0, 0.05)

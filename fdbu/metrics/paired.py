@@ -121,8 +121,10 @@ def mcnemar_interval(a_only: int, b_only: int, n: int) -> list[float]:
 
     small = min(a_only, b_only)
     tail = (1 - LEVEL) / 2
-    lo = 0.0 if small == 0 else float(beta.ppf(tail, small, d - small + 1))
-    hi = float(beta.ppf(1 - tail, small + 1, d - small))
+    # beta.ppf's own quantile function, without its argument checks (shapes > 0, 0 < q < 1 hold here): ppf returns
+    # _ppf(q, a, b) * scale + loc, at scale 1 and loc 0 the same float, in 21 us rather than 133 (tests check)
+    lo = 0.0 if small == 0 else float(beta._ppf(tail, small, d - small + 1))
+    hi = float(beta._ppf(1 - tail, small + 1, d - small))
     scale = d / n
     # the difference (other - small) / n as the discordant pairs of the smaller count go from hi to lo
     low, high = scale * (1 - 2 * hi), scale * (1 - 2 * lo)
