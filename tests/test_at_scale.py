@@ -199,6 +199,8 @@ def test_the_dispatch_key_is_numbas_own_type_name():
     for x in values:
         assert key(x) == str(numba.typeof(x)), (x, key(x), numba.typeof(x))
     assert key("text") is None and key(np.zeros(2, np.complex128)) is None and key(2**70) is None
+    other_order = np.zeros(2, np.dtype(np.int64).newbyteorder())  # numba types no such array: the JIT kernel says so
+    assert key(other_order) is None
 
 
 @pytest.mark.slow
