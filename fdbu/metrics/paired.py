@@ -14,6 +14,7 @@ resample where both are, and n/a when both point medians are.
 """
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 from typing import Any, cast
@@ -367,8 +368,10 @@ def too_few_pairs(n: int) -> str:
             "level (no p: below it the p is not calibrated)")
 
 
+@functools.lru_cache(maxsize=None)
 def min_discordant(alpha: float) -> int:
-    """The fewest discordant pairs with which the exact McNemar test can give p < alpha."""
+    """The fewest discordant pairs with which the exact McNemar test can give p < alpha (kept per alpha: each paired
+    line asks, and the search builds exact fractions)."""
     return next(d for d in range(1, 64) if mcnemar_reachable(d, alpha))
 
 
