@@ -24,10 +24,11 @@ def work(tmp_path_factory):
     return root
 
 
-def torch_import_s() -> float:
+@pytest.fixture(scope="module")
+def torch_s() -> float:
     """The longest step a command may take with nothing new on screen, once it has said what it is doing: loading
     torch (announced by its first line), timed here in a fresh interpreter, at this machine's speed and load now
-    (once a test: the load changes from one test to the next)."""
+    (once for this file's three tests, which one worker runs one after the other: 1.5 s of CPU each time)."""
     start = time.perf_counter()
     subprocess.run([sys.executable, "-c", "import torch"], check=True)
     return time.perf_counter() - start
@@ -37,7 +38,7 @@ def on_a_terminal(argv: list[str], cwd: Path, torch_s: float, stop_at_first: boo
                   forked: bool = False) -> dict:
     """`fdbu ARGS` to its end on an 80-column pseudo-terminal: what first_output measures, the lines the terminal
     shows, and the silence it may keep (`bound_s`: its own start-up to its first output, then 2 x `torch_s`,
-    torch's import as `torch_import_s` timed it in this test; the work itself must draw: a bar's step or a line).
+    torch's import as the `torch_s` fixture timed it; the work itself must draw: a bar's step or a line).
     `forked`: in a forked copy of this process, its imports done (what is drawn once the command runs)."""
     from test_ctrl_c import screen
 
@@ -62,7 +63,8 @@ def check_terminal(name: str, ran: dict) -> None:
 @pytest.mark.slow
 def test_every_command_on_a_terminal_says_first_what_it_is_doing_never_goes_silent_and_fits_80_columns(work,
                                                                                                       tmp_path,
-                                                                                                      calibrated):
+                                                                                                      calibrated,
+                                                                                                      torch_s):
     """Every command that takes time (the registry's `Stop`: those that write files or load torch, a plugin's too),
     run to its end on an 80-column terminal (asr and calibrate to their first line: the demo has no model on this
     machine, and calibrate's work is the calibration's bar; test_ctrl_c runs both on a terminal into their loops,
@@ -74,7 +76,7 @@ def test_every_command_on_a_terminal_says_first_what_it_is_doing_never_goes_sile
 
     root, commands = work, {c: demo_args(c) for c in stoppable()}
     assert {"score", "asr", "report"} <= set(commands)
-    seen, said, torch_s = {}, {}, torch_import_s()
+    seen, said = {}, {}
     for command, argv in commands.items():
         cache = [f"cache_dir={fresh_cache(tmp_path / command)}"] if caches(command) else []
         first_only = command in ("asr", "calibrate")
@@ -96,7 +98,7 @@ SMALLER = {"sweep": ["sweep.threshold=[0.4,0.5]", "sweep.min_silence_duration_ms
 
 @pytest.mark.slow
 @pytest.mark.parametrize("family", sorted(RELEASES))
-def test_every_command_on_a_v15_and_a_v2_tree_on_a_terminal(tmp_path, family, calibrated):
+def test_every_command_on_a_v15_and_a_v2_tree_on_a_terminal(tmp_path, family, calibrated, torch_s):
     """Every registered command again, on another release's trees (v1.5's stop curves and two runs, v2's sessions and
     judge): its two systems' scored trees, its official layout, a tree without transcripts, as on the demo's; synth
     writes the release's own samples and is run here on the terminal too. calibrate is left out: it reads no tree.
@@ -114,7 +116,6 @@ def test_every_command_on_a_v15_and_a_v2_tree_on_a_terminal(tmp_path, family, ca
     for name, more in (("prompt", [f"system={other}"]), ("official", ["layout=official"])):
         made = fdbu_main("synth", *common, *more, f"out={tmp_path / name}")
         assert made.returncode == 0, made.stderr
-    torch_s = torch_import_s()
     ran = on_a_terminal(["synth", *common[:-1], "out=mixed"], tmp_path, torch_s, forked=True)
     assert ran["returncode"] == 0, ran["output"][-2000:]
     check_terminal(f"{family} synth", ran)
