@@ -26,25 +26,19 @@ import pytest
 OUT = "FDBU_SUITE_CPU"
 
 
-def _cpu(who: int) -> float:
-    r = resource.getrusage(who)
-    return r.ru_utime + r.ru_stime
-
-
-def _sys(who: int) -> float:
-    return resource.getrusage(who).ru_stime
+def _usage() -> tuple[float, float, float]:
+    """The worker's CPU, its waited children's, and the system part of both: each getrusage read once."""
+    mine, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return mine.ru_utime + mine.ru_stime, kids.ru_utime + kids.ru_stime, mine.ru_stime + kids.ru_stime
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    mine, kids, start, began = (_cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN), time.perf_counter(),
-                                time.time())
-    system = _sys(resource.RUSAGE_SELF) + _sys(resource.RUSAGE_CHILDREN)
+    before, start, began = _usage(), time.perf_counter(), time.time()
     yield
-    row = {"test": item.nodeid, "self_s": round(_cpu(resource.RUSAGE_SELF) - mine, 3),
-           "children_s": round(_cpu(resource.RUSAGE_CHILDREN) - kids, 3),
-           "wall_s": round(time.perf_counter() - start, 3),
-           "sys_s": round(_sys(resource.RUSAGE_SELF) + _sys(resource.RUSAGE_CHILDREN) - system, 3),
+    after = _usage()
+    row = {"test": item.nodeid, "self_s": round(after[0] - before[0], 3), "children_s": round(after[1] - before[1], 3),
+           "wall_s": round(time.perf_counter() - start, 3), "sys_s": round(after[2] - before[2], 3),
            "began": round(began, 3), "worker": os.environ.get("PYTEST_XDIST_WORKER", "")}
     with open(os.environ.get(OUT, "build/suite-cpu.jsonl"), "a") as f:  # one short write a line: workers interleave
         f.write(json.dumps(row) + "\n")
